@@ -1,0 +1,184 @@
+// Package config reads the d6a configuration (CONTRACT §2) from the
+// environment once, at start, into a typed value.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Config is every setting of CONTRACT §2, parsed and validated.
+type Config struct {
+	DatabaseURL          string
+	NATSURL              string
+	NATSEmbeddedAddr     string
+	DataDir              string
+	HTTPAddr             string
+	JWTSecret            string
+	JWTPublicKeyFile     string
+	JWTIssuer            string
+	JWTAudience          string
+	Stream               string
+	SubjectPrefix        string
+	NRecusasSuspensao    int
+	TSuspensao           time.Duration
+	TimeoutResposta      time.Duration
+	ThrottlePorMinuto    int
+	TrustedProxies       []string
+	HierarquiaTTL        time.Duration
+	MaxEntregas          int
+	LogLevel             slog.Level
+	LogFormat            string
+	Migrate              bool
+	ShutdownTimeout      time.Duration
+	OutboxPollInterval   time.Duration
+	ConsumerFetchTimeout time.Duration
+}
+
+// Error names the variable to fix, so the operator can act on one line.
+type Error struct {
+	Var string
+	Msg string
+}
+
+func (e *Error) Error() string { return e.Var + ": " + e.Msg }
+
+// FromEnv reads the process environment.
+func FromEnv() (Config, error) { return Parse(os.LookupEnv) }
+
+// Parse reads the configuration through lookup, so tests need not touch the
+// process environment. It reports every invalid variable, joined.
+func Parse(lookup func(string) (string, bool)) (Config, error) {
+	p := parser{lookup: lookup}
+	c := Config{
+		DatabaseURL:          p.str("D6A_DATABASE_URL", ""),
+		NATSURL:              p.str("D6A_NATS_URL", ""),
+		NATSEmbeddedAddr:     p.str("D6A_NATS_EMBEDDED_ADDR", "127.0.0.1:4222"),
+		DataDir:              p.str("D6A_DATA_DIR", "./.data"),
+		HTTPAddr:             p.str("D6A_HTTP_ADDR", ":8080"),
+		JWTSecret:            p.str("D6A_JWT_SECRET", ""),
+		JWTPublicKeyFile:     p.str("D6A_JWT_PUBLIC_KEY_FILE", ""),
+		JWTIssuer:            p.str("D6A_JWT_ISSUER", ""),
+		JWTAudience:          p.str("D6A_JWT_AUDIENCE", ""),
+		Stream:               p.str("D6A_STREAM", "EVENTOS"),
+		SubjectPrefix:        p.str("D6A_SUBJECT_PREFIX", "eventos"),
+		NRecusasSuspensao:    p.integer("D6A_N_RECUSAS_SUSPENSAO", 3, 0),
+		TSuspensao:           time.Duration(p.integer("D6A_T_SUSPENSAO_DIAS", 90, 0)) * 24 * time.Hour,
+		TimeoutResposta:      time.Duration(p.integer("D6A_TIMEOUT_RESPOSTA_HORAS", 72, 0)) * time.Hour,
+		ThrottlePorMinuto:    p.integer("D6A_THROTTLE_POR_MINUTO", 60, 0),
+		TrustedProxies:       p.list("D6A_TRUSTED_PROXIES"),
+		HierarquiaTTL:        p.duration("D6A_HIERARQUIA_TTL", 6*time.Hour),
+		MaxEntregas:          p.integer("D6A_MAX_ENTREGAS", 5, 1),
+		LogFormat:            p.str("D6A_LOG_FORMAT", "json"),
+		Migrate:              p.boolean("D6A_MIGRATE", true),
+		ShutdownTimeout:      p.duration("D6A_SHUTDOWN_TIMEOUT", 10*time.Second),
+		OutboxPollInterval:   p.duration("D6A_OUTBOX_POLL", time.Second),
+		ConsumerFetchTimeout: p.duration("D6A_FETCH_TIMEOUT", time.Second),
+	}
+	switch lvl := strings.ToLower(p.str("D6A_LOG_LEVEL", "info")); lvl {
+	case "debug":
+		c.LogLevel = slog.LevelDebug
+	case "info":
+		c.LogLevel = slog.LevelInfo
+	case "warn", "warning":
+		c.LogLevel = slog.LevelWarn
+	case "error":
+		c.LogLevel = slog.LevelError
+	default:
+		p.fail("D6A_LOG_LEVEL", fmt.Sprintf("%q is not one of debug, info, warn, error", lvl))
+	}
+	if c.LogFormat != "json" && c.LogFormat != "text" {
+		p.fail("D6A_LOG_FORMAT", fmt.Sprintf("%q is not json or text", c.LogFormat))
+	}
+	if c.Stream == "" {
+		p.fail("D6A_STREAM", "must not be empty")
+	}
+	if c.SubjectPrefix == "" || strings.ContainsAny(c.SubjectPrefix, " *>") {
+		p.fail("D6A_SUBJECT_PREFIX", "must be a plain subject token")
+	}
+	if c.HierarquiaTTL <= 0 {
+		p.fail("D6A_HIERARQUIA_TTL", "must be positive")
+	}
+	return c, errors.Join(p.errs...)
+}
+
+// RequireDatabase reports the missing database URL the way every command
+// that needs it should.
+func (c Config) RequireDatabase() error {
+	if c.DatabaseURL == "" {
+		return &Error{Var: "D6A_DATABASE_URL", Msg: "not set (a PostgreSQL URL; `make run` provides a local one)"}
+	}
+	return nil
+}
+
+type parser struct {
+	lookup func(string) (string, bool)
+	errs   []error
+}
+
+func (p *parser) fail(name, msg string) { p.errs = append(p.errs, &Error{Var: name, Msg: msg}) }
+
+func (p *parser) str(name, def string) string {
+	if v, ok := p.lookup(name); ok && v != "" {
+		return v
+	}
+	return def
+}
+
+func (p *parser) integer(name string, def, min int) int {
+	v, ok := p.lookup(name)
+	if !ok || v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || n < min {
+		p.fail(name, fmt.Sprintf("%q is not an integer ≥ %d", v, min))
+		return def
+	}
+	return n
+}
+
+func (p *parser) duration(name string, def time.Duration) time.Duration {
+	v, ok := p.lookup(name)
+	if !ok || v == "" {
+		return def
+	}
+	d, err := time.ParseDuration(strings.TrimSpace(v))
+	if err != nil {
+		p.fail(name, fmt.Sprintf("%q is not a duration like 6h or 90s", v))
+		return def
+	}
+	return d
+}
+
+func (p *parser) boolean(name string, def bool) bool {
+	v, ok := p.lookup(name)
+	if !ok || v == "" {
+		return def
+	}
+	b, err := strconv.ParseBool(strings.TrimSpace(v))
+	if err != nil {
+		p.fail(name, fmt.Sprintf("%q is not true or false", v))
+		return def
+	}
+	return b
+}
+
+func (p *parser) list(name string) []string {
+	v, ok := p.lookup(name)
+	if !ok || strings.TrimSpace(v) == "" {
+		return nil
+	}
+	var out []string
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}

@@ -1,0 +1,37 @@
+package store
+
+import "github.com/formigueiro/d6a/internal/store/dbsqlc"
+
+// Rows and parameters of the generated queries, named here so callers need
+// not import the generated package.
+type (
+	Conselheiro       = dbsqlc.D6aConselheiro
+	Atribuicao        = dbsqlc.D6aAtribuico
+	Pendente          = dbsqlc.D6aFilaPendente
+	Recusa            = dbsqlc.D6aContadorRecusa
+	Auditoria         = dbsqlc.D6aAuditoriaSorteio
+	Outbox            = dbsqlc.D6aOutbox
+	Offset            = dbsqlc.D6aConsumerOffset
+	UC                = dbsqlc.CoreUcPolygon
+	Candidato         = dbsqlc.BuscarCandidatosPorUcsRow
+	OutboxPendente    = dbsqlc.BuscarOutboxPendentesRow
+	ContagemPorStatus = dbsqlc.ContarConselheirosPorStatusRow
+
+	InserirConselheiroParams              = dbsqlc.InserirConselheiroParams
+	AtualizarStatusConselheiroParams      = dbsqlc.AtualizarStatusConselheiroParams
+	MarcarConselheiroOcupadoParams        = dbsqlc.MarcarConselheiroOcupadoParams
+	SuspenderConselheiroParams            = dbsqlc.SuspenderConselheiroParams
+	BuscarConselheirosPorUcsEStatusParams = dbsqlc.BuscarConselheirosPorUcsEStatusParams
+	InserirAtribuicaoParams               = dbsqlc.InserirAtribuicaoParams
+	AtualizarStatusAtribuicaoParams       = dbsqlc.AtualizarStatusAtribuicaoParams
+	AtivaPorConselheiroEDemandaParams     = dbsqlc.BuscarAtribuicaoAtivaPorConselheiroEDemandaParams
+	InserirFilaPendenteParams             = dbsqlc.InserirFilaPendenteParams
+	ContarRecusasDesdeDataParams          = dbsqlc.ContarRecusasDesdeDataParams
+	InserirRecusaParams                   = dbsqlc.InserirRecusaParams
+	UpsertOffsetParams                    = dbsqlc.UpsertOffsetParams
+	SeedOffsetParams                      = dbsqlc.SeedOffsetParams
+	InserirAuditoriaParams                = dbsqlc.InserirAuditoriaParams
+	InserirOutboxParams                   = dbsqlc.InserirOutboxParams
+	ExisteOutboxParams                    = dbsqlc.ExisteOutboxPorTipoCorrelacaoParams
+	MarcarOutboxPublicadoParams           = dbsqlc.MarcarOutboxPublicadoParams
+)

@@ -1,0 +1,78 @@
+-- name: InserirConselheiro :exec
+-- spec 3.10 step 3: unified identity, id = cidadao_id.
+INSERT INTO d6a.conselheiros (
+    id, cidadao_id, unidade_civica_id, nivel_atuacao, status, capacitacao_concluida,
+    data_cadastro, event_id_cadastro, event_id_ultima_alteracao, atualizado_em
+) VALUES (
+    @cidadao_id, @cidadao_id, @unidade_civica_id, @nivel_atuacao, @status, @capacitacao_concluida,
+    @agora, @event_id, @event_id, @agora
+);
+
+-- name: BuscarConselheiroPorEventIdCadastro :one
+SELECT * FROM d6a.conselheiros WHERE event_id_cadastro = @event_id LIMIT 1;
+
+-- name: BuscarConselheiroPorId :one
+SELECT * FROM d6a.conselheiros WHERE id = @id;
+
+-- name: BuscarConselheiroPorIdParaAtualizar :one
+-- Locks the row so the state machine (spec 4.6) sees the committed status.
+SELECT * FROM d6a.conselheiros WHERE id = @id FOR UPDATE;
+
+-- name: BuscarConselheiroPorCidadao :many
+SELECT * FROM d6a.conselheiros WHERE cidadao_id = @cidadao_id ORDER BY data_cadastro, id;
+
+-- name: BuscarConselheirosPorUcsEStatus :many
+-- spec 4.3 step 2, as the spec's repository names it.
+SELECT * FROM d6a.conselheiros
+WHERE unidade_civica_id = ANY(@ucs::uuid[]) AND status = @status
+ORDER BY id;
+
+-- name: BuscarCandidatosPorUcs :many
+-- Eligibility input (spec 4.3) in one indexed round trip: every counsellor
+-- registered on the chain, with whether it holds an active assignment. Cost
+-- follows the chain's counsellors, not the whole table (issue 3).
+SELECT c.id, c.unidade_civica_id, c.status, c.capacitacao_concluida, c.data_suspensao_ate,
+       EXISTS (
+           SELECT 1 FROM d6a.atribuicoes a
+           WHERE a.conselheiro_id = c.id AND a.status = 'ativa'
+       ) AS ocupado
+FROM d6a.conselheiros c
+WHERE c.unidade_civica_id = ANY(@ucs::uuid[])
+ORDER BY c.id;
+
+-- name: ContarConselheirosPorUcs :one
+SELECT count(*) FROM d6a.conselheiros WHERE unidade_civica_id = ANY(@ucs::uuid[]);
+
+-- name: ContarConselheirosOcupadosPorUcs :one
+-- spec 4.3: occupied = holding an active assignment, not status 'ocupado'.
+SELECT count(DISTINCT c.id) FROM d6a.conselheiros c
+JOIN d6a.atribuicoes a ON a.conselheiro_id = c.id AND a.status = 'ativa'
+WHERE c.unidade_civica_id = ANY(@ucs::uuid[]);
+
+-- name: BuscarConselheirosPorStatus :many
+SELECT * FROM d6a.conselheiros WHERE status = @status ORDER BY id;
+
+-- name: BuscarSuspensosComPrazoVencido :many
+SELECT * FROM d6a.conselheiros
+WHERE status = 'suspenso' AND data_suspensao_ate IS NOT NULL AND data_suspensao_ate < @agora
+ORDER BY id;
+
+-- name: AtualizarStatusConselheiro :execrows
+UPDATE d6a.conselheiros
+SET status = @status, event_id_ultima_alteracao = @event_id, atualizado_em = @agora
+WHERE id = @id;
+
+-- name: MarcarConselheiroOcupado :execrows
+UPDATE d6a.conselheiros
+SET status = 'ocupado', data_ultima_atribuicao = @agora,
+    event_id_ultima_alteracao = @event_id, atualizado_em = @agora
+WHERE id = @id;
+
+-- name: SuspenderConselheiro :execrows
+UPDATE d6a.conselheiros
+SET status = 'suspenso', data_suspensao_ate = @ate,
+    event_id_ultima_alteracao = @event_id, atualizado_em = @agora
+WHERE id = @id;
+
+-- name: ContarConselheirosPorStatus :many
+SELECT status, count(*) AS total FROM d6a.conselheiros GROUP BY status ORDER BY status;

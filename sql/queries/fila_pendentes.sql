@@ -1,0 +1,34 @@
+-- name: InserirFilaPendente :exec
+INSERT INTO d6a.fila_pendentes (
+    demanda_id, unidade_civica_id, categoria_id, nivel_precedencia, score_final,
+    grupo_id, data_entrada, event_id_origem, tentativas_sorteio
+) VALUES (
+    @demanda_id, @unidade_civica_id, @categoria_id, @nivel_precedencia, @score_final,
+    @grupo_id, @agora, @event_id_origem, 1
+);
+
+-- name: BuscarFilaPendentePorEventIdOrigem :one
+SELECT * FROM d6a.fila_pendentes WHERE event_id_origem = @event_id LIMIT 1;
+
+-- name: BuscarFilaPendentePorDemandaId :one
+SELECT * FROM d6a.fila_pendentes WHERE demanda_id = @demanda_id;
+
+-- name: BuscarPrimeiroPendentePorUcs :one
+-- spec 4.7: the oldest pending demand of a UC and its descendants (FIFO).
+SELECT * FROM d6a.fila_pendentes
+WHERE unidade_civica_id = ANY(@ucs::uuid[])
+ORDER BY data_entrada, ordem_entrada
+LIMIT 1;
+
+-- name: BuscarTodosPendentes :many
+SELECT * FROM d6a.fila_pendentes ORDER BY data_entrada, ordem_entrada;
+
+-- name: RemoverFilaPendentePorDemanda :execrows
+DELETE FROM d6a.fila_pendentes WHERE demanda_id = @demanda_id;
+
+-- name: IncrementarTentativasFilaPendente :execrows
+UPDATE d6a.fila_pendentes SET tentativas_sorteio = tentativas_sorteio + 1
+WHERE demanda_id = @demanda_id;
+
+-- name: ContarPendentes :one
+SELECT count(*) FROM d6a.fila_pendentes;

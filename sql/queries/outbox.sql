@@ -1,0 +1,26 @@
+-- name: InserirOutbox :exec
+INSERT INTO d6a.outbox (event_id, tipo, subject, correlacao_id, envelope, criado_em)
+VALUES (@event_id, @tipo, @subject, @correlacao_id, @envelope, @agora);
+
+-- name: ExisteOutboxPorTipoCorrelacao :one
+-- spec 5.4: one sorteio.sem_candidatos per correlacao_id.
+SELECT EXISTS (
+    SELECT 1 FROM d6a.outbox WHERE tipo = @tipo AND correlacao_id = @correlacao_id
+);
+
+-- name: BuscarOutboxPendentes :many
+-- Oldest first; SKIP LOCKED lets a second instance's relay take other rows.
+SELECT id, event_id, subject, envelope FROM d6a.outbox
+WHERE publicado_em IS NULL
+ORDER BY id
+LIMIT @limite
+FOR UPDATE SKIP LOCKED;
+
+-- name: MarcarOutboxPublicado :exec
+UPDATE d6a.outbox SET publicado_em = @agora, sequence = @sequence WHERE id = @id;
+
+-- name: ContarOutboxPendentes :one
+SELECT count(*) FROM d6a.outbox WHERE publicado_em IS NULL;
+
+-- name: BuscarOutboxPorEventId :one
+SELECT * FROM d6a.outbox WHERE event_id = @event_id;
