@@ -1,0 +1,84 @@
+// Command d6a is the D-6a colony: the verifiable draw that assigns citizen
+// demands to counsellors (CONTRACT §1). Each subcommand lives in its own file.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+
+	"github.com/formigueiro/d6a/internal/config"
+)
+
+// exitUsage is the status for bad flags or configuration (CONTRACT §1).
+const exitUsage = 2
+
+var commands = map[string]func(args []string) int{
+	"serve":   cmdServe,
+	"migrate": cmdMigrate,
+	"replay":  cmdReplay,
+	"verify":  cmdVerify,
+	"token":   cmdToken,
+}
+
+func main() {
+	if len(os.Args) < 2 {
+		usage(os.Stderr)
+		os.Exit(exitUsage)
+	}
+	cmd, ok := commands[os.Args[1]]
+	if !ok {
+		if os.Args[1] == "-h" || os.Args[1] == "--help" || os.Args[1] == "help" {
+			usage(os.Stdout)
+			os.Exit(0)
+		}
+		fmt.Fprintf(os.Stderr, "d6a: unknown command %q\n", os.Args[1])
+		usage(os.Stderr)
+		os.Exit(exitUsage)
+	}
+	os.Exit(cmd(os.Args[2:]))
+}
+
+func usage(w io.Writer) {
+	fmt.Fprint(w, `usage: d6a <command> [flags]
+
+commands:
+  serve                                 run the worker and the HTTP server
+  migrate                               apply the d6a migrations
+  replay --type TYPE --from-seq N       rewind the durable consumer of TYPE to stream sequence N
+  verify --event-id UUID                recompute one draw from its audit record
+  verify --json FILE                    recompute a draw from a file, no database
+  token --sub UUID [--ttl 1h]           sign a development session token with D6A_JWT_SECRET
+
+configuration is read from the environment (D6A_*), see README.md.
+`)
+}
+
+// loadConfig parses the environment and sets up logging; on error it prints
+// one line naming the variable and returns false.
+func loadConfig() (config.Config, bool) {
+	cfg, err := config.FromEnv()
+	if err != nil {
+		fail(err)
+		return cfg, false
+	}
+	opts := &slog.HandlerOptions{Level: cfg.LogLevel}
+	var h slog.Handler = slog.NewJSONHandler(os.Stderr, opts)
+	if cfg.LogFormat == "text" {
+		h = slog.NewTextHandler(os.Stderr, opts)
+	}
+	slog.SetDefault(slog.New(h))
+	return cfg, true
+}
+
+// fail prints err on one line to stderr.
+func fail(err error) {
+	var ce *config.Error
+	if errors.As(err, &ce) {
+		fmt.Fprintf(os.Stderr, "d6a: configuration: %v\n", err)
+		return
+	}
+	fmt.Fprintf(os.Stderr, "d6a: %v\n", err)
+}

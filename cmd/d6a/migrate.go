@@ -1,0 +1,39 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/formigueiro/d6a/internal/store"
+)
+
+func cmdMigrate(args []string) int {
+	if len(args) > 0 {
+		fmt.Fprintln(os.Stderr, "d6a migrate: takes no arguments")
+		return exitUsage
+	}
+	cfg, ok := loadConfig()
+	if !ok {
+		return exitUsage
+	}
+	if err := cfg.RequireDatabase(); err != nil {
+		fail(err)
+		return exitUsage
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	st, err := store.Open(ctx, cfg.DatabaseURL)
+	if err != nil {
+		fail(fmt.Errorf("D6A_DATABASE_URL: %w", err))
+		return exitUsage
+	}
+	defer st.Close()
+	if err := store.Migrate(ctx, st.Pool); err != nil {
+		fail(err)
+		return 1
+	}
+	fmt.Println("migrations applied")
+	return 0
+}
