@@ -1,0 +1,89 @@
+package elegibilidade
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+var agora = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+
+func id(n byte) uuid.UUID { return uuid.UUID{15: n} }
+
+var (
+	bairro = id(100)
+	cidade = id(101)
+	cadeia = []uuid.UUID{bairro, cidade}
+)
+
+func disp(n byte, uc uuid.UUID) Candidato {
+	return Candidato{ID: id(n), UC: uc, Status: Disponivel, Capacitacao: true}
+}
+
+func TestPrimeiroDegrauVence(t *testing.T) {
+	r := Filtrar(cadeia, []Candidato{disp(3, cidade), disp(2, bairro), disp(1, bairro)}, nil, agora)
+	if r.Degrau != bairro || len(r.Elegiveis) != 2 || r.Elegiveis[0] != id(1) || r.Elegiveis[1] != id(2) {
+		t.Fatalf("%+v", r)
+	}
+}
+
+func TestCidadeAtendeBairroVazio(t *testing.T) {
+	r := Filtrar(cadeia, []Candidato{disp(3, cidade)}, nil, agora)
+	if r.Degrau != cidade || len(r.Elegiveis) != 1 {
+		t.Fatalf("%+v", r)
+	}
+}
+
+func TestExclusoes(t *testing.T) {
+	ontem, amanha := agora.Add(-24*time.Hour), agora.Add(24*time.Hour)
+	cases := []struct {
+		name string
+		c    Candidato
+		ok   bool
+	}{
+		{"sem capacitação", Candidato{ID: id(1), UC: bairro, Status: Disponivel}, false},
+		{"suspensão vigente", Candidato{ID: id(1), UC: bairro, Status: Suspenso, Capacitacao: true, SuspensaoAte: &amanha}, false},
+		{"suspensão vencida (T18)", Candidato{ID: id(1), UC: bairro, Status: Suspenso, Capacitacao: true, SuspensaoAte: &ontem}, true},
+		{"suspenso sem data", Candidato{ID: id(1), UC: bairro, Status: Suspenso, Capacitacao: true}, false},
+		{"atribuição ativa", Candidato{ID: id(1), UC: bairro, Status: Disponivel, Capacitacao: true, Ocupado: true}, false},
+		{"status ocupado", Candidato{ID: id(1), UC: bairro, Status: Ocupado, Capacitacao: true}, false},
+		{"inativo", Candidato{ID: id(1), UC: bairro, Status: Inativo, Capacitacao: true}, false},
+	}
+	for _, tc := range cases {
+		if got := Elegivel(tc.c, agora); got != tc.ok {
+			t.Errorf("%s: Elegivel = %v, want %v", tc.name, got, tc.ok)
+		}
+	}
+	excl := id(1)
+	r := Filtrar(cadeia, []Candidato{disp(1, bairro)}, &excl, agora)
+	if len(r.Elegiveis) != 0 || r.Motivo != TodosInativos {
+		t.Fatalf("refuser not excluded: %+v", r)
+	}
+}
+
+func TestMotivos(t *testing.T) {
+	if m := Filtrar(cadeia, nil, nil, agora).Motivo; m != NenhumCadastrado {
+		t.Errorf("T6: %s", m)
+	}
+	oc := disp(1, bairro)
+	oc.Ocupado = true
+	oc2 := disp(2, cidade)
+	oc2.Ocupado = true
+	if m := Filtrar(cadeia, []Candidato{oc, oc2}, nil, agora).Motivo; m != TodosOcupados {
+		t.Errorf("T7: %s", m)
+	}
+	sem := disp(3, bairro)
+	sem.Capacitacao = false
+	if m := Filtrar(cadeia, []Candidato{oc, sem}, nil, agora).Motivo; m != TodosInativos {
+		t.Errorf("T8: %s", m)
+	}
+}
+
+func TestStatusEfetivo(t *testing.T) {
+	ontem, amanha := agora.Add(-time.Hour), agora.Add(time.Hour)
+	if StatusEfetivo(Suspenso, &ontem, agora) != Disponivel || StatusEfetivo(Suspenso, &amanha, agora) != Suspenso ||
+		StatusEfetivo(Ocupado, nil, agora) != Ocupado {
+		t.Fatal("StatusEfetivo")
+	}
+}
