@@ -27,9 +27,9 @@ func TestMigrateFromEmptyTwice(t *testing.T) {
 		t.Fatal(err)
 	}
 	// conselheiros, atribuicoes, fila_pendentes, contador_recusas,
-	// consumer_offset, auditoria_sorteios, outbox (+ goose's own table lives in public).
-	if n != 7 {
-		t.Fatalf("d6a tables = %d, want 7", n)
+	// consumer_offset, auditoria_sorteios, outbox, eventos_processados.
+	if n != 8 {
+		t.Fatalf("d6a tables = %d, want 8", n)
 	}
 }
 

@@ -61,7 +61,18 @@ CREATE TABLE d6a.outbox (
 CREATE INDEX outbox_pendentes_idx ON d6a.outbox (id) WHERE publicado_em IS NULL;
 CREATE INDEX outbox_tipo_correlacao_idx ON d6a.outbox (tipo, correlacao_id);
 
+-- Every consumed event applied, written in the handler's transaction: a
+-- replay from any sequence (CONTRACT §3) finds it and changes nothing, even
+-- when later events moved the state the spec's own guards look at.
+CREATE TABLE d6a.eventos_processados (
+    event_id       UUID         PRIMARY KEY,
+    tipo_evento    VARCHAR(255) NOT NULL,
+    sequence       BIGINT       NOT NULL,
+    processado_em  TIMESTAMPTZ  NOT NULL
+);
+
 -- +goose Down
+DROP TABLE d6a.eventos_processados;
 DROP TABLE d6a.outbox;
 DROP TABLE d6a.auditoria_sorteios;
 DROP INDEX d6a.conselheiros_status_idx;

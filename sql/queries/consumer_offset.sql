@@ -14,3 +14,12 @@ ON CONFLICT (tipo_evento) DO NOTHING;
 
 -- name: BuscarTodosOffsets :many
 SELECT * FROM d6a.consumer_offset ORDER BY tipo_evento;
+
+-- name: RegistrarEventoProcessado :execrows
+-- Returns 0 rows when the event was already applied.
+INSERT INTO d6a.eventos_processados (event_id, tipo_evento, sequence, processado_em)
+VALUES (@event_id, @tipo_evento, @sequence, @agora)
+ON CONFLICT (event_id) DO NOTHING;
+
+-- name: EventoJaProcessado :one
+SELECT EXISTS (SELECT 1 FROM d6a.eventos_processados WHERE event_id = @event_id);

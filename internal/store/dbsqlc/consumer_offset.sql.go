@@ -8,6 +8,8 @@ package dbsqlc
 import (
 	"context"
 	"time"
+
+	"github.com/google/uuid"
 )
 
 const buscarTodosOffsets = `-- name: BuscarTodosOffsets :many
@@ -32,6 +34,44 @@ func (q *Queries) BuscarTodosOffsets(ctx context.Context) ([]D6aConsumerOffset, 
 		return nil, err
 	}
 	return items, nil
+}
+
+const eventoJaProcessado = `-- name: EventoJaProcessado :one
+SELECT EXISTS (SELECT 1 FROM d6a.eventos_processados WHERE event_id = $1)
+`
+
+func (q *Queries) EventoJaProcessado(ctx context.Context, eventID uuid.UUID) (bool, error) {
+	row := q.db.QueryRow(ctx, eventoJaProcessado, eventID)
+	var exists bool
+	err := row.Scan(&exists)
+	return exists, err
+}
+
+const registrarEventoProcessado = `-- name: RegistrarEventoProcessado :execrows
+INSERT INTO d6a.eventos_processados (event_id, tipo_evento, sequence, processado_em)
+VALUES ($1, $2, $3, $4)
+ON CONFLICT (event_id) DO NOTHING
+`
+
+type RegistrarEventoProcessadoParams struct {
+	EventID    uuid.UUID
+	TipoEvento string
+	Sequence   int64
+	Agora      time.Time
+}
+
+// Returns 0 rows when the event was already applied.
+func (q *Queries) RegistrarEventoProcessado(ctx context.Context, arg RegistrarEventoProcessadoParams) (int64, error) {
+	result, err := q.db.Exec(ctx, registrarEventoProcessado,
+		arg.EventID,
+		arg.TipoEvento,
+		arg.Sequence,
+		arg.Agora,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }
 
 const seedOffset = `-- name: SeedOffset :exec

@@ -87,6 +87,13 @@ type D6aContadorRecusa struct {
 	EventoIDRecusa      uuid.UUID
 }
 
+type D6aEventosProcessado struct {
+	EventID      uuid.UUID
+	TipoEvento   string
+	Sequence     int64
+	ProcessadoEm time.Time
+}
+
 type D6aFilaPendente struct {
 	ID                uuid.UUID
 	DemandaID         uuid.UUID
