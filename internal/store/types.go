@@ -30,6 +30,7 @@ type (
 	InserirRecusaParams                   = dbsqlc.InserirRecusaParams
 	UpsertOffsetParams                    = dbsqlc.UpsertOffsetParams
 	SeedOffsetParams                      = dbsqlc.SeedOffsetParams
+	RegistrarEventoProcessadoParams       = dbsqlc.RegistrarEventoProcessadoParams
 	InserirAuditoriaParams                = dbsqlc.InserirAuditoriaParams
 	InserirOutboxParams                   = dbsqlc.InserirOutboxParams
 	ExisteOutboxParams                    = dbsqlc.ExisteOutboxPorTipoCorrelacaoParams

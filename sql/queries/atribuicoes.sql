@@ -39,5 +39,8 @@ WHERE id = @id AND status = 'ativa';
 -- name: BuscarUltimaAceitacao :one
 -- spec 3.12 step 4: the last accepted (concluded) assignment resets the
 -- refusal count.
-SELECT max(data_sorteio)::timestamptz FROM d6a.atribuicoes
-WHERE conselheiro_id = @conselheiro_id AND status = 'concluida';
+-- No row when the counsellor never concluded one.
+SELECT data_sorteio FROM d6a.atribuicoes
+WHERE conselheiro_id = @conselheiro_id AND status = 'concluida'
+ORDER BY data_sorteio DESC
+LIMIT 1;

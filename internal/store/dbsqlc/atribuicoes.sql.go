@@ -234,17 +234,20 @@ func (q *Queries) BuscarAtribuicoesAtivas(ctx context.Context) ([]D6aAtribuico, 
 }
 
 const buscarUltimaAceitacao = `-- name: BuscarUltimaAceitacao :one
-SELECT max(data_sorteio)::timestamptz FROM d6a.atribuicoes
+SELECT data_sorteio FROM d6a.atribuicoes
 WHERE conselheiro_id = $1 AND status = 'concluida'
+ORDER BY data_sorteio DESC
+LIMIT 1
 `
 
 // spec 3.12 step 4: the last accepted (concluded) assignment resets the
 // refusal count.
+// No row when the counsellor never concluded one.
 func (q *Queries) BuscarUltimaAceitacao(ctx context.Context, conselheiroID uuid.UUID) (time.Time, error) {
 	row := q.db.QueryRow(ctx, buscarUltimaAceitacao, conselheiroID)
-	var column_1 time.Time
-	err := row.Scan(&column_1)
-	return column_1, err
+	var data_sorteio time.Time
+	err := row.Scan(&data_sorteio)
+	return data_sorteio, err
 }
 
 const inserirAtribuicao = `-- name: InserirAtribuicao :one

@@ -1,0 +1,124 @@
+package atribuicao
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/google/uuid"
+
+	"github.com/formigueiro/d6a/internal/elegibilidade"
+	"github.com/formigueiro/d6a/internal/evento"
+	"github.com/formigueiro/d6a/internal/store"
+)
+
+// Boot runs the start-up steps of spec 4.5 that touch the database, after
+// the bus consumers exist and before consumption starts: seed the offset
+// records at the bus head, repair occupied counsellors without an active
+// assignment (4.8), sweep the whole pending queue (4.7), reactivate expired
+// suspensions. Each step is idempotent; running Boot twice changes nothing
+// the first run did not.
+func (s *Servico) Boot(ctx context.Context) error {
+	if err := s.seedOffsets(ctx); err != nil {
+		return fmt.Errorf("seed offsets: %w", err)
+	}
+	if err := s.verificarConsistenciaOcupados(ctx); err != nil {
+		return fmt.Errorf("consistência de ocupados: %w", err)
+	}
+	if err := s.processarFilaPendentes(ctx); err != nil {
+		return fmt.Errorf("fila de pendentes: %w", err)
+	}
+	if err := s.reativarSuspensosVencidos(ctx); err != nil {
+		return fmt.Errorf("reativação de suspensos: %w", err)
+	}
+	s.log.Info("D-6a Sorteio e Atribuição inicializada")
+	return nil
+}
+
+// seedOffsets is spec 4.5 step 2: one consumer_offset row per consumed type
+// at the bus's highest sequence, never overwriting.
+func (s *Servico) seedOffsets(ctx context.Context) error {
+	_, seq, err := s.o.Barramento.LastEventID(ctx)
+	if err != nil {
+		seq = 0
+	}
+	return s.executar(ctx, func(ctx context.Context, u *uow) error {
+		for _, t := range evento.Consumidos {
+			if err := u.tx.SeedOffset(ctx, store.SeedOffsetParams{TipoEvento: string(t), LastSequence: int64(seq), Agora: u.agora}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// verificarConsistenciaOcupados is spec 4.8.
+func (s *Servico) verificarConsistenciaOcupados(ctx context.Context) error {
+	return s.executar(ctx, func(ctx context.Context, u *uow) error {
+		ocupados, err := u.tx.BuscarConselheirosPorStatus(ctx, elegibilidade.Ocupado)
+		if err != nil {
+			return err
+		}
+		for _, c := range ocupados {
+			_, err := u.tx.BuscarAtribuicaoAtivaPorConselheiro(ctx, c.ID)
+			if achou, err := store.Found(err); err != nil || achou {
+				if err != nil {
+					return err
+				}
+				continue
+			}
+			s.log.Warn("Conselheiro ocupado sem atribuição ativa. Corrigindo.", "conselheiro_id", c.ID, "motivo", "consistencia-repair")
+			if _, err := u.tx.AtualizarStatusConselheiro(ctx, store.AtualizarStatusConselheiroParams{
+				ID: c.ID, Status: elegibilidade.Disponivel, EventID: uuid.New(), Agora: u.agora,
+			}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// processarFilaPendentes is spec 4.7: every pending demand, oldest first,
+// each in its own unit of work so one failure does not undo the others.
+func (s *Servico) processarFilaPendentes(ctx context.Context) error {
+	pendentes, err := s.o.Store.Read().BuscarTodosPendentes(ctx)
+	if err != nil {
+		return err
+	}
+	for _, p := range pendentes {
+		err := s.executar(ctx, func(ctx context.Context, u *uow) error {
+			// Re-read inside the lock: another instance may have drawn it.
+			atual, err := u.tx.BuscarFilaPendentePorDemandaId(ctx, p.DemandaID)
+			if achou, err := store.Found(err); err != nil || !achou {
+				return err
+			}
+			ok, err := u.sortearPendente(ctx, s.log, atual)
+			if err == nil && !ok {
+				s.log.Info("Fila pendente: sem elegíveis após reinício", "demanda_id", p.DemandaID, "tentativas", atual.TentativasSorteio+1)
+			}
+			return err
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// reativarSuspensosVencidos is the last boot step of spec 4.8.
+func (s *Servico) reativarSuspensosVencidos(ctx context.Context) error {
+	return s.executar(ctx, func(ctx context.Context, u *uow) error {
+		vencidos, err := u.tx.BuscarSuspensosComPrazoVencido(ctx, &u.agora)
+		if err != nil {
+			return err
+		}
+		for _, c := range vencidos {
+			if _, err := u.tx.AtualizarStatusConselheiro(ctx, store.AtualizarStatusConselheiroParams{
+				ID: c.ID, Status: elegibilidade.Disponivel, EventID: uuid.New(), Agora: u.agora,
+			}); err != nil {
+				return err
+			}
+			s.log.Info("Conselheiro suspenso reativado após expiração do prazo", "conselheiro_id", c.ID, "motivo", "reativacao-prazo")
+		}
+		return nil
+	})
+}

@@ -1,0 +1,69 @@
+package atribuicao
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/formigueiro/d6a/internal/elegibilidade"
+	"github.com/formigueiro/d6a/internal/store"
+)
+
+// Transicao reports whether the counsellor state machine of spec 4.6 allows
+// from → to. Forbidden: suspenso → ocupado, inativo → anything,
+// ocupado → suspenso; and a current suspension is not lifted by a cycle or
+// a refusal (only by its date).
+func Transicao(from, to string) bool {
+	if from == to {
+		return true
+	}
+	switch from {
+	case elegibilidade.Inativo:
+		return false
+	case elegibilidade.Disponivel:
+		return to == elegibilidade.Ocupado || to == elegibilidade.Suspenso
+	case elegibilidade.Ocupado:
+		return to == elegibilidade.Disponivel
+	case elegibilidade.Suspenso:
+		return to == elegibilidade.Disponivel
+	}
+	return false
+}
+
+// transitar moves c to status `to` when spec 4.6 allows it, and logs the
+// refusal otherwise. Lifting a suspension is only allowed once its date has
+// passed.
+func (u *uow) transitar(ctx context.Context, log *slog.Logger, c store.Conselheiro, to string, eventID uuid.UUID) error {
+	permitido := Transicao(c.Status, to)
+	if c.Status == elegibilidade.Suspenso && to == elegibilidade.Disponivel {
+		permitido = elegibilidade.SuspensaoVencida(c.DataSuspensaoAte, u.agora)
+	}
+	if !permitido {
+		log.Warn("transição de status proibida (spec 4.6) — mantida", "conselheiro_id", c.ID, "de", c.Status, "para", to)
+		return nil
+	}
+	_, err := u.tx.AtualizarStatusConselheiro(ctx, store.AtualizarStatusConselheiroParams{
+		ID: c.ID, Status: to, EventID: eventID, Agora: u.agora,
+	})
+	return err
+}
+
+// suspender applies spec 3.12 step 4: suspension for TSuspensao from now,
+// rescheduled when already suspended (spec 3.13).
+func (u *uow) suspender(ctx context.Context, log *slog.Logger, c store.Conselheiro, eventID uuid.UUID, consecutivas int64) error {
+	if c.Status != elegibilidade.Disponivel && c.Status != elegibilidade.Suspenso {
+		log.Warn("suspensão não aplicada: transição proibida (spec 4.6)", "conselheiro_id", c.ID, "status", c.Status)
+		return nil
+	}
+	ate := u.agora.Add(u.servico.o.TSuspensao)
+	if _, err := u.tx.SuspenderConselheiro(ctx, store.SuspenderConselheiroParams{
+		ID: c.ID, Ate: &ate, EventID: eventID, Agora: u.agora,
+	}); err != nil {
+		return err
+	}
+	log.Warn("Conselheiro suspenso por recusas consecutivas", "conselheiro_id", c.ID,
+		"recusas_consecutivas", consecutivas, "data_suspensao_ate", ate.Format(time.RFC3339))
+	return nil
+}

@@ -1,0 +1,375 @@
+package atribuicao
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/formigueiro/d6a/internal/elegibilidade"
+	"github.com/formigueiro/d6a/internal/evento"
+	"github.com/formigueiro/d6a/internal/store"
+)
+
+// Assignment statuses (spec 2.3).
+const (
+	AtribuicaoAtiva     = "ativa"
+	AtribuicaoRecusada  = "recusada"
+	AtribuicaoConcluida = "concluida"
+)
+
+// Handle applies one decoded event in one transaction: the handler's effects,
+// its outbox rows, the consumer_offset row (spec 2.6) and the inbox row
+// commit together. A nil return means the message may be acked; an error
+// means nothing was applied and the message should be redelivered.
+func (s *Servico) Handle(ctx context.Context, ev evento.Evento, seq uint64) error {
+	return s.executar(ctx, func(ctx context.Context, u *uow) error {
+		log := s.log.With("event_id", ev.EventID, "tipo", string(ev.Tipo), "sequence", seq)
+		if ev.CorrelacaoID != nil {
+			log = log.With("correlacao_id", *ev.CorrelacaoID)
+		}
+		// Applied before (a replay or a redelivery after commit): the spec's
+		// own guards catch most, this catches every one.
+		ja, err := u.tx.EventoJaProcessado(ctx, ev.EventID)
+		if err != nil {
+			return err
+		}
+		if ja {
+			log.Info("evento já processado — ignorando")
+			return nil
+		}
+		if err := u.despachar(ctx, log, ev); err != nil {
+			return err
+		}
+		if _, err := u.tx.RegistrarEventoProcessado(ctx, store.RegistrarEventoProcessadoParams{
+			EventID: ev.EventID, TipoEvento: string(ev.Tipo), Sequence: int64(seq), Agora: u.agora,
+		}); err != nil {
+			return err
+		}
+		return u.tx.UpsertOffset(ctx, store.UpsertOffsetParams{TipoEvento: string(ev.Tipo), LastSequence: int64(seq), Agora: u.agora})
+	})
+}
+
+// despachar is spec 1.4 despacharEvento.
+func (u *uow) despachar(ctx context.Context, log *slog.Logger, ev evento.Evento) error {
+	switch ev.Tipo {
+	case evento.AgendaItemDisponivel:
+		p, _ := ev.AgendaItemDisponivel()
+		return u.onAgendaItemDisponivel(ctx, log, ev, p)
+	case evento.ConselheiroCadastrado:
+		p, _ := ev.ConselheiroCadastrado()
+		return u.onConselheiroCadastrado(ctx, log, ev, p)
+	case evento.CicloConcluido:
+		p, _ := ev.CicloConcluido()
+		return u.onConselheiroCicloConcluido(ctx, log, ev, p)
+	case evento.AtribuicaoRecusada:
+		p, _ := ev.AtribuicaoRecusada()
+		return u.onConselheiroAtribuicaoRecusada(ctx, log, ev, p)
+	case evento.DuplicidadeAgregada:
+		p, _ := ev.DuplicidadeAgregada()
+		return u.onDuplicidadeAgregada(ctx, log, p)
+	case evento.ElegibilidadeAtualizada:
+		// spec 4.9: phase-2 stub, logged and acknowledged.
+		log.Info("Evento conselheiro.elegibilidade_atualizada ignorado (MVP)")
+		return nil
+	default:
+		return fmt.Errorf("tipo não consumido: %s", ev.Tipo)
+	}
+}
+
+// correlacao propagates the incoming correlacao_id, else the demand id
+// (CONTRACT §3).
+func correlacao(ev evento.Evento, demanda uuid.UUID) string {
+	if ev.CorrelacaoID != nil && *ev.CorrelacaoID != "" {
+		return *ev.CorrelacaoID
+	}
+	return demanda.String()
+}
+
+// onAgendaItemDisponivel is spec 3.9.
+func (u *uow) onAgendaItemDisponivel(ctx context.Context, log *slog.Logger, ev evento.Evento, p evento.AgendaItemDisponivelPayload) error {
+	log = log.With("demanda_id", p.DemandaID, "uc_id", p.UnidadeCivicaID)
+	// 1. idempotency by event_id of the pending row.
+	_, err := u.tx.BuscarFilaPendentePorEventIdOrigem(ctx, ev.EventID)
+	if achou, err := store.Found(err); err != nil || achou {
+		if achou {
+			log.Info("agenda.item_disponível reentregue — já na fila de pendentes")
+		}
+		return err
+	}
+	// 2. the payload was validated on decoding (CONTRACT §3 dead letters).
+	// 3. demand already assigned.
+	_, err = u.tx.BuscarAtribuicaoAtivaPorDemanda(ctx, p.DemandaID)
+	if achou, err := store.Found(err); err != nil || achou {
+		if achou {
+			log.Warn("demanda já atribuída")
+		}
+		return err
+	}
+	// 4. demand already pending.
+	_, err = u.tx.BuscarFilaPendentePorDemandaId(ctx, p.DemandaID)
+	if achou, err := store.Found(err); err != nil || achou {
+		if achou {
+			log.Info("demanda já na fila de pendentes")
+		}
+		return err
+	}
+	// 5. draw.
+	_, err = u.executarSorteio(ctx, Pedido{
+		UC: p.UnidadeCivicaID, DemandaID: p.DemandaID,
+		Dados: DadosDemanda{
+			ScoreFinal: p.ScoreFinal, CategoriaID: p.CategoriaID, NivelPrecedencia: int32(p.NivelPrecedencia),
+			GrupoID: p.GrupoID, CorrelacaoID: correlacao(ev, p.DemandaID), EventIDOrigem: ev.EventID,
+		},
+	})
+	return err
+}
+
+// onConselheiroCadastrado is spec 3.10.
+func (u *uow) onConselheiroCadastrado(ctx context.Context, log *slog.Logger, ev evento.Evento, p evento.ConselheiroCadastradoPayload) error {
+	log = log.With("conselheiro_id", p.CidadaoID, "uc_id", p.UnidadeCivicaID)
+	// 1. idempotency by event_id_cadastro.
+	_, err := u.tx.BuscarConselheiroPorEventIdCadastro(ctx, ev.EventID)
+	if achou, err := store.Found(err); err != nil || achou {
+		if achou {
+			log.Info("conselheiro.cadastrado reentregue")
+		}
+		return err
+	}
+	// 3. persist with id = cidadao_id. Any duplicate (same citizen, UC and
+	// level, or the same citizen at all, since id = cidadao_id) is found by
+	// id before inserting: a unique violation would abort the transaction.
+	_, err = u.tx.BuscarConselheiroPorId(ctx, p.CidadaoID)
+	if achou, err := store.Found(err); err != nil || achou {
+		if achou {
+			log.Info("cadastro duplicado — ignorando", "nivel_atuacao", p.NivelAtuacao)
+		}
+		return err
+	}
+	status := elegibilidade.Disponivel
+	if p.Status == elegibilidade.Inativo {
+		status = elegibilidade.Inativo
+	}
+	if err := u.tx.InserirConselheiro(ctx, store.InserirConselheiroParams{
+		CidadaoID: p.CidadaoID, UnidadeCivicaID: p.UnidadeCivicaID, NivelAtuacao: int32(p.NivelAtuacao),
+		Status: status, CapacitacaoConcluida: p.CapacitacaoConcluida, Agora: u.agora, EventID: ev.EventID,
+	}); err != nil {
+		if c, ok := store.UniqueViolation(err); ok {
+			return fmt.Errorf("cadastro duplicado não detectado antes do insert (%s): %w", c, err)
+		}
+		return err
+	}
+	log.Info("Conselheiro cadastrado", "capacitacao_concluida", p.CapacitacaoConcluida, "status", status)
+	// 4. sweep the pending queue of the UC and its descendants.
+	return u.varrerFila(ctx, log, p.UnidadeCivicaID)
+}
+
+// onConselheiroCicloConcluido is spec 3.11.
+func (u *uow) onConselheiroCicloConcluido(ctx context.Context, log *slog.Logger, ev evento.Evento, p evento.ConselheiroCicloConcluidoPayload) error {
+	log = log.With("conselheiro_id", p.ConselheiroID, "demanda_id", p.DemandaID)
+	// 1. idempotency by event_id_encerramento.
+	_, err := u.tx.BuscarAtribuicaoPorEventIdEncerramento(ctx, &ev.EventID)
+	if achou, err := store.Found(err); err != nil || achou {
+		if achou {
+			log.Info("conselheiro.ciclo_concluído reentregue")
+		}
+		return err
+	}
+	// 3. the counsellor.
+	c, err := u.tx.BuscarConselheiroPorIdParaAtualizar(ctx, p.ConselheiroID)
+	achou, err := store.Found(err)
+	if err != nil {
+		return err
+	}
+	if !achou {
+		log.Warn("ciclo concluído de conselheiro não cadastrado")
+		if p.UnidadeCivicaID == nil {
+			return nil
+		}
+		return u.varrerFila(ctx, log, *p.UnidadeCivicaID)
+	}
+	// 4. release the counsellor and close the assignment.
+	if err := u.transitar(ctx, log, c, elegibilidade.Disponivel, ev.EventID); err != nil {
+		return err
+	}
+	a, err := u.tx.BuscarAtribuicaoAtivaPorConselheiroEDemanda(ctx, store.AtivaPorConselheiroEDemandaParams{
+		ConselheiroID: p.ConselheiroID, DemandaID: p.DemandaID,
+	})
+	if achou, err := store.Found(err); err != nil {
+		return err
+	} else if achou {
+		if _, err := u.tx.AtualizarStatusAtribuicao(ctx, store.AtualizarStatusAtribuicaoParams{
+			ID: a.ID, Status: AtribuicaoConcluida, EventID: &ev.EventID,
+		}); err != nil {
+			return err
+		}
+		log.Info("Atribuição concluída", "motivo_encerramento", p.MotivoEncerramento)
+	} else {
+		log.Info("ciclo concluído sem atribuição ativa correspondente — conselheiro liberado mesmo assim")
+	}
+	// 5. sweep the payload's UC, else the counsellor's.
+	uc := c.UnidadeCivicaID
+	if p.UnidadeCivicaID != nil {
+		uc = *p.UnidadeCivicaID
+	}
+	return u.varrerFila(ctx, log, uc)
+}
+
+// onConselheiroAtribuicaoRecusada is spec 3.12.
+func (u *uow) onConselheiroAtribuicaoRecusada(ctx context.Context, log *slog.Logger, ev evento.Evento, p evento.ConselheiroAtribuicaoRecusadaPayload) error {
+	log = log.With("conselheiro_id", p.ConselheiroID, "demanda_id", p.DemandaID, "uc_id", p.UnidadeCivicaID, "motivo", string(p.Motivo))
+	// 1. idempotency by evento_id_recusa and event_id_encerramento.
+	_, err := u.tx.BuscarRecusaPorEventoId(ctx, ev.EventID)
+	if achou, err := store.Found(err); err != nil || achou {
+		if achou {
+			log.Info("conselheiro.atribuicao_recusada reentregue")
+		}
+		return err
+	}
+	_, err = u.tx.BuscarAtribuicaoPorEventIdEncerramento(ctx, &ev.EventID)
+	if achou, err := store.Found(err); err != nil || achou {
+		if achou {
+			log.Info("conselheiro.atribuicao_recusada reentregue")
+		}
+		return err
+	}
+	// 3. the active assignment of the pair.
+	a, err := u.tx.BuscarAtribuicaoAtivaPorConselheiroEDemanda(ctx, store.AtivaPorConselheiroEDemandaParams{
+		ConselheiroID: p.ConselheiroID, DemandaID: p.DemandaID,
+	})
+	achou, err := store.Found(err)
+	if err != nil {
+		return err
+	}
+	if !achou {
+		log.Warn("recusa sem atribuição ativa correspondente")
+		return u.varrerFila(ctx, log, p.UnidadeCivicaID)
+	}
+	// 4. close it and record the refusal.
+	if _, err := u.tx.AtualizarStatusAtribuicao(ctx, store.AtualizarStatusAtribuicaoParams{
+		ID: a.ID, Status: AtribuicaoRecusada, EventID: &ev.EventID,
+	}); err != nil {
+		return err
+	}
+	c, err := u.tx.BuscarConselheiroPorIdParaAtualizar(ctx, p.ConselheiroID)
+	temConselheiro, err := store.Found(err)
+	if err != nil {
+		return err
+	}
+	// The refuser goes back to disponivel; a suspended one is not released.
+	if temConselheiro && c.Status == elegibilidade.Ocupado {
+		if err := u.transitar(ctx, log, c, elegibilidade.Disponivel, ev.EventID); err != nil {
+			return err
+		}
+		c.Status = elegibilidade.Disponivel
+	}
+	motivo := string(p.Motivo)
+	u.depois = append(u.depois, func() { u.servico.o.Observador.Recusa(motivo) })
+	if p.Motivo == evento.RiscoPessoal {
+		log.Info("Recusa por risco pessoal: sem contador e sem suspensão")
+	} else {
+		var desde *time.Time
+		ultima, err := u.tx.BuscarUltimaAceitacao(ctx, p.ConselheiroID)
+		if aceitou, err := store.Found(err); err != nil {
+			return err
+		} else if aceitou {
+			desde = &ultima
+		}
+		recusas, err := u.tx.ContarRecusasDesdeData(ctx, store.ContarRecusasDesdeDataParams{ConselheiroID: p.ConselheiroID, Desde: desde})
+		if err != nil {
+			return err
+		}
+		consecutivas := recusas + 1
+		if err := u.tx.InserirRecusa(ctx, store.InserirRecusaParams{
+			ConselheiroID: p.ConselheiroID, RecusasConsecutivas: int32(consecutivas), Agora: u.agora,
+			DemandaIDRecusada: p.DemandaID, EventoIDRecusa: ev.EventID,
+		}); err != nil {
+			return err
+		}
+		log.Info("Recusa registrada", "recusas_consecutivas", consecutivas)
+		if consecutivas > int64(u.servico.o.NRecusasSuspensao) && temConselheiro {
+			if err := u.suspender(ctx, log, c, ev.EventID, consecutivas); err != nil {
+				return err
+			}
+		}
+	}
+	// 5. re-draw the same demand from the assignment's snapshot, excluding
+	// the refuser (spec 3.12 step 5, 2.3).
+	r, err := u.executarSorteio(ctx, Pedido{
+		UC: a.UnidadeCivicaID, DemandaID: a.DemandaID, Excluir: &p.ConselheiroID,
+		Dados: DadosDemanda{
+			ScoreFinal: a.ScoreFinal, CategoriaID: a.CategoriaID, NivelPrecedencia: a.NivelPrecedencia,
+			GrupoID: a.GrupoID, CorrelacaoID: correlacao(ev, a.DemandaID), EventIDOrigem: ev.EventID,
+		},
+	})
+	if err != nil {
+		return err
+	}
+	if r.Sucesso {
+		log.Info("Re-sorteio após recusa concluído", "novo_conselheiro_id", r.ConselheiroID)
+	}
+	return nil
+}
+
+// onDuplicidadeAgregada is spec 3.6: members leave the pending queue; the
+// representative stays.
+func (u *uow) onDuplicidadeAgregada(ctx context.Context, log *slog.Logger, p evento.DuplicidadeAgregadaPayload) error {
+	removidos := int64(0)
+	for _, m := range p.Membros {
+		if m == p.RepresentanteDemandaID {
+			continue
+		}
+		n, err := u.tx.RemoverFilaPendentePorDemanda(ctx, m)
+		if err != nil {
+			return err
+		}
+		removidos += n
+	}
+	log.Info("Duplicidade agregada: membros removidos da fila", "agregado_id", p.AgregadoID,
+		"representante_demanda_id", p.RepresentanteDemandaID, "membros", len(p.Membros), "removidos", removidos)
+	return nil
+}
+
+// varrerFila is the release sweep of spec 3.10 step 4 / 3.11 step 5 / 4.7:
+// the oldest pending demand of the UC and its descendants gets a draw.
+func (u *uow) varrerFila(ctx context.Context, log *slog.Logger, uc uuid.UUID) error {
+	ucs, err := u.servico.o.Hierarquia.ComDescendentes(ctx, uc)
+	if err != nil {
+		return err
+	}
+	p, err := u.tx.BuscarPrimeiroPendentePorUcs(ctx, ucs)
+	if achou, err := store.Found(err); err != nil || !achou {
+		return err
+	}
+	_, err = u.sortearPendente(ctx, log, p)
+	return err
+}
+
+// sortearPendente draws a pending demand; the row leaves the queue on
+// success, and executarSorteio counts the failed attempt (T35).
+func (u *uow) sortearPendente(ctx context.Context, log *slog.Logger, p store.Pendente) (bool, error) {
+	log = log.With("demanda_id", p.DemandaID, "pendente_uc_id", p.UnidadeCivicaID)
+	_, err := u.tx.BuscarAtribuicaoAtivaPorDemanda(ctx, p.DemandaID)
+	if achou, err := store.Found(err); err != nil {
+		return false, err
+	} else if achou {
+		_, err := u.tx.RemoverFilaPendentePorDemanda(ctx, p.DemandaID)
+		log.Info("pendente já atribuída — removida da fila")
+		return false, err
+	}
+	r, err := u.executarSorteio(ctx, Pedido{
+		UC: p.UnidadeCivicaID, DemandaID: p.DemandaID,
+		Dados: DadosDemanda{
+			ScoreFinal: p.ScoreFinal, CategoriaID: p.CategoriaID, NivelPrecedencia: p.NivelPrecedencia,
+			GrupoID: p.GrupoID, CorrelacaoID: p.DemandaID.String(), EventIDOrigem: p.EventIDOrigem,
+		},
+	})
+	if err != nil || !r.Sucesso {
+		return false, err
+	}
+	_, err = u.tx.RemoverFilaPendentePorDemanda(ctx, p.DemandaID)
+	log.Info("Fila pendente: sorteio concluído", "conselheiro_id", r.ConselheiroID)
+	return true, err
+}

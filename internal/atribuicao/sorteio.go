@@ -1,0 +1,267 @@
+package atribuicao
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/formigueiro/d6a/internal/elegibilidade"
+	"github.com/formigueiro/d6a/internal/evento"
+	"github.com/formigueiro/d6a/internal/sorteio"
+	"github.com/formigueiro/d6a/internal/store"
+	"github.com/formigueiro/d6a/schemas"
+)
+
+// DadosDemanda is the demand data a draw carries (spec 1.4 dadosDemanda),
+// kept as the assignment's snapshot (spec 2.3) and the pending row.
+type DadosDemanda struct {
+	ScoreFinal       float64
+	CategoriaID      string
+	NivelPrecedencia int32
+	GrupoID          *uuid.UUID
+	CorrelacaoID     string
+	EventIDOrigem    uuid.UUID
+}
+
+// Pedido is one draw request.
+type Pedido struct {
+	UC        uuid.UUID
+	DemandaID uuid.UUID
+	Dados     DadosDemanda
+	// Excluir is the refusing counsellor of a re-draw (spec 3.12 step 5).
+	Excluir *uuid.UUID
+}
+
+// Resultado of a draw (spec 1.4 ResultadoSorteio).
+type Resultado struct {
+	Sucesso        bool
+	Motivo         string
+	ConselheiroID  uuid.UUID
+	EventIDSorteio uuid.UUID
+	Seed           string
+	ListaHash      string
+	TotalElegiveis int
+	Degrau         uuid.UUID
+	Cadeia         []uuid.UUID
+}
+
+// Sortear runs one draw as its own unit of work, outside any event (the
+// benchmark and the tests use it; handlers call executarSorteio inside
+// theirs).
+func (s *Servico) Sortear(ctx context.Context, p Pedido) (Resultado, error) {
+	var r Resultado
+	err := s.executar(ctx, func(ctx context.Context, u *uow) error {
+		var err error
+		r, err = u.executarSorteio(ctx, p)
+		return err
+	})
+	return r, err
+}
+
+// executarSorteio is spec 4.4 executarSorteioInterno, inside the caller's
+// transaction: filter, then either assignment + occupied counsellor + audit +
+// conselheiro.sorteado, or pending row + sorteio.sem_candidatos.
+func (u *uow) executarSorteio(ctx context.Context, p Pedido) (Resultado, error) {
+	s := u.servico
+	inicio := time.Now()
+	cadeia, err := s.o.Hierarquia.Cadeia(ctx, p.UC)
+	if err != nil {
+		return Resultado{}, fmt.Errorf("hierarquia: %w", err)
+	}
+	linhas, err := u.tx.BuscarCandidatosPorUcs(ctx, cadeia)
+	if err != nil {
+		return Resultado{}, fmt.Errorf("candidatos: %w", err)
+	}
+	candidatos := make([]elegibilidade.Candidato, len(linhas))
+	for i, l := range linhas {
+		candidatos[i] = elegibilidade.Candidato{
+			ID: l.ID, UC: l.UnidadeCivicaID, Status: l.Status, Capacitacao: l.CapacitacaoConcluida,
+			SuspensaoAte: l.DataSuspensaoAte, Ocupado: l.Ocupado,
+		}
+	}
+	filtro := elegibilidade.Filtrar(cadeia, candidatos, p.Excluir, u.agora)
+	log := s.log.With("demanda_id", p.DemandaID, "uc_id", p.UC, "correlacao_id", p.Dados.CorrelacaoID)
+
+	if len(filtro.Elegiveis) == 0 {
+		if err := u.enfileirarPendente(ctx, p); err != nil {
+			return Resultado{}, err
+		}
+		if err := u.publicarSemCandidatos(ctx, p, filtro.Motivo); err != nil {
+			return Resultado{}, err
+		}
+		log.Info("Sorteio sem candidatos", "motivo", filtro.Motivo, "cadeia", cadeia)
+		u.depois = append(u.depois, func() { s.o.Observador.SemCandidatos(filtro.Motivo) })
+		return Resultado{Motivo: filtro.Motivo, Cadeia: cadeia}, nil
+	}
+
+	base, baseSeq, fallback := u.base(ctx)
+	// T is read after the base so it lies between the base's bus time and
+	// the publication's (docs/verificacao.md).
+	t := sorteio.FormatTimestamp(s.o.Now())
+	ids := make([]string, len(filtro.Elegiveis))
+	for i, id := range filtro.Elegiveis {
+		ids[i] = id.String()
+	}
+	res, err := sorteio.Sortear(base, t, ids)
+	if err != nil {
+		return Resultado{}, fmt.Errorf("sorteio: %w", err)
+	}
+	selecionado, err := uuid.Parse(res.Selecionado)
+	if err != nil {
+		return Resultado{}, err
+	}
+	dataSorteio, _ := sorteio.ParseTimestamp(t)
+	eventID := uuid.New()
+	atribuicaoID, err := u.tx.InserirAtribuicao(ctx, store.InserirAtribuicaoParams{
+		ConselheiroID: selecionado, DemandaID: p.DemandaID, UnidadeCivicaID: p.UC,
+		SeedPublico: res.Seed, PosicaoSorteada: sorteio.PosicaoSorteada, TotalElegiveis: int32(len(ids)),
+		ListaElegiveisHash: &res.ListaHash, DataSorteio: dataSorteio, EventIDSorteio: eventID,
+		ScoreFinal: p.Dados.ScoreFinal, CategoriaID: p.Dados.CategoriaID,
+		NivelPrecedencia: p.Dados.NivelPrecedencia, GrupoID: p.Dados.GrupoID,
+	})
+	if err != nil {
+		return Resultado{}, fmt.Errorf("inserir atribuição: %w", err)
+	}
+	if _, err := u.tx.MarcarConselheiroOcupado(ctx, store.MarcarConselheiroOcupadoParams{
+		ID: selecionado, EventID: eventID, Agora: &dataSorteio,
+	}); err != nil {
+		return Resultado{}, fmt.Errorf("ocupar conselheiro: %w", err)
+	}
+	cadeiaTxt := make([]string, len(cadeia))
+	for i, c := range cadeia {
+		cadeiaTxt[i] = c.String()
+	}
+	if err := u.tx.InserirAuditoria(ctx, store.InserirAuditoriaParams{
+		EventIDSorteio: eventID, AtribuicaoID: atribuicaoID, DemandaID: p.DemandaID, UnidadeCivicaID: p.UC,
+		ConselheiroID: selecionado, Base: base, BaseFallback: fallback, BaseSequence: baseSeq,
+		TimestampSorteio: t, Seed: res.Seed, ElegiveisEntrada: res.Entrada, Ordenados: res.Ordenados,
+		Selecionado: selecionado, ListaElegiveisHash: res.ListaHash, Degrau: filtro.Degrau,
+		Cadeia: cadeiaTxt, Excluido: p.Excluir, CriadoEm: u.agora,
+	}); err != nil {
+		return Resultado{}, fmt.Errorf("auditoria: %w", err)
+	}
+	if err := u.publicar(ctx, evento.ConselheiroSorteado, eventID, p.Dados.CorrelacaoID, t, payloadSorteado{
+		ConselheiroID: selecionado, DemandaID: p.DemandaID, UnidadeCivicaID: p.UC,
+		MetodoSorteio: sorteio.Metodo, SeedPublico: res.Seed, ListaElegiveisHash: res.ListaHash,
+		PosicaoSorteada: sorteio.PosicaoSorteada, TotalElegiveis: len(ids), Timestamp: t,
+	}); err != nil {
+		return Resultado{}, err
+	}
+	log.Info("Sorteio concluído", "degrau", filtro.Degrau, "cadeia", cadeia, "total_elegiveis", len(ids),
+		"conselheiro_id", selecionado, "event_id", eventID, "seed_publico", res.Seed)
+	dur := time.Since(inicio)
+	u.depois = append(u.depois, func() { s.o.Observador.Sorteio(dur) })
+	return Resultado{
+		Sucesso: true, ConselheiroID: selecionado, EventIDSorteio: eventID, Seed: res.Seed,
+		ListaHash: res.ListaHash, TotalElegiveis: len(ids), Degrau: filtro.Degrau, Cadeia: cadeia,
+	}, nil
+}
+
+// base is the event id of the bus's last message, or a fresh UUID v4 when
+// the bus has none or does not answer (spec 4.1, 4.4 fallback).
+func (u *uow) base(ctx context.Context) (base string, seq *int64, fallback bool) {
+	id, n, err := u.servico.o.Barramento.LastEventID(ctx)
+	if err == nil && id != "" {
+		v := int64(n)
+		return id, &v, false
+	}
+	u.servico.log.Warn("último evento do barramento indisponível — seed em fallback UUID", "erro", err)
+	return uuid.NewString(), nil, true
+}
+
+// enfileirarPendente is spec 4.4 step 2: enter the pending queue, or count
+// one more failed attempt (exactly once per failed draw, T35).
+func (u *uow) enfileirarPendente(ctx context.Context, p Pedido) error {
+	_, err := u.tx.BuscarFilaPendentePorDemandaId(ctx, p.DemandaID)
+	achou, err := store.Found(err)
+	if err != nil {
+		return err
+	}
+	if achou {
+		_, err = u.tx.IncrementarTentativasFilaPendente(ctx, p.DemandaID)
+		return err
+	}
+	return u.tx.InserirFilaPendente(ctx, store.InserirFilaPendenteParams{
+		DemandaID: p.DemandaID, UnidadeCivicaID: p.UC, CategoriaID: p.Dados.CategoriaID,
+		NivelPrecedencia: p.Dados.NivelPrecedencia, ScoreFinal: p.Dados.ScoreFinal, GrupoID: p.Dados.GrupoID,
+		Agora: u.agora, EventIDOrigem: p.Dados.EventIDOrigem,
+	})
+}
+
+// publicarSemCandidatos is spec 5.4, with its guard: one
+// sorteio.sem_candidatos per correlacao_id.
+func (u *uow) publicarSemCandidatos(ctx context.Context, p Pedido, motivo string) error {
+	ja, err := u.tx.ExisteOutboxPorTipoCorrelacao(ctx, store.ExisteOutboxParams{
+		Tipo: string(evento.SorteioSemCandidatos), CorrelacaoID: &p.Dados.CorrelacaoID,
+	})
+	if err != nil {
+		return err
+	}
+	if ja {
+		u.servico.log.Info("sorteio.sem_candidatos já publicado para a demanda — ignorando",
+			"demanda_id", p.DemandaID, "correlacao_id", p.Dados.CorrelacaoID)
+		return nil
+	}
+	t := sorteio.FormatTimestamp(u.agora)
+	return u.publicar(ctx, evento.SorteioSemCandidatos, uuid.New(), p.Dados.CorrelacaoID, t, payloadSemCandidatos{
+		DemandaID: p.DemandaID, UnidadeCivicaID: p.UC, TotalElegiveis: 0, Motivo: motivo, Timestamp: t,
+	})
+}
+
+type payloadSorteado struct {
+	ConselheiroID      uuid.UUID `json:"conselheiro_id"`
+	DemandaID          uuid.UUID `json:"demanda_id"`
+	UnidadeCivicaID    uuid.UUID `json:"unidade_civica_id"`
+	MetodoSorteio      string    `json:"metodo_sorteio"`
+	SeedPublico        string    `json:"seed_publico"`
+	ListaElegiveisHash string    `json:"lista_elegiveis_hash"`
+	PosicaoSorteada    int       `json:"posicao_sorteada"`
+	TotalElegiveis     int       `json:"total_elegiveis"`
+	Timestamp          string    `json:"timestamp"`
+}
+
+type payloadSemCandidatos struct {
+	DemandaID       uuid.UUID `json:"demanda_id"`
+	UnidadeCivicaID uuid.UUID `json:"unidade_civica_id"`
+	TotalElegiveis  int       `json:"total_elegiveis"`
+	Motivo          string    `json:"motivo"`
+	Timestamp       string    `json:"timestamp"`
+}
+
+// envelope is the published envelope: exactly seven fields (CONTRACT §3).
+type envelope struct {
+	EventID      uuid.UUID `json:"event_id"`
+	Tipo         string    `json:"tipo"`
+	Origem       string    `json:"origem"`
+	VersaoSchema string    `json:"versao_schema"`
+	CorrelacaoID string    `json:"correlacao_id"`
+	Timestamp    string    `json:"timestamp"`
+	Payload      any       `json:"payload"`
+}
+
+// publicar queues an event in the outbox of this transaction; the relay
+// publishes it with Nats-Msg-Id = event_id. Nothing that fails the schema
+// enters the outbox.
+func (u *uow) publicar(ctx context.Context, tipo evento.Tipo, eventID uuid.UUID, correlacao, timestamp string, payload any) error {
+	data, err := json.Marshal(envelope{
+		EventID: eventID, Tipo: string(tipo), Origem: "D-6a", VersaoSchema: "1.0.0",
+		CorrelacaoID: correlacao, Timestamp: timestamp, Payload: payload,
+	})
+	if err != nil {
+		return err
+	}
+	if err := schemas.Validar(string(tipo), data); err != nil {
+		return fmt.Errorf("evento de saída inválido: %w", err)
+	}
+	if err := u.tx.InserirOutbox(ctx, store.InserirOutboxParams{
+		EventID: eventID, Tipo: string(tipo), Subject: tipo.Subject(u.servico.o.SubjectPrefix),
+		CorrelacaoID: &correlacao, Envelope: data, Agora: u.agora,
+	}); err != nil {
+		return fmt.Errorf("outbox: %w", err)
+	}
+	u.outbox++
+	return nil
+}

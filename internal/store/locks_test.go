@@ -1,0 +1,256 @@
+package store_test
+
+// Row and advisory locks the generated queries take: the draw's advisory
+// lock, the relay's FOR UPDATE SKIP LOCKED and the state machine's FOR
+// UPDATE. Ordering is shown with channels and pg_locks, never with sleeps.
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/formigueiro/d6a/internal/store"
+)
+
+// waitFor polls cond until it holds or the deadline passes. Polling only
+// waits for a state to be reached; the assertions are on that state.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestAdvisoryLockSorteioSerializa(t *testing.T) {
+	t.Parallel()
+	ctx, s, q := open(t)
+	const chave int64 = 0x0000_1234_5678_9abc // classid 0x1234, objid 0x56789abc in pg_locks
+
+	// advisory reports how many sessions hold (granted) or wait for
+	// (!granted) the key; a bigint key shows as classid/objid with
+	// objsubid 1.
+	advisory := func(pid int32, granted bool) int {
+		t.Helper()
+		var n int
+		check(t, s.Pool.QueryRow(ctx, `SELECT count(*) FROM pg_locks
+			WHERE locktype = 'advisory' AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+			  AND classid::bigint = $1 AND objid::bigint = $2 AND objsubid = 1
+			  AND pid = $3 AND granted = $4`, chave>>32, chave&0xffffffff, pid, granted).Scan(&n))
+		return n
+	}
+	backendPID := func(tx store.Tx) (int32, error) {
+		var pid int32
+		err := tx.DB.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&pid)
+		return pid, err
+	}
+
+	// First transaction: takes the lock and holds it until released.
+	firstPID := make(chan int32, 1)
+	release := make(chan struct{})
+	first := make(chan error, 1)
+	go func() {
+		first <- s.InTx(ctx, func(tx store.Tx) error {
+			pid, err := backendPID(tx)
+			if err != nil {
+				return err
+			}
+			if err := tx.AdvisoryLockSorteio(ctx, chave); err != nil {
+				return err
+			}
+			firstPID <- pid
+			<-release
+			return nil
+		})
+	}()
+	var pid1 int32
+	select {
+	case pid1 = <-firstPID:
+	case err := <-first:
+		t.Fatalf("first transaction ended early: %v", err)
+	}
+	if n := advisory(pid1, true); n != 1 {
+		t.Fatalf("first transaction holds %d granted advisory locks on the key, want 1", n)
+	}
+
+	// Another key is independent: taken and released at once.
+	otherCtx, cancelOther := context.WithTimeout(ctx, 10*time.Second)
+	defer cancelOther()
+	check(t, s.InTx(otherCtx, func(tx store.Tx) error { return tx.AdvisoryLockSorteio(otherCtx, chave+1) }))
+
+	// Second transaction, same key: must wait.
+	secondCtx, cancelSecond := context.WithTimeout(ctx, 30*time.Second)
+	defer cancelSecond()
+	secondPID := make(chan int32, 1)
+	second := make(chan error, 1)
+	go func() {
+		second <- s.InTx(secondCtx, func(tx store.Tx) error {
+			pid, err := backendPID(tx)
+			if err != nil {
+				return err
+			}
+			secondPID <- pid
+			return tx.AdvisoryLockSorteio(secondCtx, chave)
+		})
+	}()
+	pid2 := <-secondPID
+	waitFor(t, "the second transaction to wait on the advisory lock", func() bool { return advisory(pid2, false) == 1 })
+	select {
+	case err := <-second:
+		t.Fatalf("second AdvisoryLockSorteio returned (%v) while the first transaction holds the lock", err)
+	default:
+	}
+	if n := advisory(pid1, true); n != 1 {
+		t.Fatalf("first transaction no longer holds the lock (%d)", n)
+	}
+
+	// Commit the first: only now does the second get the lock and return.
+	close(release)
+	check(t, <-first)
+	select {
+	case err := <-second:
+		if err != nil {
+			t.Fatalf("second transaction after the first committed: %v", err)
+		}
+	case <-secondCtx.Done():
+		t.Fatal("second AdvisoryLockSorteio still blocked after the first transaction committed")
+	}
+
+	// xact lock: nothing is left once both transactions ended.
+	var left int
+	check(t, q.DB.QueryRow(ctx, `SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'
+		AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`).Scan(&left))
+	if left != 0 {
+		t.Fatalf("%d advisory locks left after both transactions ended", left)
+	}
+}
+
+func TestAdvisoryLockSorteioTimeout(t *testing.T) {
+	t.Parallel()
+	ctx, s, _ := open(t)
+	const chave int64 = -42 // negative keys are valid bigint keys too
+
+	check(t, s.InTx(ctx, func(tx store.Tx) error {
+		if err := tx.AdvisoryLockSorteio(ctx, chave); err != nil {
+			return err
+		}
+		// While held, a waiter with a deadline gives up with an error
+		// instead of proceeding without the lock.
+		short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+		defer cancel()
+		err := s.InTx(short, func(tx2 store.Tx) error { return tx2.AdvisoryLockSorteio(short, chave) })
+		if err == nil {
+			t.Fatal("second AdvisoryLockSorteio acquired a lock held by another transaction")
+		}
+		return nil
+	}))
+	// Released at commit: acquired at once afterwards.
+	after, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	check(t, s.InTx(after, func(tx store.Tx) error { return tx.AdvisoryLockSorteio(after, chave) }))
+}
+
+func TestBuscarOutboxPendentesSkipLocked(t *testing.T) {
+	t.Parallel()
+	ctx, s, q := open(t)
+	var ev []uuid.UUID
+	for i := range 5 {
+		p := outboxParams("atribuicao.criada", nil, at(time.Duration(i)*time.Minute))
+		check(t, q.InserirOutbox(ctx, p))
+		ev = append(ev, p.EventID)
+	}
+	eventIDs := func(rows []store.OutboxPendente) []uuid.UUID {
+		out := []uuid.UUID{}
+		for _, r := range rows {
+			out = append(out, r.EventID)
+		}
+		return out
+	}
+
+	check(t, s.InTx(ctx, func(tx1 store.Tx) error {
+		rows, err := tx1.BuscarOutboxPendentes(ctx, 2)
+		if err != nil {
+			return err
+		}
+		equalIDs(t, "first relay", eventIDs(rows), ev[:2])
+
+		// A second, concurrent relay transaction skips the locked rows
+		// instead of waiting for them (a bounded context would fail a
+		// blocking query).
+		bounded, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		check(t, s.InTx(bounded, func(tx2 store.Tx) error {
+			rows, err := tx2.BuscarOutboxPendentes(bounded, 10)
+			if err != nil {
+				return err
+			}
+			equalIDs(t, "second relay", eventIDs(rows), ev[2:])
+			rows, err = tx2.BuscarOutboxPendentes(bounded, 1)
+			if err != nil {
+				return err
+			}
+			equalIDs(t, "second relay, limit 1", eventIDs(rows), ev[2:3])
+			// It publishes what it took.
+			for _, r := range rows {
+				if err := tx2.MarcarOutboxPublicado(bounded, store.MarcarOutboxPublicadoParams{Agora: ptr(at(time.Hour)), Sequence: ptr(int64(7)), ID: r.ID}); err != nil {
+					return err
+				}
+			}
+			return nil
+		}))
+
+		// The first still sees its own rows and, the second's lock gone,
+		// the rest minus what the second published.
+		rows, err = tx1.BuscarOutboxPendentes(ctx, 10)
+		if err != nil {
+			return err
+		}
+		equalIDs(t, "first relay again", eventIDs(rows), []uuid.UUID{ev[0], ev[1], ev[3], ev[4]})
+		return nil
+	}))
+	if n := val(q.ContarOutboxPendentes(ctx)).must(t); n != 4 {
+		t.Fatalf("ContarOutboxPendentes = %d, want 4", n)
+	}
+}
+
+func TestBuscarConselheiroPorIdParaAtualizarTravaALinha(t *testing.T) {
+	t.Parallel()
+	ctx, s, q := open(t)
+	id := novoConselheiro(t, q, uuid.New(), "disponivel")
+	outro := novoConselheiro(t, q, uuid.New(), "disponivel")
+
+	check(t, s.InTx(ctx, func(tx1 store.Tx) error {
+		if _, err := tx1.BuscarConselheiroPorIdParaAtualizar(ctx, id); err != nil {
+			return err
+		}
+		// The row is locked: another transaction's NOWAIT lock fails with
+		// lock_not_available; the other counsellor's row is free.
+		err := s.InTx(ctx, func(tx2 store.Tx) error {
+			if _, err := tx2.DB.Exec(ctx, `SELECT 1 FROM d6a.conselheiros WHERE id = $1 FOR UPDATE NOWAIT`, outro); err != nil {
+				t.Errorf("other row: %v", err)
+				return err
+			}
+			_, err := tx2.DB.Exec(ctx, `SELECT 1 FROM d6a.conselheiros WHERE id = $1 FOR UPDATE NOWAIT`, id)
+			return err
+		})
+		if code := pgCode(err); code != "55P03" {
+			t.Fatalf("locking the row from a second transaction: %v (SQLSTATE %q), want 55P03", err, code)
+		}
+		// A plain read is not blocked.
+		got, err := q.BuscarConselheiroPorId(ctx, id)
+		if err != nil || got.Status != "disponivel" {
+			t.Fatalf("plain read while locked: %+v, %v", got, err)
+		}
+		return nil
+	}))
+	// After commit the lock is gone.
+	check(t, s.InTx(ctx, func(tx store.Tx) error {
+		_, err := tx.DB.Exec(ctx, `SELECT 1 FROM d6a.conselheiros WHERE id = $1 FOR UPDATE NOWAIT`, id)
+		return err
+	}))
+}

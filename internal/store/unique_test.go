@@ -1,0 +1,220 @@
+package store_test
+
+// The unique violations the handlers rely on (duplicate events and the
+// "1 conselheiro = 1 demanda ativa" invariant): each must surface through
+// store.UniqueViolation with the constraint or index name the handlers map.
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/formigueiro/d6a/internal/store"
+)
+
+// violates asserts err is a unique violation of constraint.
+func violates(t *testing.T, what string, err error, constraint string) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("%s: accepted, want a unique violation of %s", what, constraint)
+	}
+	got, ok := store.UniqueViolation(err)
+	if !ok {
+		t.Fatalf("%s: %v is not a unique violation (want %s)", what, err, constraint)
+	}
+	if got != constraint {
+		t.Fatalf("%s: violated %q, want %q", what, got, constraint)
+	}
+}
+
+func count(t *testing.T, q store.Tx, sql string, args ...any) int64 {
+	t.Helper()
+	var n int64
+	check(t, q.DB.QueryRow(t.Context(), sql, args...).Scan(&n))
+	return n
+}
+
+func TestUniqueViolationNaoConfundeOutrosErros(t *testing.T) {
+	t.Parallel()
+	if c, ok := store.UniqueViolation(nil); ok || c != "" {
+		t.Fatalf("UniqueViolation(nil) = %q, %v", c, ok)
+	}
+	ctx, _, q := open(t)
+	// A NOT NULL violation (23502) is not a unique violation.
+	p := conselheiroParams(uuid.New(), "disponivel")
+	_, err := q.MarcarConselheiroOcupado(ctx, store.MarcarConselheiroOcupadoParams{Agora: nil, EventID: uuid.New(), ID: p.CidadaoID})
+	check(t, err) // no row: nothing to violate
+	check(t, q.InserirConselheiro(ctx, p))
+	_, err = q.MarcarConselheiroOcupado(ctx, store.MarcarConselheiroOcupadoParams{Agora: nil, EventID: uuid.New(), ID: p.CidadaoID})
+	if code := pgCode(err); code != "23502" {
+		t.Fatalf("MarcarConselheiroOcupado with nil agora: %v (SQLSTATE %q), want 23502 (atualizado_em NOT NULL)", err, code)
+	}
+	if c, ok := store.UniqueViolation(err); ok {
+		t.Fatalf("UniqueViolation(23502) = %q, true", c)
+	}
+}
+
+func TestUniqueCadastroDuplicado(t *testing.T) {
+	t.Parallel()
+	ctx, _, q := open(t)
+	p := conselheiroParams(uuid.New(), "disponivel")
+	check(t, q.InserirConselheiro(ctx, p))
+
+	// The same registration again (a redelivered or re-emitted event).
+	dup := p
+	dup.EventID, dup.Agora = uuid.New(), at(time.Hour)
+	violates(t, "same (cidadao, UC, nivel)", q.InserirConselheiro(ctx, dup),
+		"conselheiros_cidadao_id_unidade_civica_id_nivel_atuacao_key")
+
+	// Unified identity (id = cidadao_id): the same citizen in another UC or
+	// at another level collides on the primary key, never reaching the
+	// (cidadao, UC, nivel) constraint.
+	outraUC := p
+	outraUC.UnidadeCivicaID, outraUC.EventID = uuid.New(), uuid.New()
+	violates(t, "same cidadao, other UC", q.InserirConselheiro(ctx, outraUC), "conselheiros_pkey")
+	outroNivel := p
+	outroNivel.NivelAtuacao, outroNivel.EventID = 2, uuid.New()
+	violates(t, "same cidadao, other nivel", q.InserirConselheiro(ctx, outroNivel), "conselheiros_pkey")
+
+	if n := count(t, q, `SELECT count(*) FROM d6a.conselheiros WHERE cidadao_id = $1`, p.CidadaoID); n != 1 {
+		t.Fatalf("%d rows for the citizen, want 1", n)
+	}
+	got := val(q.BuscarConselheiroPorId(ctx, p.CidadaoID)).must(t)
+	if got.EventIDCadastro != p.EventID || got.UnidadeCivicaID != p.UnidadeCivicaID {
+		t.Fatalf("the refused registrations changed the row: %+v", got)
+	}
+}
+
+func TestUniqueEventIdSorteio(t *testing.T) {
+	t.Parallel()
+	ctx, _, q := open(t)
+	uc := uuid.New()
+	p := atribuicaoParams(uuid.New(), uuid.New(), uc, at(0))
+	first := val(q.InserirAtribuicao(ctx, p)).must(t)
+
+	dup := atribuicaoParams(uuid.New(), uuid.New(), uc, at(time.Hour))
+	dup.EventIDSorteio = p.EventIDSorteio
+	_, err := q.InserirAtribuicao(ctx, dup)
+	violates(t, "duplicate event_id_sorteio", err, "atribuicoes_event_id_sorteio_key")
+
+	if got := val(q.BuscarAtribuicaoPorEventIdSorteio(ctx, p.EventIDSorteio)).must(t); got.ID != first || got.DemandaID != p.DemandaID {
+		t.Fatalf("event id now points at %+v", got)
+	}
+	if n := count(t, q, `SELECT count(*) FROM d6a.atribuicoes`); n != 1 {
+		t.Fatalf("%d assignments, want 1", n)
+	}
+}
+
+func TestUniqueFilaPendenteDemanda(t *testing.T) {
+	t.Parallel()
+	ctx, _, q := open(t)
+	p := pendenteParams(uuid.New(), at(0))
+	check(t, q.InserirFilaPendente(ctx, p))
+
+	dup := pendenteParams(uuid.New(), at(time.Hour))
+	dup.DemandaID = p.DemandaID
+	violates(t, "duplicate pending demand", q.InserirFilaPendente(ctx, dup), "fila_pendentes_demanda_id_key")
+
+	if n := val(q.ContarPendentes(ctx)).must(t); n != 1 {
+		t.Fatalf("ContarPendentes = %d, want 1", n)
+	}
+	if got := val(q.BuscarFilaPendentePorDemandaId(ctx, p.DemandaID)).must(t); got.EventIDOrigem != p.EventIDOrigem || got.TentativasSorteio != 1 {
+		t.Fatalf("pending row changed: %+v", got)
+	}
+}
+
+func TestUniqueRecusaEvento(t *testing.T) {
+	t.Parallel()
+	ctx, _, q := open(t)
+	c := uuid.New()
+	p := store.InserirRecusaParams{ConselheiroID: c, RecusasConsecutivas: 1, Agora: at(0), DemandaIDRecusada: uuid.New(), EventoIDRecusa: uuid.New()}
+	check(t, q.InserirRecusa(ctx, p))
+
+	dup := p
+	dup.Agora, dup.DemandaIDRecusada, dup.RecusasConsecutivas = at(time.Hour), uuid.New(), 2
+	violates(t, "duplicate refusal event", q.InserirRecusa(ctx, dup), "contador_recusas_evento_id_recusa_key")
+
+	if n := val(q.ContarRecusasDesdeData(ctx, store.ContarRecusasDesdeDataParams{ConselheiroID: c})).must(t); n != 1 {
+		t.Fatalf("ContarRecusasDesdeData = %d, want 1 (the duplicate must not count)", n)
+	}
+}
+
+func TestUniqueOutboxEAuditoria(t *testing.T) {
+	t.Parallel()
+	ctx, _, q := open(t)
+	o := outboxParams("atribuicao.criada", nil, at(0))
+	check(t, q.InserirOutbox(ctx, o))
+	dup := outboxParams("sorteio.sem_candidatos", ptr("x"), at(time.Hour))
+	dup.EventID = o.EventID
+	violates(t, "duplicate outbox event_id", q.InserirOutbox(ctx, dup), "outbox_event_id_key")
+	if n := val(q.ContarOutboxPendentes(ctx)).must(t); n != 1 {
+		t.Fatalf("ContarOutboxPendentes = %d, want 1", n)
+	}
+
+	a := auditoriaParams(base)
+	check(t, q.InserirAuditoria(ctx, a))
+	b := auditoriaParams(base.Add(time.Hour))
+	b.EventIDSorteio = a.EventIDSorteio
+	violates(t, "duplicate audit", q.InserirAuditoria(ctx, b), "auditoria_sorteios_pkey")
+}
+
+func TestUniqueUmaAtivaPorConselheiroEPorDemanda(t *testing.T) {
+	t.Parallel()
+	ctx, _, q := open(t)
+	uc := uuid.New()
+	c1, c2, c3 := uuid.New(), uuid.New(), uuid.New()
+	d1, d2, d3 := uuid.New(), uuid.New(), uuid.New()
+
+	inserir := func(c, d uuid.UUID, quando time.Duration) (uuid.UUID, error) {
+		return q.InserirAtribuicao(ctx, atribuicaoParams(c, d, uc, at(quando)))
+	}
+
+	aceitar := func(c, d uuid.UUID, quando time.Duration) uuid.UUID {
+		t.Helper()
+		id, err := inserir(c, d, quando)
+		check(t, err)
+		return id
+	}
+
+	a1 := aceitar(c1, d1, 0)
+
+	// One active assignment per counsellor, and per demand.
+	_, err := inserir(c1, d2, time.Minute)
+	violates(t, "second active assignment of a counsellor", err, "atribuicoes_uma_ativa_por_conselheiro_key")
+	_, err = inserir(c2, d1, time.Minute)
+	violates(t, "second active assignment of a demand", err, "atribuicoes_uma_ativa_por_demanda_key")
+	if n := count(t, q, `SELECT count(*) FROM d6a.atribuicoes`); n != 1 {
+		t.Fatalf("%d assignments after the refused inserts, want 1", n)
+	}
+
+	// After 'recusada' the demand is re-drawn to another counsellor and the
+	// counsellor takes another demand.
+	encerrar(t, q, a1, "recusada")
+	a2 := aceitar(c2, d1, time.Hour)
+	a3 := aceitar(c1, d2, time.Hour)
+
+	// Still one active each: the new rows are guarded in turn.
+	_, err = inserir(c3, d1, 2*time.Hour)
+	violates(t, "demand active again", err, "atribuicoes_uma_ativa_por_demanda_key")
+	_, err = inserir(c1, d3, 2*time.Hour)
+	violates(t, "counsellor active again", err, "atribuicoes_uma_ativa_por_conselheiro_key")
+
+	// After 'concluida' the same holds.
+	encerrar(t, q, a3, "concluida")
+	a4 := aceitar(c1, d3, 3*time.Hour)
+	encerrar(t, q, a2, "concluida")
+	a5 := aceitar(c3, d1, 3*time.Hour)
+
+	ativas := val(q.BuscarAtribuicoesAtivas(ctx)).must(t)
+	equalIDs(t, "active assignments", ids(ativas, atribuicaoID), sorted(a4, a5))
+	if n := count(t, q, `SELECT count(*) FROM d6a.atribuicoes WHERE conselheiro_id = $1`, c1); n != 3 {
+		t.Fatalf("c1 has %d assignments, want 3 (recusada, concluida, ativa)", n)
+	}
+	if n := count(t, q, `SELECT count(*) FROM d6a.atribuicoes WHERE demanda_id = $1`, d1); n != 3 {
+		t.Fatalf("d1 has %d assignments, want 3 (recusada, concluida, ativa)", n)
+	}
+	if got := val(q.BuscarAtribuicaoAtivaPorDemanda(ctx, d1)).must(t); got.ID != a5 || got.ConselheiroID != c3 {
+		t.Fatalf("active assignment of d1 = %+v, want %v", got, a5)
+	}
+}
