@@ -1,0 +1,146 @@
+// Package outbox relays the events that units of work queued in
+// d6a.outbox to the bus, in order, with Nats-Msg-Id = event_id, so an event
+// decided in a committed transaction always reaches the bus exactly once
+// under its own id (spec 3.13 and 4.10 "state persisted but event lost" no
+// longer happens).
+package outbox
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/formigueiro/d6a/internal/store"
+)
+
+// Publisher publishes one message and returns its stream sequence; the bus
+// provides it.
+type Publisher interface {
+	Publish(ctx context.Context, subject, eventID string, data []byte) (uint64, error)
+}
+
+// Relay moves outbox rows to the bus.
+type Relay struct {
+	st       *store.Store
+	pub      Publisher
+	poll     time.Duration
+	lote     int32
+	wake     chan struct{}
+	log      *slog.Logger
+	now      func() time.Time
+	OnPublicados func(n int) // metrics hook, optional
+}
+
+// New builds a relay that polls every poll interval and whenever Wake is
+// called.
+func New(st *store.Store, pub Publisher, poll time.Duration, now func() time.Time) *Relay {
+	if poll <= 0 {
+		poll = time.Second
+	}
+	if now == nil {
+		now = time.Now
+	}
+	return &Relay{st: st, pub: pub, poll: poll, lote: 256, wake: make(chan struct{}, 1), log: slog.Default(), now: now}
+}
+
+// Wake asks for a pass soon; it never blocks.
+func (r *Relay) Wake() {
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Run publishes until ctx ends. Failures (bus or database down) are retried
+// with backoff up to 5 s; nothing is skipped.
+func (r *Relay) Run(ctx context.Context) {
+	backoff := 50 * time.Millisecond
+	for {
+		n, err := r.Pass(ctx)
+		switch {
+		case err != nil && ctx.Err() == nil:
+			r.log.Warn("outbox: publicação falhou, nova tentativa", "erro", err, "espera", backoff.String())
+			if !sleep(ctx, backoff) {
+				return
+			}
+			backoff = min(backoff*2, 5*time.Second)
+			continue
+		case n > 0:
+			backoff = 50 * time.Millisecond
+			continue // more may be waiting
+		}
+		backoff = 50 * time.Millisecond
+		select {
+		case <-ctx.Done():
+			return
+		case <-r.wake:
+		case <-time.After(r.poll):
+		}
+	}
+}
+
+// Pass publishes one batch, oldest first, and returns how many were
+// published. Rows are locked (SKIP LOCKED) so a second instance's relay
+// takes others; a row is marked only after the bus acknowledged it, and a
+// crash in between republishes it under the same Nats-Msg-Id, which the
+// stream deduplicates.
+func (r *Relay) Pass(ctx context.Context) (int, error) {
+	n := 0
+	err := r.st.InTx(ctx, func(tx store.Tx) error {
+		rows, err := tx.BuscarOutboxPendentes(ctx, r.lote)
+		if err != nil {
+			return err
+		}
+		for _, row := range rows {
+			seq, err := r.pub.Publish(ctx, row.Subject, row.EventID.String(), row.Envelope)
+			if err != nil {
+				if n > 0 {
+					return nil // commit what was published; retry the rest
+				}
+				return err
+			}
+			s := int64(seq)
+			if err := tx.MarcarOutboxPublicado(ctx, store.MarcarOutboxPublicadoParams{ID: row.ID, Sequence: &s, Agora: ptr(r.now().UTC())}); err != nil {
+				return err
+			}
+			n++
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	if n > 0 && r.OnPublicados != nil {
+		r.OnPublicados(n)
+	}
+	return n, nil
+}
+
+// Flush publishes until the outbox is empty or ctx ends (shutdown).
+func (r *Relay) Flush(ctx context.Context) error {
+	for {
+		n, err := r.Pass(ctx)
+		if err != nil {
+			if !sleep(ctx, 100*time.Millisecond) {
+				return err
+			}
+			continue
+		}
+		if n == 0 {
+			return nil
+		}
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
