@@ -21,13 +21,13 @@ type Publisher interface {
 
 // Relay moves outbox rows to the bus.
 type Relay struct {
-	st       *store.Store
-	pub      Publisher
-	poll     time.Duration
-	lote     int32
-	wake     chan struct{}
-	log      *slog.Logger
-	now      func() time.Time
+	st           *store.Store
+	pub          Publisher
+	poll         time.Duration
+	lote         int32
+	wake         chan struct{}
+	log          *slog.Logger
+	now          func() time.Time
 	OnPublicados func(n int) // metrics hook, optional
 }
 
