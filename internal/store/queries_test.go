@@ -13,11 +13,11 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/formigueiro/d6a/internal/pgtest"
@@ -34,9 +34,16 @@ func at(d time.Duration) time.Time { return base.Add(d).Truncate(10 * time.Milli
 
 func ptr[T any](v T) *T { return &v }
 
+var serverOnce sync.Once
+
 // open gives the test its own migrated database.
 func open(t *testing.T) (context.Context, *store.Store, store.Tx) {
 	t.Helper()
+	// pgtest.URL reads its template name before starting the server, so the
+	// first database of a test binary comes out empty (no d6a schema) when
+	// no earlier test started the server, e.g. `go test -run TestX`. Start
+	// it once through EmptyURL first.
+	serverOnce.Do(func() { pgtest.EmptyURL(t) })
 	s := pgtest.New(t)
 	return t.Context(), s, s.Read()
 }
@@ -643,18 +650,12 @@ func TestBuscarUltimaAceitacao(t *testing.T) {
 	ctx, _, q := open(t)
 	uc, c, outro := uuid.New(), uuid.New(), uuid.New()
 
-	// sqlc generated time.Time (not *time.Time) for max(...)::timestamptz,
-	// so "never accepted" (SQL NULL) surfaces as a scan error rather than
-	// a nil date; see the report. It is not pgx.ErrNoRows either.
+	// "Never accepted" is no row (pgx.ErrNoRows), which the refusal
+	// handler turns into desde = nil through store.Found.
 	semAceitacao := func(what string) {
 		t.Helper()
 		_, err := q.BuscarUltimaAceitacao(ctx, c)
-		if err == nil {
-			t.Fatalf("%s: want the NULL-scan error of the generated time.Time result", what)
-		}
-		if errors.Is(err, pgx.ErrNoRows) || !strings.Contains(err.Error(), "NULL") {
-			t.Fatalf("%s: got %v, want a NULL-scan error", what, err)
-		}
+		absent(t, "BuscarUltimaAceitacao: "+what, err)
 	}
 	semAceitacao("no assignment at all")
 
@@ -900,6 +901,43 @@ func TestOffsets(t *testing.T) {
 		{"conselheiro.cadastrado", 7, at(0)},
 		{"demanda.criada", 20, at(2 * time.Hour)},
 	})
+}
+
+func TestEventosProcessados(t *testing.T) {
+	t.Parallel()
+	ctx, _, q := open(t)
+	ev, outro := uuid.New(), uuid.New()
+
+	if val(q.EventoJaProcessado(ctx, ev)).must(t) {
+		t.Fatal("EventoJaProcessado before registering = true")
+	}
+	n, err := q.RegistrarEventoProcessado(ctx, store.RegistrarEventoProcessadoParams{EventID: ev, TipoEvento: "demanda.criada", Sequence: 11, Agora: at(0)})
+	affected(t, "RegistrarEventoProcessado", n, err, 1)
+	// A replay registers nothing and keeps the first record.
+	n, err = q.RegistrarEventoProcessado(ctx, store.RegistrarEventoProcessadoParams{EventID: ev, TipoEvento: "outro.tipo", Sequence: 99, Agora: at(time.Hour)})
+	affected(t, "RegistrarEventoProcessado (replay)", n, err, 0)
+	n, err = q.RegistrarEventoProcessado(ctx, store.RegistrarEventoProcessadoParams{EventID: outro, TipoEvento: "atribuicao.recusada", Sequence: 12, Agora: at(time.Minute)})
+	affected(t, "RegistrarEventoProcessado (other event)", n, err, 1)
+
+	if !val(q.EventoJaProcessado(ctx, ev)).must(t) || !val(q.EventoJaProcessado(ctx, outro)).must(t) {
+		t.Fatal("EventoJaProcessado after registering = false")
+	}
+	if val(q.EventoJaProcessado(ctx, uuid.New())).must(t) {
+		t.Fatal("EventoJaProcessado(unknown) = true")
+	}
+
+	var tipo string
+	var seq int64
+	var em time.Time
+	check(t, q.DB.QueryRow(ctx, `SELECT tipo_evento, sequence, processado_em FROM d6a.eventos_processados WHERE event_id = $1`, ev).Scan(&tipo, &seq, &em))
+	if tipo != "demanda.criada" || seq != 11 || !em.Equal(at(0)) {
+		t.Fatalf("record after replay = (%s, %d, %v), want the first (demanda.criada, 11, %v)", tipo, seq, em, at(0))
+	}
+	var total int
+	check(t, q.DB.QueryRow(ctx, `SELECT count(*) FROM d6a.eventos_processados`).Scan(&total))
+	if total != 2 {
+		t.Fatalf("%d processed events recorded, want 2", total)
+	}
 }
 
 // -------------------------------------------------------------- auditoria

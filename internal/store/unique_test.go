@@ -61,21 +61,29 @@ func TestUniqueCadastroDuplicado(t *testing.T) {
 	p := conselheiroParams(uuid.New(), "disponivel")
 	check(t, q.InserirConselheiro(ctx, p))
 
-	// The same registration again (a redelivered or re-emitted event).
+	// Unified identity (id = cidadao_id): ANY second registration of the
+	// citizen collides on the primary key, which PostgreSQL checks before
+	// the (cidadao, UC, nivel) constraint, so even an exact duplicate (a
+	// redelivered event) reports conselheiros_pkey, never
+	// conselheiros_cidadao_id_unidade_civica_id_nivel_atuacao_key.
 	dup := p
 	dup.EventID, dup.Agora = uuid.New(), at(time.Hour)
-	violates(t, "same (cidadao, UC, nivel)", q.InserirConselheiro(ctx, dup),
-		"conselheiros_cidadao_id_unidade_civica_id_nivel_atuacao_key")
-
-	// Unified identity (id = cidadao_id): the same citizen in another UC or
-	// at another level collides on the primary key, never reaching the
-	// (cidadao, UC, nivel) constraint.
+	violates(t, "same (cidadao, UC, nivel)", q.InserirConselheiro(ctx, dup), "conselheiros_pkey")
 	outraUC := p
 	outraUC.UnidadeCivicaID, outraUC.EventID = uuid.New(), uuid.New()
 	violates(t, "same cidadao, other UC", q.InserirConselheiro(ctx, outraUC), "conselheiros_pkey")
 	outroNivel := p
 	outroNivel.NivelAtuacao, outroNivel.EventID = 2, uuid.New()
 	violates(t, "same cidadao, other nivel", q.InserirConselheiro(ctx, outroNivel), "conselheiros_pkey")
+
+	// The (cidadao, UC, nivel) constraint exists under the spec's name; only
+	// a row whose id differs from cidadao_id (which InserirConselheiro
+	// cannot write) reaches it.
+	_, err := q.DB.Exec(ctx, `INSERT INTO d6a.conselheiros
+		(id, cidadao_id, unidade_civica_id, nivel_atuacao, event_id_cadastro, event_id_ultima_alteracao)
+		VALUES (gen_random_uuid(), $1, $2, $3, gen_random_uuid(), gen_random_uuid())`,
+		p.CidadaoID, p.UnidadeCivicaID, p.NivelAtuacao)
+	violates(t, "raw insert with id != cidadao_id", err, "conselheiros_cidadao_id_unidade_civica_id_nivel_atuacao_key")
 
 	if n := count(t, q, `SELECT count(*) FROM d6a.conselheiros WHERE cidadao_id = $1`, p.CidadaoID); n != 1 {
 		t.Fatalf("%d rows for the citizen, want 1", n)
