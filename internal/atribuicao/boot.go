@@ -107,7 +107,7 @@ func (s *Servico) processarFilaPendentes(ctx context.Context) error {
 // reativarSuspensosVencidos is the last boot step of spec 4.8.
 func (s *Servico) reativarSuspensosVencidos(ctx context.Context) error {
 	return s.executar(ctx, func(ctx context.Context, u *uow) error {
-		vencidos, err := u.tx.BuscarSuspensosComPrazoVencido(ctx, &u.agora)
+		vencidos, err := u.tx.BuscarSuspensosComPrazoVencido(ctx, u.agora)
 		if err != nil {
 			return err
 		}

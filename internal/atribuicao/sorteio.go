@@ -126,7 +126,7 @@ func (u *uow) executarSorteio(ctx context.Context, p Pedido) (Resultado, error) 
 		return Resultado{}, fmt.Errorf("inserir atribuição: %w", err)
 	}
 	if _, err := u.tx.MarcarConselheiroOcupado(ctx, store.MarcarConselheiroOcupadoParams{
-		ID: selecionado, EventID: eventID, Agora: &dataSorteio,
+		ID: selecionado, EventID: eventID, Agora: dataSorteio,
 	}); err != nil {
 		return Resultado{}, fmt.Errorf("ocupar conselheiro: %w", err)
 	}

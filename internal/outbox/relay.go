@@ -100,7 +100,7 @@ func (r *Relay) Pass(ctx context.Context) (int, error) {
 				return err
 			}
 			s := int64(seq)
-			if err := tx.MarcarOutboxPublicado(ctx, store.MarcarOutboxPublicadoParams{ID: row.ID, Sequence: &s, Agora: ptr(r.now().UTC())}); err != nil {
+			if err := tx.MarcarOutboxPublicado(ctx, store.MarcarOutboxPublicadoParams{ID: row.ID, Sequence: &s, Agora: r.now().UTC()}); err != nil {
 				return err
 			}
 			n++
@@ -143,4 +143,3 @@ func sleep(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-func ptr[T any](v T) *T { return &v }

@@ -161,9 +161,13 @@ func ensure(t testing.TB) {
 	}
 }
 
-func newDatabase(t testing.TB, from string) string {
+func newDatabase(t testing.TB, migrated bool) string {
 	t.Helper()
 	ensure(t)
+	from := ""
+	if migrated {
+		from = template
+	}
 	name := fmt.Sprintf("d6a_t%d_%d_%s", os.Getpid(), counter.Add(1), sanitize(t.Name()))
 	sql := "CREATE DATABASE " + pgx.Identifier{name}.Sanitize()
 	if from != "" {
@@ -183,10 +187,10 @@ func newDatabase(t testing.TB, from string) string {
 
 // URL returns the URL of a fresh, migrated database with the core.uc_polygons
 // stand-in, dropped when the test ends.
-func URL(t testing.TB) string { return newDatabase(t, template) }
+func URL(t testing.TB) string { return newDatabase(t, true) }
 
 // EmptyURL returns the URL of a fresh database with nothing in it.
-func EmptyURL(t testing.TB) string { return newDatabase(t, "") }
+func EmptyURL(t testing.TB) string { return newDatabase(t, false) }
 
 // New returns a Store on a fresh, migrated database.
 func New(t testing.TB) *store.Store {

@@ -197,7 +197,7 @@ func TestBuscarOutboxPendentesSkipLocked(t *testing.T) {
 			equalIDs(t, "second relay, limit 1", eventIDs(rows), ev[2:3])
 			// It publishes what it took.
 			for _, r := range rows {
-				if err := tx2.MarcarOutboxPublicado(bounded, store.MarcarOutboxPublicadoParams{Agora: ptr(at(time.Hour)), Sequence: ptr(int64(7)), ID: r.ID}); err != nil {
+				if err := tx2.MarcarOutboxPublicado(bounded, store.MarcarOutboxPublicadoParams{Agora: at(time.Hour), Sequence: ptr(int64(7)), ID: r.ID}); err != nil {
 					return err
 				}
 			}

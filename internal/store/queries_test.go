@@ -466,7 +466,7 @@ func TestBuscarSuspensosComPrazoVencido(t *testing.T) {
 	affected(t, "AtualizarStatusConselheiro", n, err, 1)
 	novoConselheiro(t, q, uc, "disponivel")
 
-	got := val(q.BuscarSuspensosComPrazoVencido(ctx, &agora)).must(t)
+	got := val(q.BuscarSuspensosComPrazoVencido(ctx, agora)).must(t)
 	equalIDs(t, "BuscarSuspensosComPrazoVencido", ids(got, conselheiroID), sorted(vencido, muitoVencido))
 	for _, c := range got {
 		if c.Status != "suspenso" || c.DataSuspensaoAte == nil || !c.DataSuspensaoAte.Before(agora) {
@@ -476,11 +476,10 @@ func TestBuscarSuspensosComPrazoVencido(t *testing.T) {
 
 	// Later on every dated suspension is past.
 	depois := at(3 * time.Hour)
-	equalIDs(t, "later", ids(val(q.BuscarSuspensosComPrazoVencido(ctx, &depois)).must(t), conselheiroID), sorted(vencido, muitoVencido, venceAgora, futuro))
+	equalIDs(t, "later", ids(val(q.BuscarSuspensosComPrazoVencido(ctx, depois)).must(t), conselheiroID), sorted(vencido, muitoVencido, venceAgora, futuro))
 
 	// The generated parameter is *time.Time (the column is nullable): nil
 	// matches nothing rather than everything.
-	equalIDs(t, "nil agora", ids(val(q.BuscarSuspensosComPrazoVencido(ctx, nil)).must(t), conselheiroID), []uuid.UUID{})
 }
 
 func TestAtualizacoesDeConselheiro(t *testing.T) {
@@ -501,7 +500,7 @@ func TestAtualizacoesDeConselheiro(t *testing.T) {
 
 	// MarcarConselheiroOcupado sets data_ultima_atribuicao.
 	ev := uuid.New()
-	n, err := q.MarcarConselheiroOcupado(ctx, store.MarcarConselheiroOcupadoParams{Agora: ptr(at(time.Hour)), EventID: ev, ID: id})
+	n, err := q.MarcarConselheiroOcupado(ctx, store.MarcarConselheiroOcupadoParams{Agora: at(time.Hour), EventID: ev, ID: id})
 	affected(t, "MarcarConselheiroOcupado", n, err, 1)
 	want.Status, want.DataUltimaAtribuicao, want.EventIDUltimaAlteracao, want.AtualizadoEm = "ocupado", ptr(at(time.Hour)), ev, at(time.Hour)
 	reler("after MarcarConselheiroOcupado")
@@ -532,7 +531,7 @@ func TestAtualizacoesDeConselheiro(t *testing.T) {
 	// Unknown ids affect nothing.
 	n, err = q.AtualizarStatusConselheiro(ctx, store.AtualizarStatusConselheiroParams{Status: "disponivel", EventID: uuid.New(), Agora: at(0), ID: uuid.New()})
 	affected(t, "AtualizarStatusConselheiro(unknown)", n, err, 0)
-	n, err = q.MarcarConselheiroOcupado(ctx, store.MarcarConselheiroOcupadoParams{Agora: ptr(at(0)), EventID: uuid.New(), ID: uuid.New()})
+	n, err = q.MarcarConselheiroOcupado(ctx, store.MarcarConselheiroOcupadoParams{Agora: at(0), EventID: uuid.New(), ID: uuid.New()})
 	affected(t, "MarcarConselheiroOcupado(unknown)", n, err, 0)
 	n, err = q.SuspenderConselheiro(ctx, store.SuspenderConselheiroParams{Ate: ptr(at(0)), EventID: uuid.New(), Agora: at(0), ID: uuid.New()})
 	affected(t, "SuspenderConselheiro(unknown)", n, err, 0)
@@ -1113,7 +1112,7 @@ func TestOutbox(t *testing.T) {
 			t.Fatalf("BuscarOutboxPendentes(1) = %+v", rows)
 		}
 		sameJSON(t, "BuscarOutboxPendentes", rows[0].Envelope, e1.Envelope)
-		return tx.MarcarOutboxPublicado(ctx, store.MarcarOutboxPublicadoParams{Agora: ptr(at(3 * time.Hour)), Sequence: ptr(int64(101)), ID: rows[0].ID})
+		return tx.MarcarOutboxPublicado(ctx, store.MarcarOutboxPublicadoParams{Agora: at(3 * time.Hour), Sequence: ptr(int64(101)), ID: rows[0].ID})
 	}))
 	if r := row(e1); r.PublicadoEm == nil || !r.PublicadoEm.Equal(at(3*time.Hour)) || r.Sequence == nil || *r.Sequence != 101 {
 		t.Fatalf("after MarcarOutboxPublicado: publicado_em %v sequence %v", r.PublicadoEm, r.Sequence)
@@ -1128,7 +1127,7 @@ func TestOutbox(t *testing.T) {
 
 	// Published rows stay queryable (ExisteOutbox guards by type+correlation
 	// whether published or not).
-	check(t, q.MarcarOutboxPublicado(ctx, store.MarcarOutboxPublicadoParams{Agora: ptr(at(4 * time.Hour)), Sequence: ptr(int64(102)), ID: row(e2).ID}))
+	check(t, q.MarcarOutboxPublicado(ctx, store.MarcarOutboxPublicadoParams{Agora: at(4 * time.Hour), Sequence: ptr(int64(102)), ID: row(e2).ID}))
 	if !val(q.ExisteOutboxPorTipoCorrelacao(ctx, store.ExisteOutboxParams{Tipo: "sorteio.sem_candidatos", CorrelacaoID: ptr("corr-1")})).must(t) {
 		t.Fatal("ExisteOutboxPorTipoCorrelacao must still see a published row")
 	}

@@ -5,7 +5,7 @@ INSERT INTO d6a.conselheiros (
     data_cadastro, event_id_cadastro, event_id_ultima_alteracao, atualizado_em
 ) VALUES (
     @cidadao_id, @cidadao_id, @unidade_civica_id, @nivel_atuacao, @status, @capacitacao_concluida,
-    @agora, @event_id, @event_id, @agora
+    @agora::timestamptz, @event_id, @event_id, @agora::timestamptz
 );
 
 -- name: BuscarConselheiroPorEventIdCadastro :one
@@ -54,24 +54,24 @@ SELECT * FROM d6a.conselheiros WHERE status = @status ORDER BY id;
 
 -- name: BuscarSuspensosComPrazoVencido :many
 SELECT * FROM d6a.conselheiros
-WHERE status = 'suspenso' AND data_suspensao_ate IS NOT NULL AND data_suspensao_ate < @agora
+WHERE status = 'suspenso' AND data_suspensao_ate IS NOT NULL AND data_suspensao_ate < @agora::timestamptz
 ORDER BY id;
 
 -- name: AtualizarStatusConselheiro :execrows
 UPDATE d6a.conselheiros
-SET status = @status, event_id_ultima_alteracao = @event_id, atualizado_em = @agora
+SET status = @status, event_id_ultima_alteracao = @event_id, atualizado_em = @agora::timestamptz
 WHERE id = @id;
 
 -- name: MarcarConselheiroOcupado :execrows
 UPDATE d6a.conselheiros
-SET status = 'ocupado', data_ultima_atribuicao = @agora,
-    event_id_ultima_alteracao = @event_id, atualizado_em = @agora
+SET status = 'ocupado', data_ultima_atribuicao = @agora::timestamptz,
+    event_id_ultima_alteracao = @event_id, atualizado_em = @agora::timestamptz
 WHERE id = @id;
 
 -- name: SuspenderConselheiro :execrows
 UPDATE d6a.conselheiros
 SET status = 'suspenso', data_suspensao_ate = @ate,
-    event_id_ultima_alteracao = @event_id, atualizado_em = @agora
+    event_id_ultima_alteracao = @event_id, atualizado_em = @agora::timestamptz
 WHERE id = @id;
 
 -- name: ContarConselheirosPorStatus :many

@@ -11,5 +11,5 @@ WHERE conselheiro_id = @conselheiro_id
 INSERT INTO d6a.contador_recusas (
     conselheiro_id, recusas_consecutivas, data_ultima_recusa, demanda_id_recusada, evento_id_recusa
 ) VALUES (
-    @conselheiro_id, @recusas_consecutivas, @agora, @demanda_id_recusada, @evento_id_recusa
+    @conselheiro_id, @recusas_consecutivas, @agora::timestamptz, @demanda_id_recusada, @evento_id_recusa
 );

@@ -4,7 +4,7 @@ INSERT INTO d6a.fila_pendentes (
     grupo_id, data_entrada, event_id_origem, tentativas_sorteio
 ) VALUES (
     @demanda_id, @unidade_civica_id, @categoria_id, @nivel_precedencia, @score_final,
-    @grupo_id, @agora, @event_id_origem, 1
+    @grupo_id, @agora::timestamptz, @event_id_origem, 1
 );
 
 -- name: BuscarFilaPendentePorEventIdOrigem :one

@@ -1,6 +1,6 @@
 -- name: InserirOutbox :exec
 INSERT INTO d6a.outbox (event_id, tipo, subject, correlacao_id, envelope, criado_em)
-VALUES (@event_id, @tipo, @subject, @correlacao_id, @envelope, @agora);
+VALUES (@event_id, @tipo, @subject, @correlacao_id, @envelope, @agora::timestamptz);
 
 -- name: ExisteOutboxPorTipoCorrelacao :one
 -- spec 5.4: one sorteio.sem_candidatos per correlacao_id.
@@ -17,7 +17,7 @@ LIMIT @limite
 FOR UPDATE SKIP LOCKED;
 
 -- name: MarcarOutboxPublicado :exec
-UPDATE d6a.outbox SET publicado_em = @agora, sequence = @sequence WHERE id = @id;
+UPDATE d6a.outbox SET publicado_em = @agora::timestamptz, sequence = @sequence WHERE id = @id AND publicado_em IS NULL;
 
 -- name: ContarOutboxPendentes :one
 SELECT count(*) FROM d6a.outbox WHERE publicado_em IS NULL;

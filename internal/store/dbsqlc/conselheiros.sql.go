@@ -14,7 +14,7 @@ import (
 
 const atualizarStatusConselheiro = `-- name: AtualizarStatusConselheiro :execrows
 UPDATE d6a.conselheiros
-SET status = $1, event_id_ultima_alteracao = $2, atualizado_em = $3
+SET status = $1, event_id_ultima_alteracao = $2, atualizado_em = $3::timestamptz
 WHERE id = $4
 `
 
@@ -282,11 +282,11 @@ func (q *Queries) BuscarConselheirosPorUcsEStatus(ctx context.Context, arg Busca
 
 const buscarSuspensosComPrazoVencido = `-- name: BuscarSuspensosComPrazoVencido :many
 SELECT id, cidadao_id, unidade_civica_id, nivel_atuacao, status, capacitacao_concluida, data_cadastro, data_ultima_atribuicao, data_suspensao_ate, event_id_cadastro, event_id_ultima_alteracao, atualizado_em FROM d6a.conselheiros
-WHERE status = 'suspenso' AND data_suspensao_ate IS NOT NULL AND data_suspensao_ate < $1
+WHERE status = 'suspenso' AND data_suspensao_ate IS NOT NULL AND data_suspensao_ate < $1::timestamptz
 ORDER BY id
 `
 
-func (q *Queries) BuscarSuspensosComPrazoVencido(ctx context.Context, agora *time.Time) ([]D6aConselheiro, error) {
+func (q *Queries) BuscarSuspensosComPrazoVencido(ctx context.Context, agora time.Time) ([]D6aConselheiro, error) {
 	rows, err := q.db.Query(ctx, buscarSuspensosComPrazoVencido, agora)
 	if err != nil {
 		return nil, err
@@ -379,7 +379,7 @@ INSERT INTO d6a.conselheiros (
     data_cadastro, event_id_cadastro, event_id_ultima_alteracao, atualizado_em
 ) VALUES (
     $1, $1, $2, $3, $4, $5,
-    $6, $7, $7, $6
+    $6::timestamptz, $7, $7, $6::timestamptz
 )
 `
 
@@ -409,13 +409,13 @@ func (q *Queries) InserirConselheiro(ctx context.Context, arg InserirConselheiro
 
 const marcarConselheiroOcupado = `-- name: MarcarConselheiroOcupado :execrows
 UPDATE d6a.conselheiros
-SET status = 'ocupado', data_ultima_atribuicao = $1,
-    event_id_ultima_alteracao = $2, atualizado_em = $1
+SET status = 'ocupado', data_ultima_atribuicao = $1::timestamptz,
+    event_id_ultima_alteracao = $2, atualizado_em = $1::timestamptz
 WHERE id = $3
 `
 
 type MarcarConselheiroOcupadoParams struct {
-	Agora   *time.Time
+	Agora   time.Time
 	EventID uuid.UUID
 	ID      uuid.UUID
 }
@@ -431,7 +431,7 @@ func (q *Queries) MarcarConselheiroOcupado(ctx context.Context, arg MarcarConsel
 const suspenderConselheiro = `-- name: SuspenderConselheiro :execrows
 UPDATE d6a.conselheiros
 SET status = 'suspenso', data_suspensao_ate = $1,
-    event_id_ultima_alteracao = $2, atualizado_em = $3
+    event_id_ultima_alteracao = $2, atualizado_em = $3::timestamptz
 WHERE id = $4
 `
 

@@ -49,7 +49,7 @@ func (q *Queries) EventoJaProcessado(ctx context.Context, eventID uuid.UUID) (bo
 
 const registrarEventoProcessado = `-- name: RegistrarEventoProcessado :execrows
 INSERT INTO d6a.eventos_processados (event_id, tipo_evento, sequence, processado_em)
-VALUES ($1, $2, $3, $4)
+VALUES ($1, $2, $3, $4::timestamptz)
 ON CONFLICT (event_id) DO NOTHING
 `
 
@@ -76,7 +76,7 @@ func (q *Queries) RegistrarEventoProcessado(ctx context.Context, arg RegistrarEv
 
 const seedOffset = `-- name: SeedOffset :exec
 INSERT INTO d6a.consumer_offset (tipo_evento, last_sequence, updated_at)
-VALUES ($1, $2, $3)
+VALUES ($1, $2, $3::timestamptz)
 ON CONFLICT (tipo_evento) DO NOTHING
 `
 
@@ -94,7 +94,7 @@ func (q *Queries) SeedOffset(ctx context.Context, arg SeedOffsetParams) error {
 
 const upsertOffset = `-- name: UpsertOffset :exec
 INSERT INTO d6a.consumer_offset (tipo_evento, last_sequence, updated_at)
-VALUES ($1, $2, $3)
+VALUES ($1, $2, $3::timestamptz)
 ON CONFLICT (tipo_evento) DO UPDATE
 SET last_sequence = EXCLUDED.last_sequence, updated_at = EXCLUDED.updated_at
 `

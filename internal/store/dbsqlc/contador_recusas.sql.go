@@ -53,7 +53,7 @@ const inserirRecusa = `-- name: InserirRecusa :exec
 INSERT INTO d6a.contador_recusas (
     conselheiro_id, recusas_consecutivas, data_ultima_recusa, demanda_id_recusada, evento_id_recusa
 ) VALUES (
-    $1, $2, $3, $4, $5
+    $1, $2, $3::timestamptz, $4, $5
 )
 `
 

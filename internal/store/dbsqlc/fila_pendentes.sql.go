@@ -151,7 +151,7 @@ INSERT INTO d6a.fila_pendentes (
     grupo_id, data_entrada, event_id_origem, tentativas_sorteio
 ) VALUES (
     $1, $2, $3, $4, $5,
-    $6, $7, $8, 1
+    $6, $7::timestamptz, $8, 1
 )
 `
 

@@ -106,7 +106,7 @@ func (q *Queries) ExisteOutboxPorTipoCorrelacao(ctx context.Context, arg ExisteO
 
 const inserirOutbox = `-- name: InserirOutbox :exec
 INSERT INTO d6a.outbox (event_id, tipo, subject, correlacao_id, envelope, criado_em)
-VALUES ($1, $2, $3, $4, $5, $6)
+VALUES ($1, $2, $3, $4, $5, $6::timestamptz)
 `
 
 type InserirOutboxParams struct {
@@ -131,11 +131,11 @@ func (q *Queries) InserirOutbox(ctx context.Context, arg InserirOutboxParams) er
 }
 
 const marcarOutboxPublicado = `-- name: MarcarOutboxPublicado :exec
-UPDATE d6a.outbox SET publicado_em = $1, sequence = $2 WHERE id = $3
+UPDATE d6a.outbox SET publicado_em = $1::timestamptz, sequence = $2 WHERE id = $3 AND publicado_em IS NULL
 `
 
 type MarcarOutboxPublicadoParams struct {
-	Agora    *time.Time
+	Agora    time.Time
 	Sequence *int64
 	ID       int64
 }
