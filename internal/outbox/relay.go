@@ -142,4 +142,3 @@ func sleep(ctx context.Context, d time.Duration) bool {
 		return true
 	}
 }
-
