@@ -1,0 +1,48 @@
+package worker_test
+
+import (
+	"testing"
+
+	"github.com/google/uuid"
+
+	"github.com/formigueiro/d6a/internal/evento"
+)
+
+func TestT01_AgendaComElegiveisSorteia(t *testing.T) {
+	t.Parallel()
+	c := novaColonia(t, opcoes{})
+	bairro := uuid.New()
+	uc(c, bairro, uuid.Nil)
+	c.iniciar()
+	a, b := uuid.New(), uuid.New()
+	c.processar(evento.ConselheiroCadastrado, "1.1.0", cadastro(a, bairro))
+	c.processar(evento.ConselheiroCadastrado, "1.1.0", cadastro(b, bairro))
+	demanda := uuid.New()
+	c.processar(evento.AgendaItemDisponivel, "1.0.0", agenda(demanda, bairro))
+
+	sorteado := c.ativa(demanda)
+	must(t, sorteado == a || sorteado == b, "active assignment to %v, want one of the two", sorteado)
+	must(t, c.statusConselheiro(sorteado) == "ocupado", "winner status %s", c.statusConselheiro(sorteado))
+	pubs := c.publicados(evento.ConselheiroSorteado)
+	must(t, len(pubs) == 1, "%d conselheiro.sorteado on the bus, want 1", len(pubs))
+	p := payloadDe(pubs[0])
+	must(t, p["conselheiro_id"] == sorteado.String(), "payload conselheiro_id %v", p["conselheiro_id"])
+	must(t, p["total_elegiveis"] == float64(2) && p["posicao_sorteada"] == float64(0), "payload %v", p)
+	must(t, len(p["seed_publico"].(string)) == 64 && len(p["lista_elegiveis_hash"].(string)) == 64, "seed/hash %v", p)
+	var eventID string
+	_ = c.pool.QueryRow(t.Context(), `SELECT event_id_sorteio::text FROM d6a.atribuicoes WHERE demanda_id = $1`, demanda).Scan(&eventID)
+	must(t, pubs[0]["event_id"] == eventID && pubs[0]["_h_Nats-Msg-Id"] == eventID, "event_id %v / msg id %v, want %s", pubs[0]["event_id"], pubs[0]["_h_Nats-Msg-Id"], eventID)
+	must(t, pubs[0]["correlacao_id"] == demanda.String(), "correlacao_id %v", pubs[0]["correlacao_id"])
+}
+
+func TestT06_UCSemConselheirosNenhumCadastrado(t *testing.T) {
+	t.Parallel()
+	c := novaColonia(t, opcoes{})
+	c.iniciar()
+	demanda, bairro := uuid.New(), uuid.New()
+	c.processar(evento.AgendaItemDisponivel, "1.0.0", agenda(demanda, bairro))
+	pubs := c.publicados(evento.SorteioSemCandidatos)
+	must(t, len(pubs) == 1, "%d sem_candidatos, want 1", len(pubs))
+	must(t, payloadDe(pubs[0])["motivo"] == "nenhum_cadastrado", "motivo %v", payloadDe(pubs[0])["motivo"])
+	must(t, c.contar(`SELECT count(*) FROM d6a.fila_pendentes WHERE demanda_id = $1`, demanda) == 1, "demand not pending")
+}

@@ -1,0 +1,256 @@
+// Package worker assembles the running colony (CONTRACT §1 `d6a serve`):
+// store, bus, draw executor, outbox relay, boot protocol, consumers and the
+// HTTP server, and drains them in order on shutdown. cmd/d6a and the
+// integration tests run the very same assembly.
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/formigueiro/d6a/internal/atribuicao"
+	"github.com/formigueiro/d6a/internal/bus"
+	"github.com/formigueiro/d6a/internal/config"
+	"github.com/formigueiro/d6a/internal/evento"
+	"github.com/formigueiro/d6a/internal/hierarquia"
+	"github.com/formigueiro/d6a/internal/httpapi"
+	"github.com/formigueiro/d6a/internal/metrics"
+	"github.com/formigueiro/d6a/internal/outbox"
+	"github.com/formigueiro/d6a/internal/store"
+)
+
+// ConfigError is a start-up failure the operator fixes in configuration
+// (exit status 2); Var names the variable.
+type ConfigError struct {
+	Var string
+	Err error
+}
+
+func (e *ConfigError) Error() string { return e.Var + ": " + e.Err.Error() }
+func (e *ConfigError) Unwrap() error { return e.Err }
+
+// Options are test seams; the zero value is production.
+type Options struct {
+	// Now is the service clock (default time.Now).
+	Now func() time.Time
+	// Backoff overrides the redelivery delays of the bus.
+	Backoff []time.Duration
+	// Listener replaces listening on cfg.HTTPAddr.
+	Listener net.Listener
+}
+
+// Worker is an assembled colony.
+type Worker struct {
+	Cfg     config.Config
+	Store   *store.Store
+	Bus     *bus.Bus
+	Servico *atribuicao.Servico
+	Relay   *outbox.Relay
+	Metrics *metrics.Metrics
+	App     *fiber.App
+	Addr    net.Addr
+
+	log    *slog.Logger
+	ln     net.Listener
+	booted atomic.Bool
+}
+
+// New opens the database (migrating when cfg.Migrate), connects to the bus
+// (starting the embedded server when cfg.NATSURL is empty) and builds the
+// parts. It starts nothing; Run does.
+func New(ctx context.Context, cfg config.Config, o Options) (w *Worker, err error) {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	w = &Worker{Cfg: cfg, log: slog.Default()}
+	defer func() {
+		if err != nil {
+			w.close()
+		}
+	}()
+	if w.Store, err = store.Open(ctx, cfg.DatabaseURL); err != nil {
+		return nil, &ConfigError{Var: "D6A_DATABASE_URL", Err: err}
+	}
+	if cfg.Migrate {
+		if err := store.Migrate(ctx, w.Store.Pool); err != nil {
+			return nil, err
+		}
+	}
+	w.Bus, err = bus.Connect(ctx, bus.Config{
+		URL: cfg.NATSURL, EmbeddedAddr: cfg.NATSEmbeddedAddr, DataDir: cfg.DataDir,
+		Stream: cfg.Stream, Prefix: cfg.SubjectPrefix, MaxEntregas: cfg.MaxEntregas,
+		Espera: cfg.ConsumerFetchTimeout, Backoff: o.Backoff,
+	})
+	if err != nil {
+		if cfg.NATSURL != "" {
+			return nil, &ConfigError{Var: "D6A_NATS_URL", Err: err}
+		}
+		return nil, &ConfigError{Var: "D6A_NATS_EMBEDDED_ADDR", Err: fmt.Errorf("embedded NATS on %s: %w", cfg.NATSEmbeddedAddr, err)}
+	}
+	lag := func(ctx context.Context) (map[string]uint64, error) {
+		p, err := w.Bus.Pending(ctx)
+		out := make(map[string]uint64, len(p))
+		for t, n := range p {
+			out[string(t)] = n
+		}
+		return out, err
+	}
+	w.Metrics = metrics.New(metrics.StoreFonte(w.Store, lag))
+	st := w.Store
+	hier := hierarquia.New(func(ctx context.Context) ([]hierarquia.Par, error) {
+		rows, err := st.Read().BuscarTodasHierarquias(ctx)
+		out := make([]hierarquia.Par, len(rows))
+		for i, r := range rows {
+			out[i] = hierarquia.Par{ID: r.ID, Parent: r.ParentUcID}
+		}
+		return out, err
+	}, cfg.HierarquiaTTL, o.Now)
+	w.Relay = outbox.New(st, w.Bus, cfg.OutboxPollInterval, o.Now)
+	w.Relay.OnPublicados = func(n int) { w.Metrics.OutboxPublicados.Add(float64(n)) }
+	w.Servico = atribuicao.New(atribuicao.Options{
+		Store: st, Hierarquia: hier, Barramento: w.Bus, SubjectPrefix: cfg.SubjectPrefix,
+		NRecusasSuspensao: cfg.NRecusasSuspensao, TSuspensao: cfg.TSuspensao, Now: o.Now,
+		Publicado: w.Relay.Wake, Observador: observador{w.Metrics}, Logger: w.log,
+	})
+	if w.App, err = httpapi.New(httpapi.Options{Config: cfg, Store: st, Metrics: w.Metrics, Now: o.Now, Ready: w.Ready}); err != nil {
+		return nil, err
+	}
+	w.ln = o.Listener
+	if w.ln == nil {
+		if w.ln, err = net.Listen("tcp", cfg.HTTPAddr); err != nil {
+			return nil, &ConfigError{Var: "D6A_HTTP_ADDR", Err: err}
+		}
+	}
+	w.Addr = w.ln.Addr()
+	return w, nil
+}
+
+// Ready is /readyz: boot done, database and bus (with its six consumers)
+// reachable (CONTRACT §6).
+func (w *Worker) Ready(ctx context.Context) error {
+	if !w.booted.Load() {
+		return errors.New("boot em andamento")
+	}
+	if err := w.Store.Pool.Ping(ctx); err != nil {
+		return fmt.Errorf("banco de dados: %w", err)
+	}
+	return w.Bus.Ready(ctx)
+}
+
+// Run serves until ctx ends, then drains: consumers stop fetching and finish
+// the message in hand, the executor finishes the draw in flight, the outbox
+// is flushed, HTTP shuts down, connections close.
+func (w *Worker) Run(ctx context.Context) error {
+	defer w.close()
+	httpDone := make(chan error, 1)
+	go func() { httpDone <- w.App.Listener(w.ln) }()
+	w.log.Info("d6a ouvindo", "http", w.Addr.String(), "nats", w.Bus.Conn().ConnectedUrl(), "stream", w.Cfg.Stream)
+
+	workCtx, cancelWork := context.WithCancel(context.Background())
+	defer cancelWork()
+	go w.Relay.Run(workCtx)
+
+	// Boot protocol (spec 4.5), retried while the database or the bus is
+	// unreachable.
+	for attempt := 1; ctx.Err() == nil; attempt++ {
+		err := w.boot(ctx)
+		if err == nil {
+			break
+		}
+		w.log.Error("boot falhou, nova tentativa", "tentativa", attempt, "erro", err)
+		select {
+		case <-ctx.Done():
+		case <-time.After(min(time.Duration(attempt)*time.Second, 10*time.Second)):
+		}
+	}
+
+	var consumers sync.WaitGroup
+	if ctx.Err() == nil {
+		w.booted.Store(true)
+		w.log.Info("boot concluído; consumindo")
+		consumers.Add(1)
+		go func() {
+			defer consumers.Done()
+			if err := w.Bus.Consumir(ctx, instrumentado{w.Servico, w.Metrics}); err != nil && ctx.Err() == nil {
+				w.log.Error("consumo encerrado com erro", "erro", err)
+			}
+		}()
+	}
+
+	var runErr error
+	select {
+	case <-ctx.Done():
+	case runErr = <-httpDone:
+		w.log.Error("servidor HTTP parou", "erro", runErr)
+	}
+	w.log.Info("encerrando: drenando consumidores, sorteio em curso e outbox")
+	w.booted.Store(false)
+	consumers.Wait()
+	w.Servico.Close()
+	flushCtx, cancelFlush := context.WithTimeout(context.Background(), w.Cfg.ShutdownTimeout/2)
+	if err := w.Relay.Flush(flushCtx); err != nil {
+		w.log.Warn("outbox não esvaziado no encerramento; será publicado no próximo início", "erro", err)
+	}
+	cancelFlush()
+	cancelWork()
+	_ = w.App.ShutdownWithTimeout(2 * time.Second)
+	w.log.Info("d6a encerrado")
+	return runErr
+}
+
+func (w *Worker) boot(ctx context.Context) error {
+	if err := w.Bus.EnsureStream(ctx); err != nil {
+		return err
+	}
+	if err := w.Bus.EnsureConsumers(ctx); err != nil {
+		return err
+	}
+	return w.Servico.Boot(ctx)
+}
+
+func (w *Worker) close() {
+	if w.Servico != nil {
+		w.Servico.Close()
+	}
+	if w.Bus != nil {
+		_ = w.Bus.Close()
+	}
+	if w.Store != nil {
+		w.Store.Close()
+	}
+}
+
+// observador feeds the business counters.
+type observador struct{ m *metrics.Metrics }
+
+func (o observador) Sorteio(d time.Duration) {
+	o.m.Sorteios.Inc()
+	o.m.SorteioDuracao.Observe(d.Seconds())
+}
+func (o observador) SemCandidatos(motivo string) { o.m.SemCandidatos.WithLabelValues(motivo).Inc() }
+func (o observador) Recusa(motivo string)        { o.m.Recusas.WithLabelValues(motivo).Inc() }
+
+// instrumentado times every handler call.
+type instrumentado struct {
+	svc *atribuicao.Servico
+	m   *metrics.Metrics
+}
+
+func (h instrumentado) Handle(ctx context.Context, ev evento.Evento, seq uint64) error {
+	start := time.Now()
+	err := h.svc.Handle(ctx, ev, seq)
+	res := "ok"
+	if err != nil {
+		res = "erro"
+	}
+	h.m.HandlerDuracao.WithLabelValues(string(ev.Tipo), res).Observe(time.Since(start).Seconds())
+	return err
+}
