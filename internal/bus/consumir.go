@@ -1,0 +1,358 @@
+package bus
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/formigueiro/d6a/internal/evento"
+)
+
+// Handler processes one decoded event inside its own transaction (someone
+// else implements it). seq is the message's stream sequence.
+//
+// A nil error acknowledges the message. An error wrapped by Permanente, or
+// one that errors.Is evento.ErrInutilizavel, sends it to the dead-letter
+// stream at once; any other error is retried with backoff until
+// Config.MaxEntregas deliveries, then dead-lettered (CONTRACT §3).
+type Handler interface {
+	Handle(ctx context.Context, ev evento.Evento, seq uint64) error
+}
+
+// HandlerFunc adapts a function to Handler.
+type HandlerFunc func(ctx context.Context, ev evento.Evento, seq uint64) error
+
+// Handle calls f.
+func (f HandlerFunc) Handle(ctx context.Context, ev evento.Evento, seq uint64) error {
+	return f(ctx, ev, seq)
+}
+
+// ErrPermanente is matched by errors.Is for errors wrapped by Permanente.
+var ErrPermanente = errors.New("falha permanente")
+
+type permanente struct{ err error }
+
+func (p permanente) Error() string { return p.err.Error() }
+func (p permanente) Unwrap() []error {
+	return []error{p.err, ErrPermanente}
+}
+
+// Permanente marks a handler error as one that no retry can fix, so the
+// message is dead-lettered at once instead of after MaxEntregas deliveries.
+func Permanente(err error) error {
+	if err == nil {
+		return nil
+	}
+	return permanente{err}
+}
+
+func ehPermanente(err error) bool {
+	return errors.Is(err, ErrPermanente) || errors.Is(err, evento.ErrInutilizavel)
+}
+
+// Consumir pulls the six consumed types, one goroutine each, and hands every
+// message to h, strictly one at a time and in stream order per type.
+//
+// Unusable messages and messages whose handler failed Config.MaxEntregas
+// times are dead-lettered and acknowledged; other failures are negatively
+// acknowledged with the delay of Config.Backoff. A negatively acknowledged
+// message comes back after later messages of its type have been handled:
+// handlers are idempotent (spec 3.13), and holding every later message
+// behind one failing message would stall the type.
+//
+// Consumir returns nil once ctx is cancelled and every goroutine has
+// finished the message in hand: fetching stops, the handler call in progress
+// runs to completion (for at most Config.Drenagem, after which its own context
+// is cancelled) and is acknowledged, and messages fetched but not started are
+// handed back to the server.
+func (b *Bus) Consumir(ctx context.Context, h Handler) error {
+	hctx, cancelar := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelar()
+	parar := context.AfterFunc(ctx, func() {
+		time.AfterFunc(b.cfg.Drenagem, cancelar)
+	})
+	defer parar()
+
+	var wg sync.WaitGroup
+	for _, tipo := range evento.Consumidos {
+		wg.Go(func() { b.consumirTipo(ctx, hctx, tipo, h) })
+	}
+	wg.Go(func() { b.vigiarMaxEntregas(ctx) })
+	wg.Wait()
+	return nil
+}
+
+// consumirTipo is the loop of one durable. ctx stops fetching; hctx is given
+// to the handler and outlives ctx by the drain period.
+func (b *Bus) consumirTipo(ctx, hctx context.Context, tipo evento.Tipo, h Handler) {
+	log := b.log.With("tipo", string(tipo), "consumidor", tipo.Durable())
+	var (
+		c       jetstream.Consumer
+		ocioso  = true
+		falhas  int
+		aguarde = func() {
+			falhas++
+			select {
+			case <-ctx.Done():
+			case <-time.After(min(time.Duration(falhas)*time.Second, 10*time.Second)):
+			}
+		}
+	)
+	for ctx.Err() == nil {
+		if c == nil {
+			var err error
+			c, err = b.js.Consumer(ctx, b.cfg.Stream, tipo.Durable())
+			if err != nil {
+				if ctx.Err() == nil {
+					log.Error("consumer unavailable", "erro", err)
+				}
+				c = nil
+				aguarde()
+				continue
+			}
+		}
+		msgs, err := b.buscar(c, ocioso)
+		if err != nil {
+			if ctx.Err() != nil {
+				devolver(msgs)
+				return
+			}
+			log.Warn("fetch failed", "erro", err)
+			if errors.Is(err, jetstream.ErrConsumerNotFound) {
+				c = nil
+			}
+			devolver(msgs)
+			aguarde()
+			continue
+		}
+		falhas = 0
+		ocioso = len(msgs) == 0
+		b.processarLote(ctx, hctx, log, tipo, msgs, h)
+	}
+}
+
+// buscar fetches the next messages. When the previous round found nothing it
+// waits up to Config.Espera for one message, so an idle consumer costs one
+// request per Espera; otherwise it takes what is already there, up to Lote,
+// without waiting for the batch to fill.
+func (b *Bus) buscar(c jetstream.Consumer, ocioso bool) ([]jetstream.Msg, error) {
+	var (
+		lote jetstream.MessageBatch
+		err  error
+	)
+	if ocioso {
+		lote, err = c.Fetch(1, jetstream.FetchMaxWait(b.cfg.Espera))
+	} else {
+		lote, err = c.FetchNoWait(b.cfg.Lote)
+	}
+	if err != nil {
+		return nil, err
+	}
+	var msgs []jetstream.Msg
+	for m := range lote.Messages() {
+		msgs = append(msgs, m)
+	}
+	if err := lote.Error(); err != nil && !errors.Is(err, jetstream.ErrNoMessages) && !errors.Is(err, nats.ErrTimeout) {
+		return msgs, err
+	}
+	return msgs, nil
+}
+
+// devolver hands fetched but unstarted messages back for immediate
+// redelivery instead of letting them wait for AckWait.
+func devolver(msgs []jetstream.Msg) {
+	for _, m := range msgs {
+		_ = m.Nak()
+	}
+}
+
+func (b *Bus) processarLote(ctx, hctx context.Context, log *slog.Logger, tipo evento.Tipo, msgs []jetstream.Msg, h Handler) {
+	progresso := time.Now()
+	for i, m := range msgs {
+		if ctx.Err() != nil {
+			devolver(msgs[i:])
+			return
+		}
+		// The messages waiting behind a slow handler have their AckWait
+		// running; keep it from expiring, which would deliver them twice.
+		if time.Since(progresso) > b.cfg.AckWait/3 {
+			for _, r := range msgs[i:] {
+				_ = r.InProgress()
+			}
+			progresso = time.Now()
+		}
+		b.processar(hctx, log, tipo, m, h)
+	}
+}
+
+// processar handles one message and settles it: ack, dead letter plus ack,
+// or a delayed nak.
+func (b *Bus) processar(ctx context.Context, log *slog.Logger, tipo evento.Tipo, m jetstream.Msg, h Handler) {
+	md, err := m.Metadata()
+	if err != nil {
+		log.Error("message without JetStream metadata", "subject", m.Subject(), "erro", err)
+		_ = m.NakWithDelay(b.cfg.espera(1))
+		return
+	}
+	seq, entregas := md.Sequence.Stream, md.NumDelivered
+	log = log.With("seq", seq, "entregas", entregas)
+
+	ev, err := evento.Decodificar(tipo, m.Data())
+	if err != nil {
+		id, _ := evento.LerEventID(m.Data())
+		log.Error("unusable message; dead-lettering", "event_id", id, "motivo", err.Error())
+		b.mortaEAck(ctx, log, tipo, m, seq, entregas, err.Error())
+		return
+	}
+	log = log.With("event_id", ev.EventID.String())
+
+	inicio := time.Now()
+	herr := b.chamarEmProgresso(ctx, h, ev, seq, m)
+	switch {
+	case herr == nil:
+		b.ack(ctx, log, m)
+		log.Debug("event handled", "duracao", time.Since(inicio))
+	case ehPermanente(herr):
+		log.Error("handler failed permanently; dead-lettering", "erro", herr)
+		b.mortaEAck(ctx, log, tipo, m, seq, entregas, herr.Error())
+	case entregas >= uint64(b.cfg.MaxEntregas):
+		log.Error("handler failed on the last delivery; dead-lettering", "erro", herr)
+		b.mortaEAck(ctx, log, tipo, m, seq, entregas, fmt.Sprintf("falhou %d entregas: %v", entregas, herr))
+	default:
+		espera := b.cfg.espera(entregas)
+		log.Warn("handler failed; will retry", "erro", herr, "espera", espera)
+		if err := m.NakWithDelay(espera); err != nil {
+			log.Warn("nak failed; the message comes back after AckWait", "erro", err)
+		}
+	}
+}
+
+// chamarEmProgresso calls the handler and, while it runs, tells the server
+// the message is in progress every AckWait/3, so a slow transaction is not
+// redelivered (and, on the last delivery, not given up on) behind its back.
+func (b *Bus) chamarEmProgresso(ctx context.Context, h Handler, ev evento.Evento, seq uint64, m jetstream.Msg) error {
+	feito := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(b.cfg.AckWait / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-feito:
+				return
+			case <-t.C:
+				_ = m.InProgress()
+			}
+		}
+	})
+	err := b.chamar(ctx, h, ev, seq)
+	close(feito)
+	// No progress signal may race the ack that follows.
+	wg.Wait()
+	return err
+}
+
+// chamar calls the handler, turning a panic into a permanent error so one
+// poisonous message cannot stop its type.
+func (b *Bus) chamar(ctx context.Context, h Handler, ev evento.Evento, seq uint64) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = Permanente(fmt.Errorf("panic no handler: %v", r))
+		}
+	}()
+	return h.Handle(ctx, ev, seq)
+}
+
+// mortaEAck dead-letters m and acknowledges it. When the dead letter cannot
+// be stored (NATS down), the message is not acknowledged: it comes back, or,
+// past MaxDeliver, is caught by vigiarMaxEntregas.
+func (b *Bus) mortaEAck(ctx context.Context, log *slog.Logger, tipo evento.Tipo, m jetstream.Msg, seq, entregas uint64, motivo string) {
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if err := b.DeadLetter(dctx, tipo, m.Subject(), seq, m.Data(), motivo); err != nil {
+		log.Error("dead letter failed; message not acknowledged", "erro", err)
+		_ = m.NakWithDelay(b.cfg.espera(entregas))
+		return
+	}
+	b.ack(ctx, log, m)
+}
+
+// ack acknowledges m and waits for the server's confirmation, even during
+// the drain: the ack is what makes the work done.
+func (b *Bus) ack(ctx context.Context, log *slog.Logger, m jetstream.Msg) {
+	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if err := m.DoubleAck(actx); err != nil {
+		// The handler is idempotent (spec 3.13): a redelivery is harmless.
+		log.Warn("ack not confirmed; the message may be delivered again", "erro", err)
+	}
+}
+
+// assuntoMaxEntregas is the server advisory sent when a message exceeds
+// MaxDeliver without being acknowledged.
+const assuntoMaxEntregas = "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES"
+
+// vigiarMaxEntregas dead-letters messages the server gave up on. Consumir
+// acknowledges every message on its last delivery, but a crash, a lost ack
+// or a failed dead letter on that delivery would let the server drop the
+// message from the consumer silently; its advisory is the last chance to
+// keep CONTRACT §3's "nothing is silently dropped". Advisories are not
+// persisted, so one sent while no instance is connected is only in the
+// server's log.
+func (b *Bus) vigiarMaxEntregas(ctx context.Context) {
+	porNome := make(map[string]evento.Tipo, len(evento.Consumidos))
+	for _, t := range evento.Consumidos {
+		porNome[t.Durable()] = t
+	}
+	ch := make(chan *nats.Msg, 256)
+	sub, err := b.nc.ChanSubscribe(assuntoMaxEntregas+"."+b.cfg.Stream+".*", ch)
+	if err != nil {
+		b.log.Error("cannot watch max-deliveries advisories", "erro", err)
+		return
+	}
+	defer func() { _ = sub.Unsubscribe() }()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case am := <-ch:
+			var adv struct {
+				Consumer   string `json:"consumer"`
+				StreamSeq  uint64 `json:"stream_seq"`
+				Deliveries uint64 `json:"deliveries"`
+			}
+			if err := json.Unmarshal(am.Data, &adv); err != nil {
+				continue
+			}
+			tipo, ok := porNome[adv.Consumer]
+			if !ok {
+				continue
+			}
+			b.mortaPorAviso(ctx, tipo, adv.StreamSeq, adv.Deliveries)
+		}
+	}
+}
+
+func (b *Bus) mortaPorAviso(ctx context.Context, tipo evento.Tipo, seq, entregas uint64) {
+	log := b.log.With("tipo", string(tipo), "seq", seq, "entregas", entregas)
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	data, subject, _, err := b.MsgPorSequencia(dctx, seq)
+	if err != nil {
+		log.Error("message exceeded max deliveries and cannot be read for the dead-letter stream", "erro", err)
+		return
+	}
+	motivo := fmt.Sprintf("excedeu %d entregas sem confirmação (pode ter sido processada)", entregas)
+	if err := b.DeadLetter(dctx, tipo, subject, seq, data, motivo); err != nil {
+		log.Error("message exceeded max deliveries and could not be dead-lettered", "erro", err)
+		return
+	}
+	log.Error("message exceeded max deliveries; dead-lettered")
+}
