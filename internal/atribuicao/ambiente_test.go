@@ -1,0 +1,460 @@
+package atribuicao_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"os"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/formigueiro/d6a/internal/atribuicao"
+	"github.com/formigueiro/d6a/internal/elegibilidade"
+	"github.com/formigueiro/d6a/internal/hierarquia"
+	"github.com/formigueiro/d6a/internal/pgtest"
+	"github.com/formigueiro/d6a/internal/sorteio"
+	"github.com/formigueiro/d6a/internal/store"
+)
+
+func TestMain(m *testing.M) {
+	// The service logs every draw; -v runs stay readable.
+	slog.SetDefault(slog.New(slog.DiscardHandler))
+	os.Exit(pgtest.Run(m))
+}
+
+// relogio is the injected clock: it moves only when the test says so.
+type relogio struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func novoRelogio() *relogio {
+	return &relogio{t: time.Date(2026, 11, 29, 14, 3, 7, 123_456_789, time.UTC)}
+}
+
+func (r *relogio) Now() time.Time {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.t
+}
+
+func (r *relogio) Avancar(d time.Duration) {
+	r.mu.Lock()
+	r.t = r.t.Add(d)
+	r.mu.Unlock()
+}
+
+// barramentoFixo is the seed base: a fixed last event of the bus.
+type barramentoFixo struct {
+	id  string
+	seq uint64
+}
+
+func (b barramentoFixo) LastEventID(context.Context) (string, uint64, error) { return b.id, b.seq, nil }
+
+// barramentoFora is a bus that does not answer: the draw falls back to a
+// fresh UUID as its base.
+type barramentoFora struct{}
+
+func (barramentoFora) LastEventID(context.Context) (string, uint64, error) {
+	return "", 0, errors.New("barramento indisponível")
+}
+
+const (
+	baseFixa = "8d3c2a51-6b0e-4a44-9d0b-6f2a1f3e9c10"
+	seqFixa  = 4242
+)
+
+// ambiente is one service on its own fresh database.
+type ambiente struct {
+	t   *testing.T
+	ctx context.Context
+	st  *store.Store
+	url string
+	clk *relogio
+	svc *atribuicao.Servico
+}
+
+// novoAmbiente builds a Servico on a fresh migrated database, with the
+// hierarchy read from core.uc_polygons through the store, the controlled
+// clock and bus b (barramentoFixo when nil).
+func novoAmbiente(t *testing.T, b atribuicao.Barramento) *ambiente {
+	t.Helper()
+	url := pgtest.URL(t)
+	a := &ambiente{t: t, ctx: context.Background(), url: url, clk: novoRelogio()}
+	a.st = abrirStore(t, url)
+	a.svc = a.novoServico(a.st, b)
+	return a
+}
+
+func abrirStore(t *testing.T, url string) *store.Store {
+	t.Helper()
+	st, err := store.Open(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
+	return st
+}
+
+// novoServico starts one more service ("instance") on st, sharing the clock.
+func (a *ambiente) novoServico(st *store.Store, b atribuicao.Barramento) *atribuicao.Servico {
+	a.t.Helper()
+	if b == nil {
+		b = barramentoFixo{id: baseFixa, seq: seqFixa}
+	}
+	hier := hierarquia.New(func(ctx context.Context) ([]hierarquia.Par, error) {
+		rows, err := st.Read().BuscarTodasHierarquias(ctx)
+		out := make([]hierarquia.Par, len(rows))
+		for i, r := range rows {
+			out[i] = hierarquia.Par{ID: r.ID, Parent: r.ParentUcID}
+		}
+		return out, err
+	}, time.Hour, a.clk.Now)
+	svc := atribuicao.New(atribuicao.Options{
+		Store: st, Hierarquia: hier, Barramento: b, SubjectPrefix: "eventos",
+		NRecusasSuspensao: 3, TSuspensao: 90 * 24 * time.Hour, Now: a.clk.Now,
+		Logger: slog.Default(),
+	})
+	a.t.Cleanup(svc.Close)
+	return svc
+}
+
+// uc inserts a civic unit into core.uc_polygons; parent may be uuid.Nil.
+// The hierarchy is cached on first use: create units before the first draw.
+func (a *ambiente) uc(parent uuid.UUID) uuid.UUID {
+	a.t.Helper()
+	id := uuid.New()
+	var p *uuid.UUID
+	if parent != uuid.Nil {
+		p = &parent
+	}
+	if _, err := a.st.Pool.Exec(a.ctx, `INSERT INTO core.uc_polygons (id, parent_uc_id) VALUES ($1, $2)`, id, p); err != nil {
+		a.t.Fatal(err)
+	}
+	return id
+}
+
+// conselheiroOpcao adjusts a counsellor before insertion.
+type conselheiroOpcao func(*conselheiroSpec)
+
+type conselheiroSpec struct {
+	status       string
+	capacitacao  bool
+	suspensaoAte *time.Time
+	ocupado      bool // holds an active assignment
+}
+
+func semCapacitacao(c *conselheiroSpec) { c.capacitacao = false }
+func comAtribuicaoAtiva(c *conselheiroSpec) {
+	c.ocupado = true
+	c.status = elegibilidade.Ocupado
+}
+func comStatus(s string) conselheiroOpcao { return func(c *conselheiroSpec) { c.status = s } }
+func suspensoAte(t time.Time) conselheiroOpcao {
+	return func(c *conselheiroSpec) {
+		c.status = elegibilidade.Suspenso
+		c.suspensaoAte = &t
+	}
+}
+
+// conselheiro registers a counsellor on uc: available and trained unless
+// told otherwise.
+func (a *ambiente) conselheiro(uc uuid.UUID, opts ...conselheiroOpcao) uuid.UUID {
+	a.t.Helper()
+	spec := conselheiroSpec{status: elegibilidade.Disponivel, capacitacao: true}
+	for _, o := range opts {
+		o(&spec)
+	}
+	id := uuid.New()
+	agora := a.clk.Now().Add(-24 * time.Hour)
+	err := a.st.InTx(a.ctx, func(tx store.Tx) error {
+		if err := tx.InserirConselheiro(a.ctx, store.InserirConselheiroParams{
+			CidadaoID: id, UnidadeCivicaID: uc, NivelAtuacao: 1, Status: spec.status,
+			CapacitacaoConcluida: spec.capacitacao, Agora: agora, EventID: uuid.New(),
+		}); err != nil {
+			return err
+		}
+		if spec.suspensaoAte != nil {
+			if _, err := tx.DB.Exec(a.ctx, `UPDATE d6a.conselheiros SET data_suspensao_ate = $2 WHERE id = $1`, id, *spec.suspensaoAte); err != nil {
+				return err
+			}
+		}
+		if spec.ocupado {
+			_, err := tx.InserirAtribuicao(a.ctx, store.InserirAtribuicaoParams{
+				ConselheiroID: id, DemandaID: uuid.New(), UnidadeCivicaID: uc, SeedPublico: "anterior",
+				PosicaoSorteada: 0, TotalElegiveis: 1, DataSorteio: agora, EventIDSorteio: uuid.New(),
+				CategoriaID: "X", NivelPrecedencia: 1,
+			})
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	return id
+}
+
+// pedido is a draw request for a new demand on uc, with a full snapshot.
+func pedido(uc uuid.UUID) atribuicao.Pedido {
+	demanda := uuid.New()
+	grupo := uuid.New()
+	return atribuicao.Pedido{
+		UC: uc, DemandaID: demanda,
+		Dados: atribuicao.DadosDemanda{
+			ScoreFinal: 87.25, CategoriaID: "SAU", NivelPrecedencia: 2, GrupoID: &grupo,
+			CorrelacaoID: demanda.String(), EventIDOrigem: uuid.New(),
+		},
+	}
+}
+
+func (a *ambiente) sortear(p atribuicao.Pedido) atribuicao.Resultado {
+	a.t.Helper()
+	r, err := a.svc.Sortear(a.ctx, p)
+	if err != nil {
+		a.t.Fatalf("Sortear: %v", err)
+	}
+	return r
+}
+
+// sortearComSucesso draws and fails the test unless someone was drawn; it
+// also checks the whole record of the draw (assignment, counsellor, audit,
+// outbox) and that the audit recomputes.
+func (a *ambiente) sortearComSucesso(p atribuicao.Pedido) atribuicao.Resultado {
+	a.t.Helper()
+	r := a.sortear(p)
+	if !r.Sucesso {
+		a.t.Fatalf("sorteio sem sucesso: motivo %q", r.Motivo)
+	}
+	a.conferirSorteio(p, r)
+	return r
+}
+
+func (a *ambiente) conselheiroRow(id uuid.UUID) store.Conselheiro {
+	a.t.Helper()
+	c, err := a.st.Read().BuscarConselheiroPorId(a.ctx, id)
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	return c
+}
+
+func (a *ambiente) pendente(demanda uuid.UUID) (store.Pendente, bool) {
+	a.t.Helper()
+	p, err := a.st.Read().BuscarFilaPendentePorDemandaId(a.ctx, demanda)
+	achou, err := store.Found(err)
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	return p, achou
+}
+
+// outbox returns the outbox rows of tipo whose correlacao_id is correlacao
+// (every row of tipo when correlacao is empty), oldest first.
+func (a *ambiente) outbox(tipo, correlacao string) []store.Outbox {
+	a.t.Helper()
+	rows, err := a.st.Pool.Query(a.ctx, `SELECT id, event_id, tipo, subject, correlacao_id, envelope, criado_em, publicado_em, sequence
+		FROM d6a.outbox WHERE tipo = $1 AND ($2 = '' OR correlacao_id = $2) ORDER BY id`, tipo, correlacao)
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []store.Outbox
+	for rows.Next() {
+		var o store.Outbox
+		if err := rows.Scan(&o.ID, &o.EventID, &o.Tipo, &o.Subject, &o.CorrelacaoID, &o.Envelope, &o.CriadoEm, &o.PublicadoEm, &o.Sequence); err != nil {
+			a.t.Fatal(err)
+		}
+		out = append(out, o)
+	}
+	if err := rows.Err(); err != nil {
+		a.t.Fatal(err)
+	}
+	return out
+}
+
+func (a *ambiente) contar(sql string, args ...any) int {
+	a.t.Helper()
+	var n int
+	if err := a.st.Pool.QueryRow(a.ctx, sql, args...).Scan(&n); err != nil {
+		a.t.Fatal(err)
+	}
+	return n
+}
+
+// envelopePublicado decodes an outbox envelope and checks the fixed fields
+// of CONTRACT §3: exactly seven, origem D-6a, versao_schema 1.0.0, the tipo,
+// the event_id of the row, T-format timestamp.
+func envelopePublicado(t *testing.T, o store.Outbox, tipo string) (map[string]any, map[string]any) {
+	t.Helper()
+	var env map[string]any
+	if err := json.Unmarshal(o.Envelope, &env); err != nil {
+		t.Fatalf("envelope: %v", err)
+	}
+	campos := make([]string, 0, len(env))
+	for k := range env {
+		campos = append(campos, k)
+	}
+	sort.Strings(campos)
+	want := []string{"correlacao_id", "event_id", "origem", "payload", "timestamp", "tipo", "versao_schema"}
+	if len(campos) != len(want) {
+		t.Fatalf("envelope fields = %v, want %v", campos, want)
+	}
+	for i := range want {
+		if campos[i] != want[i] {
+			t.Fatalf("envelope fields = %v, want %v", campos, want)
+		}
+	}
+	if env["origem"] != "D-6a" || env["versao_schema"] != "1.0.0" || env["tipo"] != tipo {
+		t.Errorf("envelope origem/versao/tipo = %v/%v/%v", env["origem"], env["versao_schema"], env["tipo"])
+	}
+	if env["event_id"] != o.EventID.String() {
+		t.Errorf("envelope event_id %v != outbox.event_id %s", env["event_id"], o.EventID)
+	}
+	if o.CorrelacaoID == nil || env["correlacao_id"] != *o.CorrelacaoID {
+		t.Errorf("envelope correlacao_id %v != outbox.correlacao_id %v", env["correlacao_id"], o.CorrelacaoID)
+	}
+	ts, _ := env["timestamp"].(string)
+	if _, err := sorteio.ParseTimestamp(ts); err != nil {
+		t.Errorf("envelope timestamp: %v", err)
+	}
+	if o.Subject != "eventos."+tipo { // both published types are plain ASCII
+		t.Errorf("subject = %q", o.Subject)
+	}
+	payload, ok := env["payload"].(map[string]any)
+	if !ok {
+		t.Fatalf("payload is %T", env["payload"])
+	}
+	return env, payload
+}
+
+// conferirSorteio checks everything a successful draw must leave behind
+// (spec 4.4, CONTRACT §3, §4): the active assignment, the occupied
+// counsellor, the audit row (which recomputes), the outbox event.
+func (a *ambiente) conferirSorteio(p atribuicao.Pedido, r atribuicao.Resultado) {
+	t := a.t
+	t.Helper()
+	at, err := a.st.Read().BuscarAtribuicaoPorEventIdSorteio(a.ctx, r.EventIDSorteio)
+	if err != nil {
+		t.Fatalf("assignment of event %s: %v", r.EventIDSorteio, err)
+	}
+	if at.Status != atribuicao.AtribuicaoAtiva || at.ConselheiroID != r.ConselheiroID || at.DemandaID != p.DemandaID ||
+		at.UnidadeCivicaID != p.UC || at.SeedPublico != r.Seed || at.PosicaoSorteada != 0 ||
+		int(at.TotalElegiveis) != r.TotalElegiveis || at.ListaElegiveisHash == nil || *at.ListaElegiveisHash != r.ListaHash ||
+		at.MetodoSorteio != "fisher_yates" {
+		t.Errorf("assignment row %+v does not match result %+v", at, r)
+	}
+	// spec 2.3: the demand's snapshot is kept on the assignment (T34 re-draws from it).
+	if at.ScoreFinal != p.Dados.ScoreFinal || at.CategoriaID != p.Dados.CategoriaID ||
+		at.NivelPrecedencia != p.Dados.NivelPrecedencia || !mesmoUUID(at.GrupoID, p.Dados.GrupoID) {
+		t.Errorf("assignment snapshot score/categoria/nivel/grupo = %v/%q/%d/%v, want %v/%q/%d/%v",
+			at.ScoreFinal, at.CategoriaID, at.NivelPrecedencia, at.GrupoID,
+			p.Dados.ScoreFinal, p.Dados.CategoriaID, p.Dados.NivelPrecedencia, p.Dados.GrupoID)
+	}
+
+	c := a.conselheiroRow(r.ConselheiroID)
+	if c.Status != elegibilidade.Ocupado || c.DataUltimaAtribuicao == nil || c.EventIDUltimaAlteracao != r.EventIDSorteio {
+		t.Errorf("counsellor after draw: status %q, data_ultima_atribuicao %v, event_id_ultima_alteracao %s",
+			c.Status, c.DataUltimaAtribuicao, c.EventIDUltimaAlteracao)
+	} else if d := c.DataUltimaAtribuicao.Sub(at.DataSorteio); d < -10*time.Millisecond || d > 10*time.Millisecond {
+		t.Errorf("data_ultima_atribuicao %v != data_sorteio %v", c.DataUltimaAtribuicao, at.DataSorteio)
+	}
+
+	aud, err := a.st.Read().BuscarAuditoria(a.ctx, r.EventIDSorteio)
+	if err != nil {
+		t.Fatalf("audit of %s: %v", r.EventIDSorteio, err)
+	}
+	if aud.AtribuicaoID != at.ID || aud.DemandaID != p.DemandaID || aud.UnidadeCivicaID != p.UC ||
+		aud.ConselheiroID != r.ConselheiroID || aud.Selecionado != at.ConselheiroID ||
+		aud.Seed != at.SeedPublico || aud.ListaElegiveisHash != *at.ListaElegiveisHash ||
+		len(aud.ElegiveisEntrada) != int(at.TotalElegiveis) || aud.Degrau != r.Degrau || !mesmoUUID(aud.Excluido, p.Excluir) {
+		t.Errorf("audit row %+v does not match assignment %+v", aud, at)
+	}
+	if len(aud.Cadeia) != len(r.Cadeia) {
+		t.Errorf("audit cadeia %v, result cadeia %v", aud.Cadeia, r.Cadeia)
+	} else {
+		for i := range r.Cadeia {
+			if aud.Cadeia[i] != r.Cadeia[i].String() {
+				t.Errorf("audit cadeia %v, result cadeia %v", aud.Cadeia, r.Cadeia)
+				break
+			}
+		}
+	}
+	if ts, err := sorteio.ParseTimestamp(aud.TimestampSorteio); err != nil || ts.Sub(at.DataSorteio).Abs() > 10*time.Millisecond {
+		t.Errorf("timestamp_sorteio %q vs data_sorteio %v (err %v)", aud.TimestampSorteio, at.DataSorteio, err)
+	}
+	verificarAuditoria(t, aud)
+
+	obs := a.outbox("conselheiro.sorteado", "")
+	var o *store.Outbox
+	for i := range obs {
+		if obs[i].EventID == at.EventIDSorteio {
+			o = &obs[i]
+		}
+	}
+	if o == nil {
+		t.Fatalf("no conselheiro.sorteado in the outbox with event_id = atribuicoes.event_id_sorteio %s", at.EventIDSorteio)
+	}
+	env, pl := envelopePublicado(t, *o, "conselheiro.sorteado")
+	if env["correlacao_id"] != p.Dados.CorrelacaoID {
+		t.Errorf("correlacao_id = %v, want %q", env["correlacao_id"], p.Dados.CorrelacaoID)
+	}
+	if env["timestamp"] != aud.TimestampSorteio {
+		t.Errorf("envelope timestamp %v != T %q", env["timestamp"], aud.TimestampSorteio)
+	}
+	want := map[string]any{
+		"conselheiro_id": at.ConselheiroID.String(), "demanda_id": at.DemandaID.String(),
+		"unidade_civica_id": at.UnidadeCivicaID.String(), "metodo_sorteio": "fisher_yates",
+		"seed_publico": at.SeedPublico, "lista_elegiveis_hash": *at.ListaElegiveisHash,
+		"posicao_sorteada": float64(at.PosicaoSorteada), "total_elegiveis": float64(at.TotalElegiveis),
+		"timestamp": aud.TimestampSorteio,
+	}
+	if len(pl) != len(want) {
+		t.Errorf("payload %v has %d fields, want %d", pl, len(pl), len(want))
+	}
+	for k, v := range want {
+		if pl[k] != v {
+			t.Errorf("payload.%s = %v, want %v (assignment row)", k, pl[k], v)
+		}
+	}
+}
+
+// verificarAuditoria recomputes a draw from its audit record, as a third
+// party would (docs/verificacao.md): no Divergencia, canonical input, and
+// the winner is the assignment's counsellor.
+func verificarAuditoria(t *testing.T, aud store.Auditoria) {
+	t.Helper()
+	sel := aud.Selecionado.String()
+	res, err := sorteio.Verificar(sorteio.Alegacao{
+		Base: aud.Base, Timestamp: aud.TimestampSorteio, Elegiveis: aud.ElegiveisEntrada,
+		Seed: &aud.Seed, Ordenados: aud.Ordenados, Selecionado: &sel, ListaHash: &aud.ListaElegiveisHash,
+	})
+	if err != nil {
+		t.Fatalf("audit %s does not verify: %v", aud.EventIDSorteio, err)
+	}
+	if !sort.StringsAreSorted(aud.ElegiveisEntrada) {
+		t.Errorf("elegiveis_entrada not ascending: %v", aud.ElegiveisEntrada)
+	}
+	for i := range res.Entrada {
+		if res.Entrada[i] != aud.ElegiveisEntrada[i] {
+			t.Errorf("elegiveis_entrada %v is not canonical (%v)", aud.ElegiveisEntrada, res.Entrada)
+			break
+		}
+	}
+	if res.Selecionado != aud.ConselheiroID.String() {
+		t.Errorf("recomputed winner %s != conselheiro_id %s", res.Selecionado, aud.ConselheiroID)
+	}
+}
+
+func mesmoUUID(a, b *uuid.UUID) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return *a == *b
+}
