@@ -1,0 +1,102 @@
+# d6a — the two commands that matter: `make run` and `make test` (README.md).
+
+SHELL    := /bin/sh
+GO       ?= go
+FUZZTIME ?= 20s
+
+# Go sources for gofmt: everything but local state, git and test data.
+GOFILES = $(shell find . \( -path ./.data -o -path ./.git -o -path ./bin -o -name testdata \) -prune -o -name '*.go' -print)
+
+.PHONY: run stop-db test test-short generate check-generated lint build fuzz bench test-faults soak clean
+
+## run: local PostgreSQL (unless D6A_DATABASE_URL is set) + d6a serve with embedded NATS.
+## The same as `go run ./cmd/d6a serve`, but built first and exec'd so Ctrl-C
+## reaches d6a directly and a clean drain ends with status 0 (go run reports 1).
+run:
+	@echo "d6a serve (make run)"
+	@echo "  HTTP      $${D6A_HTTP_ADDR:-:8080}  -> /healthz  /readyz (200 once booted)  /metrics  /d6a/conselheiros/me/situacao"
+	@if [ -n "$$D6A_NATS_URL" ]; then \
+	  echo "  NATS      $$D6A_NATS_URL (external cluster)"; \
+	else \
+	  echo "  NATS      nats://$${D6A_NATS_EMBEDDED_ADDR:-127.0.0.1:4222} (embedded, JetStream store in $${D6A_DATA_DIR:-./.data})"; \
+	fi
+	@if [ -n "$$D6A_DATABASE_URL" ]; then \
+	  echo "  Postgres  D6A_DATABASE_URL from the environment"; \
+	else \
+	  echo "  Postgres  local cluster in $${D6A_DATA_DIR:-./.data}/pg on 127.0.0.1:54329 (stop with: make stop-db)"; \
+	fi
+	@echo ""
+	@echo "Watch what d6a publishes:"
+	@echo "  nats sub 'eventos.>'"
+	@echo "Publish a test event (use a fresh uuid as event_id and Nats-Msg-Id for each new event):"
+	@echo '  nats pub eventos.agenda.item_disponivel '\''{"event_id":"6f1c2a51-6b0e-4a44-9d0b-6f2a1f3e9c10","tipo":"agenda.item_disponível","origem":"D-5","versao_schema":"1.0.0","correlacao_id":null,"timestamp":"2026-11-29T14:03:07.123Z","payload":{"demanda_id":"8d3c2a51-6b0e-4a44-9d0b-6f2a1f3e9c11","unidade_civica_id":"0f6e6d1a-1111-4c1b-9a6a-000000000001","posicao_no_backlog":1,"score_final":87.5,"categoria_id":"SAU","nivel_precedencia":2,"grupo_id":null,"timestamp":"2026-11-29T14:03:07.123Z"}}'\'' -H Nats-Msg-Id:6f1c2a51-6b0e-4a44-9d0b-6f2a1f3e9c10'
+	@echo "  (with no counsellor registered in that unit it yields sorteio.sem_candidatos; README.md shows a conselheiro.cadastrado to publish first)"
+	@echo ""
+	@if [ -z "$$D6A_DATABASE_URL" ]; then \
+	  D6A_DATABASE_URL=$$($(GO) run ./cmd/devdb) || exit 1; \
+	  export D6A_DATABASE_URL; \
+	fi; \
+	D6A_LOG_FORMAT=$${D6A_LOG_FORMAT:-text}; export D6A_LOG_FORMAT; \
+	$(GO) build -o bin/d6a ./cmd/d6a && exec ./bin/d6a serve
+
+## stop-db: stop the local PostgreSQL cluster of `make run`
+stop-db:
+	@$(GO) run ./cmd/devdb -stop
+
+## test: every test, with the race detector (the README's test command)
+test:
+	$(GO) test -race -count=1 ./...
+
+## test-short: the quick subset
+test-short:
+	$(GO) test -short -count=1 ./...
+
+## generate: regenerate the sqlc code in internal/store/dbsqlc
+generate:
+	$(GO) tool sqlc generate
+
+## check-generated: fail when the committed sqlc code is stale
+check-generated: generate
+	git diff --exit-code -- internal/store/dbsqlc
+	@untracked=$$(git ls-files --others --exclude-standard -- internal/store/dbsqlc); \
+	if [ -n "$$untracked" ]; then echo "generated but not committed:"; echo "$$untracked"; exit 1; fi
+
+## lint: gofmt must report nothing, then go vet
+lint:
+	@unformatted=$$(gofmt -l $(GOFILES)); \
+	if [ -n "$$unformatted" ]; then echo "gofmt -l reports (run gofmt -w on them):"; echo "$$unformatted"; exit 1; fi
+	$(GO) vet ./...
+
+## build: the binary in bin/d6a
+build:
+	$(GO) build -o bin/d6a ./cmd/d6a
+
+## fuzz: every Fuzz* target in the repository for FUZZTIME each (default 20s)
+fuzz:
+	@set -e; \
+	files=$$(grep -rl --include='*_test.go' --exclude-dir=.data --exclude-dir=.git --exclude-dir=testdata '^func Fuzz' . | sort); \
+	if [ -z "$$files" ]; then echo "no Fuzz targets"; exit 0; fi; \
+	for f in $$files; do \
+	  pkg=$$(dirname $$f); \
+	  for name in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' $$f); do \
+	    echo "== $$name in $$pkg for $(FUZZTIME)"; \
+	    $(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) $$pkg; \
+	  done; \
+	done
+
+## bench: benchmarks (one iteration each for now)
+bench:
+	$(GO) test -run '^$$' -bench . -benchtime 1x ./...
+
+## test-faults: fault-injection tests (placeholder)
+test-faults:
+	@echo "test-faults: not built yet"
+
+## soak: long-running soak test (placeholder)
+soak:
+	@echo "soak: not built yet"
+
+## clean: remove build output (the dev database in .data is kept: make stop-db && rm -rf .data)
+clean:
+	rm -rf bin
+	$(GO) clean -testcache
