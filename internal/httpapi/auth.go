@@ -1,0 +1,244 @@
+package httpapi
+
+import (
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/elliptic"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+	"github.com/google/uuid"
+
+	"github.com/formigueiro/d6a/internal/config"
+)
+
+// Leeway is the clock skew tolerated on exp and nbf. Ten seconds absorbs the
+// drift between the identity provider's clock and ours without extending a
+// session token's life in any way that matters (CONTRACT §6: expired → 401).
+const Leeway = 10 * time.Second
+
+// minHMACKey is the key length RFC 7518 §3.2 asks of HS256; a shorter
+// D6A_JWT_SECRET still works but is logged as weak.
+const minHMACKey = 32
+
+// minRSABits refuses RSA keys that no longer resist factoring.
+const minRSABits = 2048
+
+// Why a token was refused. The messages go into {"erro": …} of the 401; they
+// name the class of failure, never the key or the expected claims' values.
+var (
+	errSemToken      = errors.New("token ausente")
+	errTokenMalform  = errors.New("token malformado")
+	errTokenExpirado = errors.New("token expirado")
+	errTokenInvalido = errors.New("token inválido")
+	errSubInvalido   = errors.New("token sem sub válido (UUID do cidadão)")
+)
+
+// autenticador checks the session JWT of the situacao route (CONTRACT §6).
+// A nil parser means no key is configured: the route then answers 503.
+type autenticador struct {
+	parser  *jwt.Parser
+	key     any
+	metodos []string
+}
+
+// novoAutenticador builds the verifier from the configuration. The accepted
+// algorithms are pinned by the key the operator configured, never taken from
+// the token's header: HS256 for D6A_JWT_SECRET; for D6A_JWT_PUBLIC_KEY_FILE,
+// RS256 for an RSA key, ES256/ES384/ES512 for a P-256/P-384/P-521 key and
+// EdDSA for an Ed25519 key. That closes alg "none" and the HS/RS confusion
+// (a token signed with the public key's bytes as an HMAC secret).
+func novoAutenticador(cfg config.Config, now func() time.Time) (*autenticador, error) {
+	a := &autenticador{}
+	switch {
+	case cfg.JWTSecret != "" && cfg.JWTPublicKeyFile != "":
+		return nil, errors.New("D6A_JWT_SECRET and D6A_JWT_PUBLIC_KEY_FILE are both set: set only one")
+	case cfg.JWTSecret != "":
+		if len(cfg.JWTSecret) < minHMACKey {
+			slog.Warn("D6A_JWT_SECRET is shorter than 32 bytes; HS256 keys should be at least 32 random bytes")
+		}
+		a.key = []byte(cfg.JWTSecret)
+		a.metodos = []string{jwt.SigningMethodHS256.Alg()}
+	case cfg.JWTPublicKeyFile != "":
+		key, metodo, err := lerChavePublica(cfg.JWTPublicKeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("D6A_JWT_PUBLIC_KEY_FILE: %w", err)
+		}
+		a.key = key
+		a.metodos = []string{metodo}
+	default:
+		slog.Warn("neither D6A_JWT_SECRET nor D6A_JWT_PUBLIC_KEY_FILE is set: GET /d6a/conselheiros/me/situacao answers 503")
+		return a, nil
+	}
+	opts := []jwt.ParserOption{
+		jwt.WithValidMethods(a.metodos),
+		jwt.WithExpirationRequired(),
+		jwt.WithLeeway(Leeway),
+		jwt.WithTimeFunc(now),
+	}
+	if cfg.JWTIssuer != "" {
+		opts = append(opts, jwt.WithIssuer(cfg.JWTIssuer))
+	}
+	if cfg.JWTAudience != "" {
+		opts = append(opts, jwt.WithAudience(cfg.JWTAudience))
+	}
+	a.parser = jwt.NewParser(opts...)
+	return a, nil
+}
+
+// configurado reports whether a key is set.
+func (a *autenticador) configurado() bool { return a.parser != nil }
+
+// cidadao checks the Authorization header and returns the token's subject,
+// the cidadao_id whose data the caller may see.
+func (a *autenticador) cidadao(authorization string) (uuid.UUID, error) {
+	raw, ok := bearer(authorization)
+	if !ok {
+		if strings.TrimSpace(authorization) == "" {
+			return uuid.Nil, errSemToken
+		}
+		return uuid.Nil, errTokenMalform
+	}
+	var claims jwt.RegisteredClaims
+	_, err := a.parser.ParseWithClaims(raw, &claims, a.chave)
+	switch {
+	case err == nil:
+	case errors.Is(err, jwt.ErrTokenMalformed):
+		return uuid.Nil, errTokenMalform
+	case errors.Is(err, jwt.ErrTokenExpired):
+		return uuid.Nil, errTokenExpirado
+	default:
+		// Bad signature, wrong algorithm, missing exp, future nbf, wrong
+		// issuer or audience: one answer, so a caller cannot probe which.
+		return uuid.Nil, errTokenInvalido
+	}
+	// Only the canonical 36-character form: uuid.Parse also takes braces,
+	// "urn:uuid:" and bare hex, which no identity provider emits as sub.
+	if len(claims.Subject) != 36 {
+		return uuid.Nil, errSubInvalido
+	}
+	id, err := uuid.Parse(claims.Subject)
+	if err != nil || id == uuid.Nil {
+		return uuid.Nil, errSubInvalido
+	}
+	return id, nil
+}
+
+// chave hands the parser the configured key. WithValidMethods has already
+// refused any other algorithm; the type check is a second lock on the door.
+func (a *autenticador) chave(t *jwt.Token) (any, error) {
+	switch t.Method.(type) {
+	case *jwt.SigningMethodHMAC:
+		if _, ok := a.key.([]byte); ok {
+			return a.key, nil
+		}
+	case *jwt.SigningMethodRSA:
+		if _, ok := a.key.(*rsa.PublicKey); ok {
+			return a.key, nil
+		}
+	case *jwt.SigningMethodECDSA:
+		if _, ok := a.key.(*ecdsa.PublicKey); ok {
+			return a.key, nil
+		}
+	case *jwt.SigningMethodEd25519:
+		if _, ok := a.key.(ed25519.PublicKey); ok {
+			return a.key, nil
+		}
+	}
+	return nil, errTokenInvalido
+}
+
+// bearer extracts the token of "Bearer <token>"; the scheme is
+// case-insensitive (RFC 7235 §2.1).
+func bearer(h string) (string, bool) {
+	const scheme = "bearer "
+	if len(h) <= len(scheme) || !strings.EqualFold(h[:len(scheme)], scheme) {
+		return "", false
+	}
+	tok := strings.TrimSpace(h[len(scheme):])
+	if tok == "" || strings.ContainsAny(tok, " \t") {
+		return "", false
+	}
+	return tok, true
+}
+
+// lerChavePublica reads a PEM public key ("PUBLIC KEY", "RSA PUBLIC KEY" or a
+// certificate) and returns it with the one algorithm it verifies.
+func lerChavePublica(path string) (any, string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, "", err
+	}
+	block, _ := pem.Decode(data)
+	if block == nil {
+		return nil, "", errors.New("no PEM block found")
+	}
+	var key any
+	switch block.Type {
+	case "PUBLIC KEY":
+		key, err = x509.ParsePKIXPublicKey(block.Bytes)
+	case "RSA PUBLIC KEY":
+		key, err = x509.ParsePKCS1PublicKey(block.Bytes)
+	case "CERTIFICATE":
+		var cert *x509.Certificate
+		if cert, err = x509.ParseCertificate(block.Bytes); err == nil {
+			key = cert.PublicKey
+		}
+	default:
+		return nil, "", fmt.Errorf("PEM block %q is not a public key (want PUBLIC KEY, RSA PUBLIC KEY or CERTIFICATE)", block.Type)
+	}
+	if err != nil {
+		return nil, "", fmt.Errorf("parse %s: %w", block.Type, err)
+	}
+	switch k := key.(type) {
+	case *rsa.PublicKey:
+		if k.N.BitLen() < minRSABits {
+			return nil, "", fmt.Errorf("RSA key of %d bits; at least %d required", k.N.BitLen(), minRSABits)
+		}
+		return k, jwt.SigningMethodRS256.Alg(), nil
+	case *ecdsa.PublicKey:
+		switch k.Curve {
+		case elliptic.P256():
+			return k, jwt.SigningMethodES256.Alg(), nil
+		case elliptic.P384():
+			return k, jwt.SigningMethodES384.Alg(), nil
+		case elliptic.P521():
+			return k, jwt.SigningMethodES512.Alg(), nil
+		}
+		return nil, "", fmt.Errorf("ECDSA curve %s not supported (want P-256, P-384 or P-521)", k.Curve.Params().Name)
+	case ed25519.PublicKey:
+		return k, jwt.SigningMethodEdDSA.Alg(), nil
+	}
+	return nil, "", fmt.Errorf("key type %T not supported (want RSA, ECDSA or Ed25519)", key)
+}
+
+// TokenSessao signs an HS256 session token that this server accepts when
+// configured with secret: sub, iat and exp = emitido+ttl, plus iss and aud
+// when not empty. It exists for development and tests (d6a token); in
+// production the identity provider issues the tokens.
+func TokenSessao(secret string, sub uuid.UUID, emitido time.Time, ttl time.Duration, iss, aud string) (string, error) {
+	if secret == "" {
+		return "", errors.New("empty HS256 secret")
+	}
+	if ttl <= 0 {
+		return "", errors.New("ttl must be positive")
+	}
+	c := jwt.RegisteredClaims{
+		Subject:   sub.String(),
+		IssuedAt:  jwt.NewNumericDate(emitido),
+		ExpiresAt: jwt.NewNumericDate(emitido.Add(ttl)),
+		Issuer:    iss,
+	}
+	if aud != "" {
+		c.Audience = jwt.ClaimStrings{aud}
+	}
+	return jwt.NewWithClaims(jwt.SigningMethodHS256, c).SignedString([]byte(secret))
+}

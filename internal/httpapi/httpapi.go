@@ -1,0 +1,294 @@
+// Package httpapi is d6a's HTTP adapter (CONTRACT §6): the counsellor's own
+// situation, liveness, readiness and Prometheus metrics, served by fiber.
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/adaptor"
+	"github.com/gofiber/fiber/v2/middleware/limiter"
+	fiberrecover "github.com/gofiber/fiber/v2/middleware/recover"
+
+	"github.com/formigueiro/d6a/internal/config"
+	"github.com/formigueiro/d6a/internal/metrics"
+	"github.com/formigueiro/d6a/internal/store"
+)
+
+// Routes of CONTRACT §6.
+const (
+	RotaSituacao = "/d6a/conselheiros/me/situacao"
+	RotaHealthz  = "/healthz"
+	RotaReadyz   = "/readyz"
+	RotaMetrics  = "/metrics"
+)
+
+// Limits of the server. The API only has GETs, so a request body is never
+// needed; headers must fit a session JWT with room to spare.
+const (
+	BodyLimit      = 4 << 10
+	ReadBufferSize = 8 << 10 // also the header limit: beyond it, 431
+	ReadTimeout    = 10 * time.Second
+	WriteTimeout   = 10 * time.Second
+	IdleTimeout    = 60 * time.Second
+
+	// ReadyTimeout bounds one readiness check (CONTRACT §6 /readyz).
+	ReadyTimeout = 2 * time.Second
+	// ConsultaTimeout bounds the database work of one situacao request.
+	ConsultaTimeout = 5 * time.Second
+)
+
+// Options is what New needs.
+type Options struct {
+	// Config gives the JWT keys and claims, the throttle and the trusted
+	// proxies.
+	Config config.Config
+	// Store is the database; required.
+	Store *store.Store
+	// Metrics is served on /metrics and times the requests; nil serves a
+	// registry with the runtime collectors only.
+	Metrics *metrics.Metrics
+	// Ready reports whether the process may receive traffic: the boot
+	// protocol is done and the database, the bus and the six consumers
+	// answer. Nil means the boot has not finished: /readyz answers 503.
+	// Its error message is shown on /readyz, so it should be operator-safe.
+	Ready func(ctx context.Context) error
+	// Now is the clock of token validation and of the suspension check;
+	// nil means time.Now.
+	Now func() time.Time
+}
+
+type api struct {
+	store   *store.Store
+	metrics *metrics.Metrics
+	auth    *autenticador
+	ip      ipCliente
+	ready   func(ctx context.Context) error
+	now     func() time.Time
+}
+
+// New builds the fiber app. It fails when the JWT configuration is
+// contradictory or the public key cannot be read, and when a trusted proxy
+// is not an address or CIDR, so a misconfigured server never starts.
+func New(o Options) (*fiber.App, error) {
+	if o.Store == nil {
+		return nil, errors.New("httpapi: Options.Store is required")
+	}
+	a := &api{store: o.Store, metrics: o.Metrics, ready: o.Ready, now: o.Now}
+	if a.now == nil {
+		a.now = time.Now
+	}
+	if a.metrics == nil {
+		a.metrics = metrics.New(nil)
+	}
+	var err error
+	if a.auth, err = novoAutenticador(o.Config, a.now); err != nil {
+		return nil, err
+	}
+	if a.ip, err = novoIPCliente(o.Config.TrustedProxies); err != nil {
+		return nil, err
+	}
+
+	app := fiber.New(fiber.Config{
+		AppName:               "d6a",
+		DisableStartupMessage: true,
+		CaseSensitive:         true,
+		BodyLimit:             BodyLimit,
+		ReadBufferSize:        ReadBufferSize,
+		ReadTimeout:           ReadTimeout,
+		WriteTimeout:          WriteTimeout,
+		IdleTimeout:           IdleTimeout,
+		ErrorHandler:          erroJSON,
+		// Only listed proxies may speak for the client in X-Forwarded-*
+		// headers (fiber's Hostname, Protocol…). The client IP itself comes
+		// from ipCliente, never from c.IP(); see clientip.go.
+		EnableTrustedProxyCheck: true,
+		TrustedProxies:          o.Config.TrustedProxies,
+	})
+
+	app.Use(a.registrar)
+	app.Use(fiberrecover.New(fiberrecover.Config{
+		EnableStackTrace: true,
+		StackTraceHandler: func(c *fiber.Ctx, e any) {
+			slog.Error("panic in HTTP handler", "method", c.Method(), "path", c.Path(),
+				"panic", e, "stack", string(debug.Stack()))
+		},
+	}))
+
+	situacao := []fiber.Handler{}
+	if n := o.Config.ThrottlePorMinuto; n > 0 {
+		situacao = append(situacao, limiter.New(limiter.Config{
+			Max:        n,
+			Expiration: time.Minute,
+			KeyGenerator: func(c *fiber.Ctx) string {
+				return chaveThrottle(a.ip.de(c))
+			},
+			// The limiter has already set Retry-After.
+			LimitReached: func(c *fiber.Ctx) error {
+				return c.Status(fiber.StatusTooManyRequests).JSON(fiber.Map{"erro": "limite de requisições por minuto excedido"})
+			},
+		}))
+	}
+	situacao = append(situacao, a.situacao)
+	app.Get(RotaSituacao, situacao...)
+	app.Get(RotaHealthz, func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"status": "ok"}) })
+	app.Get(RotaReadyz, a.readyz)
+	app.Get(RotaMetrics, adaptor.HTTPHandler(a.metrics.Handler()))
+	return app, nil
+}
+
+// situacao answers GET /d6a/conselheiros/me/situacao with the data of the
+// token's subject, and only theirs (CONTRACT §6).
+func (a *api) situacao(c *fiber.Ctx) error {
+	// Personal data: no shared cache may keep or reuse it.
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	c.Set(fiber.HeaderVary, fiber.HeaderAuthorization)
+	if !a.auth.configurado() {
+		return fiber.NewError(fiber.StatusServiceUnavailable, "autenticação não configurada")
+	}
+	cidadao, err := a.auth.cidadao(c.Get(fiber.HeaderAuthorization))
+	if err != nil {
+		// RFC 6750 §3: tell the client which scheme and that the token failed.
+		c.Set(fiber.HeaderWWWAuthenticate, `Bearer error="invalid_token"`)
+		return fiber.NewError(fiber.StatusUnauthorized, err.Error())
+	}
+	ctx, cancel := context.WithTimeout(c.UserContext(), ConsultaTimeout)
+	defer cancel()
+	out, err := lerSituacao(ctx, a.store, cidadao, a.now())
+	if err != nil {
+		slog.Error("situacao: database read failed", "err", err)
+		if store.Transient(err) {
+			return fiber.NewError(fiber.StatusServiceUnavailable, "banco de dados indisponível")
+		}
+		return fiber.NewError(fiber.StatusInternalServerError, "erro interno")
+	}
+	return c.JSON(out)
+}
+
+// readyz runs the readiness check with a deadline; a check that ignores its
+// context still cannot hold the probe longer than ReadyTimeout.
+func (a *api) readyz(c *fiber.Ctx) error {
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	if a.ready == nil {
+		return fiber.NewError(fiber.StatusServiceUnavailable, "boot em andamento")
+	}
+	ctx, cancel := context.WithTimeout(c.UserContext(), ReadyTimeout)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- a.ready(ctx) }()
+	var err error
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		err = errors.New("verificação de prontidão excedeu " + ReadyTimeout.String())
+	}
+	if err != nil {
+		slog.Debug("readyz: not ready", "err", err)
+		return fiber.NewError(fiber.StatusServiceUnavailable, umaLinha(err.Error()))
+	}
+	return c.JSON(fiber.Map{"status": "ok"})
+}
+
+// umaLinha keeps an error message short and on one line for a JSON answer.
+func umaLinha(s string) string {
+	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
+		s = s[:i]
+	}
+	if len(s) > 200 {
+		s = s[:200] + "…"
+	}
+	return s
+}
+
+// registrar logs each request and times it. It turns a handler's error into
+// the JSON answer itself, so the status it logs is the one sent.
+func (a *api) registrar(c *fiber.Ctx) error {
+	inicio := time.Now()
+	err := c.Next()
+	if err != nil {
+		if herr := c.App().ErrorHandler(c, err); herr != nil {
+			_ = c.SendStatus(fiber.StatusInternalServerError)
+		}
+	}
+	dur := time.Since(inicio)
+	status := c.Response().StatusCode()
+	rota := rotaConhecida(c)
+	a.metrics.HTTPDuracao.WithLabelValues(rota, strconv.Itoa(status)).Observe(dur.Seconds())
+
+	nivel := slog.LevelInfo
+	switch {
+	case status >= 500:
+		nivel = slog.LevelWarn
+	case rota == RotaHealthz || rota == RotaReadyz || rota == RotaMetrics:
+		// Probes and scrapes every few seconds would drown the rest.
+		nivel = slog.LevelDebug
+	}
+	slog.Log(c.UserContext(), nivel, "http request",
+		"method", c.Method(),
+		"path", c.Path(),
+		"status", status,
+		"latency_ms", float64(dur.Microseconds())/1000,
+		"ip", a.ip.de(c).String(),
+	)
+	return nil
+}
+
+// rotaConhecida is the route label of a request: one of the registered
+// patterns, or "outra", so unknown paths cannot grow the metric's label set.
+func rotaConhecida(c *fiber.Ctx) string {
+	switch p := c.Route().Path; p {
+	case RotaSituacao, RotaHealthz, RotaReadyz, RotaMetrics:
+		if c.Response().StatusCode() != fiber.StatusNotFound && c.Response().StatusCode() != fiber.StatusMethodNotAllowed {
+			return p
+		}
+	}
+	return "outra"
+}
+
+// Messages of the errors fiber itself raises.
+var mensagens = map[int]string{
+	fiber.StatusBadRequest:                  "requisição malformada",
+	fiber.StatusNotFound:                    "rota não encontrada",
+	fiber.StatusMethodNotAllowed:            "método não permitido",
+	fiber.StatusRequestTimeout:              "tempo de leitura da requisição esgotado",
+	fiber.StatusRequestEntityTooLarge:       "corpo da requisição grande demais",
+	fiber.StatusRequestHeaderFieldsTooLarge: "cabeçalhos da requisição grandes demais",
+	fiber.StatusTooManyRequests:             "limite de requisições por minuto excedido",
+	fiber.StatusInternalServerError:         "erro interno",
+}
+
+// erroJSON is the app's error handler: every error leaves as
+// {"erro": "…"} with its status code (CONTRACT §6).
+func erroJSON(c *fiber.Ctx, err error) error {
+	code := fiber.StatusInternalServerError
+	msg := mensagens[code]
+	var fe *fiber.Error
+	if errors.As(err, &fe) {
+		code = fe.Code
+		if m, ok := mensagens[code]; ok && ehMensagemDoFiber(fe) {
+			msg = m
+		} else {
+			msg = fe.Message
+		}
+	} else {
+		slog.Error("HTTP handler failed", "method", c.Method(), "path", c.Path(), "err", err)
+	}
+	return c.Status(code).JSON(fiber.Map{"erro": msg})
+}
+
+// ehMensagemDoFiber tells fiber's own English messages ("Cannot GET /x",
+// "Not Found", "Request Header Fields Too Large"…) from ours, which are
+// always Portuguese and set on purpose.
+func ehMensagemDoFiber(fe *fiber.Error) bool {
+	if fe.Message == "" || fe.Message == fiber.NewError(fe.Code).Message || strings.HasPrefix(fe.Message, "Cannot ") {
+		return true
+	}
+	// fasthttp parse errors become 400 with their own text.
+	return fe.Code == fiber.StatusBadRequest
+}

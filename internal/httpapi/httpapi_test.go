@@ -1,0 +1,302 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
+	"github.com/valyala/fasthttp"
+)
+
+// The test client's socket address under app.Test is 0.0.0.0; trusting it
+// as a proxy lets X-Forwarded-For stand for the client.
+func TestThrottlePorIP(t *testing.T) {
+	t.Parallel()
+	s := novoServidor(t, func(o *Options) {
+		o.Config.ThrottlePorMinuto = 3
+		o.Config.TrustedProxies = []string{"0.0.0.0"}
+	})
+	tok := tokenHS(t, uuid.New())
+	for i := 1; i <= 3; i++ {
+		if r := s.situacao(t, tok, "X-Forwarded-For", "203.0.113.7"); r.status != 200 {
+			t.Fatalf("request %d: status %d: %s", i, r.status, r.body)
+		}
+	}
+	r := s.situacao(t, tok, "X-Forwarded-For", "203.0.113.7")
+	r.erro(t, 429)
+	ra, err := strconv.Atoi(r.header.Get("Retry-After"))
+	if err != nil || ra < 1 || ra > 60 {
+		t.Fatalf("Retry-After %q, want 1..60 seconds", r.header.Get("Retry-After"))
+	}
+
+	// A spoofed entry on the left of the proxy's does not make a new client.
+	r = s.situacao(t, tok, "X-Forwarded-For", "198.51.100.99, 203.0.113.7")
+	r.erro(t, 429)
+
+	// Another client still passes.
+	if r := s.situacao(t, tok, "X-Forwarded-For", "203.0.113.8"); r.status != 200 {
+		t.Fatalf("other IP: status %d: %s", r.status, r.body)
+	}
+	// Failed authentications count too: they are what a flood looks like.
+	for i := 0; i < 3; i++ {
+		s.situacao(t, "lixo", "X-Forwarded-For", "203.0.113.9").erro(t, 401)
+	}
+	s.situacao(t, tok, "X-Forwarded-For", "203.0.113.9").erro(t, 429)
+
+	// Only the situacao route is throttled.
+	for i := 0; i < 5; i++ {
+		if r := s.get(t, RotaHealthz, "X-Forwarded-For", "203.0.113.7"); r.status != 200 {
+			t.Fatalf("healthz throttled: %d", r.status)
+		}
+	}
+}
+
+// Without trusted proxies, X-Forwarded-For is ignored: a client cannot
+// escape the throttle by writing it.
+func TestThrottleIgnoraXFFSemProxyConfiavel(t *testing.T) {
+	t.Parallel()
+	s := novoServidor(t, func(o *Options) { o.Config.ThrottlePorMinuto = 2 })
+	tok := tokenHS(t, uuid.New())
+	for i := 0; i < 2; i++ {
+		if r := s.situacao(t, tok, "X-Forwarded-For", "203.0.113."+strconv.Itoa(i)); r.status != 200 {
+			t.Fatalf("request %d: %d", i, r.status)
+		}
+	}
+	s.situacao(t, tok, "X-Forwarded-For", "203.0.113.50").erro(t, 429)
+}
+
+func TestThrottleZeroDesliga(t *testing.T) {
+	t.Parallel()
+	s := novoServidor(t, func(o *Options) { o.Config.ThrottlePorMinuto = 0 })
+	tok := tokenHS(t, uuid.New())
+	for i := 0; i < 20; i++ {
+		if r := s.situacao(t, tok); r.status != 200 {
+			t.Fatalf("request %d: status %d", i, r.status)
+		}
+	}
+}
+
+func TestHealthz(t *testing.T) {
+	t.Parallel()
+	s := novoServidor(t, func(o *Options) { o.Ready = nil })
+	r := s.get(t, RotaHealthz)
+	if r.status != 200 || string(r.body) != `{"status":"ok"}` {
+		t.Fatalf("got %d %s", r.status, r.body)
+	}
+}
+
+func TestReadyz(t *testing.T) {
+	t.Parallel()
+	var pronto func(context.Context) error
+	s := novoServidor(t, func(o *Options) {
+		o.Ready = func(ctx context.Context) error { return pronto(ctx) }
+	})
+
+	pronto = func(context.Context) error { return errors.New("banco de dados indisponível\ndetalhe") }
+	if msg := s.get(t, RotaReadyz).erro(t, 503); msg != "banco de dados indisponível" {
+		t.Fatalf("erro %q", msg)
+	}
+
+	pronto = func(context.Context) error { return nil }
+	if r := s.get(t, RotaReadyz); r.status != 200 || string(r.body) != `{"status":"ok"}` {
+		t.Fatalf("got %d %s", r.status, r.body)
+	}
+
+	// A check that ignores its context still ends the probe at ReadyTimeout.
+	pronto = func(context.Context) error { time.Sleep(ReadyTimeout + time.Second); return nil }
+	inicio := time.Now()
+	s.get(t, RotaReadyz).erro(t, 503)
+	if d := time.Since(inicio); d > ReadyTimeout+500*time.Millisecond {
+		t.Fatalf("probe took %v", d)
+	}
+}
+
+func TestReadyzAntesDoBoot(t *testing.T) {
+	t.Parallel()
+	s := novoServidor(t, func(o *Options) { o.Ready = nil })
+	if msg := s.get(t, RotaReadyz).erro(t, 503); msg != "boot em andamento" {
+		t.Fatalf("erro %q", msg)
+	}
+}
+
+func TestMetrics(t *testing.T) {
+	t.Parallel()
+	s := novoServidor(t, func(o *Options) {
+		o.Metrics = newMetrics(o.Store)
+		o.Metrics.Preparar("conselheiro.cadastrado")
+	})
+	pendente(t, s.st)
+	pendente(t, s.st)
+	s.situacao(t, tokenHS(t, uuid.New()))
+
+	r := s.get(t, RotaMetrics)
+	if r.status != 200 {
+		t.Fatalf("status %d", r.status)
+	}
+	if ct := r.header.Get("Content-Type"); !strings.HasPrefix(ct, "text/plain") {
+		t.Errorf("Content-Type %q", ct)
+	}
+	page := string(r.body)
+	for _, l := range []string{
+		"d6a_sorteios_total 0",
+		"d6a_fila_pendentes_size 2",
+		"d6a_conselheiros_ativos 0",
+		`d6a_sem_candidatos_total{motivo="todos_ocupados"} 0`,
+		`d6a_recusas_total{motivo="recusa_explicita"} 0`,
+		`d6a_http_duracao_segundos_count{codigo="200",rota="/d6a/conselheiros/me/situacao"} 1`,
+	} {
+		if !strings.Contains(page, "\n"+l+"\n") {
+			t.Errorf("/metrics lacks %q", l)
+		}
+	}
+	for _, nome := range []string{"d6a_handler_duracao_segundos", "d6a_sorteio_duracao_segundos", "d6a_dead_letters_total", "d6a_outbox_pendentes"} {
+		if !strings.Contains(page, "# TYPE "+nome) {
+			t.Errorf("/metrics lacks %s", nome)
+		}
+	}
+}
+
+func TestErrosJSON(t *testing.T) {
+	t.Parallel()
+	s := novoServidor(t, nil)
+	s.app.Get("/panico", func(*fiber.Ctx) error { panic("teste") })
+
+	if msg := s.get(t, "/nao-existe").erro(t, 404); msg != "rota não encontrada" {
+		t.Errorf("404 erro %q", msg)
+	}
+	// Paths are case-sensitive.
+	s.get(t, "/D6A/conselheiros/me/situacao").erro(t, 404)
+	if msg := s.do(t, httptest.NewRequest(http.MethodPost, RotaHealthz, nil)).erro(t, 405); msg != "método não permitido" {
+		t.Errorf("405 erro %q", msg)
+	}
+	if msg := s.get(t, "/panico").erro(t, 500); msg != "erro interno" {
+		t.Errorf("500 erro %q", msg)
+	}
+}
+
+// Limits enforced by fasthttp before any handler runs end the connection, so
+// app.Test cannot see them: this test goes through a real listener.
+func TestLimitesNoSocket(t *testing.T) {
+	t.Parallel()
+	s := novoServidor(t, nil)
+	base := escutar(t, s.app)
+	do := func(req *http.Request) resposta {
+		t.Helper()
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatalf("%s: %v", req.URL, err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return resposta{status: res.StatusCode, header: res.Header, body: b}
+	}
+
+	req, _ := http.NewRequest(http.MethodGet, base+RotaHealthz, nil)
+	req.Header.Set("X-Grande", strings.Repeat("a", ReadBufferSize))
+	if msg := do(req).erro(t, 431); !strings.Contains(msg, "cabeçalhos") {
+		t.Errorf("431 erro %q", msg)
+	}
+
+	req, _ = http.NewRequest(http.MethodGet, base+RotaHealthz, strings.NewReader(strings.Repeat("b", BodyLimit+1)))
+	do(req).erro(t, 413)
+
+	// A token near the header limit still fits.
+	req, _ = http.NewRequest(http.MethodGet, base+RotaSituacao, nil)
+	req.Header.Set("Authorization", "Bearer "+tokenHS(t, uuid.New()))
+	req.Header.Set("X-Preenchimento", strings.Repeat("c", ReadBufferSize/2))
+	if r := do(req); r.status != 200 {
+		t.Fatalf("situacao with large headers: %d %s", r.status, r.body)
+	}
+
+	// The server still answers after all that.
+	req, _ = http.NewRequest(http.MethodGet, base+RotaHealthz, nil)
+	if r := do(req); r.status != 200 {
+		t.Fatalf("healthz after errors: %d", r.status)
+	}
+}
+
+// escutar serves app on a loopback port until the test ends.
+func escutar(t testing.TB, app *fiber.App) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = app.Listener(ln)
+	}()
+	t.Cleanup(func() {
+		_ = app.Shutdown()
+		<-done
+	})
+	return "http://" + ln.Addr().String()
+}
+
+func TestIPCliente(t *testing.T) {
+	r, err := novoIPCliente([]string{"10.0.0.0/8", "192.0.2.1", "2001:db8::/32"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	casos := []struct {
+		peer, xff, want string
+	}{
+		{"198.51.100.1", "203.0.113.5", "198.51.100.1"},                   // untrusted peer: header ignored
+		{"10.1.2.3", "", "10.1.2.3"},                                      // trusted peer, no header
+		{"10.1.2.3", "203.0.113.5", "203.0.113.5"},                        // one proxy
+		{"10.1.2.3", "1.1.1.1, 203.0.113.5", "203.0.113.5"},               // spoofed left entry ignored
+		{"10.1.2.3", "1.1.1.1, 203.0.113.5, 192.0.2.1", "203.0.113.5"},    // two proxies
+		{"10.1.2.3", "lixo, 203.0.113.5", "203.0.113.5"},                  // garbage left of the client
+		{"10.1.2.3", "203.0.113.5, lixo", "10.1.2.3"},                     // garbage from the proxy: stop
+		{"10.1.2.3", "10.9.9.9", "10.9.9.9"},                              // internal caller
+		{"10.1.2.3", " 2001:db8::1 , ::ffff:203.0.113.5 ", "203.0.113.5"}, // mapped IPv4
+		{"::ffff:10.1.2.3", "203.0.113.5", "203.0.113.5"},                 // mapped peer
+	}
+	app := fiber.New()
+	for _, c := range casos {
+		fctx := app.AcquireCtx(fasthttpCtx(c.peer, c.xff))
+		got := r.de(fctx).String()
+		app.ReleaseCtx(fctx)
+		if got != c.want {
+			t.Errorf("peer %s xff %q: got %s, want %s", c.peer, c.xff, got, c.want)
+		}
+	}
+	if _, err := novoIPCliente([]string{"10.0.0.0/33"}); err == nil {
+		t.Errorf("bad CIDR accepted")
+	}
+}
+
+func TestChaveThrottle(t *testing.T) {
+	for in, want := range map[string]string{
+		"203.0.113.5":          "203.0.113.5",
+		"2001:db8:1:2:3:4:5:6": "2001:db8:1:2::/64",
+		"2001:db8:1:2:ffff::1": "2001:db8:1:2::/64",
+		"2001:db8:1:3::1":      "2001:db8:1:3::/64",
+	} {
+		if got := chaveThrottle(netip.MustParseAddr(in)); got != want {
+			t.Errorf("chaveThrottle(%s) = %s, want %s", in, got, want)
+		}
+	}
+}
+
+func fasthttpCtx(peer, xff string) *fasthttp.RequestCtx {
+	var req fasthttp.Request
+	req.SetRequestURI("/")
+	if xff != "" {
+		req.Header.Set(fiber.HeaderXForwardedFor, xff)
+	}
+	ctx := &fasthttp.RequestCtx{}
+	ctx.Init(&req, &net.TCPAddr{IP: net.ParseIP(peer), Port: 40000}, nil)
+	return ctx
+}
