@@ -104,6 +104,11 @@ func New(ctx context.Context, cfg config.Config, o Options) (w *Worker, err erro
 		return out, err
 	}
 	w.Metrics = metrics.New(metrics.StoreFonte(w.Store, lag))
+	tipos := make([]string, len(evento.Consumidos))
+	for i, t := range evento.Consumidos {
+		tipos[i] = string(t)
+	}
+	w.Metrics.Preparar(tipos...)
 	st := w.Store
 	hier := hierarquia.New(func(ctx context.Context) ([]hierarquia.Par, error) {
 		rows, err := st.Read().BuscarTodasHierarquias(ctx)
