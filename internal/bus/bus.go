@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"net"
 	neturl "net/url"
 	"path/filepath"
@@ -144,8 +145,7 @@ func Connect(ctx context.Context, cfg Config) (*Bus, error) {
 	nc, err := nats.Connect(url,
 		nats.Name("d6a"),
 		nats.MaxReconnects(-1),
-		nats.ReconnectWait(time.Second),
-		nats.ReconnectJitter(500*time.Millisecond, time.Second),
+		nats.CustomReconnectDelay(esperaReconexao),
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
 			if err != nil {
 				b.log.Warn("NATS disconnected", "erro", err)
@@ -176,6 +176,13 @@ func Connect(ctx context.Context, cfg Config) (*Bus, error) {
 	}
 	b.js = js
 	return b, nil
+}
+
+// esperaReconexao backs off exponentially from 250ms to 5s, with jitter so a
+// fleet does not reconnect in lockstep after a NATS restart.
+func esperaReconexao(tentativas int) time.Duration {
+	d := min(250*time.Millisecond<<min(max(tentativas-1, 0), 5), 5*time.Second)
+	return d/2 + rand.N(d/2+1)
 }
 
 // semSenha hides the user info of a NATS URL, which may carry a password or
@@ -268,7 +275,7 @@ func startEmbedded(addr, storeDir string, log *slog.Logger) (*server.Server, err
 	if !s.ReadyForConnections(10 * time.Second) {
 		s.Shutdown()
 		s.WaitForShutdown()
-		return nil, fmt.Errorf("embedded NATS server did not start on %s (D6A_NATS_EMBEDDED_ADDR)", addr)
+		return nil, fmt.Errorf("embedded NATS server did not start on %s (D6A_NATS_EMBEDDED_ADDR: is the port in use?)", addr)
 	}
 	if !s.JetStreamEnabled() {
 		s.Shutdown()

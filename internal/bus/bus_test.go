@@ -778,3 +778,51 @@ func TestSobreviveReinicioDoServidor(t *testing.T) {
 		t.Fatalf("handler saw %v", got)
 	}
 }
+
+func TestReplaySobrePosicionamentoInterrompido(t *testing.T) {
+	t.Parallel()
+	url, _ := bustest.Start(t)
+	b := novoBus(t, url, nil)
+	for range 3 {
+		publicarAgenda(t, b)
+	}
+	tipo := evento.AgendaItemDisponivel
+	cfg := b.configConsumidor(tipo)
+	pausa := pausaPosicionamento
+	cfg.PauseUntil = &pausa
+	cfg.Metadata = map[string]string{metaCabeca: "4"}
+	if _, err := b.JetStream().CreateConsumer(ctxTeste(t), "EVENTOS", cfg); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := b.Replay(ctxTeste(t), tipo, 1); err != nil {
+		t.Fatal(err)
+	}
+	// The replay wins over the interrupted positioning at 4.
+	if err := b.EnsureConsumers(ctxTeste(t)); err != nil {
+		t.Fatal(err)
+	}
+	if info := infoConsumidor(t, b, tipo); info.Paused || info.NumPending != 3 {
+		t.Fatalf("paused %v, pending %d; want the replay from 1", info.Paused, info.NumPending)
+	}
+}
+
+func TestConfigPadroes(t *testing.T) {
+	c := Config{}.WithDefaults()
+	if c.EmbeddedAddr != "127.0.0.1:4222" || c.DataDir != "./.data" || c.Stream != "EVENTOS" ||
+		c.Prefix != "eventos" || c.MaxEntregas != 5 || c.AckWait != 30*time.Second || c.Logger == nil {
+		t.Fatalf("defaults = %+v", c)
+	}
+	for n, want := range map[uint64]time.Duration{0: time.Second, 1: time.Second, 2: 2 * time.Second, 4: 10 * time.Second, 9: 30 * time.Second} {
+		if got := c.espera(n); got != want {
+			t.Errorf("espera(%d) = %s, want %s", n, got, want)
+		}
+	}
+	for n := range 20 {
+		if d := esperaReconexao(n); d <= 0 || d > 5*time.Second {
+			t.Errorf("esperaReconexao(%d) = %s", n, d)
+		}
+	}
+	if got := semSenha("nats://user:secret@host:4222"); strings.Contains(got, "secret") || strings.Contains(got, "user") {
+		t.Errorf("semSenha = %q", got)
+	}
+}

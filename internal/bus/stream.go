@@ -322,6 +322,13 @@ func (b *Bus) Replay(ctx context.Context, tipo evento.Tipo, fromSeq uint64) (bef
 			// The reset's own answer: a running Consumir may fetch right
 			// after it, and a second look would show that instead.
 			depois = resp.ConsumerInfo
+			if _, ok := posicionamentoInterrompido(info); ok {
+				// Left paused by an interrupted EnsureConsumers, which would
+				// otherwise redo its own positioning over this replay.
+				if _, err := b.js.ResumeConsumer(ctx, b.cfg.Stream, nome); err != nil {
+					return before, after, fmt.Errorf("replay: resuming consumer %s: %w", nome, err)
+				}
+			}
 		case semReset(err):
 			b.log.Warn("native consumer reset unavailable; recreating the durable", "consumidor", nome, "erro", err)
 			cfg := info.Config
