@@ -77,6 +77,9 @@ var versoes = map[Tipo][]string{
 // function never panics, whatever the input.
 func Decodificar(subjectTipo Tipo, data []byte) (Evento, error) {
 	var ev Evento
+	if t, ok := ParseTipo(string(subjectTipo)); ok {
+		subjectTipo = t // a caller may name it without diacritics
+	}
 	aceitas, ok := versoes[subjectTipo]
 	if !ok {
 		return ev, inutilizavel("tipo do subject desconhecido: %s", curto(string(subjectTipo)))

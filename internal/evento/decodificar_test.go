@@ -139,11 +139,11 @@ func TestDecodificarValidos(t *testing.T) {
 	if c, _ := ev.ConselheiroCadastrado(); err != nil || c.CapacitacaoConcluida || c.NivelAtuacao != 3 {
 		t.Fatalf("cadastro: %+v, %v", c, err)
 	}
-	ev, err = Decodificar(CicloConcluido, mudar(t, CicloConcluido, func(env, p map[string]any) {
+	ev, err = Decodificar(Tipo(CicloConcluido.ASCII()), mudar(t, CicloConcluido, func(env, p map[string]any) {
 		env["tipo"] = "conselheiro.ciclo_concluido"
 		delete(p, "unidade_civica_id")
 	}))
-	if cc, _ := ev.CicloConcluido(); err != nil || cc.UnidadeCivicaID != nil || cc.MotivoEncerramento != "demanda_concluida" {
+	if cc, _ := ev.CicloConcluido(); err != nil || ev.Tipo != CicloConcluido || cc.UnidadeCivicaID != nil || cc.MotivoEncerramento != "demanda_concluida" {
 		t.Fatalf("ciclo: %+v, %v", cc, err)
 	}
 	ev, err = Decodificar(AtribuicaoRecusada, mudar(t, AtribuicaoRecusada, func(env, p map[string]any) {
