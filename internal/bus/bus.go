@@ -20,6 +20,8 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/formigueiro/d6a/internal/evento"
 )
 
 // DLQStream is the dead-letter stream (CONTRACT §3).
@@ -63,6 +65,9 @@ type Config struct {
 	Drenagem time.Duration
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
+	// AoMorrer, when set, is called after each message copied to the
+	// dead-letter stream (metrics).
+	AoMorrer func(tipo evento.Tipo)
 }
 
 // WithDefaults returns c with every zero field set to its default.

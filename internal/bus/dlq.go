@@ -41,6 +41,9 @@ func (b *Bus) DeadLetter(ctx context.Context, tipo evento.Tipo, subjectOriginal 
 	if _, err := b.js.PublishMsg(ctx, m, jetstream.WithMsgID(msgID), jetstream.WithExpectStream(DLQStream)); err != nil {
 		return fmt.Errorf("dead-lettering %s seq %d: %w", subjectOriginal, seqOriginal, err)
 	}
+	if b.cfg.AoMorrer != nil {
+		b.cfg.AoMorrer(tipo)
+	}
 	return nil
 }
 

@@ -88,6 +88,11 @@ func New(ctx context.Context, cfg config.Config, o Options) (w *Worker, err erro
 		URL: cfg.NATSURL, EmbeddedAddr: cfg.NATSEmbeddedAddr, DataDir: cfg.DataDir,
 		Stream: cfg.Stream, Prefix: cfg.SubjectPrefix, MaxEntregas: cfg.MaxEntregas,
 		Espera: cfg.ConsumerFetchTimeout, Backoff: o.Backoff,
+		AoMorrer: func(t evento.Tipo) {
+			if w.Metrics != nil {
+				w.Metrics.DeadLetters.WithLabelValues(string(t)).Inc()
+			}
+		},
 	})
 	if err != nil {
 		if cfg.NATSURL != "" {
