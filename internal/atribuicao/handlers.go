@@ -190,10 +190,7 @@ func (u *uow) onConselheiroCicloConcluido(ctx context.Context, log *slog.Logger,
 		}
 		return u.varrerFila(ctx, log, *p.UnidadeCivicaID)
 	}
-	// 4. release the counsellor and close the assignment.
-	if err := u.transitar(ctx, log, c, elegibilidade.Disponivel, ev.EventID); err != nil {
-		return err
-	}
+	// 4. close the assignment and release the counsellor.
 	a, err := u.tx.BuscarAtribuicaoAtivaPorConselheiroEDemanda(ctx, store.AtivaPorConselheiroEDemandaParams{
 		ConselheiroID: p.ConselheiroID, DemandaID: p.DemandaID,
 	})
@@ -208,6 +205,17 @@ func (u *uow) onConselheiroCicloConcluido(ctx context.Context, log *slog.Logger,
 		log.Info("Atribuição concluída", "motivo_encerramento", p.MotivoEncerramento)
 	} else {
 		log.Info("ciclo concluído sem atribuição ativa correspondente — conselheiro liberado mesmo assim")
+	}
+	// A cycle naming another demand than the one the counsellor holds must
+	// not make him disponivel while an assignment is still active
+	// (ocupado iff an active assignment exists).
+	_, err = u.tx.BuscarAtribuicaoAtivaPorConselheiro(ctx, c.ID)
+	if outra, err := store.Found(err); err != nil {
+		return err
+	} else if outra {
+		log.Warn("ciclo concluído para outra demanda: conselheiro mantém a atribuição ativa e segue ocupado")
+	} else if err := u.transitar(ctx, log, c, elegibilidade.Disponivel, ev.EventID); err != nil {
+		return err
 	}
 	// 5. sweep the payload's UC, else the counsellor's.
 	uc := c.UnidadeCivicaID
