@@ -3,6 +3,7 @@ package atribuicao
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -48,13 +49,25 @@ type Resultado struct {
 	Cadeia         []uuid.UUID
 }
 
+// baseTimeout bounds the bus round trip for the seed's base.
+const baseTimeout = 2 * time.Second
+
+// ErrDemandaAtribuida is returned by Sortear for a demand that already has
+// an active assignment (the handlers check this before drawing, spec 3.9).
+var ErrDemandaAtribuida = errors.New("demanda já atribuída")
+
 // Sortear runs one draw as its own unit of work, outside any event (the
 // benchmark and the tests use it; handlers call executarSorteio inside
 // theirs).
 func (s *Servico) Sortear(ctx context.Context, p Pedido) (Resultado, error) {
 	var r Resultado
 	err := s.executar(ctx, func(ctx context.Context, u *uow) error {
-		var err error
+		_, err := u.tx.BuscarAtribuicaoAtivaPorDemanda(ctx, p.DemandaID)
+		if achou, err := store.Found(err); err != nil {
+			return err
+		} else if achou {
+			return ErrDemandaAtribuida
+		}
 		r, err = u.executarSorteio(ctx, p)
 		return err
 	})
@@ -163,7 +176,10 @@ func (u *uow) executarSorteio(ctx context.Context, p Pedido) (Resultado, error) 
 // base is the event id of the bus's last message, or a fresh UUID v4 when
 // the bus has none or does not answer (spec 4.1, 4.4 fallback).
 func (u *uow) base(ctx context.Context) (base string, seq *int64, fallback bool) {
-	id, n, err := u.servico.o.Barramento.LastEventID(ctx)
+	// Bounded: the draw holds the global lock while it asks.
+	bctx, cancel := context.WithTimeout(ctx, baseTimeout)
+	defer cancel()
+	id, n, err := u.servico.o.Barramento.LastEventID(bctx)
 	if err == nil && id != "" {
 		v := int64(n)
 		return id, &v, false
