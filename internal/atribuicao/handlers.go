@@ -43,12 +43,9 @@ func (s *Servico) Handle(ctx context.Context, ev evento.Evento, seq uint64) erro
 		if err := u.despachar(ctx, log, ev); err != nil {
 			return err
 		}
-		if _, err := u.tx.RegistrarEventoProcessado(ctx, store.RegistrarEventoProcessadoParams{
+		return u.tx.RegistrarProcessamento(ctx, store.RegistrarProcessamentoParams{
 			EventID: ev.EventID, TipoEvento: string(ev.Tipo), Sequence: int64(seq), Agora: u.agora,
-		}); err != nil {
-			return err
-		}
-		return u.tx.UpsertOffset(ctx, store.UpsertOffsetParams{TipoEvento: string(ev.Tipo), LastSequence: int64(seq), Agora: u.agora})
+		})
 	})
 }
 
@@ -91,31 +88,23 @@ func correlacao(ev evento.Evento, demanda uuid.UUID) string {
 // onAgendaItemDisponivel is spec 3.9.
 func (u *uow) onAgendaItemDisponivel(ctx context.Context, log *slog.Logger, ev evento.Evento, p evento.AgendaItemDisponivelPayload) error {
 	log = log.With("demanda_id", p.DemandaID, "uc_id", p.UnidadeCivicaID)
-	// 1. idempotency by event_id of the pending row.
-	_, err := u.tx.BuscarFilaPendentePorEventIdOrigem(ctx, ev.EventID)
-	if achou, err := store.Found(err); err != nil || achou {
-		if achou {
-			log.Info("agenda.item_disponível reentregue — já na fila de pendentes")
-		}
+	// Steps 1, 3 and 4 in one round trip: the event already pending, the
+	// demand already assigned, the demand already pending.
+	g, err := u.tx.GuardasAgenda(ctx, store.GuardasAgendaParams{EventID: ev.EventID, DemandaID: p.DemandaID})
+	switch {
+	case err != nil:
 		return err
+	case g.PendentePeloEvento:
+		log.Info("agenda.item_disponível reentregue — já na fila de pendentes")
+		return nil
+	case g.Atribuida:
+		log.Warn("demanda já atribuída")
+		return nil
+	case g.Pendente:
+		log.Info("demanda já na fila de pendentes")
+		return nil
 	}
-	// 2. the payload was validated on decoding (CONTRACT §3 dead letters).
-	// 3. demand already assigned.
-	_, err = u.tx.BuscarAtribuicaoAtivaPorDemanda(ctx, p.DemandaID)
-	if achou, err := store.Found(err); err != nil || achou {
-		if achou {
-			log.Warn("demanda já atribuída")
-		}
-		return err
-	}
-	// 4. demand already pending.
-	_, err = u.tx.BuscarFilaPendentePorDemandaId(ctx, p.DemandaID)
-	if achou, err := store.Found(err); err != nil || achou {
-		if achou {
-			log.Info("demanda já na fila de pendentes")
-		}
-		return err
-	}
+	// Step 2, the payload, was validated on decoding (CONTRACT §3).
 	// 5. draw.
 	_, err = u.executarSorteio(ctx, Pedido{
 		UC: p.UnidadeCivicaID, DemandaID: p.DemandaID,

@@ -128,41 +128,35 @@ func (u *uow) executarSorteio(ctx context.Context, p Pedido) (Resultado, error) 
 	}
 	dataSorteio, _ := sorteio.ParseTimestamp(t)
 	eventID := uuid.New()
-	atribuicaoID, err := u.tx.InserirAtribuicao(ctx, store.InserirAtribuicaoParams{
+	envelope, err := u.envelope(evento.ConselheiroSorteado, eventID, p.Dados.CorrelacaoID, t, payloadSorteado{
 		ConselheiroID: selecionado, DemandaID: p.DemandaID, UnidadeCivicaID: p.UC,
-		SeedPublico: res.Seed, PosicaoSorteada: sorteio.PosicaoSorteada, TotalElegiveis: int32(len(ids)),
-		ListaElegiveisHash: &res.ListaHash, DataSorteio: dataSorteio, EventIDSorteio: eventID,
-		ScoreFinal: p.Dados.ScoreFinal, CategoriaID: p.Dados.CategoriaID,
-		NivelPrecedencia: p.Dados.NivelPrecedencia, GrupoID: p.Dados.GrupoID,
+		MetodoSorteio: sorteio.Metodo, SeedPublico: res.Seed, ListaElegiveisHash: res.ListaHash,
+		PosicaoSorteada: sorteio.PosicaoSorteada, TotalElegiveis: len(ids), Timestamp: t,
 	})
 	if err != nil {
-		return Resultado{}, fmt.Errorf("inserir atribuição: %w", err)
-	}
-	if _, err := u.tx.MarcarConselheiroOcupado(ctx, store.MarcarConselheiroOcupadoParams{
-		ID: selecionado, EventID: eventID, Agora: dataSorteio,
-	}); err != nil {
-		return Resultado{}, fmt.Errorf("ocupar conselheiro: %w", err)
+		return Resultado{}, err
 	}
 	cadeiaTxt := make([]string, len(cadeia))
 	for i, c := range cadeia {
 		cadeiaTxt[i] = c.String()
 	}
-	if err := u.tx.InserirAuditoria(ctx, store.InserirAuditoriaParams{
-		EventIDSorteio: eventID, AtribuicaoID: atribuicaoID, DemandaID: p.DemandaID, UnidadeCivicaID: p.UC,
-		ConselheiroID: selecionado, Base: base, BaseFallback: fallback, BaseSequence: baseSeq,
-		TimestampSorteio: t, Seed: res.Seed, ElegiveisEntrada: res.Entrada, Ordenados: res.Ordenados,
-		Selecionado: selecionado, ListaElegiveisHash: res.ListaHash, Degrau: filtro.Degrau,
-		Cadeia: cadeiaTxt, Excluido: p.Excluir, CriadoEm: u.agora,
+	// Assignment, occupied counsellor, audit and outbox row: one round trip.
+	if err := u.tx.GravarSorteio(ctx, store.GravarSorteioParams{
+		AtribuicaoID: uuid.New(), EventIDSorteio: eventID, ConselheiroID: selecionado,
+		DemandaID: p.DemandaID, UnidadeCivicaID: p.UC, Seed: res.Seed,
+		PosicaoSorteada: sorteio.PosicaoSorteada, TotalElegiveis: int32(len(ids)),
+		ListaElegiveisHash: &res.ListaHash, DataSorteio: dataSorteio,
+		ScoreFinal: p.Dados.ScoreFinal, CategoriaID: p.Dados.CategoriaID,
+		NivelPrecedencia: p.Dados.NivelPrecedencia, GrupoID: p.Dados.GrupoID,
+		Base: base, BaseFallback: fallback, BaseSequence: baseSeq, TimestampSorteio: t,
+		ElegiveisEntrada: res.Entrada, Ordenados: res.Ordenados, Degrau: filtro.Degrau,
+		Cadeia: cadeiaTxt, Excluido: p.Excluir, Agora: u.agora,
+		Subject: evento.ConselheiroSorteado.Subject(s.o.SubjectPrefix), CorrelacaoID: &p.Dados.CorrelacaoID,
+		Envelope: envelope,
 	}); err != nil {
-		return Resultado{}, fmt.Errorf("auditoria: %w", err)
+		return Resultado{}, fmt.Errorf("gravar sorteio: %w", err)
 	}
-	if err := u.publicar(ctx, evento.ConselheiroSorteado, eventID, p.Dados.CorrelacaoID, t, payloadSorteado{
-		ConselheiroID: selecionado, DemandaID: p.DemandaID, UnidadeCivicaID: p.UC,
-		MetodoSorteio: sorteio.Metodo, SeedPublico: res.Seed, ListaElegiveisHash: res.ListaHash,
-		PosicaoSorteada: sorteio.PosicaoSorteada, TotalElegiveis: len(ids), Timestamp: t,
-	}); err != nil {
-		return Resultado{}, err
-	}
+	u.outbox++
 	log.Info("Sorteio concluído", "degrau", filtro.Degrau, "cadeia", cadeia, "total_elegiveis", len(ids),
 		"conselheiro_id", selecionado, "event_id", eventID, "seed_publico", res.Seed)
 	dur := time.Since(inicio)
@@ -258,19 +252,29 @@ type envelope struct {
 	Payload      any       `json:"payload"`
 }
 
-// publicar queues an event in the outbox of this transaction; the relay
-// publishes it with Nats-Msg-Id = event_id. Nothing that fails the schema
-// enters the outbox.
-func (u *uow) publicar(ctx context.Context, tipo evento.Tipo, eventID uuid.UUID, correlacao, timestamp string, payload any) error {
+// envelope encodes a published event and validates it against schemas/:
+// nothing that fails the schema enters the outbox.
+func (u *uow) envelope(tipo evento.Tipo, eventID uuid.UUID, correlacao, timestamp string, payload any) ([]byte, error) {
 	data, err := json.Marshal(envelope{
 		EventID: eventID, Tipo: string(tipo), Origem: "D-6a", VersaoSchema: "1.0.0",
 		CorrelacaoID: correlacao, Timestamp: timestamp, Payload: payload,
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := schemas.Validar(string(tipo), data); err != nil {
-		return fmt.Errorf("evento de saída inválido: %w", err)
+		return nil, fmt.Errorf("evento de saída inválido: %w", err)
+	}
+	return data, nil
+}
+
+// publicar queues an event in the outbox of this transaction; the relay
+// publishes it with Nats-Msg-Id = event_id. Nothing that fails the schema
+// enters the outbox.
+func (u *uow) publicar(ctx context.Context, tipo evento.Tipo, eventID uuid.UUID, correlacao, timestamp string, payload any) error {
+	data, err := u.envelope(tipo, eventID, correlacao, timestamp, payload)
+	if err != nil {
+		return err
 	}
 	if err := u.tx.InserirOutbox(ctx, store.InserirOutboxParams{
 		EventID: eventID, Tipo: string(tipo), Subject: tipo.Subject(u.servico.o.SubjectPrefix),

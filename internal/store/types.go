@@ -31,6 +31,9 @@ type (
 	UpsertOffsetParams                    = dbsqlc.UpsertOffsetParams
 	SeedOffsetParams                      = dbsqlc.SeedOffsetParams
 	RegistrarEventoProcessadoParams       = dbsqlc.RegistrarEventoProcessadoParams
+	RegistrarProcessamentoParams          = dbsqlc.RegistrarProcessamentoParams
+	GravarSorteioParams                   = dbsqlc.GravarSorteioParams
+	GuardasAgendaParams                   = dbsqlc.GuardasAgendaParams
 	InserirAuditoriaParams                = dbsqlc.InserirAuditoriaParams
 	InserirOutboxParams                   = dbsqlc.InserirOutboxParams
 	ExisteOutboxParams                    = dbsqlc.ExisteOutboxPorTipoCorrelacaoParams

@@ -44,3 +44,43 @@ SELECT data_sorteio FROM d6a.atribuicoes
 WHERE conselheiro_id = @conselheiro_id AND status = 'concluida'
 ORDER BY data_sorteio DESC
 LIMIT 1;
+
+-- name: GravarSorteio :exec
+-- A successful draw's writes in one round trip (spec 4.4 steps 4–5): the
+-- assignment with its demand snapshot, the counsellor occupied, the audit
+-- record (CONTRACT §4) and the conselheiro.sorteado outbox row.
+WITH atribuicao AS (
+    INSERT INTO d6a.atribuicoes (
+        id, conselheiro_id, demanda_id, unidade_civica_id, seed_publico, metodo_sorteio,
+        posicao_sorteada, total_elegiveis, lista_elegiveis_hash, status, data_sorteio,
+        event_id_sorteio, score_final, categoria_id, nivel_precedencia, grupo_id, criado_em
+    ) VALUES (
+        @atribuicao_id, @conselheiro_id, @demanda_id, @unidade_civica_id, @seed, 'fisher_yates',
+        @posicao_sorteada, @total_elegiveis, @lista_elegiveis_hash, 'ativa', @data_sorteio::timestamptz,
+        @event_id_sorteio, @score_final, @categoria_id, @nivel_precedencia, @grupo_id, @data_sorteio::timestamptz
+    )
+), ocupado AS (
+    UPDATE d6a.conselheiros
+    SET status = 'ocupado', data_ultima_atribuicao = @data_sorteio::timestamptz,
+        event_id_ultima_alteracao = @event_id_sorteio, atualizado_em = @data_sorteio::timestamptz
+    WHERE id = @conselheiro_id
+), auditoria AS (
+    INSERT INTO d6a.auditoria_sorteios (
+        event_id_sorteio, atribuicao_id, demanda_id, unidade_civica_id, conselheiro_id,
+        base, base_fallback, base_sequence, timestamp_sorteio, seed, elegiveis_entrada,
+        ordenados, selecionado, lista_elegiveis_hash, degrau, cadeia, excluido, criado_em
+    ) VALUES (
+        @event_id_sorteio, @atribuicao_id, @demanda_id, @unidade_civica_id, @conselheiro_id,
+        @base, @base_fallback, @base_sequence, @timestamp_sorteio, @seed, @elegiveis_entrada::text[],
+        @ordenados::text[], @conselheiro_id, @lista_elegiveis_hash, @degrau, @cadeia::text[], @excluido, @agora::timestamptz
+    )
+)
+INSERT INTO d6a.outbox (event_id, tipo, subject, correlacao_id, envelope, criado_em)
+VALUES (@event_id_sorteio, 'conselheiro.sorteado', @subject, @correlacao_id, @envelope, @agora::timestamptz);
+
+-- name: GuardasAgenda :one
+-- spec 3.9 steps 1, 3 and 4 in one round trip.
+SELECT
+    EXISTS (SELECT 1 FROM d6a.fila_pendentes f WHERE f.event_id_origem = @event_id) AS pendente_pelo_evento,
+    EXISTS (SELECT 1 FROM d6a.atribuicoes a WHERE a.demanda_id = @demanda_id AND a.status = 'ativa') AS atribuida,
+    EXISTS (SELECT 1 FROM d6a.fila_pendentes f WHERE f.demanda_id = @demanda_id) AS pendente;

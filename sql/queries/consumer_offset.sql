@@ -23,3 +23,15 @@ ON CONFLICT (event_id) DO NOTHING;
 
 -- name: EventoJaProcessado :one
 SELECT EXISTS (SELECT 1 FROM d6a.eventos_processados WHERE event_id = @event_id);
+
+-- name: RegistrarProcessamento :exec
+-- The end of every handled event, in its transaction: the inbox row and the
+-- consumer_offset record (spec 2.6) in one round trip.
+WITH inbox AS (
+    INSERT INTO d6a.eventos_processados (event_id, tipo_evento, sequence, processado_em)
+    VALUES (@event_id, @tipo_evento, @sequence, @agora::timestamptz)
+)
+INSERT INTO d6a.consumer_offset (tipo_evento, last_sequence, updated_at)
+VALUES (@tipo_evento, @sequence, @agora::timestamptz)
+ON CONFLICT (tipo_evento) DO UPDATE
+SET last_sequence = EXCLUDED.last_sequence, updated_at = EXCLUDED.updated_at;

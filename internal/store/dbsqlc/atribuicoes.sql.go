@@ -250,6 +250,129 @@ func (q *Queries) BuscarUltimaAceitacao(ctx context.Context, conselheiroID uuid.
 	return data_sorteio, err
 }
 
+const gravarSorteio = `-- name: GravarSorteio :exec
+WITH atribuicao AS (
+    INSERT INTO d6a.atribuicoes (
+        id, conselheiro_id, demanda_id, unidade_civica_id, seed_publico, metodo_sorteio,
+        posicao_sorteada, total_elegiveis, lista_elegiveis_hash, status, data_sorteio,
+        event_id_sorteio, score_final, categoria_id, nivel_precedencia, grupo_id, criado_em
+    ) VALUES (
+        $6, $7, $8, $9, $10, 'fisher_yates',
+        $11, $12, $13, 'ativa', $14::timestamptz,
+        $1, $15, $16, $17, $18, $14::timestamptz
+    )
+), ocupado AS (
+    UPDATE d6a.conselheiros
+    SET status = 'ocupado', data_ultima_atribuicao = $14::timestamptz,
+        event_id_ultima_alteracao = $1, atualizado_em = $14::timestamptz
+    WHERE id = $7
+), auditoria AS (
+    INSERT INTO d6a.auditoria_sorteios (
+        event_id_sorteio, atribuicao_id, demanda_id, unidade_civica_id, conselheiro_id,
+        base, base_fallback, base_sequence, timestamp_sorteio, seed, elegiveis_entrada,
+        ordenados, selecionado, lista_elegiveis_hash, degrau, cadeia, excluido, criado_em
+    ) VALUES (
+        $1, $6, $8, $9, $7,
+        $19, $20, $21, $22, $10, $23::text[],
+        $24::text[], $7, $13, $25, $26::text[], $27, $5::timestamptz
+    )
+)
+INSERT INTO d6a.outbox (event_id, tipo, subject, correlacao_id, envelope, criado_em)
+VALUES ($1, 'conselheiro.sorteado', $2, $3, $4, $5::timestamptz)
+`
+
+type GravarSorteioParams struct {
+	EventIDSorteio     uuid.UUID
+	Subject            string
+	CorrelacaoID       *string
+	Envelope           []byte
+	Agora              time.Time
+	AtribuicaoID       uuid.UUID
+	ConselheiroID      uuid.UUID
+	DemandaID          uuid.UUID
+	UnidadeCivicaID    uuid.UUID
+	Seed               string
+	PosicaoSorteada    int32
+	TotalElegiveis     int32
+	ListaElegiveisHash *string
+	DataSorteio        time.Time
+	ScoreFinal         float64
+	CategoriaID        string
+	NivelPrecedencia   int32
+	GrupoID            *uuid.UUID
+	Base               string
+	BaseFallback       bool
+	BaseSequence       *int64
+	TimestampSorteio   string
+	ElegiveisEntrada   []string
+	Ordenados          []string
+	Degrau             uuid.UUID
+	Cadeia             []string
+	Excluido           *uuid.UUID
+}
+
+// A successful draw's writes in one round trip (spec 4.4 steps 4–5): the
+// assignment with its demand snapshot, the counsellor occupied, the audit
+// record (CONTRACT §4) and the conselheiro.sorteado outbox row.
+func (q *Queries) GravarSorteio(ctx context.Context, arg GravarSorteioParams) error {
+	_, err := q.db.Exec(ctx, gravarSorteio,
+		arg.EventIDSorteio,
+		arg.Subject,
+		arg.CorrelacaoID,
+		arg.Envelope,
+		arg.Agora,
+		arg.AtribuicaoID,
+		arg.ConselheiroID,
+		arg.DemandaID,
+		arg.UnidadeCivicaID,
+		arg.Seed,
+		arg.PosicaoSorteada,
+		arg.TotalElegiveis,
+		arg.ListaElegiveisHash,
+		arg.DataSorteio,
+		arg.ScoreFinal,
+		arg.CategoriaID,
+		arg.NivelPrecedencia,
+		arg.GrupoID,
+		arg.Base,
+		arg.BaseFallback,
+		arg.BaseSequence,
+		arg.TimestampSorteio,
+		arg.ElegiveisEntrada,
+		arg.Ordenados,
+		arg.Degrau,
+		arg.Cadeia,
+		arg.Excluido,
+	)
+	return err
+}
+
+const guardasAgenda = `-- name: GuardasAgenda :one
+SELECT
+    EXISTS (SELECT 1 FROM d6a.fila_pendentes f WHERE f.event_id_origem = $1) AS pendente_pelo_evento,
+    EXISTS (SELECT 1 FROM d6a.atribuicoes a WHERE a.demanda_id = $2 AND a.status = 'ativa') AS atribuida,
+    EXISTS (SELECT 1 FROM d6a.fila_pendentes f WHERE f.demanda_id = $2) AS pendente
+`
+
+type GuardasAgendaParams struct {
+	EventID   uuid.UUID
+	DemandaID uuid.UUID
+}
+
+type GuardasAgendaRow struct {
+	PendentePeloEvento bool
+	Atribuida          bool
+	Pendente           bool
+}
+
+// spec 3.9 steps 1, 3 and 4 in one round trip.
+func (q *Queries) GuardasAgenda(ctx context.Context, arg GuardasAgendaParams) (GuardasAgendaRow, error) {
+	row := q.db.QueryRow(ctx, guardasAgenda, arg.EventID, arg.DemandaID)
+	var i GuardasAgendaRow
+	err := row.Scan(&i.PendentePeloEvento, &i.Atribuida, &i.Pendente)
+	return i, err
+}
+
 const inserirAtribuicao = `-- name: InserirAtribuicao :one
 INSERT INTO d6a.atribuicoes (
     conselheiro_id, demanda_id, unidade_civica_id, seed_publico, metodo_sorteio,

@@ -74,6 +74,36 @@ func (q *Queries) RegistrarEventoProcessado(ctx context.Context, arg RegistrarEv
 	return result.RowsAffected(), nil
 }
 
+const registrarProcessamento = `-- name: RegistrarProcessamento :exec
+WITH inbox AS (
+    INSERT INTO d6a.eventos_processados (event_id, tipo_evento, sequence, processado_em)
+    VALUES ($4, $1, $2, $3::timestamptz)
+)
+INSERT INTO d6a.consumer_offset (tipo_evento, last_sequence, updated_at)
+VALUES ($1, $2, $3::timestamptz)
+ON CONFLICT (tipo_evento) DO UPDATE
+SET last_sequence = EXCLUDED.last_sequence, updated_at = EXCLUDED.updated_at
+`
+
+type RegistrarProcessamentoParams struct {
+	TipoEvento string
+	Sequence   int64
+	Agora      time.Time
+	EventID    uuid.UUID
+}
+
+// The end of every handled event, in its transaction: the inbox row and the
+// consumer_offset record (spec 2.6) in one round trip.
+func (q *Queries) RegistrarProcessamento(ctx context.Context, arg RegistrarProcessamentoParams) error {
+	_, err := q.db.Exec(ctx, registrarProcessamento,
+		arg.TipoEvento,
+		arg.Sequence,
+		arg.Agora,
+		arg.EventID,
+	)
+	return err
+}
+
 const seedOffset = `-- name: SeedOffset :exec
 INSERT INTO d6a.consumer_offset (tipo_evento, last_sequence, updated_at)
 VALUES ($1, $2, $3::timestamptz)
