@@ -87,6 +87,13 @@ func (r *Relay) Run(ctx context.Context) {
 func (r *Relay) Pass(ctx context.Context) (int, error) {
 	n := 0
 	err := r.st.InTx(ctx, func(tx store.Tx) error {
+		// Marking rows published need not wait for the WAL flush: a mark
+		// lost in a database crash only republishes the row under the same
+		// Nats-Msg-Id, which the stream drops as a duplicate. The draw's own
+		// commit stays synchronous.
+		if _, err := tx.DB.Exec(ctx, "SET LOCAL synchronous_commit = off"); err != nil {
+			return err
+		}
 		rows, err := tx.BuscarOutboxPendentes(ctx, r.lote)
 		if err != nil {
 			return err
