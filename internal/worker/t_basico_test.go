@@ -1,6 +1,9 @@
 package worker_test
 
 import (
+	"io"
+	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/google/uuid"
@@ -45,4 +48,38 @@ func TestT06_UCSemConselheirosNenhumCadastrado(t *testing.T) {
 	must(t, len(pubs) == 1, "%d sem_candidatos, want 1", len(pubs))
 	must(t, payloadDe(pubs[0])["motivo"] == "nenhum_cadastrado", "motivo %v", payloadDe(pubs[0])["motivo"])
 	must(t, c.contar(`SELECT count(*) FROM d6a.fila_pendentes WHERE demanda_id = $1`, demanda) == 1, "demand not pending")
+}
+
+// TestMetricsMoveAfterADraw reads /metrics through the worker's real HTTP
+// listener before and after a draw and a sem_candidatos.
+func TestMetricsMoveAfterADraw(t *testing.T) {
+	t.Parallel()
+	c := novaColonia(t, opcoes{})
+	bairro := uuid.New()
+	uc(c, bairro, uuid.Nil)
+	c.iniciar()
+	scrape := func() string {
+		resp, err := http.Get("http://" + c.w.Addr.String() + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
+	}
+	antes := scrape()
+	must(t, strings.Contains(antes, "d6a_sorteios_total 0"), "d6a_sorteios_total not at 0 before any draw")
+	c.processar(evento.ConselheiroCadastrado, "1.1.0", cadastro(uuid.New(), bairro))
+	c.processar(evento.AgendaItemDisponivel, "1.0.0", agenda(uuid.New(), bairro))
+	c.processar(evento.AgendaItemDisponivel, "1.0.0", agenda(uuid.New(), bairro))
+	depois := scrape()
+	for _, linha := range []string{
+		"d6a_sorteios_total 1",
+		`d6a_sem_candidatos_total{motivo="todos_ocupados"} 1`,
+		"d6a_fila_pendentes_size 1",
+		"d6a_conselheiros_ativos 1",
+		`d6a_handler_duracao_segundos_count{resultado="ok",tipo="agenda.item_disponível"} 2`,
+	} {
+		must(t, strings.Contains(depois, linha), "/metrics lacks %q", linha)
+	}
 }
