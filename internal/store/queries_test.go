@@ -13,7 +13,6 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -34,16 +33,9 @@ func at(d time.Duration) time.Time { return base.Add(d).Truncate(10 * time.Milli
 
 func ptr[T any](v T) *T { return &v }
 
-var serverOnce sync.Once
-
 // open gives the test its own migrated database.
 func open(t *testing.T) (context.Context, *store.Store, store.Tx) {
 	t.Helper()
-	// pgtest.URL reads its template name before starting the server, so the
-	// first database of a test binary comes out empty (no d6a schema) when
-	// no earlier test started the server, e.g. `go test -run TestX`. Start
-	// it once through EmptyURL first.
-	serverOnce.Do(func() { pgtest.EmptyURL(t) })
 	s := pgtest.New(t)
 	return t.Context(), s, s.Read()
 }
