@@ -217,7 +217,7 @@ func (b *Bus) processar(ctx context.Context, log *slog.Logger, tipo evento.Tipo,
 	herr := b.chamarEmProgresso(ctx, h, ev, seq, m)
 	switch {
 	case herr == nil:
-		b.ack(ctx, log, m)
+		b.ackAssincrono(log, m)
 		log.Debug("event handled", "duracao", time.Since(inicio))
 	case ehPermanente(herr):
 		log.Error("handler failed permanently; dead-lettering", "erro", herr)
@@ -284,8 +284,20 @@ func (b *Bus) mortaEAck(ctx context.Context, log *slog.Logger, tipo evento.Tipo,
 	b.ack(ctx, log, m)
 }
 
+// ackAssincrono acknowledges a handled message without waiting for the
+// server's confirmation: the handler's transaction already committed its
+// effects and its inbox row, so a lost ack only redelivers a message the
+// inbox turns into a no-op, and the next message need not wait for the
+// stream's fsync of the ack. Close drains the connection, flushing acks
+// still in flight.
+func (b *Bus) ackAssincrono(log *slog.Logger, m jetstream.Msg) {
+	if err := m.Ack(); err != nil {
+		log.Warn("ack not sent; the message may be delivered again", "erro", err)
+	}
+}
+
 // ack acknowledges m and waits for the server's confirmation, even during
-// the drain: the ack is what makes the work done.
+// the drain: a dead letter's ack is what keeps it from being copied twice.
 func (b *Bus) ack(ctx context.Context, log *slog.Logger, m jetstream.Msg) {
 	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
