@@ -30,13 +30,18 @@ ORDER BY id;
 -- name: BuscarCandidatosPorUcs :many
 -- Eligibility input (spec 4.3) in one indexed round trip: every counsellor
 -- registered on the chain, with whether it holds an active assignment. Cost
--- follows the chain's counsellors, not the whole table (issue 3).
+-- follows the chain's counsellors, not the whole table nor the active
+-- assignments (issue 3): the LATERAL … LIMIT 1 keeps the planner on one
+-- probe of the partial unique index per candidate, where an EXISTS was
+-- turned into a hashed scan of every active assignment (docs/bench.md).
 SELECT c.id, c.unidade_civica_id, c.status, c.capacitacao_concluida, c.data_suspensao_ate,
-       EXISTS (
-           SELECT 1 FROM d6a.atribuicoes a
-           WHERE a.conselheiro_id = c.id AND a.status = 'ativa'
-       ) AS ocupado
+       (a.ativa IS NOT NULL)::boolean AS ocupado
 FROM d6a.conselheiros c
+LEFT JOIN LATERAL (
+    SELECT true AS ativa FROM d6a.atribuicoes a
+    WHERE a.conselheiro_id = c.id AND a.status = 'ativa'
+    LIMIT 1
+) a ON true
 WHERE c.unidade_civica_id = ANY(@ucs::uuid[])
 ORDER BY c.id;
 

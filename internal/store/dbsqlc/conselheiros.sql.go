@@ -40,11 +40,13 @@ func (q *Queries) AtualizarStatusConselheiro(ctx context.Context, arg AtualizarS
 
 const buscarCandidatosPorUcs = `-- name: BuscarCandidatosPorUcs :many
 SELECT c.id, c.unidade_civica_id, c.status, c.capacitacao_concluida, c.data_suspensao_ate,
-       EXISTS (
-           SELECT 1 FROM d6a.atribuicoes a
-           WHERE a.conselheiro_id = c.id AND a.status = 'ativa'
-       ) AS ocupado
+       (a.ativa IS NOT NULL)::boolean AS ocupado
 FROM d6a.conselheiros c
+LEFT JOIN LATERAL (
+    SELECT true AS ativa FROM d6a.atribuicoes a
+    WHERE a.conselheiro_id = c.id AND a.status = 'ativa'
+    LIMIT 1
+) a ON true
 WHERE c.unidade_civica_id = ANY($1::uuid[])
 ORDER BY c.id
 `
@@ -60,7 +62,10 @@ type BuscarCandidatosPorUcsRow struct {
 
 // Eligibility input (spec 4.3) in one indexed round trip: every counsellor
 // registered on the chain, with whether it holds an active assignment. Cost
-// follows the chain's counsellors, not the whole table (issue 3).
+// follows the chain's counsellors, not the whole table nor the active
+// assignments (issue 3): the LATERAL … LIMIT 1 keeps the planner on one
+// probe of the partial unique index per candidate, where an EXISTS was
+// turned into a hashed scan of every active assignment (docs/bench.md).
 func (q *Queries) BuscarCandidatosPorUcs(ctx context.Context, ucs []uuid.UUID) ([]BuscarCandidatosPorUcsRow, error) {
 	rows, err := q.db.Query(ctx, buscarCandidatosPorUcs, ucs)
 	if err != nil {
