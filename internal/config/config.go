@@ -38,6 +38,9 @@ type Config struct {
 	ShutdownTimeout      time.Duration
 	OutboxPollInterval   time.Duration
 	ConsumerFetchTimeout time.Duration
+	// PprofAddr, when set, serves net/http/pprof there (operators and
+	// docs/bench.md profiles); empty disables it.
+	PprofAddr string
 }
 
 // Error names the variable to fix, so the operator can act on one line.
@@ -79,6 +82,7 @@ func Parse(lookup func(string) (string, bool)) (Config, error) {
 		ShutdownTimeout:      p.duration("D6A_SHUTDOWN_TIMEOUT", 10*time.Second),
 		OutboxPollInterval:   p.duration("D6A_OUTBOX_POLL", time.Second),
 		ConsumerFetchTimeout: p.duration("D6A_FETCH_TIMEOUT", time.Second),
+		PprofAddr:            p.str("D6A_PPROF_ADDR", ""),
 	}
 	switch lvl := strings.ToLower(p.str("D6A_LOG_LEVEL", "info")); lvl {
 	case "debug":

@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
+	"net/http/pprof"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -167,6 +169,9 @@ func (w *Worker) Run(ctx context.Context) error {
 	workCtx, cancelWork := context.WithCancel(context.Background())
 	defer cancelWork()
 	go w.Relay.Run(workCtx)
+	if w.Cfg.PprofAddr != "" {
+		go w.servirPprof(workCtx)
+	}
 
 	// Boot protocol (spec 4.5), retried while the database or the bus is
 	// unreachable.
@@ -214,6 +219,26 @@ func (w *Worker) Run(ctx context.Context) error {
 	_ = w.App.ShutdownWithTimeout(2 * time.Second)
 	w.log.Info("d6a encerrado")
 	return runErr
+}
+
+// servirPprof exposes the Go profiler on its own listener, never on the
+// public HTTP address.
+func (w *Worker) servirPprof(ctx context.Context) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	srv := &http.Server{Addr: w.Cfg.PprofAddr, Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		<-ctx.Done()
+		_ = srv.Close()
+	}()
+	w.log.Info("pprof ouvindo", "addr", w.Cfg.PprofAddr)
+	if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		w.log.Error("pprof parou", "erro", err)
+	}
 }
 
 func (w *Worker) boot(ctx context.Context) error {
