@@ -1,0 +1,313 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Subjects of CONTRACT §3 (default prefix).
+const (
+	assuntoAgenda     = "eventos.agenda.item_disponivel"
+	assuntoSorteado   = "eventos.conselheiro.sorteado"
+	assuntoSemCandida = "eventos.sorteio.sem_candidatos"
+)
+
+// Kinds of result on the bus.
+const (
+	semResultado uint32 = iota
+	sorteado
+	semCandidatos
+)
+
+// demanda is one published agenda.item_disponível and what came back.
+type demanda struct {
+	id      uuid.UUID
+	uc      uuid.UUID
+	dados   []byte
+	eventID string
+	pub     time.Time
+	recv    atomic.Int64 // arrival of the result, ns since relogioBase; 0 until then
+	tipo    atomic.Uint32
+}
+
+// relogioBase anchors arrival times to the monotonic clock.
+var relogioBase = time.Now()
+
+// barramento is the bench's own connection to the bus: it publishes demands
+// and watches the two result subjects with core NATS subscriptions.
+type barramento struct {
+	nc   *nats.Conn
+	js   jetstream.JetStream
+	subs []*nats.Subscription
+
+	mu        sync.RWMutex
+	porID     map[uuid.UUID]*demanda
+	recebidos atomic.Int64
+	estranhos atomic.Int64
+	novo      chan struct{}
+}
+
+func conectar(url string) (*barramento, error) {
+	nc, err := nats.Connect(url, nats.Name("d6a-bench"), nats.MaxReconnects(-1))
+	if err != nil {
+		return nil, err
+	}
+	js, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(1024))
+	if err != nil {
+		nc.Close()
+		return nil, err
+	}
+	b := &barramento{nc: nc, js: js, porID: map[uuid.UUID]*demanda{}, novo: make(chan struct{}, 1)}
+	for subj, tipo := range map[string]uint32{assuntoSorteado: sorteado, assuntoSemCandida: semCandidatos} {
+		sub, err := nc.Subscribe(subj, func(m *nats.Msg) { b.resultado(m, tipo) })
+		if err != nil {
+			nc.Close()
+			return nil, err
+		}
+		_ = sub.SetPendingLimits(-1, -1)
+		b.subs = append(b.subs, sub)
+	}
+	if err := nc.Flush(); err != nil {
+		nc.Close()
+		return nil, err
+	}
+	return b, nil
+}
+
+func (b *barramento) Close() { b.nc.Close() }
+
+// resultado matches a published result to its demand by payload.demanda_id.
+func (b *barramento) resultado(m *nats.Msg, tipo uint32) {
+	agora := int64(time.Since(relogioBase))
+	var e struct {
+		Payload struct {
+			DemandaID uuid.UUID `json:"demanda_id"`
+		} `json:"payload"`
+	}
+	if json.Unmarshal(m.Data, &e) != nil {
+		b.estranhos.Add(1)
+		return
+	}
+	b.mu.RLock()
+	d := b.porID[e.Payload.DemandaID]
+	b.mu.RUnlock()
+	if d == nil {
+		b.estranhos.Add(1)
+		return
+	}
+	if d.recv.CompareAndSwap(0, agora) {
+		d.tipo.Store(tipo)
+		b.recebidos.Add(1)
+		select {
+		case b.novo <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// gerarDemandas builds m agenda.item_disponível envelopes on random
+// micro-areas (payload of spec 3.1 as internal/worker's harness builds it).
+func gerarDemandas(rng *rand.Rand, p *pais, m int) []*demanda {
+	micro := p.porNivel[nivelMicroarea]
+	out := make([]*demanda, m)
+	for i := range out {
+		d := &demanda{id: uuidDe(rng), uc: p.ids[micro[rng.IntN(len(micro))]]}
+		ev := uuidDe(rng)
+		d.eventID = ev.String()
+		env := map[string]any{
+			"event_id": d.eventID, "tipo": "agenda.item_disponível", "origem": "D-5", "versao_schema": "1.0.0",
+			"correlacao_id": nil, "timestamp": time.Now().UTC().Format("2006-01-02T15:04:05.000Z"),
+			"payload": map[string]any{
+				"demanda_id": d.id, "unidade_civica_id": d.uc, "posicao_no_backlog": 1 + rng.IntN(500),
+				"score_final": math.Round(rng.Float64()*10000) / 100, "categoria_id": "SAUDE",
+				"nivel_precedencia": 1 + rng.IntN(5), "grupo_id": nil,
+				"timestamp": time.Now().UTC().Format("2006-01-02T15:04:05.000Z"),
+			},
+		}
+		d.dados, _ = json.Marshal(env)
+		out[i] = d
+	}
+	return out
+}
+
+func (b *barramento) registrar(ds []*demanda) {
+	b.mu.Lock()
+	for _, d := range ds {
+		b.porID[d.id] = d
+	}
+	b.mu.Unlock()
+}
+
+// publicar sends ds with asynchronous JetStream publishes (Nats-Msg-Id =
+// event_id), as fast as the server acknowledges them when taxa is 0, else
+// paced at taxa per second on a fixed schedule (no coordinated omission: a
+// late publish does not push the following ones back). prog is told the
+// number published so far.
+func (b *barramento) publicar(ctx context.Context, ds []*demanda, taxa float64, prog func(int)) (time.Duration, error) {
+	inicio := time.Now()
+	futuros := make([]jetstream.PubAckFuture, 0, len(ds))
+	for i, d := range ds {
+		if taxa > 0 {
+			alvo := inicio.Add(time.Duration(float64(i) / taxa * float64(time.Second)))
+			if w := time.Until(alvo); w > 0 {
+				select {
+				case <-ctx.Done():
+					return 0, ctx.Err()
+				case <-time.After(w):
+				}
+			}
+		}
+		for {
+			d.pub = time.Now()
+			f, err := b.js.PublishAsync(assuntoAgenda, d.dados, jetstream.WithMsgID(d.eventID))
+			if errors.Is(err, jetstream.ErrTooManyStalledMsgs) {
+				continue // the window is full: wait for acks
+			}
+			if err != nil {
+				return 0, fmt.Errorf("publish: %w", err)
+			}
+			futuros = append(futuros, f)
+			break
+		}
+		if ctx.Err() != nil {
+			return 0, ctx.Err()
+		}
+		if i%64 == 0 {
+			prog(i + 1)
+		}
+	}
+	select {
+	case <-b.js.PublishAsyncComplete():
+	case <-time.After(2 * time.Minute):
+		return 0, errors.New("publish acks not received within 2 min")
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	}
+	prog(len(ds))
+	dur := time.Since(inicio)
+	for _, f := range futuros {
+		select {
+		case err := <-f.Err():
+			return dur, fmt.Errorf("publish not acknowledged: %w", err)
+		default:
+		}
+	}
+	return dur, nil
+}
+
+// esperar waits until every demand of ds has its result on the bus, or until
+// none arrives for ocioso. prog is told how many have arrived.
+func (b *barramento) esperar(ctx context.Context, ds []*demanda, ocioso time.Duration, prog func(int)) int {
+	ultimo, ultimoEm := -1, time.Now()
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	for {
+		n := 0
+		for _, d := range ds {
+			if d.recv.Load() != 0 {
+				n++
+			}
+		}
+		prog(n)
+		if n == len(ds) {
+			return n
+		}
+		if n != ultimo {
+			ultimo, ultimoEm = n, time.Now()
+		} else if time.Since(ultimoEm) > ocioso {
+			return n
+		}
+		select {
+		case <-ctx.Done():
+			return n
+		case <-t.C:
+		case <-b.novo:
+		}
+	}
+}
+
+// passe is the outcome of one pass of M demands.
+type passe struct {
+	M             int
+	TaxaOfertada  float64       // per second; 0 = as fast as possible
+	Publicacao    time.Duration // first publish → last publish ack
+	Duracao       time.Duration // first publish → last result
+	Recebidos     int
+	Sorteados     int
+	SemCandidatos int
+	Lat           percentis // publish → result, all results
+	LatSorteado   percentis // conselheiro.sorteado only
+	CPU           usoCPU
+	// d6a serve's handler histogram over the pass (bucket upper bounds).
+	HandlerP50, HandlerP99 time.Duration
+}
+
+// Vazao is the draw rate: results per second, first publish → last result.
+func (p passe) Vazao() float64 {
+	if p.Duracao <= 0 {
+		return 0
+	}
+	return float64(p.Recebidos) / p.Duracao.Seconds()
+}
+
+type percentis struct {
+	N             int
+	P50, P99, Max time.Duration
+}
+
+func calcular(lats []time.Duration) percentis {
+	if len(lats) == 0 {
+		return percentis{}
+	}
+	slices.Sort(lats)
+	q := func(p float64) time.Duration {
+		// nearest-rank
+		i := int(math.Ceil(p*float64(len(lats)))) - 1
+		return lats[max(0, min(i, len(lats)-1))]
+	}
+	return percentis{N: len(lats), P50: q(0.50), P99: q(0.99), Max: lats[len(lats)-1]}
+}
+
+func resumir(ds []*demanda, taxa float64, pub time.Duration) passe {
+	p := passe{M: len(ds), TaxaOfertada: taxa, Publicacao: pub}
+	var todas, sort []time.Duration
+	inicio := ds[0].pub
+	var fim int64
+	for _, d := range ds {
+		if d.pub.Before(inicio) {
+			inicio = d.pub
+		}
+		r := d.recv.Load()
+		if r == 0 {
+			continue
+		}
+		p.Recebidos++
+		fim = max(fim, r)
+		l := relogioBase.Add(time.Duration(r)).Sub(d.pub)
+		todas = append(todas, l)
+		switch d.tipo.Load() {
+		case sorteado:
+			p.Sorteados++
+			sort = append(sort, l)
+		case semCandidatos:
+			p.SemCandidatos++
+		}
+	}
+	if fim > 0 {
+		p.Duracao = relogioBase.Add(time.Duration(fim)).Sub(inicio)
+	}
+	p.Lat, p.LatSorteado = calcular(todas), calcular(sort)
+	return p
+}

@@ -1,0 +1,607 @@
+// Command d6a-bench measures `d6a serve` at national scale (docs/bench.md):
+// a durable PostgreSQL of its own, a NATS JetStream bus, a synthetic country
+// of 255,598 civic units in core.uc_polygons and K counsellors; for each K it
+// starts `d6a serve` as a separate process, publishes M
+// agenda.item_disponível events and times every draw end to end, from the
+// publish to the result (conselheiro.sorteado or sorteio.sem_candidatos) on
+// the bus. pgbench's one-client simple-update tps on the same server is the
+// yardstick: a strictly serialized, durable draw can only approach what one
+// PostgreSQL client can commit.
+//
+//	go run ./cmd/d6a-bench                     # K = 1,000, 100,000, 1,000,000; M = 5,000 (make bench)
+//	go run ./cmd/d6a-bench -quick              # K = 1,000, 10,000; M = 1,000; checks the tool in < 2 min
+//	go run ./cmd/d6a-bench -k 100000 -m 10000  # one K
+//
+// The results table of docs/bench.md and docs/bench-draws.svg are rewritten
+// at the end (not in -quick mode unless -doc is given).
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/schollz/progressbar/v3"
+
+	"github.com/formigueiro/d6a/internal/pglocal"
+)
+
+type opcoes struct {
+	ks       []int
+	m        int
+	carga    float64
+	seed     uint64
+	doc      string
+	svg      string
+	embutido bool
+	pgbenchT int
+	manter   bool
+	dir      string
+	comando  string
+	rapido   bool
+	escrever bool
+	perf     bool
+}
+
+func main() {
+	o, err := lerFlags(os.Args[1:])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "d6a-bench:", err)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := executar(ctx, o); err != nil {
+		fmt.Fprintln(os.Stderr, "d6a-bench:", err)
+		os.Exit(1)
+	}
+}
+
+func lerFlags(args []string) (opcoes, error) {
+	fs := flag.NewFlagSet("d6a-bench", flag.ContinueOnError)
+	var o opcoes
+	kFlag := fs.String("k", "1000,100000,1000000", "counsellor counts to measure, comma separated")
+	fs.IntVar(&o.m, "m", 5000, "agenda.item_disponível events published per pass (≥ 1)")
+	fs.BoolVar(&o.rapido, "quick", false, "K = 1000,10000 and M = 1000 (unless -k/-m are given): checks the tool in under 2 minutes; docs are not written unless -doc is given")
+	fs.Float64Var(&o.carga, "load", 0.5, "offered load of the paced pass, as a fraction of the measured maximum draw rate")
+	fs.Uint64Var(&o.seed, "seed", 1, "seed of the synthetic country, counsellors and demands")
+	fs.StringVar(&o.doc, "doc", "docs/bench.md", "markdown file whose results section is rewritten (empty: none)")
+	fs.StringVar(&o.svg, "svg", "docs/bench-draws.svg", "SVG plot of latency and throughput against K (empty: none)")
+	fs.BoolVar(&o.embutido, "embedded-nats", false, "use d6a serve's embedded NATS server instead of a separate nats-server (its memory then counts in d6a's RSS)")
+	fs.IntVar(&o.pgbenchT, "pgbench-t", 10, "seconds of each pgbench run")
+	fs.BoolVar(&o.manter, "keep", false, "keep the work directory (logs, PostgreSQL and NATS data) for inspection")
+	fs.StringVar(&o.dir, "dir", "", "work directory (default: a fresh temporary directory)")
+	fs.BoolVar(&o.perf, "perf", false, "record `perf` CPU profiles of d6a serve, nats-server and PostgreSQL during each max-load pass (reports in the work directory, which is then kept)")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	dado := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { dado[f.Name] = true })
+	if o.rapido {
+		if !dado["k"] {
+			*kFlag = "1000,10000"
+		}
+		if !dado["m"] {
+			o.m = 1000
+		}
+		if !dado["pgbench-t"] {
+			o.pgbenchT = 5
+		}
+	}
+	o.escrever = !o.rapido || dado["doc"] || dado["svg"]
+	if o.perf {
+		o.manter = true
+	}
+	for _, s := range strings.Split(*kFlag, ",") {
+		s = strings.ReplaceAll(strings.TrimSpace(s), "_", "")
+		k, err := strconv.Atoi(s)
+		if err != nil || k < 1 {
+			return o, fmt.Errorf("-k: %q is not a positive count", s)
+		}
+		o.ks = append(o.ks, k)
+	}
+	if o.m < 1 {
+		return o, errors.New("-m must be at least 1")
+	}
+	if o.carga <= 0 || o.carga > 1 {
+		return o, errors.New("-load must be in (0, 1]")
+	}
+	o.comando = strings.TrimSpace("go run ./cmd/d6a-bench " + strings.Join(args, " "))
+	return o, nil
+}
+
+// ambiente is what every K shares.
+type ambiente struct {
+	o       opcoes
+	raiz    string
+	dir     string
+	binD6A  string
+	binNATS string
+	pg      *pglocal.Cluster
+	pais    *pais
+	versao  string // PostgreSQL server version
+}
+
+func executar(ctx context.Context, o opcoes) (err error) {
+	inicio := time.Now()
+	raiz, err := raizDoModulo()
+	if err != nil {
+		return err
+	}
+	a := &ambiente{o: o, raiz: raiz}
+	if o.dir != "" {
+		a.dir, err = filepath.Abs(o.dir)
+		if err == nil {
+			err = os.MkdirAll(a.dir, 0o755)
+		}
+	} else {
+		a.dir, err = os.MkdirTemp("", "d6a-bench-")
+	}
+	if err != nil {
+		return err
+	}
+	// The server runs as an unprivileged user when we are root: let it in.
+	_ = os.Chmod(a.dir, 0o755)
+	defer func() {
+		if o.manter || err != nil {
+			logf("work directory kept: %s", a.dir)
+			return
+		}
+		_ = os.RemoveAll(a.dir)
+	}()
+	logf("d6a-bench: K = %s, M = %d, work directory %s", juntarK(o.ks), o.m, a.dir)
+
+	logf("building d6a and nats-server")
+	a.binD6A = filepath.Join(a.dir, "bin", "d6a")
+	if err := compilar(ctx, raiz, a.binD6A, "./cmd/d6a"); err != nil {
+		return err
+	}
+	if !o.embutido {
+		a.binNATS = filepath.Join(a.dir, "bin", "nats-server")
+		if err := compilar(ctx, raiz, a.binNATS, "github.com/nats-io/nats-server/v2"); err != nil {
+			return err
+		}
+	}
+
+	logf("starting a durable PostgreSQL (fsync on, synchronous_commit on)")
+	a.pg, err = pglocal.Start(ctx, pglocal.Options{Dir: filepath.Join(a.dir, "pg"), Durable: true, Settings: configuracaoPG})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if e := a.pg.Stop(); e != nil {
+			logf("stopping PostgreSQL: %v", e)
+		}
+	}()
+	if err := a.prepararBase(ctx); err != nil {
+		return err
+	}
+
+	var rs []resultadoK
+	for _, k := range o.ks {
+		r, err := a.medirK(ctx, k)
+		if err != nil {
+			return fmt.Errorf("K = %d: %w", k, err)
+		}
+		rs = append(rs, r)
+		fmt.Fprintln(os.Stderr)
+		imprimirTabela(os.Stderr, rs)
+		fmt.Fprintln(os.Stderr)
+	}
+
+	rel := novoRelatorio(a, rs, time.Since(inicio))
+	fmt.Println()
+	imprimirTabela(os.Stdout, rs)
+	fmt.Println()
+	rel.imprimirAlvos(os.Stdout)
+	if o.escrever {
+		if o.doc != "" {
+			p := caminho(raiz, o.doc)
+			if err := rel.atualizarDoc(p); err != nil {
+				return err
+			}
+			logf("wrote %s", p)
+		}
+		if o.svg != "" {
+			p := caminho(raiz, o.svg)
+			if err := os.WriteFile(p, []byte(desenharSVG(rs, o.carga)), 0o644); err != nil {
+				return err
+			}
+			logf("wrote %s", p)
+		}
+	}
+	logf("done in %s", time.Since(inicio).Round(time.Second))
+	return nil
+}
+
+func caminho(raiz, p string) string {
+	if filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(raiz, p)
+}
+
+// prepararBase builds the country once in database bench_base, the template
+// of every K's database.
+func (a *ambiente) prepararBase(ctx context.Context) error {
+	logf("generating the synthetic country (seed %d)", a.o.seed)
+	a.pais = gerarPais(a.o.seed)
+	if err := a.pg.CreateDatabase(ctx, "bench_base", ""); err != nil {
+		return err
+	}
+	conn, err := pgx.Connect(ctx, a.pg.URL("bench_base"))
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	if err := conn.QueryRow(ctx, `SHOW server_version`).Scan(&a.versao); err != nil {
+		return err
+	}
+	if _, err := conn.Exec(ctx, `CREATE EXTENSION IF NOT EXISTS pg_stat_statements`); err != nil {
+		return err
+	}
+	b := barra(a.pais.Tamanho(), "core.uc_polygons   ")
+	t := time.Now()
+	if err := criarHierarquia(ctx, conn, a.pais, func(n int) { _ = b.Set(n) }); err != nil {
+		return err
+	}
+	fim(b)
+	var partes []string
+	for n := range nNiveis {
+		partes = append(partes, fmt.Sprintf("%d %s", len(a.pais.porNivel[n]), nomeNivel[n]))
+	}
+	logf("core.uc_polygons: %d units (%s) in %s", a.pais.Tamanho(), strings.Join(partes, ", "), time.Since(t).Round(time.Millisecond))
+	if err := a.pg.CreateDatabase(ctx, "pgbench", ""); err != nil {
+		return err
+	}
+	return nil
+}
+
+// resultadoK is everything measured at one K.
+type resultadoK struct {
+	K                 int
+	UCs               int
+	CargaConselheiros time.Duration
+	PgbenchTPS        float64
+	PgbenchLat        time.Duration
+	Hierarquia        cargaHierarquia
+	MemAntes          memoria // d6a serve once ready, before the first draw
+	MemDepois         memoria // after the first draw (hierarchy cached)
+	MemFim            memoria // after both passes
+	NATSMem           memoria // the separate nats-server, when used
+	Aquecimento       time.Duration
+	Maxima            passe
+	Ritmada           passe
+	PG                estatisticasPG // max-load pass
+	PGRitmada         estatisticasPG // paced pass
+	Avisos            []string
+}
+
+func (a *ambiente) medirK(ctx context.Context, k int) (r resultadoK, err error) {
+	r = resultadoK{K: k, UCs: a.pais.Tamanho()}
+	dir := filepath.Join(a.dir, fmt.Sprintf("k%d", k))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return r, err
+	}
+	db := fmt.Sprintf("bench_k%d", k)
+	logf("── K = %s: database %s", milhar(k), db)
+	if err := a.pg.CreateDatabase(ctx, db, "bench_base"); err != nil {
+		return r, err
+	}
+	url := a.pg.URL(db)
+	if err := migrar(ctx, a.binD6A, url); err != nil {
+		return r, err
+	}
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return r, err
+	}
+	defer conn.Close(context.Background())
+
+	b := barra(k, "d6a.conselheiros   ")
+	t := time.Now()
+	if err := carregarConselheiros(ctx, conn, a.pais, k, a.o.seed, func(n int) { _ = b.Set(n) }); err != nil {
+		return r, err
+	}
+	fim(b)
+	r.CargaConselheiros = time.Since(t)
+	logf("%s counsellors loaded with COPY in %s", milhar(k), r.CargaConselheiros.Round(time.Millisecond))
+	if _, err := conn.Exec(ctx, `CHECKPOINT`); err != nil {
+		return r, err
+	}
+
+	logf("pgbench -i, then pgbench -c 1 -j 1 -T %d -N (simple update, one client)", a.o.pgbenchT)
+	if r.PgbenchTPS, r.PgbenchLat, err = pgbench(ctx, a.pg, "pgbench", a.o.pgbenchT, filepath.Join(dir, "pgbench.log")); err != nil {
+		return r, err
+	}
+	logf("pgbench: %.1f tps, latency %.2f ms", r.PgbenchTPS, ms(r.PgbenchLat))
+
+	natsURL := ""
+	var nats *natsExterno
+	if !a.o.embutido {
+		if nats, err = iniciarNATS(a.binNATS, filepath.Join(dir, "nats")); err != nil {
+			return r, err
+		}
+		defer func() { _ = nats.parar(10 * time.Second) }()
+		natsURL = nats.url
+	}
+	srv, err := iniciarServe(a.binD6A, dir, url, natsURL, a.o.perf)
+	if err != nil {
+		return r, err
+	}
+	parado := false
+	defer func() {
+		if !parado {
+			_ = srv.parar(30 * time.Second)
+		}
+	}()
+	logf("d6a serve ready (pid %d, bus %s, log %s)", srv.Pid(), srv.nats, srv.log)
+	bus, err := conectar(srv.nats)
+	if err != nil {
+		return r, err
+	}
+	defer bus.Close()
+	rng := rand.New(rand.NewPCG(a.o.seed, uint64(k)^0xde3a4d))
+
+	// First draw: loads the hierarchy cache.
+	if r.MemAntes, err = lerMemoria(srv.Pid()); err != nil {
+		return r, err
+	}
+	aq := gerarDemandas(rng, a.pais, 1)
+	bus.registrar(aq)
+	if _, err := bus.publicar(ctx, aq, 0, func(int) {}); err != nil {
+		return r, err
+	}
+	if bus.esperar(ctx, aq, 2*time.Minute, func(int) {}) != 1 {
+		return r, fmt.Errorf("first draw: no result within 2 min; log:\n%s", cauda(srv.log, 3000))
+	}
+	r.Aquecimento = relogioBase.Add(time.Duration(aq[0].recv.Load())).Sub(aq[0].pub)
+	if r.MemDepois, err = lerMemoria(srv.Pid()); err != nil {
+		return r, err
+	}
+	if r.Hierarquia, err = lerCargaHierarquia(srv.log); err != nil {
+		return r, err
+	}
+	logf("first draw in %s: hierarchy of %s UCs cached in %s; RSS %.1f → %.1f MB",
+		r.Aquecimento.Round(time.Millisecond), milhar(r.Hierarquia.UCs), r.Hierarquia.Duracao.Round(time.Millisecond),
+		mb(r.MemAntes.RSS), mb(r.MemDepois.RSS))
+
+	// Pass 1: as fast as the bus takes them.
+	if err := zerarEstatisticas(ctx, conn); err != nil {
+		return r, err
+	}
+	if r.Maxima, err = a.passe(ctx, bus, srv, nats, rng, 0, "max load"); err != nil {
+		return r, err
+	}
+	if r.PG, err = lerEstatisticas(ctx, conn); err != nil {
+		return r, err
+	}
+	if err := liberar(ctx, conn); err != nil {
+		return r, err
+	}
+
+	// Pass 2: paced at a fraction of the measured maximum (p99 target).
+	taxa := a.o.carga * r.Maxima.Vazao()
+	if taxa <= 0 {
+		return r, errors.New("max-load pass produced no results")
+	}
+	if err := zerarEstatisticas(ctx, conn); err != nil {
+		return r, err
+	}
+	if r.Ritmada, err = a.passe(ctx, bus, srv, nats, rng, taxa, fmt.Sprintf("%.0f%% load", a.o.carga*100)); err != nil {
+		return r, err
+	}
+	if r.PGRitmada, err = lerEstatisticas(ctx, conn); err != nil {
+		return r, err
+	}
+
+	if r.MemFim, err = lerMemoria(srv.Pid()); err != nil {
+		return r, err
+	}
+	if nats != nil {
+		r.NATSMem, _ = lerMemoria(nats.Pid())
+	}
+	logf("d6a serve RSS %.1f MB, peak (VmHWM) %.1f MB", mb(r.MemFim.RSS), mb(r.MemFim.HWM))
+	parado = true
+	if err := srv.parar(30 * time.Second); err != nil {
+		logf("d6a serve exit: %v", err)
+	}
+	r.Avisos = contarAvisos(srv.log)
+	for i, av := range r.Avisos {
+		if i == 5 {
+			logf("  … %d more", len(r.Avisos)-5)
+			break
+		}
+		logf("  d6a serve logged: %s", av)
+	}
+	return r, nil
+}
+
+// passe publishes M fresh demands (paced at taxa per second, or as fast as
+// possible when 0) and waits for every result.
+func (a *ambiente) passe(ctx context.Context, bus *barramento, srv *servidor, nats *natsExterno, rng *rand.Rand, taxa float64, nome string) (passe, error) {
+	ds := gerarDemandas(rng, a.pais, a.o.m)
+	bus.registrar(ds)
+	medidos := processosMedidos{d6a: srv.Pid(), pgDir: a.pg.Dir}
+	if nats != nil {
+		medidos.nats = nats.Pid()
+	}
+	var perfis []*perfil
+	if a.o.perf && taxa == 0 {
+		k := filepath.Base(filepath.Dir(srv.log))
+		alvos := map[string][]int{"d6a-serve-" + k: {srv.Pid()}, "nats-server-" + k: {medidos.nats}}
+		if pm := postmaster(a.pg.Dir); pm > 0 {
+			alvos["postgres-"+k] = append([]int{pm}, filhos(pm)...)
+		}
+		for nome, pids := range alvos {
+			p, err := iniciarPerf(filepath.Dir(srv.log), nome, pids)
+			if err != nil {
+				return passe{}, err
+			}
+			if p != nil {
+				perfis = append(perfis, p)
+			}
+		}
+		time.Sleep(500 * time.Millisecond) // let perf attach
+		if srv.pprof != "" {
+			segundos := min(60, max(5, a.o.m/150))
+			go perfilGo(srv.pprof, filepath.Join(filepath.Dir(srv.log), "d6a-serve-"+k+".pprof"), segundos)
+		}
+	}
+	antes := amostrar(medidos)
+	hAntes := lerHistograma(srv.http)
+	desc := fmt.Sprintf("publish %-9s   ", nome)
+	if taxa > 0 {
+		logf("%s pass: %d demands at %.1f/s", nome, a.o.m, taxa)
+	} else {
+		logf("%s pass: %d demands as fast as the bus acknowledges", nome, a.o.m)
+	}
+	bp := barra(len(ds), desc)
+	pub, err := bus.publicar(ctx, ds, taxa, func(n int) { _ = bp.Set(n) })
+	if err != nil {
+		return passe{}, err
+	}
+	fim(bp)
+	br := barra(len(ds), "results on the bus  ")
+	n := bus.esperar(ctx, ds, time.Minute, func(n int) { _ = br.Set(n) })
+	depois := amostrar(medidos)
+	fim(br)
+	for _, p := range perfis {
+		if rel := p.parar(); rel != "" {
+			logf("perf report: %s", rel)
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return passe{}, err
+	}
+	if e := srv.vivo(); e != nil {
+		return passe{}, e
+	}
+	p := resumir(ds, taxa, pub)
+	p.CPU = calcularUso(antes, depois, p.Recebidos)
+	p.HandlerP50, p.HandlerP99, _ = quantis(hAntes, lerHistograma(srv.http))
+	if n < len(ds) {
+		logf("WARNING: %d of %d results never reached the bus (no progress for 1 min)", len(ds)-n, len(ds))
+	}
+	logf("%s: %.1f draws/s (publish %.0f/s); latency p50 %.1f ms, p99 %.1f ms, max %.1f ms; %d sorteado, %d sem_candidatos",
+		nome, p.Vazao(), float64(p.M)/p.Publicacao.Seconds(), ms(p.Lat.P50), ms(p.Lat.P99), ms(p.Lat.Max), p.Sorteados, p.SemCandidatos)
+	logf("%s: d6a's own handler time (its histogram): p50 ≤ %.1f ms, p99 ≤ %.1f ms", nome, ms(p.HandlerP50), ms(p.HandlerP99))
+	logf("%s: CPU per draw: d6a serve %.2f ms, PostgreSQL %.2f ms, nats-server %.2f ms; machine %.0f%% busy, other processes %.2f cores",
+		nome, p.CPU.D6AmsPorSorteio, p.CPU.PGmsPorSorteio, p.CPU.NATSmsPorSorteio, 100*p.CPU.OcupacaoMaquina, p.CPU.OutrosNucleos)
+	return p, nil
+}
+
+// liberar ends the pass's assignments so the next pass meets the same
+// counsellors (what conselheiro.ciclo_concluído would do, without the
+// events), then vacuums. d6a serve is idle: every result is on the bus.
+func liberar(ctx context.Context, conn *pgx.Conn) error {
+	fimEspera := time.Now().Add(time.Minute)
+	for {
+		var n int
+		if err := conn.QueryRow(ctx, `SELECT count(*) FROM d6a.outbox WHERE publicado_em IS NULL`).Scan(&n); err != nil {
+			return err
+		}
+		if n == 0 {
+			break
+		}
+		if time.Now().After(fimEspera) {
+			return fmt.Errorf("outbox still holds %d unpublished rows after 1 min", n)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	for _, sql := range []string{
+		`UPDATE d6a.atribuicoes SET status = 'concluida' WHERE status = 'ativa'`,
+		`UPDATE d6a.conselheiros SET status = 'disponivel' WHERE status = 'ocupado'`,
+		`VACUUM (ANALYZE) d6a.conselheiros, d6a.atribuicoes, d6a.outbox, d6a.fila_pendentes`,
+		`CHECKPOINT`,
+	} {
+		if _, err := conn.Exec(ctx, sql); err != nil {
+			return fmt.Errorf("%s: %w", sql, err)
+		}
+	}
+	return nil
+}
+
+func raizDoModulo() (string, error) {
+	d, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if b, err := os.ReadFile(filepath.Join(d, "go.mod")); err == nil && strings.Contains(string(b), "module github.com/formigueiro/d6a\n") {
+			return d, nil
+		}
+		p := filepath.Dir(d)
+		if p == d {
+			return "", errors.New("run from inside the d6a module (go.mod of github.com/formigueiro/d6a not found)")
+		}
+		d = p
+	}
+}
+
+// Terminal output.
+
+var terminal = func() bool {
+	fi, err := os.Stderr.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}()
+
+func barra(total int, desc string) *progressbar.ProgressBar {
+	return progressbar.NewOptions(total,
+		progressbar.OptionSetWriter(os.Stderr),
+		progressbar.OptionSetVisibility(terminal),
+		progressbar.OptionSetDescription(desc),
+		progressbar.OptionSetWidth(32),
+		progressbar.OptionShowCount(),
+		progressbar.OptionShowIts(),
+		progressbar.OptionSetItsString("/s"),
+		progressbar.OptionThrottle(100*time.Millisecond),
+		progressbar.OptionSetPredictTime(true),
+		progressbar.OptionClearOnFinish(),
+	)
+}
+
+func fim(b *progressbar.ProgressBar) {
+	_ = b.Finish()
+}
+
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "%s  %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+func mb(b int64) float64         { return float64(b) / (1 << 20) }
+
+// milhar writes n with thousands separators: 1,000,000.
+func milhar(n int) string {
+	s := strconv.Itoa(n)
+	var out []byte
+	for i := range len(s) {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			out = append(out, ',')
+		}
+		out = append(out, s[i])
+	}
+	return string(out)
+}
+
+func juntarK(ks []int) string {
+	var p []string
+	for _, k := range ks {
+		p = append(p, milhar(k))
+	}
+	return strings.Join(p, "; ")
+}

@@ -1,0 +1,346 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// compilar builds pkg (a path of this module, or a module package such as
+// github.com/nats-io/nats-server/v2) into out.
+func compilar(ctx context.Context, raiz, out, pkg string) error {
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, pkg)
+	cmd.Dir = raiz
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("go build %s: %w\n%s", pkg, err, b)
+	}
+	return nil
+}
+
+func portaLivre() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// processo is a child process with its log file.
+type processo struct {
+	nome string
+	cmd  *exec.Cmd
+	log  string
+	done chan error
+}
+
+func iniciar(nome, log string, env []string, bin string, args ...string) (*processo, error) {
+	f, err := os.Create(log)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Env = env
+	cmd.Stdout, cmd.Stderr = f, f
+	if err := cmd.Start(); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w", nome, err)
+	}
+	p := &processo{nome: nome, cmd: cmd, log: log, done: make(chan error, 1)}
+	go func() { p.done <- cmd.Wait(); f.Close() }()
+	return p, nil
+}
+
+func (p *processo) Pid() int { return p.cmd.Process.Pid }
+
+// vivo reports an early exit (with the tail of its log).
+func (p *processo) vivo() error {
+	select {
+	case err := <-p.done:
+		p.done <- err
+		return fmt.Errorf("%s exited (%v); last log lines:\n%s", p.nome, err, cauda(p.log, 3000))
+	default:
+		return nil
+	}
+}
+
+// parar sends SIGTERM (the drain path) and waits, then kills.
+func (p *processo) parar(espera time.Duration) error {
+	if p == nil {
+		return nil
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-p.done:
+		p.done <- err
+		return err
+	case <-time.After(espera):
+		_ = p.cmd.Process.Kill()
+		err := <-p.done
+		p.done <- err
+		return fmt.Errorf("%s did not stop within %s; killed", p.nome, espera)
+	}
+}
+
+func cauda(path string, n int) string {
+	b, _ := os.ReadFile(path)
+	if len(b) > n {
+		b = b[len(b)-n:]
+	}
+	return string(b)
+}
+
+// memoria is VmRSS and VmHWM (peak RSS) of a process, in bytes.
+type memoria struct{ RSS, HWM int64 }
+
+func lerMemoria(pid int) (memoria, error) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return memoria{}, err
+	}
+	defer f.Close()
+	var m memoria
+	for s := bufio.NewScanner(f); s.Scan(); {
+		campos := strings.Fields(s.Text())
+		if len(campos) < 2 {
+			continue
+		}
+		kb, _ := strconv.ParseInt(campos[1], 10, 64)
+		switch campos[0] {
+		case "VmRSS:":
+			m.RSS = kb * 1024
+		case "VmHWM:":
+			m.HWM = kb * 1024
+		}
+	}
+	return m, nil
+}
+
+// natsExterno is a nats-server started from the module with the durability
+// d6a's embedded server has (CONTRACT §3: fsync before acknowledging).
+type natsExterno struct {
+	*processo
+	url string
+}
+
+func iniciarNATS(bin, dir string) (*natsExterno, error) {
+	porta, err := portaLivre()
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	conf := filepath.Join(dir, "nats.conf")
+	txt := fmt.Sprintf("listen: 127.0.0.1:%d\nmax_payload: 1MB\njetstream {\n  store_dir: %q\n  sync_interval: always\n}\n", porta, filepath.Join(dir, "js"))
+	if err := os.WriteFile(conf, []byte(txt), 0o644); err != nil {
+		return nil, err
+	}
+	p, err := iniciar("nats-server", filepath.Join(dir, "nats.log"), os.Environ(), bin, "-c", conf)
+	if err != nil {
+		return nil, err
+	}
+	n := &natsExterno{processo: p, url: fmt.Sprintf("nats://127.0.0.1:%d", porta)}
+	if err := esperarNATS(n.url, p, 30*time.Second); err != nil {
+		_ = p.parar(5 * time.Second)
+		return nil, err
+	}
+	return n, nil
+}
+
+// esperarNATS waits until JetStream answers at url.
+func esperarNATS(url string, p *processo, limite time.Duration) error {
+	fim := time.Now().Add(limite)
+	for {
+		if err := p.vivo(); err != nil {
+			return err
+		}
+		if nc, err := nats.Connect(url, nats.Timeout(time.Second)); err == nil {
+			js, _ := jetstream.New(nc)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			_, err = js.AccountInfo(ctx)
+			cancel()
+			nc.Close()
+			if err == nil {
+				return nil
+			}
+		}
+		if time.Now().After(fim) {
+			return fmt.Errorf("NATS at %s not ready after %s", url, limite)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// servidor is one `d6a serve`.
+type servidor struct {
+	*processo
+	http  string
+	nats  string
+	pprof string // D6A_PPROF_ADDR, with -perf
+}
+
+// iniciarServe starts `d6a serve` against dbURL and the bus (natsURL, or the
+// embedded server on a free port when natsURL is empty) and waits for
+// /readyz.
+func iniciarServe(bin, dir, dbURL, natsURL string, pprof bool) (*servidor, error) {
+	hport, err := portaLivre()
+	if err != nil {
+		return nil, err
+	}
+	s := &servidor{http: fmt.Sprintf("127.0.0.1:%d", hport), nats: natsURL}
+	var extra []string
+	if pprof {
+		pport, err := portaLivre()
+		if err != nil {
+			return nil, err
+		}
+		s.pprof = fmt.Sprintf("127.0.0.1:%d", pport)
+		extra = append(extra, "D6A_PPROF_ADDR="+s.pprof)
+	}
+	env := ambienteLimpo()
+	env = append(env,
+		"D6A_DATABASE_URL="+dbURL,
+		"D6A_DATA_DIR="+dir,
+		"D6A_HTTP_ADDR="+s.http,
+		"D6A_MIGRATE=false", // `d6a migrate` ran before
+		"D6A_LOG_FORMAT=json",
+		"D6A_LOG_LEVEL=info",
+	)
+	env = append(env, extra...)
+	if natsURL == "" {
+		nport, err := portaLivre()
+		if err != nil {
+			return nil, err
+		}
+		s.nats = fmt.Sprintf("nats://127.0.0.1:%d", nport)
+		env = append(env, fmt.Sprintf("D6A_NATS_EMBEDDED_ADDR=127.0.0.1:%d", nport))
+	} else {
+		env = append(env, "D6A_NATS_URL="+natsURL)
+	}
+	p, err := iniciar("d6a serve", filepath.Join(dir, "d6a-serve.log"), env, bin, "serve")
+	if err != nil {
+		return nil, err
+	}
+	s.processo = p
+	fim := time.Now().Add(2 * time.Minute)
+	cli := &http.Client{Timeout: time.Second}
+	for {
+		if err := p.vivo(); err != nil {
+			return nil, err
+		}
+		if r, err := cli.Get("http://" + s.http + "/readyz"); err == nil {
+			r.Body.Close()
+			if r.StatusCode == http.StatusOK {
+				return s, nil
+			}
+		}
+		if time.Now().After(fim) {
+			_ = p.parar(10 * time.Second)
+			return nil, fmt.Errorf("d6a serve not ready after 2 min; log:\n%s", cauda(p.log, 3000))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// ambienteLimpo is this process's environment without D6A_* variables, so
+// a developer's settings cannot leak into the measured server.
+func ambienteLimpo() []string {
+	var out []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "D6A_") {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+// migrar runs `d6a migrate`.
+func migrar(ctx context.Context, bin, dbURL string) error {
+	cmd := exec.CommandContext(ctx, bin, "migrate")
+	cmd.Env = append(ambienteLimpo(), "D6A_DATABASE_URL="+dbURL, "D6A_LOG_FORMAT=json")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("d6a migrate: %w\n%s", err, b)
+	}
+	return nil
+}
+
+// cargaHierarquia is the "hierarquia de UCs carregada" log line of d6a serve.
+type cargaHierarquia struct {
+	UCs     int
+	Duracao time.Duration
+}
+
+var errSemLinha = errors.New("no \"hierarquia de UCs carregada\" line in the log of d6a serve")
+
+func lerCargaHierarquia(log string) (cargaHierarquia, error) {
+	f, err := os.Open(log)
+	if err != nil {
+		return cargaHierarquia{}, err
+	}
+	defer f.Close()
+	s := bufio.NewScanner(f)
+	s.Buffer(make([]byte, 1<<20), 1<<24)
+	for s.Scan() {
+		if !strings.Contains(s.Text(), "hierarquia de UCs carregada") {
+			continue
+		}
+		var l struct {
+			Msg     string `json:"msg"`
+			UCs     int    `json:"ucs"`
+			Duracao string `json:"duracao"`
+		}
+		if json.Unmarshal(s.Bytes(), &l) != nil || l.Msg != "hierarquia de UCs carregada" {
+			continue
+		}
+		d, err := time.ParseDuration(l.Duracao)
+		if err != nil {
+			return cargaHierarquia{}, fmt.Errorf("duracao %q: %w", l.Duracao, err)
+		}
+		return cargaHierarquia{UCs: l.UCs, Duracao: d}, nil
+	}
+	return cargaHierarquia{}, errSemLinha
+}
+
+// contarAvisos returns the log lines at level WARN or ERROR but the JWT
+// warning and the answers to the bench's /readyz polling.
+func contarAvisos(log string) (avisos []string) {
+	f, err := os.Open(log)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	s := bufio.NewScanner(f)
+	s.Buffer(make([]byte, 1<<20), 1<<24)
+	for s.Scan() {
+		var l struct {
+			Level string `json:"level"`
+			Msg   string `json:"msg"`
+			Path  string `json:"path"`
+		}
+		if json.Unmarshal(s.Bytes(), &l) != nil {
+			continue
+		}
+		if l.Path == "/readyz" {
+			continue // the bench's own polling before boot completes (503)
+		}
+		if (l.Level == "WARN" || l.Level == "ERROR") && !strings.Contains(l.Msg, "JWT") {
+			avisos = append(avisos, l.Level+" "+l.Msg)
+		}
+	}
+	return avisos
+}

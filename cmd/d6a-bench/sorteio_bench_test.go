@@ -1,0 +1,464 @@
+package main
+
+// In-process benchmarks of the draw path, for profiles `d6a serve` cannot
+// give (it exposes no pprof): the very handler d6a serve runs for
+// agenda.item_disponível (atribuicao.Servico.Handle) on a real durable
+// PostgreSQL with the synthetic country and K counsellors, and the real
+// JetStream bus as the seed's base. A pgx tracer times every statement
+// from the client (round trip included), so the wall time of a draw is
+// broken down by statement; the CPU profile shows d6a's own CPU.
+//
+//	D6A_BENCH_CPUPROFILE=/tmp/cpu go test -run '^$' -bench HandleAgenda -benchtime 2000x ./cmd/d6a-bench
+//	go tool pprof -top /tmp/cpu-BenchmarkHandleAgenda-durable.out
+//	D6A_BENCH_CPUPROFILE=/tmp/cpu go test -run '^$' -bench CargaHierarquia -benchtime 5x ./cmd/d6a-bench
+//
+// D6A_BENCH_CPUPROFILE profiles the timed loop only (-cpuprofile would
+// include the setup: the country and K counsellors, about a minute at
+// K=100,000). D6A_BENCH_K sets K (default 100000). The cluster lives in a
+// temporary directory removed at the end.
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"runtime/pprof"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/formigueiro/d6a/internal/atribuicao"
+	"github.com/formigueiro/d6a/internal/bus"
+	"github.com/formigueiro/d6a/internal/evento"
+	"github.com/formigueiro/d6a/internal/hierarquia"
+	"github.com/formigueiro/d6a/internal/pglocal"
+	"github.com/formigueiro/d6a/internal/store"
+)
+
+var bancada struct {
+	once     sync.Once
+	err      error
+	dir      string
+	pg       *pglocal.Cluster
+	pais     *pais
+	k        int
+	url      string
+	bus      *bus.Bus
+	tracer   *rastreador
+	relaxado *rastreador
+	svc      *atribuicao.Servico // durable commits
+	svcAssin *atribuicao.Servico // synchronous_commit=off: the draw without its WAL flush wait
+	carregar hierarquia.Loader
+	seq      atomic.Uint64
+}
+
+func TestMain(m *testing.M) {
+	slog.SetDefault(slog.New(slog.NewJSONHandler(io.Discard, nil))) // d6a logs every draw
+	code := m.Run()
+	if bancada.svc != nil {
+		bancada.svc.Close()
+		bancada.svcAssin.Close()
+	}
+	if bancada.bus != nil {
+		_ = bancada.bus.Close()
+	}
+	if bancada.pg != nil {
+		_ = bancada.pg.Stop()
+	}
+	if bancada.dir != "" {
+		_ = os.RemoveAll(bancada.dir)
+	}
+	os.Exit(code)
+}
+
+func preparar(b *testing.B) {
+	b.Helper()
+	bancada.once.Do(func() { bancada.err = montar() })
+	if bancada.err != nil {
+		b.Fatal(bancada.err)
+	}
+}
+
+func montar() error {
+	ctx := context.Background()
+	bancada.k = 100_000
+	if v := os.Getenv("D6A_BENCH_K"); v != "" {
+		k, err := strconv.Atoi(v)
+		if err != nil || k < 1 {
+			return fmt.Errorf("D6A_BENCH_K=%q", v)
+		}
+		bancada.k = k
+	}
+	var err error
+	if bancada.dir, err = os.MkdirTemp("", "d6a-bench-go-"); err != nil {
+		return err
+	}
+	_ = os.Chmod(bancada.dir, 0o755)
+	if bancada.pg, err = pglocal.Start(ctx, pglocal.Options{Dir: filepath.Join(bancada.dir, "pg"), Durable: true, Settings: configuracaoPG}); err != nil {
+		return err
+	}
+	if err := bancada.pg.CreateDatabase(ctx, "d6a", ""); err != nil {
+		return err
+	}
+	bancada.url = bancada.pg.URL("d6a")
+	conn, err := pgx.Connect(ctx, bancada.url)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	bancada.pais = gerarPais(1)
+	if err := criarHierarquia(ctx, conn, bancada.pais, func(int) {}); err != nil {
+		return err
+	}
+	st, err := store.Open(ctx, bancada.url)
+	if err != nil {
+		return err
+	}
+	if err := store.Migrate(ctx, st.Pool); err != nil {
+		return err
+	}
+	st.Close()
+	if err := carregarConselheiros(ctx, conn, bancada.pais, bancada.k, 1, func(int) {}); err != nil {
+		return err
+	}
+	if _, err := conn.Exec(ctx, `CHECKPOINT`); err != nil {
+		return err
+	}
+
+	// The real bus, embedded, durable (SyncAlways), with one message so the
+	// draw's base is a real LastEventID round trip.
+	bancada.bus, err = bus.Connect(ctx, bus.Config{EmbeddedAddr: "127.0.0.1:0", DataDir: filepath.Join(bancada.dir, "nats")})
+	if err != nil {
+		return err
+	}
+	if err := bancada.bus.EnsureStream(ctx); err != nil {
+		return err
+	}
+	rng := rand.New(rand.NewPCG(7, 7))
+	d := gerarDemandas(rng, bancada.pais, 1)[0]
+	if _, err := bancada.bus.Publish(ctx, assuntoAgenda, d.eventID, d.dados); err != nil {
+		return err
+	}
+
+	bancada.tracer, bancada.relaxado = &rastreador{}, &rastreador{}
+	stDur, err := abrirStoreRastreado(ctx, bancada.url, bancada.tracer, false)
+	if err != nil {
+		return err
+	}
+	stAssin, err := abrirStoreRastreado(ctx, bancada.url, bancada.relaxado, true)
+	if err != nil {
+		return err
+	}
+	bancada.carregar = func(ctx context.Context) ([]hierarquia.Par, error) {
+		rows, err := stDur.Read().BuscarTodasHierarquias(ctx)
+		out := make([]hierarquia.Par, len(rows))
+		for i, r := range rows {
+			out[i] = hierarquia.Par{ID: r.ID, Parent: r.ParentUcID}
+		}
+		return out, err
+	}
+	hier := hierarquia.New(bancada.carregar, 6*time.Hour, nil)
+	if _, err := hier.Tamanho(ctx); err != nil {
+		return err
+	}
+	novo := func(st *store.Store) *atribuicao.Servico {
+		return atribuicao.New(atribuicao.Options{
+			Store: st, Hierarquia: hier, Barramento: bancada.bus, SubjectPrefix: "eventos",
+			NRecusasSuspensao: 3, TSuspensao: 90 * 24 * time.Hour,
+		})
+	}
+	bancada.svc, bancada.svcAssin = novo(stDur), novo(stAssin)
+	return nil
+}
+
+// abrirStoreRastreado opens a store whose pool traces every statement
+// (store.Open takes only a URL; Store's pool is its one field).
+func abrirStoreRastreado(ctx context.Context, url string, t *rastreador, assincrono bool) (*store.Store, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, err
+	}
+	cfg.ConnConfig.Tracer = t
+	if assincrono {
+		cfg.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &store.Store{Pool: pool}, nil
+}
+
+// BenchmarkHandleAgenda is one agenda.item_disponível through
+// Servico.Handle, as d6a serve runs it minus the bus consumer (fetch, ack)
+// and the outbox relay.
+func BenchmarkHandleAgenda(b *testing.B) {
+	preparar(b)
+	b.Run("durable", func(b *testing.B) { benchHandle(b, bancada.svc, bancada.tracer) })
+	b.Run("synchronous_commit=off", func(b *testing.B) { benchHandle(b, bancada.svcAssin, bancada.relaxado) })
+}
+
+func benchHandle(b *testing.B, svc *atribuicao.Servico, t *rastreador) {
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(bancada.seq.Add(1), 42)) // fresh demands and event ids every run
+	ds := gerarDemandas(rng, bancada.pais, b.N)
+	evs := make([]evento.Evento, b.N)
+	for i, d := range ds {
+		ev, err := evento.Decodificar(evento.AgendaItemDisponivel, d.dados)
+		if err != nil {
+			b.Fatal(err)
+		}
+		evs[i] = ev
+	}
+	t.zerar()
+	parar := perfilar(b, 100)
+	b.ResetTimer()
+	inicio := time.Now()
+	for i := 0; i < b.N; i++ {
+		if err := svc.Handle(ctx, evs[i], bancada.seq.Add(1)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	dur := time.Since(inicio)
+	b.StopTimer()
+	parar()
+	b.ReportMetric(float64(b.N)/dur.Seconds(), "draws/s")
+	if b.N >= 100 {
+		fmt.Fprintf(os.Stderr, "\n%s (K=%d, %d draws, %.3f ms per draw wall):\n%s", b.Name(), bancada.k, b.N, ms(dur)/float64(b.N), t.tabela(b.N, dur))
+	}
+}
+
+// perfilar writes a CPU profile of the timed loop only (not of the setup,
+// which -cpuprofile would include) to $D6A_BENCH_CPUPROFILE-<benchmark>.out
+// when that variable is set and b.N ≥ minimo (the final run).
+func perfilar(b *testing.B, minimo int) (parar func()) {
+	base := os.Getenv("D6A_BENCH_CPUPROFILE")
+	if base == "" || b.N < minimo {
+		return func() {}
+	}
+	nome := strings.NewReplacer("/", "-", "=", "-").Replace(b.Name())
+	f, err := os.Create(base + "-" + nome + ".out")
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		b.Fatal(err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+		fmt.Fprintf(os.Stderr, "CPU profile: %s\n", f.Name())
+	}
+}
+
+// BenchmarkCargaHierarquia is the cache load of d6a serve's first draw:
+// read all of core.uc_polygons through the store, build the tree.
+func BenchmarkCargaHierarquia(b *testing.B) {
+	preparar(b)
+	ctx := context.Background()
+	b.ReportAllocs()
+	var antes, depois runtime.MemStats
+	parar := perfilar(b, 2)
+	defer parar()
+	for i := 0; i < b.N; i++ {
+		runtime.GC()
+		runtime.ReadMemStats(&antes)
+		h := hierarquia.New(bancada.carregar, time.Hour, nil)
+		n, err := h.Tamanho(ctx)
+		if err != nil || n != bancada.pais.Tamanho() {
+			b.Fatal(n, err)
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&depois)
+		b.ReportMetric(float64(depois.HeapAlloc-antes.HeapAlloc)/(1<<20), "MB-retained")
+		runtime.KeepAlive(h)
+	}
+}
+
+// rastreador is a pgx tracer summing the client-side wall time of each
+// statement by its sqlc name.
+type rastreador struct {
+	mu     sync.Mutex
+	porSQL map[string]*medida
+}
+
+type medida struct {
+	n     int
+	total time.Duration
+}
+
+type chaveInicio struct{}
+
+type inicioSQL struct {
+	nome string
+	t    time.Time
+}
+
+var nomeQuery = regexp.MustCompile(`-- name: (\w+)`)
+
+func (r *rastreador) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
+	nome := strings.ToUpper(strings.TrimSpace(d.SQL))
+	if m := nomeQuery.FindStringSubmatch(d.SQL); m != nil {
+		nome = m[1]
+	} else if len(nome) > 40 {
+		nome = nome[:40]
+	}
+	return context.WithValue(ctx, chaveInicio{}, inicioSQL{nome, time.Now()})
+}
+
+func (r *rastreador) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryEndData) {
+	i, ok := ctx.Value(chaveInicio{}).(inicioSQL)
+	if !ok {
+		return
+	}
+	d := time.Since(i.t)
+	r.mu.Lock()
+	if r.porSQL == nil {
+		r.porSQL = map[string]*medida{}
+	}
+	m := r.porSQL[i.nome]
+	if m == nil {
+		m = &medida{}
+		r.porSQL[i.nome] = m
+	}
+	m.n++
+	m.total += d
+	r.mu.Unlock()
+}
+
+func (r *rastreador) zerar() {
+	r.mu.Lock()
+	r.porSQL = nil
+	r.mu.Unlock()
+}
+
+func (r *rastreador) tabela(draws int, wall time.Duration) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	type linha struct {
+		nome string
+		m    medida
+	}
+	var ls []linha
+	var soma time.Duration
+	for n, m := range r.porSQL {
+		ls = append(ls, linha{n, *m})
+		soma += m.total
+	}
+	sort.Slice(ls, func(i, j int) bool { return ls[i].m.total > ls[j].m.total })
+	var b strings.Builder
+	fmt.Fprintf(&b, "  %-40s %8s %10s %12s\n", "statement (client wall, round trip incl.)", "calls/dr", "mean ms", "ms per draw")
+	for _, l := range ls {
+		fmt.Fprintf(&b, "  %-40s %8.2f %10.3f %12.3f\n", l.nome, float64(l.m.n)/float64(draws), ms(l.m.total)/float64(l.m.n), ms(l.m.total)/float64(draws))
+	}
+	fmt.Fprintf(&b, "  %-40s %8s %10s %12.3f\n", "sum of statements", "", "", ms(soma)/float64(draws))
+	fmt.Fprintf(&b, "  %-40s %8s %10s %12.3f\n", "rest (LastEventID, Go CPU, pool)", "", "", (ms(wall)-ms(soma))/float64(draws))
+	return b.String()
+}
+
+// The eligibility query in its two shapes: the EXISTS of the first version
+// and the LATERAL … LIMIT 1 that replaced it. With the assignments table's
+// statistics as a fresh deployment has them (never analyzed), PostgreSQL
+// turns the EXISTS into a hashed subplan that reads every active assignment
+// on each draw; the LATERAL form probes the partial unique index once per
+// candidate whatever the statistics say.
+const (
+	candidatosExists = `SELECT c.id, c.unidade_civica_id, c.status, c.capacitacao_concluida, c.data_suspensao_ate,
+       EXISTS (SELECT 1 FROM d6a.atribuicoes a WHERE a.conselheiro_id = c.id AND a.status = 'ativa') AS ocupado
+FROM d6a.conselheiros c WHERE c.unidade_civica_id = ANY($1::uuid[]) ORDER BY c.id`
+	candidatosLateral = `SELECT c.id, c.unidade_civica_id, c.status, c.capacitacao_concluida, c.data_suspensao_ate,
+       (a.ativa IS NOT NULL)::boolean AS ocupado
+FROM d6a.conselheiros c
+LEFT JOIN LATERAL (SELECT true AS ativa FROM d6a.atribuicoes a WHERE a.conselheiro_id = c.id AND a.status = 'ativa' LIMIT 1) a ON true
+WHERE c.unidade_civica_id = ANY($1::uuid[]) ORDER BY c.id`
+)
+
+// BenchmarkCandidatos runs both shapes against 5,000 active assignments,
+// with the table never analyzed (a fresh deployment, autovacuum off) and
+// after ANALYZE.
+func BenchmarkCandidatos(b *testing.B) {
+	preparar(b)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, bancada.url)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	// 5,000 active assignments of counsellors not yet busy.
+	for _, sql := range []string{
+		`ALTER TABLE d6a.atribuicoes SET (autovacuum_enabled = false)`,
+		`INSERT INTO d6a.atribuicoes (conselheiro_id, demanda_id, unidade_civica_id, seed_publico, posicao_sorteada, total_elegiveis, event_id_sorteio)
+		 SELECT c.id, gen_random_uuid(), c.unidade_civica_id, 'bench', 0, 1, gen_random_uuid() FROM d6a.conselheiros c
+		 WHERE NOT EXISTS (SELECT 1 FROM d6a.atribuicoes a WHERE a.conselheiro_id = c.id AND a.status = 'ativa')
+		 LIMIT greatest(0, 5000 - (SELECT count(*) FROM d6a.atribuicoes WHERE status = 'ativa'))`,
+	} {
+		if _, err := conn.Exec(ctx, sql); err != nil {
+			b.Fatal(err)
+		}
+	}
+	defer conn.Exec(ctx, `ALTER TABLE d6a.atribuicoes RESET (autovacuum_enabled)`)
+	rng := rand.New(rand.NewPCG(3, 3))
+	micro := bancada.pais.porNivel[nivelMicroarea]
+	cadeias := make([][]string, 1024)
+	for i := range cadeias {
+		for u := micro[rng.IntN(len(micro))]; u >= 0; u = bancada.pais.parent[u] {
+			cadeias[i] = append(cadeias[i], bancada.pais.ids[u].String())
+		}
+	}
+	for _, estado := range []string{"never-analyzed", "analyzed"} {
+		sql := `ANALYZE d6a.atribuicoes`
+		if estado == "never-analyzed" {
+			// What a fresh deployment's statistics look like.
+			sql = `DELETE FROM pg_statistic WHERE starelid = 'd6a.atribuicoes'::regclass;
+			       UPDATE pg_class SET reltuples = -1, relpages = 0 WHERE oid = 'd6a.atribuicoes'::regclass`
+		}
+		for _, forma := range []struct{ nome, sql string }{{"exists", candidatosExists}, {"lateral", candidatosLateral}} {
+			b.Run(estado+"/"+forma.nome, func(b *testing.B) {
+				if _, err := conn.Exec(ctx, sql); err != nil {
+					b.Fatal(err)
+				}
+				c, err := pgx.Connect(ctx, bancada.url) // fresh plan cache
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer c.Close(ctx)
+				var plano strings.Builder
+				rows, _ := c.Query(ctx, "EXPLAIN (COSTS OFF) "+forma.sql, cadeias[0])
+				for rows.Next() {
+					var l string
+					_ = rows.Scan(&l)
+					if strings.Contains(l, "SubPlan") || strings.Contains(l, "Loop") || strings.Contains(l, " on atribuicoes") {
+						plano.WriteString(strings.TrimSpace(l) + "; ")
+					}
+				}
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					rows, err := c.Query(ctx, forma.sql, cadeias[i%len(cadeias)])
+					if err != nil {
+						b.Fatal(err)
+					}
+					rows.Close()
+					if rows.Err() != nil {
+						b.Fatal(rows.Err())
+					}
+				}
+				b.StopTimer()
+				if b.N >= 100 {
+					fmt.Fprintf(os.Stderr, "%s plan: %s\n", b.Name(), plano.String())
+				}
+			})
+		}
+	}
+}
