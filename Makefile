@@ -84,9 +84,9 @@ fuzz:
 	  done; \
 	done
 
-## bench: benchmarks (one iteration each for now)
+## bench: d6a serve at national scale, K = 1,000 / 100,000 / 1,000,000 counsellors (10-20 min; docs/bench.md)
 bench:
-	$(GO) test -run '^$$' -bench . -benchtime 1x ./...
+	$(GO) run ./cmd/d6a-bench
 
 ## test-faults: fault-injection tests (placeholder)
 test-faults:
