@@ -90,11 +90,11 @@ bench:
 
 ## test-faults: fault-injection tests (placeholder)
 test-faults:
-	@echo "test-faults: not built yet"
+	$(GO) test -tags faults -race -count=1 -timeout 15m -v ./internal/faults/
 
 ## soak: long-running soak test (placeholder)
 soak:
-	@echo "soak: not built yet"
+	D6A_SOAK=1 $(GO) test -tags faults -race -count=1 -timeout 30m -v ./internal/faults/
 
 ## clean: remove build output (the dev database in .data is kept: make stop-db && rm -rf .data)
 clean:

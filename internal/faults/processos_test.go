@@ -1,0 +1,398 @@
+//go:build faults
+
+package faults
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func portaLivre() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func porta(t *testing.T) int {
+	t.Helper()
+	p, err := portaLivre()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// servidorNATS is a real nats-server process with JetStream on a store of
+// its own, so it can be stopped and restarted apart from d6a.
+type servidorNATS struct {
+	t      *testing.T
+	porta  int
+	dir    string
+	conf   string
+	mu     sync.Mutex
+	cmd    *exec.Cmd
+	feito  chan struct{}
+	vezes  int
+	quedas int
+}
+
+func novoNATS(t *testing.T, nome string) *servidorNATS {
+	t.Helper()
+	s := &servidorNATS{t: t, porta: porta(t), dir: filepath.Join(raiz, nome, "nats")}
+	if err := os.MkdirAll(s.dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// sync_interval: always, as CONTRACT §3 asks of an external cluster:
+	// an acknowledged publish is on disk.
+	s.conf = filepath.Join(s.dir, "nats.conf")
+	conf := fmt.Sprintf("server_name: faults\njetstream {\n  store_dir: %q\n  sync_interval: always\n}\n", filepath.Join(s.dir, "store"))
+	if err := os.WriteFile(s.conf, []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.iniciar(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.parar(syscall.SIGTERM) })
+	return s
+}
+
+func (s *servidorNATS) url() string { return "nats://127.0.0.1:" + strconv.Itoa(s.porta) }
+
+// iniciar starts the server and waits for its port. It does not call
+// t.Fatal: the fault goroutine restarts the server.
+func (s *servidorNATS) iniciar() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.vezes++
+	log, err := os.Create(filepath.Join(s.dir, fmt.Sprintf("nats-%d.log", s.vezes)))
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(binNATS, "-c", s.conf, "-js", "-a", "127.0.0.1", "-p", strconv.Itoa(s.porta))
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		log.Close()
+		return fmt.Errorf("nats-server: %w", err)
+	}
+	s.cmd, s.feito = cmd, make(chan struct{})
+	feito := s.feito
+	go func() { _ = cmd.Wait(); log.Close(); close(feito) }()
+	return esperarPorta(s.porta, 20*time.Second)
+}
+
+// parar stops the server with sig (SIGTERM: clean shutdown; SIGKILL: crash).
+func (s *servidorNATS) parar(sig syscall.Signal) {
+	s.mu.Lock()
+	cmd, feito := s.cmd, s.feito
+	s.cmd = nil
+	s.mu.Unlock()
+	if cmd == nil {
+		return
+	}
+	_ = cmd.Process.Signal(sig)
+	select {
+	case <-feito:
+	case <-time.After(20 * time.Second):
+		_ = cmd.Process.Kill()
+		<-feito
+	}
+}
+
+// reiniciar is a NATS outage of about `fora`: stop, wait, start on the same
+// port and store.
+func (s *servidorNATS) reiniciar(sig syscall.Signal, fora time.Duration) error {
+	s.parar(sig)
+	s.quedas++
+	time.Sleep(fora)
+	return s.iniciar()
+}
+
+func esperarPorta(p int, limite time.Duration) error {
+	fim := time.Now().Add(limite)
+	for {
+		c, err := net.DialTimeout("tcp", "127.0.0.1:"+strconv.Itoa(p), time.Second)
+		if err == nil {
+			c.Close()
+			return nil
+		}
+		if time.Now().After(fim) {
+			return fmt.Errorf("nothing listens on port %d after %s", p, limite)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// instancia is one `d6a serve`, restarted by a supervisor loop whenever it
+// exits until encerrar is called. Every incarnation writes its stdout and
+// stderr to a file of its own.
+type instancia struct {
+	t     *testing.T
+	nome  string
+	porta int
+	env   []string
+	dir   string
+
+	mu          sync.Mutex
+	cmd         *exec.Cmd
+	desde       time.Time
+	encarnacoes int
+	logs        []string
+	mortes      int            // kill -9 sent by the test
+	saidas      map[string]int // how incarnations ended
+	ultimaSaida string
+	parando     bool
+	fim         chan struct{}
+	vivo        chan struct{} // closed when the current incarnation exits
+}
+
+// novaInstancia starts a supervised `d6a serve` with env (D6A_* only; the
+// rest of the process environment is inherited, D6A_* variables of the
+// test's own environment are not).
+func novaInstancia(t *testing.T, nome string, env map[string]string) *instancia {
+	t.Helper()
+	i := &instancia{t: t, nome: nome, porta: porta(t), dir: filepath.Join(raiz, t.Name(), nome), saidas: map[string]int{}, fim: make(chan struct{})}
+	if err := os.MkdirAll(i.dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "D6A_") && !strings.HasPrefix(kv, "GORACE=") {
+			i.env = append(i.env, kv)
+		}
+	}
+	env["D6A_HTTP_ADDR"] = "127.0.0.1:" + strconv.Itoa(i.porta)
+	env["D6A_DATA_DIR"] = filepath.Join(i.dir, "data")
+	for k, v := range env {
+		i.env = append(i.env, k+"="+v)
+	}
+	// Report races as they happen and keep running: a kill -9 would lose a
+	// report kept for the exit.
+	i.env = append(i.env, "GORACE=halt_on_error=0 exitcode=66")
+	go i.supervisionar()
+	t.Cleanup(func() { i.encerrar(30 * time.Second) })
+	return i
+}
+
+func (i *instancia) base() string { return "http://127.0.0.1:" + strconv.Itoa(i.porta) }
+
+func (i *instancia) supervisionar() {
+	defer close(i.fim)
+	for {
+		i.mu.Lock()
+		if i.parando {
+			i.mu.Unlock()
+			return
+		}
+		i.encarnacoes++
+		caminho := filepath.Join(i.dir, fmt.Sprintf("%s-%02d.log", i.nome, i.encarnacoes))
+		log, err := os.Create(caminho)
+		if err != nil {
+			i.mu.Unlock()
+			i.t.Errorf("%s: %v", i.nome, err)
+			return
+		}
+		cmd := exec.Command(binD6a, "serve")
+		cmd.Env = i.env
+		cmd.Stdout, cmd.Stderr = log, log
+		if err := cmd.Start(); err != nil {
+			i.mu.Unlock()
+			log.Close()
+			i.t.Errorf("%s: start: %v", i.nome, err)
+			return
+		}
+		i.cmd, i.desde, i.vivo = cmd, time.Now(), make(chan struct{})
+		i.logs = append(i.logs, caminho)
+		vivo := i.vivo
+		i.mu.Unlock()
+
+		err = cmd.Wait()
+		log.Close()
+		i.mu.Lock()
+		i.cmd = nil
+		i.ultimaSaida = descreverSaida(err)
+		i.saidas[i.ultimaSaida]++
+		close(vivo)
+		parando := i.parando
+		i.mu.Unlock()
+		if parando {
+			return
+		}
+		// A crash-looping instance (database down at start: exit 2) is
+		// restarted with a short pause, like a process manager would.
+		time.Sleep(300 * time.Millisecond)
+	}
+}
+
+func descreverSaida(err error) string {
+	if err == nil {
+		return "exit 0"
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return "signal " + ws.Signal().String()
+		}
+		return "exit " + strconv.Itoa(ee.ExitCode())
+	}
+	return err.Error()
+}
+
+// matar sends SIGKILL to the running incarnation; it reports false when
+// none was running.
+func (i *instancia) matar() bool {
+	i.mu.Lock()
+	cmd, vivo := i.cmd, i.vivo
+	if cmd == nil || i.parando {
+		i.mu.Unlock()
+		return false
+	}
+	i.mortes++
+	i.mu.Unlock()
+	_ = cmd.Process.Signal(syscall.SIGKILL)
+	<-vivo
+	return true
+}
+
+// vivaHa reports whether an incarnation runs and for how long.
+func (i *instancia) vivaHa() (time.Duration, bool) {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	if i.cmd == nil {
+		return 0, false
+	}
+	return time.Since(i.desde), true
+}
+
+// encerrar sends SIGTERM and waits for the drain (CONTRACT §1: exits 0). It
+// returns how the last incarnation ended; the supervisor stops.
+func (i *instancia) encerrar(limite time.Duration) (string, time.Duration) {
+	i.mu.Lock()
+	if i.parando {
+		i.mu.Unlock()
+		<-i.fim
+		return i.ultimaSaida, 0
+	}
+	i.parando = true
+	cmd, vivo := i.cmd, i.vivo
+	i.mu.Unlock()
+	inicio := time.Now()
+	if cmd != nil {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-vivo:
+		case <-time.After(limite):
+			i.t.Errorf("%s: did not exit within %s of SIGTERM; killing it", i.nome, limite)
+			_ = cmd.Process.Kill()
+			<-vivo
+		}
+	}
+	<-i.fim
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	return i.ultimaSaida, time.Since(inicio)
+}
+
+// pronta waits until /readyz answers 200.
+func (i *instancia) pronta(limite time.Duration) error {
+	cli := &http.Client{Timeout: 2 * time.Second}
+	fim := time.Now().Add(limite)
+	for {
+		resp, err := cli.Get(i.base() + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return nil
+			}
+		}
+		if time.Now().After(fim) {
+			return fmt.Errorf("%s: /readyz not 200 after %s (last: %v)", i.nome, limite, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// estatisticas summarises the incarnations: how many, how they ended.
+func (i *instancia) estatisticas() (int, int, map[string]int) {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	s := make(map[string]int, len(i.saidas))
+	for k, v := range i.saidas {
+		s[k] = v
+	}
+	return i.encarnacoes, i.mortes, s
+}
+
+// arquivos returns the log files of every incarnation.
+func (i *instancia) arquivos() []string {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	return append([]string(nil), i.logs...)
+}
+
+// sinaisRuins are what a healthy d6a never writes: a crash, a fatal runtime
+// error, a data race report, or a panic recovered in a handler (which turns
+// a message into a dead letter) or in the HTTP layer.
+var sinaisRuins = []string{"panic:", "fatal error", "WARNING: DATA RACE", "panic no handler", "panic in HTTP handler", "SIGSEGV"}
+
+// procurarPanico scans log files for sinaisRuins and returns one line per
+// hit (file:line: text), at most max.
+func procurarPanico(arquivos []string, max int) []string {
+	var achados []string
+	for _, a := range arquivos {
+		f, err := os.Open(a)
+		if err != nil {
+			continue
+		}
+		s := bufio.NewScanner(f)
+		s.Buffer(make([]byte, 1<<20), 4<<20)
+		n := 0
+		for s.Scan() {
+			n++
+			linha := s.Text()
+			for _, r := range sinaisRuins {
+				if strings.Contains(linha, r) {
+					if len(linha) > 300 {
+						linha = linha[:300] + "…"
+					}
+					achados = append(achados, fmt.Sprintf("%s:%d: %s", filepath.Base(a), n, linha))
+					break
+				}
+			}
+			if len(achados) >= max {
+				f.Close()
+				return achados
+			}
+		}
+		f.Close()
+	}
+	return achados
+}
+
+// esperar polls cond every 200 ms until it holds or ctx ends.
+func esperar(ctx context.Context, cond func() bool) bool {
+	for {
+		if cond() {
+			return true
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
