@@ -436,9 +436,45 @@ func TestLastEventIDEMsgPorSequencia(t *testing.T) {
 	if _, _, _, err := b.MsgPorSequencia(ctxTeste(t), 99); err == nil {
 		t.Fatal("MsgPorSequencia of a missing sequence")
 	}
+	// Garbage published last does not force the fallback: the base walks
+	// back to the last well-formed envelope.
 	bustest.Publicar(t, b.JetStream(), "eventos.outro", []byte("não é json"))
-	if _, s, err := b.LastEventID(ctxTeste(t)); !errors.Is(err, ErrVazio) || s != seq+1 {
-		t.Fatalf("last message without event_id: %d, %v", s, err)
+	bustest.Publicar(t, b.JetStream(), "eventos.outro", []byte(`{"event_id": 7}`))
+	if got, s, err := b.LastEventID(ctxTeste(t)); err != nil || got != id || s != seq {
+		t.Fatalf("last messages without event_id: %q, %d, %v; want %q, %d", got, s, err, id, seq)
+	}
+}
+
+func TestFalhaTransitoriaNaoContaEntregas(t *testing.T) {
+	t.Parallel()
+	url, _ := bustest.Start(t)
+	b := novoBus(t, url, func(c *Config) {
+		c.MaxEntregas = 2
+		c.Backoff = []time.Duration{10 * time.Millisecond}
+	})
+	if err := b.EnsureConsumers(ctxTeste(t)); err != nil {
+		t.Fatal(err)
+	}
+	g := &gravador{falhar: func(ev evento.Evento, vezes int) error {
+		if vezes < 6 { // well past MaxEntregas
+			return Transitorio(errors.New("banco fora do ar"))
+		}
+		return nil
+	}}
+	consumir(t, b, g)
+	seq, _ := publicarAgenda(t, b)
+	esperar(t, "the ack", func() bool {
+		info := infoConsumidor(t, b, evento.AgendaItemDisponivel)
+		return info.AckFloor.Stream == seq && info.NumAckPending == 0
+	})
+	if got := g.seqs(); len(got) != 7 {
+		t.Fatalf("handler called %d times, want 7 (6 transient failures, then success)", len(got))
+	}
+	if info := infoConsumidor(t, b, evento.AgendaItemDisponivel); info.NumRedelivered != 0 {
+		t.Fatalf("transient failures counted as redeliveries: %d", info.NumRedelivered)
+	}
+	if msgs := bustest.LerMsgs(t, b.JetStream(), DLQStream, ">"); len(msgs) != 0 {
+		t.Fatalf("a transient failure was dead-lettered: %d messages in the DLQ", len(msgs))
 	}
 }
 
@@ -670,10 +706,11 @@ func TestDrenagemTerminaMensagemEmMaos(t *testing.T) {
 	if got := g.seqs(); !slices.Equal(got, []uint64{seq}) {
 		t.Fatalf("handler saw %v", got)
 	}
-	info := infoConsumidor(t, b, evento.AgendaItemDisponivel)
-	if info.AckFloor.Stream != seq {
-		t.Fatalf("message in hand not acknowledged: ack floor %d", info.AckFloor.Stream)
-	}
+	// The ack was flushed before Consumir returned; the server applies it
+	// to the consumer's state asynchronously.
+	esperar(t, "the ack of the message in hand", func() bool {
+		return infoConsumidor(t, b, evento.AgendaItemDisponivel).AckFloor.Stream == seq
+	})
 }
 
 func TestAvisoMaxEntregasVaiParaDLQ(t *testing.T) {

@@ -53,6 +53,32 @@ func Permanente(err error) error {
 	return permanente{err}
 }
 
+// ErrTransitorio is matched by errors.Is for errors wrapped by Transitorio.
+var ErrTransitorio = errors.New("falha transitória")
+
+type transitorio struct{ err error }
+
+func (t transitorio) Error() string { return t.err.Error() }
+func (t transitorio) Unwrap() []error {
+	return []error{t.err, ErrTransitorio}
+}
+
+// Transitorio marks a handler error as one that time fixes (the database
+// is unreachable): Consumir retries it in place, without counting a
+// delivery, until it succeeds or consumption stops.
+func Transitorio(err error) error {
+	if err == nil {
+		return nil
+	}
+	return transitorio{err}
+}
+
+func ehTransitorio(err error) bool { return errors.Is(err, ErrTransitorio) }
+
+// esperaTransitoriaMax caps the wait between in-place retries, so the
+// colony catches up soon after the database returns.
+const esperaTransitoriaMax = 5 * time.Second
+
 func ehPermanente(err error) bool {
 	return errors.Is(err, ErrPermanente) || errors.Is(err, evento.ErrInutilizavel)
 }
@@ -86,6 +112,11 @@ func (b *Bus) Consumir(ctx context.Context, h Handler) error {
 	}
 	wg.Go(func() { b.vigiarMaxEntregas(ctx) })
 	wg.Wait()
+	// Acks are sent without waiting (ackAssincrono): make sure the server
+	// has them before the drain is reported done.
+	if err := b.nc.FlushTimeout(5 * time.Second); err != nil {
+		b.log.Warn("acks not flushed at the end of consumption; those messages may be delivered again", "erro", err)
+	}
 	return nil
 }
 
@@ -188,13 +219,16 @@ func (b *Bus) processarLote(ctx, hctx context.Context, log *slog.Logger, tipo ev
 			}
 			progresso = time.Now()
 		}
-		b.processar(hctx, log, tipo, m, h)
+		b.processar(ctx, hctx, log, tipo, m, h)
 	}
 }
 
 // processar handles one message and settles it: ack, dead letter plus ack,
 // or a delayed nak.
-func (b *Bus) processar(ctx context.Context, log *slog.Logger, tipo evento.Tipo, m jetstream.Msg, h Handler) {
+//
+// ctx stops consumption; hctx is the handler's context, which outlives ctx
+// by the drain period.
+func (b *Bus) processar(parar, ctx context.Context, log *slog.Logger, tipo evento.Tipo, m jetstream.Msg, h Handler) {
 	md, err := m.Metadata()
 	if err != nil {
 		log.Error("message without JetStream metadata", "subject", m.Subject(), "erro", err)
@@ -215,6 +249,24 @@ func (b *Bus) processar(ctx context.Context, log *slog.Logger, tipo evento.Tipo,
 
 	inicio := time.Now()
 	herr := b.chamarEmProgresso(ctx, h, ev, seq, m)
+	// A transient failure (the database unreachable) is retried here,
+	// holding the message, so an outage of any length is not counted
+	// against MaxEntregas and never dead-letters a good message (CONTRACT
+	// §3). Stopping consumption hands the message back.
+	for tentativa := uint64(1); herr != nil && ehTransitorio(herr); tentativa++ {
+		espera := min(b.cfg.espera(tentativa), esperaTransitoriaMax)
+		if tentativa == 1 || tentativa%10 == 0 {
+			log.Warn("transient failure; retrying without counting a delivery", "erro", herr, "tentativa", tentativa, "espera", espera)
+		}
+		select {
+		case <-parar.Done():
+			_ = m.NakWithDelay(espera)
+			return
+		case <-time.After(espera):
+		}
+		_ = m.InProgress()
+		herr = b.chamarEmProgresso(ctx, h, ev, seq, m)
+	}
 	switch {
 	case herr == nil:
 		b.ackAssincrono(log, m)

@@ -363,9 +363,11 @@ func (b *Bus) Publish(ctx context.Context, subject, eventID string, data []byte)
 }
 
 // LastEventID returns the event_id of the last message in the bus stream and
-// its sequence, in one request: the draw seed's base (CONTRACT §4). It
-// returns ErrVazio when the stream is empty or the last message has no
-// usable event_id.
+// its sequence: the draw seed's base (CONTRACT §4). One request when the last
+// message is a well-formed envelope; otherwise it walks back (at most
+// basesParaTras messages) to the last one that is, so a producer publishing
+// garbage cannot force the UUID fallback. It returns ErrVazio when the
+// stream is empty or holds no usable event_id in that range.
 func (b *Bus) LastEventID(ctx context.Context) (string, uint64, error) {
 	s, err := b.streamBus(ctx)
 	if err != nil {
@@ -378,12 +380,24 @@ func (b *Bus) LastEventID(ctx context.Context) (string, uint64, error) {
 	if err != nil {
 		return "", 0, fmt.Errorf("last message of %s: %w", b.cfg.Stream, err)
 	}
-	id, ok := evento.LerEventID(m.Data)
-	if !ok {
-		return "", m.Sequence, ErrVazio
+	for passos := 0; ; passos++ {
+		if id, ok := evento.LerEventID(m.Data); ok {
+			return id, m.Sequence, nil
+		}
+		if passos >= basesParaTras || m.Sequence <= 1 {
+			return "", m.Sequence, ErrVazio
+		}
+		anterior := m.Sequence - 1
+		if m, err = s.GetMsg(ctx, anterior); errors.Is(err, jetstream.ErrMsgNotFound) {
+			return "", anterior, ErrVazio
+		} else if err != nil {
+			return "", 0, fmt.Errorf("message %d of %s: %w", anterior, b.cfg.Stream, err)
+		}
 	}
-	return id, m.Sequence, nil
 }
+
+// basesParaTras bounds the walk back of LastEventID.
+const basesParaTras = 64
 
 // MsgPorSequencia returns the raw bus message stored at seq, with its subject
 // and storage time.

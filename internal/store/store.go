@@ -9,13 +9,19 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"net"
+	"strings"
+	"syscall"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/jackc/puddle/v2"
 	"github.com/pressly/goose/v3"
+	"github.com/pressly/goose/v3/lock"
 
 	"github.com/formigueiro/d6a/internal/store/dbsqlc"
 	migrations "github.com/formigueiro/d6a/sql/migrations"
@@ -84,7 +90,13 @@ func MigrateTo(ctx context.Context, pool *pgxpool.Pool, version int64) error {
 }
 
 func migrateDB(ctx context.Context, db *sql.DB, version int64) error {
-	p, err := goose.NewProvider(goose.DialectPostgres, db, migrations.FS)
+	// A session-level advisory lock: instances starting together migrate
+	// one after the other instead of colliding on CREATE TABLE.
+	locker, err := lock.NewPostgresSessionLocker()
+	if err != nil {
+		return fmt.Errorf("migrations: %w", err)
+	}
+	p, err := goose.NewProvider(goose.DialectPostgres, db, migrations.FS, goose.WithSessionLocker(locker))
 	if err != nil {
 		return fmt.Errorf("migrations: %w", err)
 	}
@@ -122,9 +134,14 @@ func Found(err error) (bool, error) {
 	return err == nil, err
 }
 
-// Transient reports errors worth retrying: the server went away or refused
-// the connection, or a serialization failure.
+// Transient reports errors that time fixes: the server went away, refused
+// or dropped the connection, or a serialization failure. The bus retries
+// them without counting a delivery, so this must not match an error that a
+// retry cannot fix.
 func Transient(err error) bool {
+	if err == nil {
+		return false
+	}
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
 		switch pe.Code[:2] {
@@ -133,7 +150,12 @@ func Transient(err error) bool {
 		}
 		return false
 	}
-	return pgconn.SafeToRetry(err) || errors.Is(err, context.DeadlineExceeded) || isConnErr(err)
+	var ne net.Error
+	return pgconn.SafeToRetry(err) || pgconn.Timeout(err) || isConnErr(err) ||
+		errors.As(err, &ne) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, puddle.ErrClosedPool) ||
+		strings.Contains(err.Error(), "conn closed")
 }
 
 func isConnErr(err error) bool {

@@ -68,11 +68,13 @@ type Worker struct {
 // New opens the database (migrating when cfg.Migrate), connects to the bus
 // (starting the embedded server when cfg.NATSURL is empty) and builds the
 // parts. It starts nothing; Run does.
-func New(ctx context.Context, cfg config.Config, o Options) (w *Worker, err error) {
+func New(ctx context.Context, cfg config.Config, o Options) (_ *Worker, err error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	w = &Worker{Cfg: cfg, log: slog.Default()}
+	// w is not the named result: `return nil, err` must not nil it before
+	// the deferred close runs.
+	w := &Worker{Cfg: cfg, log: slog.Default()}
 	defer func() {
 		if err != nil {
 			w.close()
@@ -285,6 +287,9 @@ func (h instrumentado) Handle(ctx context.Context, ev evento.Evento, seq uint64)
 	res := "ok"
 	if err != nil {
 		res = "erro"
+		if store.Transient(err) {
+			err = bus.Transitorio(err)
+		}
 	}
 	h.m.HandlerDuracao.WithLabelValues(string(ev.Tipo), res).Observe(time.Since(start).Seconds())
 	return err
