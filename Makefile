@@ -88,11 +88,11 @@ fuzz:
 bench:
 	$(GO) run ./cmd/d6a-bench
 
-## test-faults: fault-injection tests (placeholder)
+## test-faults: fault suite (internal/faults, build tag faults): kills, outages, two instances, hostile input, HTTP attacks; about 3 minutes
 test-faults:
 	$(GO) test -tags faults -race -count=1 -timeout 15m -v ./internal/faults/
 
-## soak: long-running soak test (placeholder)
+## soak: the fault suite, longer (4,000 events, 40 kills)
 soak:
 	D6A_SOAK=1 $(GO) test -tags faults -race -count=1 -timeout 30m -v ./internal/faults/
 
