@@ -3,11 +3,11 @@ package httpapi
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"time"
 
 	"github.com/google/uuid"
 
+	"github.com/formigueiro/d6a/internal/elegibilidade"
 	"github.com/formigueiro/d6a/internal/store"
 )
 
@@ -45,79 +45,39 @@ type AtribuicaoAtiva struct {
 	EventIDSorteio  uuid.UUID `json:"event_id_sorteio"`
 }
 
-// Status values the answer uses (spec 2.2).
-const (
-	statusDisponivel = "disponivel"
-	statusSuspenso   = "suspenso"
-)
-
-// lerSituacao reads the counsellor row of cidadao and its active assignment.
-// It returns naoCadastrado or *Situacao.
-//
-// Both reads run in one REPEATABLE READ, READ ONLY transaction: the draw
-// and the release each change the counsellor's status and the assignment in
-// one transaction, and two separate statements could straddle such a commit
-// and answer "ocupado" with no assignment, or "disponivel" with one.
+// lerSituacao reads the counsellor row of cidadao and its active assignment
+// in one statement, hence one snapshot: the draw and the release each
+// change the counsellor's status and the assignment in one transaction, and
+// two statements could straddle such a commit and answer "ocupado" with no
+// assignment, or "disponivel" with one. It returns naoCadastrado or
+// *Situacao.
 func lerSituacao(ctx context.Context, st *store.Store, cidadao uuid.UUID, agora time.Time) (any, error) {
-	var out any
-	err := st.InTx(ctx, func(tx store.Tx) error {
-		if _, err := tx.DB.Exec(ctx, "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY"); err != nil {
-			return fmt.Errorf("set transaction: %w", err)
-		}
-		rows, err := tx.BuscarConselheiroPorCidadao(ctx, cidadao)
-		if err != nil {
-			return fmt.Errorf("buscar conselheiro: %w", err)
-		}
-		if len(rows) == 0 {
-			out = naoCadastrado{}
-			return nil
-		}
-		if len(rows) > 1 {
-			// id = cidadao_id (spec 3.10) makes this impossible through the
-			// handlers; answer with the oldest row, as the query orders them.
-			slog.Warn("citizen has several counsellor rows; answering with the oldest",
-				"cidadao_id", cidadao, "linhas", len(rows))
-		}
-		c := rows[0]
-		s := &Situacao{
-			Cadastrado:           true,
-			ConselheiroID:        c.ID,
-			UnidadeCivicaID:      c.UnidadeCivicaID,
-			NivelAtuacao:         c.NivelAtuacao,
-			Status:               statusEfetivo(c, agora),
-			CapacitacaoConcluida: c.CapacitacaoConcluida,
-		}
-		if c.DataSuspensaoAte != nil {
-			d := iso(*c.DataSuspensaoAte)
-			s.DataSuspensaoAte = &d
-		}
-		a, err := tx.BuscarAtribuicaoAtivaPorConselheiro(ctx, c.ID)
-		found, err := store.Found(err)
-		if err != nil {
-			return fmt.Errorf("buscar atribuição ativa: %w", err)
-		}
-		if found {
-			s.AtribuicaoAtiva = &AtribuicaoAtiva{
-				DemandaID:       a.DemandaID,
-				UnidadeCivicaID: a.UnidadeCivicaID,
-				DataSorteio:     iso(a.DataSorteio),
-				SeedPublico:     a.SeedPublico,
-				EventIDSorteio:  a.EventIDSorteio,
-			}
-		}
-		out = s
-		return nil
-	})
-	return out, err
-}
-
-// statusEfetivo is the status the citizen sees. A suspension whose date has
-// passed reads as disponivel before the boot reactivation rewrites the row
-// (CONTRACT §5, spec 4.6 and 4.8), with the boot query's strict comparison
-// data_suspensao_ate < now.
-func statusEfetivo(c store.Conselheiro, agora time.Time) string {
-	if c.Status == statusSuspenso && c.DataSuspensaoAte != nil && c.DataSuspensaoAte.Before(agora) {
-		return statusDisponivel
+	r, err := st.Read().BuscarSituacao(ctx, cidadao)
+	if found, err := store.Found(err); err != nil {
+		return nil, fmt.Errorf("buscar situação: %w", err)
+	} else if !found {
+		return naoCadastrado{}, nil
 	}
-	return c.Status
+	s := &Situacao{
+		Cadastrado:           true,
+		ConselheiroID:        r.ID,
+		UnidadeCivicaID:      r.UnidadeCivicaID,
+		NivelAtuacao:         r.NivelAtuacao,
+		Status:               elegibilidade.StatusEfetivo(r.Status, r.DataSuspensaoAte, agora),
+		CapacitacaoConcluida: r.CapacitacaoConcluida,
+	}
+	if r.DataSuspensaoAte != nil {
+		d := iso(*r.DataSuspensaoAte)
+		s.DataSuspensaoAte = &d
+	}
+	if r.TemAtribuicao {
+		s.AtribuicaoAtiva = &AtribuicaoAtiva{
+			DemandaID:       r.AtribuicaoDemandaID,
+			UnidadeCivicaID: r.AtribuicaoUnidadeCivicaID,
+			DataSorteio:     iso(r.AtribuicaoDataSorteio),
+			SeedPublico:     r.AtribuicaoSeedPublico,
+			EventIDSorteio:  r.AtribuicaoEventIDSorteio,
+		}
+	}
+	return s, nil
 }

@@ -81,3 +81,29 @@ WHERE id = @id;
 
 -- name: ContarConselheirosPorStatus :many
 SELECT status, count(*) AS total FROM d6a.conselheiros GROUP BY status ORDER BY status;
+
+-- name: BuscarSituacao :one
+-- GET /d6a/conselheiros/me/situacao (CONTRACT §6) in one statement, so one
+-- snapshot: the counsellor row of the citizen (the oldest, should there be
+-- several) and its active assignment, never a status from before a draw
+-- with an assignment from after it.
+SELECT c.id, c.unidade_civica_id, c.nivel_atuacao, c.status, c.capacitacao_concluida,
+       c.data_suspensao_ate,
+       -- sqlc cannot see that a LEFT JOIN LATERAL makes these nullable: an
+       -- explicit flag and zero values instead of NULLs.
+       (a.demanda_id IS NOT NULL)::boolean AS tem_atribuicao,
+       COALESCE(a.demanda_id, '00000000-0000-0000-0000-000000000000'::uuid)::uuid AS atribuicao_demanda_id,
+       COALESCE(a.unidade_civica_id, '00000000-0000-0000-0000-000000000000'::uuid)::uuid AS atribuicao_unidade_civica_id,
+       COALESCE(a.data_sorteio, 'epoch'::timestamptz)::timestamptz AS atribuicao_data_sorteio,
+       COALESCE(a.seed_publico, '')::text AS atribuicao_seed_publico,
+       COALESCE(a.event_id_sorteio, '00000000-0000-0000-0000-000000000000'::uuid)::uuid AS atribuicao_event_id_sorteio
+FROM d6a.conselheiros c
+LEFT JOIN LATERAL (
+    SELECT a.demanda_id, a.unidade_civica_id, a.data_sorteio, a.seed_publico, a.event_id_sorteio
+    FROM d6a.atribuicoes a
+    WHERE a.conselheiro_id = c.id AND a.status = 'ativa'
+    LIMIT 1
+) a ON true
+WHERE c.cidadao_id = @cidadao_id
+ORDER BY c.data_cadastro, c.id
+LIMIT 1;

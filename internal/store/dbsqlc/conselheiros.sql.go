@@ -285,6 +285,68 @@ func (q *Queries) BuscarConselheirosPorUcsEStatus(ctx context.Context, arg Busca
 	return items, nil
 }
 
+const buscarSituacao = `-- name: BuscarSituacao :one
+SELECT c.id, c.unidade_civica_id, c.nivel_atuacao, c.status, c.capacitacao_concluida,
+       c.data_suspensao_ate,
+       -- sqlc cannot see that a LEFT JOIN LATERAL makes these nullable: an
+       -- explicit flag and zero values instead of NULLs.
+       (a.demanda_id IS NOT NULL)::boolean AS tem_atribuicao,
+       COALESCE(a.demanda_id, '00000000-0000-0000-0000-000000000000'::uuid)::uuid AS atribuicao_demanda_id,
+       COALESCE(a.unidade_civica_id, '00000000-0000-0000-0000-000000000000'::uuid)::uuid AS atribuicao_unidade_civica_id,
+       COALESCE(a.data_sorteio, 'epoch'::timestamptz)::timestamptz AS atribuicao_data_sorteio,
+       COALESCE(a.seed_publico, '')::text AS atribuicao_seed_publico,
+       COALESCE(a.event_id_sorteio, '00000000-0000-0000-0000-000000000000'::uuid)::uuid AS atribuicao_event_id_sorteio
+FROM d6a.conselheiros c
+LEFT JOIN LATERAL (
+    SELECT a.demanda_id, a.unidade_civica_id, a.data_sorteio, a.seed_publico, a.event_id_sorteio
+    FROM d6a.atribuicoes a
+    WHERE a.conselheiro_id = c.id AND a.status = 'ativa'
+    LIMIT 1
+) a ON true
+WHERE c.cidadao_id = $1
+ORDER BY c.data_cadastro, c.id
+LIMIT 1
+`
+
+type BuscarSituacaoRow struct {
+	ID                        uuid.UUID
+	UnidadeCivicaID           uuid.UUID
+	NivelAtuacao              int32
+	Status                    string
+	CapacitacaoConcluida      bool
+	DataSuspensaoAte          *time.Time
+	TemAtribuicao             bool
+	AtribuicaoDemandaID       uuid.UUID
+	AtribuicaoUnidadeCivicaID uuid.UUID
+	AtribuicaoDataSorteio     time.Time
+	AtribuicaoSeedPublico     string
+	AtribuicaoEventIDSorteio  uuid.UUID
+}
+
+// GET /d6a/conselheiros/me/situacao (CONTRACT §6) in one statement, so one
+// snapshot: the counsellor row of the citizen (the oldest, should there be
+// several) and its active assignment, never a status from before a draw
+// with an assignment from after it.
+func (q *Queries) BuscarSituacao(ctx context.Context, cidadaoID uuid.UUID) (BuscarSituacaoRow, error) {
+	row := q.db.QueryRow(ctx, buscarSituacao, cidadaoID)
+	var i BuscarSituacaoRow
+	err := row.Scan(
+		&i.ID,
+		&i.UnidadeCivicaID,
+		&i.NivelAtuacao,
+		&i.Status,
+		&i.CapacitacaoConcluida,
+		&i.DataSuspensaoAte,
+		&i.TemAtribuicao,
+		&i.AtribuicaoDemandaID,
+		&i.AtribuicaoUnidadeCivicaID,
+		&i.AtribuicaoDataSorteio,
+		&i.AtribuicaoSeedPublico,
+		&i.AtribuicaoEventIDSorteio,
+	)
+	return i, err
+}
+
 const buscarSuspensosComPrazoVencido = `-- name: BuscarSuspensosComPrazoVencido :many
 SELECT id, cidadao_id, unidade_civica_id, nivel_atuacao, status, capacitacao_concluida, data_cadastro, data_ultima_atribuicao, data_suspensao_ate, event_id_cadastro, event_id_ultima_alteracao, atualizado_em FROM d6a.conselheiros
 WHERE status = 'suspenso' AND data_suspensao_ate IS NOT NULL AND data_suspensao_ate < $1::timestamptz
