@@ -42,6 +42,10 @@ type demanda struct {
 	tipo    atomic.Uint32
 }
 
+// limiteQuieto is the load of other processes (cores, over 250 ms) under
+// which a moment counts as quiet.
+const limiteQuieto = 0.25
+
 // relogioBase anchors arrival times to the monotonic clock.
 var relogioBase = time.Now()
 
@@ -250,6 +254,10 @@ type passe struct {
 	Lat           percentis // publish → result, all results
 	LatSorteado   percentis // conselheiro.sorteado only
 	CPU           usoCPU
+	// Quietas: draws during which other processes stayed under
+	// limiteQuieto cores (a shared machine's disturbance left out).
+	Quietas percentis
+	Ruido   string // set when the pass started on a busy machine
 	// d6a serve's handler histogram over the pass (bucket upper bounds).
 	HandlerP50, HandlerP99 time.Duration
 }

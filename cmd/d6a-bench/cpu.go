@@ -150,3 +150,76 @@ func calcularUso(a, b amostraCPU, sorteios int) usoCPU {
 	u.OutrosNucleos = max(0, (ocupado-nossos)/dt*ncpu)
 	return u
 }
+
+// janela is the machine's load from other processes over a short window.
+type janela struct {
+	ini, fim time.Time
+	outros   float64 // cores used by other processes
+}
+
+// vigia samples the load of other processes every periodo until stop is
+// closed: a disturbed moment on a shared machine shows in the draws that
+// overlapped it.
+func vigia(p processosMedidos, periodo time.Duration, stop <-chan struct{}) <-chan []janela {
+	out := make(chan []janela, 1)
+	go func() {
+		var js []janela
+		ant := amostrar(p)
+		t := time.NewTicker(periodo)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				out <- js
+				return
+			case <-t.C:
+				a := amostrar(p)
+				js = append(js, janela{ini: ant.quando, fim: a.quando, outros: calcularUso(ant, a, 1).OutrosNucleos})
+				ant = a
+			}
+		}
+	}()
+	return out
+}
+
+// quietas returns the latencies of the draws during which (from 100 ms
+// before the publish to the result) other processes never used more than
+// limite cores.
+func quietas(ds []*demanda, js []janela, limite float64) []time.Duration {
+	var out []time.Duration
+	for _, d := range ds {
+		r := d.recv.Load()
+		if r == 0 {
+			continue
+		}
+		fim := relogioBase.Add(time.Duration(r))
+		ini := d.pub.Add(-100 * time.Millisecond)
+		ok := true
+		for _, j := range js {
+			if j.fim.After(ini) && j.ini.Before(fim) && j.outros > limite {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			out = append(out, fim.Sub(d.pub))
+		}
+	}
+	return out
+}
+
+// esperarSossego waits, up to limite, for a 2-second window in which other
+// processes use under limiteQuieto cores, so a measurement on a shared
+// machine starts when the machine is quiet. It returns the last window's
+// load and whether it was quiet.
+func esperarSossego(p processosMedidos, limite time.Duration) (float64, bool) {
+	fim := time.Now().Add(limite)
+	for {
+		a := amostrar(p)
+		time.Sleep(2 * time.Second)
+		outros := calcularUso(a, amostrar(p), 1).OutrosNucleos
+		if outros < limiteQuieto || !time.Now().Before(fim) {
+			return outros, outros < limiteQuieto
+		}
+	}
+}

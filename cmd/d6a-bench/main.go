@@ -51,6 +51,7 @@ type opcoes struct {
 	rapido   bool
 	escrever bool
 	perf     bool
+	sossego  time.Duration
 }
 
 func main() {
@@ -72,13 +73,14 @@ func lerFlags(args []string) (opcoes, error) {
 	var o opcoes
 	kFlag := fs.String("k", "1000,100000,1000000", "counsellor counts to measure, comma separated")
 	fs.IntVar(&o.m, "m", 5000, "agenda.item_disponível events published per pass (≥ 1)")
-	fs.BoolVar(&o.rapido, "quick", false, "K = 1000,10000 and M = 1000 (unless -k/-m are given): checks the tool in under 2 minutes; docs are not written unless -doc is given")
+	fs.BoolVar(&o.rapido, "quick", false, "K = 1000,10000 and M = 1000 (unless -k/-m are given), pgbench 5 s, no -wait-quiet: checks the tool in under 2 minutes; docs are not written unless -doc/-svg are given")
 	fs.Float64Var(&o.carga, "load", 0.5, "offered load of the paced pass, as a fraction of the measured maximum draw rate")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the synthetic country, counsellors and demands")
 	fs.StringVar(&o.doc, "doc", "docs/bench.md", "markdown file whose results section is rewritten (empty: none)")
 	fs.StringVar(&o.svg, "svg", "docs/bench-draws.svg", "SVG plot of latency and throughput against K (empty: none)")
 	fs.BoolVar(&o.embutido, "embedded-nats", false, "use d6a serve's embedded NATS server instead of a separate nats-server (its memory then counts in d6a's RSS)")
 	fs.IntVar(&o.pgbenchT, "pgbench-t", 10, "seconds of each pgbench run")
+	fs.DurationVar(&o.sossego, "wait-quiet", 2*time.Minute, "before pgbench and each pass, wait up to this long for other processes to use under 0.25 cores (0: don't wait)")
 	fs.BoolVar(&o.manter, "keep", false, "keep the work directory (logs, PostgreSQL and NATS data) for inspection")
 	fs.StringVar(&o.dir, "dir", "", "work directory (default: a fresh temporary directory)")
 	fs.BoolVar(&o.perf, "perf", false, "record `perf` CPU profiles of d6a serve, nats-server and PostgreSQL during each max-load pass (reports in the work directory, which is then kept)")
@@ -99,6 +101,9 @@ func lerFlags(args []string) (opcoes, error) {
 		}
 		if !dado["pgbench-t"] {
 			o.pgbenchT = 5
+		}
+		if !dado["wait-quiet"] {
+			o.sossego = 0
 		}
 	}
 	o.escrever = !o.rapido || dado["doc"] || dado["svg"]
@@ -250,8 +255,10 @@ func (a *ambiente) prepararBase(ctx context.Context) error {
 	if err := conn.QueryRow(ctx, `SHOW server_version`).Scan(&a.versao); err != nil {
 		return err
 	}
-	if _, err := conn.Exec(ctx, `CREATE EXTENSION IF NOT EXISTS pg_stat_statements`); err != nil {
-		return err
+	for _, ext := range []string{"pg_stat_statements", "pg_prewarm"} {
+		if _, err := conn.Exec(ctx, `CREATE EXTENSION IF NOT EXISTS `+ext); err != nil {
+			return err
+		}
 	}
 	b := barra(a.pais.Tamanho(), "core.uc_polygons   ")
 	t := time.Now()
@@ -288,6 +295,7 @@ type resultadoK struct {
 	PG                estatisticasPG // max-load pass
 	PGRitmada         estatisticasPG // paced pass
 	Avisos            []string
+	Ruido             []string // measurements started on a busy machine
 }
 
 func (a *ambiente) medirK(ctx context.Context, k int) (r resultadoK, err error) {
@@ -319,10 +327,17 @@ func (a *ambiente) medirK(ctx context.Context, k int) (r resultadoK, err error) 
 	fim(b)
 	r.CargaConselheiros = time.Since(t)
 	logf("%s counsellors loaded with COPY in %s", milhar(k), r.CargaConselheiros.Round(time.Millisecond))
+	// A server that has been serving for a while holds the counsellors and
+	// their indexes in shared_buffers; COPY went through a small ring.
+	if _, err := conn.Exec(ctx, `SELECT pg_prewarm(c.oid) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+		WHERE n.nspname IN ('d6a', 'core') AND c.relkind IN ('r', 'i')`); err != nil {
+		return r, err
+	}
 	if _, err := conn.Exec(ctx, `CHECKPOINT`); err != nil {
 		return r, err
 	}
 
+	a.sossegar(&r, "pgbench", processosMedidos{pgDir: a.pg.Dir})
 	logf("pgbench -i, then pgbench -c 1 -j 1 -T %d -N (simple update, one client)", a.o.pgbenchT)
 	if r.PgbenchTPS, r.PgbenchLat, err = pgbench(ctx, a.pg, "pgbench", a.o.pgbenchT, filepath.Join(dir, "pgbench.log")); err != nil {
 		return r, err
@@ -432,12 +447,17 @@ func (a *ambiente) medirK(ctx context.Context, k int) (r resultadoK, err error) 
 
 // passe publishes M fresh demands (paced at taxa per second, or as fast as
 // possible when 0) and waits for every result.
-func (a *ambiente) passe(ctx context.Context, bus *barramento, srv *servidor, nats *natsExterno, rng *rand.Rand, taxa float64, nome string) (passe, error) {
+func (a *ambiente) passe(ctx context.Context, bus *barramento, srv *servidor, nats *natsExterno, rng *rand.Rand, taxa float64, nome string) (p passe, err error) {
+	var ruido string
+	defer func() { p.Ruido = ruido }()
 	ds := gerarDemandas(rng, a.pais, a.o.m)
 	bus.registrar(ds)
 	medidos := processosMedidos{d6a: srv.Pid(), pgDir: a.pg.Dir}
 	if nats != nil {
 		medidos.nats = nats.Pid()
+	}
+	if p, quieto := a.sossegar(nil, nome+" pass", medidos); !quieto {
+		ruido = fmt.Sprintf("%s pass started with other processes at %.2f cores", nome, p)
 	}
 	var perfis []*perfil
 	if a.o.perf && taxa == 0 {
@@ -463,6 +483,8 @@ func (a *ambiente) passe(ctx context.Context, bus *barramento, srv *servidor, na
 	}
 	antes := amostrar(medidos)
 	hAntes := lerHistograma(srv.http)
+	pararVigia := make(chan struct{})
+	janelas := vigia(medidos, 250*time.Millisecond, pararVigia)
 	desc := fmt.Sprintf("publish %-9s   ", nome)
 	if taxa > 0 {
 		logf("%s pass: %d demands at %.1f/s", nome, a.o.m, taxa)
@@ -478,6 +500,8 @@ func (a *ambiente) passe(ctx context.Context, bus *barramento, srv *servidor, na
 	br := barra(len(ds), "results on the bus  ")
 	n := bus.esperar(ctx, ds, time.Minute, func(n int) { _ = br.Set(n) })
 	depois := amostrar(medidos)
+	close(pararVigia)
+	js := <-janelas
 	fim(br)
 	for _, p := range perfis {
 		if rel := p.parar(); rel != "" {
@@ -490,18 +514,37 @@ func (a *ambiente) passe(ctx context.Context, bus *barramento, srv *servidor, na
 	if e := srv.vivo(); e != nil {
 		return passe{}, e
 	}
-	p := resumir(ds, taxa, pub)
+	p = resumir(ds, taxa, pub)
 	p.CPU = calcularUso(antes, depois, p.Recebidos)
+	p.Quietas = calcular(quietas(ds, js, limiteQuieto))
 	p.HandlerP50, p.HandlerP99, _ = quantis(hAntes, lerHistograma(srv.http))
 	if n < len(ds) {
 		logf("WARNING: %d of %d results never reached the bus (no progress for 1 min)", len(ds)-n, len(ds))
 	}
 	logf("%s: %.1f draws/s (publish %.0f/s); latency p50 %.1f ms, p99 %.1f ms, max %.1f ms; %d sorteado, %d sem_candidatos",
 		nome, p.Vazao(), float64(p.M)/p.Publicacao.Seconds(), ms(p.Lat.P50), ms(p.Lat.P99), ms(p.Lat.Max), p.Sorteados, p.SemCandidatos)
+	logf("%s: %d draws never overlapped other processes using > %.2f cores: p50 %.1f ms, p99 %.1f ms, max %.1f ms",
+		nome, p.Quietas.N, limiteQuieto, ms(p.Quietas.P50), ms(p.Quietas.P99), ms(p.Quietas.Max))
 	logf("%s: d6a's own handler time (its histogram): p50 ≤ %.1f ms, p99 ≤ %.1f ms", nome, ms(p.HandlerP50), ms(p.HandlerP99))
 	logf("%s: CPU per draw: d6a serve %.2f ms, PostgreSQL %.2f ms, nats-server %.2f ms; machine %.0f%% busy, other processes %.2f cores",
 		nome, p.CPU.D6AmsPorSorteio, p.CPU.PGmsPorSorteio, p.CPU.NATSmsPorSorteio, 100*p.CPU.OcupacaoMaquina, p.CPU.OutrosNucleos)
 	return p, nil
+}
+
+// sossegar waits for a quiet machine (-wait-quiet) and says so when it
+// is not; a noisy start is recorded in r.
+func (a *ambiente) sossegar(r *resultadoK, oque string, p processosMedidos) (float64, bool) {
+	if a.o.sossego <= 0 {
+		return 0, true
+	}
+	outros, quieto := esperarSossego(p, a.o.sossego)
+	if !quieto {
+		logf("WARNING: other processes still use %.2f cores after waiting %s; measuring %s anyway", outros, a.o.sossego, oque)
+		if r != nil {
+			r.Ruido = append(r.Ruido, fmt.Sprintf("%s started with other processes at %.2f cores", oque, outros))
+		}
+	}
+	return outros, quieto
 }
 
 // liberar ends the pass's assignments so the next pass meets the same

@@ -114,6 +114,9 @@ type estatisticasPG struct {
 	Instrucoes []instrucao
 	WAL        walStats
 	Commits    int64 // xact_commit of the database
+	// Updates of d6a.conselheiros and how many were HOT (no index entry
+	// written): an indexed column that changes (status) defeats HOT.
+	AtualizacoesConselheiros, HOTConselheiros int64
 }
 
 func zerarEstatisticas(ctx context.Context, conn *pgx.Conn) error {
@@ -162,6 +165,10 @@ func lerEstatisticas(ctx context.Context, conn *pgx.Conn) (estatisticasPG, error
 	}
 	// pg_stat_database is refreshed at the end of each transaction of the
 	// other backends, with a small delay.
-	err = conn.QueryRow(ctx, `SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()`).Scan(&e.Commits)
+	if err = conn.QueryRow(ctx, `SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()`).Scan(&e.Commits); err != nil {
+		return e, err
+	}
+	err = conn.QueryRow(ctx, `SELECT n_tup_upd, n_tup_hot_upd FROM pg_stat_user_tables WHERE relid = 'd6a.conselheiros'::regclass`).
+		Scan(&e.AtualizacoesConselheiros, &e.HOTConselheiros)
 	return e, err
 }

@@ -60,6 +60,8 @@ var bancada struct {
 	relaxado *rastreador
 	svc      *atribuicao.Servico // durable commits
 	svcAssin *atribuicao.Servico // synchronous_commit=off: the draw without its WAL flush wait
+	svcGen   *atribuicao.Servico // plan_cache_mode=force_generic_plan: no re-planning per execution
+	generico *rastreador
 	carregar hierarquia.Loader
 	seq      atomic.Uint64
 }
@@ -70,6 +72,7 @@ func TestMain(m *testing.M) {
 	if bancada.svc != nil {
 		bancada.svc.Close()
 		bancada.svcAssin.Close()
+		bancada.svcGen.Close()
 	}
 	if bancada.bus != nil {
 		_ = bancada.bus.Close()
@@ -133,8 +136,15 @@ func montar() error {
 	if err := carregarConselheiros(ctx, conn, bancada.pais, bancada.k, 1, func(int) {}); err != nil {
 		return err
 	}
-	if _, err := conn.Exec(ctx, `CHECKPOINT`); err != nil {
-		return err
+	for _, sql := range []string{
+		`CREATE EXTENSION IF NOT EXISTS pg_prewarm`,
+		`SELECT pg_prewarm(c.oid) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+		 WHERE n.nspname IN ('d6a', 'core') AND c.relkind IN ('r', 'i')`,
+		`CHECKPOINT`,
+	} {
+		if _, err := conn.Exec(ctx, sql); err != nil {
+			return err
+		}
 	}
 
 	// The real bus, embedded, durable (SyncAlways), with one message so the
@@ -152,12 +162,16 @@ func montar() error {
 		return err
 	}
 
-	bancada.tracer, bancada.relaxado = &rastreador{}, &rastreador{}
-	stDur, err := abrirStoreRastreado(ctx, bancada.url, bancada.tracer, false)
+	bancada.tracer, bancada.relaxado, bancada.generico = &rastreador{}, &rastreador{}, &rastreador{}
+	stDur, err := abrirStoreRastreado(ctx, bancada.url, bancada.tracer, nil)
 	if err != nil {
 		return err
 	}
-	stAssin, err := abrirStoreRastreado(ctx, bancada.url, bancada.relaxado, true)
+	stAssin, err := abrirStoreRastreado(ctx, bancada.url, bancada.relaxado, map[string]string{"synchronous_commit": "off"})
+	if err != nil {
+		return err
+	}
+	stGen, err := abrirStoreRastreado(ctx, bancada.url, bancada.generico, map[string]string{"plan_cache_mode": "force_generic_plan"})
 	if err != nil {
 		return err
 	}
@@ -179,20 +193,20 @@ func montar() error {
 			NRecusasSuspensao: 3, TSuspensao: 90 * 24 * time.Hour,
 		})
 	}
-	bancada.svc, bancada.svcAssin = novo(stDur), novo(stAssin)
+	bancada.svc, bancada.svcAssin, bancada.svcGen = novo(stDur), novo(stAssin), novo(stGen)
 	return nil
 }
 
 // abrirStoreRastreado opens a store whose pool traces every statement
 // (store.Open takes only a URL; Store's pool is its one field).
-func abrirStoreRastreado(ctx context.Context, url string, t *rastreador, assincrono bool) (*store.Store, error) {
+func abrirStoreRastreado(ctx context.Context, url string, t *rastreador, params map[string]string) (*store.Store, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, err
 	}
 	cfg.ConnConfig.Tracer = t
-	if assincrono {
-		cfg.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
+	for k, v := range params {
+		cfg.ConnConfig.RuntimeParams[k] = v
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
@@ -208,6 +222,7 @@ func BenchmarkHandleAgenda(b *testing.B) {
 	preparar(b)
 	b.Run("durable", func(b *testing.B) { benchHandle(b, bancada.svc, bancada.tracer) })
 	b.Run("synchronous_commit=off", func(b *testing.B) { benchHandle(b, bancada.svcAssin, bancada.relaxado) })
+	b.Run("plan_cache_mode=force_generic_plan", func(b *testing.B) { benchHandle(b, bancada.svcGen, bancada.generico) })
 }
 
 func benchHandle(b *testing.B, svc *atribuicao.Servico, t *rastreador) {
@@ -224,6 +239,8 @@ func benchHandle(b *testing.B, svc *atribuicao.Servico, t *rastreador) {
 	}
 	t.zerar()
 	parar := perfilar(b, 100)
+	medidos := processosMedidos{pgDir: bancada.pg.Dir}
+	antes := amostrar(medidos)
 	b.ResetTimer()
 	inicio := time.Now()
 	for i := 0; i < b.N; i++ {
@@ -233,8 +250,12 @@ func benchHandle(b *testing.B, svc *atribuicao.Servico, t *rastreador) {
 	}
 	dur := time.Since(inicio)
 	b.StopTimer()
+	depois := amostrar(medidos)
 	parar()
 	b.ReportMetric(float64(b.N)/dur.Seconds(), "draws/s")
+	b.ReportMetric(float64(depois.pg-antes.pg)*1000/tickHz/float64(b.N), "pg-cpu-ms/draw")
+	b.ReportMetric(float64(depois.eu-antes.eu)*1000/tickHz/float64(b.N), "proc-cpu-ms/draw") // d6a code + the embedded NATS server
+	b.ReportMetric(calcularUso(antes, depois, b.N).OutrosNucleos, "other-cores")
 	if b.N >= 100 {
 		fmt.Fprintf(os.Stderr, "\n%s (K=%d, %d draws, %.3f ms per draw wall):\n%s", b.Name(), bancada.k, b.N, ms(dur)/float64(b.N), t.tabela(b.N, dur))
 	}

@@ -42,8 +42,8 @@ func desenharSVG(rs []resultadoK, carga float64) string {
 	painel(&b, painelL+90, topo, painelL-80, base-topo, ks,
 		"throughput (per second)", []serie{
 			{nome: "draws/s (max load)", cor: "#2ca02c", ys: vazao},
-			{nome: "pgbench tps (1 client, -N)", cor: "#7f7f7f", tracejar: true, ys: pgb},
 			{nome: fmt.Sprintf("offered in the %.0f%% pass", carga*100), cor: "#ff7f0e", tracejar: true, ys: ofertada},
+			{nome: "pgbench tps (1 client, -N)", cor: "#7f7f7f", tracejar: true, ys: pgb},
 		}, 0, "")
 	b.WriteString("</svg>\n")
 	return b.String()
@@ -94,9 +94,13 @@ func painel(b *strings.Builder, x0, y0, w, h int, ks []float64, titulo string, s
 			traco = ` stroke-dasharray="6,4"`
 		}
 		fmt.Fprintf(b, `<polyline points="%s" fill="none" stroke="%s" stroke-width="2"%s/>`+"\n", strings.Join(pts, " "), s.cor, traco)
+		desloc := -7.0 // value labels above the points, every other series below
+		if i%2 == 1 {
+			desloc = 15
+		}
 		for j, y := range s.ys {
 			fmt.Fprintf(b, `<circle cx="%.1f" cy="%.1f" r="3.5" fill="%s"/>`+"\n", px(ks[j]), py(y), s.cor)
-			fmt.Fprintf(b, `<text x="%.1f" y="%.1f" text-anchor="middle" font-size="10" fill="%s">%s</text>`+"\n", px(ks[j]), py(y)-7, s.cor, numero(y))
+			fmt.Fprintf(b, `<text x="%.1f" y="%.1f" text-anchor="middle" font-size="10" fill="%s">%s</text>`+"\n", px(ks[j]), py(y)+desloc, s.cor, numero(y))
 		}
 		// legend
 		ly := y0 + h + 54 + 16*i
