@@ -65,9 +65,9 @@ func (r *Relay) Run(ctx context.Context) {
 			}
 			backoff = min(backoff*2, 5*time.Second)
 			continue
-		case n > 0:
+		case n >= int(r.lote):
 			backoff = 50 * time.Millisecond
-			continue // more may be waiting
+			continue // a full batch: more are waiting
 		}
 		backoff = 50 * time.Millisecond
 		select {

@@ -53,6 +53,11 @@ type Cluster struct {
 func FindBin() (string, error) {
 	if p, err := exec.LookPath("pg_ctl"); err == nil {
 		if _, err := exec.LookPath("initdb"); err == nil {
+			// PATH often holds symlinks (Debian's /usr/local/bin wrappers);
+			// the real directory also holds pgbench and the other tools.
+			if real, err := filepath.EvalSymlinks(p); err == nil {
+				p = real
+			}
 			return filepath.Dir(p), nil
 		}
 	}
