@@ -1,0 +1,369 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/valyala/fasthttp"
+
+	"github.com/formigueiro/d6a/internal/httpapi"
+	"github.com/formigueiro/d6a/internal/pglocal"
+	"github.com/formigueiro/d6a/internal/store"
+)
+
+// ambiente is what the measurements run against.
+type ambiente struct {
+	o       opcoes
+	base    string
+	cluster *pglocal.Cluster
+	versao  string // PostgreSQL server_version
+	url     string
+	st      *store.Store // the load generator's own pool, for the database-only runs
+	poolMax int32
+
+	servidor    *exec.Cmd
+	stdin       io.WriteCloser
+	logServidor string
+
+	enderecoD6A, enderecoBare string
+	enderecoPprof             string // -cpuprofile only
+	clienteMetricas           *fasthttp.HostClient
+
+	tokens          []string // one per counsellor, registered counsellors only
+	tokensInvalidos []string // same subjects, signed with another key
+	cidadaos        []uuid.UUID
+	comAtribuicao   int
+}
+
+// prepararAmbiente starts PostgreSQL, seeds it and starts the server
+// process. The returned ambiente (even with an error) must be closed.
+func prepararAmbiente(ctx context.Context, o opcoes) (*ambiente, error) {
+	a := &ambiente{o: o}
+	var err error
+	if a.base, err = os.MkdirTemp("", "d6a-httpbench-"); err != nil {
+		return nil, err
+	}
+	// When root, PostgreSQL runs as another user: let it traverse the base.
+	if err := os.Chmod(a.base, 0o755); err != nil {
+		return a, err
+	}
+	fmt.Fprintf(os.Stderr, "== PostgreSQL in %s\n", a.base)
+	pctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
+	if a.cluster, err = pglocal.Start(pctx, pglocal.Options{Dir: filepath.Join(a.base, "pg"), Durable: true}); err != nil {
+		return a, fmt.Errorf("start PostgreSQL: %w", err)
+	}
+	if err := a.cluster.CreateDatabase(pctx, "d6a", ""); err != nil {
+		return a, fmt.Errorf("create database: %w", err)
+	}
+	a.url = a.cluster.URL("d6a")
+	if a.st, err = store.Open(pctx, a.url); err != nil {
+		return a, err
+	}
+	a.poolMax = a.st.Pool.Config().MaxConns
+	if err := store.Migrate(pctx, a.st.Pool); err != nil {
+		return a, err
+	}
+	if err := a.st.Pool.QueryRow(pctx, "SHOW server_version").Scan(&a.versao); err != nil {
+		return a, err
+	}
+	if err := a.semear(pctx); err != nil {
+		return a, fmt.Errorf("seed: %w", err)
+	}
+	fmt.Fprintf(os.Stderr, "== %d counsellors registered, %d with an active assignment; starting the server process\n", len(a.cidadaos), a.comAtribuicao)
+	if err := a.iniciarServidor(pctx); err != nil {
+		return a, fmt.Errorf("server process: %w", err)
+	}
+	if err := a.conferir(); err != nil {
+		return a, fmt.Errorf("answers check: %w", err)
+	}
+	return a, nil
+}
+
+// segredo is a fresh HS256 key per run.
+func segredo() string {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// semear registers the counsellors the way the conselheiro.cadastrado
+// handler does (id = cidadao_id) and gives the first -ativos an active
+// assignment, marking them ocupado as a draw does.
+func (a *ambiente) semear(ctx context.Context) error {
+	agora := time.Now().UTC()
+	err := a.st.InTx(ctx, func(tx store.Tx) error {
+		for i := 0; i < a.o.conselheiros; i++ {
+			cid, uc := uuid.New(), uuid.New()
+			err := tx.InserirConselheiro(ctx, store.InserirConselheiroParams{
+				CidadaoID: cid, UnidadeCivicaID: uc, NivelAtuacao: int32(1 + i%4), Status: "disponivel",
+				CapacitacaoConcluida: true, Agora: agora.Add(-30 * 24 * time.Hour), EventID: uuid.New(),
+			})
+			if err != nil {
+				return err
+			}
+			if i < a.o.ativos {
+				hash := strings.Repeat("cd", 32)
+				if _, err := tx.InserirAtribuicao(ctx, store.InserirAtribuicaoParams{
+					ConselheiroID: cid, DemandaID: uuid.New(), UnidadeCivicaID: uc,
+					SeedPublico: strings.Repeat("ab", 32), PosicaoSorteada: 0, TotalElegiveis: 7,
+					ListaElegiveisHash: &hash, DataSorteio: agora.Add(-time.Hour), EventIDSorteio: uuid.New(),
+					ScoreFinal: 87.5, CategoriaID: "SAU", NivelPrecedencia: 2,
+				}); err != nil {
+					return err
+				}
+				n, err := tx.MarcarConselheiroOcupado(ctx, store.MarcarConselheiroOcupadoParams{Agora: agora.Add(-time.Hour), EventID: uuid.New(), ID: cid})
+				if err != nil {
+					return err
+				}
+				if n != 1 {
+					return fmt.Errorf("marcar ocupado: %d rows", n)
+				}
+				a.comAtribuicao++
+			}
+			a.cidadaos = append(a.cidadaos, cid)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if _, err := a.st.Pool.Exec(ctx, "ANALYZE"); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Environment of the server process.
+const (
+	envPapel      = "D6A_HTTPBENCH_ROLE"
+	papelServidor = "server"
+	envPprof      = "D6A_HTTPBENCH_PPROF"
+)
+
+// iniciarServidor starts this binary as the server process: the d6a app and
+// the bare app in their own Go runtime (GOMAXPROCS = nproc, own GC), as
+// `d6a serve` would run, with the request log on stderr going to a file.
+func (a *ambiente) iniciarServidor(ctx context.Context) error {
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	chave := segredo()
+	outra := segredo()
+	agora := time.Now()
+	for _, cid := range a.cidadaos {
+		t, err := httpapi.TokenSessao(chave, cid, agora, 24*time.Hour, "", "")
+		if err != nil {
+			return err
+		}
+		a.tokens = append(a.tokens, t)
+		if t, err = httpapi.TokenSessao(outra, cid, agora, 24*time.Hour, "", ""); err != nil {
+			return err
+		}
+		a.tokensInvalidos = append(a.tokensInvalidos, t)
+	}
+
+	// Only what this run sets: no D6A_* of the caller's environment leaks in.
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "D6A_") {
+			env = append(env, kv)
+		}
+	}
+	env = append(env,
+		envPapel+"="+papelServidor,
+		"D6A_DATABASE_URL="+a.url,
+		"D6A_JWT_SECRET="+chave,
+		"D6A_THROTTLE_POR_MINUTO=0",
+		"D6A_LOG_LEVEL=info",
+		"D6A_LOG_FORMAT=json",
+	)
+	if a.o.perfil != "" {
+		env = append(env, envPprof+"=1")
+	}
+	a.logServidor = filepath.Join(a.base, "server.log")
+	logf, err := os.Create(a.logServidor)
+	if err != nil {
+		return err
+	}
+	defer logf.Close()
+	cmd := exec.Command(exe)
+	cmd.Env = env
+	cmd.Stderr = logf
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	if a.stdin, err = cmd.StdinPipe(); err != nil {
+		return err
+	}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	a.servidor = cmd
+	linha := make(chan string, 1)
+	go func() {
+		s := bufio.NewScanner(out)
+		if s.Scan() {
+			linha <- s.Text()
+		}
+		close(linha)
+		_, _ = io.Copy(io.Discard, out)
+	}()
+	select {
+	case l, ok := <-linha:
+		f := strings.Fields(l)
+		if !ok || len(f) != 4 || f[0] != "listening" {
+			log, _ := os.ReadFile(a.logServidor)
+			return fmt.Errorf("no address line (got %q): %s", l, tail(string(log), 2000))
+		}
+		a.enderecoD6A, a.enderecoBare = f[1], f[2]
+		if f[3] != "-" {
+			a.enderecoPprof = f[3]
+		}
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return nil
+}
+
+// conferir asks every token once and checks the answers are the counsellor's
+// own, with or without the assignment as seeded.
+func (a *ambiente) conferir() error {
+	hc := &fasthttp.HostClient{Addr: a.enderecoD6A, MaxConns: 1, ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second}
+	req, res := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
+	defer fasthttp.ReleaseRequest(req)
+	defer fasthttp.ReleaseResponse(res)
+	req.SetRequestURI("http://" + a.enderecoD6A + httpapi.RotaSituacao)
+	for i, t := range a.tokens {
+		req.Header.Set("Authorization", "Bearer "+t)
+		if err := hc.Do(req, res); err != nil {
+			return err
+		}
+		if res.StatusCode() != 200 {
+			return fmt.Errorf("counsellor %d: status %d: %s", i, res.StatusCode(), res.Body())
+		}
+		var s httpapi.Situacao
+		if err := json.Unmarshal(res.Body(), &s); err != nil {
+			return err
+		}
+		if !s.Cadastrado || s.ConselheiroID != a.cidadaos[i] || (s.AtribuicaoAtiva != nil) != (i < a.o.ativos) {
+			return fmt.Errorf("counsellor %d: unexpected answer %s", i, res.Body())
+		}
+		req.Header.Set("Authorization", "Bearer "+a.tokensInvalidos[i])
+		if err := hc.Do(req, res); err != nil {
+			return err
+		}
+		if res.StatusCode() != 401 {
+			return fmt.Errorf("wrong-key token %d: status %d, want 401", i, res.StatusCode())
+		}
+	}
+	hb := &fasthttp.HostClient{Addr: a.enderecoBare, MaxConns: 1}
+	req.SetRequestURI("http://" + a.enderecoBare + httpapi.RotaSituacao)
+	if err := hb.Do(req, res); err != nil {
+		return err
+	}
+	if res.StatusCode() != 200 || string(res.Body()) != string(corpoBare) {
+		return fmt.Errorf("bare handler: status %d: %s", res.StatusCode(), res.Body())
+	}
+	return nil
+}
+
+// avisosServidor counts the server's log records above info and the
+// request lines it wrote.
+func (a *ambiente) avisosServidor() avisos {
+	var v avisos
+	f, err := os.Open(a.logServidor)
+	if err != nil {
+		return v
+	}
+	defer f.Close()
+	s := bufio.NewScanner(f)
+	s.Buffer(make([]byte, 1<<20), 1<<20)
+	for s.Scan() {
+		var rec struct {
+			Level string `json:"level"`
+			Msg   string `json:"msg"`
+		}
+		if json.Unmarshal(s.Bytes(), &rec) != nil {
+			continue
+		}
+		switch {
+		case rec.Level == "WARN" || rec.Level == "ERROR":
+			v.n++
+			if v.primeiro == "" {
+				v.primeiro = rec.Msg
+			}
+		case rec.Msg == "http request":
+			v.linhas++
+		}
+	}
+	return v
+}
+
+type avisos struct {
+	n        int
+	primeiro string
+	linhas   int
+}
+
+// pidPostmaster is the PostgreSQL server process, parent of the backends.
+func (a *ambiente) pidPostmaster() int {
+	b, err := os.ReadFile(filepath.Join(a.cluster.Dir, "postmaster.pid"))
+	if err != nil {
+		return 0
+	}
+	l, _, _ := strings.Cut(string(b), "\n")
+	n, _ := strconv.Atoi(strings.TrimSpace(l))
+	return n
+}
+
+func (a *ambiente) encerrar() {
+	if a.stdin != nil {
+		_ = a.stdin.Close()
+	}
+	if a.servidor != nil {
+		feito := make(chan error, 1)
+		go func() { feito <- a.servidor.Wait() }()
+		select {
+		case <-feito:
+		case <-time.After(10 * time.Second):
+			_ = a.servidor.Process.Kill()
+			<-feito
+		}
+	}
+	if a.st != nil {
+		a.st.Close()
+	}
+	if a.cluster != nil {
+		if err := a.cluster.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "d6a-httpbench:", err)
+		}
+	}
+	if a.base != "" {
+		if err := os.RemoveAll(a.base); err != nil && !errors.Is(err, os.ErrNotExist) {
+			fmt.Fprintln(os.Stderr, "d6a-httpbench:", err)
+		}
+	}
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
+}

@@ -1,0 +1,169 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/formigueiro/d6a/internal/store"
+)
+
+// formaConsulta is one way of reading a counsellor and their active
+// assignment, run directly with pgx (no HTTP) by the database-only runs.
+type formaConsulta struct {
+	rotulo  string // short, for the tables
+	nome    string
+	viagens int // client/server round trips per read
+	ler     func(ctx context.Context, st *store.Store, cidadao uuid.UUID) (ativa bool, err error)
+	// semDados: the read does not look at the counsellor (SELECT 1); its
+	// answer is not checked against the seed.
+	semDados bool
+}
+
+// formasConsulta: the handler's own query first (store.BuscarSituacao, as
+// internal/httpapi lerSituacao runs it), then the floor of one round trip,
+// then the 5-statement transaction the handler used before commit 37bcf25,
+// in raw SQL so it does not depend on queries the store may drop.
+var formasConsulta = []formaConsulta{
+	{
+		rotulo:  "database only: the handler's query",
+		nome:    "the handler's query (`store.BuscarSituacao`: one SELECT … LEFT JOIN LATERAL, outside a transaction)",
+		viagens: 1,
+		ler: func(ctx context.Context, st *store.Store, cidadao uuid.UUID) (bool, error) {
+			r, err := st.Read().BuscarSituacao(ctx, cidadao)
+			return r.TemAtribuicao, err
+		},
+	},
+	{
+		rotulo:   "database only: SELECT 1",
+		nome:     "`SELECT 1`: the floor of one round trip on the same pool",
+		viagens:  1,
+		semDados: true,
+		ler: func(ctx context.Context, st *store.Store, _ uuid.UUID) (bool, error) {
+			var um int
+			return false, st.Pool.QueryRow(ctx, "SELECT 1").Scan(&um)
+		},
+	},
+	{
+		rotulo:  "database only: previous handler",
+		nome:    "the handler before commit 37bcf25: BEGIN; SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY; 2 SELECTs; COMMIT",
+		viagens: 5,
+		ler: func(ctx context.Context, st *store.Store, cidadao uuid.UUID) (bool, error) {
+			var ativa bool
+			err := pgx.BeginFunc(ctx, st.Pool, func(tx pgx.Tx) error {
+				if _, err := tx.Exec(ctx, "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY"); err != nil {
+					return err
+				}
+				var id uuid.UUID
+				var c struct {
+					uc                           uuid.UUID
+					nivel                        int32
+					status                       string
+					capacitacao                  bool
+					cadastro, atualizado         time.Time
+					ultima, suspensao            *time.Time
+					eventoCadastro, eventoUltimo uuid.UUID
+					cidadaoID                    uuid.UUID
+				}
+				if err := tx.QueryRow(ctx, sqlConselheiro, cidadao).Scan(&id, &c.cidadaoID, &c.uc, &c.nivel, &c.status, &c.capacitacao,
+					&c.cadastro, &c.ultima, &c.suspensao, &c.eventoCadastro, &c.eventoUltimo, &c.atualizado); err != nil {
+					return err
+				}
+				var a struct {
+					id, conselheiro, demanda, uc, evento uuid.UUID
+					seed, metodo, status, categoria      string
+					posicao, total, nivel                int32
+					hash                                 *string
+					data, criado                         time.Time
+					encerramento, grupo                  *uuid.UUID
+					score                                float64
+				}
+				err := tx.QueryRow(ctx, sqlAtribuicao, id).Scan(&a.id, &a.conselheiro, &a.demanda, &a.uc, &a.seed, &a.metodo,
+					&a.posicao, &a.total, &a.hash, &a.status, &a.data, &a.evento, &a.encerramento, &a.criado, &a.score,
+					&a.categoria, &a.nivel, &a.grupo)
+				ativa, err = store.Found(err)
+				return err
+			})
+			return ativa, err
+		},
+	},
+}
+
+// The two queries of the handler before commit 37bcf25 (sqlc's
+// BuscarConselheiroPorCidadao and BuscarAtribuicaoAtivaPorConselheiro).
+const (
+	sqlConselheiro = `SELECT id, cidadao_id, unidade_civica_id, nivel_atuacao, status, capacitacao_concluida, data_cadastro,
+       data_ultima_atribuicao, data_suspensao_ate, event_id_cadastro, event_id_ultima_alteracao, atualizado_em
+FROM d6a.conselheiros WHERE cidadao_id = $1 ORDER BY data_cadastro, id`
+	sqlAtribuicao = `SELECT id, conselheiro_id, demanda_id, unidade_civica_id, seed_publico, metodo_sorteio, posicao_sorteada,
+       total_elegiveis, lista_elegiveis_hash, status, data_sorteio, event_id_sorteio, event_id_encerramento, criado_em,
+       score_final, categoria_id, nivel_precedencia, grupo_id
+FROM d6a.atribuicoes WHERE conselheiro_id = $1 AND status = 'ativa'`
+)
+
+// fechadoBanco is the closed loop of fechadoHTTP with a database read in
+// place of the HTTP request: -c goroutines share the load generator's pool,
+// whose size is pgxpool's default, the same as the server's.
+func (a *ambiente) fechadoBanco(ctx context.Context, f formaConsulta) (resultado, error) {
+	c := a.o.c
+	inicio := time.Now()
+	medir := inicio.Add(a.o.aquecimento)
+	fim := medir.Add(a.o.d)
+	cs := make([]*coletor, c)
+	var wg sync.WaitGroup
+	var amostra *amostraCPU
+	var once sync.Once
+	for w := range c {
+		cs[w] = &coletor{lat: make([]time.Duration, 0, 1<<14), status: map[int]int{}}
+		wg.Add(1)
+		go func(w int, col *coletor) {
+			defer wg.Done()
+			for i := w; ctx.Err() == nil; i += c {
+				k := i % len(a.cidadaos)
+				t0 := time.Now()
+				if !t0.Before(fim) {
+					return
+				}
+				ativa, err := f.ler(ctx, a.st, a.cidadaos[k])
+				t1 := time.Now()
+				if t0.Before(medir) {
+					continue
+				}
+				col.lat = append(col.lat, t1.Sub(t0))
+				if err != nil || (!f.semDados && ativa != (k < a.o.ativos)) {
+					col.erros++
+					col.status[0]++
+					continue
+				}
+				col.ok++
+			}
+		}(w, cs[w])
+	}
+	go func() {
+		select {
+		case <-time.After(time.Until(medir)):
+			once.Do(func() { amostra = a.amostrar() })
+		case <-ctx.Done():
+		}
+	}()
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return resultado{}, err
+	}
+	once.Do(func() { amostra = a.amostrar() })
+	viagens := fmt.Sprintf("%d round trips", f.viagens)
+	if f.viagens == 1 {
+		viagens = "1 round trip"
+	}
+	r := resultado{Nome: f.rotulo + " (" + viagens + ")", Detalhe: f.nome, Viagens: f.viagens, Modo: "closed", Conexoes: c, Janela: time.Since(medir)}
+	r.CPU = amostra.ate(a.amostrar())
+	var lat []time.Duration
+	lat, r.OK, r.Erros, r.Status = juntar(cs)
+	r.Lat = resumir(lat)
+	r.CPU.porReq(r.OK + r.Erros)
+	return r, nil
+}

@@ -1,0 +1,226 @@
+// Command d6a-httpbench measures GET /d6a/conselheiros/me/situacao, d6a's
+// only HTTP route for users (CONTRACT §6), against a bare fiber handler in
+// the same run (docs/bench.md, section "HTTP: situacao route"), and checks
+// the issue's targets: ≥ 30% of the bare handler's requests/s, p99 < 10 ms at
+// 1,000 requests/s.
+//
+// One run:
+//
+//  1. starts a fresh PostgreSQL (internal/pglocal, durable) in a temporary
+//     directory, migrates it and registers -conselheiros counsellors, -ativos
+//     of them with an active assignment, and signs one session token each;
+//  2. starts a server process (this binary again) that serves the real
+//     httpapi.New app (throttle off, JSON request logs at info, as `d6a
+//     serve` writes them) and, on another port, a bare fiber app whose one
+//     handler answers a constant JSON on the same path with the same server
+//     limits;
+//  3. drives each with a closed loop of -c keep-alive fasthttp connections
+//     for -d after a -warmup, round-robin over the tokens: requests/s and
+//     p50/p90/p99/max latency, any non-200 an error;
+//  4. drives the situacao route with an open loop paced at -rate requests/s
+//     for -d, latency measured from each request's scheduled send time, so a
+//     stall is charged to every request it delays (no coordinated omission);
+//  5. with -diag (default), measures what the route is made of: the d6a app
+//     without the database (a wrong-key token, 401 after the full HS256
+//     check), and the database read alone through the same pool: the
+//     handler's query, a `SELECT 1` round trip, and the 5-statement
+//     transaction the handler used before;
+//  6. prints a summary and rewrites its section of docs/bench.md.
+//
+// The load generator, the server and PostgreSQL share the machine's cores;
+// -wait-quiet holds each run until other processes leave them alone, and the
+// report shows what each party (and anything else) used. -cpuprofile saves
+// the server's CPU profile of the closed-loop situacao run.
+//
+//	go run ./cmd/d6a-httpbench                    # -d 10s -c 32 -rate 1000 (make bench)
+//	go run ./cmd/d6a-httpbench -quick             # 2 s runs; docs not written unless -doc is given
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+)
+
+type opcoes struct {
+	d            time.Duration
+	aquecimento  time.Duration
+	c            int
+	taxa         int
+	conexoesAbrt int
+	conselheiros int
+	ativos       int
+	silencio     time.Duration
+	perfil       string
+	diag         bool
+	doc          string
+	escrever     bool
+	rapido       bool
+	comando      string
+}
+
+func main() {
+	if os.Getenv(envPapel) == papelServidor {
+		if err := servir(); err != nil {
+			fmt.Fprintln(os.Stderr, "d6a-httpbench (server):", err)
+			os.Exit(1)
+		}
+		return
+	}
+	o, err := lerFlags(os.Args[1:])
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			os.Exit(0)
+		}
+		fmt.Fprintln(os.Stderr, "d6a-httpbench:", err)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := executar(ctx, o); err != nil {
+		fmt.Fprintln(os.Stderr, "d6a-httpbench:", err)
+		os.Exit(1)
+	}
+}
+
+func lerFlags(args []string) (opcoes, error) {
+	fs := flag.NewFlagSet("d6a-httpbench", flag.ContinueOnError)
+	var o opcoes
+	fs.DurationVar(&o.d, "d", 10*time.Second, "measured duration of each run")
+	fs.DurationVar(&o.aquecimento, "warmup", 2*time.Second, "warm-up before each run, not measured")
+	fs.IntVar(&o.c, "c", 32, "concurrent keep-alive connections of the closed-loop runs")
+	fs.IntVar(&o.taxa, "rate", 1000, "requests/s of the open-loop (paced) run on the situacao route")
+	fs.IntVar(&o.conexoesAbrt, "open-c", 128, "connections (and senders) available to the open-loop run")
+	fs.IntVar(&o.conselheiros, "conselheiros", 300, "registered counsellors, one token each")
+	fs.IntVar(&o.ativos, "ativos", 100, "how many of them have an active assignment")
+	fs.DurationVar(&o.silencio, "wait-quiet", time.Minute, "before each run, wait up to this long for other processes to use under 0.2 cores (0: don't wait)")
+	fs.StringVar(&o.perfil, "cpuprofile", "", "write the server process's CPU profile during the closed-loop situacao run to this file (go tool pprof)")
+	fs.BoolVar(&o.diag, "diag", true, "also measure the d6a app without the database and the database transaction alone")
+	fs.BoolVar(&o.rapido, "quick", false, "2 s runs with a 1 s warm-up (unless -d/-warmup are given); docs are not written unless -doc is given")
+	fs.StringVar(&o.doc, "doc", "docs/bench.md", "markdown file whose \"## HTTP: situacao route\" section is rewritten (empty: none)")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	dado := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { dado[f.Name] = true })
+	if o.rapido {
+		if !dado["d"] {
+			o.d = 2 * time.Second
+		}
+		if !dado["warmup"] {
+			o.aquecimento = time.Second
+		}
+	}
+	o.escrever = o.doc != "" && (!o.rapido || dado["doc"])
+	switch {
+	case o.d <= 0:
+		return o, errors.New("-d must be positive")
+	case o.aquecimento < 0:
+		return o, errors.New("-warmup must not be negative")
+	case o.silencio < 0:
+		return o, errors.New("-wait-quiet must not be negative")
+	case o.c < 1:
+		return o, errors.New("-c must be at least 1")
+	case o.taxa < 1:
+		return o, errors.New("-rate must be at least 1")
+	case o.conexoesAbrt < 1:
+		return o, errors.New("-open-c must be at least 1")
+	case o.conselheiros < 1:
+		return o, errors.New("-conselheiros must be at least 1")
+	case o.ativos < 0 || o.ativos > o.conselheiros:
+		return o, errors.New("-ativos must be between 0 and -conselheiros")
+	}
+	o.comando = strings.TrimSpace("go run ./cmd/d6a-httpbench " + strings.Join(args, " "))
+	return o, nil
+}
+
+// executar is one whole run: environment, measurements, report.
+func executar(ctx context.Context, o opcoes) error {
+	inicio := time.Now()
+	a, err := prepararAmbiente(ctx, o)
+	if a != nil {
+		defer a.encerrar()
+	}
+	if err != nil {
+		return err
+	}
+	r := &relatorio{o: o, a: a, data: inicio.UTC()}
+
+	// What the machine does without us: other processes share the cores.
+	if err := a.esperarSilencio(ctx); err != nil {
+		return err
+	}
+	s := a.amostrar()
+	select {
+	case <-time.After(2 * time.Second):
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	r.fundo = s.ate(a.amostrar())
+	fmt.Fprintf(os.Stderr, "== before the runs, other processes use %.2f of %d cores\n", r.fundo.Outros, nucleos())
+
+	passo := func(nome string) {
+		fmt.Fprintf(os.Stderr, "== %s\n", nome)
+		_ = a.esperarSilencio(ctx)
+	}
+
+	passo(fmt.Sprintf("closed loop, bare fiber handler: %d connections, %s + %s warm-up", o.c, o.d, o.aquecimento))
+	if r.bare, err = a.fechadoHTTP(ctx, "bare fiber handler", a.enderecoBare, a.tokens, o.c, 200); err != nil {
+		return err
+	}
+	fmt.Fprintln(os.Stderr, "   ", r.bare.resumo())
+	passo(fmt.Sprintf("closed loop, situacao route: %d connections, %s + %s warm-up", o.c, o.d, o.aquecimento))
+	perfil := a.perfilar(ctx)
+	if r.situacao, err = a.fechadoHTTP(ctx, "situacao route", a.enderecoD6A, a.tokens, o.c, 200); err != nil {
+		return err
+	}
+	if err := <-perfil; err != nil {
+		return fmt.Errorf("-cpuprofile: %w", err)
+	}
+	fmt.Fprintln(os.Stderr, "   ", r.situacao.resumo())
+	passo(fmt.Sprintf("open loop, situacao route: %d requests/s for %s + %s warm-up", o.taxa, o.d, o.aquecimento))
+	if r.aberto, err = a.abertoHTTP(ctx, a.enderecoD6A, a.tokens); err != nil {
+		return err
+	}
+	fmt.Fprintln(os.Stderr, "   ", r.aberto.resumo())
+	if o.diag {
+		passo("diagnostic: situacao route with a wrong-key token (401, no database)")
+		if r.semBanco, err = a.fechadoHTTP(ctx, "situacao route, 401 (no database)", a.enderecoD6A, a.tokensInvalidos, o.c, 401); err != nil {
+			return err
+		}
+		fmt.Fprintln(os.Stderr, "   ", r.semBanco.resumo())
+		for _, f := range formasConsulta {
+			passo("diagnostic: database only, " + f.nome)
+			res, err := a.fechadoBanco(ctx, f)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(os.Stderr, "   ", res.resumo())
+			r.banco = append(r.banco, res)
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	r.dur = time.Since(inicio)
+	r.avisos = a.avisosServidor()
+
+	fmt.Println()
+	r.imprimir(os.Stdout)
+	if o.escrever {
+		if err := atualizarDoc(o.doc, r.markdown()); err != nil {
+			return fmt.Errorf("write %s: %w", o.doc, err)
+		}
+		fmt.Printf("\n%s: section %q rewritten\n", o.doc, tituloSecao)
+	}
+	return nil
+}

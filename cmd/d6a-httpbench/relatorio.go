@@ -1,0 +1,447 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Targets of the issue.
+const (
+	alvoRazao = 0.30                  // situacao req/s ≥ 30% of the bare handler's
+	alvoP99   = 10 * time.Millisecond // p99 at -rate (1,000/s) below this
+)
+
+type relatorio struct {
+	o    opcoes
+	a    *ambiente
+	data time.Time
+	dur  time.Duration
+
+	bare, situacao, aberto resultado
+	semBanco               resultado   // -diag: 401 path
+	banco                  []resultado // -diag: database only, formasConsulta order
+	avisos                 avisos
+	fundo                  cpu // 2 s before the runs: the machine without our load
+}
+
+// outrosMax is the most CPU other processes took during any run.
+func (r *relatorio) outrosMax() float64 {
+	m := r.fundo.Outros
+	for _, x := range r.linhas() {
+		m = max(m, x.CPU.Outros)
+	}
+	return m
+}
+
+func (r *relatorio) razao() float64 {
+	if r.bare.Vazao() == 0 {
+		return 0
+	}
+	return r.situacao.Vazao() / r.bare.Vazao()
+}
+
+func (r *relatorio) linhas() []resultado {
+	out := []resultado{r.bare, r.situacao, r.aberto}
+	if r.o.diag {
+		out = append(out, r.semBanco)
+		out = append(out, r.banco...)
+	}
+	return out
+}
+
+func carga(x resultado) string {
+	if x.Modo == "open" {
+		return fmt.Sprintf("open loop, %s req/s offered, %d senders", milhar(x.Taxa), x.Conexoes)
+	}
+	if strings.HasPrefix(x.Nome, "database") {
+		return fmt.Sprintf("closed loop, %d goroutines", x.Conexoes)
+	}
+	return fmt.Sprintf("closed loop, %d connections", x.Conexoes)
+}
+
+func msn(d time.Duration) string { return strconv.FormatFloat(float64(d)/1e6, 'f', 2, 64) }
+
+// imprimir writes the summary for the terminal.
+func (r *relatorio) imprimir(w io.Writer) {
+	fmt.Fprintf(w, "%-52s %-42s %9s %8s %8s %8s %8s %7s  %s\n", "run", "load", "req/s", "p50 ms", "p90 ms", "p99 ms", "max ms", "errors", "CPU µs/req: loadgen / server / PostgreSQL / irq; other processes (cores)")
+	for _, x := range r.linhas() {
+		fmt.Fprintf(w, "%-52s %-42s %9.0f %8s %8s %8s %8s %7d  %.0f / %.0f / %.0f / %.0f; %.2f\n", x.Nome, carga(x), x.Vazao(),
+			msn(x.Lat.P50), msn(x.Lat.P90), msn(x.Lat.P99), msn(x.Lat.Max), x.Erros, x.CPU.UsCarga, x.CPU.UsServidor, x.CPU.UsPostgres, x.CPU.UsKernel, x.CPU.Outros)
+	}
+	fmt.Fprintf(w, "\nopen loop from the actual send (not the schedule): p50 %s, p90 %s, p99 %s, max %s ms; %d sent > 1 ms late (worst %s ms)\n",
+		msn(r.aberto.LatEnvio.P50), msn(r.aberto.LatEnvio.P90), msn(r.aberto.LatEnvio.P99), msn(r.aberto.LatEnvio.Max), r.aberto.Atrasadas, msn(r.aberto.AtrasoMax))
+	fmt.Fprintf(w, "other processes: %.2f cores before the runs, at most %.2f during them\n\n", r.fundo.Outros, r.outrosMax())
+	for _, a := range r.alvos() {
+		marca := "MET   "
+		if !a.ok {
+			marca = "MISSED"
+		}
+		fmt.Fprintf(w, "%s  %s: %s (%s)\n", marca, a.nome, strings.ReplaceAll(a.medido, "**", ""), a.margem)
+	}
+	if r.avisos.n > 0 {
+		fmt.Fprintf(w, "\nthe server logged %d warnings/errors; first: %s\n", r.avisos.n, r.avisos.primeiro)
+	}
+}
+
+type alvo struct {
+	nome, medido, margem string
+	ok                   bool
+}
+
+func (r *relatorio) alvos() []alvo {
+	razao := r.razao()
+	a1 := alvo{
+		nome:   "situacao req/s ≥ 30% of the bare fiber handler's (closed loop)",
+		medido: fmt.Sprintf("**%.1f%%** (%s ÷ %s req/s)", 100*razao, milhar(int(r.situacao.Vazao())), milhar(int(r.bare.Vazao()))),
+		ok:     razao >= alvoRazao && r.situacao.Erros == 0,
+	}
+	precisa := alvoRazao * r.bare.Vazao()
+	if razao >= alvoRazao {
+		a1.margem = fmt.Sprintf("met by %.1f points: %s req/s above the %s req/s the target asks", 100*(razao-alvoRazao), milhar(int(r.situacao.Vazao()-precisa)), milhar(int(precisa)))
+	} else {
+		a1.margem = fmt.Sprintf("missed by %.1f points: %s req/s short of the %s req/s the target asks", 100*(alvoRazao-razao), milhar(int(precisa-r.situacao.Vazao())), milhar(int(precisa)))
+	}
+	if r.situacao.Erros > 0 {
+		a1.margem += fmt.Sprintf("; %d errors", r.situacao.Erros)
+	}
+
+	p99 := r.aberto.Lat.P99
+	a2 := alvo{
+		nome: fmt.Sprintf("situacao p99 < 10 ms at %s req/s (open loop)", milhar(r.o.taxa)),
+		medido: fmt.Sprintf("**%s ms** (p50 %s, p99.9 %s, max %s ms; %.0f req/s achieved)",
+			msn(p99), msn(r.aberto.Lat.P50), msn(r.aberto.Lat.P999), msn(r.aberto.Lat.Max), r.aberto.Vazao()),
+		ok: p99 < alvoP99 && r.aberto.Erros == 0,
+	}
+	if p99 < alvoP99 {
+		a2.margem = fmt.Sprintf("met with %s ms to spare (%.0f%% of the budget used)", msn(alvoP99-p99), 100*float64(p99)/float64(alvoP99))
+	} else {
+		a2.margem = fmt.Sprintf("missed by %s ms", msn(p99-alvoP99))
+	}
+	if r.aberto.Erros > 0 {
+		a2.margem += fmt.Sprintf("; %d errors/unsent", r.aberto.Erros)
+	}
+	if r.o.taxa != 1000 {
+		a2.margem += fmt.Sprintf(" — note: measured at %s req/s, the target is stated at 1,000", milhar(r.o.taxa))
+	}
+	return []alvo{a1, a2}
+}
+
+const tituloSecao = "## HTTP: situacao route"
+
+// markdown is the whole section, heading included; it holds no other
+// level-2 heading, so it ends where the next "## " begins.
+func (r *relatorio) markdown() string {
+	var b strings.Builder
+	o, a := r.o, r.a
+	fmt.Fprintf(&b, "%s\n\n", tituloSecao)
+	fmt.Fprintf(&b, "<!-- generated by go run ./cmd/d6a-httpbench; the tool rewrites this section, from its heading to the next level-2 heading, on every run -->\n\n")
+	fmt.Fprintf(&b, "`GET /d6a/conselheiros/me/situacao` (CONTRACT §6) with the throttle off, against a bare fiber handler measured in the same run. Measured %s UTC (whole run %s) with:\n\n",
+		r.data.Format("2006-01-02 15:04"), r.dur.Round(time.Second))
+	fmt.Fprintf(&b, "```\n%s\n```\n\n", o.comando)
+	fmt.Fprintf(&b, "- code: %s\n", versaoCodigo())
+	fmt.Fprintf(&b, "- machine: `nproc` = %d; CPU %s; memory %s; kernel %s; %s; PostgreSQL %s\n", nucleos(), modeloCPU(), memoria(), kernel(), runtime.Version(), a.versao)
+	fmt.Fprintf(&b, "- **the load generator, the server and PostgreSQL all run on these %d cores**: every number below is what is left to the server once the load generator and the database have taken their share (the CPU columns show each share). A separate load-generator machine would give higher req/s for both routes.\n", nucleos())
+	if om := r.outrosMax(); om >= 0.15 {
+		fmt.Fprintf(&b, "- **other processes were using the machine**: %.2f cores in the 2 s before the runs, up to %.2f cores during them (the \"other processes\" CPU column); the req/s are lower, and the latencies higher, than on a quiet machine\n", r.fundo.Outros, om)
+	} else {
+		fmt.Fprintf(&b, "- the machine was otherwise quiet: other processes used %.2f cores before the runs and at most %.2f during them\n", r.fundo.Outros, om)
+	}
+	fmt.Fprintf(&b, "- database: a fresh PostgreSQL from `internal/pglocal` (`Durable: true`, default settings otherwise), migrated, with %d counsellors registered as `conselheiro.cadastrado` does, %d of them `ocupado` with an active assignment; each request carries the HS256 session token of one of them, round-robin, so %d%% of the answers include `atribuicao_ativa`\n",
+		len(a.cidadaos), a.comAtribuicao, 100*a.comAtribuicao/max(1, len(a.cidadaos)))
+	fmt.Fprintf(&b, "- server: a separate process (this binary re-executed; GOMAXPROCS = %d) serving the real `httpapi.New` app configured through `config.FromEnv` as `d6a serve` is (`D6A_THROTTLE_POR_MINUTO=0`, pool of %d connections = pgxpool's default, a JSON request log line at info per request written to a file — %s lines in this run), and on another port the **bare app**: fiber with the same server limits (`BodyLimit`, `ReadBufferSize`, timeouts), no middleware, one handler on the same path answering the constant `%s`\n",
+		nucleos(), a.poolMax, milhar(r.avisos.linhas), corpoBare)
+	fmt.Fprintf(&b, "- load generator: fasthttp `HostClient` in the parent process, keep-alive connections on loopback. **Closed loop**: %d connections, each sending its next request when the previous answer arrives, %s warm-up then %s measured. **Open loop**: requests scheduled every %s (%s req/s) for %s after a %s paced warm-up, sent by a pool of %d senders; latency runs from each request's *scheduled* time to its answer, so a stall is charged to every request it delays (no coordinated omission). Any answer but 200 counts as an error. Before each run the tool waits up to %s (`-wait-quiet`) for other processes to use under %.1f cores.\n\n",
+		o.c, o.aquecimento, o.d, time.Duration(float64(time.Second)/float64(o.taxa)), milhar(o.taxa), o.d, o.aquecimento, o.conexoesAbrt, o.silencio, limiteSilencio)
+
+	fmt.Fprintf(&b, "### Results\n\n")
+	fmt.Fprintf(&b, "| run | load | req/s | p50 / p90 / p99 / max (ms) | errors | CPU cores: load gen + server + PostgreSQL + irq/softirq + other processes (machine busy) | CPU µs per request: load gen / server / PostgreSQL / irq+softirq | server read(2) / write(2) per request |\n")
+	fmt.Fprintf(&b, "|---|---|--:|--:|--:|--:|--:|--:|\n")
+	for i, x := range r.linhas() {
+		nome := x.Nome
+		if i < 3 {
+			nome = "**" + nome + "**"
+		}
+		if x.Detalhe != "" {
+			v := "round trips"
+			if x.Viagens == 1 {
+				v = "round trip"
+			}
+			nome = fmt.Sprintf("database only, %d %s: %s", x.Viagens, v, x.Detalhe)
+		}
+		vazao := milhar(int(x.Vazao()))
+		if i < 2 {
+			vazao = "**" + vazao + "**"
+		}
+		lat := fmt.Sprintf("%s / %s / %s / %s", msn(x.Lat.P50), msn(x.Lat.P90), msn(x.Lat.P99), msn(x.Lat.Max))
+		if i == 2 {
+			lat = fmt.Sprintf("%s / %s / **%s** / %s", msn(x.Lat.P50), msn(x.Lat.P90), msn(x.Lat.P99), msn(x.Lat.Max))
+		}
+		erros := strconv.Itoa(x.Erros)
+		if len(x.Status) > 0 {
+			var ss []string
+			for k, v := range x.Status {
+				n := "transport"
+				if k != 0 {
+					n = strconv.Itoa(k)
+				}
+				ss = append(ss, fmt.Sprintf("%s×%d", n, v))
+			}
+			sort.Strings(ss)
+			erros += " (" + strings.Join(ss, ", ") + ")"
+		}
+		sys := "–"
+		if x.Viagens == 0 {
+			sys = fmt.Sprintf("%.1f / %.1f", x.CPU.LeiturasServidor, x.CPU.EscritasServidor)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %.2f + %.2f + %.2f + %.2f + %.2f (%.0f%%) | %.0f / %.0f / %.0f / %.0f | %s |\n",
+			nome, carga(x), vazao, lat, erros,
+			x.CPU.Carga, x.CPU.Servidor, x.CPU.Postgres, x.CPU.Kernel, x.CPU.Outros, 100*x.CPU.Maquina/float64(max(1, x.CPU.Nucleos)),
+			x.CPU.UsCarga, x.CPU.UsServidor, x.CPU.UsPostgres, x.CPU.UsKernel, sys)
+	}
+	fmt.Fprintf(&b, "\nOpen loop: %d of %s requests were sent more than 1 ms after their scheduled time (worst %s ms), %d not sent; measured from the actual send instead of the schedule, p50 / p90 / p99 / max = %s / %s / %s / %s ms (the difference is time the request waited for the load generator, which shares the cores).",
+		r.aberto.Atrasadas, milhar(r.aberto.Lat.N), msn(r.aberto.AtrasoMax), r.aberto.NaoEnviadas,
+		msn(r.aberto.LatEnvio.P50), msn(r.aberto.LatEnvio.P90), msn(r.aberto.LatEnvio.P99), msn(r.aberto.LatEnvio.Max))
+	if r.avisos.n > 0 {
+		fmt.Fprintf(&b, " **The server logged %d warnings/errors** (first: %s).", r.avisos.n, r.avisos.primeiro)
+	} else {
+		fmt.Fprintf(&b, " The server logged no warning or error.")
+	}
+	if r.o.diag {
+		fmt.Fprintf(&b, " The rows after the third are diagnostics: the situacao route with a token signed by another key (401 after the full HS256 check, no database), and the database read alone, driven with pgx from %d goroutines through a pool of the same size as the server's, no HTTP.", r.o.c)
+	}
+	fmt.Fprintf(&b, "\n\n")
+
+	fmt.Fprintf(&b, "### Targets\n\n| target | measured | verdict |\n|---|---|---|\n")
+	for _, x := range r.alvos() {
+		v := "**met**"
+		if !x.ok {
+			v = "**missed**"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s — %s |\n", x.nome, x.medido, v, x.margem)
+	}
+	fmt.Fprintf(&b, "\n### What bounds the situacao route\n\n%s\n\n", r.analise())
+	return b.String()
+}
+
+// analise explains the ratio from the CPU each party spent per request,
+// the server's system calls and the diagnostic runs. Nothing in it assumes
+// how the handler reads the database: the round trips are inferred from the
+// server's write(2) calls.
+func (r *relatorio) analise() string {
+	var b strings.Builder
+	tot := func(x resultado) float64 { return x.CPU.UsCarga + x.CPU.UsServidor + x.CPU.UsPostgres + x.CPU.UsKernel }
+	pc := func(c cpu) float64 { return 100 * c.Maquina / float64(max(1, c.Nucleos)) }
+	bare, sit, sb := r.bare, r.situacao, r.semBanco
+	diag := r.o.diag && len(r.banco) == len(formasConsulta)
+
+	fmt.Fprintf(&b, "- **CPU per request.** Both closed-loop runs keep the machine busy (%.0f%% and %.0f%% of %d cores; other processes took %.2f and %.2f cores), so req/s is about the cores left to this run divided by the CPU one request costs the whole machine. "+
+		"A bare-handler request costs %.0f µs (load generator %.0f, server %.0f, kernel irq/softirq %.0f); a situacao request costs %.0f µs (load generator %.0f, d6a %.0f, PostgreSQL %.0f, irq/softirq %.0f). "+
+		"%.0f ÷ %.0f = %.1f%%, against the measured ratio of %.1f%%.\n",
+		pc(bare.CPU), pc(sit.CPU), nucleos(), bare.CPU.Outros, sit.CPU.Outros,
+		tot(bare), bare.CPU.UsCarga, bare.CPU.UsServidor, bare.CPU.UsKernel,
+		tot(sit), sit.CPU.UsCarga, sit.CPU.UsServidor, sit.CPU.UsPostgres, sit.CPU.UsKernel,
+		tot(bare), tot(sit), 100*tot(bare)/max(1, tot(sit)), 100*r.razao())
+	if r.o.diag {
+		fmt.Fprintf(&b, "- **The app without the database.** With a wrong-key token (401 after the full HS256 check) the d6a app serves %s req/s, %.0f%% of the bare handler, at %.0f µs of server CPU per request (bare: %.0f): fiber, the logging/metrics middleware and its JSON log line, recover, HS256. So authentication, logging and the middleware account for about %.0f of d6a's %.0f µs per situacao request; the rest is the database read.\n",
+			milhar(int(sb.Vazao())), 100*sb.Vazao()/max(1, bare.Vazao()), sb.CPU.UsServidor, bare.CPU.UsServidor,
+			max(0, sb.CPU.UsServidor-bare.CPU.UsServidor), sit.CPU.UsServidor)
+		fmt.Fprintf(&b, "- **Round trips.** Per situacao request the d6a process made %.1f read(2) and %.1f write(2) calls; on the 401 path, which answers and logs the same way but reads nothing, %.1f and %.1f. "+
+			"The difference, **≈ %.1f write(s) per request, is the handler's round trip(s) to PostgreSQL**: on loopback each one runs the receiving side of the network stack and wakes a backend, and its answer wakes a d6a goroutine. "+
+			"With the read, d6a's CPU per request goes from %.0f to %.0f µs and the kernel's irq/softirq time from %.0f to %.0f µs, and PostgreSQL adds %.0f µs.\n",
+			sit.CPU.LeiturasServidor, sit.CPU.EscritasServidor, sb.CPU.LeiturasServidor, sb.CPU.EscritasServidor,
+			sit.CPU.EscritasServidor-sb.CPU.EscritasServidor,
+			sb.CPU.UsServidor, sit.CPU.UsServidor, sb.CPU.UsKernel, sit.CPU.UsKernel, sit.CPU.UsPostgres)
+	}
+	custo := func(x resultado) float64 { return x.CPU.UsCarga + x.CPU.UsPostgres + x.CPU.UsKernel }
+	if diag {
+		h, um, velho := r.banco[0], r.banco[1], r.banco[2]
+		fmt.Fprintf(&b, "- **The read alone.** Driven directly with pgx from %d goroutines (no HTTP), the handler's query does %s reads/s and costs %.0f µs per read (client %.0f, PostgreSQL %.0f, irq/softirq %.0f); "+
+			"`SELECT 1`, a round trip that does no work, %s/s at %.0f µs (client %.0f, PostgreSQL %.0f, irq/softirq %.0f). "+
+			"So %.0f%% of the read's cost is the round trip itself, not the join. The handler before commit 37bcf25 (a REPEATABLE READ transaction of %d round trips) does %s reads/s at %.0f µs: the current query is %.1f× its rate.\n",
+			r.o.c, milhar(int(h.Vazao())), custo(h), h.CPU.UsCarga, h.CPU.UsPostgres, h.CPU.UsKernel,
+			milhar(int(um.Vazao())), custo(um), um.CPU.UsCarga, um.CPU.UsPostgres, um.CPU.UsKernel,
+			100*min(1, custo(um)/max(1, custo(h))), velho.Viagens, milhar(int(velho.Vazao())), custo(velho), h.Vazao()/max(1, velho.Vazao()))
+	}
+	alvos := r.alvos()
+	orcamento := tot(bare) / alvoRazao
+	fmt.Fprintf(&b, "- **Verdict.** ")
+	if !alvos[0].ok {
+		fmt.Fprintf(&b, "**The 30%% target is missed.** A bare request costs the machine %.0f µs, so 30%% of its rate leaves a budget of **%.0f µs** per situacao request; the route costs %.0f µs, %.1f× the budget. ",
+			tot(bare), orcamento, tot(sit), tot(sit)/max(1, orcamento))
+	} else {
+		fmt.Fprintf(&b, "The 30%% target is met: 30%% of the bare rate leaves a budget of %.0f µs per situacao request and the route costs %.0f µs. ", orcamento, tot(sit))
+	}
+	if diag {
+		h, um := r.banco[0], r.banco[1]
+		http := tot(sb)
+		fmt.Fprintf(&b, "Within it, the HTTP exchange, authentication and logging cost what a 401 request costs (%.0f µs), leaving %.0f µs for the database read; driven alone, the handler's query costs %.0f µs and a bare `SELECT 1` round trip %.0f µs. ",
+			http, orcamento-http, custo(h), custo(um))
+	}
+	fmt.Fprintf(&b, "Moving the load generator and PostgreSQL to other machines would raise both rates but not the ratio much: the server process alone spends %.0f µs on a bare request and %.0f µs on a situacao request (%.1f%%).",
+		bare.CPU.UsServidor, sit.CPU.UsServidor, 100*bare.CPU.UsServidor/max(1, sit.CPU.UsServidor))
+	if !alvos[1].ok {
+		fmt.Fprintf(&b, " **The p99 target at %s req/s is missed**: p99 %s ms from the schedule, %s ms from the actual send; %d requests left the load generator more than 1 ms late (worst %s ms). At %.0f%% of the closed-loop capacity the machine was %.0f%% busy; every request waits for the scheduler to run a PostgreSQL backend and d6a goroutines on %d shared cores, so a burst of arrivals queues on the CPUs.",
+			milhar(r.o.taxa), msn(r.aberto.Lat.P99), msn(r.aberto.LatEnvio.P99), r.aberto.Atrasadas, msn(r.aberto.AtrasoMax),
+			100*float64(r.o.taxa)/max(1, sit.Vazao()), pc(r.aberto.CPU), nucleos())
+	} else {
+		fmt.Fprintf(&b, " The p99 target is met: %s req/s is %.0f%% of the closed-loop capacity, the machine was %.0f%% busy and p99 was %s ms (%s ms from the actual send).",
+			milhar(r.o.taxa), 100*float64(r.o.taxa)/max(1, sit.Vazao()), pc(r.aberto.CPU), msn(r.aberto.Lat.P99), msn(r.aberto.LatEnvio.P99))
+	}
+	fmt.Fprintf(&b, "\n\n`-cpuprofile FILE` saves the server process's CPU profile of the closed-loop situacao run for `go tool pprof`.")
+	return b.String()
+}
+
+// atualizarDoc puts secao (which starts with its own "## " heading) in
+// path: in place of the section with the same heading (up to the next "## "
+// heading or the end), or appended at the end. Other engineers' sections
+// are left byte for byte; if the file changes while this runs, it is read
+// again.
+func atualizarDoc(path, secao string) error {
+	secao = strings.TrimRight(secao, "\n") + "\n"
+	for tentativa := 0; tentativa < 5; tentativa++ {
+		antigo, err := os.ReadFile(path)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+		novo := substituirSecao(string(antigo), secao)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return err
+		}
+		tmp, err := os.CreateTemp(filepath.Dir(path), ".bench.md.*")
+		if err != nil {
+			return err
+		}
+		if _, err := tmp.WriteString(novo); err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+			return err
+		}
+		if err := tmp.Close(); err != nil {
+			os.Remove(tmp.Name())
+			return err
+		}
+		// Compare-and-swap by content: only replace what was read.
+		agora, err := os.ReadFile(path)
+		if (err == nil && bytes.Equal(agora, antigo)) || (errors.Is(err, os.ErrNotExist) && antigo == nil) {
+			if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+				os.Remove(tmp.Name())
+				return err
+			}
+			return os.Rename(tmp.Name(), path)
+		}
+		os.Remove(tmp.Name())
+		time.Sleep(200 * time.Millisecond)
+	}
+	return errors.New("the file kept changing while being rewritten")
+}
+
+func substituirSecao(s, secao string) string {
+	if s == "" {
+		return "# Benchmarks\n\n" + secao
+	}
+	i := -1
+	if strings.HasPrefix(s, tituloSecao+"\n") {
+		i = 0
+	} else if k := strings.Index(s, "\n"+tituloSecao+"\n"); k >= 0 {
+		i = k + 1
+	}
+	if i < 0 {
+		return strings.TrimRight(s, "\n") + "\n\n" + secao
+	}
+	resto := s[i+len(tituloSecao)+1:]
+	if j := strings.Index(resto, "\n## "); j >= 0 {
+		return s[:i] + secao + "\n" + resto[j+1:]
+	}
+	return s[:i] + secao
+}
+
+func milhar(n int) string {
+	s := strconv.Itoa(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
+
+func modeloCPU() string {
+	f, err := os.Open("/proc/cpuinfo")
+	if err != nil {
+		return "?"
+	}
+	defer f.Close()
+	for s := bufio.NewScanner(f); s.Scan(); {
+		if k, v, ok := strings.Cut(s.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
+			return "`" + strings.TrimSpace(v) + "`"
+		}
+	}
+	return "?"
+}
+
+func memoria() string {
+	f, err := os.Open("/proc/meminfo")
+	if err != nil {
+		return "?"
+	}
+	defer f.Close()
+	for s := bufio.NewScanner(f); s.Scan(); {
+		if k, v, ok := strings.Cut(s.Text(), ":"); ok && k == "MemTotal" {
+			kb, err := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
+			if err != nil {
+				return strings.TrimSpace(v)
+			}
+			return fmt.Sprintf("%.1f GiB (MemTotal)", float64(kb)/(1<<20))
+		}
+	}
+	return "?"
+}
+
+func kernel() string {
+	b, err := os.ReadFile("/proc/sys/kernel/osrelease")
+	if err != nil {
+		return "?"
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// versaoCodigo names the commit measured and what the working tree changes
+// in the code the route runs.
+func versaoCodigo() string {
+	out, err := exec.Command("git", "rev-parse", "--short", "HEAD").Output()
+	if err != nil {
+		return "? (not a git checkout)"
+	}
+	s := "commit `" + strings.TrimSpace(string(out)) + "`"
+	st, err := exec.Command("git", "status", "--porcelain", "--", "internal/httpapi", "internal/store", "internal/config", "internal/metrics", "sql", "cmd/d6a-httpbench", "go.mod", "go.sum").Output()
+	if err == nil {
+		var mudados []string
+		for _, l := range strings.Split(strings.TrimRight(string(st), "\n"), "\n") {
+			if len(l) > 3 {
+				mudados = append(mudados, "`"+strings.TrimSpace(l[3:])+"`")
+			}
+		}
+		if len(mudados) > 0 {
+			s += " plus uncommitted changes to " + strings.Join(mudados, ", ")
+		}
+	}
+	return s
+}
