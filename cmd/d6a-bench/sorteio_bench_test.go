@@ -175,14 +175,7 @@ func montar() error {
 	if err != nil {
 		return err
 	}
-	bancada.carregar = func(ctx context.Context) ([]hierarquia.Par, error) {
-		rows, err := stDur.Read().BuscarTodasHierarquias(ctx)
-		out := make([]hierarquia.Par, len(rows))
-		for i, r := range rows {
-			out[i] = hierarquia.Par{ID: r.ID, Parent: r.ParentUcID}
-		}
-		return out, err
-	}
+	bancada.carregar = stDur.CarregarHierarquia
 	hier := hierarquia.New(bancada.carregar, 6*time.Hour, nil)
 	if _, err := hier.Tamanho(ctx); err != nil {
 		return err

@@ -108,14 +108,7 @@ func (a *ambiente) novoServico(st *store.Store, b atribuicao.Barramento) *atribu
 	if b == nil {
 		b = barramentoFixo{id: baseFixa, seq: seqFixa}
 	}
-	hier := hierarquia.New(func(ctx context.Context) ([]hierarquia.Par, error) {
-		rows, err := st.Read().BuscarTodasHierarquias(ctx)
-		out := make([]hierarquia.Par, len(rows))
-		for i, r := range rows {
-			out[i] = hierarquia.Par{ID: r.ID, Parent: r.ParentUcID}
-		}
-		return out, err
-	}, time.Hour, a.clk.Now)
+	hier := hierarquia.New(st.CarregarHierarquia, time.Hour, a.clk.Now)
 	svc := atribuicao.New(atribuicao.Options{
 		Store: st, Hierarquia: hier, Barramento: b, SubjectPrefix: "eventos",
 		NRecusasSuspensao: 3, TSuspensao: 90 * 24 * time.Hour, Now: a.clk.Now,

@@ -67,14 +67,7 @@ func TestCLIEventIDPontaAPonta(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	hier := hierarquia.New(func(ctx context.Context) ([]hierarquia.Par, error) {
-		rows, err := st.Read().BuscarTodasHierarquias(ctx)
-		out := make([]hierarquia.Par, len(rows))
-		for i, r := range rows {
-			out[i] = hierarquia.Par{ID: r.ID, Parent: r.ParentUcID}
-		}
-		return out, err
-	}, time.Hour, nil)
+	hier := hierarquia.New(st.CarregarHierarquia, time.Hour, nil)
 	svc := atribuicao.New(atribuicao.Options{
 		Store: st, Hierarquia: hier, Barramento: b, SubjectPrefix: "eventos",
 		NRecusasSuspensao: 3, TSuspensao: time.Hour, Logger: slog.Default(),

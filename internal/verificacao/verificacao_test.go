@@ -72,14 +72,7 @@ func novoSorteio(t *testing.T, b atribuicao.Barramento, n int) *sorteioReal {
 	if b == nil {
 		b = baseFixa{id: base}
 	}
-	hier := hierarquia.New(func(ctx context.Context) ([]hierarquia.Par, error) {
-		rows, err := st.Read().BuscarTodasHierarquias(ctx)
-		out := make([]hierarquia.Par, len(rows))
-		for i, r := range rows {
-			out[i] = hierarquia.Par{ID: r.ID, Parent: r.ParentUcID}
-		}
-		return out, err
-	}, time.Hour, func() time.Time { return agora })
+	hier := hierarquia.New(st.CarregarHierarquia, time.Hour, func() time.Time { return agora })
 	svc := atribuicao.New(atribuicao.Options{
 		Store: st, Hierarquia: hier, Barramento: b, SubjectPrefix: "eventos",
 		NRecusasSuspensao: 3, TSuspensao: 90 * 24 * time.Hour, Now: func() time.Time { return agora },

@@ -119,14 +119,7 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *Worker, err erro
 	}
 	w.Metrics.Preparar(tipos...)
 	st := w.Store
-	hier := hierarquia.New(func(ctx context.Context) ([]hierarquia.Par, error) {
-		rows, err := st.Read().BuscarTodasHierarquias(ctx)
-		out := make([]hierarquia.Par, len(rows))
-		for i, r := range rows {
-			out[i] = hierarquia.Par{ID: r.ID, Parent: r.ParentUcID}
-		}
-		return out, err
-	}, cfg.HierarquiaTTL, o.Now)
+	hier := hierarquia.New(st.CarregarHierarquia, cfg.HierarquiaTTL, o.Now)
 	w.Relay = outbox.New(st, w.Bus, cfg.OutboxPollInterval, o.Now)
 	w.Relay.OnPublicados = func(n int) { w.Metrics.OutboxPublicados.Add(float64(n)) }
 	w.Servico = atribuicao.New(atribuicao.Options{
