@@ -41,6 +41,9 @@ type Config struct {
 	// PprofAddr, when set, serves net/http/pprof there (operators and
 	// docs/bench.md profiles); empty disables it.
 	PprofAddr string
+	// SituacaoCache is how many citizens' situacao rows the HTTP cache
+	// holds; 0 turns the cache off (docs/decisions.md).
+	SituacaoCache int
 }
 
 // Error names the variable to fix, so the operator can act on one line.
@@ -83,6 +86,7 @@ func Parse(lookup func(string) (string, bool)) (Config, error) {
 		OutboxPollInterval:   p.duration("D6A_OUTBOX_POLL", time.Second),
 		ConsumerFetchTimeout: p.duration("D6A_FETCH_TIMEOUT", time.Second),
 		PprofAddr:            p.str("D6A_PPROF_ADDR", ""),
+		SituacaoCache:        p.integer("D6A_SITUACAO_CACHE", 100000, 0),
 	}
 	switch lvl := strings.ToLower(p.str("D6A_LOG_LEVEL", "info")); lvl {
 	case "debug":

@@ -62,6 +62,9 @@ type Options struct {
 	// Now is the clock of token validation and of the suspension check;
 	// nil means time.Now.
 	Now func() time.Time
+	// Cache answers situacao without the database while its Escutar runs;
+	// nil reads the database on every request.
+	Cache *Cache
 }
 
 type api struct {
@@ -71,6 +74,7 @@ type api struct {
 	ip      ipCliente
 	ready   func(ctx context.Context) error
 	now     func() time.Time
+	cache   *Cache
 }
 
 // New builds the fiber app. It fails when the JWT configuration is
@@ -80,7 +84,7 @@ func New(o Options) (*fiber.App, error) {
 	if o.Store == nil {
 		return nil, errors.New("httpapi: Options.Store is required")
 	}
-	a := &api{store: o.Store, metrics: o.Metrics, ready: o.Ready, now: o.Now}
+	a := &api{store: o.Store, metrics: o.Metrics, ready: o.Ready, now: o.Now, cache: o.Cache}
 	if a.now == nil {
 		a.now = time.Now
 	}
@@ -160,7 +164,7 @@ func (a *api) situacao(c *fiber.Ctx) error {
 	}
 	ctx, cancel := context.WithTimeout(c.UserContext(), ConsultaTimeout)
 	defer cancel()
-	out, err := lerSituacao(ctx, a.store, cidadao, a.now())
+	out, err := lerSituacao(ctx, a.store, a.cache, cidadao, a.now())
 	if err != nil {
 		slog.Error("situacao: database read failed", "err", err)
 		if store.Transient(err) {

@@ -45,17 +45,25 @@ type AtribuicaoAtiva struct {
 	EventIDSorteio  uuid.UUID `json:"event_id_sorteio"`
 }
 
-// lerSituacao reads the counsellor row of cidadao and its active assignment
-// in one statement, hence one snapshot: the draw and the release each
-// change the counsellor's status and the assignment in one transaction, and
-// two statements could straddle such a commit and answer "ocupado" with no
-// assignment, or "disponivel" with one. It returns naoCadastrado or
-// *Situacao.
-func lerSituacao(ctx context.Context, st *store.Store, cidadao uuid.UUID, agora time.Time) (any, error) {
-	r, err := st.Read().BuscarSituacao(ctx, cidadao)
-	if found, err := store.Found(err); err != nil {
-		return nil, fmt.Errorf("buscar situação: %w", err)
-	} else if !found {
+// lerSituacao answers from the cache or reads the counsellor row of cidadao
+// and its active assignment in one statement, hence one snapshot: the draw
+// and the release each change the counsellor's status and the assignment
+// in one transaction, and two statements could straddle such a commit and
+// answer "ocupado" with no assignment, or "disponivel" with one. It
+// returns naoCadastrado or *Situacao. The status is derived from the row on
+// every request (a suspension ends by the clock, not by a write).
+func lerSituacao(ctx context.Context, st *store.Store, cache *Cache, cidadao uuid.UUID, agora time.Time) (any, error) {
+	r, found, ok := cache.ler(cidadao, agora)
+	if !ok {
+		geracao := cache.inicio()
+		var err error
+		r, err = st.Read().BuscarSituacao(ctx, cidadao)
+		if found, err = store.Found(err); err != nil {
+			return nil, fmt.Errorf("buscar situação: %w", err)
+		}
+		cache.guardar(cidadao, geracao, r, found, agora)
+	}
+	if !found {
 		return naoCadastrado{}, nil
 	}
 	s := &Situacao{

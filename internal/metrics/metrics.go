@@ -80,6 +80,9 @@ type Metrics struct {
 	// (d6a_http_duracao_segundos). The route is the registered pattern, never
 	// the raw path, so unknown paths cannot grow the label set.
 	HTTPDuracao *prometheus.HistogramVec
+	// SituacaoCache counts situacao reads answered from the cache (hit) or
+	// the database (miss) (d6a_situacao_cache_total).
+	SituacaoCache *prometheus.CounterVec
 
 	reg *prometheus.Registry
 }
@@ -125,7 +128,13 @@ func New(f Fonte) *Metrics {
 			Help:    "HTTP request latency in seconds, by route pattern and status code.",
 			Buckets: prometheus.ExponentialBuckets(0.00025, 2, 15), // 0.25 ms … ~4 s
 		}, []string{"rota", "codigo"}),
+		SituacaoCache: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "d6a_situacao_cache_total",
+			Help: "Situacao reads by resultado: hit (answered from the cache) or miss (read from the database).",
+		}, []string{"resultado"}),
 	}
+	m.SituacaoCache.WithLabelValues("hit")
+	m.SituacaoCache.WithLabelValues("miss")
 	for _, motivo := range MotivosSemCandidatos {
 		m.SemCandidatos.WithLabelValues(motivo)
 	}
@@ -136,7 +145,7 @@ func New(f Fonte) *Metrics {
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.Sorteios, m.SemCandidatos, m.Recusas, m.HandlerDuracao,
-		m.SorteioDuracao, m.DeadLetters, m.OutboxPublicados, m.HTTPDuracao,
+		m.SorteioDuracao, m.DeadLetters, m.OutboxPublicados, m.HTTPDuracao, m.SituacaoCache,
 	)
 	if f != nil {
 		m.reg.MustRegister(newGauges(f))

@@ -16,6 +16,7 @@ type (
 	Candidato         = dbsqlc.BuscarCandidatosPorUcsRow
 	OutboxPendente    = dbsqlc.BuscarOutboxPendentesRow
 	ContagemPorStatus = dbsqlc.ContarConselheirosPorStatusRow
+	Situacao          = dbsqlc.BuscarSituacaoRow
 
 	InserirConselheiroParams              = dbsqlc.InserirConselheiroParams
 	AtualizarStatusConselheiroParams      = dbsqlc.AtualizarStatusConselheiroParams

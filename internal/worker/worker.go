@@ -59,6 +59,9 @@ type Worker struct {
 	Metrics *metrics.Metrics
 	App     *fiber.App
 	Addr    net.Addr
+	// Cache serves situacao without the database; nil when
+	// D6A_SITUACAO_CACHE=0.
+	Cache *httpapi.Cache
 
 	log    *slog.Logger
 	ln     net.Listener
@@ -127,7 +130,12 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *Worker, err erro
 		NRecusasSuspensao: cfg.NRecusasSuspensao, TSuspensao: cfg.TSuspensao, Now: o.Now,
 		Publicado: w.Relay.Wake, Observador: observador{w.Metrics}, Logger: w.log,
 	})
-	if w.App, err = httpapi.New(httpapi.Options{Config: cfg, Store: st, Metrics: w.Metrics, Now: o.Now, Ready: w.Ready}); err != nil {
+	w.Cache = httpapi.NovoCache(cfg.SituacaoCache)
+	if w.Cache != nil {
+		hit, miss := w.Metrics.SituacaoCache.WithLabelValues("hit"), w.Metrics.SituacaoCache.WithLabelValues("miss")
+		w.Cache.OnHit, w.Cache.OnMiss = hit.Inc, miss.Inc
+	}
+	if w.App, err = httpapi.New(httpapi.Options{Config: cfg, Store: st, Metrics: w.Metrics, Now: o.Now, Ready: w.Ready, Cache: w.Cache}); err != nil {
 		return nil, err
 	}
 	w.ln = o.Listener
@@ -164,6 +172,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	workCtx, cancelWork := context.WithCancel(context.Background())
 	defer cancelWork()
 	go w.Relay.Run(workCtx)
+	go w.Cache.Escutar(workCtx, w.Store.Pool)
 	if w.Cfg.PprofAddr != "" {
 		go w.servirPprof(workCtx)
 	}
