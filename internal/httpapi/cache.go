@@ -41,7 +41,8 @@ type Cache struct {
 	geracao uint64
 	m       map[uuid.UUID]entrada
 
-	// Hits and misses, for d6a_situacao_cache_total; optional.
+	// Hits and misses; New points them at d6a_situacao_cache_total
+	// unless they are set.
 	OnHit, OnMiss func()
 }
 

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -242,5 +243,23 @@ func TestCacheLimitado(t *testing.T) {
 	nada.guardar(uuid.New(), nada.inicio(), store.Situacao{}, true, agora)
 	if _, _, ok := nada.ler(uuid.New(), agora); ok {
 		t.Fatal("a nil cache answered")
+	}
+}
+
+// The hits and misses reach /metrics.
+func TestCacheNasMetricas(t *testing.T) {
+	t.Parallel()
+	c := NovoCache(10)
+	s := novoServidor(t, func(o *Options) { o.Cache = c; o.Metrics = newMetrics(o.Store) })
+	c.definirAtivo(true) // as Escutar does once it listens
+	cidadao := uuid.New()
+	s.situacao(t, tokenHS(t, cidadao))
+	s.situacao(t, tokenHS(t, cidadao))
+	s.situacao(t, tokenHS(t, cidadao))
+	body := string(s.get(t, RotaMetrics).body)
+	for _, want := range []string{`d6a_situacao_cache_total{resultado="hit"} 2`, `d6a_situacao_cache_total{resultado="miss"} 1`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
 	}
 }

@@ -91,6 +91,10 @@ func New(o Options) (*fiber.App, error) {
 	if a.metrics == nil {
 		a.metrics = metrics.New(nil)
 	}
+	if c := a.cache; c != nil && c.OnHit == nil && c.OnMiss == nil {
+		c.OnHit = a.metrics.SituacaoCache.WithLabelValues("hit").Inc
+		c.OnMiss = a.metrics.SituacaoCache.WithLabelValues("miss").Inc
+	}
 	var err error
 	if a.auth, err = novoAutenticador(o.Config, a.now); err != nil {
 		return nil, err

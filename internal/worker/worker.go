@@ -131,10 +131,6 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *Worker, err erro
 		Publicado: w.Relay.Wake, Observador: observador{w.Metrics}, Logger: w.log,
 	})
 	w.Cache = httpapi.NovoCache(cfg.SituacaoCache)
-	if w.Cache != nil {
-		hit, miss := w.Metrics.SituacaoCache.WithLabelValues("hit"), w.Metrics.SituacaoCache.WithLabelValues("miss")
-		w.Cache.OnHit, w.Cache.OnMiss = hit.Inc, miss.Inc
-	}
 	if w.App, err = httpapi.New(httpapi.Options{Config: cfg, Store: st, Metrics: w.Metrics, Now: o.Now, Ready: w.Ready, Cache: w.Cache}); err != nil {
 		return nil, err
 	}
