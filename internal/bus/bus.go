@@ -120,6 +120,9 @@ type Bus struct {
 	log *slog.Logger
 	nc  *nats.Conn
 	js  jetstream.JetStream
+	// jsAsync carries PublishAsync only: its pending acks time out (a plain
+	// context's never do) and are not shared with the consumers' requests.
+	jsAsync jetstream.JetStream
 	// srv is the embedded server when this Bus started it.
 	srv    *server.Server
 	closed chan struct{}
@@ -180,6 +183,11 @@ func Connect(ctx context.Context, cfg Config) (*Bus, error) {
 		return nil, fmt.Errorf("creating JetStream context: %w", err)
 	}
 	b.js = js
+	if b.jsAsync, err = jetstream.New(nc, jetstream.WithPublishAsyncTimeout(ackAsyncTimeout)); err != nil {
+		nc.Close()
+		b.shutdownServer()
+		return nil, fmt.Errorf("creating JetStream context: %w", err)
+	}
 	return b, nil
 }
 

@@ -362,6 +362,35 @@ func (b *Bus) Publish(ctx context.Context, subject, eventID string, data []byte)
 	return ack.Sequence, nil
 }
 
+// ackAsyncTimeout bounds the wait for the ack of a PublishAsync, as the
+// JetStream default API timeout bounds Publish's: without it a lost ack
+// would hold its pending slot forever.
+const ackAsyncTimeout = 5 * time.Second
+
+// PublishAsync sends data on subject with Nats-Msg-Id eventID without
+// waiting for the stream's ack, so a batch costs about one round trip
+// instead of one per message; messages sent one after the other reach the
+// stream in that order. The returned function waits for the ack and returns
+// the stream sequence (the original's for a duplicate inside the stream's
+// window), or the error; it may be called once.
+func (b *Bus) PublishAsync(subject, eventID string, data []byte) func(context.Context) (uint64, error) {
+	f, err := b.jsAsync.PublishAsync(subject, data, jetstream.WithMsgID(eventID), jetstream.WithExpectStream(b.cfg.Stream))
+	if err != nil {
+		err = fmt.Errorf("publishing %s on %s: %w", eventID, subject, err)
+		return func(context.Context) (uint64, error) { return 0, err }
+	}
+	return func(ctx context.Context) (uint64, error) {
+		select {
+		case ack := <-f.Ok():
+			return ack.Sequence, nil
+		case err := <-f.Err():
+			return 0, fmt.Errorf("publishing %s on %s: %w", eventID, subject, err)
+		case <-ctx.Done():
+			return 0, fmt.Errorf("publishing %s on %s: %w", eventID, subject, ctx.Err())
+		}
+	}
+}
+
 // LastEventID returns the event_id of the last message in the bus stream and
 // its sequence: the draw seed's base (CONTRACT §4). One request when the last
 // message is a well-formed envelope; otherwise it walks back (at most

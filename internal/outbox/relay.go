@@ -6,17 +6,22 @@
 package outbox
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/formigueiro/d6a/internal/store"
 )
 
-// Publisher publishes one message and returns its stream sequence; the bus
-// provides it.
+// Publisher sends one message without waiting for the bus and returns a
+// function that waits for its ack and returns its stream sequence; the bus
+// provides it. Messages sent one after the other reach the stream in that
+// order.
 type Publisher interface {
-	Publish(ctx context.Context, subject, eventID string, data []byte) (uint64, error)
+	PublishAsync(subject, eventID string, data []byte) func(context.Context) (uint64, error)
 }
 
 // Relay moves outbox rows to the bus.
@@ -79,39 +84,54 @@ func (r *Relay) Run(ctx context.Context) {
 	}
 }
 
+// semEsperarWAL begins the relay's transaction and, in the same round trip,
+// lets its commit skip the WAL flush: a mark lost in a database crash only
+// republishes the row under the same Nats-Msg-Id, which the stream drops as
+// a duplicate. The draw's own commit stays synchronous.
+var semEsperarWAL = pgx.TxOptions{BeginQuery: "BEGIN; SET LOCAL synchronous_commit = off"}
+
 // Pass publishes one batch, oldest first, and returns how many were
 // published. Rows are locked (SKIP LOCKED) so a second instance's relay
 // takes others; a row is marked only after the bus acknowledged it, and a
 // crash in between republishes it under the same Nats-Msg-Id, which the
-// stream deduplicates.
+// stream deduplicates. The whole batch is sent before any ack is awaited and
+// marked by one statement, so a pass costs four statements however many
+// rows it carries.
 func (r *Relay) Pass(ctx context.Context) (int, error) {
 	n := 0
-	err := r.st.InTx(ctx, func(tx store.Tx) error {
-		// Marking rows published need not wait for the WAL flush: a mark
-		// lost in a database crash only republishes the row under the same
-		// Nats-Msg-Id, which the stream drops as a duplicate. The draw's own
-		// commit stays synchronous.
-		if _, err := tx.DB.Exec(ctx, "SET LOCAL synchronous_commit = off"); err != nil {
-			return err
-		}
+	err := r.st.InTxWith(ctx, semEsperarWAL, func(tx store.Tx) error {
 		rows, err := tx.BuscarOutboxPendentes(ctx, r.lote)
-		if err != nil {
+		if err != nil || len(rows) == 0 {
 			return err
 		}
-		for _, row := range rows {
-			seq, err := r.pub.Publish(ctx, row.Subject, row.EventID.String(), row.Envelope)
-			if err != nil {
-				if n > 0 {
-					return nil // commit what was published; retry the rest
-				}
-				return err
-			}
-			s := int64(seq)
-			if err := tx.MarcarOutboxPublicado(ctx, store.MarcarOutboxPublicadoParams{ID: row.ID, Sequence: &s, Agora: r.now().UTC()}); err != nil {
-				return err
-			}
-			n++
+		acks := make([]func(context.Context) (uint64, error), len(rows))
+		for i, row := range rows {
+			acks[i] = r.pub.PublishAsync(row.Subject, row.EventID.String(), row.Envelope)
 		}
+		// Every acknowledged row is marked, even past a failure: left
+		// unmarked it would go out again on a later pass, and JetStream only
+		// drops a duplicate Nats-Msg-Id within its duplicate window. A failed
+		// row goes out on a later pass, after rows acked behind it: order on
+		// the stream is the queue's except around a failed publish.
+		ids := make([]int64, 0, len(rows))
+		seqs := make([]int64, 0, len(rows))
+		var primeiro error
+		for i, ack := range acks {
+			seq, err := ack(ctx)
+			if err != nil {
+				primeiro = cmp.Or(primeiro, err)
+				continue
+			}
+			ids = append(ids, rows[i].ID)
+			seqs = append(seqs, int64(seq))
+		}
+		if len(ids) == 0 {
+			return primeiro
+		}
+		if err := tx.MarcarOutboxPublicados(ctx, store.MarcarOutboxPublicadosParams{Ids: ids, Sequences: seqs, Agora: r.now().UTC()}); err != nil {
+			return err
+		}
+		n = len(ids)
 		return nil
 	})
 	if err != nil {

@@ -4,12 +4,19 @@ import (
 	"context"
 	"errors"
 	"os"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/formigueiro/d6a/internal/bus"
+	"github.com/formigueiro/d6a/internal/bus/bustest"
 	"github.com/formigueiro/d6a/internal/outbox"
 	"github.com/formigueiro/d6a/internal/pgtest"
 	"github.com/formigueiro/d6a/internal/store"
@@ -27,16 +34,17 @@ type barramento struct {
 	subjects []string
 }
 
-func (b *barramento) Publish(_ context.Context, subject, eventID string, _ []byte) (uint64, error) {
+func (b *barramento) PublishAsync(subject, eventID string, _ []byte) func(context.Context) (uint64, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.chamadas++
 	if b.falharEm > 0 && b.chamadas >= b.falharEm {
-		return 0, errors.New("nats: no servers available")
+		return func(context.Context) (uint64, error) { return 0, errors.New("nats: no servers available") }
 	}
 	b.ids = append(b.ids, eventID)
 	b.subjects = append(b.subjects, subject)
-	return uint64(len(b.ids)), nil
+	seq := uint64(len(b.ids))
+	return func(context.Context) (uint64, error) { return seq, nil }
 }
 
 func enfileirar(t *testing.T, st *store.Store, n int) []uuid.UUID {
@@ -166,5 +174,278 @@ func TestRunRetentaAteOBarramentoVoltar(t *testing.T) {
 	defer bus.mu.Unlock()
 	if len(bus.ids) != 3 {
 		t.Fatalf("published %d, want 3", len(bus.ids))
+	}
+}
+
+// comandos records every statement and prepare the pool sends, so a test
+// can count a pass's round trips.
+type comandos struct {
+	mu         sync.Mutex
+	sqls       []string
+	preparados int
+}
+
+func (c *comandos) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.sqls = append(c.sqls, d.SQL)
+	return ctx
+}
+
+func (c *comandos) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+func (c *comandos) TracePrepareStart(ctx context.Context, _ *pgx.Conn, _ pgx.TracePrepareStartData) context.Context {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.preparados++
+	return ctx
+}
+
+func (c *comandos) TracePrepareEnd(context.Context, *pgx.Conn, pgx.TracePrepareEndData) {}
+
+// zerar returns what was recorded since the last call.
+func (c *comandos) zerar() (sqls []string, preparados int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	sqls, preparados = c.sqls, c.preparados
+	c.sqls, c.preparados = nil, 0
+	return sqls, preparados
+}
+
+// storeRastreado returns a store on base's database whose pool is built
+// from the configuration store.Open gave base's pool, plus a tracer; edit
+// may change the copy further.
+func storeRastreado(t *testing.T, base *store.Store, edit func(*pgxpool.Config)) (*store.Store, *comandos) {
+	t.Helper()
+	c := &comandos{}
+	cfg := base.Pool.Config()
+	cfg.ConnConfig.Tracer = c
+	if edit != nil {
+		edit(cfg)
+	}
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	return &store.Store{Pool: pool}, c
+}
+
+func TestPassaTemQuatroComandosQualquerQueSejaOLote(t *testing.T) {
+	t.Parallel()
+	base := pgtest.New(t)
+	st, cmds := storeRastreado(t, base, nil)
+	r := outbox.New(st, &barramento{}, time.Hour, nil)
+	// The first pass on a connection also prepares its statements.
+	enfileirar(t, base, 1)
+	if n, err := r.Pass(context.Background()); err != nil || n != 1 {
+		t.Fatalf("warm-up Pass = %d, %v", n, err)
+	}
+	cmds.zerar()
+	for _, lote := range []int{1, 3, 200} {
+		enfileirar(t, base, lote)
+		n, err := r.Pass(context.Background())
+		if err != nil || n != lote {
+			t.Fatalf("Pass of %d rows = %d, %v", lote, n, err)
+		}
+		sqls, preparados := cmds.zerar()
+		// BEGIN with synchronous_commit off, take the rows, mark them,
+		// COMMIT: no SET of its own, no statement per row.
+		if len(sqls) != 4 {
+			t.Fatalf("a pass of %d rows sent %d statements, want 4 (begin, select, update, commit): %q", lote, len(sqls), sqls)
+		}
+		if !strings.Contains(sqls[0], "BEGIN") || !strings.Contains(sqls[0], "synchronous_commit = off") ||
+			!strings.Contains(sqls[1], "BuscarOutboxPendentes") || !strings.Contains(sqls[2], "MarcarOutboxPublicados") ||
+			!strings.EqualFold(sqls[3], "commit") {
+			t.Fatalf("a pass sent %q, want begin with synchronous_commit off, select, update, commit", sqls)
+		}
+		// One prepare per statement at most, only on a connection the
+		// warm-up did not use.
+		if preparados > 2 {
+			t.Fatalf("a pass of %d rows prepared %d statements, want at most 2", lote, preparados)
+		}
+	}
+	// An empty outbox: begin, select, commit.
+	if n, err := r.Pass(context.Background()); err != nil || n != 0 {
+		t.Fatalf("Pass of an empty outbox = %d, %v", n, err)
+	}
+	if sqls, _ := cmds.zerar(); len(sqls) != 3 {
+		t.Fatalf("a pass of no rows sent %d statements, want 3: %q", len(sqls), sqls)
+	}
+}
+
+func TestBeginDaPassaDesligaSynchronousCommitSoNaTransacao(t *testing.T) {
+	t.Parallel()
+	base := pgtest.New(t)
+	// One connection, synchronous_commit on by default (the test server
+	// turns it off globally), so "after" reads the connection the pass used.
+	st, _ := storeRastreado(t, base, func(cfg *pgxpool.Config) {
+		cfg.MaxConns = 1
+		cfg.ConnConfig.RuntimeParams["synchronous_commit"] = "on"
+	})
+	ctx := context.Background()
+	mostrar := func(db interface {
+		QueryRow(context.Context, string, ...any) pgx.Row
+	}) string {
+		t.Helper()
+		var v string
+		if err := db.QueryRow(ctx, "SHOW synchronous_commit").Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	if v := mostrar(st.Pool); v != "on" {
+		t.Fatalf("synchronous_commit before = %s, want on", v)
+	}
+	err := st.InTxWith(ctx, outbox.SemEsperarWAL, func(tx store.Tx) error {
+		if v := mostrar(tx.DB); v != "off" {
+			t.Errorf("synchronous_commit in the pass's transaction = %s, want off", v)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := mostrar(st.Pool); v != "on" {
+		t.Fatalf("synchronous_commit after the pass = %s, want on (SET LOCAL must not leak into the session)", v)
+	}
+}
+
+// barramentoReal connects a bus to a fresh embedded JetStream server and
+// creates its stream.
+func barramentoReal(t *testing.T) *bus.Bus {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	url, _ := bustest.Start(t)
+	b, err := bus.Connect(ctx, bus.Config{URL: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Close() })
+	if err := b.EnsureStream(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// falhaNoK passes publications to the real bus except the k-th (1-based),
+// whose ack never comes.
+type falhaNoK struct {
+	*bus.Bus
+	k, n atomic.Int64
+}
+
+func (f *falhaNoK) PublishAsync(subject, eventID string, data []byte) func(context.Context) (uint64, error) {
+	if f.n.Add(1) == f.k.Load() {
+		return func(context.Context) (uint64, error) { return 0, errors.New("nats: timeout") }
+	}
+	return f.Bus.PublishAsync(subject, eventID, data)
+}
+
+// conferirStream checks that the stream holds exactly one message per
+// queued event, under its event id, and that every row is marked with the
+// sequence of its own message.
+func conferirStream(t *testing.T, st *store.Store, b *bus.Bus, ids []uuid.UUID) []*jetstream.RawStreamMsg {
+	t.Helper()
+	msgs := bustest.LerMsgs(t, b.JetStream(), b.Config().Stream, ">")
+	if len(msgs) != len(ids) {
+		t.Fatalf("stream holds %d messages, want %d (one per row)", len(msgs), len(ids))
+	}
+	porSeq := map[uint64]string{}
+	vistos := map[string]bool{}
+	for _, m := range msgs {
+		id := m.Header.Get(jetstream.MsgIDHeader)
+		if vistos[id] {
+			t.Fatalf("event %s reached the stream twice", id)
+		}
+		vistos[id] = true
+		porSeq[m.Sequence] = id
+	}
+	for _, id := range ids {
+		row, err := st.Read().BuscarOutboxPorEventId(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if row.PublicadoEm == nil || row.Sequence == nil || porSeq[uint64(*row.Sequence)] != id.String() {
+			t.Fatalf("row %s marked with sequence %v, whose message is %q", id, row.Sequence, porSeq[uint64(ptrOr(row.Sequence))])
+		}
+	}
+	return msgs
+}
+
+func ptrOr(p *int64) int64 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+func TestFalhaNoMeioDoLoteMarcaTodoAckado(t *testing.T) {
+	t.Parallel()
+	st := pgtest.New(t)
+	b := barramentoReal(t)
+	ids := enfileirar(t, st, 6)
+	pub := &falhaNoK{Bus: b}
+	pub.k.Store(3)
+	r := outbox.New(st, pub, time.Hour, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	n, err := r.Pass(ctx)
+	if err != nil || n != 5 {
+		t.Fatalf("Pass with the 3rd publish failing = %d, %v; want the 5 others", n, err)
+	}
+	// Every acknowledged row is marked, those after the failure too: left
+	// unmarked they would be published again, and the stream only drops
+	// duplicates within its window.
+	for i, id := range ids {
+		row, err := st.Read().BuscarOutboxPorEventId(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if marcado := row.PublicadoEm != nil; marcado != (i != 2) {
+			t.Fatalf("row %d marked = %v; every row but the failed 3rd must be", i, marcado)
+		}
+	}
+	if msgs := bustest.LerMsgs(t, b.JetStream(), b.Config().Stream, ">"); len(msgs) != 5 {
+		t.Fatalf("stream holds %d messages after the failing pass, want 5", len(msgs))
+	}
+
+	pub.k.Store(0)
+	if n, err := r.Pass(ctx); err != nil || n != 1 {
+		t.Fatalf("second Pass = %d, %v; want the failed row alone", n, err)
+	}
+	// Every event once, each row marked with its own message's sequence;
+	// the failed row comes last.
+	msgs := conferirStream(t, st, b, ids)
+	if got := msgs[len(msgs)-1].Header.Get(jetstream.MsgIDHeader); got != ids[2].String() {
+		t.Fatalf("last message is %s, want the failed row %s", got, ids[2])
+	}
+	if pendentes(t, st) != 0 {
+		t.Fatal("rows left unpublished")
+	}
+}
+
+func TestTodaLinhaChegaAoStreamUmaVezEmOrdem(t *testing.T) {
+	t.Parallel()
+	st := pgtest.New(t)
+	b := barramentoReal(t)
+	// More than one batch (256).
+	ids := enfileirar(t, st, 300)
+	r := outbox.New(st, b, time.Hour, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := r.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	msgs := conferirStream(t, st, b, ids)
+	for i, m := range msgs {
+		if got := m.Header.Get(jetstream.MsgIDHeader); got != ids[i].String() {
+			t.Fatalf("message %d is %s, want %s (queue order)", i, got, ids[i])
+		}
+	}
+	if n, err := r.Pass(ctx); err != nil || n != 0 {
+		t.Fatalf("Pass after Flush = %d, %v", n, err)
 	}
 }

@@ -196,12 +196,7 @@ func TestBuscarOutboxPendentesSkipLocked(t *testing.T) {
 			}
 			equalIDs(t, "second relay, limit 1", eventIDs(rows), ev[2:3])
 			// It publishes what it took.
-			for _, r := range rows {
-				if err := tx2.MarcarOutboxPublicado(bounded, store.MarcarOutboxPublicadoParams{Agora: at(time.Hour), Sequence: ptr(int64(7)), ID: r.ID}); err != nil {
-					return err
-				}
-			}
-			return nil
+			return tx2.MarcarOutboxPublicados(bounded, store.MarcarOutboxPublicadosParams{Agora: at(time.Hour), Ids: []int64{rows[0].ID}, Sequences: []int64{7}})
 		}))
 
 		// The first still sees its own rows and, the second's lock gone,

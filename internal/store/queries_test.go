@@ -1104,13 +1104,13 @@ func TestOutbox(t *testing.T) {
 			t.Fatalf("BuscarOutboxPendentes(1) = %+v", rows)
 		}
 		sameJSON(t, "BuscarOutboxPendentes", rows[0].Envelope, e1.Envelope)
-		return tx.MarcarOutboxPublicado(ctx, store.MarcarOutboxPublicadoParams{Agora: at(3 * time.Hour), Sequence: ptr(int64(101)), ID: rows[0].ID})
+		return tx.MarcarOutboxPublicados(ctx, store.MarcarOutboxPublicadosParams{Agora: at(3 * time.Hour), Ids: []int64{rows[0].ID}, Sequences: []int64{101}})
 	}))
 	if r := row(e1); r.PublicadoEm == nil || !r.PublicadoEm.Equal(at(3*time.Hour)) || r.Sequence == nil || *r.Sequence != 101 {
-		t.Fatalf("after MarcarOutboxPublicado: publicado_em %v sequence %v", r.PublicadoEm, r.Sequence)
+		t.Fatalf("after MarcarOutboxPublicados: publicado_em %v sequence %v", r.PublicadoEm, r.Sequence)
 	}
 	if r := row(e2); r.PublicadoEm != nil || r.Sequence != nil {
-		t.Fatalf("MarcarOutboxPublicado touched another row: %+v", r)
+		t.Fatalf("MarcarOutboxPublicados touched another row: %+v", r)
 	}
 	if n := val(q.ContarOutboxPendentes(ctx)).must(t); n != 3 {
 		t.Fatalf("ContarOutboxPendentes after one publication = %d, want 3", n)
@@ -1119,12 +1119,30 @@ func TestOutbox(t *testing.T) {
 
 	// Published rows stay queryable (ExisteOutbox guards by type+correlation
 	// whether published or not).
-	check(t, q.MarcarOutboxPublicado(ctx, store.MarcarOutboxPublicadoParams{Agora: at(4 * time.Hour), Sequence: ptr(int64(102)), ID: row(e2).ID}))
+	check(t, q.MarcarOutboxPublicados(ctx, store.MarcarOutboxPublicadosParams{Agora: at(4 * time.Hour), Ids: []int64{row(e2).ID}, Sequences: []int64{102}}))
 	if !val(q.ExisteOutboxPorTipoCorrelacao(ctx, store.ExisteOutboxParams{Tipo: "sorteio.sem_candidatos", CorrelacaoID: ptr("corr-1")})).must(t) {
 		t.Fatal("ExisteOutboxPorTipoCorrelacao must still see a published row")
 	}
 	if n := val(q.ContarOutboxPendentes(ctx)).must(t); n != 2 {
 		t.Fatalf("ContarOutboxPendentes = %d, want 2", n)
+	}
+
+	// One statement marks a whole pass, each row with its own sequence; a
+	// row already published keeps its first mark.
+	check(t, q.MarcarOutboxPublicados(ctx, store.MarcarOutboxPublicadosParams{
+		Agora: at(5 * time.Hour), Ids: []int64{row(e1).ID, row(e3).ID, row(e4).ID}, Sequences: []int64{999, 103, 104},
+	}))
+	for _, c := range []struct {
+		e   store.InserirOutboxParams
+		seq int64
+		em  time.Duration
+	}{{e1, 101, 3 * time.Hour}, {e3, 103, 5 * time.Hour}, {e4, 104, 5 * time.Hour}} {
+		if r := row(c.e); r.Sequence == nil || *r.Sequence != c.seq || r.PublicadoEm == nil || !r.PublicadoEm.Equal(at(c.em)) {
+			t.Fatalf("after MarcarOutboxPublicados of a pass: %s has sequence %v publicado_em %v, want %d %v", c.e.EventID, r.Sequence, r.PublicadoEm, c.seq, at(c.em))
+		}
+	}
+	if n := val(q.ContarOutboxPendentes(ctx)).must(t); n != 0 {
+		t.Fatalf("ContarOutboxPendentes = %d, want 0", n)
 	}
 }
 

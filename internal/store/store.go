@@ -79,6 +79,15 @@ func (s *Store) InTx(ctx context.Context, fn func(Tx) error) error {
 	})
 }
 
+// InTxWith is InTx with transaction options; a BeginQuery such as
+// "BEGIN; SET LOCAL …" sets the transaction up in the BEGIN's own round trip
+// (pgx sends it as one simple-protocol query).
+func (s *Store) InTxWith(ctx context.Context, opts pgx.TxOptions, fn func(Tx) error) error {
+	return pgx.BeginTxFunc(ctx, s.Pool, opts, func(tx pgx.Tx) error {
+		return fn(Tx{Queries: dbsqlc.New(tx), DB: tx})
+	})
+}
+
 // Migrate applies every pending migration of sql/migrations; applying twice
 // is a no-op.
 func Migrate(ctx context.Context, pool *pgxpool.Pool) error {

@@ -38,5 +38,5 @@ type (
 	InserirAuditoriaParams                = dbsqlc.InserirAuditoriaParams
 	InserirOutboxParams                   = dbsqlc.InserirOutboxParams
 	ExisteOutboxParams                    = dbsqlc.ExisteOutboxPorTipoCorrelacaoParams
-	MarcarOutboxPublicadoParams           = dbsqlc.MarcarOutboxPublicadoParams
+	MarcarOutboxPublicadosParams          = dbsqlc.MarcarOutboxPublicadosParams
 )

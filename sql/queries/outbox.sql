@@ -16,8 +16,14 @@ ORDER BY id
 LIMIT @limite
 FOR UPDATE SKIP LOCKED;
 
--- name: MarcarOutboxPublicado :exec
-UPDATE d6a.outbox SET publicado_em = @agora::timestamptz, sequence = @sequence WHERE id = @id AND publicado_em IS NULL;
+-- name: MarcarOutboxPublicados :exec
+-- One statement per relay pass, however many rows it published: ids[i] was
+-- acknowledged by the bus with stream sequence sequences[i] (two unnest in
+-- one select list walk the arrays in step; sqlc does not know the two-array
+-- unnest).
+UPDATE d6a.outbox o SET publicado_em = @agora::timestamptz, sequence = p.sequence
+FROM (SELECT unnest(@ids::bigint[]) AS id, unnest(@sequences::bigint[]) AS sequence) p
+WHERE o.id = p.id AND o.publicado_em IS NULL;
 
 -- name: ContarOutboxPendentes :one
 SELECT count(*) FROM d6a.outbox WHERE publicado_em IS NULL;

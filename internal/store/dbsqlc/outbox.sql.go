@@ -130,17 +130,23 @@ func (q *Queries) InserirOutbox(ctx context.Context, arg InserirOutboxParams) er
 	return err
 }
 
-const marcarOutboxPublicado = `-- name: MarcarOutboxPublicado :exec
-UPDATE d6a.outbox SET publicado_em = $1::timestamptz, sequence = $2 WHERE id = $3 AND publicado_em IS NULL
+const marcarOutboxPublicados = `-- name: MarcarOutboxPublicados :exec
+UPDATE d6a.outbox o SET publicado_em = $1::timestamptz, sequence = p.sequence
+FROM (SELECT unnest($2::bigint[]) AS id, unnest($3::bigint[]) AS sequence) p
+WHERE o.id = p.id AND o.publicado_em IS NULL
 `
 
-type MarcarOutboxPublicadoParams struct {
-	Agora    time.Time
-	Sequence *int64
-	ID       int64
+type MarcarOutboxPublicadosParams struct {
+	Agora     time.Time
+	Ids       []int64
+	Sequences []int64
 }
 
-func (q *Queries) MarcarOutboxPublicado(ctx context.Context, arg MarcarOutboxPublicadoParams) error {
-	_, err := q.db.Exec(ctx, marcarOutboxPublicado, arg.Agora, arg.Sequence, arg.ID)
+// One statement per relay pass, however many rows it published: ids[i] was
+// acknowledged by the bus with stream sequence sequences[i] (two unnest in
+// one select list walk the arrays in step; sqlc does not know the two-array
+// unnest).
+func (q *Queries) MarcarOutboxPublicados(ctx context.Context, arg MarcarOutboxPublicadosParams) error {
+	_, err := q.db.Exec(ctx, marcarOutboxPublicados, arg.Agora, arg.Ids, arg.Sequences)
 	return err
 }
