@@ -38,9 +38,16 @@ type ambiente struct {
 	stdin       io.WriteCloser
 	logServidor string
 
-	enderecoD6A, enderecoBare string
-	enderecoPprof             string // -cpuprofile only
-	clienteMetricas           *fasthttp.HostClient
+	enderecoD6A        string // the app as `d6a serve` runs it: situacao cache on
+	enderecoSemCache   string // the same app with Cache nil (diagnostic)
+	enderecoBare       string
+	enderecoPprof      string // -cpuprofile only
+	tamanhoCache       int    // cfg.SituacaoCache of the server (D6A_SITUACAO_CACHE)
+	clienteMetricas    *fasthttp.HostClient
+	clienteMetricasSem *fasthttp.HostClient
+	// The cached app's cache counters after the answers check, before
+	// any run (the server's readiness probe included).
+	cacheInicial metricas
 
 	tokens          []string // one per counsellor, registered counsellors only
 	tokensInvalidos []string // same subjects, signed with another key
@@ -226,14 +233,19 @@ func (a *ambiente) iniciarServidor(ctx context.Context) error {
 	}()
 	select {
 	case l, ok := <-linha:
+		// "listening <d6a> <d6a cache off> <bare> <pprof or -> <cache size>"
 		f := strings.Fields(l)
-		if !ok || len(f) != 4 || f[0] != "listening" {
+		var errTam error
+		if ok && len(f) == 6 {
+			a.tamanhoCache, errTam = strconv.Atoi(f[5])
+		}
+		if !ok || len(f) != 6 || f[0] != "listening" || errTam != nil {
 			log, _ := os.ReadFile(a.logServidor)
 			return fmt.Errorf("no address line (got %q): %s", l, tail(string(log), 2000))
 		}
-		a.enderecoD6A, a.enderecoBare = f[1], f[2]
-		if f[3] != "-" {
-			a.enderecoPprof = f[3]
+		a.enderecoD6A, a.enderecoSemCache, a.enderecoBare = f[1], f[2], f[3]
+		if f[4] != "-" {
+			a.enderecoPprof = f[4]
 		}
 	case <-ctx.Done():
 		return ctx.Err()
@@ -241,36 +253,58 @@ func (a *ambiente) iniciarServidor(ctx context.Context) error {
 	return nil
 }
 
-// conferir asks every token once and checks the answers are the counsellor's
-// own, with or without the assignment as seeded.
+// conferir asks every token, on both d6a apps, and checks the answers are
+// the counsellor's own, with or without the assignment as seeded. The cached
+// app is asked twice: the first answer is read from PostgreSQL (a miss),
+// the second must come from the cache (a hit), and be the same.
 func (a *ambiente) conferir() error {
-	hc := &fasthttp.HostClient{Addr: a.enderecoD6A, MaxConns: 1, ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second}
 	req, res := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
 	defer fasthttp.ReleaseRequest(req)
 	defer fasthttp.ReleaseResponse(res)
-	req.SetRequestURI("http://" + a.enderecoD6A + httpapi.RotaSituacao)
-	for i, t := range a.tokens {
-		req.Header.Set("Authorization", "Bearer "+t)
-		if err := hc.Do(req, res); err != nil {
-			return err
+	verificar := func(addr, app string, chamadas int) error {
+		hc := &fasthttp.HostClient{Addr: addr, MaxConns: 1, ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second}
+		req.SetRequestURI("http://" + addr + httpapi.RotaSituacao)
+		for vez := 1; vez <= chamadas; vez++ {
+			for i, t := range a.tokens {
+				req.Header.Set("Authorization", "Bearer "+t)
+				if err := hc.Do(req, res); err != nil {
+					return err
+				}
+				if res.StatusCode() != 200 {
+					return fmt.Errorf("%s, counsellor %d, request %d: status %d: %s", app, i, vez, res.StatusCode(), res.Body())
+				}
+				var s httpapi.Situacao
+				if err := json.Unmarshal(res.Body(), &s); err != nil {
+					return err
+				}
+				if !s.Cadastrado || s.ConselheiroID != a.cidadaos[i] || (s.AtribuicaoAtiva != nil) != (i < a.o.ativos) {
+					return fmt.Errorf("%s, counsellor %d, request %d: unexpected answer %s", app, i, vez, res.Body())
+				}
+				if vez > 1 {
+					continue
+				}
+				req.Header.Set("Authorization", "Bearer "+a.tokensInvalidos[i])
+				if err := hc.Do(req, res); err != nil {
+					return err
+				}
+				if res.StatusCode() != 401 {
+					return fmt.Errorf("%s, wrong-key token %d: status %d, want 401", app, i, res.StatusCode())
+				}
+			}
 		}
-		if res.StatusCode() != 200 {
-			return fmt.Errorf("counsellor %d: status %d: %s", i, res.StatusCode(), res.Body())
-		}
-		var s httpapi.Situacao
-		if err := json.Unmarshal(res.Body(), &s); err != nil {
-			return err
-		}
-		if !s.Cadastrado || s.ConselheiroID != a.cidadaos[i] || (s.AtribuicaoAtiva != nil) != (i < a.o.ativos) {
-			return fmt.Errorf("counsellor %d: unexpected answer %s", i, res.Body())
-		}
-		req.Header.Set("Authorization", "Bearer "+a.tokensInvalidos[i])
-		if err := hc.Do(req, res); err != nil {
-			return err
-		}
-		if res.StatusCode() != 401 {
-			return fmt.Errorf("wrong-key token %d: status %d, want 401", i, res.StatusCode())
-		}
+		return nil
+	}
+	antes := a.metricasServidor()
+	if err := verificar(a.enderecoD6A, "d6a app", 2); err != nil {
+		return err
+	}
+	a.cacheInicial = a.metricasServidor()
+	n := float64(len(a.tokens))
+	if h, m := a.cacheInicial.hit-antes.hit, a.cacheInicial.miss-antes.miss; h != n || m != n {
+		return fmt.Errorf("d6a app: asking %d tokens twice counted %.0f cache hits and %.0f misses, want %d of each", len(a.tokens), h, m, len(a.tokens))
+	}
+	if err := verificar(a.enderecoSemCache, "d6a app, cache off", 1); err != nil {
+		return err
 	}
 	hb := &fasthttp.HostClient{Addr: a.enderecoBare, MaxConns: 1}
 	req.SetRequestURI("http://" + a.enderecoBare + httpapi.RotaSituacao)

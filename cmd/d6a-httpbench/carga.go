@@ -73,6 +73,9 @@ func (r resultado) resumo() string {
 	if r.CPU.Contadas > 0 {
 		s += fmt.Sprintf("; the d6a app timed %.0f situacao requests in the window (load generator: %d)", r.CPU.Contadas, r.OK+r.Erros)
 	}
+	if h, ok := r.CPU.RazaoCache(); ok {
+		s += fmt.Sprintf("; cache %.0f hits / %.0f misses (%.2f%% hits)", r.CPU.CacheHit, r.CPU.CacheMiss, 100*h)
+	}
 	if r.Viagens == 0 {
 		s += fmt.Sprintf("; server read(2)/write(2) per request %.1f/%.1f", r.CPU.LeiturasServidor, r.CPU.EscritasServidor)
 	}
@@ -319,6 +322,19 @@ type cpu struct {
 	// the window (d6a_http_duracao_segundos_count): a check on the load
 	// generator's count.
 	Contadas float64
+	// CacheHit and CacheMiss are the cached d6a app's situacao reads
+	// answered from its cache and from PostgreSQL in the window
+	// (d6a_situacao_cache_total).
+	CacheHit, CacheMiss float64
+}
+
+// RazaoCache is the share of the window's situacao reads the cache
+// answered; ok is false when the cache counted none.
+func (c cpu) RazaoCache() (r float64, ok bool) {
+	if n := c.CacheHit + c.CacheMiss; n > 0 {
+		return c.CacheHit / n, true
+	}
+	return 0, false
 }
 
 func (c cpu) resumo() string {
@@ -342,7 +358,8 @@ type amostraCPU struct {
 	maquinaOcupada, maquinaTot float64 // /proc/stat ticks
 	maquinaIRQ                 float64 // /proc/stat ticks in irq and softirq
 	lerSrv, escSrv             float64 // server's syscr, syscw
-	contadas                   float64 // situacao requests in the d6a app's own histogram
+	contadas                   float64 // situacao requests in the d6a apps' own histograms
+	hit, miss                  float64 // the cached app's d6a_situacao_cache_total
 }
 
 // clkTck is USER_HZ, 100 on every Linux architecture Go supports.
@@ -354,7 +371,8 @@ func (a *ambiente) amostrar() *amostraCPU {
 	if a.servidor != nil && a.servidor.Process != nil {
 		s.servidor = cpuProcesso(a.servidor.Process.Pid)
 		s.lerSrv, s.escSrv = syscalls(a.servidor.Process.Pid)
-		s.contadas = a.contadasServidor()
+		m := a.metricasServidor()
+		s.contadas, s.hit, s.miss = m.contadas, m.hit, m.miss
 	}
 	if pm := a.pidPostmaster(); pm > 0 {
 		s.postgres = cpuArvore(pm)
@@ -382,6 +400,7 @@ func (s *amostraCPU) ate(f *amostraCPU) cpu {
 	c.Outros = max(0, c.Maquina-c.Carga-c.Servidor-c.Postgres-c.Kernel)
 	c.lerSrv, c.escSrv = f.lerSrv-s.lerSrv, f.escSrv-s.escSrv
 	c.Contadas = f.contadas - s.contadas
+	c.CacheHit, c.CacheMiss = f.hit-s.hit, f.miss-s.miss
 	return c
 }
 
@@ -560,32 +579,68 @@ func (a *ambiente) perfilar(ctx context.Context) <-chan error {
 	return feito
 }
 
-// contadasServidor reads the d6a app's request count for the situacao
-// route, every status, from /metrics.
-func (a *ambiente) contadasServidor() float64 {
-	if a.enderecoD6A == "" {
-		return 0
+// metricas is what the tool reads from a d6a app's /metrics.
+type metricas struct {
+	contadas  float64 // situacao requests timed, every status (d6a_http_duracao_segundos_count)
+	hit, miss float64 // d6a_situacao_cache_total
+}
+
+// lerMetricas parses the Prometheus text format of a d6a app's /metrics.
+func lerMetricas(corpo string) metricas {
+	var m metricas
+	valor := func(l string) float64 {
+		i := strings.LastIndexByte(l, ' ')
+		if i < 0 {
+			return 0
+		}
+		v, _ := strconv.ParseFloat(l[i+1:], 64)
+		return v
 	}
-	if a.clienteMetricas == nil {
-		a.clienteMetricas = novoCliente(a.enderecoD6A, 1)
+	for _, l := range strings.Split(corpo, "\n") {
+		switch {
+		case strings.HasPrefix(l, `d6a_http_duracao_segundos_count{`) && strings.Contains(l, `rota="`+httpapi.RotaSituacao+`"`):
+			m.contadas += valor(l)
+		case strings.HasPrefix(l, `d6a_situacao_cache_total{`) && strings.Contains(l, `resultado="hit"`):
+			m.hit += valor(l)
+		case strings.HasPrefix(l, `d6a_situacao_cache_total{`) && strings.Contains(l, `resultado="miss"`):
+			m.miss += valor(l)
+		}
+	}
+	return m
+}
+
+// metricasDe reads the /metrics of the d6a app at addr through hc; zero
+// when it cannot.
+func metricasDe(hc *fasthttp.HostClient, addr string) metricas {
+	if hc == nil || addr == "" {
+		return metricas{}
 	}
 	req, res := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
 	defer fasthttp.ReleaseRequest(req)
 	defer fasthttp.ReleaseResponse(res)
-	req.SetRequestURI("http://" + a.enderecoD6A + httpapi.RotaMetrics)
-	if err := a.clienteMetricas.Do(req, res); err != nil || res.StatusCode() != 200 {
-		return 0
+	req.SetRequestURI("http://" + addr + httpapi.RotaMetrics)
+	if err := hc.Do(req, res); err != nil || res.StatusCode() != 200 {
+		return metricas{}
 	}
-	var n float64
-	prefixo := `d6a_http_duracao_segundos_count{`
-	for _, l := range strings.Split(string(res.Body()), "\n") {
-		if !strings.HasPrefix(l, prefixo) || !strings.Contains(l, `rota="`+httpapi.RotaSituacao+`"`) {
-			continue
-		}
-		if i := strings.LastIndexByte(l, ' '); i > 0 {
-			v, _ := strconv.ParseFloat(l[i+1:], 64)
-			n += v
-		}
+	return lerMetricas(string(res.Body()))
+}
+
+// metricasServidor reads both d6a apps' /metrics: the situacao requests
+// timed by either (only one is driven at a time) and the cache counters of
+// the cached app (the other has no cache).
+func (a *ambiente) metricasServidor() metricas {
+	if a.enderecoD6A == "" {
+		return metricas{}
 	}
-	return n
+	if a.clienteMetricas == nil {
+		a.clienteMetricas = novoCliente(a.enderecoD6A, 1)
+	}
+	m := metricasDe(a.clienteMetricas, a.enderecoD6A)
+	if a.enderecoSemCache != "" {
+		if a.clienteMetricasSem == nil {
+			a.clienteMetricasSem = novoCliente(a.enderecoSemCache, 1)
+		}
+		m.contadas += metricasDe(a.clienteMetricasSem, a.enderecoSemCache).contadas
+	}
+	return m
 }

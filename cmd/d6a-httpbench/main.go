@@ -10,21 +10,31 @@
 //     directory, migrates it and registers -conselheiros counsellors, -ativos
 //     of them with an active assignment, and signs one session token each;
 //  2. starts a server process (this binary again) that serves the real
-//     httpapi.New app (throttle off, JSON request logs at info, as `d6a
-//     serve` writes them) and, on another port, a bare fiber app whose one
-//     handler answers a constant JSON on the same path with the same server
-//     limits;
-//  3. drives each with a closed loop of -c keep-alive fasthttp connections
-//     for -d after a -warmup, round-robin over the tokens: requests/s and
-//     p50/p90/p99/max latency, any non-200 an error;
-//  4. drives the situacao route with an open loop paced at -rate requests/s
+//     httpapi.New app as `d6a serve` assembles it (throttle off, JSON
+//     request logs at info): with the situacao cache,
+//     httpapi.NovoCache(cfg.SituacaoCache) and its Escutar (LISTEN
+//     d6a_situacao) running on the store's pool; on a second port the same
+//     app with Cache nil (PostgreSQL on every request); on a third, a bare
+//     fiber app whose one handler answers a constant JSON on the same path
+//     with the same server limits. It announces its addresses only once the
+//     cache has answered a probe request from memory (a hit in
+//     d6a_situacao_cache_total), so no run starts before the cache listens;
+//     every token is then asked twice on the cached app (a miss, then a hit,
+//     same answer) and once on the cache-off app;
+//  3. drives the bare app and then the cached app with a closed loop of -c
+//     keep-alive fasthttp connections for -d after a -warmup, round-robin
+//     over the tokens: requests/s and p50/p90/p99/max latency, any non-200
+//     an error; d6a_situacao_cache_total is read from the app's /metrics
+//     around the run and its measured window, for the cache hit ratio;
+//  4. drives the cached app's situacao route with an open loop paced at -rate requests/s
 //     for -d, latency measured from each request's scheduled send time, so a
 //     stall is charged to every request it delays (no coordinated omission);
 //  5. with -diag (default), measures what the route is made of: the d6a app
 //     without the database (a wrong-key token, 401 after the full HS256
-//     check), and the database read alone through the same pool: the
-//     handler's query, a `SELECT 1` round trip, and the 5-statement
-//     transaction the handler used before;
+//     check); the database read alone through the same pool: the handler's
+//     query, a `SELECT 1` round trip, and the 5-statement transaction the
+//     handler used before; and, last, the closed loop of step 3 on the
+//     cache-off app;
 //  6. prints a summary and rewrites its section of docs/bench.md.
 //
 // The load generator, the server and PostgreSQL share the machine's cores;
@@ -180,13 +190,17 @@ func executar(ctx context.Context, o opcoes) error {
 	fmt.Fprintln(os.Stderr, "   ", r.bare.resumo())
 	passo(fmt.Sprintf("closed loop, situacao route: %d connections, %s + %s warm-up", o.c, o.d, o.aquecimento))
 	perfil := a.perfilar(ctx)
+	r.cacheAntes = a.metricasServidor()
 	if r.situacao, err = a.fechadoHTTP(ctx, "situacao route", a.enderecoD6A, a.tokens, o.c, 200); err != nil {
 		return err
 	}
+	r.cacheDepois = a.metricasServidor()
 	if err := <-perfil; err != nil {
 		return fmt.Errorf("-cpuprofile: %w", err)
 	}
 	fmt.Fprintln(os.Stderr, "   ", r.situacao.resumo())
+	fmt.Fprintf(os.Stderr, "    cache over the whole run, warm-up included: %.0f hits, %.0f misses\n",
+		r.cacheDepois.hit-r.cacheAntes.hit, r.cacheDepois.miss-r.cacheAntes.miss)
 	passo(fmt.Sprintf("open loop, situacao route: %d requests/s for %s + %s warm-up", o.taxa, o.d, o.aquecimento))
 	if r.aberto, err = a.abertoHTTP(ctx, a.enderecoD6A, a.tokens); err != nil {
 		return err
@@ -207,6 +221,11 @@ func executar(ctx context.Context, o opcoes) error {
 			fmt.Fprintln(os.Stderr, "   ", res.resumo())
 			r.banco = append(r.banco, res)
 		}
+		passo(fmt.Sprintf("diagnostic: closed loop, situacao route with the cache off: %d connections, %s + %s warm-up", o.c, o.d, o.aquecimento))
+		if r.semCache, err = a.fechadoHTTP(ctx, nomeSemCache, a.enderecoSemCache, a.tokens, o.c, 200); err != nil {
+			return err
+		}
+		fmt.Fprintln(os.Stderr, "   ", r.semCache.resumo())
 	}
 	if err := ctx.Err(); err != nil {
 		return err

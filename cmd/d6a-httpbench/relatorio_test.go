@@ -3,8 +3,11 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/uuid"
 )
 
 func TestSubstituirSecao(t *testing.T) {
@@ -67,6 +70,72 @@ func TestMilhar(t *testing.T) {
 	for n, want := range map[int]string{0: "0", 999: "999", 1000: "1,000", 1234567: "1,234,567", -4500: "-4,500"} {
 		if got := milhar(n); got != want {
 			t.Errorf("milhar(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
+func TestLerMetricas(t *testing.T) {
+	corpo := `# HELP d6a_situacao_cache_total Situacao reads by resultado.
+# TYPE d6a_situacao_cache_total counter
+d6a_situacao_cache_total{resultado="hit"} 12345
+d6a_situacao_cache_total{resultado="miss"} 300
+d6a_http_duracao_segundos_count{rota="/d6a/conselheiros/me/situacao",status="200"} 1.2e+06
+d6a_http_duracao_segundos_count{rota="/d6a/conselheiros/me/situacao",status="401"} 10
+d6a_http_duracao_segundos_count{rota="/metrics",status="200"} 7
+d6a_http_duracao_segundos_sum{rota="/d6a/conselheiros/me/situacao",status="200"} 3.5
+`
+	if got, want := lerMetricas(corpo), (metricas{contadas: 1200010, hit: 12345, miss: 300}); got != want {
+		t.Errorf("got %+v, want %+v", got, want)
+	}
+}
+
+// The section holds the cache: the setup bullet, the cache-off row last in
+// the results table, the hit ratio under it and the cache bullet of the
+// analysis; and no unformatted or non-finite number.
+func TestMarkdownCache(t *testing.T) {
+	c := func(carga, srv, pg, kern float64, n int, hit, miss float64) cpu {
+		x := cpu{Carga: carga, Servidor: srv, Postgres: pg, Kernel: kern, Maquina: carga + srv + pg + kern, Nucleos: 2, janela: time.Second,
+			lerSrv: 2 * float64(n), escSrv: 2 * float64(n), CacheHit: hit, CacheMiss: miss}
+		x.porReq(n)
+		return x
+	}
+	run := func(nome string, n int, cp cpu) resultado {
+		return resultado{Nome: nome, Modo: "closed", Conexoes: 32, Janela: time.Second, OK: n, CPU: cp,
+			Lat: latencias{N: n, P50: time.Millisecond, P90: 2 * time.Millisecond, P99: 3 * time.Millisecond, Max: 9 * time.Millisecond}}
+	}
+	a := &ambiente{versao: "15", poolMax: 4, tamanhoCache: 100000, tokens: make([]string, 3), cidadaos: make([]uuid.UUID, 3), comAtribuicao: 1,
+		cacheInicial: metricas{hit: 4, miss: 4}}
+	r := &relatorio{o: opcoes{d: time.Second, c: 32, taxa: 1000, conexoesAbrt: 128, diag: true, comando: "go run ./cmd/d6a-httpbench"}, a: a, data: time.Unix(0, 0).UTC(),
+		bare:       run("bare fiber handler", 60000, c(0.9, 0.9, 0, 0.2, 60000, 0, 0)),
+		situacao:   run("situacao route", 20000, c(0.5, 1.1, 0.01, 0.2, 20000, 19990, 10)),
+		semBanco:   run("situacao route, 401 (no database)", 24000, c(0.6, 1.1, 0, 0.2, 24000, 0, 0)),
+		semCache:   run(nomeSemCache, 7000, c(0.3, 0.9, 0.5, 0.2, 7000, 0, 0)),
+		cacheAntes: metricas{hit: 4, miss: 4}, cacheDepois: metricas{hit: 30000, miss: 10}}
+	r.aberto = run("situacao route", 1000, c(0.2, 0.2, 0, 0.1, 1000, 1000, 0))
+	r.aberto.Modo, r.aberto.Taxa, r.aberto.Conexoes = "open", 1000, 128
+	for _, f := range formasConsulta {
+		x := run("database only: "+f.rotulo, 15000, c(0.8, 0, 0.9, 0.2, 15000, 0, 0))
+		x.Detalhe, x.Viagens = f.nome, f.viagens
+		r.banco = append(r.banco, x)
+	}
+	md := r.markdown()
+	for _, want := range []string{"- situacao cache: `httpapi.NovoCache(cfg.SituacaoCache)`", "**99.95% hits**", "- **The cache.**", "NOTIFY every change"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("no %q in:\n%s", want, md)
+		}
+	}
+	var filas []string
+	for _, l := range strings.Split(md, "\n") {
+		if strings.HasPrefix(l, "| ") && (strings.Contains(l, " | closed loop") || strings.Contains(l, " | open loop")) {
+			filas = append(filas, l)
+		}
+	}
+	if len(filas) != len(r.linhas()) || !strings.HasPrefix(filas[len(filas)-1], "| "+nomeSemCache+" (") {
+		t.Errorf("results rows: %q", filas)
+	}
+	for _, bad := range []string{"%!", "NaN", "Inf"} {
+		if strings.Contains(md, bad) {
+			t.Errorf("%q in:\n%s", bad, md)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
 
 	"github.com/formigueiro/d6a/internal/config"
 	"github.com/formigueiro/d6a/internal/httpapi"
@@ -42,11 +44,20 @@ func novoBare() *fiber.App {
 	return app
 }
 
-// servir is the server process: the d6a app configured from the environment
-// the way `d6a serve` is (config.FromEnv, JSON logs on stderr at
-// D6A_LOG_LEVEL, store.Open with the default pool, default metrics), and the
-// bare app. It prints "listening <d6a addr> <bare addr> <pprof addr or ->"
-// and serves until its stdin closes.
+// servir is the server process, configured from the environment the way
+// `d6a serve` is (config.FromEnv, JSON logs on stderr at D6A_LOG_LEVEL,
+// store.Open with the default pool, default metrics):
+//
+//   - the d6a app as `d6a serve` assembles it: httpapi.NovoCache(
+//     cfg.SituacaoCache) passed as Options.Cache, its Escutar running on the
+//     store's pool until shutdown;
+//   - the same app with its own store and metrics and Cache nil: the route
+//     reading PostgreSQL on every request (the "cache off" diagnostic);
+//   - the bare app.
+//
+// Once the cache answers (esperarCache), it prints "listening <d6a addr>
+// <d6a cache-off addr> <bare addr> <pprof addr or -> <cache size>" and
+// serves until its stdin closes.
 func servir() error {
 	cfg, err := config.FromEnv()
 	if err != nil {
@@ -57,32 +68,62 @@ func servir() error {
 	}
 	slog.SetDefault(slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel})))
 	ctx := context.Background()
+
+	// The app as `d6a serve` runs it (internal/worker: w.Cache, Escutar).
 	st, err := store.Open(ctx, cfg.DatabaseURL)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
+	cache := httpapi.NovoCache(cfg.SituacaoCache)
 	app, err := httpapi.New(httpapi.Options{
 		Config:  cfg,
 		Store:   st,
 		Metrics: metrics.New(metrics.StoreFonte(st, nil)),
 		Ready:   func(context.Context) error { return nil },
+		Cache:   cache,
 	})
 	if err != nil {
 		return err
 	}
+	escutaCtx, pararEscuta := context.WithCancel(ctx)
+	escutaFim := make(chan struct{})
+	go func() {
+		defer close(escutaFim)
+		cache.Escutar(escutaCtx, st.Pool)
+	}()
+	defer func() {
+		pararEscuta()
+		<-escutaFim
+	}()
+
+	// The same app without the cache, on its own pool and metrics.
+	stSem, err := store.Open(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	defer stSem.Close()
+	appSem, err := httpapi.New(httpapi.Options{
+		Config:  cfg,
+		Store:   stSem,
+		Metrics: metrics.New(metrics.StoreFonte(stSem, nil)),
+		Ready:   func(context.Context) error { return nil },
+	})
+	if err != nil {
+		return err
+	}
+
 	bare := novoBare()
-	lnD6A, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return err
+	var lns [3]net.Listener
+	for i := range lns {
+		if lns[i], err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
+			return err
+		}
 	}
-	lnBare, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return err
-	}
-	erros := make(chan error, 2)
-	go func() { erros <- app.Listener(lnD6A) }()
-	go func() { erros <- bare.Listener(lnBare) }()
+	erros := make(chan error, 3)
+	go func() { erros <- app.Listener(lns[0]) }()
+	go func() { erros <- appSem.Listener(lns[1]) }()
+	go func() { erros <- bare.Listener(lns[2]) }()
 	pprof := "-"
 	if os.Getenv(envPprof) != "" {
 		lnPprof, err := net.Listen("tcp", "127.0.0.1:0")
@@ -92,7 +133,12 @@ func servir() error {
 		pprof = lnPprof.Addr().String()
 		go func() { _ = http.Serve(lnPprof, nil) }()
 	}
-	fmt.Printf("listening %s %s %s\n", lnD6A.Addr(), lnBare.Addr(), pprof)
+	if cache != nil {
+		if err := esperarCache(ctx, cfg, lns[0].Addr().String(), esperaCache); err != nil {
+			return err
+		}
+	}
+	fmt.Printf("listening %s %s %s %s %d\n", lns[0].Addr(), lns[1].Addr(), lns[2].Addr(), pprof, max(0, cfg.SituacaoCache))
 
 	fim := make(chan struct{})
 	go func() {
@@ -105,6 +151,63 @@ func servir() error {
 		return err
 	}
 	_ = app.ShutdownWithTimeout(5 * time.Second)
+	_ = appSem.ShutdownWithTimeout(5 * time.Second)
 	_ = bare.ShutdownWithTimeout(5 * time.Second)
 	return nil
+}
+
+// esperaCache bounds esperarCache.
+const esperaCache = 30 * time.Second
+
+// esperarCache returns once the d6a app at addr has answered a situacao
+// request from its cache, which it only does while Escutar's LISTEN
+// connection is open: a hit in d6a_situacao_cache_total proves it, with no
+// race against the LISTEN. The probe is a session token of a random citizen
+// (never registered: {"cadastrado":false}, cached like any answer), asked
+// until the hit counter moves.
+func esperarCache(ctx context.Context, cfg config.Config, addr string, limite time.Duration) error {
+	if cfg.JWTSecret == "" {
+		return errors.New("the cache probe needs D6A_JWT_SECRET")
+	}
+	token, err := httpapi.TokenSessao(cfg.JWTSecret, uuid.New(), time.Now(), time.Hour, cfg.JWTIssuer, cfg.JWTAudience)
+	if err != nil {
+		return err
+	}
+	cli := &http.Client{Timeout: 5 * time.Second}
+	pedir := func(path, token string) (string, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+path, nil)
+		if err != nil {
+			return "", err
+		}
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		res, err := cli.Do(req)
+		if err != nil {
+			return "", err
+		}
+		defer res.Body.Close()
+		b, err := io.ReadAll(res.Body)
+		if err == nil && res.StatusCode != http.StatusOK {
+			err = fmt.Errorf("GET %s: status %d: %s", path, res.StatusCode, b)
+		}
+		return string(b), err
+	}
+	prazo := time.Now().Add(limite)
+	for {
+		if _, err := pedir(httpapi.RotaSituacao, token); err != nil {
+			return fmt.Errorf("cache probe: %w", err)
+		}
+		corpo, err := pedir(httpapi.RotaMetrics, "")
+		if err != nil {
+			return fmt.Errorf("cache probe: %w", err)
+		}
+		if lerMetricas(corpo).hit > 0 {
+			return nil
+		}
+		if time.Now().After(prazo) {
+			return fmt.Errorf("the situacao cache did not answer within %s: its LISTEN %s connection never opened (see the log)", limite, httpapi.CanalSituacao)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
