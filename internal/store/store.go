@@ -51,7 +51,9 @@ func Open(ctx context.Context, url string) (*Store, error) {
 	}
 	// Every d6a query is short and shaped for its indexes; custom plans only
 	// add planning to each execution (docs/bench.md: the candidates query
-	// 0.52 → 0.23 ms, PostgreSQL CPU per draw −15–20%).
+	// 0.52 → 0.23 ms, PostgreSQL CPU per draw −15–20%). The executor's unit
+	// of work goes back to custom plans (AdvisoryLockSorteio): its tables
+	// grow fast from empty, and a generic plan is built only once.
 	if _, set := cfg.ConnConfig.RuntimeParams["plan_cache_mode"]; !set {
 		cfg.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_generic_plan"
 	}
