@@ -171,7 +171,11 @@ func (c *Cache) escutar(ctx context.Context, pool *pgxpool.Pool) error {
 	if err != nil {
 		return err
 	}
-	defer conn.Close(context.WithoutCancel(ctx))
+	defer func() {
+		fim, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+		defer cancel()
+		_ = conn.Close(fim)
+	}()
 	if _, err := conn.Exec(ctx, "LISTEN "+CanalSituacao); err != nil {
 		return err
 	}
