@@ -78,6 +78,8 @@ type ambiente struct {
 	url string
 	clk *relogio
 	svc *atribuicao.Servico
+	// opcoes adjusts the Options of every service novoServico starts.
+	opcoes func(*atribuicao.Options)
 }
 
 // novoAmbiente builds a Servico on a fresh migrated database, with the
@@ -85,8 +87,15 @@ type ambiente struct {
 // clock and bus b (barramentoFixo when nil).
 func novoAmbiente(t *testing.T, b atribuicao.Barramento) *ambiente {
 	t.Helper()
+	return novoAmbienteCom(t, b, nil)
+}
+
+// novoAmbienteCom is novoAmbiente with opcoes applied to the service's
+// Options.
+func novoAmbienteCom(t *testing.T, b atribuicao.Barramento, opcoes func(*atribuicao.Options)) *ambiente {
+	t.Helper()
 	url := pgtest.URL(t)
-	a := &ambiente{t: t, ctx: context.Background(), url: url, clk: novoRelogio()}
+	a := &ambiente{t: t, ctx: context.Background(), url: url, clk: novoRelogio(), opcoes: opcoes}
 	a.st = abrirStore(t, url)
 	a.svc = a.novoServico(a.st, b)
 	return a
@@ -109,11 +118,15 @@ func (a *ambiente) novoServico(st *store.Store, b atribuicao.Barramento) *atribu
 		b = barramentoFixo{id: baseFixa, seq: seqFixa}
 	}
 	hier := hierarquia.New(st.CarregarHierarquia, time.Hour, a.clk.Now)
-	svc := atribuicao.New(atribuicao.Options{
+	o := atribuicao.Options{
 		Store: st, Hierarquia: hier, Barramento: b, SubjectPrefix: "eventos",
 		NRecusasSuspensao: 3, TSuspensao: 90 * 24 * time.Hour, Now: a.clk.Now,
 		Logger: slog.Default(),
-	})
+	}
+	if a.opcoes != nil {
+		a.opcoes(&o)
+	}
+	svc := atribuicao.New(o)
 	a.t.Cleanup(svc.Close)
 	return svc
 }

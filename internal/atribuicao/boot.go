@@ -72,6 +72,7 @@ func (s *Servico) verificarConsistenciaOcupados(ctx context.Context) error {
 			}); err != nil {
 				return err
 			}
+			u.alterou(c.CidadaoID)
 		}
 		return nil
 	})
@@ -117,6 +118,7 @@ func (s *Servico) reativarSuspensosVencidos(ctx context.Context) error {
 			}); err != nil {
 				return err
 			}
+			u.alterou(c.CidadaoID)
 			s.log.Info("Conselheiro suspenso reativado após expiração do prazo", "conselheiro_id", c.ID, "motivo", "reativacao-prazo")
 		}
 		return nil

@@ -47,8 +47,12 @@ func (u *uow) transitar(ctx context.Context, log *slog.Logger, c store.Conselhei
 	_, err := u.tx.AtualizarStatusConselheiro(ctx, store.AtualizarStatusConselheiroParams{
 		ID: c.ID, Status: to, EventID: eventID, Agora: u.agora,
 	})
+	u.alterou(c.CidadaoID)
 	return err
 }
+
+// alterou notes a citizen whose situation this unit of work changed.
+func (u *uow) alterou(cidadao uuid.UUID) { u.alterados = append(u.alterados, cidadao) }
 
 // suspender applies spec 3.12 step 4: suspension for TSuspensao from now,
 // rescheduled when already suspended (spec 3.13).
@@ -63,6 +67,7 @@ func (u *uow) suspender(ctx context.Context, log *slog.Logger, c store.Conselhei
 	}); err != nil {
 		return err
 	}
+	u.alterou(c.CidadaoID)
 	log.Warn("Conselheiro suspenso por recusas consecutivas", "conselheiro_id", c.ID,
 		"recusas_consecutivas", consecutivas, "data_suspensao_ate", ate.Format(time.RFC3339))
 	return nil

@@ -150,6 +150,7 @@ func (u *uow) onConselheiroCadastrado(ctx context.Context, log *slog.Logger, ev 
 		}
 		return err
 	}
+	u.alterou(p.CidadaoID)
 	log.Info("Conselheiro cadastrado", "capacitacao_concluida", p.CapacitacaoConcluida, "status", status)
 	// 4. sweep the pending queue of the UC and its descendants.
 	return u.varrerFila(ctx, log, p.UnidadeCivicaID)
@@ -191,6 +192,7 @@ func (u *uow) onConselheiroCicloConcluido(ctx context.Context, log *slog.Logger,
 		}); err != nil {
 			return err
 		}
+		u.alterou(p.ConselheiroID)
 		log.Info("Atribuição concluída", "motivo_encerramento", p.MotivoEncerramento)
 	} else {
 		log.Info("ciclo concluído sem atribuição ativa correspondente — conselheiro liberado mesmo assim")
@@ -250,6 +252,7 @@ func (u *uow) onConselheiroAtribuicaoRecusada(ctx context.Context, log *slog.Log
 	}); err != nil {
 		return err
 	}
+	u.alterou(p.ConselheiroID)
 	c, err := u.tx.BuscarConselheiroPorIdParaAtualizar(ctx, p.ConselheiroID)
 	temConselheiro, err := store.Found(err)
 	if err != nil {

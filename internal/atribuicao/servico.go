@@ -59,7 +59,13 @@ type Options struct {
 	Now func() time.Time
 	// Publicado is called after a commit that queued outbox rows, to wake
 	// the relay.
-	Publicado  func()
+	Publicado func()
+	// Alterados is called after a commit, before Publicado, with the
+	// citizens whose counsellor row or assignment the unit of work changed
+	// (conselheiro_id = cidadao_id, spec 3.10): this process's situacao
+	// cache forgets them before the relay can put the result on the bus.
+	// Other processes learn it from PostgreSQL's notifications.
+	Alterados  func(cidadaos []uuid.UUID)
 	Observador Observador
 	Logger     *slog.Logger
 }
@@ -82,11 +88,13 @@ type job struct {
 
 // uow is one unit of work: a transaction and its fixed clock reading.
 type uow struct {
-	tx      store.Tx
-	agora   time.Time
-	outbox  int
-	depois  []func() // run after commit (metrics)
-	servico *Servico
+	tx     store.Tx
+	agora  time.Time
+	outbox int
+	depois []func() // run after commit (metrics)
+	// alterados are the citizens whose situation changed (Options.Alterados).
+	alterados []uuid.UUID
+	servico   *Servico
 }
 
 // New starts the executor goroutine; Close stops it.
@@ -102,6 +110,9 @@ func New(o Options) *Servico {
 	}
 	if o.Publicado == nil {
 		o.Publicado = func() {}
+	}
+	if o.Alterados == nil {
+		o.Alterados = func([]uuid.UUID) {}
 	}
 	s := &Servico{o: o, log: o.Logger, jobs: make(chan job), stop: make(chan struct{}), done: make(chan struct{})}
 	go s.loop()
@@ -157,6 +168,9 @@ func (s *Servico) run(ctx context.Context, fn func(context.Context, *uow) error)
 	}
 	for _, f := range u.depois {
 		f()
+	}
+	if len(u.alterados) > 0 {
+		s.o.Alterados(u.alterados)
 	}
 	if u.outbox > 0 {
 		s.o.Publicado()

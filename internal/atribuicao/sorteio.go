@@ -156,6 +156,7 @@ func (u *uow) executarSorteio(ctx context.Context, p Pedido) (Resultado, error) 
 	}); err != nil {
 		return Resultado{}, fmt.Errorf("gravar sorteio: %w", err)
 	}
+	u.alterou(selecionado)
 	u.outbox++
 	log.Info("Sorteio concluído", "degrau", filtro.Degrau, "cadeia", cadeia, "total_elegiveis", len(ids),
 		"conselheiro_id", selecionado, "event_id", eventID, "seed_publico", res.Seed)

@@ -113,6 +113,22 @@ func (c *Cache) guardar(cidadao uuid.UUID, geracao uint64, linha store.Situacao,
 	c.m[cidadao] = entrada{linha: linha, cadastrado: cadastrado, lidaEm: agora}
 }
 
+// Esquecer drops the entries of cidadaos. The executor calls it after each
+// commit (atribuicao.Options.Alterados), before the relay can publish the
+// result, so this process never answers from before a change whose event
+// is already on the bus; the notification of the same commit follows.
+func (c *Cache) Esquecer(cidadaos []uuid.UUID) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.geracao++
+	for _, id := range cidadaos {
+		delete(c.m, id)
+	}
+}
+
 // esquecer handles one notification: a citizen's id, or '*' (or anything
 // unreadable) for everyone.
 func (c *Cache) esquecer(payload string) {

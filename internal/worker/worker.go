@@ -125,12 +125,12 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *Worker, err erro
 	hier := hierarquia.New(st.CarregarHierarquia, cfg.HierarquiaTTL, o.Now)
 	w.Relay = outbox.New(st, w.Bus, cfg.OutboxPollInterval, o.Now)
 	w.Relay.OnPublicados = func(n int) { w.Metrics.OutboxPublicados.Add(float64(n)) }
+	w.Cache = httpapi.NovoCache(cfg.SituacaoCache)
 	w.Servico = atribuicao.New(atribuicao.Options{
 		Store: st, Hierarquia: hier, Barramento: w.Bus, SubjectPrefix: cfg.SubjectPrefix,
 		NRecusasSuspensao: cfg.NRecusasSuspensao, TSuspensao: cfg.TSuspensao, Now: o.Now,
-		Publicado: w.Relay.Wake, Observador: observador{w.Metrics}, Logger: w.log,
+		Publicado: w.Relay.Wake, Alterados: w.Cache.Esquecer, Observador: observador{w.Metrics}, Logger: w.log,
 	})
-	w.Cache = httpapi.NovoCache(cfg.SituacaoCache)
 	if w.App, err = httpapi.New(httpapi.Options{Config: cfg, Store: st, Metrics: w.Metrics, Now: o.Now, Ready: w.Ready, Cache: w.Cache}); err != nil {
 		return nil, err
 	}
