@@ -14,7 +14,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/formigueiro/d6a/internal/store"
-	"github.com/formigueiro/d6a/internal/store/dbsqlc"
 )
 
 // waitFor polls cond until it holds or the deadline passes. Polling only
@@ -290,7 +289,7 @@ func TestUnidadeDeTrabalhoPlanejaParaATabelaAtual(t *testing.T) {
 	unidade := func(fn func(store.Tx) error) {
 		t.Helper()
 		check(t, pgx.BeginFunc(ctx, conn, func(ptx pgx.Tx) error {
-			tx := store.Tx{Queries: dbsqlc.New(ptx), DB: ptx}
+			tx := store.On(ptx)
 			if err := tx.AdvisoryLockSorteio(ctx, 42); err != nil {
 				return err
 			}

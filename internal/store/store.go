@@ -72,22 +72,22 @@ func Open(ctx context.Context, url string) (*Store, error) {
 func (s *Store) Close() { s.Pool.Close() }
 
 // Read runs queries on the pool, outside a transaction.
-func (s *Store) Read() Tx { return Tx{Queries: dbsqlc.New(s.Pool), DB: s.Pool} }
+func (s *Store) Read() Tx { return On(s.Pool) }
+
+// On runs the generated queries on db: a pool, a connection or a
+// transaction.
+func On(db dbsqlc.DBTX) Tx { return Tx{Queries: dbsqlc.New(db), DB: db} }
 
 // InTx runs fn in one transaction, committing when fn returns nil.
 func (s *Store) InTx(ctx context.Context, fn func(Tx) error) error {
-	return pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
-		return fn(Tx{Queries: dbsqlc.New(tx), DB: tx})
-	})
+	return s.InTxWith(ctx, pgx.TxOptions{}, fn)
 }
 
 // InTxWith is InTx with transaction options; a BeginQuery such as
 // "BEGIN; SET LOCAL …" sets the transaction up in the BEGIN's own round trip
 // (pgx sends it as one simple-protocol query).
 func (s *Store) InTxWith(ctx context.Context, opts pgx.TxOptions, fn func(Tx) error) error {
-	return pgx.BeginTxFunc(ctx, s.Pool, opts, func(tx pgx.Tx) error {
-		return fn(Tx{Queries: dbsqlc.New(tx), DB: tx})
-	})
+	return pgx.BeginTxFunc(ctx, s.Pool, opts, func(tx pgx.Tx) error { return fn(On(tx)) })
 }
 
 // Migrate applies every pending migration of sql/migrations; applying twice
