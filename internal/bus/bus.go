@@ -120,9 +120,6 @@ type Bus struct {
 	log *slog.Logger
 	nc  *nats.Conn
 	js  jetstream.JetStream
-	// jsAsync carries PublishAsync only: its pending acks time out (a plain
-	// context's never do) and are not shared with the consumers' requests.
-	jsAsync jetstream.JetStream
 	// srv is the embedded server when this Bus started it.
 	srv    *server.Server
 	closed chan struct{}
@@ -176,18 +173,15 @@ func Connect(ctx context.Context, cfg Config) (*Bus, error) {
 		return nil, fmt.Errorf("connecting to NATS at %s (D6A_NATS_URL): %w", semSenha(url), err)
 	}
 	b.nc = nc
-	js, err := jetstream.New(nc)
+	// The timeout bounds PublishAsync's pending acks, which a plain context
+	// never would; nothing else publishes asynchronously.
+	js, err := jetstream.New(nc, jetstream.WithPublishAsyncTimeout(ackAsyncTimeout))
 	if err != nil {
 		nc.Close()
 		b.shutdownServer()
 		return nil, fmt.Errorf("creating JetStream context: %w", err)
 	}
 	b.js = js
-	if b.jsAsync, err = jetstream.New(nc, jetstream.WithPublishAsyncTimeout(ackAsyncTimeout)); err != nil {
-		nc.Close()
-		b.shutdownServer()
-		return nil, fmt.Errorf("creating JetStream context: %w", err)
-	}
 	return b, nil
 }
 

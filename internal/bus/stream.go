@@ -374,7 +374,7 @@ const ackAsyncTimeout = 5 * time.Second
 // the stream sequence (the original's for a duplicate inside the stream's
 // window), or the error; it may be called once.
 func (b *Bus) PublishAsync(subject, eventID string, data []byte) func(context.Context) (uint64, error) {
-	f, err := b.jsAsync.PublishAsync(subject, data, jetstream.WithMsgID(eventID), jetstream.WithExpectStream(b.cfg.Stream))
+	f, err := b.js.PublishAsync(subject, data, jetstream.WithMsgID(eventID), jetstream.WithExpectStream(b.cfg.Stream))
 	if err != nil {
 		err = fmt.Errorf("publishing %s on %s: %w", eventID, subject, err)
 		return func(context.Context) (uint64, error) { return 0, err }
