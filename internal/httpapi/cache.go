@@ -129,16 +129,16 @@ func (c *Cache) Esquecer(cidadaos []uuid.UUID) {
 	}
 }
 
-// esquecer handles one notification: a citizen's id, or '*' (or anything
-// unreadable) for everyone.
-func (c *Cache) esquecer(payload string) {
+// notificacao handles one notification: a citizen's id, or '*' (or
+// anything unreadable) for everyone.
+func (c *Cache) notificacao(payload string) {
+	if id, err := uuid.Parse(payload); err == nil {
+		c.Esquecer([]uuid.UUID{id})
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.geracao++
-	if id, err := uuid.Parse(payload); err == nil {
-		delete(c.m, id)
-		return
-	}
 	clear(c.m)
 }
 
@@ -206,7 +206,7 @@ func (c *Cache) escutar(ctx context.Context, pool *pgxpool.Pool) error {
 		cancel()
 		switch {
 		case err == nil:
-			c.esquecer(n.Payload)
+			c.notificacao(n.Payload)
 		case ctx.Err() != nil:
 			return ctx.Err()
 		case wctx.Err() != nil:

@@ -216,7 +216,7 @@ func TestCacheNaoGuardaLeituraAnteriorAUmaInvalidacao(t *testing.T) {
 	a, b := uuid.New(), uuid.New()
 
 	g := c.inicio()
-	c.esquecer(b.String()) // a notification arrives while a is being read
+	c.notificacao(b.String()) // a notification arrives while a is being read
 	c.guardar(a, g, store.Situacao{}, true, agora)
 	if _, _, ok := c.ler(a, agora); ok {
 		t.Fatal("kept a row read before an invalidation")
@@ -230,7 +230,7 @@ func TestCacheNaoGuardaLeituraAnteriorAUmaInvalidacao(t *testing.T) {
 	if _, _, ok := c.ler(a, agora.Add(CacheTTL)); ok {
 		t.Fatal("answered past the TTL")
 	}
-	c.esquecer("*")
+	c.notificacao("*")
 	if _, _, ok := c.ler(a, agora); ok {
 		t.Fatal("'*' did not empty the cache")
 	}
