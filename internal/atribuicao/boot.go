@@ -11,7 +11,8 @@ import (
 	"github.com/formigueiro/d6a/internal/store"
 )
 
-// Boot runs the start-up steps of spec 4.5 that touch the database, after
+// Boot runs the start-up steps of spec 4.5 (onModuleInit → iniciar) that
+// touch the database, after
 // the bus consumers exist and before consumption starts: seed the offset
 // records at the bus head, repair occupied counsellors without an active
 // assignment (4.8), sweep the whole pending queue (4.7), reactivate expired
@@ -35,7 +36,8 @@ func (s *Servico) Boot(ctx context.Context) error {
 }
 
 // seedOffsets is spec 4.5 step 2: one consumer_offset row per consumed type
-// at the bus's highest sequence, never overwriting.
+// at the bus's highest sequence (the spec's obterMaiorSequence: the
+// sequence LastEventID returns), never overwriting.
 func (s *Servico) seedOffsets(ctx context.Context) error {
 	_, seq, err := s.o.Barramento.LastEventID(ctx)
 	if err != nil {

@@ -68,7 +68,8 @@ func (u *uow) despachar(ctx context.Context, log *slog.Logger, ev evento.Evento)
 		p, _ := ev.DuplicidadeAgregada()
 		return u.onDuplicidadeAgregada(ctx, log, p)
 	case evento.ElegibilidadeAtualizada:
-		// spec 4.9: phase-2 stub, logged and acknowledged.
+		// spec 4.9 onConselheiroElegibilidadeAtualizada: phase-2 stub,
+		// logged and acknowledged.
 		log.Info("Evento conselheiro.elegibilidade_atualizada ignorado (MVP)")
 		return nil
 	default:
@@ -219,7 +220,8 @@ func (u *uow) onConselheiroCicloConcluido(ctx context.Context, log *slog.Logger,
 // onConselheiroAtribuicaoRecusada is spec 3.12.
 func (u *uow) onConselheiroAtribuicaoRecusada(ctx context.Context, log *slog.Logger, ev evento.Evento, p evento.ConselheiroAtribuicaoRecusadaPayload) error {
 	log = log.With("conselheiro_id", p.ConselheiroID, "demanda_id", p.DemandaID, "uc_id", p.UnidadeCivicaID, "motivo", string(p.Motivo))
-	// 1. idempotency by evento_id_recusa and event_id_encerramento.
+	// 1. idempotency by evento_id_recusa and event_id_encerramento (the
+	// spec's buscarRecusasPorEventoId, buscarAtribuicaoPorEventIdEncerramento).
 	_, err := u.tx.BuscarRecusaPorEventoId(ctx, ev.EventID)
 	if achou, err := store.Found(err); err != nil || achou {
 		if achou {

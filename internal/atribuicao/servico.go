@@ -50,9 +50,10 @@ type Options struct {
 	Barramento Barramento
 	// SubjectPrefix of published events (CONTRACT §3).
 	SubjectPrefix string
-	// NRecusasSuspensao: suspend when consecutive refusals exceed it (strict >).
+	// NRecusasSuspensao: suspend when consecutive refusals exceed it
+	// (strict >; the spec's limiteRecusasSuspensao).
 	NRecusasSuspensao int
-	// TSuspensao is the suspension length.
+	// TSuspensao is the suspension length (the spec's periodoSuspensaoDias).
 	TSuspensao time.Duration
 	// Now is the one clock of the service (draw time, row timestamps,
 	// suspension checks).

@@ -76,7 +76,8 @@ func (s *Servico) Sortear(ctx context.Context, p Pedido) (Resultado, error) {
 
 // executarSorteio is spec 4.4 executarSorteioInterno, inside the caller's
 // transaction: filter, then either assignment + occupied counsellor + audit +
-// conselheiro.sorteado, or pending row + sorteio.sem_candidatos.
+// conselheiro.sorteado (the spec's publicarConselheiroSorteado, an outbox
+// row written by GravarSorteio), or pending row + sorteio.sem_candidatos.
 func (u *uow) executarSorteio(ctx context.Context, p Pedido) (Resultado, error) {
 	s := u.servico
 	inicio := time.Now()
@@ -202,8 +203,10 @@ func (u *uow) enfileirarPendente(ctx context.Context, p Pedido) error {
 	})
 }
 
-// publicarSemCandidatos is spec 5.4, with its guard: one
-// sorteio.sem_candidatos per correlacao_id.
+// publicarSemCandidatos is spec 5.4 publicarSorteioSemCandidatos, with its
+// guard (the spec's consultarEventos / jaPublicado): one
+// sorteio.sem_candidatos per correlacao_id. It queues an outbox row; the
+// relay publishes it.
 func (u *uow) publicarSemCandidatos(ctx context.Context, p Pedido, motivo string) error {
 	ja, err := u.tx.ExisteOutboxPorTipoCorrelacao(ctx, store.ExisteOutboxParams{
 		Tipo: string(evento.SorteioSemCandidatos), CorrelacaoID: &p.Dados.CorrelacaoID,

@@ -83,7 +83,8 @@ func ehPermanente(err error) bool {
 	return errors.Is(err, ErrPermanente) || errors.Is(err, evento.ErrInutilizavel)
 }
 
-// Consumir pulls the six consumed types, one goroutine each, and hands every
+// Consumir is the spec's registrarConsumidores: it pulls the six consumed
+// types, one goroutine each, and hands every
 // message to h, strictly one at a time and in stream order per type.
 //
 // Unusable messages and messages whose handler failed Config.MaxEntregas

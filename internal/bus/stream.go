@@ -285,7 +285,8 @@ func posicao(info *jetstream.ConsumerInfo) ConsumerPos {
 }
 
 // Replay rewinds the durable consumer of tipo so that delivery restarts at
-// stream sequence fromSeq (CONTRACT §1, d6a replay), with the server's native
+// stream sequence fromSeq (CONTRACT §1, d6a replay; the spec's
+// replayDeSequence), with the server's native
 // reset; against a server without it, the durable is recreated with the same
 // name and configuration by start sequence. A missing durable is created at
 // fromSeq. A running Consumir picks the new position up at its next fetch.
@@ -392,7 +393,8 @@ func (b *Bus) PublishAsync(subject, eventID string, data []byte) func(context.Co
 }
 
 // LastEventID returns the event_id of the last message in the bus stream and
-// its sequence: the draw seed's base (CONTRACT §4). One request when the last
+// its sequence: the draw seed's base (CONTRACT §4; the spec's
+// eventBus.obterUltimoEventId, and its sequence is obterMaiorSequence). One request when the last
 // message is a well-formed envelope; otherwise it walks back (at most
 // basesParaTras messages) to the last one that is, so a producer publishing
 // garbage cannot force the UUID fallback. It returns ErrVazio when the

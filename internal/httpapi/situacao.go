@@ -45,7 +45,8 @@ type AtribuicaoAtiva struct {
 	EventIDSorteio  uuid.UUID `json:"event_id_sorteio"`
 }
 
-// lerSituacao answers from the cache or reads the counsellor row of cidadao
+// lerSituacao is the spec's obterSituacaoConselheiro (5.5). It answers from
+// the cache or reads the counsellor row of cidadao
 // and its active assignment in one statement, hence one snapshot: the draw
 // and the release each change the counsellor's status and the assignment
 // in one transaction, and two statements could straddle such a commit and

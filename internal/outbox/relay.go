@@ -2,7 +2,8 @@
 // d6a.outbox to the bus, in order, with Nats-Msg-Id = event_id, so an event
 // decided in a committed transaction always reaches the bus exactly once
 // under its own id (spec 3.13 and 4.10 "state persisted but event lost" no
-// longer happens).
+// longer happens). It takes the place of the spec's publicarComRetry: a
+// failed publish stays in the outbox and is retried until it goes out.
 package outbox
 
 import (

@@ -48,7 +48,7 @@ type Resultado struct {
 }
 
 // Seed returns the lowercase hex HMAC-SHA256, keyed with [ChaveHMAC], of
-// base + ":" + timestamp (CONTRACT §4). The timestamp is used verbatim, so
+// base + ":" + timestamp (CONTRACT §4; the spec's seedGenerator.gerar). The timestamp is used verbatim, so
 // callers must pass the exact T string that is published and audited.
 func Seed(base, timestamp string) string {
 	mac := hmac.New(sha256.New, []byte(ChaveHMAC))
@@ -72,7 +72,7 @@ func RandomInt(seed string, max uint64, index int) uint64 {
 }
 
 // Shuffle returns a Fisher-Yates permutation of ids driven by seed
-// (CONTRACT §4): for i from n-1 down to 1 it swaps element i with element
+// (CONTRACT §4; the spec's fisherYates.ordenar): for i from n-1 down to 1 it swaps element i with element
 // RandomInt(seed, i+1, n-1-i). The ids are shuffled as given; canonical
 // ordering is the caller's job (see [Sortear]). ids is never modified.
 func Shuffle(ids []string, seed string) []string {
