@@ -110,13 +110,22 @@ func freePort(t *testing.T) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-func (c *colonia) startNATS() {
+// subirServidor starts the embedded server on the colony's address and store,
+// so a restart finds the stream it had.
+func (c *colonia) subirServidor() *server.Server {
 	c.t.Helper()
 	srv, err := bus.StartEmbedded(c.natsAddr, filepath.Join(c.natsDir, "js"))
 	if err != nil {
 		c.t.Fatal(err)
 	}
 	c.srv = srv
+	return srv
+}
+
+func (c *colonia) startNATS() {
+	c.t.Helper()
+	srv := c.subirServidor()
+	var err error
 	if c.nc, err = nats.Connect("nats://"+c.natsAddr, nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond)); err != nil {
 		c.t.Fatal(err)
 	}
@@ -135,11 +144,7 @@ func (c *colonia) pararNATS() {
 
 func (c *colonia) reiniciarNATS() {
 	c.t.Helper()
-	srv, err := bus.StartEmbedded(c.natsAddr, filepath.Join(c.natsDir, "js"))
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	c.srv = srv
+	srv := c.subirServidor()
 	c.t.Cleanup(func() { srv.Shutdown(); srv.WaitForShutdown() })
 }
 
@@ -291,6 +296,62 @@ func (c *colonia) dlq() []map[string]any {
 	return c.lerStream(bus.DLQStream, "")
 }
 
+// Scenes most scenarios start from.
+
+// novaUC inserts a root civic unit and returns its id.
+func (c *colonia) novaUC() uuid.UUID {
+	c.t.Helper()
+	id := uuid.New()
+	uc(c, id, uuid.Nil)
+	return id
+}
+
+// coloniaNoBairro is a started colony on one root unit, the neighbourhood
+// where the scenario happens.
+func coloniaNoBairro(t *testing.T) (*colonia, uuid.UUID) {
+	t.Helper()
+	c := novaColonia(t, opcoes{})
+	bairro := c.novaUC()
+	c.iniciar()
+	return c, bairro
+}
+
+// coloniaComDupla is coloniaNoBairro with two counsellors registered in it,
+// a before b: the fewest for a refused demand to go to someone else.
+func coloniaComDupla(t *testing.T) (c *colonia, bairro, a, b uuid.UUID) {
+	t.Helper()
+	c, bairro = coloniaNoBairro(t)
+	a = c.novoConselheiro(bairro)
+	b = c.novoConselheiro(bairro)
+	return c, bairro, a, b
+}
+
+// novoConselheiro processes a complete 1.1.0 registration of a new
+// counsellor in ucID and returns the counsellor's id.
+func (c *colonia) novoConselheiro(ucID uuid.UUID) uuid.UUID {
+	c.t.Helper()
+	id := uuid.New()
+	c.processar(evento.ConselheiroCadastrado, "1.1.0", cadastro(id, ucID))
+	return id
+}
+
+// novaDemanda processes agenda.item_disponível for a new demand in ucID and
+// returns it with the counsellor it was drawn to (uuid.Nil when it queued).
+func (c *colonia) novaDemanda(ucID uuid.UUID) (demanda, sorteado uuid.UUID) {
+	c.t.Helper()
+	demanda = uuid.New()
+	c.processar(evento.AgendaItemDisponivel, "1.0.0", agenda(demanda, ucID))
+	return demanda, c.ativa(demanda)
+}
+
+// outro returns whichever of a, b is not x: the one a re-draw must reach.
+func outro(x, a, b uuid.UUID) uuid.UUID {
+	if x == a {
+		return b
+	}
+	return a
+}
+
 // Payload builders.
 
 func uc(c *colonia, id, parent uuid.UUID) {
@@ -357,6 +418,33 @@ func (c *colonia) ativa(demanda uuid.UUID) uuid.UUID {
 	return id
 }
 
+// agora reads the colony clock without moving it.
+func (c *colonia) agora() time.Time {
+	c.clock.mu.Lock()
+	defer c.clock.mu.Unlock()
+	return c.clock.t
+}
+
+// atribuicao returns status and event_id_encerramento of the latest
+// assignment of demanda to conselheiro.
+func (c *colonia) atribuicao(conselheiro, demanda uuid.UUID) (status string, encerramento *uuid.UUID) {
+	c.t.Helper()
+	err := c.pool.QueryRow(context.Background(),
+		`SELECT status, event_id_encerramento FROM d6a.atribuicoes WHERE conselheiro_id = $1 AND demanda_id = $2 ORDER BY data_sorteio DESC, criado_em DESC LIMIT 1`,
+		conselheiro, demanda).Scan(&status, &encerramento)
+	if err != nil {
+		c.t.Fatalf("atribuição %s/%s: %v", conselheiro, demanda, err)
+	}
+	return status, encerramento
+}
+
+// statusAtribuicao is the status alone of c.atribuicao.
+func (c *colonia) statusAtribuicao(conselheiro, demanda uuid.UUID) string {
+	c.t.Helper()
+	s, _ := c.atribuicao(conselheiro, demanda)
+	return s
+}
+
 func (c *colonia) contar(sql string, args ...any) int {
 	c.t.Helper()
 	var n int
@@ -366,9 +454,44 @@ func (c *colonia) contar(sql string, args ...any) int {
 	return n
 }
 
+// porDemanda returns the published envelopes whose payload demanda_id is d.
+func porDemanda(pubs []map[string]any, d uuid.UUID) []map[string]any {
+	var out []map[string]any
+	for _, p := range pubs {
+		if payloadDe(p)["demanda_id"] == d.String() {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 func payloadDe(e map[string]any) map[string]any {
 	p, _ := e["payload"].(map[string]any)
 	return p
+}
+
+// Direct edits of the state, standing in for what another service or a
+// crash would leave.
+
+// exec runs a statement.
+func (c *colonia) exec(sql string, args ...any) {
+	c.t.Helper()
+	if _, err := c.pool.Exec(context.Background(), sql, args...); err != nil {
+		c.t.Fatalf("%s: %v", sql, err)
+	}
+}
+
+// suspender suspends conselheiro until ate.
+func (c *colonia) suspender(conselheiro uuid.UUID, ate time.Time) {
+	c.t.Helper()
+	c.exec(`UPDATE d6a.conselheiros SET status = 'suspenso', data_suspensao_ate = $2 WHERE id = $1`, conselheiro, ate)
+}
+
+// semDLQ fails when anything was dead-lettered.
+func (c *colonia) semDLQ() {
+	c.t.Helper()
+	d := c.dlq()
+	must(c.t, len(d) == 0, "%d dead letters, want none: %v", len(d), d)
 }
 
 func must(t *testing.T, cond bool, format string, args ...any) {

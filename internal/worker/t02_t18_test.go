@@ -26,13 +26,6 @@ import (
 
 // ---- helpers (h2 prefix: shared package with other test files) ----
 
-// h2Agora reads the injected clock without advancing it.
-func h2Agora(c *colonia) time.Time {
-	c.clock.mu.Lock()
-	defer c.clock.mu.Unlock()
-	return c.clock.t
-}
-
 // h2Offset is d6a.consumer_offset.last_sequence of a consumed type (-1 when
 // there is no row).
 func h2Offset(c *colonia, tipo evento.Tipo) int64 {
@@ -70,36 +63,11 @@ func h2Pendente(c *colonia, demanda uuid.UUID) bool {
 	return c.contar(`SELECT count(*) FROM d6a.fila_pendentes WHERE demanda_id = $1`, demanda) == 1
 }
 
-// h2DoTipoParaDemanda filters published envelopes by payload.demanda_id.
-func h2DoTipoParaDemanda(c *colonia, tipo evento.Tipo, demanda uuid.UUID) []map[string]any {
-	c.t.Helper()
-	var out []map[string]any
-	for _, e := range c.publicados(tipo) {
-		if payloadDe(e)["demanda_id"] == demanda.String() {
-			out = append(out, e)
-		}
-	}
-	return out
-}
-
-// h2Atribuicao returns status and event_id_encerramento of the latest
-// assignment of demanda to conselheiro.
-func h2Atribuicao(c *colonia, conselheiro, demanda uuid.UUID) (status string, encerramento *uuid.UUID) {
-	c.t.Helper()
-	err := c.pool.QueryRow(context.Background(),
-		`SELECT status, event_id_encerramento FROM d6a.atribuicoes WHERE conselheiro_id = $1 AND demanda_id = $2 ORDER BY data_sorteio DESC, criado_em DESC LIMIT 1`,
-		conselheiro, demanda).Scan(&status, &encerramento)
-	if err != nil {
-		c.t.Fatalf("atribuição %s/%s: %v", conselheiro, demanda, err)
-	}
-	return status, encerramento
-}
-
 // h2SemCandidatosMotivo asserts exactly one sorteio.sem_candidatos for
 // demanda, with motivo, and returns its payload.
 func h2SemCandidatos(t *testing.T, c *colonia, demanda uuid.UUID, motivo string) map[string]any {
 	t.Helper()
-	pubs := h2DoTipoParaDemanda(c, evento.SorteioSemCandidatos, demanda)
+	pubs := porDemanda(c.publicados(evento.SorteioSemCandidatos), demanda)
 	must(t, len(pubs) == 1, "%d sorteio.sem_candidatos for %s, want 1", len(pubs), demanda)
 	p := payloadDe(pubs[0])
 	must(t, p["motivo"] == motivo, "sem_candidatos motivo %v, want %s", p["motivo"], motivo)
@@ -114,9 +82,8 @@ func h2SemCandidatos(t *testing.T, c *colonia, demanda uuid.UUID, motivo string)
 func h2RecusasDoUnico(t *testing.T, c *colonia, conselheiro, ucID uuid.UUID, n int) (demandas, recusas []uuid.UUID) {
 	t.Helper()
 	for i := 1; i <= n; i++ {
-		d := uuid.New()
-		c.processar(evento.AgendaItemDisponivel, "1.0.0", agenda(d, ucID))
-		must(t, c.ativa(d) == conselheiro, "refusal %d: demand %s drawn to %v, want %s", i, d, c.ativa(d), conselheiro)
+		d, sorteado := c.novaDemanda(ucID)
+		must(t, sorteado == conselheiro, "refusal %d: demand %s drawn to %v, want %s", i, d, sorteado, conselheiro)
 		r := c.processar(evento.AtribuicaoRecusada, "1.1.0", recusa(conselheiro, d, ucID, "recusa_explicita"))
 		must(t, c.ativa(d) == uuid.Nil, "refusal %d: demand still active", i)
 		must(t, h2Pendente(c, d), "refusal %d: demand %s not pending after the failed re-draw", i, d)
@@ -129,14 +96,10 @@ func h2RecusasDoUnico(t *testing.T, c *colonia, conselheiro, ucID uuid.UUID, n i
 
 func TestT02_CadastroCompletoV110SorteiaPendente(t *testing.T) {
 	t.Parallel()
-	c := novaColonia(t, opcoes{})
-	bairro := uuid.New()
-	uc(c, bairro, uuid.Nil)
-	c.iniciar()
+	c, bairro := coloniaNoBairro(t)
 
 	// A demand waits in the queue: the UC has nobody yet.
-	demanda := uuid.New()
-	c.processar(evento.AgendaItemDisponivel, "1.0.0", agenda(demanda, bairro))
+	demanda, _ := c.novaDemanda(bairro)
 	must(t, h2Pendente(c, demanda), "demand not pending before the registration")
 	h2SemCandidatos(t, c, demanda, "nenhum_cadastrado")
 
@@ -176,33 +139,28 @@ func TestT02_CadastroCompletoV110SorteiaPendente(t *testing.T) {
 
 func TestT03_CicloConcluidoComAtribuicaoAtiva(t *testing.T) {
 	t.Parallel()
-	c := novaColonia(t, opcoes{})
-	bairro := uuid.New()
-	uc(c, bairro, uuid.Nil)
-	c.iniciar()
-	a := uuid.New()
-	c.processar(evento.ConselheiroCadastrado, "1.1.0", cadastro(a, bairro))
-	d1, d2 := uuid.New(), uuid.New()
-	c.processar(evento.AgendaItemDisponivel, "1.0.0", agenda(d1, bairro))
-	must(t, c.ativa(d1) == a, "d1 not assigned to the only counsellor")
-	c.processar(evento.AgendaItemDisponivel, "1.0.0", agenda(d2, bairro))
+	c, bairro := coloniaNoBairro(t)
+	a := c.novoConselheiro(bairro)
+	d1, s1 := c.novaDemanda(bairro)
+	must(t, s1 == a, "d1 not assigned to the only counsellor")
+	d2, _ := c.novaDemanda(bairro)
 	must(t, h2Pendente(c, d2), "d2 not pending while the only counsellor is busy")
 
 	// Cycle of d1 concluded, with d2 waiting: released, closed, queue swept.
 	cicloID := c.processar(evento.CicloConcluido, "1.0.0", ciclo(a, d1, bairro))
-	st, enc := h2Atribuicao(c, a, d1)
+	st, enc := c.atribuicao(a, d1)
 	must(t, st == "concluida", "d1 assignment status %s, want concluida", st)
 	must(t, enc != nil && *enc == cicloID, "event_id_encerramento %v, want the ciclo event %s", enc, cicloID)
 	must(t, c.ativa(d2) == a, "queue not swept: d2 active with %v, want the released counsellor", c.ativa(d2))
 	must(t, !h2Pendente(c, d2), "d2 still pending after the sweep")
-	sort := h2DoTipoParaDemanda(c, evento.ConselheiroSorteado, d2)
+	sort := porDemanda(c.publicados(evento.ConselheiroSorteado), d2)
 	must(t, len(sort) == 1 && payloadDe(sort[0])["conselheiro_id"] == a.String(), "conselheiro.sorteado for d2: %v", sort)
 	must(t, c.statusConselheiro(a) == "ocupado", "status after the sweep draw %s, want ocupado", c.statusConselheiro(a))
 
 	// Cycle of d2 concluded with an empty queue: the counsellor stays released.
 	ciclo2 := c.processar(evento.CicloConcluido, "1.0.0", ciclo(a, d2, bairro))
 	must(t, c.statusConselheiro(a) == "disponivel", "status %s, want disponivel", c.statusConselheiro(a))
-	st, enc = h2Atribuicao(c, a, d2)
+	st, enc = c.atribuicao(a, d2)
 	must(t, st == "concluida" && enc != nil && *enc == ciclo2, "d2 assignment %s / %v", st, enc)
 	must(t, c.contar(`SELECT count(*) FROM d6a.atribuicoes WHERE status = 'ativa'`) == 0, "active assignments left")
 	must(t, len(c.publicados(evento.ConselheiroSorteado)) == 2, "want 2 conselheiro.sorteado in total")
@@ -210,25 +168,14 @@ func TestT03_CicloConcluidoComAtribuicaoAtiva(t *testing.T) {
 
 func TestT04_UmaRecusaResorteiaSemSuspender(t *testing.T) {
 	t.Parallel()
-	c := novaColonia(t, opcoes{})
-	bairro := uuid.New()
-	uc(c, bairro, uuid.Nil)
-	c.iniciar()
-	a, b := uuid.New(), uuid.New()
-	c.processar(evento.ConselheiroCadastrado, "1.1.0", cadastro(a, bairro))
-	c.processar(evento.ConselheiroCadastrado, "1.1.0", cadastro(b, bairro))
-	demanda := uuid.New()
-	c.processar(evento.AgendaItemDisponivel, "1.0.0", agenda(demanda, bairro))
-	x := c.ativa(demanda)
+	c, bairro, a, b := coloniaComDupla(t)
+	demanda, x := c.novaDemanda(bairro)
 	must(t, x == a || x == b, "first draw to %v", x)
-	y := a
-	if x == a {
-		y = b
-	}
+	y := outro(x, a, b)
 
 	recusaID := c.processar(evento.AtribuicaoRecusada, "1.1.0", recusa(x, demanda, bairro, ""))
 
-	st, enc := h2Atribuicao(c, x, demanda)
+	st, enc := c.atribuicao(x, demanda)
 	must(t, st == "recusada", "refused assignment status %s, want recusada", st)
 	must(t, enc != nil && *enc == recusaID, "event_id_encerramento %v, want the refusal %s", enc, recusaID)
 	var (
@@ -245,7 +192,7 @@ func TestT04_UmaRecusaResorteiaSemSuspender(t *testing.T) {
 
 	// Re-draw to the other counsellor.
 	must(t, c.ativa(demanda) == y, "re-draw gave %v, want the other counsellor %s", c.ativa(demanda), y)
-	pubs := h2DoTipoParaDemanda(c, evento.ConselheiroSorteado, demanda)
+	pubs := porDemanda(c.publicados(evento.ConselheiroSorteado), demanda)
 	must(t, len(pubs) == 2, "%d conselheiro.sorteado for the demand, want 2 (draw + re-draw)", len(pubs))
 	must(t, payloadDe(pubs[1])["conselheiro_id"] == y.String() && payloadDe(pubs[1])["total_elegiveis"] == float64(1),
 		"re-draw payload %v", payloadDe(pubs[1]))
@@ -288,15 +235,10 @@ func h2Hash(ids []string) string {
 
 func TestT05_SorteioDeterministicoVerificavel(t *testing.T) {
 	t.Parallel()
-	c := novaColonia(t, opcoes{})
-	bairro := uuid.New()
-	uc(c, bairro, uuid.Nil)
-	c.iniciar()
+	c, bairro := coloniaNoBairro(t)
 	var ids []string
 	for range 4 {
-		id := uuid.New()
-		ids = append(ids, id.String())
-		c.processar(evento.ConselheiroCadastrado, "1.1.0", cadastro(id, bairro))
+		ids = append(ids, c.novoConselheiro(bairro).String())
 	}
 	demanda := uuid.New()
 	agendaID, agendaSeq := c.publicar(evento.AgendaItemDisponivel, "1.0.0", agenda(demanda, bairro))
@@ -361,19 +303,12 @@ func TestT05_SorteioDeterministicoVerificavel(t *testing.T) {
 
 func TestT07_TodosOcupados(t *testing.T) {
 	t.Parallel()
-	c := novaColonia(t, opcoes{})
-	bairro := uuid.New()
-	uc(c, bairro, uuid.Nil)
-	c.iniciar()
-	a, b := uuid.New(), uuid.New()
-	c.processar(evento.ConselheiroCadastrado, "1.1.0", cadastro(a, bairro))
-	c.processar(evento.ConselheiroCadastrado, "1.1.0", cadastro(b, bairro))
-	d1, d2, d3 := uuid.New(), uuid.New(), uuid.New()
-	c.processar(evento.AgendaItemDisponivel, "1.0.0", agenda(d1, bairro))
-	c.processar(evento.AgendaItemDisponivel, "1.0.0", agenda(d2, bairro))
-	must(t, c.ativa(d1) != uuid.Nil && c.ativa(d2) != uuid.Nil && c.ativa(d1) != c.ativa(d2), "both counsellors should be busy")
+	c, bairro, _, _ := coloniaComDupla(t)
+	_, s1 := c.novaDemanda(bairro)
+	_, s2 := c.novaDemanda(bairro)
+	must(t, s1 != uuid.Nil && s2 != uuid.Nil && s1 != s2, "both counsellors should be busy")
 
-	c.processar(evento.AgendaItemDisponivel, "1.0.0", agenda(d3, bairro))
+	d3, _ := c.novaDemanda(bairro)
 	h2SemCandidatos(t, c, d3, "todos_ocupados")
 	must(t, h2Pendente(c, d3), "d3 not in the queue")
 	must(t, c.ativa(d3) == uuid.Nil, "d3 assigned")
@@ -384,54 +319,37 @@ func TestT08_TodosInativos(t *testing.T) {
 	t.Parallel()
 	t.Run("sem_capacitacao", func(t *testing.T) {
 		t.Parallel()
-		c := novaColonia(t, opcoes{})
-		bairro := uuid.New()
-		uc(c, bairro, uuid.Nil)
-		c.iniciar()
+		c, bairro := coloniaNoBairro(t)
 		a := uuid.New()
 		p := cadastro(a, bairro)
 		p["capacitacao_concluida"] = false
 		c.processar(evento.ConselheiroCadastrado, "1.1.0", p)
 		must(t, c.contar(`SELECT count(*) FROM d6a.conselheiros WHERE id = $1 AND NOT capacitacao_concluida`, a) == 1, "untrained row missing")
-		d := uuid.New()
-		c.processar(evento.AgendaItemDisponivel, "1.0.0", agenda(d, bairro))
+		d, _ := c.novaDemanda(bairro)
 		h2SemCandidatos(t, c, d, "todos_inativos")
 		must(t, h2Pendente(c, d), "demand not in the queue")
 		must(t, len(c.publicados(evento.ConselheiroSorteado)) == 0, "unexpected conselheiro.sorteado")
 	})
 	t.Run("sem_capacitacao_e_ocupado", func(t *testing.T) {
 		t.Parallel()
-		c := novaColonia(t, opcoes{})
-		bairro := uuid.New()
-		uc(c, bairro, uuid.Nil)
-		c.iniciar()
-		treinado, semCap := uuid.New(), uuid.New()
-		c.processar(evento.ConselheiroCadastrado, "1.1.0", cadastro(treinado, bairro))
+		c, bairro := coloniaNoBairro(t)
+		treinado, semCap := c.novoConselheiro(bairro), uuid.New()
 		p := cadastro(semCap, bairro)
 		p["capacitacao_concluida"] = false
 		c.processar(evento.ConselheiroCadastrado, "1.1.0", p)
-		d1, d2 := uuid.New(), uuid.New()
-		c.processar(evento.AgendaItemDisponivel, "1.0.0", agenda(d1, bairro))
-		must(t, c.ativa(d1) == treinado, "d1 to %v, want the trained counsellor", c.ativa(d1))
-		c.processar(evento.AgendaItemDisponivel, "1.0.0", agenda(d2, bairro))
+		_, s1 := c.novaDemanda(bairro)
+		must(t, s1 == treinado, "d1 to %v, want the trained counsellor", s1)
+		d2, _ := c.novaDemanda(bairro)
 		// Not everyone holds an assignment: spec 4.3 step 5 says todos_inativos.
 		h2SemCandidatos(t, c, d2, "todos_inativos")
 		must(t, h2Pendente(c, d2), "d2 not in the queue")
 	})
 	t.Run("suspenso_vigente", func(t *testing.T) {
 		t.Parallel()
-		c := novaColonia(t, opcoes{})
-		bairro := uuid.New()
-		uc(c, bairro, uuid.Nil)
-		c.iniciar()
-		a := uuid.New()
-		c.processar(evento.ConselheiroCadastrado, "1.1.0", cadastro(a, bairro))
-		if _, err := c.pool.Exec(t.Context(), `UPDATE d6a.conselheiros SET status = 'suspenso', data_suspensao_ate = $2 WHERE id = $1`,
-			a, h2Agora(c).Add(30*24*time.Hour)); err != nil {
-			t.Fatal(err)
-		}
-		d := uuid.New()
-		c.processar(evento.AgendaItemDisponivel, "1.0.0", agenda(d, bairro))
+		c, bairro := coloniaNoBairro(t)
+		a := c.novoConselheiro(bairro)
+		c.suspender(a, c.agora().Add(30*24*time.Hour))
+		d, _ := c.novaDemanda(bairro)
 		h2SemCandidatos(t, c, d, "todos_inativos")
 		must(t, h2Pendente(c, d), "demand not in the queue")
 		must(t, c.statusConselheiro(a) == "suspenso", "suspended counsellor touched: %s", c.statusConselheiro(a))
@@ -440,16 +358,8 @@ func TestT08_TodosInativos(t *testing.T) {
 
 func TestT09_AgendaParaDemandaJaAtribuida(t *testing.T) {
 	t.Parallel()
-	c := novaColonia(t, opcoes{})
-	bairro := uuid.New()
-	uc(c, bairro, uuid.Nil)
-	c.iniciar()
-	a, b := uuid.New(), uuid.New()
-	c.processar(evento.ConselheiroCadastrado, "1.1.0", cadastro(a, bairro))
-	c.processar(evento.ConselheiroCadastrado, "1.1.0", cadastro(b, bairro))
-	demanda := uuid.New()
-	c.processar(evento.AgendaItemDisponivel, "1.0.0", agenda(demanda, bairro))
-	primeiro := c.ativa(demanda)
+	c, bairro, _, _ := coloniaComDupla(t)
+	demanda, primeiro := c.novaDemanda(bairro)
 	must(t, primeiro != uuid.Nil, "demand not assigned")
 
 	// A new event (new event_id) for the same demand.
@@ -462,15 +372,12 @@ func TestT09_AgendaParaDemandaJaAtribuida(t *testing.T) {
 	must(t, len(c.publicados(evento.SorteioSemCandidatos)) == 0, "unexpected sorteio.sem_candidatos")
 	must(t, c.contar(`SELECT count(*) FROM d6a.fila_pendentes`) == 0, "the demand entered the queue")
 	must(t, c.contar(`SELECT count(*) FROM d6a.auditoria_sorteios`) == 1, "a second draw was audited")
-	must(t, len(c.dlq()) == 0, "dead letters: %v", c.dlq())
+	c.semDLQ()
 }
 
 func TestT10_CadastroDuplicado(t *testing.T) {
 	t.Parallel()
-	c := novaColonia(t, opcoes{})
-	bairro := uuid.New()
-	uc(c, bairro, uuid.Nil)
-	c.iniciar()
+	c, bairro := coloniaNoBairro(t)
 	a := uuid.New()
 	ev1 := c.processar(evento.ConselheiroCadastrado, "1.1.0", cadastro(a, bairro))
 	ev2, seq2 := c.publicar(evento.ConselheiroCadastrado, "1.1.0", cadastro(a, bairro))
@@ -483,25 +390,18 @@ func TestT10_CadastroDuplicado(t *testing.T) {
 	must(t, h2ConsumidorEmDia(c, evento.ConselheiroCadastrado), "cadastrado consumer has unsettled messages (the duplicate was not acked)")
 	must(t, len(c.dlq()) == 0, "duplicate went to the DLQ: %v", c.dlq())
 	// The counsellor still works normally.
-	d := uuid.New()
-	c.processar(evento.AgendaItemDisponivel, "1.0.0", agenda(d, bairro))
-	must(t, c.ativa(d) == a, "counsellor not drawable after the duplicate")
+	_, sorteado := c.novaDemanda(bairro)
+	must(t, sorteado == a, "counsellor not drawable after the duplicate")
 }
 
 func TestT11_CicloSemAtribuicaoAtiva(t *testing.T) {
 	t.Parallel()
 	c := novaColonia(t, opcoes{})
-	bairro, outro := uuid.New(), uuid.New()
-	uc(c, bairro, uuid.Nil)
-	uc(c, outro, uuid.Nil)
+	bairro, outro := c.novaUC(), c.novaUC()
 	c.iniciar()
-	a, b := uuid.New(), uuid.New()
-	c.processar(evento.ConselheiroCadastrado, "1.1.0", cadastro(a, bairro))
-	c.processar(evento.ConselheiroCadastrado, "1.1.0", cadastro(b, outro))
+	a, b := c.novoConselheiro(bairro), c.novoConselheiro(outro)
 	// Both marked ocupado without any assignment (e.g. a lost update).
-	if _, err := c.pool.Exec(t.Context(), `UPDATE d6a.conselheiros SET status = 'ocupado' WHERE id = ANY($1)`, []uuid.UUID{a, b}); err != nil {
-		t.Fatal(err)
-	}
+	c.exec(`UPDATE d6a.conselheiros SET status = 'ocupado' WHERE id = ANY($1)`, []uuid.UUID{a, b})
 
 	// Without a pending demand: released.
 	c.processar(evento.CicloConcluido, "1.0.0", ciclo(b, uuid.New(), outro))
@@ -509,36 +409,30 @@ func TestT11_CicloSemAtribuicaoAtiva(t *testing.T) {
 	must(t, c.contar(`SELECT count(*) FROM d6a.atribuicoes`) == 0, "an assignment appeared")
 
 	// With a pending demand in the UC: released, and the sweep draws it.
-	d := uuid.New()
-	c.processar(evento.AgendaItemDisponivel, "1.0.0", agenda(d, bairro))
+	d, _ := c.novaDemanda(bairro)
 	must(t, h2Pendente(c, d), "demand not pending while the only counsellor reads ocupado")
 	c.processar(evento.CicloConcluido, "1.0.0", ciclo(a, uuid.New(), bairro))
 	must(t, c.ativa(d) == a, "queue not swept to the released counsellor: %v", c.ativa(d))
 	must(t, !h2Pendente(c, d), "demand still pending")
 	must(t, c.contar(`SELECT count(*) FROM d6a.atribuicoes WHERE status = 'concluida'`) == 0, "an assignment was closed")
-	must(t, len(h2DoTipoParaDemanda(c, evento.ConselheiroSorteado, d)) == 1, "no conselheiro.sorteado for the swept demand")
+	must(t, len(porDemanda(c.publicados(evento.ConselheiroSorteado), d)) == 1, "no conselheiro.sorteado for the swept demand")
 }
 
 func TestT12_QuartaRecusaSuspende(t *testing.T) {
 	t.Parallel()
-	c := novaColonia(t, opcoes{})
-	bairro := uuid.New()
-	uc(c, bairro, uuid.Nil)
-	c.iniciar()
-	a := uuid.New()
-	c.processar(evento.ConselheiroCadastrado, "1.1.0", cadastro(a, bairro))
+	c, bairro := coloniaNoBairro(t)
+	a := c.novoConselheiro(bairro)
 	demandas, _ := h2RecusasDoUnico(t, c, a, bairro, 3)
 	must(t, c.statusConselheiro(a) == "disponivel", "suspended before the fourth refusal")
 
 	// The fourth refusal.
-	d4 := uuid.New()
-	c.processar(evento.AgendaItemDisponivel, "1.0.0", agenda(d4, bairro))
-	must(t, c.ativa(d4) == a, "d4 not drawn to the counsellor")
-	antes := h2Agora(c)
+	d4, s4 := c.novaDemanda(bairro)
+	must(t, s4 == a, "d4 not drawn to the counsellor")
+	antes := c.agora()
 	r4 := c.processar(evento.AtribuicaoRecusada, "1.1.0", recusa(a, d4, bairro, "recusa_explicita"))
 	demandas = append(demandas, d4)
 
-	st, enc := h2Atribuicao(c, a, d4)
+	st, enc := c.atribuicao(a, d4)
 	must(t, st == "recusada" && enc != nil && *enc == r4, "d4 assignment %s / %v", st, enc)
 	var maxRec, linhas int
 	_ = c.pool.QueryRow(t.Context(), `SELECT max(recusas_consecutivas), count(*) FROM d6a.contador_recusas WHERE conselheiro_id = $1`, a).Scan(&maxRec, &linhas)
@@ -561,8 +455,7 @@ func TestT12_QuartaRecusaSuspende(t *testing.T) {
 	}
 
 	// A new demand now finds only a suspended counsellor.
-	d5 := uuid.New()
-	c.processar(evento.AgendaItemDisponivel, "1.0.0", agenda(d5, bairro))
+	d5, _ := c.novaDemanda(bairro)
 	h2SemCandidatos(t, c, d5, "todos_inativos")
 	must(t, h2Pendente(c, d5) && c.ativa(d5) == uuid.Nil, "d5 not pending")
 	must(t, len(c.publicados(evento.ConselheiroSorteado)) == 4, "want 4 conselheiro.sorteado (one per refused demand)")
@@ -570,12 +463,8 @@ func TestT12_QuartaRecusaSuspende(t *testing.T) {
 
 func TestT13_TresRecusasNaoSuspende(t *testing.T) {
 	t.Parallel()
-	c := novaColonia(t, opcoes{})
-	bairro := uuid.New()
-	uc(c, bairro, uuid.Nil)
-	c.iniciar()
-	a := uuid.New()
-	c.processar(evento.ConselheiroCadastrado, "1.1.0", cadastro(a, bairro))
+	c, bairro := coloniaNoBairro(t)
+	a := c.novoConselheiro(bairro)
 	_, recusas := h2RecusasDoUnico(t, c, a, bairro, 3)
 
 	var cons int
@@ -585,26 +474,20 @@ func TestT13_TresRecusasNaoSuspende(t *testing.T) {
 	must(t, c.statusConselheiro(a) == "disponivel", "status %s, want disponivel", c.statusConselheiro(a))
 	must(t, c.contar(`SELECT count(*) FROM d6a.conselheiros WHERE id = $1 AND data_suspensao_ate IS NULL`, a) == 1, "data_suspensao_ate set")
 	// Still eligible.
-	d := uuid.New()
-	c.processar(evento.AgendaItemDisponivel, "1.0.0", agenda(d, bairro))
-	must(t, c.ativa(d) == a, "counsellor not drawn after 3 refusals")
+	_, sorteado := c.novaDemanda(bairro)
+	must(t, sorteado == a, "counsellor not drawn after 3 refusals")
 }
 
 func TestT14_RecusaSemOutroElegivelVaiParaFila(t *testing.T) {
 	t.Parallel()
-	c := novaColonia(t, opcoes{})
-	bairro := uuid.New()
-	uc(c, bairro, uuid.Nil)
-	c.iniciar()
-	a := uuid.New()
-	c.processar(evento.ConselheiroCadastrado, "1.1.0", cadastro(a, bairro))
-	d := uuid.New()
-	c.processar(evento.AgendaItemDisponivel, "1.0.0", agenda(d, bairro))
-	must(t, c.ativa(d) == a, "not drawn")
+	c, bairro := coloniaNoBairro(t)
+	a := c.novoConselheiro(bairro)
+	d, sorteado := c.novaDemanda(bairro)
+	must(t, sorteado == a, "not drawn")
 	must(t, len(c.publicados(evento.SorteioSemCandidatos)) == 0, "sem_candidatos before the refusal")
 
 	r := c.processar(evento.AtribuicaoRecusada, "1.1.0", recusa(a, d, bairro, ""))
-	st, enc := h2Atribuicao(c, a, d)
+	st, enc := c.atribuicao(a, d)
 	must(t, st == "recusada" && enc != nil && *enc == r, "assignment %s / %v", st, enc)
 	must(t, c.ativa(d) == uuid.Nil, "demand still active")
 	must(t, h2Pendente(c, d), "demand not in fila_pendentes")
@@ -644,10 +527,7 @@ func h2DLQEAvanca(t *testing.T, c *colonia, tipo evento.Tipo, versao string, rui
 
 func TestT15_AgendaSemDemandaIDVaiParaDLQ(t *testing.T) {
 	t.Parallel()
-	c := novaColonia(t, opcoes{})
-	bairro := uuid.New()
-	uc(c, bairro, uuid.Nil)
-	c.iniciar()
+	c, bairro := coloniaNoBairro(t)
 	ruim := agenda(uuid.New(), bairro)
 	delete(ruim, "demanda_id")
 	bom := uuid.New()
@@ -661,10 +541,7 @@ func TestT15_AgendaSemDemandaIDVaiParaDLQ(t *testing.T) {
 
 func TestT16_CadastroSemConselheiroIDVaiParaDLQ(t *testing.T) {
 	t.Parallel()
-	c := novaColonia(t, opcoes{})
-	bairro := uuid.New()
-	uc(c, bairro, uuid.Nil)
-	c.iniciar()
+	c, bairro := coloniaNoBairro(t)
 	semID := uuid.New()
 	ruim := cadastro(semID, bairro)
 	delete(ruim, "conselheiro_id")
@@ -676,53 +553,37 @@ func TestT16_CadastroSemConselheiroIDVaiParaDLQ(t *testing.T) {
 
 func TestT17_CadastroV100SemCapacitacaoEhElegivel(t *testing.T) {
 	t.Parallel()
-	c := novaColonia(t, opcoes{})
-	bairro := uuid.New()
-	uc(c, bairro, uuid.Nil)
-	c.iniciar()
+	c, bairro := coloniaNoBairro(t)
 	a := uuid.New()
 	p := cadastro(a, bairro)
 	delete(p, "capacitacao_concluida")
 	c.processar(evento.ConselheiroCadastrado, "1.0.0", p)
 	must(t, c.contar(`SELECT count(*) FROM d6a.conselheiros WHERE id = $1 AND capacitacao_concluida`, a) == 1, "capacitacao_concluida not true")
 	must(t, c.statusConselheiro(a) == "disponivel", "status %s", c.statusConselheiro(a))
-	d := uuid.New()
-	c.processar(evento.AgendaItemDisponivel, "1.0.0", agenda(d, bairro))
-	must(t, c.ativa(d) == a, "1.0.0 counsellor not drawn: %v", c.ativa(d))
+	_, sorteado := c.novaDemanda(bairro)
+	must(t, sorteado == a, "1.0.0 counsellor not drawn: %v", sorteado)
 	must(t, len(c.publicados(evento.ConselheiroSorteado)) == 1, "no conselheiro.sorteado")
 }
 
 func TestT18_SuspensaoVencidaEhElegivel(t *testing.T) {
 	t.Parallel()
 	c := novaColonia(t, opcoes{})
-	bairro, outro := uuid.New(), uuid.New()
-	uc(c, bairro, uuid.Nil)
-	uc(c, outro, uuid.Nil)
+	bairro, outro := c.novaUC(), c.novaUC()
 	c.iniciar()
-	vencido, vigente := uuid.New(), uuid.New()
-	c.processar(evento.ConselheiroCadastrado, "1.1.0", cadastro(vencido, bairro))
-	c.processar(evento.ConselheiroCadastrado, "1.1.0", cadastro(vigente, outro))
-	agora := h2Agora(c)
-	if _, err := c.pool.Exec(t.Context(), `UPDATE d6a.conselheiros SET status = 'suspenso', data_suspensao_ate = $2 WHERE id = $1`,
-		vencido, agora.Add(-24*time.Hour)); err != nil {
-		t.Fatal(err)
-	}
+	vencido, vigente := c.novoConselheiro(bairro), c.novoConselheiro(outro)
+	agora := c.agora()
+	c.suspender(vencido, agora.Add(-24*time.Hour))
 	// Control: a suspension still running keeps its counsellor out.
-	if _, err := c.pool.Exec(t.Context(), `UPDATE d6a.conselheiros SET status = 'suspenso', data_suspensao_ate = $2 WHERE id = $1`,
-		vigente, agora.Add(24*time.Hour)); err != nil {
-		t.Fatal(err)
-	}
+	c.suspender(vigente, agora.Add(24*time.Hour))
 
-	d := uuid.New()
-	c.processar(evento.AgendaItemDisponivel, "1.0.0", agenda(d, bairro))
-	must(t, c.ativa(d) == vencido, "expired suspension not accepted: demand to %v", c.ativa(d))
-	pubs := h2DoTipoParaDemanda(c, evento.ConselheiroSorteado, d)
+	d, sorteado := c.novaDemanda(bairro)
+	must(t, sorteado == vencido, "expired suspension not accepted: demand to %v", sorteado)
+	pubs := porDemanda(c.publicados(evento.ConselheiroSorteado), d)
 	must(t, len(pubs) == 1 && payloadDe(pubs[0])["conselheiro_id"] == vencido.String() && payloadDe(pubs[0])["total_elegiveis"] == float64(1),
 		"conselheiro.sorteado %v", pubs)
 	must(t, c.statusConselheiro(vencido) == "ocupado", "status %s, want ocupado", c.statusConselheiro(vencido))
 
-	d2 := uuid.New()
-	c.processar(evento.AgendaItemDisponivel, "1.0.0", agenda(d2, outro))
+	d2, _ := c.novaDemanda(outro)
 	h2SemCandidatos(t, c, d2, "todos_inativos")
 	must(t, c.statusConselheiro(vigente) == "suspenso", "running suspension lifted")
 }
@@ -731,14 +592,9 @@ func TestT18_SuspensaoVencidaEhElegivel(t *testing.T) {
 // recorded and its cursor advances, with no state change.
 func TestT18x_StubElegibilidadeAtualizada(t *testing.T) {
 	t.Parallel()
-	c := novaColonia(t, opcoes{})
-	bairro := uuid.New()
-	uc(c, bairro, uuid.Nil)
-	c.iniciar()
-	a := uuid.New()
-	c.processar(evento.ConselheiroCadastrado, "1.1.0", cadastro(a, bairro))
-	d := uuid.New()
-	c.processar(evento.AgendaItemDisponivel, "1.0.0", agenda(d, uuid.New())) // pending elsewhere
+	c, bairro := coloniaNoBairro(t)
+	a := c.novoConselheiro(bairro)
+	c.novaDemanda(uuid.New()) // pending elsewhere
 	const foto = `SELECT (SELECT string_agg(id::text || status || capacitacao_concluida::text || coalesce(data_suspensao_ate::text, '') ||
 			event_id_ultima_alteracao::text || atualizado_em::text, ',' ORDER BY id) FROM d6a.conselheiros)
 		|| '|' || (SELECT count(*) FROM d6a.atribuicoes) || '|' || (SELECT count(*) FROM d6a.fila_pendentes)
@@ -764,6 +620,6 @@ func TestT18x_StubElegibilidadeAtualizada(t *testing.T) {
 		t.Fatal(err)
 	}
 	must(t, antes == depois, "state changed:\n before %s\n after  %s", antes, depois)
-	must(t, len(c.dlq()) == 0, "dead letters: %v", c.dlq())
+	c.semDLQ()
 	must(t, len(c.publicados(evento.ConselheiroSorteado)) == 0 && len(c.publicados(evento.SorteioSemCandidatos)) == 1, "unexpected publications")
 }

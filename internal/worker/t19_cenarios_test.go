@@ -21,20 +21,15 @@ const h3noventaDias = 90 * 24 * time.Hour
 // four remain.
 func TestT19_FilaComCincoPendentesSorteiaAPrimeira(t *testing.T) {
 	t.Parallel()
-	c := novaColonia(t, opcoes{})
-	bairro := uuid.New()
-	uc(c, bairro, uuid.Nil)
-	c.iniciar()
+	c, bairro := coloniaNoBairro(t)
 	var demandas []uuid.UUID
 	for range 5 {
-		d := uuid.New()
+		d, _ := c.novaDemanda(bairro)
 		demandas = append(demandas, d)
-		c.processar(evento.AgendaItemDisponivel, "1.0.0", agenda(d, bairro))
 	}
 	must(t, c.contar(`SELECT count(*) FROM d6a.fila_pendentes`) == 5, "want 5 pending before the counsellor")
 
-	a := uuid.New()
-	c.processar(evento.ConselheiroCadastrado, "1.1.0", cadastro(a, bairro))
+	a := c.novoConselheiro(bairro)
 
 	must(t, c.ativa(demandas[0]) == a, "oldest demand assigned to %v, want %v", c.ativa(demandas[0]), a)
 	must(t, h3tentativas(c, demandas[0]) == -1, "drawn demand still pending")
@@ -56,12 +51,8 @@ func TestT19_FilaComCincoPendentesSorteiaAPrimeira(t *testing.T) {
 // under event_id_sorteio, once the bus is back.
 func TestT20_PublicacaoDoSorteadoFalhaEstadoPersistido(t *testing.T) {
 	t.Parallel()
-	c := novaColonia(t, opcoes{})
-	bairro := uuid.New()
-	uc(c, bairro, uuid.Nil)
-	c.iniciar()
-	a := uuid.New()
-	c.processar(evento.ConselheiroCadastrado, "1.1.0", cadastro(a, bairro))
+	c, bairro := coloniaNoBairro(t)
+	a := c.novoConselheiro(bairro)
 
 	c.pararNATS()
 	demanda, corr := uuid.New(), uuid.NewString()
@@ -93,7 +84,7 @@ func TestT20_PublicacaoDoSorteadoFalhaEstadoPersistido(t *testing.T) {
 	must(t, pubs[0]["correlacao_id"] == corr, "correlacao_id %v, want %s", pubs[0]["correlacao_id"], corr)
 	p := payloadDe(pubs[0])
 	must(t, p["conselheiro_id"] == a.String() && p["demanda_id"] == demanda.String() && p["seed_publico"] == r.Seed, "payload %v", p)
-	h3semDLQ(c)
+	c.semDLQ()
 }
 
 // T21: publishing sorteio.sem_candidatos fails: the pending row is persisted;
@@ -101,10 +92,7 @@ func TestT20_PublicacaoDoSorteadoFalhaEstadoPersistido(t *testing.T) {
 // queues no second event; exactly one reaches the bus.
 func TestT21_PublicacaoDoSemCandidatosFalhaGuardaPorCorrelacao(t *testing.T) {
 	t.Parallel()
-	c := novaColonia(t, opcoes{})
-	vazio := uuid.New()
-	uc(c, vazio, uuid.Nil)
-	c.iniciar()
+	c, vazio := coloniaNoBairro(t)
 
 	c.pararNATS()
 	demanda, corr := uuid.New(), uuid.NewString()
@@ -138,19 +126,11 @@ func TestT21_PublicacaoDoSemCandidatosFalhaGuardaPorCorrelacao(t *testing.T) {
 // T22: full cycle with 3 demands and 2 counsellors.
 func TestT22_CicloCompletoTresDemandasDoisConselheiros(t *testing.T) {
 	t.Parallel()
-	c := novaColonia(t, opcoes{})
-	bairro := uuid.New()
-	uc(c, bairro, uuid.Nil)
-	c.iniciar()
-	a, b := uuid.New(), uuid.New()
-	c.processar(evento.ConselheiroCadastrado, "1.1.0", cadastro(a, bairro))
-	c.processar(evento.ConselheiroCadastrado, "1.1.0", cadastro(b, bairro))
-	d1, d2, d3 := uuid.New(), uuid.New(), uuid.New()
-	for _, d := range []uuid.UUID{d1, d2, d3} {
-		c.processar(evento.AgendaItemDisponivel, "1.0.0", agenda(d, bairro))
-	}
+	c, bairro, a, b := coloniaComDupla(t)
+	d1, s1 := c.novaDemanda(bairro)
+	d2, s2 := c.novaDemanda(bairro)
+	d3, _ := c.novaDemanda(bairro)
 
-	s1, s2 := c.ativa(d1), c.ativa(d2)
 	must(t, (s1 == a && s2 == b) || (s1 == b && s2 == a), "assignments d1→%v d2→%v, want the two counsellors", s1, s2)
 	must(t, c.ativa(d3) == uuid.Nil && h3tentativas(c, d3) == 1, "third demand should be pending")
 	must(t, c.statusConselheiro(a) == "ocupado" && c.statusConselheiro(b) == "ocupado", "statuses %s %s", c.statusConselheiro(a), c.statusConselheiro(b))
@@ -170,21 +150,13 @@ func TestT22_CicloCompletoTresDemandasDoisConselheiros(t *testing.T) {
 // for a new demand.
 func TestT23_RecusaResorteioCicloNovoSorteio(t *testing.T) {
 	t.Parallel()
-	c := novaColonia(t, opcoes{})
-	bairro := uuid.New()
-	uc(c, bairro, uuid.Nil)
-	c.iniciar()
-	a, b := uuid.New(), uuid.New()
-	c.processar(evento.ConselheiroCadastrado, "1.1.0", cadastro(a, bairro))
-	c.processar(evento.ConselheiroCadastrado, "1.1.0", cadastro(b, bairro))
-	d1 := uuid.New()
-	c.processar(evento.AgendaItemDisponivel, "1.0.0", agenda(d1, bairro))
-	x := c.ativa(d1)
-	y := h3outro(x, a, b)
+	c, bairro, a, b := coloniaComDupla(t)
+	d1, x := c.novaDemanda(bairro)
+	y := outro(x, a, b)
 	must(t, x == a || x == b, "d1 assigned to %v", x)
 
 	recusaID := c.processar(evento.AtribuicaoRecusada, "1.1.0", recusa(x, d1, bairro, "recusa_explicita"))
-	must(t, h3statusAtribuicao(c, x, d1) == "recusada", "first assignment %s, want recusada", h3statusAtribuicao(c, x, d1))
+	must(t, c.statusAtribuicao(x, d1) == "recusada", "first assignment %s, want recusada", c.statusAtribuicao(x, d1))
 	must(t, h3linha(c, `SELECT event_id_encerramento::text FROM d6a.atribuicoes WHERE conselheiro_id = $1 AND demanda_id = $2`, x, d1) == recusaID.String(), "event_id_encerramento")
 	must(t, c.contar(`SELECT count(*) FROM d6a.contador_recusas WHERE conselheiro_id = $1 AND recusas_consecutivas = 1 AND evento_id_recusa = $2`, x, recusaID) == 1, "contador should be 1")
 	must(t, c.contar(`SELECT count(*) FROM d6a.contador_recusas`) == 1, "want one contador row")
@@ -192,39 +164,33 @@ func TestT23_RecusaResorteioCicloNovoSorteio(t *testing.T) {
 	must(t, c.statusConselheiro(x) == "disponivel", "refuser %s, want disponivel", c.statusConselheiro(x))
 
 	c.processar(evento.CicloConcluido, "1.0.0", ciclo(y, d1, bairro))
-	must(t, h3statusAtribuicao(c, y, d1) == "concluida", "second assignment %s, want concluida", h3statusAtribuicao(c, y, d1))
+	must(t, c.statusAtribuicao(y, d1) == "concluida", "second assignment %s, want concluida", c.statusAtribuicao(y, d1))
 	must(t, c.statusConselheiro(y) == "disponivel", "y %s after the cycle", c.statusConselheiro(y))
 
-	d2, d3 := uuid.New(), uuid.New()
-	c.processar(evento.AgendaItemDisponivel, "1.0.0", agenda(d2, bairro))
+	d2, s2 := c.novaDemanda(bairro)
 	must(t, h3linha(c, `SELECT total_elegiveis::text FROM d6a.atribuicoes WHERE demanda_id = $1`, d2) == "2", "both counsellors should be eligible for d2")
-	c.processar(evento.AgendaItemDisponivel, "1.0.0", agenda(d3, bairro))
-	must(t, c.ativa(d2) == x || c.ativa(d3) == x, "the refuser was not drawn for a new demand (d2→%v, d3→%v)", c.ativa(d2), c.ativa(d3))
+	_, s3 := c.novaDemanda(bairro)
+	must(t, s2 == x || s3 == x, "the refuser was not drawn for a new demand (d2→%v, d3→%v)", s2, s3)
 	must(t, c.statusConselheiro(x) == "ocupado", "x %s", c.statusConselheiro(x))
 	must(t, len(c.publicados(evento.ConselheiroSorteado)) == 4, "%d sorteado, want 4", len(c.publicados(evento.ConselheiroSorteado)))
-	h3semDLQ(c)
+	c.semDLQ()
 }
 
 // T24: the fourth consecutive refusal suspends (limit 3, strict >) for 90
 // days from the service clock.
 func TestT24_QuartaRecusaConsecutivaSuspende(t *testing.T) {
 	t.Parallel()
-	c := novaColonia(t, opcoes{})
-	bairro := uuid.New()
-	uc(c, bairro, uuid.Nil)
-	c.iniciar()
-	x := uuid.New()
-	c.processar(evento.ConselheiroCadastrado, "1.1.0", cadastro(x, bairro))
+	c, bairro := coloniaNoBairro(t)
+	x := c.novoConselheiro(bairro)
 	for i := 1; i <= 4; i++ {
-		d := uuid.New()
-		c.processar(evento.AgendaItemDisponivel, "1.0.0", agenda(d, bairro))
-		must(t, c.ativa(d) == x, "round %d: demand assigned to %v", i, c.ativa(d))
-		antes := h3agora(c)
+		d, sorteado := c.novaDemanda(bairro)
+		must(t, sorteado == x, "round %d: demand assigned to %v", i, sorteado)
+		antes := c.agora()
 		rid := c.processar(evento.AtribuicaoRecusada, "1.1.0", recusa(x, d, bairro, "recusa_explicita"))
-		depois := h3agora(c)
+		depois := c.agora()
 		n := c.contar(`SELECT recusas_consecutivas FROM d6a.contador_recusas WHERE evento_id_recusa = $1`, rid)
 		must(t, n == i, "round %d: recusas_consecutivas %d", i, n)
-		must(t, h3statusAtribuicao(c, x, d) == "recusada", "round %d: assignment %s", i, h3statusAtribuicao(c, x, d))
+		must(t, c.statusAtribuicao(x, d) == "recusada", "round %d: assignment %s", i, c.statusAtribuicao(x, d))
 		var ate *time.Time
 		if err := c.pool.QueryRow(t.Context(), `SELECT data_suspensao_ate FROM d6a.conselheiros WHERE id = $1`, x).Scan(&ate); err != nil {
 			t.Fatal(err)
@@ -239,9 +205,8 @@ func TestT24_QuartaRecusaConsecutivaSuspende(t *testing.T) {
 		must(t, !ate.Before(lo) && !ate.After(hi), "data_suspensao_ate %v, want clock + 90 days in [%v, %v]", ate, lo, hi)
 	}
 	// Suspended, so a new demand finds nobody eligible (spec 4.10).
-	d := uuid.New()
-	c.processar(evento.AgendaItemDisponivel, "1.0.0", agenda(d, bairro))
-	sem := h3porDemanda(c.publicados(evento.SorteioSemCandidatos), d)
+	d, _ := c.novaDemanda(bairro)
+	sem := porDemanda(c.publicados(evento.SorteioSemCandidatos), d)
 	must(t, len(sem) == 1 && payloadDe(sem[0])["motivo"] == "todos_inativos", "sem_candidatos for the new demand: %v", sem)
 }
 
@@ -251,10 +216,7 @@ func TestT24_QuartaRecusaConsecutivaSuspende(t *testing.T) {
 func TestT25_ReplayAposReinicio(t *testing.T) {
 	t.Parallel()
 	c := novaColonia(t, opcoes{})
-	u1, u2, u3, u4, u5 := uuid.New(), uuid.New(), uuid.New(), uuid.New(), uuid.New()
-	for _, u := range []uuid.UUID{u1, u2, u3, u4, u5} {
-		uc(c, u, uuid.Nil)
-	}
+	u1, u2, u3, u4, u5 := c.novaUC(), c.novaUC(), c.novaUC(), c.novaUC(), c.novaUC()
 	c.iniciar()
 	a, b, cc, r := uuid.New(), uuid.New(), uuid.New(), uuid.New()
 	d1, d2 := uuid.New(), uuid.New()
@@ -266,11 +228,11 @@ func TestT25_ReplayAposReinicio(t *testing.T) {
 	ids = append(ids, c.processar(evento.AgendaItemDisponivel, "1.0.0", agenda(d1, u1)))
 	// cc occupied without an assignment (a crash between two writes, spec
 	// 4.8): d2 finds nobody and waits.
-	h3exec(c, `UPDATE d6a.conselheiros SET status = 'ocupado' WHERE id = $1`, cc)
+	c.exec(`UPDATE d6a.conselheiros SET status = 'ocupado' WHERE id = $1`, cc)
 	ids = append(ids, c.processar(evento.AgendaItemDisponivel, "1.0.0", agenda(d2, u2)))
 	must(t, h3tentativas(c, d2) == 1, "d2 should be pending")
 	x := c.ativa(d1)
-	perdedor := h3outro(x, a, b)
+	perdedor := outro(x, a, b)
 	c.parar()
 
 	d1Antes := h3linha(c, `SELECT t::text FROM d6a.atribuicoes t WHERE demanda_id = $1`, d1)
@@ -280,8 +242,8 @@ func TestT25_ReplayAposReinicio(t *testing.T) {
 
 	// While down: r occupied without an assignment, the loser of d1
 	// suspended with a date already past.
-	h3exec(c, `UPDATE d6a.conselheiros SET status = 'ocupado' WHERE id = $1`, r)
-	h3exec(c, `UPDATE d6a.conselheiros SET status = 'suspenso', data_suspensao_ate = $2 WHERE id = $1`, perdedor, h3agora(c).Add(-time.Hour))
+	c.exec(`UPDATE d6a.conselheiros SET status = 'ocupado' WHERE id = $1`, r)
+	c.suspender(perdedor, c.agora().Add(-time.Hour))
 	eventoR := h3linha(c, `SELECT event_id_ultima_alteracao::text FROM d6a.conselheiros WHERE id = $1`, r)
 	eventoPerdedor := h3linha(c, `SELECT event_id_ultima_alteracao::text FROM d6a.conselheiros WHERE id = $1`, perdedor)
 
@@ -324,26 +286,21 @@ func TestT25_ReplayAposReinicio(t *testing.T) {
 	must(t, c.statusConselheiro(e) == "disponivel", "e %s", c.statusConselheiro(e))
 	// The bus: only what the 4 new events and the boot draw published.
 	sort, sem := c.publicados(evento.ConselheiroSorteado), c.publicados(evento.SorteioSemCandidatos)
-	must(t, len(sort) == 2 && len(h3porDemanda(sort, d2)) == 1, "%d sorteado (want d1 and d2)", len(sort))
-	must(t, len(sem) == 2 && len(h3porDemanda(sem, d3)) == 1, "%d sem_candidatos (want d2 and d3)", len(sem))
+	must(t, len(sort) == 2 && len(porDemanda(sort, d2)) == 1, "%d sorteado (want d1 and d2)", len(sort))
+	must(t, len(sem) == 2 && len(porDemanda(sem, d3)) == 1, "%d sem_candidatos (want d2 and d3)", len(sem))
 	msgsDepois, _ := h3stream(c)
 	must(t, msgsDepois == msgsAntes+4+2, "bus grew by %d messages, want 6 (4 inputs, 2 outputs)", msgsDepois-msgsAntes)
-	h3semDLQ(c)
+	c.semDLQ()
 }
 
 // T26: registration with a pending queue → sweep → draw → the demand leaves
 // the queue.
 func TestT26_CadastroComFilaSorteiaERemove(t *testing.T) {
 	t.Parallel()
-	c := novaColonia(t, opcoes{})
-	bairro := uuid.New()
-	uc(c, bairro, uuid.Nil)
-	c.iniciar()
-	d := uuid.New()
-	c.processar(evento.AgendaItemDisponivel, "1.0.0", agenda(d, bairro))
+	c, bairro := coloniaNoBairro(t)
+	d, _ := c.novaDemanda(bairro)
 	must(t, h3tentativas(c, d) == 1, "demand not pending")
-	a := uuid.New()
-	c.processar(evento.ConselheiroCadastrado, "1.1.0", cadastro(a, bairro))
+	a := c.novoConselheiro(bairro)
 	must(t, c.ativa(d) == a, "assignment %v, want %v", c.ativa(d), a)
 	must(t, c.contar(`SELECT count(*) FROM d6a.fila_pendentes`) == 0, "queue not empty")
 	must(t, c.statusConselheiro(a) == "ocupado", "status %s", c.statusConselheiro(a))
@@ -356,27 +313,19 @@ func TestT26_CadastroComFilaSorteiaERemove(t *testing.T) {
 // when his status reads disponivel.
 func TestT27_FiltroExcluiQuemTemAtribuicaoAtiva(t *testing.T) {
 	t.Parallel()
-	c := novaColonia(t, opcoes{})
-	bairro := uuid.New()
-	uc(c, bairro, uuid.Nil)
-	c.iniciar()
-	cons := []uuid.UUID{uuid.New(), uuid.New(), uuid.New()}
-	for _, x := range cons {
-		c.processar(evento.ConselheiroCadastrado, "1.1.0", cadastro(x, bairro))
+	c, bairro := coloniaNoBairro(t)
+	for range 3 {
+		c.novoConselheiro(bairro)
 	}
-	d1 := uuid.New()
-	c.processar(evento.AgendaItemDisponivel, "1.0.0", agenda(d1, bairro))
-	x := c.ativa(d1)
+	_, x := c.novaDemanda(bairro)
 	must(t, x != uuid.Nil, "d1 not drawn")
 	// Three counsellors disponivel, one of them with an active assignment.
-	h3exec(c, `UPDATE d6a.conselheiros SET status = 'disponivel' WHERE id = $1`, x)
+	c.exec(`UPDATE d6a.conselheiros SET status = 'disponivel' WHERE id = $1`, x)
 
-	d2 := uuid.New()
-	c.processar(evento.AgendaItemDisponivel, "1.0.0", agenda(d2, bairro))
-	y := c.ativa(d2)
+	d2, y := c.novaDemanda(bairro)
 	must(t, y != uuid.Nil && y != x, "d2 assigned to %v (the busy one is %v)", y, x)
 	ev := h3eventoSorteio(c, y, d2)
-	p := payloadDe(h3porDemanda(c.publicados(evento.ConselheiroSorteado), d2)[0])
+	p := payloadDe(porDemanda(c.publicados(evento.ConselheiroSorteado), d2)[0])
 	must(t, p["total_elegiveis"] == float64(2), "published total_elegiveis %v, want 2", p["total_elegiveis"])
 	must(t, h3linha(c, `SELECT total_elegiveis::text FROM d6a.atribuicoes WHERE event_id_sorteio = $1`, ev) == "2", "assignment total_elegiveis")
 	must(t, c.contar(`SELECT count(*) FROM d6a.auditoria_sorteios WHERE event_id_sorteio = $1 AND cardinality(elegiveis_entrada) = 2 AND NOT ($2::text = ANY (elegiveis_entrada))`, ev, x.String()) == 1,
@@ -387,13 +336,7 @@ func TestT27_FiltroExcluiQuemTemAtribuicaoAtiva(t *testing.T) {
 // event, one assignment.
 func TestT28_AgendaReentregueAposSorteio(t *testing.T) {
 	t.Parallel()
-	c := novaColonia(t, opcoes{})
-	bairro := uuid.New()
-	uc(c, bairro, uuid.Nil)
-	c.iniciar()
-	a, b := uuid.New(), uuid.New()
-	c.processar(evento.ConselheiroCadastrado, "1.1.0", cadastro(a, bairro))
-	c.processar(evento.ConselheiroCadastrado, "1.1.0", cadastro(b, bairro))
+	c, bairro, _, _ := coloniaComDupla(t)
 	d := uuid.New()
 	id, subject, data := h3envelope(c, evento.AgendaItemDisponivel, "1.0.0", agenda(d, bairro))
 	c.publicarBytes(subject, id.String(), data)
@@ -413,32 +356,24 @@ func TestT28_AgendaReentregueAposSorteio(t *testing.T) {
 	must(t, len(c.publicados(evento.ConselheiroSorteado)) == 1, "%d sorteado, want 1", len(c.publicados(evento.ConselheiroSorteado)))
 	must(t, len(c.publicados(evento.SorteioSemCandidatos)) == 0, "sem_candidatos published")
 	must(t, h3tentativas(c, d) == -1, "assigned demand entered the queue")
-	h3semDLQ(c)
+	c.semDLQ()
 }
 
 // T29: a refusal for risco_pessoal closes the assignment and re-draws, with
 // no contador row and no suspension; the refuser is disponivel again.
 func TestT29_RecusaRiscoPessoalSemContador(t *testing.T) {
 	t.Parallel()
-	c := novaColonia(t, opcoes{})
-	bairro := uuid.New()
-	uc(c, bairro, uuid.Nil)
-	c.iniciar()
-	a, b := uuid.New(), uuid.New()
-	c.processar(evento.ConselheiroCadastrado, "1.1.0", cadastro(a, bairro))
-	c.processar(evento.ConselheiroCadastrado, "1.1.0", cadastro(b, bairro))
-	d := uuid.New()
-	c.processar(evento.AgendaItemDisponivel, "1.0.0", agenda(d, bairro))
-	x := c.ativa(d)
-	y := h3outro(x, a, b)
+	c, bairro, a, b := coloniaComDupla(t)
+	d, x := c.novaDemanda(bairro)
+	y := outro(x, a, b)
 
 	rid := c.processar(evento.AtribuicaoRecusada, "1.1.0", recusa(x, d, bairro, "risco_pessoal"))
-	must(t, h3statusAtribuicao(c, x, d) == "recusada", "assignment %s", h3statusAtribuicao(c, x, d))
+	must(t, c.statusAtribuicao(x, d) == "recusada", "assignment %s", c.statusAtribuicao(x, d))
 	must(t, c.ativa(d) == y, "re-draw gave d to %v, want %v", c.ativa(d), y)
 	must(t, c.contar(`SELECT count(*) FROM d6a.contador_recusas`) == 0, "contador_recusas has rows after a risco_pessoal refusal")
 	must(t, c.statusConselheiro(x) == "disponivel", "refuser %s, want disponivel", c.statusConselheiro(x))
 	must(t, c.contar(`SELECT count(*) FROM d6a.conselheiros WHERE id = $1 AND data_suspensao_ate IS NULL`, x) == 1, "refuser has a suspension date")
-	sort := h3porDemanda(c.publicados(evento.ConselheiroSorteado), d)
+	sort := porDemanda(c.publicados(evento.ConselheiroSorteado), d)
 	must(t, len(sort) == 2, "%d sorteado for d, want 2", len(sort))
 	p := payloadDe(sort[1])
 	must(t, p["conselheiro_id"] == y.String() && p["total_elegiveis"] == float64(1), "re-draw payload %v", p)
@@ -451,17 +386,11 @@ func TestT29_RecusaRiscoPessoalSemContador(t *testing.T) {
 // one contador row, no second re-draw.
 func TestT30_RecusaReentregueIgnorada(t *testing.T) {
 	t.Parallel()
-	c := novaColonia(t, opcoes{})
-	bairro := uuid.New()
-	uc(c, bairro, uuid.Nil)
-	c.iniciar()
-	cons := []uuid.UUID{uuid.New(), uuid.New(), uuid.New()}
-	for _, x := range cons {
-		c.processar(evento.ConselheiroCadastrado, "1.1.0", cadastro(x, bairro))
+	c, bairro := coloniaNoBairro(t)
+	for range 3 {
+		c.novoConselheiro(bairro)
 	}
-	d := uuid.New()
-	c.processar(evento.AgendaItemDisponivel, "1.0.0", agenda(d, bairro))
-	x := c.ativa(d)
+	d, x := c.novaDemanda(bairro)
 	id, subject, data := h3envelope(c, evento.AtribuicaoRecusada, "1.1.0", recusa(x, d, bairro, "recusa_explicita"))
 	c.publicarBytes(subject, id.String(), data)
 	c.esperarProcessado(id)
@@ -476,12 +405,12 @@ func TestT30_RecusaReentregueIgnorada(t *testing.T) {
 	must(t, c.contar(`SELECT count(*) FROM d6a.contador_recusas WHERE conselheiro_id = $1`, x) == 1, "want one contador row")
 	must(t, c.contar(`SELECT count(*) FROM d6a.atribuicoes WHERE demanda_id = $1`, d) == 2, "a second re-draw happened")
 	must(t, c.ativa(d) == y && h3eventoSorteio(c, y, d) == evY, "active assignment changed")
-	must(t, len(h3porDemanda(c.publicados(evento.ConselheiroSorteado), d)) == 2, "sorteado for d: want 2 (draw and one re-draw)")
+	must(t, len(porDemanda(c.publicados(evento.ConselheiroSorteado), d)) == 2, "sorteado for d: want 2 (draw and one re-draw)")
 	depois := h3hashes(c)
 	for tb, h := range antes {
 		must(t, depois[tb] == h, "d6a.%s changed on the redelivery", tb)
 	}
-	h3semDLQ(c)
+	c.semDLQ()
 }
 
 // T31: a refusal releases the occupied refuser, who enters the filter again;
@@ -489,53 +418,41 @@ func TestT30_RecusaReentregueIgnorada(t *testing.T) {
 func TestT31_RecusaLiberaRecusanteSuspensoNao(t *testing.T) {
 	t.Parallel()
 	c := novaColonia(t, opcoes{})
-	u1, u2 := uuid.New(), uuid.New()
-	uc(c, u1, uuid.Nil)
-	uc(c, u2, uuid.Nil)
+	u1, u2 := c.novaUC(), c.novaUC()
 	c.iniciar()
-	a, b, p, q := uuid.New(), uuid.New(), uuid.New(), uuid.New()
-	for _, par := range [][2]uuid.UUID{{a, u1}, {b, u1}, {p, u2}, {q, u2}} {
-		c.processar(evento.ConselheiroCadastrado, "1.1.0", cadastro(par[0], par[1]))
-	}
+	a, b := c.novoConselheiro(u1), c.novoConselheiro(u1)
+	p, q := c.novoConselheiro(u2), c.novoConselheiro(u2)
 
 	// Released and eligible again.
-	d1 := uuid.New()
-	c.processar(evento.AgendaItemDisponivel, "1.0.0", agenda(d1, u1))
-	x := c.ativa(d1)
+	d1, x := c.novaDemanda(u1)
 	must(t, c.statusConselheiro(x) == "ocupado", "x %s", c.statusConselheiro(x))
 	c.processar(evento.AtribuicaoRecusada, "1.1.0", recusa(x, d1, u1, "fora_do_territorio"))
 	must(t, c.statusConselheiro(x) == "disponivel", "refuser %s, want disponivel", c.statusConselheiro(x))
-	must(t, c.ativa(d1) == h3outro(x, a, b), "d1 re-drawn to %v", c.ativa(d1))
-	d2 := uuid.New()
-	c.processar(evento.AgendaItemDisponivel, "1.0.0", agenda(d2, u1))
-	must(t, c.ativa(d2) == x, "d2 assigned to %v, want the released refuser %v", c.ativa(d2), x)
+	must(t, c.ativa(d1) == outro(x, a, b), "d1 re-drawn to %v", c.ativa(d1))
+	d2, s2 := c.novaDemanda(u1)
+	must(t, s2 == x, "d2 assigned to %v, want the released refuser %v", s2, x)
 	must(t, h3linha(c, `SELECT total_elegiveis::text FROM d6a.atribuicoes WHERE demanda_id = $1`, d2) == "1", "d2 eligible count")
 
 	// Suspended (with a future date) while still holding the assignment.
-	d3 := uuid.New()
-	c.processar(evento.AgendaItemDisponivel, "1.0.0", agenda(d3, u2))
-	z := c.ativa(d3)
-	ate := h3agora(c).Add(30 * 24 * time.Hour).Truncate(10 * time.Millisecond)
-	h3exec(c, `UPDATE d6a.conselheiros SET status = 'suspenso', data_suspensao_ate = $2 WHERE id = $1`, z, ate)
+	d3, z := c.novaDemanda(u2)
+	ate := c.agora().Add(30 * 24 * time.Hour).Truncate(10 * time.Millisecond)
+	c.suspender(z, ate)
 	c.processar(evento.AtribuicaoRecusada, "1.1.0", recusa(z, d3, u2, "recusa_explicita"))
-	must(t, h3statusAtribuicao(c, z, d3) == "recusada", "assignment %s", h3statusAtribuicao(c, z, d3))
+	must(t, c.statusAtribuicao(z, d3) == "recusada", "assignment %s", c.statusAtribuicao(z, d3))
 	must(t, c.statusConselheiro(z) == "suspenso", "suspended refuser became %s", c.statusConselheiro(z))
 	var depois time.Time
 	if err := c.pool.QueryRow(t.Context(), `SELECT data_suspensao_ate FROM d6a.conselheiros WHERE id = $1`, z).Scan(&depois); err != nil {
 		t.Fatal(err)
 	}
 	must(t, depois.Equal(ate), "data_suspensao_ate moved from %v to %v", ate, depois)
-	must(t, c.ativa(d3) == h3outro(z, p, q), "d3 re-drawn to %v", c.ativa(d3))
+	must(t, c.ativa(d3) == outro(z, p, q), "d3 re-drawn to %v", c.ativa(d3))
 }
 
 // T32: duplicidade.agregada removes every member from the queue; the
 // representative stays.
 func TestT32_DuplicidadeAgregadaRemoveMembros(t *testing.T) {
 	t.Parallel()
-	c := novaColonia(t, opcoes{})
-	bairro := uuid.New()
-	uc(c, bairro, uuid.Nil)
-	c.iniciar()
+	c, bairro := coloniaNoBairro(t)
 	rep, m1, m2, outra := uuid.New(), uuid.New(), uuid.New(), uuid.New()
 	for _, d := range []uuid.UUID{rep, m1, m2, outra} {
 		c.processar(evento.AgendaItemDisponivel, "1.0.0", agenda(d, bairro))
@@ -550,12 +467,11 @@ func TestT32_DuplicidadeAgregadaRemoveMembros(t *testing.T) {
 	must(t, h3tentativas(c, outra) == 1, "unrelated demand left the queue")
 	must(t, h3tentativas(c, m1) == -1 && h3tentativas(c, m2) == -1, "members still pending")
 	must(t, c.contar(`SELECT count(*) FROM d6a.fila_pendentes`) == 2, "%d pending, want 2", c.contar(`SELECT count(*) FROM d6a.fila_pendentes`))
-	h3semDLQ(c)
+	c.semDLQ()
 
 	// The members are not drawn when a counsellor arrives: the
 	// representative (oldest) is.
-	a := uuid.New()
-	c.processar(evento.ConselheiroCadastrado, "1.1.0", cadastro(a, bairro))
+	a := c.novoConselheiro(bairro)
 	must(t, c.ativa(rep) == a, "representative not drawn (%v)", c.ativa(rep))
 }
 
@@ -563,15 +479,12 @@ func TestT32_DuplicidadeAgregadaRemoveMembros(t *testing.T) {
 // event_id_ultima_alteracao.
 func TestT33_SuspensoVencidoReativadoNoBoot(t *testing.T) {
 	t.Parallel()
-	c := novaColonia(t, opcoes{})
-	bairro := uuid.New()
-	uc(c, bairro, uuid.Nil)
-	c.iniciar()
+	c, bairro := coloniaNoBairro(t)
 	s := uuid.New()
 	cadID := c.processar(evento.ConselheiroCadastrado, "1.1.0", cadastro(s, bairro))
 	c.parar()
 
-	h3exec(c, `UPDATE d6a.conselheiros SET status = 'suspenso', data_suspensao_ate = $2 WHERE id = $1`, s, h3agora(c).Add(time.Hour))
+	c.suspender(s, c.agora().Add(time.Hour))
 	antes := h3linha(c, `SELECT event_id_ultima_alteracao::text FROM d6a.conselheiros WHERE id = $1`, s)
 	c.clock.Avancar(2 * time.Hour)
 
@@ -583,10 +496,9 @@ func TestT33_SuspensoVencidoReativadoNoBoot(t *testing.T) {
 	must(t, depois != antes && depois != cadID.String(), "event_id_ultima_alteracao not renewed (%s)", depois)
 
 	// A suspension still in force is left alone by the boot.
-	f := uuid.New()
-	c.processar(evento.ConselheiroCadastrado, "1.1.0", cadastro(f, bairro))
+	f := c.novoConselheiro(bairro)
 	c.parar()
-	h3exec(c, `UPDATE d6a.conselheiros SET status = 'suspenso', data_suspensao_ate = $2 WHERE id = $1`, f, h3agora(c).Add(24*time.Hour))
+	c.suspender(f, c.agora().Add(24*time.Hour))
 	c.iniciar()
 	must(t, c.statusConselheiro(f) == "suspenso", "suspension in force lifted at boot: %s", c.statusConselheiro(f))
 }
@@ -595,12 +507,8 @@ func TestT33_SuspensoVencidoReativadoNoBoot(t *testing.T) {
 // refused assignment's data, not placeholders.
 func TestT34_ResorteioSemElegiveisGuardaSnapshot(t *testing.T) {
 	t.Parallel()
-	c := novaColonia(t, opcoes{})
-	bairro := uuid.New()
-	uc(c, bairro, uuid.Nil)
-	c.iniciar()
-	x := uuid.New()
-	c.processar(evento.ConselheiroCadastrado, "1.1.0", cadastro(x, bairro))
+	c, bairro := coloniaNoBairro(t)
+	x := c.novoConselheiro(bairro)
 	d, grupo := uuid.New(), uuid.New()
 	p := agenda(d, bairro)
 	p["score_final"], p["categoria_id"], p["nivel_precedencia"], p["grupo_id"] = 42.37, "EDUCACAO", 4, grupo
@@ -623,21 +531,17 @@ func TestT34_ResorteioSemElegiveisGuardaSnapshot(t *testing.T) {
 	must(t, cat == "EDUCACAO" && nivel == 4, "categoria %q nivel %d", cat, nivel)
 	must(t, g != nil && *g == grupo, "grupo_id %v, want %v", g, grupo)
 	must(t, origem == rid && tent == 1, "event_id_origem %v (want the refusal %v), tentativas %d", origem, rid, tent)
-	sem := h3porDemanda(c.publicados(evento.SorteioSemCandidatos), d)
+	sem := porDemanda(c.publicados(evento.SorteioSemCandidatos), d)
 	must(t, len(sem) == 1, "%d sem_candidatos for d, want 1", len(sem))
-	must(t, h3statusAtribuicao(c, x, d) == "recusada", "assignment %s", h3statusAtribuicao(c, x, d))
+	must(t, c.statusAtribuicao(x, d) == "recusada", "assignment %s", c.statusAtribuicao(x, d))
 }
 
 // T35: a pending demand's draw failing on a release sweep (registration,
 // cycle, refusal) counts one attempt each time, never two.
 func TestT35_FalhaDoPendenteNaVarreduraIncrementaUmaVez(t *testing.T) {
 	t.Parallel()
-	c := novaColonia(t, opcoes{})
-	bairro := uuid.New()
-	uc(c, bairro, uuid.Nil)
-	c.iniciar()
-	d := uuid.New()
-	c.processar(evento.AgendaItemDisponivel, "1.0.0", agenda(d, bairro))
+	c, bairro := coloniaNoBairro(t)
+	d, _ := c.novaDemanda(bairro)
 	must(t, h3tentativas(c, d) == 1, "tentativas %d after the first draw, want 1", h3tentativas(c, d))
 
 	// Registration of an untrained counsellor: the sweep's draw fails.
@@ -654,5 +558,5 @@ func TestT35_FalhaDoPendenteNaVarreduraIncrementaUmaVez(t *testing.T) {
 	c.processar(evento.AtribuicaoRecusada, "1.1.0", recusa(uuid.New(), uuid.New(), bairro, "recusa_explicita"))
 	must(t, h3tentativas(c, d) == 4, "after the refusal sweep: tentativas %d, want 4", h3tentativas(c, d))
 	must(t, c.ativa(d) == uuid.Nil, "drawn?")
-	h3semDLQ(c)
+	c.semDLQ()
 }

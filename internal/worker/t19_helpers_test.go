@@ -15,13 +15,6 @@ import (
 	"github.com/formigueiro/d6a/internal/evento"
 )
 
-// h3agora reads the colony clock without moving it.
-func h3agora(c *colonia) time.Time {
-	c.clock.mu.Lock()
-	defer c.clock.mu.Unlock()
-	return c.clock.t
-}
-
 // h3envelope builds the bytes of an incoming envelope, as c.publicar would,
 // so a test can publish the very same bytes twice.
 func h3envelope(c *colonia, tipo evento.Tipo, versao string, payload any) (uuid.UUID, string, []byte) {
@@ -129,29 +122,11 @@ func h3porEventID(c *colonia, pubs []map[string]any) map[string]int {
 	return out
 }
 
-// h3porDemanda returns the published envelopes whose payload demanda_id is d.
-func h3porDemanda(pubs []map[string]any, d uuid.UUID) []map[string]any {
-	var out []map[string]any
-	for _, p := range pubs {
-		if payloadDe(p)["demanda_id"] == d.String() {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
 // h3eventoSorteio returns the event_id_sorteio of the assignment of
 // (conselheiro, demanda).
 func h3eventoSorteio(c *colonia, conselheiro, demanda uuid.UUID) string {
 	c.t.Helper()
 	return h3linha(c, `SELECT event_id_sorteio::text FROM d6a.atribuicoes WHERE conselheiro_id = $1 AND demanda_id = $2`, conselheiro, demanda)
-}
-
-// h3statusAtribuicao returns the status of the assignment of
-// (conselheiro, demanda).
-func h3statusAtribuicao(c *colonia, conselheiro, demanda uuid.UUID) string {
-	c.t.Helper()
-	return h3linha(c, `SELECT status FROM d6a.atribuicoes WHERE conselheiro_id = $1 AND demanda_id = $2`, conselheiro, demanda)
 }
 
 // h3tentativas returns tentativas_sorteio of the pending row of demanda, or
@@ -163,29 +138,6 @@ func h3tentativas(c *colonia, demanda uuid.UUID) int {
 		return -1
 	}
 	return n
-}
-
-// h3exec runs a statement (the tests' direct edits of state).
-func h3exec(c *colonia, sql string, args ...any) {
-	c.t.Helper()
-	if _, err := c.pool.Exec(context.Background(), sql, args...); err != nil {
-		c.t.Fatalf("%s: %v", sql, err)
-	}
-}
-
-// h3semDLQ fails when anything was dead-lettered.
-func h3semDLQ(c *colonia) {
-	c.t.Helper()
-	d := c.dlq()
-	must(c.t, len(d) == 0, "%d dead letters, want none: %v", len(d), d)
-}
-
-// h3outro returns whichever of a, b is not x.
-func h3outro(x, a, b uuid.UUID) uuid.UUID {
-	if x == a {
-		return b
-	}
-	return a
 }
 
 // h3replayTodos rewinds every consumed type's durable to sequence 1 with a

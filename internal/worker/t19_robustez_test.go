@@ -20,20 +20,16 @@ import (
 func TestReplayTipoInteiroNaoMudaNada(t *testing.T) {
 	t.Parallel()
 	c := novaColonia(t, opcoes{})
-	u1, u2 := uuid.New(), uuid.New()
-	uc(c, u1, uuid.Nil)
-	uc(c, u2, uuid.Nil)
+	u1, u2 := c.novaUC(), c.novaUC()
 	c.iniciar()
-	a, b, cc := uuid.New(), uuid.New(), uuid.New()
-	for _, x := range []uuid.UUID{a, b, cc} {
-		c.processar(evento.ConselheiroCadastrado, "1.1.0", cadastro(x, u1))
+	a := c.novoConselheiro(u1)
+	for range 2 {
+		c.novoConselheiro(u1)
 	}
-	d1, d2, d3, d4 := uuid.New(), uuid.New(), uuid.New(), uuid.New()
-	c.processar(evento.AgendaItemDisponivel, "1.0.0", agenda(d1, u1))
-	c.processar(evento.AgendaItemDisponivel, "1.0.0", agenda(d2, u1))
-	c.processar(evento.AgendaItemDisponivel, "1.0.0", agenda(d3, u2))
-	c.processar(evento.AgendaItemDisponivel, "1.0.0", agenda(d4, u2))
-	x1 := c.ativa(d1)
+	d1, x1 := c.novaDemanda(u1)
+	d2, _ := c.novaDemanda(u1)
+	d3, _ := c.novaDemanda(u2)
+	d4, _ := c.novaDemanda(u2)
 	c.processar(evento.AtribuicaoRecusada, "1.1.0", recusa(x1, d1, u1, "recusa_explicita"))
 	c.processar(evento.AtribuicaoRecusada, "1.1.0", recusa(c.ativa(d1), d1, u1, "risco_pessoal"))
 	c.processar(evento.CicloConcluido, "1.0.0", ciclo(c.ativa(d2), d2, u1))
@@ -43,7 +39,7 @@ func TestReplayTipoInteiroNaoMudaNada(t *testing.T) {
 		"mecanismo": "confirmacao_coletiva", "confirmacoes_gatilho": 3, "criterios": map[string]any{},
 	})
 	c.processar(evento.ElegibilidadeAtualizada, "1.0.0", map[string]any{"conselheiro_id": a})
-	c.processar(evento.ConselheiroCadastrado, "1.1.0", cadastro(uuid.New(), u2)) // draws d3 from the queue
+	c.novoConselheiro(u2) // draws d3 from the queue
 	must(t, c.ativa(d3) != uuid.Nil, "d3 not drawn by the registration sweep")
 	h3drenar(c)
 
@@ -151,17 +147,14 @@ func TestPublishOutageNaoPerdePublicacao(t *testing.T) {
 	must(t, len(sem) == c.contar(`SELECT count(*) FROM d6a.outbox WHERE tipo = $1`, string(evento.SorteioSemCandidatos)), "sem_candidatos on the bus differ from the outbox")
 	must(t, c.contar(`SELECT count(*) FROM d6a.outbox WHERE publicado_em IS NULL OR sequence IS NULL`) == 0, "outbox not empty")
 	must(t, c.contar(`SELECT count(*) FROM d6a.eventos_processados`) == len(ids), "inbox %d, want %d", c.contar(`SELECT count(*) FROM d6a.eventos_processados`), len(ids))
-	h3semDLQ(c)
+	c.semDLQ()
 }
 
 // TestDrainNoShutdown: stopping with events in flight returns within 10 s,
 // and after a restart every published event is processed exactly once.
 func TestDrainNoShutdown(t *testing.T) {
 	t.Parallel()
-	c := novaColonia(t, opcoes{})
-	bairro := uuid.New()
-	uc(c, bairro, uuid.Nil)
-	c.iniciar()
+	c, bairro := coloniaNoBairro(t)
 	var ids, demandas []uuid.UUID
 	for i := range 60 {
 		var id uuid.UUID
@@ -203,8 +196,8 @@ func TestDrainNoShutdown(t *testing.T) {
 	}
 	sem := c.publicados(evento.SorteioSemCandidatos)
 	for _, d := range demandas {
-		must(t, len(h3porDemanda(sem, d)) <= 1, "demand %s has several sem_candidatos", d)
+		must(t, len(porDemanda(sem, d)) <= 1, "demand %s has several sem_candidatos", d)
 	}
 	must(t, c.contar(`SELECT count(*) FROM d6a.outbox WHERE publicado_em IS NULL`) == 0, "outbox not empty")
-	h3semDLQ(c)
+	c.semDLQ()
 }

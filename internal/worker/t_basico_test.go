@@ -13,17 +13,9 @@ import (
 
 func TestT01_AgendaComElegiveisSorteia(t *testing.T) {
 	t.Parallel()
-	c := novaColonia(t, opcoes{})
-	bairro := uuid.New()
-	uc(c, bairro, uuid.Nil)
-	c.iniciar()
-	a, b := uuid.New(), uuid.New()
-	c.processar(evento.ConselheiroCadastrado, "1.1.0", cadastro(a, bairro))
-	c.processar(evento.ConselheiroCadastrado, "1.1.0", cadastro(b, bairro))
-	demanda := uuid.New()
-	c.processar(evento.AgendaItemDisponivel, "1.0.0", agenda(demanda, bairro))
+	c, bairro, a, b := coloniaComDupla(t)
+	demanda, sorteado := c.novaDemanda(bairro)
 
-	sorteado := c.ativa(demanda)
 	must(t, sorteado == a || sorteado == b, "active assignment to %v, want one of the two", sorteado)
 	must(t, c.statusConselheiro(sorteado) == "ocupado", "winner status %s", c.statusConselheiro(sorteado))
 	pubs := c.publicados(evento.ConselheiroSorteado)
@@ -54,10 +46,7 @@ func TestT06_UCSemConselheirosNenhumCadastrado(t *testing.T) {
 // listener before and after a draw and a sem_candidatos.
 func TestMetricsMoveAfterADraw(t *testing.T) {
 	t.Parallel()
-	c := novaColonia(t, opcoes{})
-	bairro := uuid.New()
-	uc(c, bairro, uuid.Nil)
-	c.iniciar()
+	c, bairro := coloniaNoBairro(t)
 	scrape := func() string {
 		resp, err := http.Get("http://" + c.w.Addr.String() + "/metrics")
 		if err != nil {
@@ -69,9 +58,9 @@ func TestMetricsMoveAfterADraw(t *testing.T) {
 	}
 	antes := scrape()
 	must(t, strings.Contains(antes, "d6a_sorteios_total 0"), "d6a_sorteios_total not at 0 before any draw")
-	c.processar(evento.ConselheiroCadastrado, "1.1.0", cadastro(uuid.New(), bairro))
-	c.processar(evento.AgendaItemDisponivel, "1.0.0", agenda(uuid.New(), bairro))
-	c.processar(evento.AgendaItemDisponivel, "1.0.0", agenda(uuid.New(), bairro))
+	c.novoConselheiro(bairro)
+	c.novaDemanda(bairro)
+	c.novaDemanda(bairro)
 	depois := scrape()
 	for _, linha := range []string{
 		"d6a_sorteios_total 1",
