@@ -3,6 +3,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"os"
 
 	"github.com/formigueiro/d6a/internal/config"
+	"github.com/formigueiro/d6a/internal/store"
 )
 
 // exitUsage is the status for bad flags or configuration (CONTRACT §1).
@@ -71,6 +73,31 @@ func loadConfig() (config.Config, bool) {
 	}
 	slog.SetDefault(slog.New(h))
 	return cfg, true
+}
+
+// loadDatabaseConfig is loadConfig for the commands that need PostgreSQL:
+// an unset D6A_DATABASE_URL fails the same way as any other variable.
+func loadDatabaseConfig() (config.Config, bool) {
+	cfg, ok := loadConfig()
+	if !ok {
+		return cfg, false
+	}
+	if err := cfg.RequireDatabase(); err != nil {
+		fail(err)
+		return cfg, false
+	}
+	return cfg, true
+}
+
+// openStore connects to cfg's database. A failure is printed as a problem
+// with D6A_DATABASE_URL, a configuration error for the caller's exit status.
+func openStore(ctx context.Context, cfg config.Config) (*store.Store, bool) {
+	st, err := store.Open(ctx, cfg.DatabaseURL)
+	if err != nil {
+		fail(fmt.Errorf("D6A_DATABASE_URL: %w", err))
+		return nil, false
+	}
+	return st, true
 }
 
 // fail prints err on one line to stderr.

@@ -14,19 +14,14 @@ func cmdMigrate(args []string) int {
 		fmt.Fprintln(os.Stderr, "d6a migrate: takes no arguments")
 		return exitUsage
 	}
-	cfg, ok := loadConfig()
+	cfg, ok := loadDatabaseConfig()
 	if !ok {
-		return exitUsage
-	}
-	if err := cfg.RequireDatabase(); err != nil {
-		fail(err)
 		return exitUsage
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	st, err := store.Open(ctx, cfg.DatabaseURL)
-	if err != nil {
-		fail(fmt.Errorf("D6A_DATABASE_URL: %w", err))
+	st, ok := openStore(ctx, cfg)
+	if !ok {
 		return exitUsage
 	}
 	defer st.Close()

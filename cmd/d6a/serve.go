@@ -17,12 +17,8 @@ func cmdServe(args []string) int {
 		fmt.Fprintln(os.Stderr, "d6a serve: takes no arguments (configuration comes from D6A_* variables)")
 		return exitUsage
 	}
-	cfg, ok := loadConfig()
+	cfg, ok := loadDatabaseConfig()
 	if !ok {
-		return exitUsage
-	}
-	if err := cfg.RequireDatabase(); err != nil {
-		fail(err)
 		return exitUsage
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

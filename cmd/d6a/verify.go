@@ -13,7 +13,6 @@ import (
 
 	"github.com/formigueiro/d6a/internal/bus"
 	"github.com/formigueiro/d6a/internal/sorteio"
-	"github.com/formigueiro/d6a/internal/store"
 	"github.com/formigueiro/d6a/internal/verificacao"
 )
 
@@ -93,19 +92,14 @@ func verifyJSON(arquivo string, stdout, stderr io.Writer) int {
 
 // verifyEventID is `d6a verify --event-id UUID`.
 func verifyEventID(id uuid.UUID, folga time.Duration, semBus bool) int {
-	cfg, ok := loadConfig()
+	cfg, ok := loadDatabaseConfig()
 	if !ok {
-		return exitUsage
-	}
-	if err := cfg.RequireDatabase(); err != nil {
-		fail(err)
 		return exitUsage
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	st, err := store.Open(ctx, cfg.DatabaseURL)
-	if err != nil {
-		fail(fmt.Errorf("D6A_DATABASE_URL: %w", err))
+	st, ok := openStore(ctx, cfg)
+	if !ok {
 		return exitUsage
 	}
 	defer st.Close()

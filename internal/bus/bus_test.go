@@ -167,6 +167,61 @@ func infoConsumidor(t *testing.T, b *Bus, tipo evento.Tipo) *jetstream.ConsumerI
 	return c.CachedInfo()
 }
 
+// busComAgendas starts a server and a bus whose stream already holds n
+// agenda items, published before any consumer exists.
+func busComAgendas(t *testing.T, n int) *Bus {
+	t.Helper()
+	url, _ := bustest.Start(t)
+	b := novoBus(t, url, nil)
+	for range n {
+		publicarAgenda(t, b)
+	}
+	return b
+}
+
+// consumidores creates (or resumes) the durable consumers.
+func consumidores(t *testing.T, b *Bus) {
+	t.Helper()
+	if err := b.EnsureConsumers(ctxTeste(t)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// esperarAck waits until the agenda consumer has acknowledged seq and has
+// nothing in flight.
+func esperarAck(t *testing.T, b *Bus, seq uint64) {
+	t.Helper()
+	esperar(t, "the ack", func() bool {
+		info := infoConsumidor(t, b, evento.AgendaItemDisponivel)
+		return info.AckFloor.Stream == seq && info.NumAckPending == 0
+	})
+}
+
+// esperarDLQ waits until the dead-letter stream holds exactly n messages
+// and returns them.
+func esperarDLQ(t *testing.T, b *Bus, o string, n int) []*jetstream.RawStreamMsg {
+	t.Helper()
+	var msgs []*jetstream.RawStreamMsg
+	esperar(t, o, func() bool {
+		msgs = bustest.LerMsgs(t, b.JetStream(), DLQStream, ">")
+		return len(msgs) == n
+	})
+	return msgs
+}
+
+// interromperPosicionamento leaves the consumer of tipo as a process that
+// died between creating it and positioning it at stream sequence cabeca.
+func interromperPosicionamento(t *testing.T, b *Bus, tipo evento.Tipo, cabeca uint64) {
+	t.Helper()
+	cfg := b.configConsumidor(tipo)
+	pausa := pausaPosicionamento
+	cfg.PauseUntil = &pausa
+	cfg.Metadata = map[string]string{metaCabeca: strconv.FormatUint(cabeca, 10)}
+	if _, err := b.JetStream().CreateConsumer(ctxTeste(t), "EVENTOS", cfg); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestEnsureStreamCriaComConfiguracao(t *testing.T) {
 	t.Parallel()
 	url, _ := bustest.Start(t)
@@ -236,9 +291,7 @@ func TestConnectEmbutido(t *testing.T) {
 	if err := b.EnsureStream(ctxTeste(t)); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.EnsureConsumers(ctxTeste(t)); err != nil {
-		t.Fatal(err)
-	}
+	consumidores(t, b)
 	if err := b.Ready(ctxTeste(t)); err != nil {
 		t.Fatal(err)
 	}
@@ -260,12 +313,8 @@ func TestConsumidoresCriadosNaCabeca(t *testing.T) {
 	for range 3 {
 		publicarAgenda(t, b)
 	}
-	if err := b.EnsureConsumers(ctxTeste(t)); err != nil {
-		t.Fatal(err)
-	}
-	if err := b.EnsureConsumers(ctxTeste(t)); err != nil { // existing ones resume
-		t.Fatal(err)
-	}
+	consumidores(t, b)
+	consumidores(t, b) // existing ones resume
 	if err := b.Ready(ctxTeste(t)); err != nil {
 		t.Fatal(err)
 	}
@@ -329,14 +378,8 @@ func ultimoEventID(t *testing.T, b *Bus) string {
 
 func TestReplayRecriaQuandoResetRecusado(t *testing.T) {
 	t.Parallel()
-	url, _ := bustest.Start(t)
-	b := novoBus(t, url, nil)
-	for range 4 {
-		publicarAgenda(t, b)
-	}
-	if err := b.EnsureConsumers(ctxTeste(t)); err != nil {
-		t.Fatal(err)
-	}
+	b := busComAgendas(t, 4)
+	consumidores(t, b)
 	tipo := evento.AgendaItemDisponivel
 	// The fallback path: recreate by start sequence 3.
 	if err := b.recriar(ctxTeste(t), infoConsumidor(t, b, tipo).Config, 3); err != nil {
@@ -386,23 +429,11 @@ func TestReplayErros(t *testing.T) {
 
 func TestPosicionamentoInterrompidoRetomado(t *testing.T) {
 	t.Parallel()
-	url, _ := bustest.Start(t)
-	b := novoBus(t, url, nil)
-	for range 3 {
-		publicarAgenda(t, b)
-	}
+	b := busComAgendas(t, 3)
 	// A process that died between creating the consumer and positioning it.
 	tipo := evento.AgendaItemDisponivel
-	cfg := b.configConsumidor(tipo)
-	pausa := pausaPosicionamento
-	cfg.PauseUntil = &pausa
-	cfg.Metadata = map[string]string{metaCabeca: "3"}
-	if _, err := b.JetStream().CreateConsumer(ctxTeste(t), "EVENTOS", cfg); err != nil {
-		t.Fatal(err)
-	}
-	if err := b.EnsureConsumers(ctxTeste(t)); err != nil {
-		t.Fatal(err)
-	}
+	interromperPosicionamento(t, b, tipo, 3)
+	consumidores(t, b)
 	info := infoConsumidor(t, b, tipo)
 	if info.Paused || info.NumPending != 1 {
 		t.Fatalf("consumer paused %v, pending %d; want resumed at seq 3", info.Paused, info.NumPending)
@@ -452,9 +483,7 @@ func TestFalhaTransitoriaNaoContaEntregas(t *testing.T) {
 		c.MaxEntregas = 2
 		c.Backoff = []time.Duration{10 * time.Millisecond}
 	})
-	if err := b.EnsureConsumers(ctxTeste(t)); err != nil {
-		t.Fatal(err)
-	}
+	consumidores(t, b)
 	g := &gravador{falhar: func(ev evento.Evento, vezes int) error {
 		if vezes < 6 { // well past MaxEntregas
 			return Transitorio(errors.New("banco fora do ar"))
@@ -463,10 +492,7 @@ func TestFalhaTransitoriaNaoContaEntregas(t *testing.T) {
 	}}
 	consumir(t, b, g)
 	seq, _ := publicarAgenda(t, b)
-	esperar(t, "the ack", func() bool {
-		info := infoConsumidor(t, b, evento.AgendaItemDisponivel)
-		return info.AckFloor.Stream == seq && info.NumAckPending == 0
-	})
+	esperarAck(t, b, seq)
 	if got := g.seqs(); len(got) != 7 {
 		t.Fatalf("handler called %d times, want 7 (6 transient failures, then success)", len(got))
 	}
@@ -505,9 +531,7 @@ func TestInutilizavelVaiParaDLQ(t *testing.T) {
 	t.Parallel()
 	url, _ := bustest.Start(t)
 	b := novoBus(t, url, nil)
-	if err := b.EnsureConsumers(ctxTeste(t)); err != nil {
-		t.Fatal(err)
-	}
+	consumidores(t, b)
 	g := &gravador{}
 	consumir(t, b, g)
 	ruim := agenda()
@@ -542,24 +566,15 @@ func TestFalhaSempreVaiParaDLQAposMaxEntregas(t *testing.T) {
 	t.Parallel()
 	url, _ := bustest.Start(t)
 	b := novoBus(t, url, func(c *Config) { c.MaxEntregas = 2 })
-	if err := b.EnsureConsumers(ctxTeste(t)); err != nil {
-		t.Fatal(err)
-	}
+	consumidores(t, b)
 	g := &gravador{falhar: func(evento.Evento, int) error { return errors.New("banco fora do ar") }}
 	consumir(t, b, g)
 	seq, _ := publicarAgenda(t, b)
-	var msgs []*jetstream.RawStreamMsg
-	esperar(t, "the dead letter", func() bool {
-		msgs = bustest.LerMsgs(t, b.JetStream(), DLQStream, "d6a.dlq.>")
-		return len(msgs) == 1
-	})
+	msgs := esperarDLQ(t, b, "the dead letter", 1)
 	if e := msgs[0].Header.Get(HeaderErro); e != "falhou 2 entregas: banco fora do ar" {
 		t.Fatalf("D6a-Erro = %q", e)
 	}
-	esperar(t, "the ack", func() bool {
-		info := infoConsumidor(t, b, evento.AgendaItemDisponivel)
-		return info.AckFloor.Stream == seq && info.NumAckPending == 0
-	})
+	esperarAck(t, b, seq)
 	if got := g.seqs(); !slices.Equal(got, []uint64{seq, seq}) {
 		t.Fatalf("handler saw %v, want two deliveries", got)
 	}
@@ -569,9 +584,7 @@ func TestFalhaUmaVezDepoisSucesso(t *testing.T) {
 	t.Parallel()
 	url, _ := bustest.Start(t)
 	b := novoBus(t, url, nil)
-	if err := b.EnsureConsumers(ctxTeste(t)); err != nil {
-		t.Fatal(err)
-	}
+	consumidores(t, b)
 	var sucessos sync.Map
 	g := &gravador{falhar: func(ev evento.Evento, vezes int) error {
 		if vezes == 0 {
@@ -583,10 +596,7 @@ func TestFalhaUmaVezDepoisSucesso(t *testing.T) {
 	}}
 	consumir(t, b, g)
 	seq, id := publicarAgenda(t, b)
-	esperar(t, "the ack", func() bool {
-		info := infoConsumidor(t, b, evento.AgendaItemDisponivel)
-		return info.AckFloor.Stream == seq && info.NumAckPending == 0
-	})
+	esperarAck(t, b, seq)
 	if got := g.seqs(); !slices.Equal(got, []uint64{seq, seq}) {
 		t.Fatalf("handler saw %v", got)
 	}
@@ -603,9 +613,7 @@ func TestErroPermanenteVaiDiretoParaDLQ(t *testing.T) {
 	t.Parallel()
 	url, _ := bustest.Start(t)
 	b := novoBus(t, url, nil)
-	if err := b.EnsureConsumers(ctxTeste(t)); err != nil {
-		t.Fatal(err)
-	}
+	consumidores(t, b)
 	g := &gravador{falhar: func(ev evento.Evento, _ int) error {
 		if ev.Tipo == evento.DuplicidadeAgregada {
 			panic("boom")
@@ -616,11 +624,7 @@ func TestErroPermanenteVaiDiretoParaDLQ(t *testing.T) {
 	seq, _ := publicarAgenda(t, b)
 	bustest.Publicar(t, b.JetStream(), evento.DuplicidadeAgregada.Subject("eventos"),
 		bustest.Envelope(evento.DuplicidadeAgregada, map[string]any{"agregado_id": uuid.NewString(), "representante_demanda_id": uuid.NewString()}))
-	var msgs []*jetstream.RawStreamMsg
-	esperar(t, "two dead letters", func() bool {
-		msgs = bustest.LerMsgs(t, b.JetStream(), DLQStream, ">")
-		return len(msgs) == 2
-	})
+	msgs := esperarDLQ(t, b, "two dead letters", 2)
 	erros := map[string]string{}
 	for _, m := range msgs {
 		erros[m.Subject] = m.Header.Get(HeaderErro)
@@ -638,9 +642,7 @@ func TestDurableExistenteRetoma(t *testing.T) {
 	t.Parallel()
 	url, _ := bustest.Start(t)
 	b := novoBus(t, url, nil)
-	if err := b.EnsureConsumers(ctxTeste(t)); err != nil {
-		t.Fatal(err)
-	}
+	consumidores(t, b)
 	g := &gravador{}
 	stop := consumir(t, b, g)
 	publicarAgenda(t, b)
@@ -652,9 +654,7 @@ func TestDurableExistenteRetoma(t *testing.T) {
 	s3, _ := publicarAgendaCom(t, url)
 	s4, _ := publicarAgendaCom(t, url)
 	b2 := novoBus(t, url, nil)
-	if err := b2.EnsureConsumers(ctxTeste(t)); err != nil {
-		t.Fatal(err)
-	}
+	consumidores(t, b2)
 	g2 := &gravador{}
 	consumir(t, b2, g2)
 	esperar(t, "the two new messages", func() bool { return len(g2.lista()) >= 2 })
@@ -672,9 +672,7 @@ func TestDrenagemTerminaMensagemEmMaos(t *testing.T) {
 	t.Parallel()
 	url, _ := bustest.Start(t)
 	b := novoBus(t, url, nil)
-	if err := b.EnsureConsumers(ctxTeste(t)); err != nil {
-		t.Fatal(err)
-	}
+	consumidores(t, b)
 	dentro, solta := make(chan struct{}), make(chan struct{})
 	var ctxCancelado bool
 	g := &gravador{falhar: func(evento.Evento, int) error {
@@ -717,9 +715,7 @@ func TestAvisoMaxEntregasVaiParaDLQ(t *testing.T) {
 	t.Parallel()
 	url, _ := bustest.Start(t)
 	b := novoBus(t, url, func(c *Config) { c.MaxEntregas = 1; c.AckWait = time.Second })
-	if err := b.EnsureConsumers(ctxTeste(t)); err != nil {
-		t.Fatal(err)
-	}
+	consumidores(t, b)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go b.vigiarMaxEntregas(ctx)
@@ -795,9 +791,7 @@ func TestSobreviveReinicioDoServidor(t *testing.T) {
 	url := srv.ClientURL()
 	defer func() { srv.Shutdown(); srv.WaitForShutdown() }()
 	b := novoBus(t, url, nil)
-	if err := b.EnsureConsumers(ctxTeste(t)); err != nil {
-		t.Fatal(err)
-	}
+	consumidores(t, b)
 	g := &gravador{}
 	consumir(t, b, g)
 	s1, _ := publicarAgenda(t, b)
@@ -818,26 +812,14 @@ func TestSobreviveReinicioDoServidor(t *testing.T) {
 
 func TestReplaySobrePosicionamentoInterrompido(t *testing.T) {
 	t.Parallel()
-	url, _ := bustest.Start(t)
-	b := novoBus(t, url, nil)
-	for range 3 {
-		publicarAgenda(t, b)
-	}
+	b := busComAgendas(t, 3)
 	tipo := evento.AgendaItemDisponivel
-	cfg := b.configConsumidor(tipo)
-	pausa := pausaPosicionamento
-	cfg.PauseUntil = &pausa
-	cfg.Metadata = map[string]string{metaCabeca: "4"}
-	if _, err := b.JetStream().CreateConsumer(ctxTeste(t), "EVENTOS", cfg); err != nil {
-		t.Fatal(err)
-	}
+	interromperPosicionamento(t, b, tipo, 4)
 	if _, _, err := b.Replay(ctxTeste(t), tipo, 1); err != nil {
 		t.Fatal(err)
 	}
 	// The replay wins over the interrupted positioning at 4.
-	if err := b.EnsureConsumers(ctxTeste(t)); err != nil {
-		t.Fatal(err)
-	}
+	consumidores(t, b)
 	if info := infoConsumidor(t, b, tipo); info.Paused || info.NumPending != 3 {
 		t.Fatalf("paused %v, pending %d; want the replay from 1", info.Paused, info.NumPending)
 	}

@@ -228,6 +228,8 @@ func (g *gauges) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(g.pendentes, prometheus.GaugeValue, float64(n))
 	}
 
+	// One call feeds both counsellor gauges: it groups every counsellor,
+	// the costliest query of the scrape.
 	if por, err := g.f.ConselheirosPorStatus(ctx); err != nil {
 		skip("d6a_conselheiros", err)
 	} else {

@@ -15,7 +15,10 @@ type fonteFalsa struct {
 	outbox    int64
 	lag       map[string]uint64
 	err       error
-	chamadas  int
+	chamadas  int // of Pendentes
+	// chamadasPorStatus counts ConselheirosPorStatus, a GROUP BY over every
+	// counsellor: both counsellor gauges must share one call per scrape.
+	chamadasPorStatus int
 }
 
 func (f *fonteFalsa) Pendentes(context.Context) (int64, error) {
@@ -24,6 +27,7 @@ func (f *fonteFalsa) Pendentes(context.Context) (int64, error) {
 }
 
 func (f *fonteFalsa) ConselheirosPorStatus(context.Context) (map[string]int64, error) {
+	f.chamadasPorStatus++
 	return f.porStatus, f.err
 }
 
@@ -80,6 +84,9 @@ func TestGaugesReadAtScrape(t *testing.T) {
 	contem(t, scrape(t, m), "d6a_fila_pendentes_size 11")
 	if f.chamadas != 2 {
 		t.Fatalf("Pendentes called %d times, want 2", f.chamadas)
+	}
+	if f.chamadasPorStatus != 2 {
+		t.Fatalf("ConselheirosPorStatus called %d times in 2 scrapes, want 2", f.chamadasPorStatus)
 	}
 }
 
