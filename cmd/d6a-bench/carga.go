@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -15,6 +14,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/formigueiro/d6a/internal/latency"
 )
 
 // Subjects of CONTRACT §3 (default prefix).
@@ -251,12 +252,12 @@ type passe struct {
 	Recebidos     int
 	Sorteados     int
 	SemCandidatos int
-	Lat           percentis // publish → result, all results
-	LatSorteado   percentis // conselheiro.sorteado only
+	Lat           latency.Summary // publish → result, all results
+	LatSorteado   latency.Summary // conselheiro.sorteado only
 	CPU           usoCPU
 	// Quietas: draws during which other processes stayed under
 	// limiteQuieto cores (a shared machine's disturbance left out).
-	Quietas percentis
+	Quietas latency.Summary
 	Ruido   string // set when the pass started on a busy machine
 	// d6a serve's handler histogram over the pass (bucket upper bounds).
 	HandlerP50, HandlerP99 time.Duration
@@ -268,24 +269,6 @@ func (p passe) Vazao() float64 {
 		return 0
 	}
 	return float64(p.Recebidos) / p.Duracao.Seconds()
-}
-
-type percentis struct {
-	N             int
-	P50, P99, Max time.Duration
-}
-
-func calcular(lats []time.Duration) percentis {
-	if len(lats) == 0 {
-		return percentis{}
-	}
-	slices.Sort(lats)
-	q := func(p float64) time.Duration {
-		// nearest-rank
-		i := int(math.Ceil(p*float64(len(lats)))) - 1
-		return lats[max(0, min(i, len(lats)-1))]
-	}
-	return percentis{N: len(lats), P50: q(0.50), P99: q(0.99), Max: lats[len(lats)-1]}
 }
 
 func resumir(ds []*demanda, taxa float64, pub time.Duration) passe {
@@ -316,6 +299,6 @@ func resumir(ds []*demanda, taxa float64, pub time.Duration) passe {
 	if fim > 0 {
 		p.Duracao = relogioBase.Add(time.Duration(fim)).Sub(inicio)
 	}
-	p.Lat, p.LatSorteado = calcular(todas), calcular(sort)
+	p.Lat, p.LatSorteado = latency.Summarize(todas), latency.Summarize(sort)
 	return p
 }

@@ -2,20 +2,17 @@ package main
 
 import (
 	"os"
-	"path/filepath"
 	"runtime"
-	"strconv"
-	"strings"
 	"time"
+
+	"github.com/formigueiro/d6a/internal/pglocal"
+	"github.com/formigueiro/d6a/internal/procstat"
 )
 
 // CPU accounting of a pass from /proc: the CPU time of d6a serve, of the
 // PostgreSQL cluster (postmaster, its live children and the children it
 // reaped) and of the separate nats-server, per draw; and how busy the whole
 // machine was, so a run disturbed by other processes shows it.
-
-// tickHz is USER_HZ, the unit of /proc/<pid>/stat times (100 on Linux).
-const tickHz = 100
 
 type amostraCPU struct {
 	quando            time.Time
@@ -30,97 +27,30 @@ type processosMedidos struct {
 
 func amostrar(p processosMedidos) amostraCPU {
 	a := amostraCPU{quando: time.Now()}
-	if b, err := os.ReadFile("/proc/stat"); err == nil {
-		linha, _, _ := strings.Cut(string(b), "\n")
-		campos := strings.Fields(linha)
-		for i, c := range campos[1:] {
-			v, _ := strconv.ParseUint(c, 10, 64)
-			if i >= 8 { // guest time is already in user
-				break
-			}
-			a.total += v
-			if i == 3 || i == 4 { // idle, iowait
-				a.ocioso += v
-			}
-		}
+	if m, ok := procstat.ReadMachine(); ok {
+		a.total, a.ocioso = m.Total(), m.Idle+m.IOWait
 	}
 	if p.d6a > 0 {
-		a.d6a, _ = cpuProcesso(p.d6a, false)
+		pr, _ := procstat.Read(p.d6a)
+		a.d6a = pr.Own
 	}
 	if p.nats > 0 {
-		a.nats, _ = cpuProcesso(p.nats, false)
+		pr, _ := procstat.Read(p.nats)
+		a.nats = pr.Own
 	}
-	a.eu, _ = cpuProcesso(os.Getpid(), true)
-	if pm := postmaster(p.pgDir); pm > 0 {
-		a.pg, _ = cpuProcesso(pm, true)
-		for _, filho := range filhos(pm) {
-			t, _ := cpuProcesso(filho, false)
-			a.pg += t
+	eu, _ := procstat.Read(os.Getpid())
+	a.eu = eu.Own + eu.Reaped
+	if p.pgDir == "" {
+		return a
+	}
+	if pm, _ := pglocal.Postmaster(p.pgDir); pm > 0 {
+		pr, _ := procstat.Read(pm)
+		a.pg = pr.Own + pr.Reaped
+		for _, filho := range procstat.Children(pm) {
+			a.pg += filho.Own
 		}
 	}
 	return a
-}
-
-// cpuProcesso is utime+stime (plus cutime+cstime of reaped children when
-// comFilhos) of pid, in ticks.
-func cpuProcesso(pid int, comFilhos bool) (uint64, int) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, 0
-	}
-	s := string(b)
-	// Fields after the command name, which is in parentheses.
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0, 0
-	}
-	f := strings.Fields(s[i+1:])
-	// f[0] is field 3 (state); utime is field 14 → f[11].
-	if len(f) < 15 {
-		return 0, 0
-	}
-	ppid, _ := strconv.Atoi(f[1])
-	var t uint64
-	n := 2
-	if comFilhos {
-		n = 4
-	}
-	for k := range n {
-		v, _ := strconv.ParseUint(f[11+k], 10, 64)
-		t += v
-	}
-	return t, ppid
-}
-
-func postmaster(dir string) int {
-	if dir == "" {
-		return 0
-	}
-	b, err := os.ReadFile(filepath.Join(dir, "postmaster.pid"))
-	if err != nil {
-		return 0
-	}
-	l, _, _ := strings.Cut(string(b), "\n")
-	pid, _ := strconv.Atoi(strings.TrimSpace(l))
-	return pid
-}
-
-func filhos(pai int) []int {
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil
-	}
-	var out []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if _, ppid := cpuProcesso(pid, false); ppid == pai {
-			out = append(out, pid)
-		}
-	}
-	return out
 }
 
 // usoCPU is a pass's CPU: milliseconds per draw of each process, and the
@@ -137,7 +67,7 @@ func calcularUso(a, b amostraCPU, sorteios int) usoCPU {
 		return u
 	}
 	porSorteio := func(x, y uint64) float64 {
-		return float64(y-x) * 1000 / tickHz / float64(sorteios)
+		return float64(y-x) * 1000 / procstat.HZ / float64(sorteios)
 	}
 	u.D6AmsPorSorteio = porSorteio(a.d6a, b.d6a)
 	u.PGmsPorSorteio = porSorteio(a.pg, b.pg)

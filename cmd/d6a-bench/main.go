@@ -33,7 +33,10 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/schollz/progressbar/v3"
 
+	"github.com/formigueiro/d6a/internal/benchdoc"
+	"github.com/formigueiro/d6a/internal/latency"
 	"github.com/formigueiro/d6a/internal/pglocal"
+	"github.com/formigueiro/d6a/internal/procstat"
 )
 
 type opcoes struct {
@@ -305,7 +308,7 @@ func (a *ambiente) medirK(ctx context.Context, k int) (r resultadoK, err error) 
 		return r, err
 	}
 	db := fmt.Sprintf("bench_k%d", k)
-	logf("── K = %s: database %s", milhar(k), db)
+	logf("── K = %s: database %s", benchdoc.Thousands(k), db)
 	if err := a.pg.CreateDatabase(ctx, db, "bench_base"); err != nil {
 		return r, err
 	}
@@ -326,7 +329,7 @@ func (a *ambiente) medirK(ctx context.Context, k int) (r resultadoK, err error) 
 	}
 	fim(b)
 	r.CargaConselheiros = time.Since(t)
-	logf("%s counsellors loaded with COPY in %s", milhar(k), r.CargaConselheiros.Round(time.Millisecond))
+	logf("%s counsellors loaded with COPY in %s", benchdoc.Thousands(k), r.CargaConselheiros.Round(time.Millisecond))
 	// A server that has been serving for a while holds the counsellors and
 	// their indexes in shared_buffers; COPY went through a small ring.
 	if _, err := conn.Exec(ctx, `SELECT pg_prewarm(c.oid) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
@@ -391,7 +394,7 @@ func (a *ambiente) medirK(ctx context.Context, k int) (r resultadoK, err error) 
 		return r, err
 	}
 	logf("first draw in %s: hierarchy of %s UCs cached in %s; RSS %.1f → %.1f MB",
-		r.Aquecimento.Round(time.Millisecond), milhar(r.Hierarquia.UCs), r.Hierarquia.Duracao.Round(time.Millisecond),
+		r.Aquecimento.Round(time.Millisecond), benchdoc.Thousands(r.Hierarquia.UCs), r.Hierarquia.Duracao.Round(time.Millisecond),
 		mb(r.MemAntes.RSS), mb(r.MemDepois.RSS))
 
 	// Pass 1: as fast as the bus takes them.
@@ -463,8 +466,12 @@ func (a *ambiente) passe(ctx context.Context, bus *barramento, srv *servidor, na
 	if a.o.perf && taxa == 0 {
 		k := filepath.Base(filepath.Dir(srv.log))
 		alvos := map[string][]int{"d6a-serve-" + k: {srv.Pid()}, "nats-server-" + k: {medidos.nats}}
-		if pm := postmaster(a.pg.Dir); pm > 0 {
-			alvos["postgres-"+k] = append([]int{pm}, filhos(pm)...)
+		if pm, _ := pglocal.Postmaster(a.pg.Dir); pm > 0 {
+			pids := []int{pm}
+			for _, f := range procstat.Children(pm) {
+				pids = append(pids, f.PID)
+			}
+			alvos["postgres-"+k] = pids
 		}
 		for nome, pids := range alvos {
 			p, err := iniciarPerf(filepath.Dir(srv.log), nome, pids)
@@ -516,7 +523,7 @@ func (a *ambiente) passe(ctx context.Context, bus *barramento, srv *servidor, na
 	}
 	p = resumir(ds, taxa, pub)
 	p.CPU = calcularUso(antes, depois, p.Recebidos)
-	p.Quietas = calcular(quietas(ds, js, limiteQuieto))
+	p.Quietas = latency.Summarize(quietas(ds, js, limiteQuieto))
 	p.HandlerP50, p.HandlerP99, _ = quantis(hAntes, lerHistograma(srv.http))
 	if n < len(ds) {
 		logf("WARNING: %d of %d results never reached the bus (no progress for 1 min)", len(ds)-n, len(ds))
@@ -628,23 +635,10 @@ func logf(format string, args ...any) {
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 func mb(b int64) float64         { return float64(b) / (1 << 20) }
 
-// milhar writes n with thousands separators: 1,000,000.
-func milhar(n int) string {
-	s := strconv.Itoa(n)
-	var out []byte
-	for i := range len(s) {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			out = append(out, ',')
-		}
-		out = append(out, s[i])
-	}
-	return string(out)
-}
-
 func juntarK(ks []int) string {
 	var p []string
 	for _, k := range ks {
-		p = append(p, milhar(k))
+		p = append(p, benchdoc.Thousands(k))
 	}
 	return strings.Join(p, "; ")
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -18,6 +17,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/formigueiro/d6a/internal/loopback"
 )
 
 // compilar builds pkg (a path of this module, or a module package such as
@@ -29,15 +30,6 @@ func compilar(ctx context.Context, raiz, out, pkg string) error {
 		return fmt.Errorf("go build %s: %w\n%s", pkg, err, b)
 	}
 	return nil
-}
-
-func portaLivre() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // processo is a child process with its log file.
@@ -138,7 +130,7 @@ type natsExterno struct {
 }
 
 func iniciarNATS(bin, dir string) (*natsExterno, error) {
-	porta, err := portaLivre()
+	porta, err := loopback.FreePort()
 	if err != nil {
 		return nil, err
 	}
@@ -198,14 +190,14 @@ type servidor struct {
 // embedded server on a free port when natsURL is empty) and waits for
 // /readyz.
 func iniciarServe(bin, dir, dbURL, natsURL string, pprof bool) (*servidor, error) {
-	hport, err := portaLivre()
+	hport, err := loopback.FreePort()
 	if err != nil {
 		return nil, err
 	}
 	s := &servidor{http: fmt.Sprintf("127.0.0.1:%d", hport), nats: natsURL}
 	var extra []string
 	if pprof {
-		pport, err := portaLivre()
+		pport, err := loopback.FreePort()
 		if err != nil {
 			return nil, err
 		}
@@ -223,7 +215,7 @@ func iniciarServe(bin, dir, dbURL, natsURL string, pprof bool) (*servidor, error
 	)
 	env = append(env, extra...)
 	if natsURL == "" {
-		nport, err := portaLivre()
+		nport, err := loopback.FreePort()
 		if err != nil {
 			return nil, err
 		}

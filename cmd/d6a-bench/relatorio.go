@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"math"
@@ -13,6 +12,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/formigueiro/d6a/internal/benchdoc"
 )
 
 // imprimirTabela writes the summary table for the terminal.
@@ -21,7 +22,7 @@ func imprimirTabela(w io.Writer, rs []resultadoK) {
 	fmt.Fprintln(tw, "K\tpgbench tps\tdraws/s\t÷ pgbench\tmax-load p50/p99 ms\toffered/s\tp50 ms\tp99 ms\tmax ms\tsorteado\thier. load\tRSS 1st draw MB\tRSS end/peak MB\t")
 	for _, r := range rs {
 		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.2f×\t%.0f / %.0f\t%.1f\t%.1f\t%.1f\t%.1f\t%.0f%%\t%s\t%.1f → %.1f\t%.1f / %.1f\t\n",
-			milhar(r.K), r.PgbenchTPS, r.Maxima.Vazao(), razao(r.Maxima.Vazao(), r.PgbenchTPS),
+			benchdoc.Thousands(r.K), r.PgbenchTPS, r.Maxima.Vazao(), razao(r.Maxima.Vazao(), r.PgbenchTPS),
 			ms(r.Maxima.Lat.P50), ms(r.Maxima.Lat.P99), r.Ritmada.TaxaOfertada,
 			ms(r.Ritmada.Lat.P50), ms(r.Ritmada.Lat.P99), ms(r.Ritmada.Lat.Max),
 			pct(r.Maxima.Sorteados+r.Ritmada.Sorteados, r.Maxima.Recebidos+r.Ritmada.Recebidos),
@@ -90,9 +91,9 @@ func perto(rs []resultadoK, k int) resultadoK {
 
 func rotuloK(r resultadoK, want int) string {
 	if r.K == want {
-		return "K=" + milhar(want)
+		return "K=" + benchdoc.Thousands(want)
 	}
-	return fmt.Sprintf("K=%s (nearest measured to %s)", milhar(r.K), milhar(want))
+	return fmt.Sprintf("K=%s (nearest measured to %s)", benchdoc.Thousands(r.K), benchdoc.Thousands(want))
 }
 
 // margem describes how far value is from limit, for "≤ limit" when menor.
@@ -140,12 +141,12 @@ func (r *relatorio) avaliar() []alvo {
 	ok, v = margem(p99, 25, true)
 	var todos []string
 	for _, x := range r.rs {
-		todos = append(todos, fmt.Sprintf("K=%s %.1f ms (quiet draws %.1f ms)", milhar(x.K), ms(x.Ritmada.Lat.P99), ms(x.Ritmada.Quietas.P99)))
+		todos = append(todos, fmt.Sprintf("K=%s %.1f ms (quiet draws %.1f ms)", benchdoc.Thousands(x.K), ms(x.Ritmada.Lat.P99), ms(x.Ritmada.Quietas.P99)))
 	}
 	out = append(out, alvo{
 		Nome: fmt.Sprintf("p99 ≤ 25 ms at %.0f%% offered load", r.a.o.carga*100),
 		Medido: fmt.Sprintf("%s: **%.1f ms** at %.1f/s offered; %.1f ms over the %s quiet draws (every K: %s)", rotuloK(k100, 100_000), p99, k100.Ritmada.TaxaOfertada,
-			ms(k100.Ritmada.Quietas.P99), milhar(k100.Ritmada.Quietas.N), strings.Join(todos, ", ")),
+			ms(k100.Ritmada.Quietas.P99), benchdoc.Thousands(k100.Ritmada.Quietas.N), strings.Join(todos, ", ")),
 		Ok: ok, Veredito: v,
 	})
 	// 4. RSS with 1,000,000 counsellors and 250,000 UCs.
@@ -153,7 +154,7 @@ func (r *relatorio) avaliar() []alvo {
 	ok, v = margem(hwm, 150, true)
 	out = append(out, alvo{
 		Nome:   "`d6a serve` RSS ≤ 150 MB with 1,000,000 counsellors and 250,000 UCs",
-		Medido: fmt.Sprintf("%s, %s UCs: peak (VmHWM) **%.1f MB**, at the end (VmRSS) %.1f MB", rotuloK(grande, 1_000_000), milhar(grande.UCs), hwm, mb(grande.MemFim.RSS)),
+		Medido: fmt.Sprintf("%s, %s UCs: peak (VmHWM) **%.1f MB**, at the end (VmRSS) %.1f MB", rotuloK(grande, 1_000_000), benchdoc.Thousands(grande.UCs), hwm, mb(grande.MemFim.RSS)),
 		Ok:     ok, Veredito: v,
 	})
 	// 5. Hierarchy cache load.
@@ -167,7 +168,7 @@ func (r *relatorio) avaliar() []alvo {
 	out = append(out, alvo{
 		Nome: "hierarchy cache load ≤ 2 s",
 		Medido: fmt.Sprintf("slowest **%.2f s** (K=%s, %s UCs; RSS +%.1f MB over the first draw)", pior.Hierarquia.Duracao.Seconds(),
-			milhar(pior.K), milhar(pior.Hierarquia.UCs), mb(pior.MemDepois.RSS-pior.MemAntes.RSS)),
+			benchdoc.Thousands(pior.K), benchdoc.Thousands(pior.Hierarquia.UCs), mb(pior.MemDepois.RSS-pior.MemAntes.RSS)),
 		Ok: ok, Veredito: v,
 	})
 	return out
@@ -224,8 +225,10 @@ func (r *relatorio) markdown() string {
 	fmt.Fprintf(&b, "### Results\n\n")
 	fmt.Fprintf(&b, "Measured %s UTC in %s with:\n\n", r.data.Format("2006-01-02 15:04"), r.dur.Round(time.Second))
 	fmt.Fprintf(&b, "```\n%s\n```\n\n", o.comando)
-	fmt.Fprintf(&b, "- code: %s\n", revisao(r.a.raiz))
-	fmt.Fprintf(&b, "- machine: `nproc` = %s; `free -g`: %s; CPU %s; kernel %s; %s\n", comando("nproc"), memoriaLivre(), modeloCPU(), comando("uname", "-r"), runtime.Version())
+	// Other work in progress is measured too: only the bench's own files
+	// and the docs it writes are left out.
+	fmt.Fprintf(&b, "- code: %s\n", benchdoc.Revision(r.a.raiz, "--untracked-files=no", "--", ".", ":!cmd/d6a-bench", ":!docs"))
+	fmt.Fprintf(&b, "- machine: `nproc` = %s; `free -g`: %s; CPU %s; kernel %s; %s\n", comando("nproc"), memoriaLivre(), benchdoc.CPUModel(), benchdoc.Kernel(), runtime.Version())
 	var ajustes []string
 	for k, v := range configuracaoPG {
 		ajustes = append(ajustes, k+"="+v)
@@ -233,14 +236,14 @@ func (r *relatorio) markdown() string {
 	sort.Strings(ajustes)
 	fmt.Fprintf(&b, "- PostgreSQL %s from `internal/pglocal` with `Durable: true` (fsync, synchronous_commit and full_page_writes on), fresh in a temporary directory on the machine's disk, %s\n", r.a.versao, strings.Join(ajustes, ", "))
 	fmt.Fprintf(&b, "- bus: %s\n", nats)
-	fmt.Fprintf(&b, "- country: %s UCs in `core.uc_polygons` (1 country → 27 states → 5,570 municipalities → 50,000 neighbourhoods → 200,000 micro-areas); counsellors 60%% on micro-areas, 30%% on neighbourhoods, 10%% on municipalities, loaded with COPY into a fresh database per K (after `d6a migrate`), then `pg_prewarm`ed into shared_buffers as on a server that has been running\n", milhar(r.a.pais.Tamanho()))
-	fmt.Fprintf(&b, "- per K: `pgbench -i` + `pgbench -c 1 -j 1 -T %d -N`, then a fresh `d6a serve` (default configuration, JSON logs at info); one warm-up draw (loads the hierarchy cache); a **max-load pass** of M = %s `agenda.item_disponível` on random micro-areas published as fast as JetStream acknowledges them; the assignments are then ended (as `ciclo_concluído` would) and a **paced pass** of M more at %.0f%% of the measured draw rate. Latency = publish → the result (`conselheiro.sorteado` or `sorteio.sem_candidatos`, matched by `demanda_id`) arriving on a core NATS subscription; draws/s = results ÷ (first publish → last result).\n\n", o.pgbenchT, milhar(o.m), o.carga*100)
+	fmt.Fprintf(&b, "- country: %s UCs in `core.uc_polygons` (1 country → 27 states → 5,570 municipalities → 50,000 neighbourhoods → 200,000 micro-areas); counsellors 60%% on micro-areas, 30%% on neighbourhoods, 10%% on municipalities, loaded with COPY into a fresh database per K (after `d6a migrate`), then `pg_prewarm`ed into shared_buffers as on a server that has been running\n", benchdoc.Thousands(r.a.pais.Tamanho()))
+	fmt.Fprintf(&b, "- per K: `pgbench -i` + `pgbench -c 1 -j 1 -T %d -N`, then a fresh `d6a serve` (default configuration, JSON logs at info); one warm-up draw (loads the hierarchy cache); a **max-load pass** of M = %s `agenda.item_disponível` on random micro-areas published as fast as JetStream acknowledges them; the assignments are then ended (as `ciclo_concluído` would) and a **paced pass** of M more at %.0f%% of the measured draw rate. Latency = publish → the result (`conselheiro.sorteado` or `sorteio.sem_candidatos`, matched by `demanda_id`) arriving on a core NATS subscription; draws/s = results ÷ (first publish → last result).\n\n", o.pgbenchT, benchdoc.Thousands(o.m), o.carga*100)
 
 	fmt.Fprintf(&b, "| K | pgbench tps | draws/s (max load) | draws/s ÷ pgbench | max-load latency p50 / p99 / max (ms) | paced: offered/s | paced p50 / p99 / max (ms) | paced p50 / p99, sorteado only (ms) | sorteado share | hierarchy cache load | RSS before → after 1st draw (MB) | RSS end / peak (MB) |\n")
 	fmt.Fprintf(&b, "|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
 	for _, x := range r.rs {
 		fmt.Fprintf(&b, "| %s | %.1f | %.1f | **%.2f×** | %.0f / %.0f / %.0f | %.1f | **%.1f / %.1f** / %.1f | %.1f / %.1f | %.0f%% | %.2f s | %.1f → %.1f | %.1f / **%.1f** |\n",
-			milhar(x.K), x.PgbenchTPS, x.Maxima.Vazao(), razao(x.Maxima.Vazao(), x.PgbenchTPS),
+			benchdoc.Thousands(x.K), x.PgbenchTPS, x.Maxima.Vazao(), razao(x.Maxima.Vazao(), x.PgbenchTPS),
 			ms(x.Maxima.Lat.P50), ms(x.Maxima.Lat.P99), ms(x.Maxima.Lat.Max),
 			x.Ritmada.TaxaOfertada, ms(x.Ritmada.Lat.P50), ms(x.Ritmada.Lat.P99), ms(x.Ritmada.Lat.Max),
 			ms(x.Ritmada.LatSorteado.P50), ms(x.Ritmada.LatSorteado.P99),
@@ -250,23 +253,23 @@ func (r *relatorio) markdown() string {
 	var notas, ruido []string
 	for _, x := range r.rs {
 		if x.Maxima.Recebidos < x.Maxima.M || x.Ritmada.Recebidos < x.Ritmada.M {
-			notas = append(notas, fmt.Sprintf("K=%s: %d + %d results missing", milhar(x.K), x.Maxima.M-x.Maxima.Recebidos, x.Ritmada.M-x.Ritmada.Recebidos))
+			notas = append(notas, fmt.Sprintf("K=%s: %d + %d results missing", benchdoc.Thousands(x.K), x.Maxima.M-x.Maxima.Recebidos, x.Ritmada.M-x.Ritmada.Recebidos))
 		}
 		for _, n := range x.Ruido {
-			ruido = append(ruido, fmt.Sprintf("K=%s: %s", milhar(x.K), n))
+			ruido = append(ruido, fmt.Sprintf("K=%s: %s", benchdoc.Thousands(x.K), n))
 		}
 		for _, p := range []passe{x.Maxima, x.Ritmada} {
 			if p.Ruido != "" {
-				ruido = append(ruido, fmt.Sprintf("K=%s: %s", milhar(x.K), p.Ruido))
+				ruido = append(ruido, fmt.Sprintf("K=%s: %s", benchdoc.Thousands(x.K), p.Ruido))
 			}
 		}
 		if len(x.Avisos) > 0 {
-			notas = append(notas, fmt.Sprintf("K=%s: d6a serve logged %d warnings/errors (first: %s)", milhar(x.K), len(x.Avisos), x.Avisos[0]))
+			notas = append(notas, fmt.Sprintf("K=%s: d6a serve logged %d warnings/errors (first: %s)", benchdoc.Thousands(x.K), len(x.Avisos), x.Avisos[0]))
 		}
 	}
-	fmt.Fprintf(&b, "\nEvery K: hierarchy of %s UCs; pgbench mean latency", milhar(r.rs[0].Hierarquia.UCs))
+	fmt.Fprintf(&b, "\nEvery K: hierarchy of %s UCs; pgbench mean latency", benchdoc.Thousands(r.rs[0].Hierarquia.UCs))
 	for _, x := range r.rs {
-		fmt.Fprintf(&b, " %.2f ms (K=%s)", ms(x.PgbenchLat), milhar(x.K))
+		fmt.Fprintf(&b, " %.2f ms (K=%s)", ms(x.PgbenchLat), benchdoc.Thousands(x.K))
 	}
 	fmt.Fprintf(&b, "; first draw (publish → result, includes the cache load)")
 	for _, x := range r.rs {
@@ -304,8 +307,8 @@ func (r *relatorio) markdown() string {
 			pg   estatisticasPG
 		}{{"max load", x.Maxima, x.PG}, {fmt.Sprintf("%.0f%% load", o.carga*100), x.Ritmada, x.PGRitmada}} {
 			n := float64(max(p.p.Recebidos, 1))
-			fmt.Fprintf(&b, "| %s | %s | %.1f / %.1f | %s, %.1f / %.1f | ≤ %s / ≤ %s | %.2f | %.2f | %.2f | %.2f, %.1f | %.0f%% | %.2f |\n", milhar(x.K), p.nome,
-				ms(p.p.Lat.P50), ms(p.p.Lat.P99), milhar(p.p.Quietas.N), ms(p.p.Quietas.P50), ms(p.p.Quietas.P99),
+			fmt.Fprintf(&b, "| %s | %s | %.1f / %.1f | %s, %.1f / %.1f | ≤ %s / ≤ %s | %.2f | %.2f | %.2f | %.2f, %.1f | %.0f%% | %.2f |\n", benchdoc.Thousands(x.K), p.nome,
+				ms(p.p.Lat.P50), ms(p.p.Lat.P99), benchdoc.Thousands(p.p.Quietas.N), ms(p.p.Quietas.P50), ms(p.p.Quietas.P99),
 				limite(p.p.HandlerP50), limite(p.p.HandlerP99),
 				p.p.CPU.D6AmsPorSorteio, p.p.CPU.PGmsPorSorteio, p.p.CPU.NATSmsPorSorteio,
 				float64(p.pg.WAL.Syncs)/n, float64(p.pg.WAL.Bytes)/1024/n,
@@ -324,13 +327,13 @@ func (r *relatorio) markdown() string {
 	n := float64(x.Maxima.Recebidos)
 	if n > 0 && len(x.PG.Instrucoes) > 0 {
 		wall := 1000 / x.Maxima.Vazao()
-		fmt.Fprintf(&b, "\n### Inside PostgreSQL during the max-load pass (K=%s)\n\n", milhar(x.K))
+		fmt.Fprintf(&b, "\n### Inside PostgreSQL during the max-load pass (K=%s)\n\n", benchdoc.Thousands(x.K))
 		var exec float64
 		for _, i := range x.PG.Instrucoes {
 			exec += i.TotalMs
 		}
 		fmt.Fprintf(&b, "From `pg_stat_statements` and `pg_stat_wal`, reset before the pass; per draw = total ÷ %s results. Wall time per draw: **%.2f ms** (1 ÷ draws/s). Statement execution in the server: %.2f ms per draw. WAL flushes: %.2f per draw at %.2f ms each = **%.2f ms per draw** (%d syncs, %.1f MB of WAL = %.1f kB per draw). The remainder (%.2f ms) is client/server round trips, d6a's own CPU, the bus (fetch, ack, `LastEventID`, the relay's publishes, each fsync'd by JetStream) and the relay's own transactions.\n\n",
-			milhar(int(n)), wall, exec/n, float64(x.PG.WAL.Syncs)/n, razao(x.PG.WAL.SyncMs, float64(x.PG.WAL.Syncs)), x.PG.WAL.SyncMs/n,
+			benchdoc.Thousands(int(n)), wall, exec/n, float64(x.PG.WAL.Syncs)/n, razao(x.PG.WAL.SyncMs, float64(x.PG.WAL.Syncs)), x.PG.WAL.SyncMs/n,
 			x.PG.WAL.Syncs, float64(x.PG.WAL.Bytes)/(1<<20), float64(x.PG.WAL.Bytes)/1024/n, wall-exec/n-x.PG.WAL.SyncMs/n)
 		if u := x.PG.AtualizacoesConselheiros; u > 0 {
 			fmt.Fprintf(&b, "`d6a.conselheiros`: %d updates, %.0f%% HOT (an update that changes an indexed column, here `status`, writes a new entry in every index of the table).\n\n",
@@ -346,26 +349,6 @@ func (r *relatorio) markdown() string {
 	}
 	b.WriteString("\n")
 	return b.String()
-}
-
-// revisao names the commit measured and the uncommitted changes outside
-// the bench's own files (other work in progress is measured too).
-func revisao(raiz string) string {
-	rev := comando("git", "-C", raiz, "rev-parse", "--short", "HEAD")
-	out, err := exec.Command("git", "-C", raiz, "status", "--porcelain", "--untracked-files=no", "--", ".", ":!cmd/d6a-bench", ":!docs").Output()
-	if err != nil {
-		return "commit `" + rev + "`"
-	}
-	var mod []string
-	for _, l := range strings.Split(string(out), "\n") {
-		if len(l) > 3 {
-			mod = append(mod, "`"+strings.TrimSpace(l[3:])+"`")
-		}
-	}
-	if len(mod) == 0 {
-		return "commit `" + rev + "`"
-	}
-	return fmt.Sprintf("commit `%s` plus uncommitted changes to %s", rev, strings.Join(mod, ", "))
 }
 
 func comando(nome string, args ...string) string {
@@ -387,20 +370,6 @@ func memoriaLivre() string {
 			if len(f) >= 2 {
 				return fmt.Sprintf("%s GB total (`%s`)", f[1], strings.Join(f, " "))
 			}
-		}
-	}
-	return "?"
-}
-
-func modeloCPU() string {
-	f, err := os.Open("/proc/cpuinfo")
-	if err != nil {
-		return "?"
-	}
-	defer f.Close()
-	for s := bufio.NewScanner(f); s.Scan(); {
-		if k, v, ok := strings.Cut(s.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
-			return "`" + strings.TrimSpace(v) + "`"
 		}
 	}
 	return "?"

@@ -355,17 +355,6 @@ type avisos struct {
 	linhas   int
 }
 
-// pidPostmaster is the PostgreSQL server process, parent of the backends.
-func (a *ambiente) pidPostmaster() int {
-	b, err := os.ReadFile(filepath.Join(a.cluster.Dir, "postmaster.pid"))
-	if err != nil {
-		return 0
-	}
-	l, _, _ := strings.Cut(string(b), "\n")
-	n, _ := strconv.Atoi(strings.TrimSpace(l))
-	return n
-}
-
 func (a *ambiente) encerrar() {
 	if a.stdin != nil {
 		_ = a.stdin.Close()

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -107,63 +106,26 @@ FROM d6a.atribuicoes WHERE conselheiro_id = $1 AND status = 'ativa'`
 
 // fechadoBanco is the closed loop of fechadoHTTP with a database read in
 // place of the HTTP request: -c goroutines share the load generator's pool,
-// whose size is pgxpool's default, the same as the server's.
+// whose size is pgxpool's default, the same as the server's. A read fails
+// on an error or, unless f.semDados, on an answer other than the seed's.
 func (a *ambiente) fechadoBanco(ctx context.Context, f formaConsulta) (resultado, error) {
-	c := a.o.c
-	inicio := time.Now()
-	medir := inicio.Add(a.o.aquecimento)
-	fim := medir.Add(a.o.d)
-	cs := make([]*coletor, c)
-	var wg sync.WaitGroup
-	var amostra *amostraCPU
-	var once sync.Once
-	for w := range c {
-		cs[w] = &coletor{lat: make([]time.Duration, 0, 1<<14), status: map[int]int{}}
-		wg.Add(1)
-		go func(w int, col *coletor) {
-			defer wg.Done()
-			for i := w; ctx.Err() == nil; i += c {
-				k := i % len(a.cidadaos)
-				t0 := time.Now()
-				if !t0.Before(fim) {
-					return
-				}
+	r, err := a.fechado(ctx, a.o.c, func() pedido {
+		var k int
+		return pedido{
+			preparar: func(i int) { k = i % len(a.cidadaos) },
+			fazer: func() (int, bool) {
 				ativa, err := f.ler(ctx, a.st, a.cidadaos[k])
-				t1 := time.Now()
-				if t0.Before(medir) {
-					continue
-				}
-				col.lat = append(col.lat, t1.Sub(t0))
-				if err != nil || (!f.semDados && ativa != (k < a.o.ativos)) {
-					col.erros++
-					col.status[0]++
-					continue
-				}
-				col.ok++
-			}
-		}(w, cs[w])
-	}
-	go func() {
-		select {
-		case <-time.After(time.Until(medir)):
-			once.Do(func() { amostra = a.amostrar() })
-		case <-ctx.Done():
+				return 0, err == nil && (f.semDados || ativa == (k < a.o.ativos))
+			},
 		}
-	}()
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
+	})
+	if err != nil {
 		return resultado{}, err
 	}
-	once.Do(func() { amostra = a.amostrar() })
 	viagens := fmt.Sprintf("%d round trips", f.viagens)
 	if f.viagens == 1 {
 		viagens = "1 round trip"
 	}
-	r := resultado{Nome: f.rotulo + " (" + viagens + ")", Detalhe: f.nome, Viagens: f.viagens, Modo: "closed", Conexoes: c, Janela: time.Since(medir)}
-	r.CPU = amostra.ate(a.amostrar())
-	var lat []time.Duration
-	lat, r.OK, r.Erros, r.Status = juntar(cs)
-	r.Lat = resumir(lat)
-	r.CPU.porReq(r.OK + r.Erros)
+	r.Nome, r.Detalhe, r.Viagens = f.rotulo+" ("+viagens+")", f.nome, f.viagens
 	return r, nil
 }

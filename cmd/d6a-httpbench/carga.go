@@ -4,11 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"math"
 	"net/http"
 	"os"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,25 +16,10 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/formigueiro/d6a/internal/httpapi"
+	"github.com/formigueiro/d6a/internal/latency"
+	"github.com/formigueiro/d6a/internal/pglocal"
+	"github.com/formigueiro/d6a/internal/procstat"
 )
-
-// latencias summarises one run's latencies (nearest rank).
-type latencias struct {
-	N                        int
-	P50, P90, P99, P999, Max time.Duration
-}
-
-func resumir(ds []time.Duration) latencias {
-	if len(ds) == 0 {
-		return latencias{}
-	}
-	slices.Sort(ds)
-	q := func(p float64) time.Duration {
-		i := int(math.Ceil(p*float64(len(ds)))) - 1
-		return ds[max(0, min(i, len(ds)-1))]
-	}
-	return latencias{N: len(ds), P50: q(0.50), P90: q(0.90), P99: q(0.99), P999: q(0.999), Max: ds[len(ds)-1]}
-}
 
 // resultado is one measured run.
 type resultado struct {
@@ -49,15 +32,15 @@ type resultado struct {
 	OK       int           // answers with the expected status
 	Erros    int           // transport errors and other statuses
 	Status   map[int]int   // unexpected statuses
-	Lat      latencias
+	Lat      latency.Summary
 	CPU      cpu
 
 	// Open loop only.
-	LatEnvio    latencias     // from the actual send, not the schedule: the server's share
-	Taxa        int           // offered requests/s
-	NaoEnviadas int           // scheduled but not sent before the deadline
-	Atrasadas   int           // sent more than 1 ms after their scheduled time
-	AtrasoMax   time.Duration // worst send delay
+	LatEnvio    latency.Summary // from the actual send, not the schedule: the server's share
+	Taxa        int             // offered requests/s
+	NaoEnviadas int             // scheduled but not sent before the deadline
+	Atrasadas   int             // sent more than 1 ms after their scheduled time
+	AtrasoMax   time.Duration   // worst send delay
 }
 
 func (r resultado) Vazao() float64 {
@@ -121,73 +104,119 @@ func novoCliente(addr string, conns int) *fasthttp.HostClient {
 	}
 }
 
-// fechadoHTTP is a closed loop: c workers, each with its own keep-alive
-// connection, send the next request as soon as the previous answer arrives.
-// Tokens are used round-robin, worker w starting at token w. Requests
-// started in the warm-up are not counted; the window is -d.
-func (a *ambiente) fechadoHTTP(ctx context.Context, nome, addr string, tokens []string, c, want int) (resultado, error) {
-	hc := novoCliente(addr, c)
-	uri := "http://" + addr + httpapi.RotaSituacao
+// pedido is one worker's side of a closed loop.
+type pedido struct {
+	// preparar readies request i, outside the timed interval.
+	preparar func(i int)
+	// fazer sends it; a failure is counted under status (0: transport or
+	// database error).
+	fazer func() (status int, ok bool)
+	// liberar, when set, runs once the worker stops.
+	liberar func()
+}
+
+// fechado is a closed loop: c workers, each made by novo, send the next
+// request as soon as the previous one ends; worker w sends requests w,
+// w+c, w+2c… Requests started in the warm-up are not counted; the window is
+// -d. The caller names the result.
+func (a *ambiente) fechado(ctx context.Context, c int, novo func() pedido) (resultado, error) {
 	inicio := time.Now()
 	medir := inicio.Add(a.o.aquecimento)
 	fim := medir.Add(a.o.d)
 	cs := make([]*coletor, c)
 	var wg sync.WaitGroup
-	var amostra *amostraCPU
-	var once sync.Once
 	for w := range c {
 		cs[w] = &coletor{lat: make([]time.Duration, 0, 1<<14), status: map[int]int{}}
 		wg.Add(1)
 		go func(w int, col *coletor) {
 			defer wg.Done()
-			req, res := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
-			defer fasthttp.ReleaseRequest(req)
-			defer fasthttp.ReleaseResponse(res)
-			req.SetRequestURI(uri)
+			p := novo()
+			if p.liberar != nil {
+				defer p.liberar()
+			}
 			for i := w; ctx.Err() == nil; i += c {
-				req.Header.Set("Authorization", "Bearer "+tokens[i%len(tokens)])
+				p.preparar(i)
 				t0 := time.Now()
 				if !t0.Before(fim) {
 					return
 				}
-				err := hc.Do(req, res)
+				status, ok := p.fazer()
 				t1 := time.Now()
 				if t0.Before(medir) {
 					continue
 				}
 				col.lat = append(col.lat, t1.Sub(t0))
-				switch {
-				case err != nil:
+				if !ok {
 					col.erros++
-					col.status[0]++
-				case res.StatusCode() != want:
-					col.erros++
-					col.status[res.StatusCode()]++
-				default:
-					col.ok++
+					col.status[status]++
+					continue
 				}
+				col.ok++
 			}
 		}(w, cs[w])
 	}
-	// CPU is sampled over the measured window only.
-	go func() {
-		select {
-		case <-time.After(time.Until(medir)):
-			once.Do(func() { amostra = a.amostrar() })
-		case <-ctx.Done():
-		}
-	}()
+	cpuJanela := a.janelaCPU(ctx, medir)
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
 		return resultado{}, err
 	}
-	once.Do(func() { amostra = a.amostrar() }) // warm-up longer than the run: never in practice
-	r := resultado{Nome: nome, Modo: "closed", Conexoes: c, Janela: time.Since(medir)}
-	r.CPU = amostra.ate(a.amostrar())
+	r := resultado{Modo: "closed", Conexoes: c, Janela: time.Since(medir)}
+	r.CPU = cpuJanela()
 	var lat []time.Duration
 	lat, r.OK, r.Erros, r.Status = juntar(cs)
-	r.Lat = resumir(lat)
+	r.Lat = latency.Summarize(lat)
 	r.CPU.porReq(r.OK + r.Erros)
+	return r, nil
+}
+
+// janelaCPU samples the CPU clocks when the measured window opens at
+// inicio (CPU is measured over that window only); the function it returns,
+// called when the window closes, gives the CPU used in it. A window still
+// unopened by then (a warm-up longer than the run: never in practice)
+// opens at that call.
+func (a *ambiente) janelaCPU(ctx context.Context, inicio time.Time) func() cpu {
+	var amostra *amostraCPU
+	var once sync.Once
+	go func() {
+		select {
+		case <-time.After(time.Until(inicio)):
+			once.Do(func() { amostra = a.amostrar() })
+		case <-ctx.Done():
+		}
+	}()
+	return func() cpu {
+		once.Do(func() { amostra = a.amostrar() })
+		return amostra.ate(a.amostrar())
+	}
+}
+
+// fechadoHTTP is the closed loop over HTTP: each worker has its own
+// keep-alive connection and uses the tokens round-robin, worker w starting
+// at token w; any status but want is an error.
+func (a *ambiente) fechadoHTTP(ctx context.Context, nome, addr string, tokens []string, c, want int) (resultado, error) {
+	hc := novoCliente(addr, c)
+	uri := "http://" + addr + httpapi.RotaSituacao
+	r, err := a.fechado(ctx, c, func() pedido {
+		req, res := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
+		req.SetRequestURI(uri)
+		return pedido{
+			preparar: func(i int) { req.Header.Set("Authorization", "Bearer "+tokens[i%len(tokens)]) },
+			fazer: func() (int, bool) {
+				if err := hc.Do(req, res); err != nil {
+					return 0, false
+				}
+				return res.StatusCode(), res.StatusCode() == want
+			},
+			liberar: func() {
+				fasthttp.ReleaseRequest(req)
+				fasthttp.ReleaseResponse(res)
+			},
+		}
+	})
+	if err != nil {
+		return resultado{}, err
+	}
+	r.Nome = nome
 	return r, nil
 }
 
@@ -271,35 +300,26 @@ func (a *ambiente) abertoHTTP(ctx context.Context, addr string, tokens []string)
 			}
 		}(cs[k])
 	}
-	var amostra *amostraCPU
-	var once sync.Once
-	go func() {
-		select {
-		case <-time.After(time.Until(agendado(nAquec))):
-			once.Do(func() { amostra = a.amostrar() })
-		case <-ctx.Done():
-		}
-	}()
+	cpuJanela := a.janelaCPU(ctx, agendado(nAquec))
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
 		return resultado{}, err
 	}
-	once.Do(func() { amostra = a.amostrar() })
 	r := resultado{
 		Nome: "situacao route", Modo: "open", Conexoes: w, Taxa: taxa,
 		Janela:      time.Since(agendado(nAquec)),
 		NaoEnviadas: int(naoEnviadas.Load()), Atrasadas: int(atrasadas.Load()), AtrasoMax: time.Duration(atrasoMax.Load()),
 	}
-	r.CPU = amostra.ate(a.amostrar())
+	r.CPU = cpuJanela()
 	var lat []time.Duration
 	lat, r.OK, r.Erros, r.Status = juntar(cs)
 	r.Erros += r.NaoEnviadas
-	r.Lat = resumir(lat)
+	r.Lat = latency.Summarize(lat)
 	var envio []time.Duration
 	for _, c := range cs {
 		envio = append(envio, c.envio...)
 	}
-	r.LatEnvio = resumir(envio)
+	r.LatEnvio = latency.Summarize(envio)
 	r.CPU.porReq(r.OK + r.Erros)
 	return r, nil
 }
@@ -362,9 +382,6 @@ type amostraCPU struct {
 	hit, miss                  float64 // the cached app's d6a_situacao_cache_total
 }
 
-// clkTck is USER_HZ, 100 on every Linux architecture Go supports.
-const clkTck = 100
-
 func (a *ambiente) amostrar() *amostraCPU {
 	s := &amostraCPU{t: time.Now()}
 	s.carga = cpuProcesso(os.Getpid())
@@ -374,7 +391,7 @@ func (a *ambiente) amostrar() *amostraCPU {
 		m := a.metricasServidor()
 		s.contadas, s.hit, s.miss = m.contadas, m.hit, m.miss
 	}
-	if pm := a.pidPostmaster(); pm > 0 {
+	if pm, _ := pglocal.Postmaster(a.cluster.Dir); pm > 0 {
 		s.postgres = cpuArvore(pm)
 	}
 	s.maquinaOcupada, s.maquinaTot, s.maquinaIRQ = cpuMaquina()
@@ -404,30 +421,6 @@ func (s *amostraCPU) ate(f *amostraCPU) cpu {
 	return c
 }
 
-// statProcesso reads ppid and utime+stime (seconds) of /proc/<pid>/stat.
-func statProcesso(pid int) (ppid int, seg float64, ok bool) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, 0, false
-	}
-	s := string(b)
-	// The command name may hold spaces and parentheses: fields start after
-	// the last ')'.
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0, 0, false
-	}
-	f := strings.Fields(s[i+1:])
-	// f[0] is field 3 (state): ppid is field 4, utime 14, stime 15.
-	if len(f) < 13 {
-		return 0, 0, false
-	}
-	ppid, _ = strconv.Atoi(f[1])
-	u, _ := strconv.ParseFloat(f[11], 64)
-	st, _ := strconv.ParseFloat(f[12], 64)
-	return ppid, (u + st) / clkTck, true
-}
-
 // syscalls reads the read- and write-family system calls pid has made
 // (syscr, syscw of /proc/<pid>/io; Go's sockets use read(2) and write(2)).
 func syscalls(pid int) (r, w float64) {
@@ -448,27 +441,18 @@ func syscalls(pid int) (r, w float64) {
 	return r, w
 }
 
+// cpuProcesso is the CPU time pid has used, in seconds.
 func cpuProcesso(pid int) float64 {
-	_, s, _ := statProcesso(pid)
-	return s
+	p, _ := procstat.Read(pid)
+	return float64(p.Own) / procstat.HZ
 }
 
 // cpuArvore is the CPU of pid and its direct children (the postmaster and
 // its backends and auxiliary processes).
 func cpuArvore(pid int) float64 {
 	total := cpuProcesso(pid)
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		return total
-	}
-	for _, e := range ents {
-		n, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if pp, s, ok := statProcesso(n); ok && pp == pid {
-			total += s
-		}
+	for _, f := range procstat.Children(pid) {
+		total += float64(f.Own) / procstat.HZ
 	}
 	return total
 }
@@ -476,23 +460,11 @@ func cpuArvore(pid int) float64 {
 // cpuMaquina reads busy, total, and irq+softirq ticks of all CPUs from
 // /proc/stat. Interrupt time is not in any process's utime/stime.
 func cpuMaquina() (ocupado, total, irq float64) {
-	b, err := os.ReadFile("/proc/stat")
-	if err != nil {
+	m, ok := procstat.ReadMachine()
+	if !ok {
 		return 0, 0, 0
 	}
-	l, _, _ := strings.Cut(string(b), "\n")
-	f := strings.Fields(l)
-	if len(f) < 8 || f[0] != "cpu" {
-		return 0, 0, 0
-	}
-	// user nice system idle iowait irq softirq steal (guest is inside user)
-	var v []float64
-	for _, x := range f[1:min(len(f), 9)] {
-		n, _ := strconv.ParseFloat(x, 64)
-		v = append(v, n)
-		total += n
-	}
-	return total - v[3] - v[4], total, v[5] + v[6]
+	return float64(m.Busy()), float64(m.Total()), float64(m.IRQ + m.SoftIRQ)
 }
 
 // nucleos is the CPUs this process may run on (what nproc prints).

@@ -1,13 +1,11 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -15,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/formigueiro/d6a/internal/benchdoc"
 	"github.com/formigueiro/d6a/internal/httpapi"
 )
 
@@ -69,7 +68,7 @@ func (r *relatorio) linhas() []resultado {
 
 func carga(x resultado) string {
 	if x.Modo == "open" {
-		return fmt.Sprintf("open loop, %s req/s offered, %d senders", milhar(x.Taxa), x.Conexoes)
+		return fmt.Sprintf("open loop, %s req/s offered, %d senders", benchdoc.Thousands(x.Taxa), x.Conexoes)
 	}
 	if strings.HasPrefix(x.Nome, "database") {
 		return fmt.Sprintf("closed loop, %d goroutines", x.Conexoes)
@@ -117,14 +116,14 @@ func (r *relatorio) alvos() []alvo {
 	razao := r.razao()
 	a1 := alvo{
 		nome:   "situacao req/s ≥ 30% of the bare fiber handler's (closed loop)",
-		medido: fmt.Sprintf("**%.1f%%** (%s ÷ %s req/s)", 100*razao, milhar(int(r.situacao.Vazao())), milhar(int(r.bare.Vazao()))),
+		medido: fmt.Sprintf("**%.1f%%** (%s ÷ %s req/s)", 100*razao, benchdoc.Thousands(int(r.situacao.Vazao())), benchdoc.Thousands(int(r.bare.Vazao()))),
 		ok:     razao >= alvoRazao && r.situacao.Erros == 0,
 	}
 	precisa := alvoRazao * r.bare.Vazao()
 	if razao >= alvoRazao {
-		a1.margem = fmt.Sprintf("met by %.1f points: %s req/s above the %s req/s the target asks", 100*(razao-alvoRazao), milhar(int(r.situacao.Vazao()-precisa)), milhar(int(precisa)))
+		a1.margem = fmt.Sprintf("met by %.1f points: %s req/s above the %s req/s the target asks", 100*(razao-alvoRazao), benchdoc.Thousands(int(r.situacao.Vazao()-precisa)), benchdoc.Thousands(int(precisa)))
 	} else {
-		a1.margem = fmt.Sprintf("missed by %.1f points: %s req/s short of the %s req/s the target asks", 100*(alvoRazao-razao), milhar(int(precisa-r.situacao.Vazao())), milhar(int(precisa)))
+		a1.margem = fmt.Sprintf("missed by %.1f points: %s req/s short of the %s req/s the target asks", 100*(alvoRazao-razao), benchdoc.Thousands(int(precisa-r.situacao.Vazao())), benchdoc.Thousands(int(precisa)))
 	}
 	if r.situacao.Erros > 0 {
 		a1.margem += fmt.Sprintf("; %d errors", r.situacao.Erros)
@@ -132,7 +131,7 @@ func (r *relatorio) alvos() []alvo {
 
 	p99 := r.aberto.Lat.P99
 	a2 := alvo{
-		nome: fmt.Sprintf("situacao p99 < 10 ms at %s req/s (open loop)", milhar(r.o.taxa)),
+		nome: fmt.Sprintf("situacao p99 < 10 ms at %s req/s (open loop)", benchdoc.Thousands(r.o.taxa)),
 		medido: fmt.Sprintf("**%s ms** (p50 %s, p99.9 %s, max %s ms; %.0f req/s achieved)",
 			msn(p99), msn(r.aberto.Lat.P50), msn(r.aberto.Lat.P999), msn(r.aberto.Lat.Max), r.aberto.Vazao()),
 		ok: p99 < alvoP99 && r.aberto.Erros == 0,
@@ -146,7 +145,7 @@ func (r *relatorio) alvos() []alvo {
 		a2.margem += fmt.Sprintf("; %d errors/unsent", r.aberto.Erros)
 	}
 	if r.o.taxa != 1000 {
-		a2.margem += fmt.Sprintf(" — note: measured at %s req/s, the target is stated at 1,000", milhar(r.o.taxa))
+		a2.margem += fmt.Sprintf(" — note: measured at %s req/s, the target is stated at 1,000", benchdoc.Thousands(r.o.taxa))
 	}
 	return []alvo{a1, a2}
 }
@@ -166,8 +165,10 @@ func (r *relatorio) markdown() string {
 	fmt.Fprintf(&b, "`GET /d6a/conselheiros/me/situacao` (CONTRACT §6) with the throttle off and the situacao cache on, as `d6a serve` runs it, against a bare fiber handler measured in the same run. Measured %s UTC (whole run %s) with:\n\n",
 		r.data.Format("2006-01-02 15:04"), r.dur.Round(time.Second))
 	fmt.Fprintf(&b, "```\n%s\n```\n\n", o.comando)
-	fmt.Fprintf(&b, "- code: %s\n", versaoCodigo())
-	fmt.Fprintf(&b, "- machine: `nproc` = %d; CPU %s; memory %s; kernel %s; %s; PostgreSQL %s\n", nucleos(), modeloCPU(), memoria(), kernel(), runtime.Version(), a.versao)
+	// The commit measured and what the working tree changes in the code
+	// the route runs.
+	fmt.Fprintf(&b, "- code: %s\n", benchdoc.Revision("", "--", "internal/httpapi", "internal/store", "internal/config", "internal/metrics", "sql", "cmd/d6a-httpbench", "go.mod", "go.sum"))
+	fmt.Fprintf(&b, "- machine: `nproc` = %d; CPU %s; memory %s; kernel %s; %s; PostgreSQL %s\n", nucleos(), benchdoc.CPUModel(), benchdoc.Memory(), benchdoc.Kernel(), runtime.Version(), a.versao)
 	fmt.Fprintf(&b, "- **the load generator, the server and PostgreSQL all run on these %d cores**: every number below is what is left to the server once the load generator and the database have taken their share (the CPU columns show each share). A separate load-generator machine would give higher req/s for both routes.\n", nucleos())
 	if om := r.outrosMax(); om >= 0.15 {
 		fmt.Fprintf(&b, "- **other processes were using the machine**: %.2f cores in the 2 s before the runs, up to %.2f cores during them (the \"other processes\" CPU column); the req/s are lower, and the latencies higher, than on a quiet machine\n", r.fundo.Outros, om)
@@ -177,15 +178,15 @@ func (r *relatorio) markdown() string {
 	fmt.Fprintf(&b, "- database: a fresh PostgreSQL from `internal/pglocal` (`Durable: true`, default settings otherwise), migrated, with %d counsellors registered as `conselheiro.cadastrado` does, %d of them `ocupado` with an active assignment; each request carries the HS256 session token of one of them, round-robin, so %d%% of the answers include `atribuicao_ativa`\n",
 		len(a.cidadaos), a.comAtribuicao, 100*a.comAtribuicao/max(1, len(a.cidadaos)))
 	fmt.Fprintf(&b, "- server: a separate process (this binary re-executed; GOMAXPROCS = %d) serving the real `httpapi.New` app assembled as `d6a serve` assembles it: configured through `config.FromEnv` (`D6A_THROTTLE_POR_MINUTO=0`, pool of %d connections = pgxpool's default, a JSON request log line at info per request written to a file — %s lines in this run, both d6a apps together), with the situacao cache below. On a second port, the same app with its own pool and metrics and `Cache: nil`: the route reading PostgreSQL on every request (the **cache off** diagnostic row). On a third, the **bare app**: fiber with the same server limits (`BodyLimit`, `ReadBufferSize`, timeouts), no middleware, one handler on the same path answering the constant `%s`\n",
-		nucleos(), a.poolMax, milhar(r.avisos.linhas), corpoBare)
+		nucleos(), a.poolMax, benchdoc.Thousands(r.avisos.linhas), corpoBare)
 	if a.tamanhoCache > 0 {
 		fmt.Fprintf(&b, "- situacao cache: `httpapi.NovoCache(cfg.SituacaoCache)` (`D6A_SITUACAO_CACHE`, default %s citizens) passed as `httpapi.Options.Cache`, with `Cache.Escutar` running on the store's pool as in `d6a serve`. It keeps, per process and per citizen, the database row the route reads (the status is still derived on every request), and answers from it only while `Escutar` holds a LISTEN connection on channel `%s`: triggers on `d6a.conselheiros` and `d6a.atribuicoes` (migration `20261129140000_d6a_notificar_situacao.sql`) NOTIFY every change, committed by any process, and each notification drops the citizen's entry; an entry is also re-read once it is older than `httpapi.CacheTTL` (%s). Without the LISTEN connection every read goes to PostgreSQL. The server announces its addresses only after the cache has answered a probe request (a hit counted in `d6a_situacao_cache_total`), so no run starts before the cache listens.\n",
-			milhar(a.tamanhoCache), httpapi.CanalSituacao, httpapi.CacheTTL)
+			benchdoc.Thousands(a.tamanhoCache), httpapi.CanalSituacao, httpapi.CacheTTL)
 	} else {
 		fmt.Fprintf(&b, "- situacao cache: **off** (`D6A_SITUACAO_CACHE` = %d): both d6a apps read PostgreSQL on every request\n", a.tamanhoCache)
 	}
 	fmt.Fprintf(&b, "- load generator: fasthttp `HostClient` in the parent process, keep-alive connections on loopback. **Closed loop**: %d connections, each sending its next request when the previous answer arrives, %s warm-up then %s measured. **Open loop**: requests scheduled every %s (%s req/s) for %s after a %s paced warm-up, sent by a pool of %d senders; latency runs from each request's *scheduled* time to its answer, so a stall is charged to every request it delays (no coordinated omission). Any answer but 200 counts as an error. Before each run the tool waits up to %s (`-wait-quiet`) for other processes to use under %.1f cores.\n\n",
-		o.c, o.aquecimento, o.d, time.Duration(float64(time.Second)/float64(o.taxa)), milhar(o.taxa), o.d, o.aquecimento, o.conexoesAbrt, o.silencio, limiteSilencio)
+		o.c, o.aquecimento, o.d, time.Duration(float64(time.Second)/float64(o.taxa)), benchdoc.Thousands(o.taxa), o.d, o.aquecimento, o.conexoesAbrt, o.silencio, limiteSilencio)
 
 	fmt.Fprintf(&b, "### Results\n\n")
 	fmt.Fprintf(&b, "| run | load | req/s | p50 / p90 / p99 / max (ms) | errors | CPU cores: load gen + server + PostgreSQL + irq/softirq + other processes (machine busy) | CPU µs per request: load gen / server / PostgreSQL / irq+softirq | server read(2) / write(2) per request |\n")
@@ -205,7 +206,7 @@ func (r *relatorio) markdown() string {
 			}
 			nome = fmt.Sprintf("database only, %d %s: %s", x.Viagens, v, x.Detalhe)
 		}
-		vazao := milhar(int(x.Vazao()))
+		vazao := benchdoc.Thousands(int(x.Vazao()))
 		if i < 2 {
 			vazao = "**" + vazao + "**"
 		}
@@ -236,7 +237,7 @@ func (r *relatorio) markdown() string {
 			x.CPU.UsCarga, x.CPU.UsServidor, x.CPU.UsPostgres, x.CPU.UsKernel, sys)
 	}
 	fmt.Fprintf(&b, "\nOpen loop: %d of %s requests were sent more than 1 ms after their scheduled time (worst %s ms), %d not sent; measured from the actual send instead of the schedule, p50 / p90 / p99 / max = %s / %s / %s / %s ms (the difference is time the request waited for the load generator, which shares the cores).",
-		r.aberto.Atrasadas, milhar(r.aberto.Lat.N), msn(r.aberto.AtrasoMax), r.aberto.NaoEnviadas,
+		r.aberto.Atrasadas, benchdoc.Thousands(r.aberto.Lat.N), msn(r.aberto.AtrasoMax), r.aberto.NaoEnviadas,
 		msn(r.aberto.LatEnvio.P50), msn(r.aberto.LatEnvio.P90), msn(r.aberto.LatEnvio.P99), msn(r.aberto.LatEnvio.Max))
 	if r.avisos.n > 0 {
 		fmt.Fprintf(&b, " **The server logged %d warnings/errors** (first: %s).", r.avisos.n, r.avisos.primeiro)
@@ -285,20 +286,20 @@ func (r *relatorio) analise() string {
 	fmt.Fprintf(&b, "- **The cache.** ")
 	if temCache {
 		fmt.Fprintf(&b, "In the measured window the cache answered %.2f%% of the situacao reads (%s hits, %s misses: %.4f reads of PostgreSQL per request), and PostgreSQL used %.2f cores, %.0f µs per request. ",
-			100*hr, milhar(int(sit.CPU.CacheHit)), milhar(int(sit.CPU.CacheMiss)), porReq(sit.CPU.CacheMiss, sit), sit.CPU.Postgres, sit.CPU.UsPostgres)
+			100*hr, benchdoc.Thousands(int(sit.CPU.CacheHit)), benchdoc.Thousands(int(sit.CPU.CacheMiss)), porReq(sit.CPU.CacheMiss, sit), sit.CPU.Postgres, sit.CPU.UsPostgres)
 	} else {
 		fmt.Fprintf(&b, "The cached app counted no cache reads in the measured window (D6A_SITUACAO_CACHE = %d): every request read PostgreSQL. ", r.a.tamanhoCache)
 	}
 	if r.o.diag {
 		fmt.Fprintf(&b, "Without it (the last row: the same app with `Cache: nil`), the route serves %s req/s, %.1f%% of the bare handler, at %.0f µs of machine CPU per request (load generator %.0f, d6a %.0f, PostgreSQL %.0f, irq/softirq %.0f), against %.0f µs with it: the cached route's rate is %.1f× the cache-off rate.",
-			milhar(int(sc.Vazao())), 100*sc.Vazao()/max(1, bare.Vazao()), tot(sc), sc.CPU.UsCarga, sc.CPU.UsServidor, sc.CPU.UsPostgres, sc.CPU.UsKernel,
+			benchdoc.Thousands(int(sc.Vazao())), 100*sc.Vazao()/max(1, bare.Vazao()), tot(sc), sc.CPU.UsCarga, sc.CPU.UsServidor, sc.CPU.UsPostgres, sc.CPU.UsKernel,
 			tot(sit), sit.Vazao()/max(1, sc.Vazao()))
 	}
 	fmt.Fprintf(&b, "\n")
 	if r.o.diag {
 		fmt.Fprintf(&b, "- **The app without the database.** With a wrong-key token (401 after the full HS256 check) the d6a app serves %s req/s, %.0f%% of the bare handler, at %.0f µs of server CPU per request (bare: %.0f): fiber, the logging/metrics middleware and its JSON log line, recover, HS256. "+
 			"A situacao request costs d6a %.0f µs with the cache and %.0f µs without it, %+.0f and %+.0f µs against the 401 path: the handler (cache lookup, status, JSON answer) and, without the cache, its database read.\n",
-			milhar(int(sb.Vazao())), 100*sb.Vazao()/max(1, bare.Vazao()), sb.CPU.UsServidor, bare.CPU.UsServidor,
+			benchdoc.Thousands(int(sb.Vazao())), 100*sb.Vazao()/max(1, bare.Vazao()), sb.CPU.UsServidor, bare.CPU.UsServidor,
 			sit.CPU.UsServidor, sc.CPU.UsServidor, sit.CPU.UsServidor-sb.CPU.UsServidor, sc.CPU.UsServidor-sb.CPU.UsServidor)
 		fmt.Fprintf(&b, "- **Round trips.** Per request the d6a process made %.1f read(2) / %.1f write(2) calls on the 401 path, which answers and logs the same way but reads nothing; %.1f / %.1f on the situacao route with the cache; %.1f / %.1f without it. "+
 			"The writes beyond the 401 path's are the handler's round trips to PostgreSQL: **≈ %.2f per request with the cache** (it missed %.4f reads per request), **≈ %.2f without it**. "+
@@ -313,9 +314,9 @@ func (r *relatorio) analise() string {
 		fmt.Fprintf(&b, "- **The read alone**, what a miss and every cache-off request pay. Driven directly with pgx from %d goroutines (no HTTP), the handler's query does %s reads/s and costs %.0f µs per read (client %.0f, PostgreSQL %.0f, irq/softirq %.0f); "+
 			"`SELECT 1`, a round trip that does no work, %s/s at %.0f µs (client %.0f, PostgreSQL %.0f, irq/softirq %.0f). "+
 			"So %.0f%% of the read's cost is the round trip itself, not the join. The handler before commit 37bcf25 (a REPEATABLE READ transaction of %d round trips) does %s reads/s at %.0f µs: the current query is %.1f× its rate.\n",
-			r.o.c, milhar(int(h.Vazao())), custo(h), h.CPU.UsCarga, h.CPU.UsPostgres, h.CPU.UsKernel,
-			milhar(int(um.Vazao())), custo(um), um.CPU.UsCarga, um.CPU.UsPostgres, um.CPU.UsKernel,
-			100*min(1, custo(um)/max(1, custo(h))), velho.Viagens, milhar(int(velho.Vazao())), custo(velho), h.Vazao()/max(1, velho.Vazao()))
+			r.o.c, benchdoc.Thousands(int(h.Vazao())), custo(h), h.CPU.UsCarga, h.CPU.UsPostgres, h.CPU.UsKernel,
+			benchdoc.Thousands(int(um.Vazao())), custo(um), um.CPU.UsCarga, um.CPU.UsPostgres, um.CPU.UsKernel,
+			100*min(1, custo(um)/max(1, custo(h))), velho.Viagens, benchdoc.Thousands(int(velho.Vazao())), custo(velho), h.Vazao()/max(1, velho.Vazao()))
 	}
 	alvos := r.alvos()
 	orcamento := tot(bare) / alvoRazao
@@ -340,11 +341,11 @@ func (r *relatorio) analise() string {
 		bare.CPU.UsServidor, sit.CPU.UsServidor, 100*bare.CPU.UsServidor/max(1, sit.CPU.UsServidor), 100*r.razao())
 	if !alvos[1].ok {
 		fmt.Fprintf(&b, " **The p99 target at %s req/s is missed**: p99 %s ms from the schedule, %s ms from the actual send; %d requests left the load generator more than 1 ms late (worst %s ms). At %.0f%% of the closed-loop capacity the machine was %.0f%% busy; every request waits for the scheduler to run d6a goroutines (and, on a cache miss, a PostgreSQL backend) on %d shared cores, so a burst of arrivals queues on the CPUs.",
-			milhar(r.o.taxa), msn(r.aberto.Lat.P99), msn(r.aberto.LatEnvio.P99), r.aberto.Atrasadas, msn(r.aberto.AtrasoMax),
+			benchdoc.Thousands(r.o.taxa), msn(r.aberto.Lat.P99), msn(r.aberto.LatEnvio.P99), r.aberto.Atrasadas, msn(r.aberto.AtrasoMax),
 			100*float64(r.o.taxa)/max(1, sit.Vazao()), pc(r.aberto.CPU), nucleos())
 	} else {
 		fmt.Fprintf(&b, " The p99 target is met: %s req/s is %.0f%% of the closed-loop capacity, the machine was %.0f%% busy and p99 was %s ms (%s ms from the actual send).",
-			milhar(r.o.taxa), 100*float64(r.o.taxa)/max(1, sit.Vazao()), pc(r.aberto.CPU), msn(r.aberto.Lat.P99), msn(r.aberto.LatEnvio.P99))
+			benchdoc.Thousands(r.o.taxa), 100*float64(r.o.taxa)/max(1, sit.Vazao()), pc(r.aberto.CPU), msn(r.aberto.Lat.P99), msn(r.aberto.LatEnvio.P99))
 	}
 	fmt.Fprintf(&b, "\n\n`-cpuprofile FILE` saves the server process's CPU profile of the closed-loop situacao run for `go tool pprof`.")
 	return b.String()
@@ -362,14 +363,14 @@ func (r *relatorio) cacheTexto() string {
 	hitTudo, missTudo := r.cacheDepois.hit-r.cacheAntes.hit, r.cacheDepois.miss-r.cacheAntes.miss
 	var b strings.Builder
 	fmt.Fprintf(&b, "**Cache** (`d6a_situacao_cache_total` of the cached app, read from its /metrics): in the closed-loop situacao run's measured window, %s hits and %s misses, **%.2f%% hits**; over that whole run, warm-up included, %s hits and %s misses. ",
-		milhar(int(sit.CacheHit)), milhar(int(sit.CacheMiss)), 100*janela, milhar(int(hitTudo)), milhar(int(missTudo)))
+		benchdoc.Thousands(int(sit.CacheHit)), benchdoc.Thousands(int(sit.CacheMiss)), 100*janela, benchdoc.Thousands(int(hitTudo)), benchdoc.Thousands(int(missTudo)))
 	if h, ok := ab.RazaoCache(); ok {
-		fmt.Fprintf(&b, "Open-loop window: %s hits, %s misses (%.2f%%). ", milhar(int(ab.CacheHit)), milhar(int(ab.CacheMiss)), 100*h)
+		fmt.Fprintf(&b, "Open-loop window: %s hits, %s misses (%.2f%%). ", benchdoc.Thousands(int(ab.CacheHit)), benchdoc.Thousands(int(ab.CacheMiss)), 100*h)
 	}
 	fmt.Fprintf(&b, "Before the runs, the server's readiness probe and the answers check (which asks each of the %d tokens twice: a miss, then a hit) had counted %s hits and %s misses. "+
 		"The first request of each citizen is a miss; so is the first one after an entry is older than `httpapi.CacheTTL` (%s) or was dropped by a notification (nothing writes to the counsellors during the runs). "+
 		"Nearly all of a window's reads are therefore hits: the rows with the cache on measure the route's steady state for counsellors polling their own situation, not a citizen's first request, which costs what a cache-off request costs.",
-		len(r.a.tokens), milhar(int(r.a.cacheInicial.hit)), milhar(int(r.a.cacheInicial.miss)), httpapi.CacheTTL)
+		len(r.a.tokens), benchdoc.Thousands(int(r.a.cacheInicial.hit)), benchdoc.Thousands(int(r.a.cacheInicial.miss)), httpapi.CacheTTL)
 	if janela < 0.99 {
 		fmt.Fprintf(&b, " **In this run only %.2f%% of the closed-loop window's reads were hits**: see the server log for a lost LISTEN connection.", 100*janela)
 	}
@@ -438,84 +439,4 @@ func substituirSecao(s, secao string) string {
 		return s[:i] + secao + "\n" + resto[j+1:]
 	}
 	return s[:i] + secao
-}
-
-func milhar(n int) string {
-	s := strconv.Itoa(n)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
-}
-
-func modeloCPU() string {
-	f, err := os.Open("/proc/cpuinfo")
-	if err != nil {
-		return "?"
-	}
-	defer f.Close()
-	for s := bufio.NewScanner(f); s.Scan(); {
-		if k, v, ok := strings.Cut(s.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
-			return "`" + strings.TrimSpace(v) + "`"
-		}
-	}
-	return "?"
-}
-
-func memoria() string {
-	f, err := os.Open("/proc/meminfo")
-	if err != nil {
-		return "?"
-	}
-	defer f.Close()
-	for s := bufio.NewScanner(f); s.Scan(); {
-		if k, v, ok := strings.Cut(s.Text(), ":"); ok && k == "MemTotal" {
-			kb, err := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
-			if err != nil {
-				return strings.TrimSpace(v)
-			}
-			return fmt.Sprintf("%.1f GiB (MemTotal)", float64(kb)/(1<<20))
-		}
-	}
-	return "?"
-}
-
-func kernel() string {
-	b, err := os.ReadFile("/proc/sys/kernel/osrelease")
-	if err != nil {
-		return "?"
-	}
-	return strings.TrimSpace(string(b))
-}
-
-// versaoCodigo names the commit measured and what the working tree changes
-// in the code the route runs.
-func versaoCodigo() string {
-	out, err := exec.Command("git", "rev-parse", "--short", "HEAD").Output()
-	if err != nil {
-		return "? (not a git checkout)"
-	}
-	s := "commit `" + strings.TrimSpace(string(out)) + "`"
-	st, err := exec.Command("git", "status", "--porcelain", "--", "internal/httpapi", "internal/store", "internal/config", "internal/metrics", "sql", "cmd/d6a-httpbench", "go.mod", "go.sum").Output()
-	if err == nil {
-		var mudados []string
-		for _, l := range strings.Split(strings.TrimRight(string(st), "\n"), "\n") {
-			if len(l) > 3 {
-				mudados = append(mudados, "`"+strings.TrimSpace(l[3:])+"`")
-			}
-		}
-		if len(mudados) > 0 {
-			s += " plus uncommitted changes to " + strings.Join(mudados, ", ")
-		}
-	}
-	return s
 }

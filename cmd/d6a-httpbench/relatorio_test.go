@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/formigueiro/d6a/internal/latency"
 )
 
 func TestSubstituirSecao(t *testing.T) {
@@ -52,28 +54,6 @@ func TestAtualizarDocKeepsOthers(t *testing.T) {
 	}
 }
 
-func TestResumir(t *testing.T) {
-	var ds []time.Duration
-	for i := 1000; i >= 1; i-- {
-		ds = append(ds, time.Duration(i)*time.Millisecond)
-	}
-	l := resumir(ds)
-	if l.N != 1000 || l.P50 != 500*time.Millisecond || l.P99 != 990*time.Millisecond || l.P999 != 999*time.Millisecond || l.Max != time.Second {
-		t.Errorf("%+v", l)
-	}
-	if (resumir(nil) != latencias{}) {
-		t.Error("empty input")
-	}
-}
-
-func TestMilhar(t *testing.T) {
-	for n, want := range map[int]string{0: "0", 999: "999", 1000: "1,000", 1234567: "1,234,567", -4500: "-4,500"} {
-		if got := milhar(n); got != want {
-			t.Errorf("milhar(%d) = %q, want %q", n, got, want)
-		}
-	}
-}
-
 func TestLerMetricas(t *testing.T) {
 	corpo := `# HELP d6a_situacao_cache_total Situacao reads by resultado.
 # TYPE d6a_situacao_cache_total counter
@@ -101,7 +81,7 @@ func TestMarkdownCache(t *testing.T) {
 	}
 	run := func(nome string, n int, cp cpu) resultado {
 		return resultado{Nome: nome, Modo: "closed", Conexoes: 32, Janela: time.Second, OK: n, CPU: cp,
-			Lat: latencias{N: n, P50: time.Millisecond, P90: 2 * time.Millisecond, P99: 3 * time.Millisecond, Max: 9 * time.Millisecond}}
+			Lat: latency.Summary{N: n, P50: time.Millisecond, P90: 2 * time.Millisecond, P99: 3 * time.Millisecond, Max: 9 * time.Millisecond}}
 	}
 	a := &ambiente{versao: "15", poolMax: 4, tamanhoCache: 100000, tokens: make([]string, 3), cidadaos: make([]uuid.UUID, 3), comAtribuicao: 1,
 		cacheInicial: metricas{hit: 4, miss: 4}}

@@ -12,7 +12,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"flag"
@@ -20,8 +19,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
@@ -167,20 +164,11 @@ func stopCluster(ctx context.Context, dir string) int {
 
 // running reports whether postmaster.pid names a live process.
 func running(dir string) bool {
-	f, err := os.Open(filepath.Join(dir, "postmaster.pid"))
-	if err != nil {
+	pid, _ := pglocal.Postmaster(dir)
+	if pid <= 0 {
 		return false
 	}
-	defer f.Close()
-	s := bufio.NewScanner(f)
-	if !s.Scan() {
-		return false
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(s.Text()))
-	if err != nil || pid <= 0 {
-		return false
-	}
-	err = syscall.Kill(pid, 0)
+	err := syscall.Kill(pid, 0)
 	return err == nil || errors.Is(err, syscall.EPERM)
 }
 

@@ -104,16 +104,7 @@ func TestCaos(t *testing.T) {
 	m := novoModelo(par.seed, par.eventos)
 
 	ctx := context.Background()
-	pool, err := pgxpool.New(ctx, dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
-	for id, pai := range m.hierarquia {
-		if _, err := pool.Exec(ctx, `INSERT INTO core.uc_polygons (id, parent_uc_id) VALUES ($1, $2)`, id, pai); err != nil {
-			t.Fatal(err)
-		}
-	}
+	pool := poolComHierarquia(t, ctx, dbURL, m)
 
 	env := func() map[string]string {
 		return map[string]string{
@@ -389,6 +380,23 @@ func executarFalhas(t *testing.T, inicio time.Time, fs []falha, insts []*instanc
 			pl.anotar(inicio, "PostgreSQL started again after %s", time.Since(parou).Round(100*time.Millisecond))
 		}
 	}
+}
+
+// poolComHierarquia opens a pool on dbURL for the test and writes m's
+// hierarchy of UCs into core.uc_polygons, which d6a reads at boot.
+func poolComHierarquia(t *testing.T, ctx context.Context, dbURL string, m *modelo) *pgxpool.Pool {
+	t.Helper()
+	pool, err := pgxpool.New(ctx, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	for id, pai := range m.hierarquia {
+		if _, err := pool.Exec(ctx, `INSERT INTO core.uc_polygons (id, parent_uc_id) VALUES ($1, $2)`, id, pai); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return pool
 }
 
 // quiescente reports whether the colony has caught up, and how far it is.

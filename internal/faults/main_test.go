@@ -17,6 +17,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/formigueiro/d6a/internal/loopback"
 	"github.com/formigueiro/d6a/internal/pglocal"
 )
 
@@ -184,7 +185,7 @@ type clusterPG struct {
 }
 
 func iniciarPG(ctx context.Context, dir string) (*clusterPG, error) {
-	porta, err := portaLivre()
+	porta, err := loopback.FreePort()
 	if err != nil {
 		return nil, err
 	}

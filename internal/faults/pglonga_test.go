@@ -9,8 +9,6 @@ import (
 	"strconv"
 	"testing"
 	"time"
-
-	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // TestQuedaLongaDoPostgres stops PostgreSQL for D6A_FAULTS_PG_LONG seconds
@@ -35,16 +33,7 @@ func TestQuedaLongaDoPostgres(t *testing.T) {
 	cli := conectar(t, srv.url())
 	m := novoModelo(par.seed+1, 100)
 	ctx := context.Background()
-	pool, err := pgxpool.New(ctx, dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
-	for id, pai := range m.hierarquia {
-		if _, err := pool.Exec(ctx, `INSERT INTO core.uc_polygons (id, parent_uc_id) VALUES ($1, $2)`, id, pai); err != nil {
-			t.Fatal(err)
-		}
-	}
+	pool := poolComHierarquia(t, ctx, dbURL, m)
 	i := novaInstancia(t, "longa", map[string]string{
 		"D6A_DATABASE_URL": dbURL, "D6A_NATS_URL": srv.url(), "D6A_JWT_SECRET": segredo,
 		"D6A_MAX_ENTREGAS": "5", "D6A_LOG_LEVEL": "info", "D6A_OUTBOX_POLL": "200ms", "D6A_FETCH_TIMEOUT": "250ms",
@@ -79,7 +68,7 @@ func TestQuedaLongaDoPostgres(t *testing.T) {
 	}
 	time.Sleep(time.Until(parou.Add(fora)))
 	rctx, cancelR := context.WithTimeout(ctx, 2*time.Minute)
-	err = pg.reiniciar(rctx)
+	err := pg.reiniciar(rctx)
 	cancelR()
 	if err != nil {
 		t.Fatalf("PostgreSQL restart: %v", err)

@@ -18,20 +18,13 @@ import (
 	"syscall"
 	"testing"
 	"time"
-)
 
-func portaLivre() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
+	"github.com/formigueiro/d6a/internal/loopback"
+)
 
 func porta(t *testing.T) int {
 	t.Helper()
-	p, err := portaLivre()
+	p, err := loopback.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}

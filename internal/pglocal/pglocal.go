@@ -5,11 +5,9 @@
 package pglocal
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"os/user"
@@ -21,6 +19,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/formigueiro/d6a/internal/loopback"
 )
 
 // ErrNoBinaries means initdb/pg_ctl are not installed.
@@ -110,7 +110,7 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 		}
 	}
 	if c.Port == 0 {
-		if c.Port, err = freePort(); err != nil {
+		if c.Port, err = loopback.FreePort(); err != nil {
 			return nil, err
 		}
 	}
@@ -180,24 +180,28 @@ func (c *Cluster) CreateDatabase(ctx context.Context, name, template string) err
 }
 
 func (c *Cluster) running() (int, bool) {
-	f, err := os.Open(filepath.Join(c.Dir, "postmaster.pid"))
-	if err != nil {
-		return 0, false
-	}
-	defer f.Close()
-	var lines []string
-	for s := bufio.NewScanner(f); s.Scan(); {
-		lines = append(lines, s.Text())
-	}
-	if len(lines) < 4 {
-		return 0, false
-	}
-	pid, _ := strconv.Atoi(strings.TrimSpace(lines[0]))
-	port, _ := strconv.Atoi(strings.TrimSpace(lines[3]))
-	if pid <= 0 || syscall.Kill(pid, 0) != nil {
+	pid, port := Postmaster(c.Dir)
+	if pid <= 0 || port == 0 || syscall.Kill(pid, 0) != nil {
 		return 0, false
 	}
 	return port, true
+}
+
+// Postmaster reads the postmaster.pid of the cluster in dir: the server's
+// process id (the parent of its backends) and its port; zeros when there is
+// no such file, or no port in it yet. The process may be gone: the file
+// outlives a crash.
+func Postmaster(dir string) (pid, port int) {
+	b, err := os.ReadFile(filepath.Join(dir, "postmaster.pid"))
+	if err != nil {
+		return 0, 0
+	}
+	lines := strings.Split(string(b), "\n")
+	pid, _ = strconv.Atoi(strings.TrimSpace(lines[0]))
+	if len(lines) >= 4 {
+		port, _ = strconv.Atoi(strings.TrimSpace(lines[3]))
+	}
+	return pid, port
 }
 
 func (c *Cluster) wait(ctx context.Context) error {
@@ -249,15 +253,6 @@ func unprivileged() (*syscall.Credential, error) {
 		return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
 	}
 	return nil, errors.New("running as root and no `postgres` or `nobody` user to run PostgreSQL as")
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 func tail(s string, n int) string {
