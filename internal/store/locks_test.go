@@ -6,10 +6,12 @@ package store_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/formigueiro/d6a/internal/store"
 )
@@ -248,4 +250,92 @@ func TestBuscarConselheiroPorIdParaAtualizarTravaALinha(t *testing.T) {
 		_, err := tx.DB.Exec(ctx, `SELECT 1 FROM d6a.conselheiros WHERE id = $1 FOR UPDATE NOWAIT`, id)
 		return err
 	}))
+}
+
+// The unit of work plans for the tables as they are. The pool keeps generic
+// plans, built once per connection: built while d6a.atribuicoes held one
+// row, the candidates probe scanned the table instead of probing its index,
+// and kept doing so while a burst of draws grew it.
+func TestUnidadeDeTrabalhoPlanejaParaATabelaAtual(t *testing.T) {
+	t.Parallel()
+	ctx, s, _ := open(t)
+	uc := uuid.New()
+	novos := func(n int) {
+		t.Helper()
+		// n counsellors on uc, each with an active assignment.
+		_, err := s.Pool.Exec(ctx, `
+			WITH c AS (
+				INSERT INTO d6a.conselheiros (id, cidadao_id, unidade_civica_id, event_id_cadastro, event_id_ultima_alteracao)
+				SELECT g, g, $1, g, g FROM (SELECT gen_random_uuid() AS g FROM generate_series(1, $2::int)) x
+				RETURNING id)
+			INSERT INTO d6a.atribuicoes (conselheiro_id, demanda_id, unidade_civica_id, seed_publico, posicao_sorteada, total_elegiveis, event_id_sorteio)
+			SELECT id, gen_random_uuid(), $1, 'ab', 0, 1, gen_random_uuid() FROM c`, uc, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	novos(1)
+	if _, err := s.Pool.Exec(ctx, `ANALYZE d6a.atribuicoes`); err != nil {
+		t.Fatal(err)
+	}
+
+	// Both units of work on one connection, which keeps its prepared
+	// statements between them.
+	conn, err := s.Pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	unidade := func(fn func(store.Tx) error) {
+		t.Helper()
+		check(t, pgx.BeginFunc(ctx, conn, func(ptx pgx.Tx) error {
+			tx := store.On(ptx)
+			if err := tx.AdvisoryLockSorteio(ctx, 42); err != nil {
+				return err
+			}
+			return fn(tx)
+		}))
+	}
+	unidade(func(tx store.Tx) error {
+		_, err := tx.BuscarCandidatosPorUcs(ctx, []uuid.UUID{uc})
+		return err
+	})
+
+	novos(3000) // a burst of draws; no ANALYZE yet
+	var plano strings.Builder
+	unidade(func(tx store.Tx) error {
+		got, err := tx.BuscarCandidatosPorUcs(ctx, []uuid.UUID{uc})
+		if err != nil || len(got) != 3001 || !got[0].Ocupado {
+			t.Fatalf("BuscarCandidatosPorUcs = %d rows, %v; want 3001 occupied counsellors", len(got), err)
+		}
+		// The plan that connection's prepared statement runs with now.
+		var nome string
+		if err := tx.DB.QueryRow(ctx, `SELECT name FROM pg_prepared_statements
+			WHERE statement LIKE '-- name: BuscarCandidatosPorUcs %'`).Scan(&nome); err != nil {
+			return err
+		}
+		rows, err := tx.DB.Query(ctx, `EXPLAIN EXECUTE `+pgx.Identifier{nome}.Sanitize()+`('{`+uc.String()+`}')`)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var linha string
+			if err := rows.Scan(&linha); err != nil {
+				return err
+			}
+			plano.WriteString(linha + "\n")
+		}
+		return rows.Err()
+	})
+	// One index probe by conselheiro_id per candidate: not a scan of the
+	// table, nor of an index filtered by conselheiro_id.
+	if p := plano.String(); strings.Contains(p, "Seq Scan on atribuicoes") || !strings.Contains(p, "Index Cond: (conselheiro_id = c.id)") {
+		t.Fatalf("candidates plan after the table grew:\n%s\nwant an index probe by conselheiro_id per candidate", p)
+	}
+	// Outside a unit of work the pool's generic plans are back.
+	var modo string
+	check(t, conn.QueryRow(ctx, `SHOW plan_cache_mode`).Scan(&modo))
+	if modo != "force_generic_plan" {
+		t.Fatalf("plan_cache_mode = %q after the unit of work, want the pool's force_generic_plan", modo)
+	}
 }
