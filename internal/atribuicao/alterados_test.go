@@ -31,7 +31,7 @@ func (c *chamadas) opcoes(o *atribuicao.Options) {
 		}
 		c.l = append(c.l, s)
 	}
-	o.Publicado = func() {
+	o.Publicado = func([]atribuicao.Saida) {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		c.l = append(c.l, "publicado")

@@ -57,12 +57,26 @@ type barramentoFixo struct {
 
 func (b barramentoFixo) LastEventID(context.Context) (string, uint64, error) { return b.id, b.seq, nil }
 
-// barramentoFora is a bus that does not answer: the draw falls back to a
-// fresh UUID as its base.
-type barramentoFora struct{}
+// barramentoAlternavel does not answer until ligar gives it a base.
+type barramentoAlternavel struct {
+	mu sync.Mutex
+	b  atribuicao.Barramento
+}
 
-func (barramentoFora) LastEventID(context.Context) (string, uint64, error) {
-	return "", 0, errors.New("barramento indisponível")
+func (a *barramentoAlternavel) ligar(b atribuicao.Barramento) {
+	a.mu.Lock()
+	a.b = b
+	a.mu.Unlock()
+}
+
+func (a *barramentoAlternavel) LastEventID(ctx context.Context) (string, uint64, error) {
+	a.mu.Lock()
+	b := a.b
+	a.mu.Unlock()
+	if b == nil {
+		return "", 0, errors.New("barramento indisponível")
+	}
+	return b.LastEventID(ctx)
 }
 
 const (

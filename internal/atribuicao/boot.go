@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/google/uuid"
-
 	"github.com/formigueiro/d6a/internal/elegibilidade"
 	"github.com/formigueiro/d6a/internal/evento"
 	"github.com/formigueiro/d6a/internal/store"
@@ -70,7 +68,7 @@ func (s *Servico) verificarConsistenciaOcupados(ctx context.Context) error {
 			}
 			s.log.Warn("Conselheiro ocupado sem atribuição ativa. Corrigindo.", "conselheiro_id", c.ID, "motivo", "consistencia-repair")
 			if _, err := u.tx.AtualizarStatusConselheiro(ctx, store.AtualizarStatusConselheiroParams{
-				ID: c.ID, Status: elegibilidade.Disponivel, EventID: uuid.New(), Agora: u.agora,
+				ID: c.ID, Status: elegibilidade.Disponivel, EventID: s.o.NovoID(), Agora: u.agora,
 			}); err != nil {
 				return err
 			}
@@ -116,7 +114,7 @@ func (s *Servico) reativarSuspensosVencidos(ctx context.Context) error {
 		}
 		for _, c := range vencidos {
 			if _, err := u.tx.AtualizarStatusConselheiro(ctx, store.AtualizarStatusConselheiroParams{
-				ID: c.ID, Status: elegibilidade.Disponivel, EventID: uuid.New(), Agora: u.agora,
+				ID: c.ID, Status: elegibilidade.Disponivel, EventID: s.o.NovoID(), Agora: u.agora,
 			}); err != nil {
 				return err
 			}

@@ -25,7 +25,22 @@ const (
 // commit together. A nil return means the message may be acked; an error
 // means nothing was applied and the message should be redelivered.
 func (s *Servico) Handle(ctx context.Context, ev evento.Evento, seq uint64) error {
-	return s.executar(ctx, func(ctx context.Context, u *uow) error {
+	return s.executar(ctx, s.unidade(ev, seq))
+}
+
+// HandleLote applies events in this order, as Handle would one by one; they
+// may share one transaction (the executor's batch). errs[i] is evs[i]'s.
+func (s *Servico) HandleLote(ctx context.Context, evs []evento.Evento, seqs []uint64) []error {
+	fns := make([]func(context.Context, *uow) error, len(evs))
+	for i, ev := range evs {
+		fns[i] = s.unidade(ev, seqs[i])
+	}
+	return s.executarVarios(ctx, fns)
+}
+
+// unidade is the unit of work of one event.
+func (s *Servico) unidade(ev evento.Evento, seq uint64) func(context.Context, *uow) error {
+	return func(ctx context.Context, u *uow) error {
 		log := s.log.With("event_id", ev.EventID, "tipo", string(ev.Tipo), "sequence", seq)
 		if ev.CorrelacaoID != nil {
 			log = log.With("correlacao_id", *ev.CorrelacaoID)
@@ -46,7 +61,7 @@ func (s *Servico) Handle(ctx context.Context, ev evento.Evento, seq uint64) erro
 		return u.tx.RegistrarProcessamento(ctx, store.RegistrarProcessamentoParams{
 			EventID: ev.EventID, TipoEvento: string(ev.Tipo), Sequence: int64(seq), Agora: u.agora,
 		})
-	})
+	}
 }
 
 // despachar is spec 1.4 despacharEvento.

@@ -2,11 +2,15 @@
 // state change (spec 4.4, 4.10, 4.11), the event handlers of spec 3.9–3.12,
 // 3.6 and 4.9, and the boot protocol of spec 4.5, 4.7 and 4.8.
 //
-// Every unit of work (one event, one boot step) runs on one goroutine, in
-// one PostgreSQL transaction that first takes a transaction-level advisory
-// lock, so draws never race inside a process nor across processes. Effects,
-// outbox rows and the consumer offset commit together; the caller acks the
-// message only after that.
+// Every unit of work (one event, one boot step) runs on one goroutine. The
+// executor takes every unit that is ready (up to Options.MaxLote), runs them
+// one after the other in one PostgreSQL transaction that first takes a
+// transaction-level advisory lock, so draws never race inside a process nor
+// across processes, and commits them together: each unit sees what the
+// previous ones wrote, exactly as if each had its own transaction. Effects,
+// outbox rows and the consumer offsets commit together; the caller acks its
+// messages only after that. A batch with a failing unit is rolled back and
+// redone one unit per transaction, so the failure stays with its own event.
 package atribuicao
 
 import (
@@ -58,9 +62,10 @@ type Options struct {
 	// Now is the one clock of the service (draw time, row timestamps,
 	// suspension checks).
 	Now func() time.Time
-	// Publicado is called after a commit that queued outbox rows, to wake
-	// the relay.
-	Publicado func()
+	// Publicado is called after a commit that queued outbox rows, with
+	// those rows in commit order: the caller publishes them at once (the
+	// outbox relay only sweeps what a crash or an outage left behind).
+	Publicado func([]Saida)
 	// Alterados is called after a commit, before Publicado, with the
 	// citizens whose counsellor row or assignment the unit of work changed
 	// (conselheiro_id = cidadao_id, spec 3.10): this process's situacao
@@ -69,13 +74,26 @@ type Options struct {
 	Alterados  func(cidadaos []uuid.UUID)
 	Observador Observador
 	Logger     *slog.Logger
+	// MaxLote bounds the units of work one transaction carries (default
+	// 256; 1 runs each alone).
+	MaxLote int
+	// NovoID makes the ids of assignments and published events (default
+	// uuid.New); tests fix it to compare runs byte for byte.
+	NovoID func() uuid.UUID
+}
+
+// Saida is an event a committed unit of work queued in d6a.outbox.
+type Saida struct {
+	EventID  uuid.UUID
+	Subject  string
+	Envelope []byte
 }
 
 // Servico runs the units of work one at a time.
 type Servico struct {
 	o    Options
 	log  *slog.Logger
-	jobs chan job
+	jobs chan []job
 	stop chan struct{}
 	done chan struct{}
 	once sync.Once
@@ -91,7 +109,7 @@ type job struct {
 type uow struct {
 	tx     store.Tx
 	agora  time.Time
-	outbox int
+	saida  []Saida  // outbox rows queued, published after commit
 	depois []func() // run after commit (metrics)
 	// alterados are the citizens whose situation changed (Options.Alterados).
 	alterados []uuid.UUID
@@ -110,12 +128,18 @@ func New(o Options) *Servico {
 		o.Observador = nopObservador{}
 	}
 	if o.Publicado == nil {
-		o.Publicado = func() {}
+		o.Publicado = func([]Saida) {}
+	}
+	if o.MaxLote <= 0 {
+		o.MaxLote = 256
+	}
+	if o.NovoID == nil {
+		o.NovoID = uuid.New
 	}
 	if o.Alterados == nil {
 		o.Alterados = func([]uuid.UUID) {}
 	}
-	s := &Servico{o: o, log: o.Logger, jobs: make(chan job), stop: make(chan struct{}), done: make(chan struct{})}
+	s := &Servico{o: o, log: o.Logger, jobs: make(chan []job), stop: make(chan struct{}), done: make(chan struct{})}
 	go s.loop()
 	return s
 }
@@ -128,55 +152,155 @@ func (s *Servico) Close() {
 
 func (s *Servico) loop() {
 	defer close(s.done)
+	var fila []job
 	for {
-		select {
-		case <-s.stop:
-			return
-		case j := <-s.jobs:
-			j.resp <- s.run(j.ctx, j.fn)
+		if len(fila) == 0 {
+			select {
+			case <-s.stop:
+				return
+			case js := <-s.jobs:
+				fila = append(fila, js...)
+			}
 		}
+		// Everything else already waiting joins the batch.
+	coleta:
+		for len(fila) < s.o.MaxLote {
+			select {
+			case js := <-s.jobs:
+				fila = append(fila, js...)
+			default:
+				break coleta
+			}
+		}
+		n := min(len(fila), s.o.MaxLote)
+		s.runLote(fila[:n])
+		fila = fila[n:]
 	}
 }
 
 // executar submits fn to the executor and waits for its result (spec 4.4
 // comFilaGlobal: one global queue of draws).
 func (s *Servico) executar(ctx context.Context, fn func(context.Context, *uow) error) error {
-	j := job{ctx: ctx, fn: fn, resp: make(chan error, 1)}
-	select {
-	case s.jobs <- j:
-	case <-s.stop:
-		return ErrEncerrado
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	return <-j.resp
+	return s.executarVarios(ctx, []func(context.Context, *uow) error{fn})[0]
 }
 
-func (s *Servico) run(ctx context.Context, fn func(context.Context, *uow) error) error {
-	if err := ctx.Err(); err != nil {
-		return err
+// executarVarios submits fns in this order, in one hand-over, and waits for
+// all of them: they may share one transaction with each other and with other
+// callers' units.
+func (s *Servico) executarVarios(ctx context.Context, fns []func(context.Context, *uow) error) []error {
+	js := make([]job, len(fns))
+	errs := make([]error, len(fns))
+	for i, fn := range fns {
+		js[i] = job{ctx: ctx, fn: fn, resp: make(chan error, 1)}
 	}
-	var u *uow
+	select {
+	case s.jobs <- js:
+	case <-s.stop:
+		for i := range errs {
+			errs[i] = ErrEncerrado
+		}
+		return errs
+	case <-ctx.Done():
+		for i := range errs {
+			errs[i] = ctx.Err()
+		}
+		return errs
+	}
+	for i, j := range js {
+		errs[i] = <-j.resp
+	}
+	return errs
+}
+
+// runLote runs a batch in one transaction; when any unit fails, nothing of
+// the batch is kept and each unit runs again in a transaction of its own,
+// so a poisonous event fails alone.
+func (s *Servico) runLote(lote []job) {
+	if len(lote) > 1 {
+		us, err := s.transacao(lote)
+		if err == nil {
+			s.depoisDoCommit(us)
+			for _, j := range lote {
+				j.resp <- nil
+			}
+			return
+		}
+		s.log.Debug("lote desfeito; cada unidade em sua própria transação", "unidades", len(lote), "erro", err)
+	}
+	for _, j := range lote {
+		us, err := s.transacao([]job{j})
+		if err == nil {
+			s.depoisDoCommit(us)
+		}
+		j.resp <- err
+	}
+}
+
+// transacao runs units in one transaction under the draw lock, each with
+// its own clock reading, and commits when all succeed.
+func (s *Servico) transacao(lote []job) ([]*uow, error) {
+	ctx := lote[0].ctx
+	if len(lote) > 1 {
+		// One unit's caller giving up must not cancel the others' commit;
+		// each unit still runs under its own context.
+		ctx = context.WithoutCancel(ctx)
+	}
+	us := make([]*uow, 0, len(lote))
 	err := s.o.Store.InTx(ctx, func(tx store.Tx) error {
 		if err := tx.AdvisoryLockSorteio(ctx, lockSorteio); err != nil {
 			return fmt.Errorf("advisory lock: %w", err)
 		}
-		u = &uow{tx: tx, agora: s.o.Now().UTC(), servico: s}
-		return fn(ctx, u)
+		for _, j := range lote {
+			if err := j.ctx.Err(); err != nil {
+				return err
+			}
+			u := &uow{tx: tx, agora: s.o.Now().UTC(), servico: s}
+			if err := rodar(j.ctx, u, j.fn); err != nil {
+				return err
+			}
+			us = append(us, u)
+		}
+		return nil
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	for _, f := range u.depois {
-		f()
+	return us, nil
+}
+
+// ErrPanico wraps a panic of a unit of work: the unit failed and no retry
+// will fix it; the executor goes on with the next.
+var ErrPanico = errors.New("panic na unidade de trabalho")
+
+func rodar(ctx context.Context, u *uow, fn func(context.Context, *uow) error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: %v", ErrPanico, r)
+		}
+	}()
+	return fn(ctx, u)
+}
+
+// depoisDoCommit runs the post-commit hooks of a committed batch: metrics,
+// then the situacao cache, then publication, in the units' order.
+func (s *Servico) depoisDoCommit(us []*uow) {
+	var (
+		alterados []uuid.UUID
+		saida     []Saida
+	)
+	for _, u := range us {
+		for _, f := range u.depois {
+			f()
+		}
+		alterados = append(alterados, u.alterados...)
+		saida = append(saida, u.saida...)
 	}
-	if len(u.alterados) > 0 {
-		s.o.Alterados(u.alterados)
+	if len(alterados) > 0 {
+		s.o.Alterados(alterados)
 	}
-	if u.outbox > 0 {
-		s.o.Publicado()
+	if len(saida) > 0 {
+		s.o.Publicado(saida)
 	}
-	return nil
 }
 
 type nopObservador struct{}

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -49,9 +51,6 @@ type Resultado struct {
 	Cadeia         []uuid.UUID
 }
 
-// baseTimeout bounds the bus round trip for the seed's base.
-const baseTimeout = 2 * time.Second
-
 // ErrDemandaAtribuida is returned by Sortear for a demand that already has
 // an active assignment (the handlers check this before drawing, spec 3.9).
 var ErrDemandaAtribuida = errors.New("demanda já atribuída")
@@ -85,18 +84,10 @@ func (u *uow) executarSorteio(ctx context.Context, p Pedido) (Resultado, error) 
 	if err != nil {
 		return Resultado{}, fmt.Errorf("hierarquia: %w", err)
 	}
-	linhas, err := u.tx.BuscarCandidatosPorUcs(ctx, cadeia)
+	filtro, err := u.filtrar(ctx, cadeia, p.Excluir)
 	if err != nil {
 		return Resultado{}, fmt.Errorf("candidatos: %w", err)
 	}
-	candidatos := make([]elegibilidade.Candidato, len(linhas))
-	for i, l := range linhas {
-		candidatos[i] = elegibilidade.Candidato{
-			ID: l.ID, UC: l.UnidadeCivicaID, Status: l.Status, Capacitacao: l.CapacitacaoConcluida,
-			SuspensaoAte: l.DataSuspensaoAte, Ocupado: l.Ocupado,
-		}
-	}
-	filtro := elegibilidade.Filtrar(cadeia, candidatos, p.Excluir, u.agora)
 	log := s.log.With("demanda_id", p.DemandaID, "uc_id", p.UC, "correlacao_id", p.Dados.CorrelacaoID)
 
 	if len(filtro.Elegiveis) == 0 {
@@ -111,7 +102,10 @@ func (u *uow) executarSorteio(ctx context.Context, p Pedido) (Resultado, error) 
 		return Resultado{Motivo: filtro.Motivo, Cadeia: cadeia}, nil
 	}
 
-	base, baseSeq, fallback := u.base(ctx)
+	base, baseSeq, err := u.base(ctx)
+	if err != nil {
+		return Resultado{}, err
+	}
 	// T is read after the base so it lies between the base's bus time and
 	// the publication's (docs/verificacao.md).
 	t := sorteio.FormatTimestamp(s.o.Now())
@@ -128,7 +122,7 @@ func (u *uow) executarSorteio(ctx context.Context, p Pedido) (Resultado, error) 
 		return Resultado{}, err
 	}
 	dataSorteio, _ := sorteio.ParseTimestamp(t)
-	eventID := uuid.New()
+	eventID := s.o.NovoID()
 	envelope, err := u.envelope(evento.ConselheiroSorteado, eventID, p.Dados.CorrelacaoID, t, payloadSorteado{
 		ConselheiroID: selecionado, DemandaID: p.DemandaID, UnidadeCivicaID: p.UC,
 		MetodoSorteio: sorteio.Metodo, SeedPublico: res.Seed, ListaElegiveisHash: res.ListaHash,
@@ -143,13 +137,13 @@ func (u *uow) executarSorteio(ctx context.Context, p Pedido) (Resultado, error) 
 	}
 	// Assignment, occupied counsellor, audit and outbox row: one round trip.
 	if err := u.tx.GravarSorteio(ctx, store.GravarSorteioParams{
-		AtribuicaoID: uuid.New(), EventIDSorteio: eventID, ConselheiroID: selecionado,
+		AtribuicaoID: s.o.NovoID(), EventIDSorteio: eventID, ConselheiroID: selecionado,
 		DemandaID: p.DemandaID, UnidadeCivicaID: p.UC, Seed: res.Seed,
 		PosicaoSorteada: sorteio.PosicaoSorteada, TotalElegiveis: int32(len(ids)),
 		ListaElegiveisHash: &res.ListaHash, DataSorteio: dataSorteio,
 		ScoreFinal: p.Dados.ScoreFinal, CategoriaID: p.Dados.CategoriaID,
 		NivelPrecedencia: p.Dados.NivelPrecedencia, GrupoID: p.Dados.GrupoID,
-		Base: base, BaseFallback: fallback, BaseSequence: baseSeq, TimestampSorteio: t,
+		Base: base, BaseFallback: false, BaseSequence: &baseSeq, TimestampSorteio: t,
 		ElegiveisEntrada: res.Entrada, Ordenados: res.Ordenados, Degrau: filtro.Degrau,
 		Cadeia: cadeiaTxt, Excluido: p.Excluir, Agora: u.agora,
 		Subject: evento.ConselheiroSorteado.Subject(s.o.SubjectPrefix), CorrelacaoID: &p.Dados.CorrelacaoID,
@@ -158,7 +152,7 @@ func (u *uow) executarSorteio(ctx context.Context, p Pedido) (Resultado, error) 
 		return Resultado{}, fmt.Errorf("gravar sorteio: %w", err)
 	}
 	u.alterou(selecionado)
-	u.outbox++
+	u.saida = append(u.saida, Saida{EventID: eventID, Subject: evento.ConselheiroSorteado.Subject(s.o.SubjectPrefix), Envelope: envelope})
 	log.Info("Sorteio concluído", "degrau", filtro.Degrau, "cadeia", cadeia, "total_elegiveis", len(ids),
 		"conselheiro_id", selecionado, "event_id", eventID, "seed_publico", res.Seed)
 	dur := time.Since(inicio)
@@ -169,19 +163,40 @@ func (u *uow) executarSorteio(ctx context.Context, p Pedido) (Resultado, error) 
 	}, nil
 }
 
-// base is the event id of the bus's last message, or a fresh UUID v4 when
-// the bus has none or does not answer (spec 4.1, 4.4 fallback).
-func (u *uow) base(ctx context.Context) (base string, seq *int64, fallback bool) {
-	// Bounded: the draw holds the global lock while it asks.
-	bctx, cancel := context.WithTimeout(ctx, baseTimeout)
-	defer cancel()
-	id, n, err := u.servico.o.Barramento.LastEventID(bctx)
-	if err == nil && id != "" {
-		v := int64(n)
-		return id, &v, false
+// filtrar is spec 4.3 over the database: the eligible counsellors of the
+// winning step only (elegibilidade.Elegivel's rule, in SQL), sorted by id;
+// the whole chain is counted only when nobody qualifies, for the motive.
+func (u *uow) filtrar(ctx context.Context, cadeia []uuid.UUID, excluir *uuid.UUID) (elegibilidade.Resultado, error) {
+	d, err := u.tx.BuscarElegiveisDoDegrau(ctx, store.ElegiveisDoDegrauParams{Cadeia: cadeia, Agora: u.agora, Excluir: excluir})
+	achou, err := store.Found(err)
+	if err != nil {
+		return elegibilidade.Resultado{}, err
 	}
-	u.servico.log.Warn("último evento do barramento indisponível — seed em fallback UUID", "erro", err)
-	return uuid.NewString(), nil, true
+	if achou && len(d.Ids) > 0 && int(d.Ordem) >= 1 && int(d.Ordem) <= len(cadeia) {
+		slices.SortFunc(d.Ids, func(a, b uuid.UUID) int { return strings.Compare(a.String(), b.String()) })
+		return elegibilidade.Resultado{Elegiveis: d.Ids, Degrau: cadeia[d.Ordem-1]}, nil
+	}
+	n, err := u.tx.ContarCadeia(ctx, cadeia)
+	if err != nil {
+		return elegibilidade.Resultado{}, err
+	}
+	return elegibilidade.Resultado{Motivo: elegibilidade.MotivoPorContagem(int(n.Cadastrados), int(n.Ocupados))}, nil
+}
+
+// ErrBaseDesconhecida is returned when the bus's latest message is not
+// known (bus unreachable, leader election): the draw waits and its event is
+// retried, never drawn on a base d6a chose (CONTRACT §4).
+var ErrBaseDesconhecida = errors.New("base do sorteio desconhecida: último evento do barramento indisponível")
+
+// base is the event id and stream sequence of the latest bus message the
+// service knows of (CONTRACT §4; the spec's obterUltimoEventId without its
+// UUID fallback).
+func (u *uow) base(ctx context.Context) (string, int64, error) {
+	id, n, err := u.servico.o.Barramento.LastEventID(ctx)
+	if err != nil || id == "" {
+		return "", 0, fmt.Errorf("%w: %v", ErrBaseDesconhecida, err)
+	}
+	return id, int64(n), nil
 }
 
 // enfileirarPendente is spec 4.4 step 2: enter the pending queue, or count
@@ -220,7 +235,7 @@ func (u *uow) publicarSemCandidatos(ctx context.Context, p Pedido, motivo string
 		return nil
 	}
 	t := sorteio.FormatTimestamp(u.agora)
-	return u.publicar(ctx, evento.SorteioSemCandidatos, uuid.New(), p.Dados.CorrelacaoID, t, payloadSemCandidatos{
+	return u.publicar(ctx, evento.SorteioSemCandidatos, u.servico.o.NovoID(), p.Dados.CorrelacaoID, t, payloadSemCandidatos{
 		DemandaID: p.DemandaID, UnidadeCivicaID: p.UC, TotalElegiveis: 0, Motivo: motivo, Timestamp: t,
 	})
 }
@@ -286,6 +301,6 @@ func (u *uow) publicar(ctx context.Context, tipo evento.Tipo, eventID uuid.UUID,
 	}); err != nil {
 		return fmt.Errorf("outbox: %w", err)
 	}
-	u.outbox++
+	u.saida = append(u.saida, Saida{EventID: eventID, Subject: tipo.Subject(u.servico.o.SubjectPrefix), Envelope: data})
 	return nil
 }

@@ -2,6 +2,7 @@ package atribuicao_test
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"testing"
@@ -89,34 +90,35 @@ func TestT1_SorteioComSucesso(t *testing.T) {
 	}
 }
 
-// spec 4.1 / 4.4: when the bus does not answer, the base is a fresh UUID v4,
-// recorded as a fallback without a sequence; the draw still verifies.
-func TestSorteioBaseFallbackUUID(t *testing.T) {
+// CONTRACT §4: there is no fallback base. When the bus's latest message is
+// unknown the draw fails (its event is retried) and writes nothing; once the
+// bus answers, the same demand is drawn on the bus's base.
+func TestSemBaseNaoHaSorteio(t *testing.T) {
 	t.Parallel()
-	a := novoAmbiente(t, barramentoFora{})
+	b := &barramentoAlternavel{}
+	a := novoAmbiente(t, b)
 	uc := a.uc(uuid.Nil)
-	a.conselheiro(uc)
-	a.conselheiro(uc)
-	r := a.sortearComSucesso(pedido(uc))
+	x, y := a.conselheiro(uc), a.conselheiro(uc)
+	p := pedido(uc)
+	if _, err := a.svc.Sortear(a.ctx, p); !errors.Is(err, atribuicao.ErrBaseDesconhecida) {
+		t.Fatalf("Sortear without a base: %v, want ErrBaseDesconhecida", err)
+	}
+	for _, id := range []uuid.UUID{x, y} {
+		if st := a.conselheiroRow(id).Status; st != elegibilidade.Disponivel {
+			t.Fatalf("counsellor %s is %s after a draw that could not run", id, st)
+		}
+	}
+	if obs := a.outbox("conselheiro.sorteado", ""); len(obs) != 0 {
+		t.Fatalf("%d outbox rows after a draw that could not run", len(obs))
+	}
+	b.ligar(barramentoFixo{id: baseFixa, seq: seqFixa})
+	r := a.sortearComSucesso(p)
 	aud, err := a.st.Read().BuscarAuditoria(a.ctx, r.EventIDSorteio)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !aud.BaseFallback || aud.BaseSequence != nil {
-		t.Errorf("base_fallback %v, base_sequence %v; want true, null", aud.BaseFallback, aud.BaseSequence)
-	}
-	u, err := uuid.Parse(aud.Base)
-	if err != nil || u.Version() != 4 || aud.Base != u.String() {
-		t.Errorf("fallback base %q is not a lowercase UUID v4 (%v)", aud.Base, err)
-	}
-	// A second draw gets a fresh base of its own.
-	r2 := a.sortearComSucesso(pedido(uc))
-	aud2, err := a.st.Read().BuscarAuditoria(a.ctx, r2.EventIDSorteio)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if aud2.Base == aud.Base {
-		t.Errorf("two fallback draws share the base %s", aud.Base)
+	if aud.Base != baseFixa || aud.BaseFallback || aud.BaseSequence == nil || *aud.BaseSequence != seqFixa {
+		t.Errorf("base %q fallback %v sequence %v; want %s, false, %d", aud.Base, aud.BaseFallback, aud.BaseSequence, baseFixa, seqFixa)
 	}
 }
 

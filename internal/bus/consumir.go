@@ -26,6 +26,20 @@ type Handler interface {
 	Handle(ctx context.Context, ev evento.Evento, seq uint64) error
 }
 
+// LoteHandler is a Handler that also takes every message of a fetch at
+// once, in stream order, so the executor can run them in one transaction.
+// errs[i] settles itens[i] exactly as Handle's error would.
+type LoteHandler interface {
+	Handler
+	HandleLote(ctx context.Context, itens []Item) (errs []error)
+}
+
+// Item is one decoded message of a batch.
+type Item struct {
+	Evento evento.Evento
+	Seq    uint64
+}
+
 // HandlerFunc adapts a function to Handler.
 type HandlerFunc func(ctx context.Context, ev evento.Evento, seq uint64) error
 
@@ -206,6 +220,10 @@ func devolver(msgs []jetstream.Msg) {
 }
 
 func (b *Bus) processarLote(ctx, hctx context.Context, log *slog.Logger, tipo evento.Tipo, msgs []jetstream.Msg, h Handler) {
+	if lh, ok := h.(LoteHandler); ok && len(msgs) > 1 {
+		b.processarJuntos(ctx, hctx, log, tipo, msgs, lh)
+		return
+	}
 	progresso := time.Now()
 	for i, m := range msgs {
 		if ctx.Err() != nil {
@@ -220,36 +238,79 @@ func (b *Bus) processarLote(ctx, hctx context.Context, log *slog.Logger, tipo ev
 			}
 			progresso = time.Now()
 		}
-		b.processar(ctx, hctx, log, tipo, m, h)
+		if r, ok := b.decodificar(hctx, log, tipo, m); ok {
+			inicio := time.Now()
+			b.liquidar(ctx, hctx, tipo, r, b.chamarEmProgresso(hctx, h, r.ev, r.seq, m), h, inicio)
+		}
 	}
 }
 
-// processar handles one message and settles it: ack, dead letter plus ack,
-// or a delayed nak.
-//
-// ctx stops consumption; hctx is the handler's context, which outlives ctx
-// by the drain period.
-func (b *Bus) processar(parar, ctx context.Context, log *slog.Logger, tipo evento.Tipo, m jetstream.Msg, h Handler) {
+// recebida is a decoded message waiting for its handler.
+type recebida struct {
+	m        jetstream.Msg
+	ev       evento.Evento
+	seq      uint64
+	entregas uint64
+	log      *slog.Logger
+}
+
+// processarJuntos hands every usable message of the fetch to the handler in
+// one call, then settles each one as processar would.
+func (b *Bus) processarJuntos(ctx, hctx context.Context, log *slog.Logger, tipo evento.Tipo, msgs []jetstream.Msg, h LoteHandler) {
+	if ctx.Err() != nil {
+		devolver(msgs)
+		return
+	}
+	rs := make([]recebida, 0, len(msgs))
+	for _, m := range msgs {
+		if r, ok := b.decodificar(hctx, log, tipo, m); ok {
+			rs = append(rs, r)
+		}
+	}
+	if len(rs) == 0 {
+		return
+	}
+	itens := make([]Item, len(rs))
+	pendentes := make([]jetstream.Msg, len(rs))
+	for i, r := range rs {
+		itens[i] = Item{Evento: r.ev, Seq: r.seq}
+		pendentes[i] = r.m
+	}
+	inicio := time.Now()
+	errs := b.emProgresso(pendentes, func() []error { return b.chamarLote(hctx, h, itens) })
+	for i, r := range rs {
+		b.liquidar(ctx, hctx, tipo, r, errs[i], h, inicio)
+	}
+}
+
+// decodificar reads a message's metadata and envelope; an unusable message
+// is dead-lettered (or, without metadata, handed back) and ok is false.
+func (b *Bus) decodificar(ctx context.Context, log *slog.Logger, tipo evento.Tipo, m jetstream.Msg) (recebida, bool) {
 	md, err := m.Metadata()
 	if err != nil {
 		log.Error("message without JetStream metadata", "subject", m.Subject(), "erro", err)
 		_ = m.NakWithDelay(b.cfg.espera(1))
-		return
+		return recebida{}, false
 	}
 	seq, entregas := md.Sequence.Stream, md.NumDelivered
 	log = log.With("seq", seq, "entregas", entregas)
-
 	ev, err := evento.Decodificar(tipo, m.Data())
 	if err != nil {
 		id, _ := evento.LerEventID(m.Data())
 		log.Error("unusable message; dead-lettering", "event_id", id, "motivo", err.Error())
 		b.mortaEAck(ctx, log, tipo, m, seq, entregas, err.Error())
-		return
+		return recebida{}, false
 	}
-	log = log.With("event_id", ev.EventID.String())
+	return recebida{m: m, ev: ev, seq: seq, entregas: entregas, log: log.With("event_id", ev.EventID.String())}, true
+}
 
-	inicio := time.Now()
-	herr := b.chamarEmProgresso(ctx, h, ev, seq, m)
+// liquidar settles a handled message: ack, dead letter plus ack, or a
+// delayed nak.
+//
+// parar stops consumption; ctx is the handler's context, which outlives
+// parar by the drain period.
+func (b *Bus) liquidar(parar, ctx context.Context, tipo evento.Tipo, r recebida, herr error, h Handler, inicio time.Time) {
+	log, m := r.log, r.m
 	// A transient failure (the database unreachable) is retried here,
 	// holding the message, so an outage of any length is not counted
 	// against MaxEntregas and never dead-letters a good message (CONTRACT
@@ -266,7 +327,7 @@ func (b *Bus) processar(parar, ctx context.Context, log *slog.Logger, tipo event
 		case <-time.After(espera):
 		}
 		_ = m.InProgress()
-		herr = b.chamarEmProgresso(ctx, h, ev, seq, m)
+		herr = b.chamarEmProgresso(ctx, h, r.ev, r.seq, m)
 	}
 	switch {
 	case herr == nil:
@@ -274,12 +335,12 @@ func (b *Bus) processar(parar, ctx context.Context, log *slog.Logger, tipo event
 		log.Debug("event handled", "duracao", time.Since(inicio))
 	case ehPermanente(herr):
 		log.Error("handler failed permanently; dead-lettering", "erro", herr)
-		b.mortaEAck(ctx, log, tipo, m, seq, entregas, herr.Error())
-	case entregas >= uint64(b.cfg.MaxEntregas):
+		b.mortaEAck(ctx, log, tipo, m, r.seq, r.entregas, herr.Error())
+	case r.entregas >= uint64(b.cfg.MaxEntregas):
 		log.Error("handler failed on the last delivery; dead-lettering", "erro", herr)
-		b.mortaEAck(ctx, log, tipo, m, seq, entregas, fmt.Sprintf("falhou %d entregas: %v", entregas, herr))
+		b.mortaEAck(ctx, log, tipo, m, r.seq, r.entregas, fmt.Sprintf("falhou %d entregas: %v", r.entregas, herr))
 	default:
-		espera := b.cfg.espera(entregas)
+		espera := b.cfg.espera(r.entregas)
 		log.Warn("handler failed; will retry", "erro", herr, "espera", espera)
 		if err := m.NakWithDelay(espera); err != nil {
 			log.Warn("nak failed; the message comes back after AckWait", "erro", err)
@@ -291,6 +352,12 @@ func (b *Bus) processar(parar, ctx context.Context, log *slog.Logger, tipo event
 // the message is in progress every AckWait/3, so a slow transaction is not
 // redelivered (and, on the last delivery, not given up on) behind its back.
 func (b *Bus) chamarEmProgresso(ctx context.Context, h Handler, ev evento.Evento, seq uint64, m jetstream.Msg) error {
+	return b.emProgresso([]jetstream.Msg{m}, func() []error { return []error{b.chamar(ctx, h, ev, seq)} })[0]
+}
+
+// emProgresso runs call while telling the server, every AckWait/3, that
+// msgs are in progress.
+func (b *Bus) emProgresso(msgs []jetstream.Msg, call func() []error) []error {
 	feito := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -301,11 +368,13 @@ func (b *Bus) chamarEmProgresso(ctx context.Context, h Handler, ev evento.Evento
 			case <-feito:
 				return
 			case <-t.C:
-				_ = m.InProgress()
+				for _, m := range msgs {
+					_ = m.InProgress()
+				}
 			}
 		}
 	})
-	err := b.chamar(ctx, h, ev, seq)
+	err := call()
 	close(feito)
 	// No progress signal may race the ack that follows.
 	wg.Wait()
@@ -321,6 +390,24 @@ func (b *Bus) chamar(ctx context.Context, h Handler, ev evento.Evento, seq uint6
 		}
 	}()
 	return h.Handle(ctx, ev, seq)
+}
+
+// chamarLote is chamar for a batch: a panic fails every message of it
+// permanently.
+func (b *Bus) chamarLote(ctx context.Context, h LoteHandler, itens []Item) (errs []error) {
+	defer func() {
+		if r := recover(); r != nil {
+			errs = make([]error, len(itens))
+			for i := range errs {
+				errs[i] = Permanente(fmt.Errorf("panic no handler: %v", r))
+			}
+		}
+	}()
+	errs = h.HandleLote(ctx, itens)
+	if len(errs) != len(itens) {
+		panic(fmt.Sprintf("HandleLote returned %d results for %d messages", len(errs), len(itens)))
+	}
+	return errs
 }
 
 // mortaEAck dead-letters m and acknowledges it. When the dead letter cannot

@@ -100,17 +100,24 @@ func StatusEfetivo(status string, ate *time.Time, agora time.Time) string {
 // 5): nobody registered, everyone holding an active assignment, or the rest
 // (suspended, untrained, inactive, or the excluded refuser).
 func Motivo(candidatos []Candidato) string {
-	if len(candidatos) == 0 {
-		return NenhumCadastrado
-	}
 	ocupados := 0
 	for _, c := range candidatos {
 		if c.Ocupado {
 			ocupados++
 		}
 	}
-	if ocupados == len(candidatos) {
+	return MotivoPorContagem(len(candidatos), ocupados)
+}
+
+// MotivoPorContagem is Motivo from the chain's counts: registered
+// counsellors and those holding an active assignment.
+func MotivoPorContagem(cadastrados, ocupados int) string {
+	switch {
+	case cadastrados == 0:
+		return NenhumCadastrado
+	case ocupados == cadastrados:
 		return TodosOcupados
+	default:
+		return TodosInativos
 	}
-	return TodosInativos
 }

@@ -4,6 +4,10 @@
 // under its own id (spec 3.13 and 4.10 "state persisted but event lost" no
 // longer happens). It takes the place of the spec's publicarComRetry: a
 // failed publish stays in the outbox and is retried until it goes out.
+//
+// The executor hands each committed batch's rows to Enviar, which publishes
+// them at once; the periodic pass over the table is the sweeper for what a
+// crash or an outage left behind.
 package outbox
 
 import (
@@ -12,6 +16,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/formigueiro/d6a/internal/store"
@@ -32,6 +37,7 @@ type Relay struct {
 	poll         time.Duration
 	lote         int32
 	wake         chan struct{}
+	diretas      chan []Mensagem
 	log          *slog.Logger
 	now          func() time.Time
 	OnPublicados func(n int) // metrics hook, optional
@@ -46,7 +52,25 @@ func New(st *store.Store, pub Publisher, poll time.Duration, now func() time.Tim
 	if now == nil {
 		now = time.Now
 	}
-	return &Relay{st: st, pub: pub, poll: poll, lote: 256, wake: make(chan struct{}, 1), log: slog.Default(), now: now}
+	return &Relay{st: st, pub: pub, poll: poll, lote: 256, wake: make(chan struct{}, 1), diretas: make(chan []Mensagem, 1024), log: slog.Default(), now: now}
+}
+
+// Mensagem is a committed outbox row.
+type Mensagem struct {
+	EventID  uuid.UUID
+	Subject  string
+	Envelope []byte
+}
+
+// Enviar publishes committed rows right away, in this order, and marks them
+// sent; it never blocks. Rows it cannot take (queue full) or fails to
+// publish stay in the outbox for the sweep.
+func (r *Relay) Enviar(msgs []Mensagem) {
+	select {
+	case r.diretas <- msgs:
+	default:
+		r.Wake()
+	}
 }
 
 // Wake asks for a pass soon; it never blocks.
@@ -76,13 +100,69 @@ func (r *Relay) Run(ctx context.Context) {
 			continue // a full batch: more are waiting
 		}
 		backoff = 50 * time.Millisecond
+		espera := time.NewTimer(r.poll)
+	direto:
+		for {
+			select {
+			case <-ctx.Done():
+				espera.Stop()
+				return
+			case msgs := <-r.diretas:
+				if err := r.enviarJa(ctx, msgs); err != nil && ctx.Err() == nil {
+					// Unmarked rows go out on the sweep, under the same ids.
+					r.log.Warn("outbox: publicação direta falhou; a varredura publica o restante", "erro", err)
+					break direto
+				}
+			case <-r.wake:
+				break direto
+			case <-espera.C:
+				break direto
+			}
+		}
+		espera.Stop()
+	}
+}
+
+// enviarJa publishes the rows handed over by Enviar (and any other batch
+// already waiting) and marks the acknowledged ones with one statement.
+func (r *Relay) enviarJa(ctx context.Context, msgs []Mensagem) error {
+mais:
+	for len(msgs) < 4*int(r.lote) {
 		select {
-		case <-ctx.Done():
-			return
-		case <-r.wake:
-		case <-time.After(r.poll):
+		case m := <-r.diretas:
+			msgs = append(msgs, m...)
+		default:
+			break mais
 		}
 	}
+	acks := make([]func(context.Context) (uint64, error), len(msgs))
+	for i, m := range msgs {
+		acks[i] = r.pub.PublishAsync(m.Subject, m.EventID.String(), m.Envelope)
+	}
+	ids := make([]uuid.UUID, 0, len(msgs))
+	seqs := make([]int64, 0, len(msgs))
+	var primeiro error
+	for i, ack := range acks {
+		seq, err := ack(ctx)
+		if err != nil {
+			primeiro = cmp.Or(primeiro, err)
+			continue
+		}
+		ids = append(ids, msgs[i].EventID)
+		seqs = append(seqs, int64(seq))
+	}
+	if len(ids) > 0 {
+		err := r.st.InTxWith(ctx, semEsperarWAL, func(tx store.Tx) error {
+			return tx.MarcarOutboxPublicadosPorEventId(ctx, store.MarcarPorEventIdParams{EventIds: ids, Sequences: seqs, Agora: r.now().UTC()})
+		})
+		if err != nil {
+			return err
+		}
+		if r.OnPublicados != nil {
+			r.OnPublicados(len(ids))
+		}
+	}
+	return primeiro
 }
 
 // semEsperarWAL begins the relay's transaction and, in the same round trip,

@@ -39,4 +39,6 @@ type (
 	InserirOutboxParams                   = dbsqlc.InserirOutboxParams
 	ExisteOutboxParams                    = dbsqlc.ExisteOutboxPorTipoCorrelacaoParams
 	MarcarOutboxPublicadosParams          = dbsqlc.MarcarOutboxPublicadosParams
+	MarcarPorEventIdParams                = dbsqlc.MarcarOutboxPublicadosPorEventIdParams
+	ElegiveisDoDegrauParams               = dbsqlc.BuscarElegiveisDoDegrauParams
 )

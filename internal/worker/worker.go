@@ -66,6 +66,8 @@ type Worker struct {
 	log    *slog.Logger
 	ln     net.Listener
 	booted atomic.Bool
+	// pararBase stops following the stream for the seed's base.
+	pararBase context.CancelFunc
 }
 
 // New opens the database (migrating when cfg.Migrate), connects to the bus
@@ -126,10 +128,12 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *Worker, err erro
 	w.Relay = outbox.New(st, w.Bus, cfg.OutboxPollInterval, o.Now)
 	w.Relay.OnPublicados = func(n int) { w.Metrics.OutboxPublicados.Add(float64(n)) }
 	w.Cache = httpapi.NovoCache(cfg.SituacaoCache)
+	baseCtx, pararBase := context.WithCancel(context.Background())
+	w.pararBase = pararBase
 	w.Servico = atribuicao.New(atribuicao.Options{
-		Store: st, Hierarquia: hier, Barramento: w.Bus, SubjectPrefix: cfg.SubjectPrefix,
+		Store: st, Hierarquia: hier, Barramento: w.Bus.SeguirBase(baseCtx), SubjectPrefix: cfg.SubjectPrefix,
 		NRecusasSuspensao: cfg.NRecusasSuspensao, TSuspensao: cfg.TSuspensao, Now: o.Now,
-		Publicado: w.Relay.Wake, Alterados: w.Cache.Esquecer, Observador: observador{w.Metrics}, Logger: w.log,
+		Publicado: publicar(w.Relay), Alterados: w.Cache.Esquecer, Observador: observador{w.Metrics}, Logger: w.log,
 	})
 	if w.App, err = httpapi.New(httpapi.Options{Config: cfg, Store: st, Metrics: w.Metrics, Now: o.Now, Ready: w.Ready, Cache: w.Cache}); err != nil {
 		return nil, err
@@ -255,6 +259,9 @@ func (w *Worker) close() {
 	if w.Servico != nil {
 		w.Servico.Close()
 	}
+	if w.pararBase != nil {
+		w.pararBase()
+	}
 	if w.Bus != nil {
 		_ = w.Bus.Close()
 	}
@@ -282,13 +289,52 @@ type instrumentado struct {
 func (h instrumentado) Handle(ctx context.Context, ev evento.Evento, seq uint64) error {
 	start := time.Now()
 	err := h.svc.Handle(ctx, ev, seq)
+	return h.observar(ev, err, time.Since(start))
+}
+
+// HandleLote hands a fetched batch to the executor at once; each event's
+// latency is the batch's.
+func (h instrumentado) HandleLote(ctx context.Context, itens []bus.Item) []error {
+	start := time.Now()
+	evs := make([]evento.Evento, len(itens))
+	seqs := make([]uint64, len(itens))
+	for i, it := range itens {
+		evs[i], seqs[i] = it.Evento, it.Seq
+	}
+	errs := h.svc.HandleLote(ctx, evs, seqs)
+	d := time.Since(start)
+	for i := range errs {
+		errs[i] = h.observar(evs[i], errs[i], d)
+	}
+	return errs
+}
+
+// observar records the handler latency and classifies the error for the
+// bus: transient (database unreachable, the seed's base unknown) is
+// retried in place, a panic is dead-lettered at once.
+func (h instrumentado) observar(ev evento.Evento, err error, d time.Duration) error {
 	res := "ok"
 	if err != nil {
 		res = "erro"
-		if store.Transient(err) {
+		switch {
+		case store.Transient(err), errors.Is(err, atribuicao.ErrBaseDesconhecida):
 			err = bus.Transitorio(err)
+		case errors.Is(err, atribuicao.ErrPanico):
+			err = bus.Permanente(err)
 		}
 	}
-	h.m.HandlerDuracao.WithLabelValues(string(ev.Tipo), res).Observe(time.Since(start).Seconds())
+	h.m.HandlerDuracao.WithLabelValues(string(ev.Tipo), res).Observe(d.Seconds())
 	return err
+}
+
+// publicar hands a committed batch's outbox rows to the relay, which
+// publishes them at once.
+func publicar(r *outbox.Relay) func([]atribuicao.Saida) {
+	return func(s []atribuicao.Saida) {
+		msgs := make([]outbox.Mensagem, len(s))
+		for i, m := range s {
+			msgs[i] = outbox.Mensagem{EventID: m.EventID, Subject: m.Subject, Envelope: m.Envelope}
+		}
+		r.Enviar(msgs)
+	}
 }

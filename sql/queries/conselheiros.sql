@@ -107,3 +107,44 @@ LEFT JOIN LATERAL (
 WHERE c.cidadao_id = @cidadao_id
 ORDER BY c.data_cadastro, c.id
 LIMIT 1;
+
+-- name: BuscarElegiveisDoDegrau :one
+-- spec 4.3 in SQL, reading the winning step only: the chain is walked from
+-- the demand's unit up and the walk stops at the first step with an
+-- eligible counsellor (trained, no current suspension — an expired one
+-- counts as disponivel, CONTRACT §5 —, no active assignment, not the
+-- excluded refuser). No row when nobody on the chain qualifies. The active
+-- assignment probe is a scalar subquery with LIMIT, which PostgreSQL never
+-- turns into a join, so it stays one probe of
+-- atribuicoes_uma_ativa_por_conselheiro_key per candidate with or without
+-- statistics (docs/decisions.md).
+WITH RECURSIVE degrau (ordem, ids) AS (
+    SELECT 0, NULL::uuid[]
+  UNION ALL
+    SELECT d.ordem + 1, (
+        SELECT array_agg(c.id)
+        FROM d6a.conselheiros c
+        WHERE c.unidade_civica_id = (@cadeia::uuid[])[d.ordem + 1]
+          AND c.status IN ('disponivel', 'suspenso')
+          AND c.capacitacao_concluida
+          AND CASE WHEN c.status = 'disponivel'
+                   THEN c.data_suspensao_ate IS NULL OR c.data_suspensao_ate < @agora::timestamptz
+                   ELSE c.data_suspensao_ate < @agora::timestamptz END
+          AND c.id IS DISTINCT FROM sqlc.narg('excluir')::uuid
+          AND (SELECT 1 FROM d6a.atribuicoes a
+               WHERE a.conselheiro_id = c.id AND a.status = 'ativa' LIMIT 1) IS NULL
+    )
+    FROM degrau d
+    WHERE d.ids IS NULL AND d.ordem < cardinality(@cadeia::uuid[])
+)
+SELECT ordem::int AS ordem, ids::uuid[] AS ids FROM degrau WHERE ids IS NOT NULL;
+
+-- name: ContarCadeia :one
+-- The motive of an empty draw (spec 4.3 step 5) needs the whole chain:
+-- registered counsellors and those holding an active assignment. Run only
+-- when BuscarElegiveisDoDegrau found nobody.
+SELECT count(*) AS cadastrados,
+       count(*) FILTER (WHERE (SELECT 1 FROM d6a.atribuicoes a
+                               WHERE a.conselheiro_id = c.id AND a.status = 'ativa' LIMIT 1) IS NOT NULL) AS ocupados
+FROM d6a.conselheiros c
+WHERE c.unidade_civica_id = ANY(@ucs::uuid[]);

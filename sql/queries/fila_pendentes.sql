@@ -15,10 +15,21 @@ SELECT * FROM d6a.fila_pendentes WHERE demanda_id = @demanda_id;
 
 -- name: BuscarPrimeiroPendentePorUcs :one
 -- spec 4.7: the oldest pending demand of a UC and its descendants (FIFO).
-SELECT * FROM d6a.fila_pendentes
-WHERE unidade_civica_id = ANY(@ucs::uuid[])
-ORDER BY data_entrada, ordem_entrada
-LIMIT 1;
+-- The oldest of each unit is one descent of
+-- fila_pendentes_unidade_civica_id_data_entrada_idx; the planner never gets
+-- to walk the whole queue in FIFO order filtering by unit (issue 11).
+SELECT p.* FROM d6a.fila_pendentes p
+WHERE p.id = (
+    SELECT f.id FROM unnest(@ucs::uuid[]) AS u(uc)
+    CROSS JOIN LATERAL (
+        SELECT q.id, q.data_entrada, q.ordem_entrada FROM d6a.fila_pendentes q
+        WHERE q.unidade_civica_id = u.uc
+        ORDER BY q.data_entrada, q.ordem_entrada
+        LIMIT 1
+    ) f
+    ORDER BY f.data_entrada, f.ordem_entrada
+    LIMIT 1
+);
 
 -- name: BuscarTodosPendentes :many
 SELECT * FROM d6a.fila_pendentes ORDER BY data_entrada, ordem_entrada;

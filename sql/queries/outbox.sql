@@ -30,3 +30,10 @@ SELECT count(*) FROM d6a.outbox WHERE publicado_em IS NULL;
 
 -- name: BuscarOutboxPorEventId :one
 SELECT * FROM d6a.outbox WHERE event_id = @event_id;
+
+-- name: MarcarOutboxPublicadosPorEventId :exec
+-- The executor's direct publication after commit (the relay only sweeps):
+-- event_ids[i] was acknowledged with stream sequence sequences[i].
+UPDATE d6a.outbox o SET publicado_em = @agora::timestamptz, sequence = p.sequence
+FROM (SELECT unnest(@event_ids::uuid[]) AS event_id, unnest(@sequences::bigint[]) AS sequence) p
+WHERE o.event_id = p.event_id AND o.publicado_em IS NULL;

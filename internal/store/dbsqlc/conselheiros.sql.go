@@ -285,6 +285,56 @@ func (q *Queries) BuscarConselheirosPorUcsEStatus(ctx context.Context, arg Busca
 	return items, nil
 }
 
+const buscarElegiveisDoDegrau = `-- name: BuscarElegiveisDoDegrau :one
+WITH RECURSIVE degrau (ordem, ids) AS (
+    SELECT 0, NULL::uuid[]
+  UNION ALL
+    SELECT d.ordem + 1, (
+        SELECT array_agg(c.id)
+        FROM d6a.conselheiros c
+        WHERE c.unidade_civica_id = ($1::uuid[])[d.ordem + 1]
+          AND c.status IN ('disponivel', 'suspenso')
+          AND c.capacitacao_concluida
+          AND CASE WHEN c.status = 'disponivel'
+                   THEN c.data_suspensao_ate IS NULL OR c.data_suspensao_ate < $2::timestamptz
+                   ELSE c.data_suspensao_ate < $2::timestamptz END
+          AND c.id IS DISTINCT FROM $3::uuid
+          AND (SELECT 1 FROM d6a.atribuicoes a
+               WHERE a.conselheiro_id = c.id AND a.status = 'ativa' LIMIT 1) IS NULL
+    )
+    FROM degrau d
+    WHERE d.ids IS NULL AND d.ordem < cardinality($1::uuid[])
+)
+SELECT ordem::int AS ordem, ids::uuid[] AS ids FROM degrau WHERE ids IS NOT NULL
+`
+
+type BuscarElegiveisDoDegrauParams struct {
+	Cadeia  []uuid.UUID
+	Agora   time.Time
+	Excluir *uuid.UUID
+}
+
+type BuscarElegiveisDoDegrauRow struct {
+	Ordem int32
+	Ids   []uuid.UUID
+}
+
+// spec 4.3 in SQL, reading the winning step only: the chain is walked from
+// the demand's unit up and the walk stops at the first step with an
+// eligible counsellor (trained, no current suspension — an expired one
+// counts as disponivel, CONTRACT §5 —, no active assignment, not the
+// excluded refuser). No row when nobody on the chain qualifies. The active
+// assignment probe is a scalar subquery with LIMIT, which PostgreSQL never
+// turns into a join, so it stays one probe of
+// atribuicoes_uma_ativa_por_conselheiro_key per candidate with or without
+// statistics (docs/decisions.md).
+func (q *Queries) BuscarElegiveisDoDegrau(ctx context.Context, arg BuscarElegiveisDoDegrauParams) (BuscarElegiveisDoDegrauRow, error) {
+	row := q.db.QueryRow(ctx, buscarElegiveisDoDegrau, arg.Cadeia, arg.Agora, arg.Excluir)
+	var i BuscarElegiveisDoDegrauRow
+	err := row.Scan(&i.Ordem, &i.Ids)
+	return i, err
+}
+
 const buscarSituacao = `-- name: BuscarSituacao :one
 SELECT c.id, c.unidade_civica_id, c.nivel_atuacao, c.status, c.capacitacao_concluida,
        c.data_suspensao_ate,
@@ -384,6 +434,29 @@ func (q *Queries) BuscarSuspensosComPrazoVencido(ctx context.Context, agora time
 		return nil, err
 	}
 	return items, nil
+}
+
+const contarCadeia = `-- name: ContarCadeia :one
+SELECT count(*) AS cadastrados,
+       count(*) FILTER (WHERE (SELECT 1 FROM d6a.atribuicoes a
+                               WHERE a.conselheiro_id = c.id AND a.status = 'ativa' LIMIT 1) IS NOT NULL) AS ocupados
+FROM d6a.conselheiros c
+WHERE c.unidade_civica_id = ANY($1::uuid[])
+`
+
+type ContarCadeiaRow struct {
+	Cadastrados int64
+	Ocupados    int64
+}
+
+// The motive of an empty draw (spec 4.3 step 5) needs the whole chain:
+// registered counsellors and those holding an active assignment. Run only
+// when BuscarElegiveisDoDegrau found nobody.
+func (q *Queries) ContarCadeia(ctx context.Context, ucs []uuid.UUID) (ContarCadeiaRow, error) {
+	row := q.db.QueryRow(ctx, contarCadeia, ucs)
+	var i ContarCadeiaRow
+	err := row.Scan(&i.Cadastrados, &i.Ocupados)
+	return i, err
 }
 
 const contarConselheirosOcupadosPorUcs = `-- name: ContarConselheirosOcupadosPorUcs :one

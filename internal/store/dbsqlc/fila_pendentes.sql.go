@@ -59,13 +59,24 @@ func (q *Queries) BuscarFilaPendentePorEventIdOrigem(ctx context.Context, eventI
 }
 
 const buscarPrimeiroPendentePorUcs = `-- name: BuscarPrimeiroPendentePorUcs :one
-SELECT id, demanda_id, unidade_civica_id, categoria_id, nivel_precedencia, score_final, grupo_id, data_entrada, event_id_origem, tentativas_sorteio, ordem_entrada FROM d6a.fila_pendentes
-WHERE unidade_civica_id = ANY($1::uuid[])
-ORDER BY data_entrada, ordem_entrada
-LIMIT 1
+SELECT p.id, p.demanda_id, p.unidade_civica_id, p.categoria_id, p.nivel_precedencia, p.score_final, p.grupo_id, p.data_entrada, p.event_id_origem, p.tentativas_sorteio, p.ordem_entrada FROM d6a.fila_pendentes p
+WHERE p.id = (
+    SELECT f.id FROM unnest($1::uuid[]) AS u(uc)
+    CROSS JOIN LATERAL (
+        SELECT q.id, q.data_entrada, q.ordem_entrada FROM d6a.fila_pendentes q
+        WHERE q.unidade_civica_id = u.uc
+        ORDER BY q.data_entrada, q.ordem_entrada
+        LIMIT 1
+    ) f
+    ORDER BY f.data_entrada, f.ordem_entrada
+    LIMIT 1
+)
 `
 
 // spec 4.7: the oldest pending demand of a UC and its descendants (FIFO).
+// The oldest of each unit is one descent of
+// fila_pendentes_unidade_civica_id_data_entrada_idx; the planner never gets
+// to walk the whole queue in FIFO order filtering by unit (issue 11).
 func (q *Queries) BuscarPrimeiroPendentePorUcs(ctx context.Context, ucs []uuid.UUID) (D6aFilaPendente, error) {
 	row := q.db.QueryRow(ctx, buscarPrimeiroPendentePorUcs, ucs)
 	var i D6aFilaPendente

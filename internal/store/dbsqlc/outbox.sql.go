@@ -150,3 +150,22 @@ func (q *Queries) MarcarOutboxPublicados(ctx context.Context, arg MarcarOutboxPu
 	_, err := q.db.Exec(ctx, marcarOutboxPublicados, arg.Agora, arg.Ids, arg.Sequences)
 	return err
 }
+
+const marcarOutboxPublicadosPorEventId = `-- name: MarcarOutboxPublicadosPorEventId :exec
+UPDATE d6a.outbox o SET publicado_em = $1::timestamptz, sequence = p.sequence
+FROM (SELECT unnest($2::uuid[]) AS event_id, unnest($3::bigint[]) AS sequence) p
+WHERE o.event_id = p.event_id AND o.publicado_em IS NULL
+`
+
+type MarcarOutboxPublicadosPorEventIdParams struct {
+	Agora     time.Time
+	EventIds  []uuid.UUID
+	Sequences []int64
+}
+
+// The executor's direct publication after commit (the relay only sweeps):
+// event_ids[i] was acknowledged with stream sequence sequences[i].
+func (q *Queries) MarcarOutboxPublicadosPorEventId(ctx context.Context, arg MarcarOutboxPublicadosPorEventIdParams) error {
+	_, err := q.db.Exec(ctx, marcarOutboxPublicadosPorEventId, arg.Agora, arg.EventIds, arg.Sequences)
+	return err
+}
