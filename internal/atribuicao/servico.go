@@ -45,6 +45,10 @@ type Observador interface {
 	Sorteio(duracao time.Duration)
 	SemCandidatos(motivo string)
 	Recusa(motivo string)
+	// Lote: one transaction committed unidades units.
+	Lote(unidades int)
+	// LoteDesfeito: a batch failed and is redone one unit per transaction.
+	LoteDesfeito()
 }
 
 // Options configure the service.
@@ -219,6 +223,7 @@ func (s *Servico) runLote(lote []job) {
 	if len(lote) > 1 {
 		us, err := s.transacao(lote)
 		if err == nil {
+			s.o.Observador.Lote(len(lote))
 			s.depoisDoCommit(us)
 			for _, j := range lote {
 				j.resp <- nil
@@ -226,10 +231,12 @@ func (s *Servico) runLote(lote []job) {
 			return
 		}
 		s.log.Debug("lote desfeito; cada unidade em sua própria transação", "unidades", len(lote), "erro", err)
+		s.o.Observador.LoteDesfeito()
 	}
 	for _, j := range lote {
 		us, err := s.transacao([]job{j})
 		if err == nil {
+			s.o.Observador.Lote(1)
 			s.depoisDoCommit(us)
 		}
 		j.resp <- err
@@ -308,6 +315,8 @@ type nopObservador struct{}
 func (nopObservador) Sorteio(time.Duration) {}
 func (nopObservador) SemCandidatos(string)  {}
 func (nopObservador) Recusa(string)         {}
+func (nopObservador) Lote(int)              {}
+func (nopObservador) LoteDesfeito()         {}
 
 // ptr returns a pointer to a copy of v.
 func ptr[T any](v T) *T { return &v }

@@ -83,6 +83,11 @@ type Metrics struct {
 	// SituacaoCache counts situacao reads answered from the cache (hit) or
 	// the database (miss) (d6a_situacao_cache_total).
 	SituacaoCache *prometheus.CounterVec
+	// Lote counts the units of work of each committed transaction of the
+	// executor (d6a_lote_unidades); LotesDesfeitos the batches rolled back
+	// and redone one unit per transaction (d6a_lotes_desfeitos_total).
+	Lote           prometheus.Histogram
+	LotesDesfeitos prometheus.Counter
 
 	reg *prometheus.Registry
 }
@@ -132,6 +137,15 @@ func New(f Fonte) *Metrics {
 			Name: "d6a_situacao_cache_total",
 			Help: "Situacao reads by resultado: hit (answered from the cache) or miss (read from the database).",
 		}, []string{"resultado"}),
+		Lote: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "d6a_lote_unidades",
+			Help:    "Units of work (events, boot steps) committed by one transaction of the draw executor.",
+			Buckets: []float64{1, 2, 4, 8, 16, 32, 64, 128, 256, 512},
+		}),
+		LotesDesfeitos: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "d6a_lotes_desfeitos_total",
+			Help: "Batches rolled back because one unit failed, then redone one unit per transaction.",
+		}),
 	}
 	m.SituacaoCache.WithLabelValues("hit")
 	m.SituacaoCache.WithLabelValues("miss")
@@ -146,6 +160,7 @@ func New(f Fonte) *Metrics {
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.Sorteios, m.SemCandidatos, m.Recusas, m.HandlerDuracao,
 		m.SorteioDuracao, m.DeadLetters, m.OutboxPublicados, m.HTTPDuracao, m.SituacaoCache,
+		m.Lote, m.LotesDesfeitos,
 	)
 	if f != nil {
 		m.reg.MustRegister(newGauges(f))

@@ -18,6 +18,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/formigueiro/d6a/internal/atribuicao"
 	"github.com/formigueiro/d6a/internal/bus"
 	"github.com/formigueiro/d6a/internal/config"
 	"github.com/formigueiro/d6a/internal/evento"
@@ -63,11 +64,14 @@ type colonia struct {
 	w        *worker.Worker
 	cancel   context.CancelFunc
 	done     chan error
+	base     atribuicao.Barramento
 }
 
 type opcoes struct {
 	maxEntregas int
 	nRecusas    int
+	// base replaces the follower of the stream (worker.Options.Base).
+	base atribuicao.Barramento
 }
 
 func novaColonia(t *testing.T, o opcoes) *colonia {
@@ -97,6 +101,7 @@ func novaColonia(t *testing.T, o opcoes) *colonia {
 		c.cfg.NRecusasSuspensao = o.nRecusas
 	}
 	c.cfg.JWTSecret = "segredo-de-teste"
+	c.base = o.base
 	t.Cleanup(c.parar)
 	return c
 }
@@ -152,7 +157,7 @@ func (c *colonia) reiniciarNATS() {
 func (c *colonia) iniciar() {
 	c.t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	w, err := worker.New(ctx, c.cfg, worker.Options{Now: c.clock.Now, Backoff: []time.Duration{20 * time.Millisecond}})
+	w, err := worker.New(ctx, c.cfg, worker.Options{Now: c.clock.Now, Backoff: []time.Duration{20 * time.Millisecond}, Base: c.base})
 	if err != nil {
 		cancel()
 		c.t.Fatal(err)

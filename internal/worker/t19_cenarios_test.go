@@ -5,6 +5,8 @@ package worker_test
 // the database and on what reached the bus.
 
 import (
+	"context"
+	"errors"
 	"math"
 	"testing"
 	"time"
@@ -51,13 +53,18 @@ func TestT19_FilaComCincoPendentesSorteiaAPrimeira(t *testing.T) {
 // under event_id_sorteio, once the bus is back.
 func TestT20_PublicacaoDoSorteadoFalhaEstadoPersistido(t *testing.T) {
 	t.Parallel()
-	c, bairro := coloniaNoBairro(t)
+	// The bus dies between the draw and its publication: the draw holds the
+	// last base it knew (a real message of the stream), the publication
+	// fails.
+	base := &baseCongelada{}
+	c := novaColonia(t, opcoes{base: base})
+	bairro := c.novaUC()
+	c.iniciar()
 	a := c.novoConselheiro(bairro)
+	base.congelar(t, c)
 
 	c.pararNATS()
 	demanda, corr := uuid.New(), uuid.NewString()
-	// No deadline: the bus look-up for the seed base gives up on its own
-	// timeout and the draw falls back to a UUID.
 	r, err := c.w.Servico.Sortear(t.Context(), atribuicao.Pedido{UC: bairro, DemandaID: demanda, Dados: atribuicao.DadosDemanda{
 		ScoreFinal: 50, CategoriaID: "SAUDE", NivelPrecedencia: 2, CorrelacaoID: corr, EventIDOrigem: uuid.New(),
 	}})
@@ -71,8 +78,8 @@ func TestT20_PublicacaoDoSorteadoFalhaEstadoPersistido(t *testing.T) {
 	must(t, eventID == r.EventIDSorteio.String(), "event_id_sorteio %s, result %s", eventID, r.EventIDSorteio)
 	must(t, c.contar(`SELECT count(*) FROM d6a.outbox WHERE event_id = $1 AND tipo = $2 AND publicado_em IS NULL`, eventID, string(evento.ConselheiroSorteado)) == 1,
 		"no unpublished outbox row for the draw")
-	must(t, c.contar(`SELECT count(*) FROM d6a.auditoria_sorteios WHERE event_id_sorteio = $1 AND base_fallback AND base_sequence IS NULL`, eventID) == 1,
-		"audit of a draw with the bus down should record base_fallback = true")
+	must(t, c.contar(`SELECT count(*) FROM d6a.auditoria_sorteios WHERE event_id_sorteio = $1 AND NOT base_fallback AND base = $2 AND base_sequence = $3`, eventID, base.id, int64(base.seq)) == 1,
+		"audit of the draw should record the last base known before the outage, never a fallback")
 
 	c.reiniciarNATS()
 	t.Cleanup(c.parar) // drain before the restarted server shuts down
@@ -559,4 +566,24 @@ func TestT35_FalhaDoPendenteNaVarreduraIncrementaUmaVez(t *testing.T) {
 	must(t, h3tentativas(c, d) == 4, "after the refusal sweep: tentativas %d, want 4", h3tentativas(c, d))
 	must(t, c.ativa(d) == uuid.Nil, "drawn?")
 	c.semDLQ()
+}
+
+// baseCongelada is the seed's base frozen at the stream's last message.
+type baseCongelada struct {
+	id  string
+	seq uint64
+}
+
+func (b *baseCongelada) congelar(t *testing.T, c *colonia) {
+	t.Helper()
+	id, seq, err := c.w.Bus.LastEventID(t.Context())
+	must(t, err == nil, "last event of the bus: %v", err)
+	b.id, b.seq = id, seq
+}
+
+func (b *baseCongelada) LastEventID(context.Context) (string, uint64, error) {
+	if b.id == "" {
+		return "", 0, errors.New("base ainda não congelada")
+	}
+	return b.id, b.seq, nil
 }

@@ -47,6 +47,8 @@ type Options struct {
 	Backoff []time.Duration
 	// Listener replaces listening on cfg.HTTPAddr.
 	Listener net.Listener
+	// Base replaces the follower of the stream as the seed's base.
+	Base atribuicao.Barramento
 }
 
 // Worker is an assembled colony.
@@ -128,10 +130,14 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *Worker, err erro
 	w.Relay = outbox.New(st, w.Bus, cfg.OutboxPollInterval, o.Now)
 	w.Relay.OnPublicados = func(n int) { w.Metrics.OutboxPublicados.Add(float64(n)) }
 	w.Cache = httpapi.NovoCache(cfg.SituacaoCache)
-	baseCtx, pararBase := context.WithCancel(context.Background())
-	w.pararBase = pararBase
+	base := o.Base
+	if base == nil {
+		baseCtx, pararBase := context.WithCancel(context.Background())
+		w.pararBase = pararBase
+		base = w.Bus.SeguirBase(baseCtx)
+	}
 	w.Servico = atribuicao.New(atribuicao.Options{
-		Store: st, Hierarquia: hier, Barramento: w.Bus.SeguirBase(baseCtx), SubjectPrefix: cfg.SubjectPrefix,
+		Store: st, Hierarquia: hier, Barramento: base, SubjectPrefix: cfg.SubjectPrefix,
 		NRecusasSuspensao: cfg.NRecusasSuspensao, TSuspensao: cfg.TSuspensao, Now: o.Now,
 		Publicado: publicar(w.Relay), Alterados: w.Cache.Esquecer, Observador: observador{w.Metrics}, Logger: w.log,
 	})
@@ -279,6 +285,8 @@ func (o observador) Sorteio(d time.Duration) {
 }
 func (o observador) SemCandidatos(motivo string) { o.m.SemCandidatos.WithLabelValues(motivo).Inc() }
 func (o observador) Recusa(motivo string)        { o.m.Recusas.WithLabelValues(motivo).Inc() }
+func (o observador) Lote(unidades int)           { o.m.Lote.Observe(float64(unidades)) }
+func (o observador) LoteDesfeito()               { o.m.LotesDesfeitos.Inc() }
 
 // instrumentado times every handler call.
 type instrumentado struct {
