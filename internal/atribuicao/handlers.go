@@ -25,42 +25,31 @@ const (
 // commit together. A nil return means the message may be acked; an error
 // means nothing was applied and the message should be redelivered.
 func (s *Servico) Handle(ctx context.Context, ev evento.Evento, seq uint64) error {
-	return s.executar(ctx, s.unidade(ev, seq))
+	return s.HandleLote(ctx, []evento.Evento{ev}, []uint64{seq})[0]
 }
 
 // HandleLote applies events in this order, as Handle would one by one; they
 // may share one transaction (the executor's batch). errs[i] is evs[i]'s.
 func (s *Servico) HandleLote(ctx context.Context, evs []evento.Evento, seqs []uint64) []error {
-	fns := make([]func(context.Context, *uow) error, len(evs))
+	us := make([]unidade, len(evs))
 	for i, ev := range evs {
-		fns[i] = s.unidade(ev, seqs[i])
+		us[i] = unidade{
+			fn:    s.aplicar(ev, seqs[i]),
+			inbox: &entrada{eventID: ev.EventID, tipo: string(ev.Tipo), seq: int64(seqs[i])},
+		}
 	}
-	return s.executarVarios(ctx, fns)
+	return s.executarVarios(ctx, us)
 }
 
-// unidade is the unit of work of one event.
-func (s *Servico) unidade(ev evento.Evento, seq uint64) func(context.Context, *uow) error {
+// aplicar is the unit of work of one event, whose inbox row the executor
+// checks and writes.
+func (s *Servico) aplicar(ev evento.Evento, seq uint64) func(context.Context, *uow) error {
 	return func(ctx context.Context, u *uow) error {
 		log := s.log.With("event_id", ev.EventID, "tipo", string(ev.Tipo), "sequence", seq)
 		if ev.CorrelacaoID != nil {
 			log = log.With("correlacao_id", *ev.CorrelacaoID)
 		}
-		// Applied before (a replay or a redelivery after commit): the spec's
-		// own guards catch most, this catches every one.
-		ja, err := u.tx.EventoJaProcessado(ctx, ev.EventID)
-		if err != nil {
-			return err
-		}
-		if ja {
-			log.Info("evento já processado — ignorando")
-			return nil
-		}
-		if err := u.despachar(ctx, log, ev); err != nil {
-			return err
-		}
-		return u.tx.RegistrarProcessamento(ctx, store.RegistrarProcessamentoParams{
-			EventID: ev.EventID, TipoEvento: string(ev.Tipo), Sequence: int64(seq), Agora: u.agora,
-		})
+		return u.despachar(ctx, log, ev)
 	}
 }
 

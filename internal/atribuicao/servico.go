@@ -104,9 +104,26 @@ type Servico struct {
 }
 
 type job struct {
-	ctx  context.Context
-	fn   func(context.Context, *uow) error
+	ctx context.Context
+	unidade
 	resp chan error
+}
+
+// unidade is a unit of work: fn, and the event it applies, if any.
+type unidade struct {
+	fn func(context.Context, *uow) error
+	// inbox is the consumed event fn applies, recorded in
+	// d6a.eventos_processados with its consumer offset; nil for boot steps
+	// and direct draws.
+	inbox *entrada
+}
+
+// entrada is one consumed event of the inbox (spec 2.6 consumer_offset).
+type entrada struct {
+	eventID uuid.UUID
+	tipo    string
+	seq     int64
+	agora   time.Time
 }
 
 // uow is one unit of work: a transaction and its fixed clock reading.
@@ -185,17 +202,17 @@ func (s *Servico) loop() {
 // executar submits fn to the executor and waits for its result (spec 4.4
 // comFilaGlobal: one global queue of draws).
 func (s *Servico) executar(ctx context.Context, fn func(context.Context, *uow) error) error {
-	return s.executarVarios(ctx, []func(context.Context, *uow) error{fn})[0]
+	return s.executarVarios(ctx, []unidade{{fn: fn}})[0]
 }
 
-// executarVarios submits fns in this order, in one hand-over, and waits for
-// all of them: they may share one transaction with each other and with other
-// callers' units.
-func (s *Servico) executarVarios(ctx context.Context, fns []func(context.Context, *uow) error) []error {
-	js := make([]job, len(fns))
-	errs := make([]error, len(fns))
-	for i, fn := range fns {
-		js[i] = job{ctx: ctx, fn: fn, resp: make(chan error, 1)}
+// executarVarios submits units in this order, in one hand-over, and waits
+// for all of them: they may share one transaction with each other and with
+// other callers' units.
+func (s *Servico) executarVarios(ctx context.Context, us []unidade) []error {
+	js := make([]job, len(us))
+	errs := make([]error, len(us))
+	for i, u := range us {
+		js[i] = job{ctx: ctx, unidade: u, resp: make(chan error, 1)}
 	}
 	select {
 	case s.jobs <- js:
@@ -244,7 +261,10 @@ func (s *Servico) runLote(lote []job) {
 }
 
 // transacao runs units in one transaction under the draw lock, each with
-// its own clock reading, and commits when all succeed.
+// its own clock reading, and commits when all succeed. The inbox is read
+// for the whole batch at once and written once before the commit; an event
+// applied before, or earlier in the same batch (a redelivery), is skipped
+// (spec 3.13: the spec's own guards catch most, this catches every one).
 func (s *Servico) transacao(lote []job) ([]*uow, error) {
 	ctx := lote[0].ctx
 	if len(lote) > 1 {
@@ -257,22 +277,83 @@ func (s *Servico) transacao(lote []job) ([]*uow, error) {
 		if err := tx.AdvisoryLockSorteio(ctx, lockSorteio); err != nil {
 			return fmt.Errorf("advisory lock: %w", err)
 		}
+		processados, err := jaProcessados(ctx, tx, lote)
+		if err != nil {
+			return err
+		}
+		var inbox []entrada
 		for _, j := range lote {
 			if err := j.ctx.Err(); err != nil {
 				return err
 			}
 			u := &uow{tx: tx, agora: s.o.Now().UTC(), servico: s}
+			if e := j.inbox; e != nil {
+				if processados[e.eventID] {
+					s.log.Info("evento já processado — ignorando", "event_id", e.eventID, "tipo", e.tipo, "sequence", e.seq)
+					continue
+				}
+				processados[e.eventID] = true
+			}
 			if err := rodar(j.ctx, u, j.fn); err != nil {
 				return err
 			}
+			if j.inbox != nil {
+				e := *j.inbox
+				e.agora = u.agora
+				inbox = append(inbox, e)
+			}
 			us = append(us, u)
 		}
-		return nil
+		return registrarInbox(ctx, tx, inbox)
 	})
 	if err != nil {
 		return nil, err
 	}
 	return us, nil
+}
+
+// jaProcessados reads which of the batch's events the inbox already holds.
+func jaProcessados(ctx context.Context, tx store.Tx, lote []job) (map[uuid.UUID]bool, error) {
+	ids := make([]uuid.UUID, 0, len(lote))
+	for _, j := range lote {
+		if j.inbox != nil {
+			ids = append(ids, j.inbox.eventID)
+		}
+	}
+	m := make(map[uuid.UUID]bool, len(ids))
+	if len(ids) == 0 {
+		return m, nil
+	}
+	ja, err := tx.EventosJaProcessados(ctx, ids)
+	for _, id := range ja {
+		m[id] = true
+	}
+	return m, err
+}
+
+// registrarInbox writes the batch's inbox rows and, per type, the offset of
+// its last event, in one statement.
+func registrarInbox(ctx context.Context, tx store.Tx, inbox []entrada) error {
+	if len(inbox) == 0 {
+		return nil
+	}
+	var p store.RegistrarProcessamentosParams
+	ultimo := map[string]int{}
+	for _, e := range inbox {
+		p.EventIds = append(p.EventIds, e.eventID)
+		p.Tipos = append(p.Tipos, e.tipo)
+		p.Sequences = append(p.Sequences, e.seq)
+		p.Agoras = append(p.Agoras, e.agora)
+		if i, ok := ultimo[e.tipo]; ok {
+			p.OffsetSequences[i], p.OffsetAgoras[i] = e.seq, e.agora
+			continue
+		}
+		ultimo[e.tipo] = len(p.OffsetTipos)
+		p.OffsetTipos = append(p.OffsetTipos, e.tipo)
+		p.OffsetSequences = append(p.OffsetSequences, e.seq)
+		p.OffsetAgoras = append(p.OffsetAgoras, e.agora)
+	}
+	return tx.RegistrarProcessamentos(ctx, p)
 }
 
 // ErrPanico wraps a panic of a unit of work: the unit failed and no retry

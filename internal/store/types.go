@@ -41,4 +41,5 @@ type (
 	MarcarOutboxPublicadosParams          = dbsqlc.MarcarOutboxPublicadosParams
 	MarcarPorEventIdParams                = dbsqlc.MarcarOutboxPublicadosPorEventIdParams
 	ElegiveisDoDegrauParams               = dbsqlc.BuscarElegiveisDoDegrauParams
+	RegistrarProcessamentosParams         = dbsqlc.RegistrarProcessamentosParams
 )

@@ -38,7 +38,6 @@ type baseFixa struct{ id string }
 
 func (b baseFixa) LastEventID(context.Context) (string, uint64, error) { return b.id, seqBase, nil }
 
-
 // sorteioReal is one draw made by the real service on a fresh database.
 type sorteioReal struct {
 	ctx  context.Context

@@ -35,3 +35,21 @@ INSERT INTO d6a.consumer_offset (tipo_evento, last_sequence, updated_at)
 VALUES (@tipo_evento, @sequence, @agora::timestamptz)
 ON CONFLICT (tipo_evento) DO UPDATE
 SET last_sequence = EXCLUDED.last_sequence, updated_at = EXCLUDED.updated_at;
+
+-- name: EventosJaProcessados :many
+-- The inbox look-up of a whole batch in one round trip.
+SELECT event_id FROM d6a.eventos_processados WHERE event_id = ANY(@event_ids::uuid[]);
+
+-- name: RegistrarProcessamentos :exec
+-- RegistrarProcessamento for a whole batch, written once before its
+-- commit: one inbox row per event, and per type the consumer_offset of the
+-- last event of that type in the batch (two unnest in one select list walk
+-- the arrays in step).
+WITH inbox AS (
+    INSERT INTO d6a.eventos_processados (event_id, tipo_evento, sequence, processado_em)
+    SELECT unnest(@event_ids::uuid[]), unnest(@tipos::text[]), unnest(@sequences::bigint[]), unnest(@agoras::timestamptz[])
+)
+INSERT INTO d6a.consumer_offset (tipo_evento, last_sequence, updated_at)
+SELECT unnest(@offset_tipos::text[]), unnest(@offset_sequences::bigint[]), unnest(@offset_agoras::timestamptz[])
+ON CONFLICT (tipo_evento) DO UPDATE
+SET last_sequence = EXCLUDED.last_sequence, updated_at = EXCLUDED.updated_at;

@@ -47,6 +47,31 @@ func (q *Queries) EventoJaProcessado(ctx context.Context, eventID uuid.UUID) (bo
 	return exists, err
 }
 
+const eventosJaProcessados = `-- name: EventosJaProcessados :many
+SELECT event_id FROM d6a.eventos_processados WHERE event_id = ANY($1::uuid[])
+`
+
+// The inbox look-up of a whole batch in one round trip.
+func (q *Queries) EventosJaProcessados(ctx context.Context, eventIds []uuid.UUID) ([]uuid.UUID, error) {
+	rows, err := q.db.Query(ctx, eventosJaProcessados, eventIds)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []uuid.UUID
+	for rows.Next() {
+		var event_id uuid.UUID
+		if err := rows.Scan(&event_id); err != nil {
+			return nil, err
+		}
+		items = append(items, event_id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const registrarEventoProcessado = `-- name: RegistrarEventoProcessado :execrows
 INSERT INTO d6a.eventos_processados (event_id, tipo_evento, sequence, processado_em)
 VALUES ($1, $2, $3, $4::timestamptz)
@@ -100,6 +125,44 @@ func (q *Queries) RegistrarProcessamento(ctx context.Context, arg RegistrarProce
 		arg.Sequence,
 		arg.Agora,
 		arg.EventID,
+	)
+	return err
+}
+
+const registrarProcessamentos = `-- name: RegistrarProcessamentos :exec
+WITH inbox AS (
+    INSERT INTO d6a.eventos_processados (event_id, tipo_evento, sequence, processado_em)
+    SELECT unnest($4::uuid[]), unnest($5::text[]), unnest($6::bigint[]), unnest($7::timestamptz[])
+)
+INSERT INTO d6a.consumer_offset (tipo_evento, last_sequence, updated_at)
+SELECT unnest($1::text[]), unnest($2::bigint[]), unnest($3::timestamptz[])
+ON CONFLICT (tipo_evento) DO UPDATE
+SET last_sequence = EXCLUDED.last_sequence, updated_at = EXCLUDED.updated_at
+`
+
+type RegistrarProcessamentosParams struct {
+	OffsetTipos     []string
+	OffsetSequences []int64
+	OffsetAgoras    []time.Time
+	EventIds        []uuid.UUID
+	Tipos           []string
+	Sequences       []int64
+	Agoras          []time.Time
+}
+
+// RegistrarProcessamento for a whole batch, written once before its
+// commit: one inbox row per event, and per type the consumer_offset of the
+// last event of that type in the batch (two unnest in one select list walk
+// the arrays in step).
+func (q *Queries) RegistrarProcessamentos(ctx context.Context, arg RegistrarProcessamentosParams) error {
+	_, err := q.db.Exec(ctx, registrarProcessamentos,
+		arg.OffsetTipos,
+		arg.OffsetSequences,
+		arg.OffsetAgoras,
+		arg.EventIds,
+		arg.Tipos,
+		arg.Sequences,
+		arg.Agoras,
 	)
 	return err
 }
