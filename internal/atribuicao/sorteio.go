@@ -202,16 +202,7 @@ func (u *uow) base(ctx context.Context) (string, int64, error) {
 // enfileirarPendente is spec 4.4 step 2: enter the pending queue, or count
 // one more failed attempt (exactly once per failed draw, T35).
 func (u *uow) enfileirarPendente(ctx context.Context, p Pedido) error {
-	_, err := u.tx.BuscarFilaPendentePorDemandaId(ctx, p.DemandaID)
-	achou, err := store.Found(err)
-	if err != nil {
-		return err
-	}
-	if achou {
-		_, err = u.tx.IncrementarTentativasFilaPendente(ctx, p.DemandaID)
-		return err
-	}
-	return u.tx.InserirFilaPendente(ctx, store.InserirFilaPendenteParams{
+	return u.tx.EnfileirarPendente(ctx, store.EnfileirarPendenteParams{
 		DemandaID: p.DemandaID, UnidadeCivicaID: p.UC, CategoriaID: p.Dados.CategoriaID,
 		NivelPrecedencia: p.Dados.NivelPrecedencia, ScoreFinal: p.Dados.ScoreFinal, GrupoID: p.Dados.GrupoID,
 		Agora: u.agora, EventIDOrigem: p.Dados.EventIDOrigem,
@@ -220,24 +211,33 @@ func (u *uow) enfileirarPendente(ctx context.Context, p Pedido) error {
 
 // publicarSemCandidatos is spec 5.4 publicarSorteioSemCandidatos, with its
 // guard (the spec's consultarEventos / jaPublicado): one
-// sorteio.sem_candidatos per correlacao_id. It queues an outbox row; the
-// relay publishes it.
+// sorteio.sem_candidatos per correlacao_id. It queues an outbox row,
+// published after the commit.
 func (u *uow) publicarSemCandidatos(ctx context.Context, p Pedido, motivo string) error {
-	ja, err := u.tx.ExisteOutboxPorTipoCorrelacao(ctx, store.ExisteOutboxParams{
-		Tipo: string(evento.SorteioSemCandidatos), CorrelacaoID: &p.Dados.CorrelacaoID,
+	tipo := evento.SorteioSemCandidatos
+	t := sorteio.FormatTimestamp(u.agora)
+	eventID := u.servico.o.NovoID()
+	data, err := u.envelope(tipo, eventID, p.Dados.CorrelacaoID, t, payloadSemCandidatos{
+		DemandaID: p.DemandaID, UnidadeCivicaID: p.UC, TotalElegiveis: 0, Motivo: motivo, Timestamp: t,
 	})
 	if err != nil {
 		return err
 	}
-	if ja {
+	subject := tipo.Subject(u.servico.o.SubjectPrefix)
+	n, err := u.tx.InserirOutboxSeNovo(ctx, store.InserirOutboxSeNovoParams{
+		EventID: eventID, Tipo: string(tipo), Subject: subject, CorrelacaoID: &p.Dados.CorrelacaoID,
+		Envelope: data, Agora: u.agora,
+	})
+	if err != nil {
+		return fmt.Errorf("outbox: %w", err)
+	}
+	if n == 0 {
 		u.servico.log.Info("sorteio.sem_candidatos já publicado para a demanda — ignorando",
 			"demanda_id", p.DemandaID, "correlacao_id", p.Dados.CorrelacaoID)
 		return nil
 	}
-	t := sorteio.FormatTimestamp(u.agora)
-	return u.publicar(ctx, evento.SorteioSemCandidatos, u.servico.o.NovoID(), p.Dados.CorrelacaoID, t, payloadSemCandidatos{
-		DemandaID: p.DemandaID, UnidadeCivicaID: p.UC, TotalElegiveis: 0, Motivo: motivo, Timestamp: t,
-	})
+	u.saida = append(u.saida, Saida{EventID: eventID, Subject: subject, Envelope: data})
+	return nil
 }
 
 type payloadSorteado struct {

@@ -42,4 +42,6 @@ type (
 	MarcarPorEventIdParams                = dbsqlc.MarcarOutboxPublicadosPorEventIdParams
 	ElegiveisDoDegrauParams               = dbsqlc.BuscarElegiveisDoDegrauParams
 	RegistrarProcessamentosParams         = dbsqlc.RegistrarProcessamentosParams
+	EnfileirarPendenteParams              = dbsqlc.EnfileirarPendenteParams
+	InserirOutboxSeNovoParams             = dbsqlc.InserirOutboxSeNovoParams
 )

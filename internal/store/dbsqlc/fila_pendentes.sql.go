@@ -143,6 +143,45 @@ func (q *Queries) ContarPendentes(ctx context.Context) (int64, error) {
 	return count, err
 }
 
+const enfileirarPendente = `-- name: EnfileirarPendente :exec
+INSERT INTO d6a.fila_pendentes (
+    demanda_id, unidade_civica_id, categoria_id, nivel_precedencia, score_final,
+    grupo_id, data_entrada, event_id_origem, tentativas_sorteio
+) VALUES (
+    $1, $2, $3, $4, $5,
+    $6, $7::timestamptz, $8, 1
+)
+ON CONFLICT (demanda_id) DO UPDATE
+SET tentativas_sorteio = d6a.fila_pendentes.tentativas_sorteio + 1
+`
+
+type EnfileirarPendenteParams struct {
+	DemandaID        uuid.UUID
+	UnidadeCivicaID  uuid.UUID
+	CategoriaID      string
+	NivelPrecedencia int32
+	ScoreFinal       float64
+	GrupoID          *uuid.UUID
+	Agora            time.Time
+	EventIDOrigem    uuid.UUID
+}
+
+// spec 4.4 step 2 in one round trip: the demand enters the pending queue,
+// or, already there, counts one more failed attempt (T35).
+func (q *Queries) EnfileirarPendente(ctx context.Context, arg EnfileirarPendenteParams) error {
+	_, err := q.db.Exec(ctx, enfileirarPendente,
+		arg.DemandaID,
+		arg.UnidadeCivicaID,
+		arg.CategoriaID,
+		arg.NivelPrecedencia,
+		arg.ScoreFinal,
+		arg.GrupoID,
+		arg.Agora,
+		arg.EventIDOrigem,
+	)
+	return err
+}
+
 const incrementarTentativasFilaPendente = `-- name: IncrementarTentativasFilaPendente :execrows
 UPDATE d6a.fila_pendentes SET tentativas_sorteio = tentativas_sorteio + 1
 WHERE demanda_id = $1
