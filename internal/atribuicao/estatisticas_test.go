@@ -2,7 +2,6 @@ package atribuicao_test
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"math/rand/v2"
 	"testing"
@@ -201,7 +200,7 @@ func custoPorEvento(t *testing.T, analisarVazio, analisarDepois bool) (float64, 
 	// flush their statistics) before counting starts.
 	carga.Close()
 	admin := abrirStore(t, url)
-	antes := linhasLidas(t, admin)
+	antes := leiturasPorRelacao(t, admin)
 	inicio := time.Now()
 	for i := 0; i < len(evs); i += 50 {
 		rodar(evs[i:min(i+50, len(evs))])
@@ -223,7 +222,16 @@ func custoPorEvento(t *testing.T, analisarVazio, analisarDepois bool) (float64, 
 	svc.Close()
 	st.Close()
 	esperarSoAdmin(t, admin)
-	return float64(linhasLidas(t, admin)-antes) / eventosMedidos, dur
+	depois := leiturasPorRelacao(t, admin)
+	var total int64
+	for rel, n := range depois {
+		d := n - antes[rel]
+		total += d
+		if d > 10*eventosMedidos {
+			t.Logf("  %s: %.0f por evento", rel, float64(d)/eventosMedidos)
+		}
+	}
+	return float64(total) / eventosMedidos, dur
 }
 
 // esperarSoAdmin waits until admin's is the only session on the database:
@@ -244,15 +252,29 @@ func esperarSoAdmin(t *testing.T, admin *store.Store) {
 	t.Fatal("the service's sessions did not end")
 }
 
-// linhasLidas is every row and index entry read in schema d6a so far.
-func linhasLidas(t *testing.T, st *store.Store) int64 {
+// leiturasPorRelacao is every row (tables, sequential scans) and index
+// entry (indexes) read in schema d6a so far, by relation.
+func leiturasPorRelacao(t *testing.T, st *store.Store) map[string]int64 {
 	t.Helper()
-	var n int64
-	err := st.Pool.QueryRow(context.Background(), fmt.Sprintf(`
-		SELECT (SELECT coalesce(sum(coalesce(seq_tup_read, 0)), 0) FROM pg_stat_user_tables WHERE schemaname = 'd6a')
-		     + (SELECT coalesce(sum(coalesce(idx_tup_read, 0)), 0) FROM pg_stat_user_indexes WHERE schemaname = '%s')`, "d6a")).Scan(&n)
+	rows, err := st.Pool.Query(context.Background(), `
+		SELECT relname, coalesce(seq_tup_read, 0) FROM pg_stat_user_tables WHERE schemaname = 'd6a'
+		UNION ALL
+		SELECT indexrelname, coalesce(idx_tup_read, 0) FROM pg_stat_user_indexes WHERE schemaname = 'd6a'`)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return n
+	defer rows.Close()
+	m := map[string]int64{}
+	for rows.Next() {
+		var rel string
+		var n int64
+		if err := rows.Scan(&rel, &n); err != nil {
+			t.Fatal(err)
+		}
+		m[rel] = n
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return m
 }

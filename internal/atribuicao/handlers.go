@@ -35,7 +35,8 @@ func (s *Servico) HandleLote(ctx context.Context, evs []evento.Evento, seqs []ui
 	for i, ev := range evs {
 		us[i] = unidade{
 			fn:    s.aplicar(ev, seqs[i]),
-			inbox: &entrada{eventID: ev.EventID, tipo: string(ev.Tipo), seq: int64(seqs[i])},
+			inbox:     &entrada{eventID: ev.EventID, tipo: string(ev.Tipo), seq: int64(seqs[i])},
+			diferivel: ev.Tipo == evento.AgendaItemDisponivel && !s.o.GravarJa,
 		}
 	}
 	return s.executarVarios(ctx, us)
@@ -95,7 +96,13 @@ func (u *uow) onAgendaItemDisponivel(ctx context.Context, log *slog.Logger, ev e
 	log = log.With("demanda_id", p.DemandaID, "uc_id", p.UnidadeCivicaID)
 	// Steps 1, 3 and 4 in one round trip: the event already pending, the
 	// demand already assigned, the demand already pending.
-	g, err := u.tx.GuardasAgenda(ctx, store.GuardasAgendaParams{EventID: ev.EventID, DemandaID: p.DemandaID})
+	corr := correlacao(ev, p.DemandaID)
+	g, err := u.tx.GuardasAgenda(ctx, store.GuardasAgendaParams{EventID: ev.EventID, DemandaID: p.DemandaID, CorrelacaoID: corr})
+	// What this batch decided and has not written yet counts too.
+	g.PendentePeloEvento = g.PendentePeloEvento || u.lote.porEvento[ev.EventID]
+	g.Atribuida = g.Atribuida || u.lote.atribuidas[p.DemandaID]
+	_, naFila := u.lote.pendentesDe[p.DemandaID]
+	g.Pendente = g.Pendente || naFila
 	switch {
 	case err != nil:
 		return err
@@ -115,8 +122,9 @@ func (u *uow) onAgendaItemDisponivel(ctx context.Context, log *slog.Logger, ev e
 		UC: p.UnidadeCivicaID, DemandaID: p.DemandaID,
 		Dados: DadosDemanda{
 			ScoreFinal: p.ScoreFinal, CategoriaID: p.CategoriaID, NivelPrecedencia: int32(p.NivelPrecedencia),
-			GrupoID: p.GrupoID, CorrelacaoID: correlacao(ev, p.DemandaID), EventIDOrigem: ev.EventID,
+			GrupoID: p.GrupoID, CorrelacaoID: corr, EventIDOrigem: ev.EventID,
 		},
+		semCandidatosPublicado: g.SemCandidatosPublicado || u.lote.correlacoes[corr],
 	})
 	return err
 }

@@ -21,9 +21,11 @@ import (
 )
 
 // The batch executor's outcome is exactly serial execution's (issue 11):
-// random sequences of all six consumed types, run through batches of 1, 7
-// and 256 with a fixed clock, fixed seed base and fixed ids, leave every
-// d6a table and every published payload byte-identical.
+// random sequences of all six consumed types, run one unit per transaction
+// with every write made at once (the reference), then through batches of
+// 1, 7 and 256 that decide agenda items in memory and write them at the end,
+// with a fixed clock, fixed seed base and fixed ids, leave every d6a table
+// and every published payload byte-identical.
 func TestLoteIgualAoSerial(t *testing.T) {
 	t.Parallel()
 	sementes := []uint64{1, 2, 3}
@@ -33,8 +35,11 @@ func TestLoteIgualAoSerial(t *testing.T) {
 	for _, semente := range sementes {
 		evs := gerarEventos(rand.New(rand.NewPCG(semente, 11)), 400)
 		var ref, refNome string
-		for _, lote := range []int{1, 7, 256} {
+		for _, lote := range []int{0, 1, 7, 256} {
 			nome := fmt.Sprintf("semente %d lote %d", semente, lote)
+			if lote == 0 {
+				nome = fmt.Sprintf("semente %d serial", semente)
+			}
 			got := rodarEmLotes(t, evs, lote)
 			if ref == "" {
 				ref, refNome = got, nome
@@ -156,8 +161,9 @@ func gerarEventos(r *rand.Rand, n int) []evento.Evento {
 }
 
 // rodarEmLotes applies evs through one service whose batches carry at most
-// lote units, on a fresh database, and returns every d6a table and every
-// published payload as text.
+// lote units (0: one unit per transaction, every write at once), on a fresh
+// database, and returns every d6a table and every published payload as
+// text.
 func rodarEmLotes(t *testing.T, evs []evento.Evento, lote int) string {
 	t.Helper()
 	ctx := context.Background()
@@ -178,7 +184,7 @@ func rodarEmLotes(t *testing.T, evs []evento.Evento, lote int) string {
 		Store: st, Hierarquia: hierarquia.New(st.CarregarHierarquia, time.Hour, clk.Now),
 		Barramento: barramentoFixo{id: baseFixa, seq: seqFixa}, SubjectPrefix: "eventos",
 		NRecusasSuspensao: 2, TSuspensao: 90 * 24 * time.Hour, Now: clk.Now, Logger: slog.Default(),
-		MaxLote: lote,
+		MaxLote: max(lote, 1), GravarJa: lote == 0,
 		NovoID: func() uuid.UUID {
 			return uuid.NewSHA1(uuid.NameSpaceURL, fmt.Appendf(nil, "id-%d", n.Add(1)))
 		},

@@ -81,6 +81,10 @@ type Options struct {
 	// MaxLote bounds the units of work one transaction carries (default
 	// 256; 1 runs each alone).
 	MaxLote int
+	// GravarJa makes every unit write as it goes instead of leaving the
+	// agenda items' writes to the end of the batch: the plain serial
+	// execution the batch tests compare against.
+	GravarJa bool
 	// NovoID makes the ids of assignments and published events (default
 	// uuid.New); tests fix it to compare runs byte for byte.
 	NovoID func() uuid.UUID
@@ -116,6 +120,9 @@ type unidade struct {
 	// d6a.eventos_processados with its consumer offset; nil for boot steps
 	// and direct draws.
 	inbox *entrada
+	// diferivel: fn decides in memory and its writes wait for the end of
+	// the batch (agenda items; see diferido).
+	diferivel bool
 }
 
 // entrada is one consumed event of the inbox (spec 2.6 consumer_offset).
@@ -135,6 +142,10 @@ type uow struct {
 	// alterados are the citizens whose situation changed (Options.Alterados).
 	alterados []uuid.UUID
 	servico   *Servico
+	// lote is what the batch decided and has not written; diferir says this
+	// unit adds to it instead of writing.
+	lote    *diferido
+	diferir bool
 }
 
 // New starts the executor goroutine; Close stops it.
@@ -282,11 +293,19 @@ func (s *Servico) transacao(lote []job) ([]*uow, error) {
 			return err
 		}
 		var inbox []entrada
+		d := novoDiferido()
 		for _, j := range lote {
 			if err := j.ctx.Err(); err != nil {
 				return err
 			}
-			u := &uow{tx: tx, agora: s.o.Now().UTC(), servico: s}
+			if !j.diferivel && !d.vazio() {
+				if err := d.gravar(ctx, tx); err != nil {
+					return err
+				}
+			}
+			// At PostgreSQL's precision, so JSON rows and binary parameters agree.
+			agora := s.o.Now().UTC().Truncate(time.Microsecond)
+			u := &uow{tx: tx, agora: agora, servico: s, lote: d, diferir: j.diferivel}
 			if e := j.inbox; e != nil {
 				if processados[e.eventID] {
 					s.log.Info("evento já processado — ignorando", "event_id", e.eventID, "tipo", e.tipo, "sequence", e.seq)
@@ -303,6 +322,9 @@ func (s *Servico) transacao(lote []job) ([]*uow, error) {
 				inbox = append(inbox, e)
 			}
 			us = append(us, u)
+		}
+		if err := d.gravar(ctx, tx); err != nil {
+			return err
 		}
 		return registrarInbox(ctx, tx, inbox)
 	})

@@ -36,6 +36,9 @@ type Pedido struct {
 	Dados     DadosDemanda
 	// Excluir is the refusing counsellor of a re-draw (spec 3.12 step 5).
 	Excluir *uuid.UUID
+	// semCandidatosPublicado is the spec 5.4 guard already read (agenda
+	// items read it with their other guards).
+	semCandidatosPublicado bool
 }
 
 // Resultado of a draw (spec 1.4 ResultadoSorteio).
@@ -135,8 +138,25 @@ func (u *uow) executarSorteio(ctx context.Context, p Pedido) (Resultado, error) 
 	for i, c := range cadeia {
 		cadeiaTxt[i] = c.String()
 	}
-	// Assignment, occupied counsellor, audit and outbox row: one round trip.
-	if err := u.tx.GravarSorteio(ctx, store.GravarSorteioParams{
+	saida := Saida{EventID: eventID, Subject: evento.ConselheiroSorteado.Subject(s.o.SubjectPrefix), Envelope: envelope}
+	// Assignment, occupied counsellor, audit and outbox row: kept for the
+	// batch's set-based write (diferido), or written now in one round trip.
+	if u.diferir {
+		u.lote.sorteio(linhaSorteio{
+			AtribuicaoID: s.o.NovoID(), EventIDSorteio: eventID, ConselheiroID: selecionado,
+			DemandaID: p.DemandaID, UnidadeCivicaID: p.UC, Seed: res.Seed,
+			PosicaoSorteada: sorteio.PosicaoSorteada, TotalElegiveis: int32(len(ids)),
+			ListaElegiveisHash: res.ListaHash, DataSorteio: dataSorteio,
+			ScoreFinal: p.Dados.ScoreFinal, CategoriaID: p.Dados.CategoriaID,
+			NivelPrecedencia: p.Dados.NivelPrecedencia, GrupoID: p.Dados.GrupoID,
+			Base: base, BaseSequence: baseSeq, TimestampSorteio: t,
+			ElegiveisEntrada: res.Entrada, Ordenados: res.Ordenados, Degrau: filtro.Degrau,
+			Cadeia: cadeiaTxt, Excluido: p.Excluir, Agora: u.agora,
+		}, linhaOutbox{
+			EventID: eventID, Tipo: string(evento.ConselheiroSorteado), Subject: saida.Subject,
+			CorrelacaoID: p.Dados.CorrelacaoID, Envelope: envelope, CriadoEm: u.agora,
+		})
+	} else if err := u.tx.GravarSorteio(ctx, store.GravarSorteioParams{
 		AtribuicaoID: s.o.NovoID(), EventIDSorteio: eventID, ConselheiroID: selecionado,
 		DemandaID: p.DemandaID, UnidadeCivicaID: p.UC, Seed: res.Seed,
 		PosicaoSorteada: sorteio.PosicaoSorteada, TotalElegiveis: int32(len(ids)),
@@ -152,7 +172,7 @@ func (u *uow) executarSorteio(ctx context.Context, p Pedido) (Resultado, error) 
 		return Resultado{}, fmt.Errorf("gravar sorteio: %w", err)
 	}
 	u.alterou(selecionado)
-	u.saida = append(u.saida, Saida{EventID: eventID, Subject: evento.ConselheiroSorteado.Subject(s.o.SubjectPrefix), Envelope: envelope})
+	u.saida = append(u.saida, saida)
 	log.Info("Sorteio concluído", "degrau", filtro.Degrau, "cadeia", cadeia, "total_elegiveis", len(ids),
 		"conselheiro_id", selecionado, "event_id", eventID, "seed_publico", res.Seed)
 	dur := time.Since(inicio)
@@ -167,7 +187,7 @@ func (u *uow) executarSorteio(ctx context.Context, p Pedido) (Resultado, error) 
 // winning step only (elegibilidade.Elegivel's rule, in SQL), sorted by id;
 // the whole chain is counted only when nobody qualifies, for the motive.
 func (u *uow) filtrar(ctx context.Context, cadeia []uuid.UUID, excluir *uuid.UUID) (elegibilidade.Resultado, error) {
-	d, err := u.tx.BuscarElegiveisDoDegrau(ctx, store.ElegiveisDoDegrauParams{Cadeia: cadeia, Agora: u.agora, Excluir: excluir})
+	d, err := u.tx.BuscarElegiveisDoDegrau(ctx, store.ElegiveisDoDegrauParams{Cadeia: cadeia, Agora: u.agora, Excluir: excluir, Ocupados: u.lote.ocupados})
 	achou, err := store.Found(err)
 	if err != nil {
 		return elegibilidade.Resultado{}, err
@@ -176,7 +196,7 @@ func (u *uow) filtrar(ctx context.Context, cadeia []uuid.UUID, excluir *uuid.UUI
 		slices.SortFunc(d.Ids, func(a, b uuid.UUID) int { return strings.Compare(a.String(), b.String()) })
 		return elegibilidade.Resultado{Elegiveis: d.Ids, Degrau: cadeia[d.Ordem-1]}, nil
 	}
-	n, err := u.tx.ContarCadeia(ctx, cadeia)
+	n, err := u.tx.ContarCadeia(ctx, store.ContarCadeiaParams{Ucs: cadeia, Ocupados: u.lote.ocupados})
 	if err != nil {
 		return elegibilidade.Resultado{}, err
 	}
@@ -202,6 +222,14 @@ func (u *uow) base(ctx context.Context) (string, int64, error) {
 // enfileirarPendente is spec 4.4 step 2: enter the pending queue, or count
 // one more failed attempt (exactly once per failed draw, T35).
 func (u *uow) enfileirarPendente(ctx context.Context, p Pedido) error {
+	if u.diferir {
+		u.lote.pendente(linhaPendente{
+			DemandaID: p.DemandaID, UnidadeCivicaID: p.UC, CategoriaID: p.Dados.CategoriaID,
+			NivelPrecedencia: p.Dados.NivelPrecedencia, ScoreFinal: p.Dados.ScoreFinal, GrupoID: p.Dados.GrupoID,
+			Agora: u.agora, EventIDOrigem: p.Dados.EventIDOrigem,
+		})
+		return nil
+	}
 	return u.tx.EnfileirarPendente(ctx, store.EnfileirarPendenteParams{
 		DemandaID: p.DemandaID, UnidadeCivicaID: p.UC, CategoriaID: p.Dados.CategoriaID,
 		NivelPrecedencia: p.Dados.NivelPrecedencia, ScoreFinal: p.Dados.ScoreFinal, GrupoID: p.Dados.GrupoID,
@@ -224,6 +252,19 @@ func (u *uow) publicarSemCandidatos(ctx context.Context, p Pedido, motivo string
 		return err
 	}
 	subject := tipo.Subject(u.servico.o.SubjectPrefix)
+	if u.diferir {
+		if p.semCandidatosPublicado {
+			u.servico.log.Info("sorteio.sem_candidatos já publicado para a demanda — ignorando",
+				"demanda_id", p.DemandaID, "correlacao_id", p.Dados.CorrelacaoID)
+			return nil
+		}
+		u.lote.semCandidatos(linhaOutbox{
+			EventID: eventID, Tipo: string(tipo), Subject: subject, CorrelacaoID: p.Dados.CorrelacaoID,
+			Envelope: data, CriadoEm: u.agora,
+		})
+		u.saida = append(u.saida, Saida{EventID: eventID, Subject: subject, Envelope: data})
+		return nil
+	}
 	n, err := u.tx.InserirOutboxSeNovo(ctx, store.InserirOutboxSeNovoParams{
 		EventID: eventID, Tipo: string(tipo), Subject: subject, CorrelacaoID: &p.Dados.CorrelacaoID,
 		Envelope: data, Agora: u.agora,

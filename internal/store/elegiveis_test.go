@@ -67,7 +67,7 @@ func TestElegiveisDoDegrauIgualAoFiltro(t *testing.T) {
 			t.Fatalf("round %d: SQL found %v (%+v), Go %+v", rodada, achou, d, want)
 		}
 		if !achou {
-			n := val(q.ContarCadeia(ctx, cadeia)).must(t)
+			n := val(q.ContarCadeia(ctx, store.ContarCadeiaParams{Ucs: cadeia})).must(t)
 			if got := elegibilidade.MotivoPorContagem(int(n.Cadastrados), int(n.Ocupados)); got != want.Motivo {
 				t.Fatalf("round %d: motive %s from counts %+v, Go %s", rodada, got, n, want.Motivo)
 			}

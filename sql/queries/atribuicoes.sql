@@ -79,8 +79,60 @@ INSERT INTO d6a.outbox (event_id, tipo, subject, correlacao_id, envelope, criado
 VALUES (@event_id_sorteio, 'conselheiro.sorteado', @subject, @correlacao_id, @envelope, @agora::timestamptz);
 
 -- name: GuardasAgenda :one
--- spec 3.9 steps 1, 3 and 4 in one round trip.
+-- spec 3.9 steps 1, 3 and 4 in one round trip, with the spec 5.4 guard of
+-- the demand's sorteio.sem_candidatos (one per correlacao_id).
 SELECT
     EXISTS (SELECT 1 FROM d6a.fila_pendentes f WHERE f.event_id_origem = @event_id) AS pendente_pelo_evento,
     EXISTS (SELECT 1 FROM d6a.atribuicoes a WHERE a.demanda_id = @demanda_id AND a.status = 'ativa') AS atribuida,
-    EXISTS (SELECT 1 FROM d6a.fila_pendentes f WHERE f.demanda_id = @demanda_id) AS pendente;
+    EXISTS (SELECT 1 FROM d6a.fila_pendentes f WHERE f.demanda_id = @demanda_id) AS pendente,
+    EXISTS (SELECT 1 FROM d6a.outbox o WHERE o.tipo = 'sorteio.sem_candidatos' AND o.correlacao_id = @correlacao_id::text) AS sem_candidatos_publicado;
+
+-- name: GravarSorteios :exec
+-- GravarSorteio for the draws a batch decided in memory, in their order, in
+-- one round trip (issue 11): the assignments with their demand snapshot,
+-- the counsellors occupied and the audit records. Their outbox rows go
+-- with the batch's others (InserirOutboxLote), in decision order.
+WITH r AS (
+    SELECT * FROM ROWS FROM (jsonb_to_recordset(@linhas::jsonb) AS (
+        atribuicao_id uuid, event_id_sorteio uuid, conselheiro_id uuid, demanda_id uuid,
+        unidade_civica_id uuid, seed text, posicao_sorteada int, total_elegiveis int,
+        lista_elegiveis_hash text, data_sorteio timestamptz, score_final numeric,
+        categoria_id text, nivel_precedencia int, grupo_id uuid, base text, base_sequence bigint,
+        timestamp_sorteio text, elegiveis_entrada text[], ordenados text[], degrau uuid,
+        cadeia text[], excluido uuid, agora timestamptz
+    )) WITH ORDINALITY AS x (
+        atribuicao_id, event_id_sorteio, conselheiro_id, demanda_id,
+        unidade_civica_id, seed, posicao_sorteada, total_elegiveis,
+        lista_elegiveis_hash, data_sorteio, score_final,
+        categoria_id, nivel_precedencia, grupo_id, base, base_sequence,
+        timestamp_sorteio, elegiveis_entrada, ordenados, degrau,
+        cadeia, excluido, agora, ordem
+    )
+), atribuicao AS (
+    INSERT INTO d6a.atribuicoes (
+        id, conselheiro_id, demanda_id, unidade_civica_id, seed_publico, metodo_sorteio,
+        posicao_sorteada, total_elegiveis, lista_elegiveis_hash, status, data_sorteio,
+        event_id_sorteio, score_final, categoria_id, nivel_precedencia, grupo_id, criado_em
+    )
+    SELECT atribuicao_id, conselheiro_id, demanda_id, unidade_civica_id, seed, 'fisher_yates',
+        posicao_sorteada, total_elegiveis, lista_elegiveis_hash, 'ativa', data_sorteio,
+        event_id_sorteio, score_final, categoria_id, nivel_precedencia, grupo_id, data_sorteio
+    FROM r ORDER BY ordem
+), ocupado AS (
+    UPDATE d6a.conselheiros c
+    SET status = 'ocupado', data_ultima_atribuicao = r.data_sorteio,
+        event_id_ultima_alteracao = r.event_id_sorteio, atualizado_em = r.data_sorteio
+    FROM r
+    -- The ids again as an array: an index probe per counsellor whatever the
+    -- planner thinks of the JSON rows' count or of the table's size.
+    WHERE c.id = ANY(@conselheiros::uuid[]) AND c.id = r.conselheiro_id
+)
+INSERT INTO d6a.auditoria_sorteios (
+    event_id_sorteio, atribuicao_id, demanda_id, unidade_civica_id, conselheiro_id,
+    base, base_fallback, base_sequence, timestamp_sorteio, seed, elegiveis_entrada,
+    ordenados, selecionado, lista_elegiveis_hash, degrau, cadeia, excluido, criado_em
+)
+SELECT event_id_sorteio, atribuicao_id, demanda_id, unidade_civica_id, conselheiro_id,
+    base, false, base_sequence, timestamp_sorteio, seed, elegiveis_entrada,
+    ordenados, conselheiro_id, lista_elegiveis_hash, degrau, cadeia, excluido, agora
+FROM r ORDER BY ordem;

@@ -113,7 +113,8 @@ LIMIT 1;
 -- the demand's unit up and the walk stops at the first step with an
 -- eligible counsellor (trained, no current suspension — an expired one
 -- counts as disponivel, CONTRACT §5 —, no active assignment, not the
--- excluded refuser). No row when nobody on the chain qualifies. The active
+-- excluded refuser, not drawn earlier in the batch: ocupados, whose
+-- writes are still in memory). No row when nobody on the chain qualifies. The active
 -- assignment probe is a scalar subquery with LIMIT, which PostgreSQL never
 -- turns into a join, so it stays one probe of
 -- atribuicoes_uma_ativa_por_conselheiro_key per candidate with or without
@@ -131,6 +132,7 @@ WITH RECURSIVE degrau (ordem, ids) AS (
                    THEN c.data_suspensao_ate IS NULL OR c.data_suspensao_ate < @agora::timestamptz
                    ELSE c.data_suspensao_ate < @agora::timestamptz END
           AND c.id IS DISTINCT FROM sqlc.narg('excluir')::uuid
+          AND c.id <> ALL(coalesce(@ocupados::uuid[], '{}'))
           AND (SELECT 1 FROM d6a.atribuicoes a
                WHERE a.conselheiro_id = c.id AND a.status = 'ativa' LIMIT 1) IS NULL
     )
@@ -141,10 +143,12 @@ SELECT ordem::int AS ordem, ids::uuid[] AS ids FROM degrau WHERE ids IS NOT NULL
 
 -- name: ContarCadeia :one
 -- The motive of an empty draw (spec 4.3 step 5) needs the whole chain:
--- registered counsellors and those holding an active assignment. Run only
--- when BuscarElegiveisDoDegrau found nobody.
+-- registered counsellors and those holding an active assignment (in the
+-- database, or drawn earlier in the batch: ocupados). Run only when
+-- BuscarElegiveisDoDegrau found nobody.
 SELECT count(*) AS cadastrados,
-       count(*) FILTER (WHERE (SELECT 1 FROM d6a.atribuicoes a
+       count(*) FILTER (WHERE c.id = ANY(coalesce(@ocupados::uuid[], '{}'))
+                           OR (SELECT 1 FROM d6a.atribuicoes a
                                WHERE a.conselheiro_id = c.id AND a.status = 'ativa' LIMIT 1) IS NOT NULL) AS ocupados
 FROM d6a.conselheiros c
 WHERE c.unidade_civica_id = ANY(@ucs::uuid[]);

@@ -56,3 +56,23 @@ INSERT INTO d6a.fila_pendentes (
 )
 ON CONFLICT (demanda_id) DO UPDATE
 SET tentativas_sorteio = d6a.fila_pendentes.tentativas_sorteio + 1;
+
+-- name: EnfileirarPendentes :exec
+-- EnfileirarPendente for the demands a batch queued in memory, in their
+-- order (the FIFO's ordem_entrada follows it), in one round trip.
+INSERT INTO d6a.fila_pendentes (
+    demanda_id, unidade_civica_id, categoria_id, nivel_precedencia, score_final,
+    grupo_id, data_entrada, event_id_origem, tentativas_sorteio
+)
+SELECT demanda_id, unidade_civica_id, categoria_id, nivel_precedencia, score_final,
+    grupo_id, agora, event_id_origem, tentativas
+FROM ROWS FROM (jsonb_to_recordset(@linhas::jsonb) AS (
+    demanda_id uuid, unidade_civica_id uuid, categoria_id text, nivel_precedencia int,
+    score_final numeric, grupo_id uuid, agora timestamptz, event_id_origem uuid, tentativas int
+)) WITH ORDINALITY AS x (
+    demanda_id, unidade_civica_id, categoria_id, nivel_precedencia,
+    score_final, grupo_id, agora, event_id_origem, tentativas, ordem
+)
+ORDER BY ordem
+ON CONFLICT (demanda_id) DO UPDATE
+SET tentativas_sorteio = d6a.fila_pendentes.tentativas_sorteio + EXCLUDED.tentativas_sorteio;

@@ -47,3 +47,13 @@ SELECT @event_id, @tipo, @subject, @correlacao_id, @envelope, @agora::timestampt
 WHERE NOT EXISTS (
     SELECT 1 FROM d6a.outbox o WHERE o.tipo = @tipo AND o.correlacao_id = @correlacao_id
 );
+
+-- name: InserirOutboxLote :exec
+-- The outbox rows a batch decided in memory, in decision order (the relay's
+-- order), in one round trip.
+INSERT INTO d6a.outbox (event_id, tipo, subject, correlacao_id, envelope, criado_em)
+SELECT event_id, tipo, subject, correlacao_id, envelope, criado_em
+FROM ROWS FROM (jsonb_to_recordset(@linhas::jsonb) AS (
+    event_id uuid, tipo text, subject text, correlacao_id text, envelope jsonb, criado_em timestamptz
+)) WITH ORDINALITY AS x (event_id, tipo, subject, correlacao_id, envelope, criado_em, ordem)
+ORDER BY ordem;

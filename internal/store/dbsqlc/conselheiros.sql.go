@@ -299,6 +299,7 @@ WITH RECURSIVE degrau (ordem, ids) AS (
                    THEN c.data_suspensao_ate IS NULL OR c.data_suspensao_ate < $2::timestamptz
                    ELSE c.data_suspensao_ate < $2::timestamptz END
           AND c.id IS DISTINCT FROM $3::uuid
+          AND c.id <> ALL(coalesce($4::uuid[], '{}'))
           AND (SELECT 1 FROM d6a.atribuicoes a
                WHERE a.conselheiro_id = c.id AND a.status = 'ativa' LIMIT 1) IS NULL
     )
@@ -309,9 +310,10 @@ SELECT ordem::int AS ordem, ids::uuid[] AS ids FROM degrau WHERE ids IS NOT NULL
 `
 
 type BuscarElegiveisDoDegrauParams struct {
-	Cadeia  []uuid.UUID
-	Agora   time.Time
-	Excluir *uuid.UUID
+	Cadeia   []uuid.UUID
+	Agora    time.Time
+	Excluir  *uuid.UUID
+	Ocupados []uuid.UUID
 }
 
 type BuscarElegiveisDoDegrauRow struct {
@@ -323,13 +325,19 @@ type BuscarElegiveisDoDegrauRow struct {
 // the demand's unit up and the walk stops at the first step with an
 // eligible counsellor (trained, no current suspension — an expired one
 // counts as disponivel, CONTRACT §5 —, no active assignment, not the
-// excluded refuser). No row when nobody on the chain qualifies. The active
+// excluded refuser, not drawn earlier in the batch: ocupados, whose
+// writes are still in memory). No row when nobody on the chain qualifies. The active
 // assignment probe is a scalar subquery with LIMIT, which PostgreSQL never
 // turns into a join, so it stays one probe of
 // atribuicoes_uma_ativa_por_conselheiro_key per candidate with or without
 // statistics (docs/decisions.md).
 func (q *Queries) BuscarElegiveisDoDegrau(ctx context.Context, arg BuscarElegiveisDoDegrauParams) (BuscarElegiveisDoDegrauRow, error) {
-	row := q.db.QueryRow(ctx, buscarElegiveisDoDegrau, arg.Cadeia, arg.Agora, arg.Excluir)
+	row := q.db.QueryRow(ctx, buscarElegiveisDoDegrau,
+		arg.Cadeia,
+		arg.Agora,
+		arg.Excluir,
+		arg.Ocupados,
+	)
 	var i BuscarElegiveisDoDegrauRow
 	err := row.Scan(&i.Ordem, &i.Ids)
 	return i, err
@@ -438,11 +446,17 @@ func (q *Queries) BuscarSuspensosComPrazoVencido(ctx context.Context, agora time
 
 const contarCadeia = `-- name: ContarCadeia :one
 SELECT count(*) AS cadastrados,
-       count(*) FILTER (WHERE (SELECT 1 FROM d6a.atribuicoes a
+       count(*) FILTER (WHERE c.id = ANY(coalesce($1::uuid[], '{}'))
+                           OR (SELECT 1 FROM d6a.atribuicoes a
                                WHERE a.conselheiro_id = c.id AND a.status = 'ativa' LIMIT 1) IS NOT NULL) AS ocupados
 FROM d6a.conselheiros c
-WHERE c.unidade_civica_id = ANY($1::uuid[])
+WHERE c.unidade_civica_id = ANY($2::uuid[])
 `
+
+type ContarCadeiaParams struct {
+	Ocupados []uuid.UUID
+	Ucs      []uuid.UUID
+}
 
 type ContarCadeiaRow struct {
 	Cadastrados int64
@@ -450,10 +464,11 @@ type ContarCadeiaRow struct {
 }
 
 // The motive of an empty draw (spec 4.3 step 5) needs the whole chain:
-// registered counsellors and those holding an active assignment. Run only
-// when BuscarElegiveisDoDegrau found nobody.
-func (q *Queries) ContarCadeia(ctx context.Context, ucs []uuid.UUID) (ContarCadeiaRow, error) {
-	row := q.db.QueryRow(ctx, contarCadeia, ucs)
+// registered counsellors and those holding an active assignment (in the
+// database, or drawn earlier in the batch: ocupados). Run only when
+// BuscarElegiveisDoDegrau found nobody.
+func (q *Queries) ContarCadeia(ctx context.Context, arg ContarCadeiaParams) (ContarCadeiaRow, error) {
+	row := q.db.QueryRow(ctx, contarCadeia, arg.Ocupados, arg.Ucs)
 	var i ContarCadeiaRow
 	err := row.Scan(&i.Cadastrados, &i.Ocupados)
 	return i, err

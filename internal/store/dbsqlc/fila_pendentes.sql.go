@@ -182,6 +182,32 @@ func (q *Queries) EnfileirarPendente(ctx context.Context, arg EnfileirarPendente
 	return err
 }
 
+const enfileirarPendentes = `-- name: EnfileirarPendentes :exec
+INSERT INTO d6a.fila_pendentes (
+    demanda_id, unidade_civica_id, categoria_id, nivel_precedencia, score_final,
+    grupo_id, data_entrada, event_id_origem, tentativas_sorteio
+)
+SELECT demanda_id, unidade_civica_id, categoria_id, nivel_precedencia, score_final,
+    grupo_id, agora, event_id_origem, tentativas
+FROM ROWS FROM (jsonb_to_recordset($1::jsonb) AS (
+    demanda_id uuid, unidade_civica_id uuid, categoria_id text, nivel_precedencia int,
+    score_final numeric, grupo_id uuid, agora timestamptz, event_id_origem uuid, tentativas int
+)) WITH ORDINALITY AS x (
+    demanda_id, unidade_civica_id, categoria_id, nivel_precedencia,
+    score_final, grupo_id, agora, event_id_origem, tentativas, ordem
+)
+ORDER BY ordem
+ON CONFLICT (demanda_id) DO UPDATE
+SET tentativas_sorteio = d6a.fila_pendentes.tentativas_sorteio + EXCLUDED.tentativas_sorteio
+`
+
+// EnfileirarPendente for the demands a batch queued in memory, in their
+// order (the FIFO's ordem_entrada follows it), in one round trip.
+func (q *Queries) EnfileirarPendentes(ctx context.Context, linhas []byte) error {
+	_, err := q.db.Exec(ctx, enfileirarPendentes, linhas)
+	return err
+}
+
 const incrementarTentativasFilaPendente = `-- name: IncrementarTentativasFilaPendente :execrows
 UPDATE d6a.fila_pendentes SET tentativas_sorteio = tentativas_sorteio + 1
 WHERE demanda_id = $1

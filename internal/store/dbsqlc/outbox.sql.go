@@ -130,6 +130,22 @@ func (q *Queries) InserirOutbox(ctx context.Context, arg InserirOutboxParams) er
 	return err
 }
 
+const inserirOutboxLote = `-- name: InserirOutboxLote :exec
+INSERT INTO d6a.outbox (event_id, tipo, subject, correlacao_id, envelope, criado_em)
+SELECT event_id, tipo, subject, correlacao_id, envelope, criado_em
+FROM ROWS FROM (jsonb_to_recordset($1::jsonb) AS (
+    event_id uuid, tipo text, subject text, correlacao_id text, envelope jsonb, criado_em timestamptz
+)) WITH ORDINALITY AS x (event_id, tipo, subject, correlacao_id, envelope, criado_em, ordem)
+ORDER BY ordem
+`
+
+// The outbox rows a batch decided in memory, in decision order (the relay's
+// order), in one round trip.
+func (q *Queries) InserirOutboxLote(ctx context.Context, linhas []byte) error {
+	_, err := q.db.Exec(ctx, inserirOutboxLote, linhas)
+	return err
+}
+
 const inserirOutboxSeNovo = `-- name: InserirOutboxSeNovo :execrows
 INSERT INTO d6a.outbox (event_id, tipo, subject, correlacao_id, envelope, criado_em)
 SELECT $1, $2, $3, $4, $5, $6::timestamptz

@@ -1,0 +1,150 @@
+package atribuicao
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/formigueiro/d6a/internal/store"
+)
+
+// diferido holds what the batch's agenda items decided and has not written
+// yet (issue 11: decide in memory, serially; write set-based, once per
+// batch). The agenda units' reads see it: the eligibility query leaves out
+// the counsellors drawn here, the guards look at the demands drawn or queued
+// here. Any other unit (refusal, cycle, registration, boot, console) runs on
+// the database as it is, so the executor writes the batch's decisions
+// before it, and at the end of the transaction.
+type diferido struct {
+	sorteios  []linhaSorteio
+	pendentes []linhaPendente
+	outbox    []linhaOutbox
+
+	ocupados    []uuid.UUID // counsellors drawn
+	atribuidas  map[uuid.UUID]bool
+	pendentesDe map[uuid.UUID]int // demand → index in pendentes
+	porEvento   map[uuid.UUID]bool
+	correlacoes map[string]bool // sorteio.sem_candidatos queued (spec 5.4)
+}
+
+func (d *diferido) vazio() bool {
+	return len(d.sorteios) == 0 && len(d.pendentes) == 0 && len(d.outbox) == 0
+}
+
+type linhaSorteio struct {
+	AtribuicaoID       uuid.UUID  `json:"atribuicao_id"`
+	EventIDSorteio     uuid.UUID  `json:"event_id_sorteio"`
+	ConselheiroID      uuid.UUID  `json:"conselheiro_id"`
+	DemandaID          uuid.UUID  `json:"demanda_id"`
+	UnidadeCivicaID    uuid.UUID  `json:"unidade_civica_id"`
+	Seed               string     `json:"seed"`
+	PosicaoSorteada    int32      `json:"posicao_sorteada"`
+	TotalElegiveis     int32      `json:"total_elegiveis"`
+	ListaElegiveisHash string     `json:"lista_elegiveis_hash"`
+	DataSorteio        time.Time  `json:"data_sorteio"`
+	ScoreFinal         float64    `json:"score_final"`
+	CategoriaID        string     `json:"categoria_id"`
+	NivelPrecedencia   int32      `json:"nivel_precedencia"`
+	GrupoID            *uuid.UUID `json:"grupo_id"`
+	Base               string     `json:"base"`
+	BaseSequence       int64      `json:"base_sequence"`
+	TimestampSorteio   string     `json:"timestamp_sorteio"`
+	ElegiveisEntrada   []string   `json:"elegiveis_entrada"`
+	Ordenados          []string   `json:"ordenados"`
+	Degrau             uuid.UUID  `json:"degrau"`
+	Cadeia             []string   `json:"cadeia"`
+	Excluido           *uuid.UUID `json:"excluido"`
+	Agora              time.Time  `json:"agora"`
+}
+
+type linhaPendente struct {
+	DemandaID        uuid.UUID  `json:"demanda_id"`
+	UnidadeCivicaID  uuid.UUID  `json:"unidade_civica_id"`
+	CategoriaID      string     `json:"categoria_id"`
+	NivelPrecedencia int32      `json:"nivel_precedencia"`
+	ScoreFinal       float64    `json:"score_final"`
+	GrupoID          *uuid.UUID `json:"grupo_id"`
+	Agora            time.Time  `json:"agora"`
+	EventIDOrigem    uuid.UUID  `json:"event_id_origem"`
+	Tentativas       int32      `json:"tentativas"`
+}
+
+type linhaOutbox struct {
+	EventID      uuid.UUID       `json:"event_id"`
+	Tipo         string          `json:"tipo"`
+	Subject      string          `json:"subject"`
+	CorrelacaoID string          `json:"correlacao_id"`
+	Envelope     json.RawMessage `json:"envelope"`
+	CriadoEm     time.Time       `json:"criado_em"`
+}
+
+func novoDiferido() *diferido {
+	return &diferido{
+		atribuidas: map[uuid.UUID]bool{}, pendentesDe: map[uuid.UUID]int{},
+		porEvento: map[uuid.UUID]bool{}, correlacoes: map[string]bool{},
+	}
+}
+
+// sorteio records a draw decided in memory.
+func (d *diferido) sorteio(l linhaSorteio, o linhaOutbox) {
+	d.sorteios = append(d.sorteios, l)
+	d.outbox = append(d.outbox, o)
+	d.ocupados = append(d.ocupados, l.ConselheiroID)
+	d.atribuidas[l.DemandaID] = true
+}
+
+// pendente records a demand entering the queue, or one more failed
+// attempt of one queued earlier in the batch.
+func (d *diferido) pendente(l linhaPendente) {
+	if i, ok := d.pendentesDe[l.DemandaID]; ok {
+		d.pendentes[i].Tentativas++
+		return
+	}
+	l.Tentativas = 1
+	d.pendentesDe[l.DemandaID] = len(d.pendentes)
+	d.pendentes = append(d.pendentes, l)
+	d.porEvento[l.EventIDOrigem] = true
+}
+
+// semCandidatos records a sorteio.sem_candidatos to queue.
+func (d *diferido) semCandidatos(o linhaOutbox) {
+	d.outbox = append(d.outbox, o)
+	d.correlacoes[o.CorrelacaoID] = true
+}
+
+// gravar writes everything recorded, in decision order, with one statement
+// per table, and forgets it.
+func (d *diferido) gravar(ctx context.Context, tx store.Tx) error {
+	if len(d.sorteios) > 0 {
+		linhas, err := json.Marshal(d.sorteios)
+		if err != nil {
+			return err
+		}
+		if err := tx.GravarSorteios(ctx, store.GravarSorteiosParams{Linhas: linhas, Conselheiros: d.ocupados}); err != nil {
+			return fmt.Errorf("gravar sorteios: %w", err)
+		}
+	}
+	if len(d.pendentes) > 0 {
+		if err := gravarJSON(ctx, d.pendentes, tx.EnfileirarPendentes); err != nil {
+			return fmt.Errorf("fila de pendentes: %w", err)
+		}
+	}
+	if len(d.outbox) > 0 {
+		if err := gravarJSON(ctx, d.outbox, tx.InserirOutboxLote); err != nil {
+			return fmt.Errorf("outbox: %w", err)
+		}
+	}
+	*d = *novoDiferido()
+	return nil
+}
+
+func gravarJSON[T any](ctx context.Context, linhas []T, q func(context.Context, []byte) error) error {
+	data, err := json.Marshal(linhas)
+	if err != nil {
+		return err
+	}
+	return q(ctx, data)
+}
