@@ -183,24 +183,20 @@ func (u *uow) executarSorteio(ctx context.Context, p Pedido) (Resultado, error) 
 	}, nil
 }
 
-// filtrar is spec 4.3 over the database: the eligible counsellors of the
-// winning step only (elegibilidade.Elegivel's rule, in SQL), sorted by id;
-// the whole chain is counted only when nobody qualifies, for the motive.
+// filtrar is spec 4.3 over the database, in one round trip: the eligible
+// counsellors of the winning step only (elegibilidade.Elegivel's rule, in
+// SQL), sorted by id; the whole chain is counted only when nobody
+// qualifies, for the motive.
 func (u *uow) filtrar(ctx context.Context, cadeia []uuid.UUID, excluir *uuid.UUID) (elegibilidade.Resultado, error) {
 	d, err := u.tx.BuscarElegiveisDoDegrau(ctx, store.ElegiveisDoDegrauParams{Cadeia: cadeia, Agora: u.agora, Excluir: excluir, Ocupados: u.lote.ocupados})
-	achou, err := store.Found(err)
 	if err != nil {
 		return elegibilidade.Resultado{}, err
 	}
-	if achou && len(d.Ids) > 0 && int(d.Ordem) >= 1 && int(d.Ordem) <= len(cadeia) {
+	if len(d.Ids) > 0 && int(d.Ordem) >= 1 && int(d.Ordem) <= len(cadeia) {
 		slices.SortFunc(d.Ids, func(a, b uuid.UUID) int { return strings.Compare(a.String(), b.String()) })
 		return elegibilidade.Resultado{Elegiveis: d.Ids, Degrau: cadeia[d.Ordem-1]}, nil
 	}
-	n, err := u.tx.ContarCadeia(ctx, store.ContarCadeiaParams{Ucs: cadeia, Ocupados: u.lote.ocupados})
-	if err != nil {
-		return elegibilidade.Resultado{}, err
-	}
-	return elegibilidade.Resultado{Motivo: elegibilidade.MotivoPorContagem(int(n.Cadastrados), int(n.Ocupados))}, nil
+	return elegibilidade.Resultado{Motivo: elegibilidade.MotivoPorContagem(int(d.Cadastrados), int(d.Ocupados))}, nil
 }
 
 // ErrBaseDesconhecida is returned when the bus's latest message is not

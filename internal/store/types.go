@@ -44,6 +44,5 @@ type (
 	RegistrarProcessamentosParams         = dbsqlc.RegistrarProcessamentosParams
 	EnfileirarPendenteParams              = dbsqlc.EnfileirarPendenteParams
 	InserirOutboxSeNovoParams             = dbsqlc.InserirOutboxSeNovoParams
-	ContarCadeiaParams                    = dbsqlc.ContarCadeiaParams
 	GravarSorteiosParams                  = dbsqlc.GravarSorteiosParams
 )

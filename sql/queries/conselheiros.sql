@@ -114,11 +114,12 @@ LIMIT 1;
 -- eligible counsellor (trained, no current suspension — an expired one
 -- counts as disponivel, CONTRACT §5 —, no active assignment, not the
 -- excluded refuser, not drawn earlier in the batch: ocupados, whose
--- writes are still in memory). No row when nobody on the chain qualifies. The active
--- assignment probe is a scalar subquery with LIMIT, which PostgreSQL never
--- turns into a join, so it stays one probe of
--- atribuicoes_uma_ativa_por_conselheiro_key per candidate with or without
--- statistics (docs/decisions.md).
+-- writes are still in memory). One row: the step's 1-based position and
+-- its counsellors, or, when nobody on the chain qualifies, ordem 0, no
+-- ids and the counts the motive needs. The active assignment probe is a
+-- scalar subquery with LIMIT, which PostgreSQL never turns into a join, so
+-- it stays one probe of atribuicoes_uma_ativa_por_conselheiro_key per
+-- candidate with or without statistics (docs/decisions.md).
 WITH RECURSIVE degrau (ordem, ids) AS (
     SELECT 0, NULL::uuid[]
   UNION ALL
@@ -139,16 +140,20 @@ WITH RECURSIVE degrau (ordem, ids) AS (
     FROM degrau d
     WHERE d.ids IS NULL AND d.ordem < cardinality(@cadeia::uuid[])
 )
-SELECT ordem::int AS ordem, ids::uuid[] AS ids FROM degrau WHERE ids IS NOT NULL;
-
--- name: ContarCadeia :one
--- The motive of an empty draw (spec 4.3 step 5) needs the whole chain:
--- registered counsellors and those holding an active assignment (in the
--- database, or drawn earlier in the batch: ocupados). Run only when
--- BuscarElegiveisDoDegrau found nobody.
-SELECT count(*) AS cadastrados,
-       count(*) FILTER (WHERE c.id = ANY(coalesce(@ocupados::uuid[], '{}'))
-                           OR (SELECT 1 FROM d6a.atribuicoes a
-                               WHERE a.conselheiro_id = c.id AND a.status = 'ativa' LIMIT 1) IS NOT NULL) AS ocupados
-FROM d6a.conselheiros c
-WHERE c.unidade_civica_id = ANY(@ucs::uuid[]);
+SELECT coalesce(a.ordem, 0)::int AS ordem, a.ids::uuid[] AS ids,
+       -- Only when nobody qualifies, the motive (spec 4.3 step 5) needs the
+       -- whole chain: registered counsellors and those holding an active
+       -- assignment (in the database, or drawn earlier in the batch).
+       coalesce(CASE WHEN a.ids IS NULL THEN (
+           SELECT count(*) FROM d6a.conselheiros c
+           WHERE c.unidade_civica_id = ANY(@cadeia::uuid[])
+       ) END, 0)::bigint AS cadastrados,
+       coalesce(CASE WHEN a.ids IS NULL THEN (
+           SELECT count(*) FROM d6a.conselheiros c
+           WHERE c.unidade_civica_id = ANY(@cadeia::uuid[])
+             AND (c.id = ANY(coalesce(@ocupados::uuid[], '{}'))
+                  OR (SELECT 1 FROM d6a.atribuicoes a
+                      WHERE a.conselheiro_id = c.id AND a.status = 'ativa' LIMIT 1) IS NOT NULL)
+       ) END, 0)::bigint AS ocupados
+FROM (SELECT 1) AS um
+LEFT JOIN (SELECT ordem, ids FROM degrau WHERE ids IS NOT NULL) a ON true;

@@ -296,29 +296,47 @@ WITH RECURSIVE degrau (ordem, ids) AS (
           AND c.status IN ('disponivel', 'suspenso')
           AND c.capacitacao_concluida
           AND CASE WHEN c.status = 'disponivel'
-                   THEN c.data_suspensao_ate IS NULL OR c.data_suspensao_ate < $2::timestamptz
-                   ELSE c.data_suspensao_ate < $2::timestamptz END
-          AND c.id IS DISTINCT FROM $3::uuid
-          AND c.id <> ALL(coalesce($4::uuid[], '{}'))
+                   THEN c.data_suspensao_ate IS NULL OR c.data_suspensao_ate < $3::timestamptz
+                   ELSE c.data_suspensao_ate < $3::timestamptz END
+          AND c.id IS DISTINCT FROM $4::uuid
+          AND c.id <> ALL(coalesce($2::uuid[], '{}'))
           AND (SELECT 1 FROM d6a.atribuicoes a
                WHERE a.conselheiro_id = c.id AND a.status = 'ativa' LIMIT 1) IS NULL
     )
     FROM degrau d
     WHERE d.ids IS NULL AND d.ordem < cardinality($1::uuid[])
 )
-SELECT ordem::int AS ordem, ids::uuid[] AS ids FROM degrau WHERE ids IS NOT NULL
+SELECT coalesce(a.ordem, 0)::int AS ordem, a.ids::uuid[] AS ids,
+       -- Only when nobody qualifies, the motive (spec 4.3 step 5) needs the
+       -- whole chain: registered counsellors and those holding an active
+       -- assignment (in the database, or drawn earlier in the batch).
+       coalesce(CASE WHEN a.ids IS NULL THEN (
+           SELECT count(*) FROM d6a.conselheiros c
+           WHERE c.unidade_civica_id = ANY($1::uuid[])
+       ) END, 0)::bigint AS cadastrados,
+       coalesce(CASE WHEN a.ids IS NULL THEN (
+           SELECT count(*) FROM d6a.conselheiros c
+           WHERE c.unidade_civica_id = ANY($1::uuid[])
+             AND (c.id = ANY(coalesce($2::uuid[], '{}'))
+                  OR (SELECT 1 FROM d6a.atribuicoes a
+                      WHERE a.conselheiro_id = c.id AND a.status = 'ativa' LIMIT 1) IS NOT NULL)
+       ) END, 0)::bigint AS ocupados
+FROM (SELECT 1) AS um
+LEFT JOIN (SELECT ordem, ids FROM degrau WHERE ids IS NOT NULL) a ON true
 `
 
 type BuscarElegiveisDoDegrauParams struct {
 	Cadeia   []uuid.UUID
+	Ocupados []uuid.UUID
 	Agora    time.Time
 	Excluir  *uuid.UUID
-	Ocupados []uuid.UUID
 }
 
 type BuscarElegiveisDoDegrauRow struct {
-	Ordem int32
-	Ids   []uuid.UUID
+	Ordem       int32
+	Ids         []uuid.UUID
+	Cadastrados int64
+	Ocupados    int64
 }
 
 // spec 4.3 in SQL, reading the winning step only: the chain is walked from
@@ -326,20 +344,26 @@ type BuscarElegiveisDoDegrauRow struct {
 // eligible counsellor (trained, no current suspension — an expired one
 // counts as disponivel, CONTRACT §5 —, no active assignment, not the
 // excluded refuser, not drawn earlier in the batch: ocupados, whose
-// writes are still in memory). No row when nobody on the chain qualifies. The active
-// assignment probe is a scalar subquery with LIMIT, which PostgreSQL never
-// turns into a join, so it stays one probe of
-// atribuicoes_uma_ativa_por_conselheiro_key per candidate with or without
-// statistics (docs/decisions.md).
+// writes are still in memory). One row: the step's 1-based position and
+// its counsellors, or, when nobody on the chain qualifies, ordem 0, no
+// ids and the counts the motive needs. The active assignment probe is a
+// scalar subquery with LIMIT, which PostgreSQL never turns into a join, so
+// it stays one probe of atribuicoes_uma_ativa_por_conselheiro_key per
+// candidate with or without statistics (docs/decisions.md).
 func (q *Queries) BuscarElegiveisDoDegrau(ctx context.Context, arg BuscarElegiveisDoDegrauParams) (BuscarElegiveisDoDegrauRow, error) {
 	row := q.db.QueryRow(ctx, buscarElegiveisDoDegrau,
 		arg.Cadeia,
+		arg.Ocupados,
 		arg.Agora,
 		arg.Excluir,
-		arg.Ocupados,
 	)
 	var i BuscarElegiveisDoDegrauRow
-	err := row.Scan(&i.Ordem, &i.Ids)
+	err := row.Scan(
+		&i.Ordem,
+		&i.Ids,
+		&i.Cadastrados,
+		&i.Ocupados,
+	)
 	return i, err
 }
 
@@ -442,36 +466,6 @@ func (q *Queries) BuscarSuspensosComPrazoVencido(ctx context.Context, agora time
 		return nil, err
 	}
 	return items, nil
-}
-
-const contarCadeia = `-- name: ContarCadeia :one
-SELECT count(*) AS cadastrados,
-       count(*) FILTER (WHERE c.id = ANY(coalesce($1::uuid[], '{}'))
-                           OR (SELECT 1 FROM d6a.atribuicoes a
-                               WHERE a.conselheiro_id = c.id AND a.status = 'ativa' LIMIT 1) IS NOT NULL) AS ocupados
-FROM d6a.conselheiros c
-WHERE c.unidade_civica_id = ANY($2::uuid[])
-`
-
-type ContarCadeiaParams struct {
-	Ocupados []uuid.UUID
-	Ucs      []uuid.UUID
-}
-
-type ContarCadeiaRow struct {
-	Cadastrados int64
-	Ocupados    int64
-}
-
-// The motive of an empty draw (spec 4.3 step 5) needs the whole chain:
-// registered counsellors and those holding an active assignment (in the
-// database, or drawn earlier in the batch: ocupados). Run only when
-// BuscarElegiveisDoDegrau found nobody.
-func (q *Queries) ContarCadeia(ctx context.Context, arg ContarCadeiaParams) (ContarCadeiaRow, error) {
-	row := q.db.QueryRow(ctx, contarCadeia, arg.Ocupados, arg.Ucs)
-	var i ContarCadeiaRow
-	err := row.Scan(&i.Cadastrados, &i.Ocupados)
-	return i, err
 }
 
 const contarConselheirosOcupadosPorUcs = `-- name: ContarConselheirosOcupadosPorUcs :one
