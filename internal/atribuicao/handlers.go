@@ -38,6 +38,9 @@ func (s *Servico) HandleLote(ctx context.Context, evs []evento.Evento, seqs []ui
 			inbox:     &entrada{eventID: ev.EventID, tipo: string(ev.Tipo), seq: int64(seqs[i])},
 			diferivel: ev.Tipo == evento.AgendaItemDisponivel && !s.o.GravarJa,
 		}
+		if p, ok := ev.AgendaItemDisponivel(); ok && us[i].diferivel {
+			us[i].guarda = &guardaAgenda{eventID: ev.EventID, demandaID: p.DemandaID, correlacao: correlacao(ev, p.DemandaID)}
+		}
 	}
 	return s.executarVarios(ctx, us)
 }
@@ -97,7 +100,13 @@ func (u *uow) onAgendaItemDisponivel(ctx context.Context, log *slog.Logger, ev e
 	// Steps 1, 3 and 4 in one round trip: the event already pending, the
 	// demand already assigned, the demand already pending.
 	corr := correlacao(ev, p.DemandaID)
-	g, err := u.tx.GuardasAgenda(ctx, store.GuardasAgendaParams{EventID: ev.EventID, DemandaID: p.DemandaID, CorrelacaoID: corr})
+	g, lido := u.lote.guardas[ev.EventID]
+	var err error
+	if !lido {
+		var r store.GuardasAgendaRow
+		r, err = u.tx.GuardasAgenda(ctx, store.GuardasAgendaParams{EventID: ev.EventID, DemandaID: p.DemandaID, CorrelacaoID: corr})
+		g = store.GuardaAgenda{EventID: ev.EventID, PendentePeloEvento: r.PendentePeloEvento, Atribuida: r.Atribuida, Pendente: r.Pendente, SemCandidatosPublicado: r.SemCandidatosPublicado}
+	}
 	// What this batch decided and has not written yet counts too.
 	g.PendentePeloEvento = g.PendentePeloEvento || u.lote.porEvento[ev.EventID]
 	g.Atribuida = g.Atribuida || u.lote.atribuidas[p.DemandaID]

@@ -28,6 +28,9 @@ type diferido struct {
 	pendentesDe map[uuid.UUID]int // demand → index in pendentes
 	porEvento   map[uuid.UUID]bool
 	correlacoes map[string]bool // sorteio.sem_candidatos queued (spec 5.4)
+	// guardas are the database side of the agenda items' guards, read for
+	// the run of agenda items ahead; nil once another unit wrote.
+	guardas map[uuid.UUID]store.GuardaAgenda
 }
 
 func (d *diferido) vazio() bool {
@@ -115,6 +118,29 @@ func (d *diferido) semCandidatos(o linhaOutbox) {
 	d.correlacoes[o.CorrelacaoID] = true
 }
 
+// lerGuardas reads the guards of the agenda items at the head of lote, up
+// to the first other unit, in one round trip.
+func (d *diferido) lerGuardas(ctx context.Context, tx store.Tx, lote []job) error {
+	var p store.GuardasAgendaLoteParams
+	for _, j := range lote {
+		if j.guarda == nil || !j.diferivel {
+			break
+		}
+		p.EventIds = append(p.EventIds, j.guarda.eventID)
+		p.DemandaIds = append(p.DemandaIds, j.guarda.demandaID)
+		p.Correlacoes = append(p.Correlacoes, j.guarda.correlacao)
+	}
+	rows, err := tx.GuardasAgendaLote(ctx, p)
+	if err != nil {
+		return fmt.Errorf("guardas: %w", err)
+	}
+	d.guardas = make(map[uuid.UUID]store.GuardaAgenda, len(rows))
+	for _, r := range rows {
+		d.guardas[r.EventID] = r
+	}
+	return nil
+}
+
 // gravar writes everything recorded, in decision order, with one statement
 // per table, and forgets it.
 func (d *diferido) gravar(ctx context.Context, tx store.Tx) error {
@@ -137,6 +163,7 @@ func (d *diferido) gravar(ctx context.Context, tx store.Tx) error {
 			return fmt.Errorf("outbox: %w", err)
 		}
 	}
+	// The guards read before are dropped with the overlay they completed.
 	*d = *novoDiferido()
 	return nil
 }

@@ -123,6 +123,14 @@ type unidade struct {
 	// diferivel: fn decides in memory and its writes wait for the end of
 	// the batch (agenda items; see diferido).
 	diferivel bool
+	// guarda names what the agenda item's guards look up, read for a run
+	// of agenda items at once.
+	guarda *guardaAgenda
+}
+
+type guardaAgenda struct {
+	eventID, demandaID uuid.UUID
+	correlacao         string
 }
 
 // entrada is one consumed event of the inbox (spec 2.6 consumer_offset).
@@ -294,12 +302,17 @@ func (s *Servico) transacao(lote []job) ([]*uow, error) {
 		}
 		var inbox []entrada
 		d := novoDiferido()
-		for _, j := range lote {
+		for i, j := range lote {
 			if err := j.ctx.Err(); err != nil {
 				return err
 			}
 			if !j.diferivel && !d.vazio() {
 				if err := d.gravar(ctx, tx); err != nil {
+					return err
+				}
+			}
+			if j.guarda != nil && d.guardas == nil {
+				if err := d.lerGuardas(ctx, tx, lote[i:]); err != nil {
 					return err
 				}
 			}
@@ -315,6 +328,10 @@ func (s *Servico) transacao(lote []job) ([]*uow, error) {
 			}
 			if err := rodar(j.ctx, u, j.fn); err != nil {
 				return err
+			}
+			if !j.diferivel {
+				// It wrote: the guards read before it are stale.
+				d.guardas = nil
 			}
 			if j.inbox != nil {
 				e := *j.inbox

@@ -35,6 +35,7 @@ type (
 	RegistrarProcessamentoParams          = dbsqlc.RegistrarProcessamentoParams
 	GravarSorteioParams                   = dbsqlc.GravarSorteioParams
 	GuardasAgendaParams                   = dbsqlc.GuardasAgendaParams
+	GuardasAgendaRow                      = dbsqlc.GuardasAgendaRow
 	InserirAuditoriaParams                = dbsqlc.InserirAuditoriaParams
 	InserirOutboxParams                   = dbsqlc.InserirOutboxParams
 	ExisteOutboxParams                    = dbsqlc.ExisteOutboxPorTipoCorrelacaoParams
@@ -45,4 +46,6 @@ type (
 	EnfileirarPendenteParams              = dbsqlc.EnfileirarPendenteParams
 	InserirOutboxSeNovoParams             = dbsqlc.InserirOutboxSeNovoParams
 	GravarSorteiosParams                  = dbsqlc.GravarSorteiosParams
+	GuardasAgendaLoteParams               = dbsqlc.GuardasAgendaLoteParams
+	GuardaAgenda                          = dbsqlc.GuardasAgendaLoteRow
 )

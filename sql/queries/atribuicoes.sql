@@ -136,3 +136,18 @@ SELECT event_id_sorteio, atribuicao_id, demanda_id, unidade_civica_id, conselhei
     base, false, base_sequence, timestamp_sorteio, seed, elegiveis_entrada,
     ordenados, conselheiro_id, lista_elegiveis_hash, degrau, cadeia, excluido, agora
 FROM r ORDER BY ordem;
+
+-- name: GuardasAgendaLote :many
+-- GuardasAgenda for every agenda item of a batch at once (issue 11). Each
+-- probe is a scalar subquery with LIMIT, never turned into a join or a
+-- hashed scan, so it stays one index probe per item whatever the
+-- statistics.
+SELECT g.event_id::uuid AS event_id,
+    ((SELECT 1 FROM d6a.fila_pendentes f WHERE f.event_id_origem = g.event_id LIMIT 1) IS NOT NULL)::boolean AS pendente_pelo_evento,
+    ((SELECT 1 FROM d6a.atribuicoes a WHERE a.demanda_id = g.demanda_id AND a.status = 'ativa' LIMIT 1) IS NOT NULL)::boolean AS atribuida,
+    ((SELECT 1 FROM d6a.fila_pendentes f WHERE f.demanda_id = g.demanda_id LIMIT 1) IS NOT NULL)::boolean AS pendente,
+    ((SELECT 1 FROM d6a.outbox o WHERE o.tipo = 'sorteio.sem_candidatos' AND o.correlacao_id = g.correlacao_id LIMIT 1) IS NOT NULL)::boolean AS sem_candidatos_publicado
+FROM (
+    SELECT unnest(@event_ids::uuid[]) AS event_id, unnest(@demanda_ids::uuid[]) AS demanda_id,
+           unnest(@correlacoes::text[]) AS correlacao_id
+) g;

@@ -443,6 +443,62 @@ func (q *Queries) GuardasAgenda(ctx context.Context, arg GuardasAgendaParams) (G
 	return i, err
 }
 
+const guardasAgendaLote = `-- name: GuardasAgendaLote :many
+SELECT g.event_id::uuid AS event_id,
+    ((SELECT 1 FROM d6a.fila_pendentes f WHERE f.event_id_origem = g.event_id LIMIT 1) IS NOT NULL)::boolean AS pendente_pelo_evento,
+    ((SELECT 1 FROM d6a.atribuicoes a WHERE a.demanda_id = g.demanda_id AND a.status = 'ativa' LIMIT 1) IS NOT NULL)::boolean AS atribuida,
+    ((SELECT 1 FROM d6a.fila_pendentes f WHERE f.demanda_id = g.demanda_id LIMIT 1) IS NOT NULL)::boolean AS pendente,
+    ((SELECT 1 FROM d6a.outbox o WHERE o.tipo = 'sorteio.sem_candidatos' AND o.correlacao_id = g.correlacao_id LIMIT 1) IS NOT NULL)::boolean AS sem_candidatos_publicado
+FROM (
+    SELECT unnest($1::uuid[]) AS event_id, unnest($2::uuid[]) AS demanda_id,
+           unnest($3::text[]) AS correlacao_id
+) g
+`
+
+type GuardasAgendaLoteParams struct {
+	EventIds    []uuid.UUID
+	DemandaIds  []uuid.UUID
+	Correlacoes []string
+}
+
+type GuardasAgendaLoteRow struct {
+	EventID                uuid.UUID
+	PendentePeloEvento     bool
+	Atribuida              bool
+	Pendente               bool
+	SemCandidatosPublicado bool
+}
+
+// GuardasAgenda for every agenda item of a batch at once (issue 11). Each
+// probe is a scalar subquery with LIMIT, never turned into a join or a
+// hashed scan, so it stays one index probe per item whatever the
+// statistics.
+func (q *Queries) GuardasAgendaLote(ctx context.Context, arg GuardasAgendaLoteParams) ([]GuardasAgendaLoteRow, error) {
+	rows, err := q.db.Query(ctx, guardasAgendaLote, arg.EventIds, arg.DemandaIds, arg.Correlacoes)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []GuardasAgendaLoteRow
+	for rows.Next() {
+		var i GuardasAgendaLoteRow
+		if err := rows.Scan(
+			&i.EventID,
+			&i.PendentePeloEvento,
+			&i.Atribuida,
+			&i.Pendente,
+			&i.SemCandidatosPublicado,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const inserirAtribuicao = `-- name: InserirAtribuicao :one
 INSERT INTO d6a.atribuicoes (
     conselheiro_id, demanda_id, unidade_civica_id, seed_publico, metodo_sorteio,
