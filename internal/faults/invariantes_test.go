@@ -293,7 +293,9 @@ func verificarInvariantes(t *testing.T, ctx context.Context, pool *pgxpool.Pool,
 			continue
 		}
 		if a.fallback {
+			// CONTRACT §4 (issue 11): no fallback base, ever.
 			r.fallbacks++
+			v.add("no draw on a fallback base", "sorteado %s: base %s is a fallback", id, a.base)
 		} else if a.baseSeq == nil {
 			v.add("audited base names its bus sequence", "sorteado %s: base %s without base_sequence", id, a.base)
 		} else if bm, ok := porSeq[uint64(*a.baseSeq)]; !ok {
