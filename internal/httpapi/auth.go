@@ -100,25 +100,9 @@ func (a *autenticador) configurado() bool { return a.parser != nil }
 // cidadao checks the Authorization header and returns the token's subject,
 // the cidadao_id whose data the caller may see.
 func (a *autenticador) cidadao(authorization string) (uuid.UUID, error) {
-	raw, ok := bearer(authorization)
-	if !ok {
-		if strings.TrimSpace(authorization) == "" {
-			return uuid.Nil, errSemToken
-		}
-		return uuid.Nil, errTokenMalform
-	}
 	var claims jwt.RegisteredClaims
-	_, err := a.parser.ParseWithClaims(raw, &claims, a.chave)
-	switch {
-	case err == nil:
-	case errors.Is(err, jwt.ErrTokenMalformed):
-		return uuid.Nil, errTokenMalform
-	case errors.Is(err, jwt.ErrTokenExpired):
-		return uuid.Nil, errTokenExpirado
-	default:
-		// Bad signature, wrong algorithm, missing exp, future nbf, wrong
-		// issuer or audience: one answer, so a caller cannot probe which.
-		return uuid.Nil, errTokenInvalido
+	if err := a.verificar(authorization, &claims); err != nil {
+		return uuid.Nil, err
 	}
 	// Only the canonical 36-character form: uuid.Parse also takes braces,
 	// "urn:uuid:" and bare hex, which no identity provider emits as sub.
@@ -130,6 +114,31 @@ func (a *autenticador) cidadao(authorization string) (uuid.UUID, error) {
 		return uuid.Nil, errSubInvalido
 	}
 	return id, nil
+}
+
+// verificar checks the Authorization header's bearer token into claims: one
+// of the errors above when it is missing, malformed, expired or invalid.
+func (a *autenticador) verificar(authorization string, claims jwt.Claims) error {
+	raw, ok := bearer(authorization)
+	if !ok {
+		if strings.TrimSpace(authorization) == "" {
+			return errSemToken
+		}
+		return errTokenMalform
+	}
+	_, err := a.parser.ParseWithClaims(raw, claims, a.chave)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, jwt.ErrTokenMalformed):
+		return errTokenMalform
+	case errors.Is(err, jwt.ErrTokenExpired):
+		return errTokenExpirado
+	default:
+		// Bad signature, wrong algorithm, missing exp, future nbf, wrong
+		// issuer or audience: one answer, so a caller cannot probe which.
+		return errTokenInvalido
+	}
 }
 
 // chave hands the parser the configured key. WithValidMethods has already

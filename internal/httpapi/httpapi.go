@@ -29,10 +29,11 @@ const (
 	RotaMetrics  = "/metrics"
 )
 
-// Limits of the server. The API only has GETs, so a request body is never
-// needed; headers must fit a session JWT with room to spare.
+// Limits of the server. Only the administration routes take a body, a
+// small JSON object (CONTRACT §6: over 1 MiB → 413); headers must fit a
+// session JWT with room to spare.
 const (
-	BodyLimit      = 4 << 10
+	BodyLimit      = 1 << 20
 	ReadBufferSize = 8 << 10 // also the header limit: beyond it, 431
 	ReadTimeout    = 10 * time.Second
 	WriteTimeout   = 10 * time.Second
@@ -65,6 +66,9 @@ type Options struct {
 	// Cache answers situacao without the database while its Escutar runs;
 	// nil reads the database on every request.
 	Cache *Cache
+	// Admin serves the administration routes (CONTRACT §6) when not nil
+	// and Config.Admin is on.
+	Admin Administracao
 }
 
 type api struct {
@@ -148,6 +152,9 @@ func New(o Options) (*fiber.App, error) {
 	app.Get(RotaHealthz, func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"status": "ok"}) })
 	app.Get(RotaReadyz, a.readyz)
 	app.Get(RotaMetrics, adaptor.HTTPHandler(a.metrics.Handler()))
+	if o.Admin != nil && o.Config.Admin {
+		a.rotasAdmin(app, o.Admin)
+	}
 	return app, nil
 }
 
@@ -250,8 +257,9 @@ func (a *api) registrar(c *fiber.Ctx) error {
 // rotaConhecida is the route label of a request: one of the registered
 // patterns, or "outra", so unknown paths cannot grow the metric's label set.
 func rotaConhecida(c *fiber.Ctx) string {
-	switch p := c.Route().Path; p {
-	case RotaSituacao, RotaHealthz, RotaReadyz, RotaMetrics:
+	p := c.Route().Path
+	switch {
+	case p == RotaSituacao, p == RotaHealthz, p == RotaReadyz, p == RotaMetrics, strings.HasPrefix(p, PrefixoAdmin+"/"):
 		if c.Response().StatusCode() != fiber.StatusNotFound && c.Response().StatusCode() != fiber.StatusMethodNotAllowed {
 			return p
 		}

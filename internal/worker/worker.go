@@ -128,10 +128,10 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *Worker, err erro
 	w.Cache = httpapi.NovoCache(cfg.SituacaoCache)
 	w.Servico = atribuicao.New(atribuicao.Options{
 		Store: st, Hierarquia: hier, Barramento: w.Bus, SubjectPrefix: cfg.SubjectPrefix,
-		NRecusasSuspensao: cfg.NRecusasSuspensao, TSuspensao: cfg.TSuspensao, Now: o.Now,
+		NRecusasSuspensao: cfg.NRecusasSuspensao, TSuspensao: cfg.TSuspensao, TimeoutResposta: cfg.TimeoutResposta, Now: o.Now,
 		Publicado: w.Relay.Wake, Alterados: w.Cache.Esquecer, Observador: observador{w.Metrics}, Logger: w.log,
 	})
-	if w.App, err = httpapi.New(httpapi.Options{Config: cfg, Store: st, Metrics: w.Metrics, Now: o.Now, Ready: w.Ready, Cache: w.Cache}); err != nil {
+	if w.App, err = httpapi.New(httpapi.Options{Config: cfg, Store: st, Metrics: w.Metrics, Now: o.Now, Ready: w.Ready, Cache: w.Cache, Admin: w.Servico}); err != nil {
 		return nil, err
 	}
 	w.ln = o.Listener
@@ -191,6 +191,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	if ctx.Err() == nil {
 		w.booted.Store(true)
 		w.log.Info("boot concluído; consumindo")
+		go w.manter(ctx)
 		consumers.Add(1)
 		go func() {
 			defer consumers.Done()
