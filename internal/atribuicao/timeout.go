@@ -89,16 +89,6 @@ func (s *Servico) VerificarTimeouts(ctx context.Context) (int, error) {
 	return n, err
 }
 
-// ContarSemInicio counts the active assignments older than the timeout in
-// force that never started (the metric behind the stuck-counsellor alert).
-func (s *Servico) ContarSemInicio(ctx context.Context) (int64, error) {
-	par, err := s.ParametrosVigentes(ctx)
-	if err != nil {
-		return 0, err
-	}
-	return s.o.Store.Read().ContarAtivasSemInicio(ctx, s.o.Now().Add(-par.TimeoutResposta()))
-}
-
 // onDemandaIniciada records when an assignment started
 // (conselheiro.demanda_iniciada, CONTRACT §3): the active assignment of the
 // pair, else its latest one. The first start recorded wins.

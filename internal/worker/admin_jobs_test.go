@@ -7,6 +7,8 @@ package worker_test
 import (
 	"context"
 	"net/http"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -140,4 +142,43 @@ func TestReativacaoPeriodica_PublicaSuspensaoExpirada(t *testing.T) {
 	p := payloadDe(e)
 	must(t, p["conselheiro_id"] == a.String() && p["data_suspensao_ate"] == ate.UTC().Format("2006-01-02T15:04:05.000Z") && p["timestamp"] != nil, "payload %v", p)
 	c.semDLQ()
+}
+
+// The operation metrics of issue 13 on /metrics: the oldest pending
+// demand's age, pending by age bucket, occupied without a start past the
+// timeout, administrative actions by kind, the parameter version in force.
+func TestMetricasDeOperacao(t *testing.T) {
+	t.Parallel()
+	c := novaColonia(t, opcoes{})
+	vazia, bairro := c.novaUC(), c.novaUC()
+	c.iniciar()
+	c.novaDemanda(vazia)
+	c.novoConselheiro(bairro)
+	_, x := c.novaDemanda(bairro)
+	must(t, x != uuid.Nil, "demand not drawn")
+	c.clock.Avancar(80 * time.Hour)
+	esperarStatus(t, c.admin(http.MethodPost, "parametros", map[string]any{
+		"n_recusas_suspensao": 3, "t_suspensao_dias": 90, "timeout_resposta_horas": 48, "justificativa": "teste",
+	}), 201, "POST parametros")
+
+	r := c.http(http.MethodGet, "/metrics", "", nil)
+	esperarStatus(t, r, 200, "GET /metrics")
+	pagina := string(r.body)
+	for _, linha := range []string{
+		`d6a_fila_pendentes_por_idade{faixa="72h_7d"} 1`,
+		`d6a_fila_pendentes_por_idade{faixa="ate_1h"} 0`,
+		`d6a_ocupados_sem_inicio 1`,
+		`d6a_acoes_administrativas_total{acao="parametros"} 1`,
+		`d6a_acoes_administrativas_total{acao="timeout"} 0`,
+		`d6a_parametros_versao 2`,
+	} {
+		must(t, strings.Contains(pagina, linha+"\n"), "/metrics lacks %q", linha)
+	}
+	var idade float64
+	for _, l := range strings.Split(pagina, "\n") {
+		if v, ok := strings.CutPrefix(l, "d6a_fila_pendente_mais_antiga_segundos "); ok {
+			idade, _ = strconv.ParseFloat(v, 64)
+		}
+	}
+	must(t, idade >= 80*3600 && idade < 81*3600, "oldest pending age %v s, want ≈ 80 h", idade)
 }

@@ -121,6 +121,7 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *Worker, err erro
 		tipos[i] = string(t)
 	}
 	w.Metrics.Preparar(tipos...)
+	w.Metrics.RegistrarOperacao(metrics.StoreFonteOperacao(w.Store, o.Now), atribuicao.TiposAcao)
 	st := w.Store
 	hier := hierarquia.New(st.CarregarHierarquia, cfg.HierarquiaTTL, o.Now)
 	w.Relay = outbox.New(st, w.Bus, cfg.OutboxPollInterval, o.Now)

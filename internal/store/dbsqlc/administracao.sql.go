@@ -251,32 +251,6 @@ func (q *Queries) HistoricoParametros(ctx context.Context) ([]D6aConfig, error) 
 	return items, nil
 }
 
-const idadesPendentes = `-- name: IdadesPendentes :many
-SELECT (EXTRACT(EPOCH FROM $1::timestamptz) - EXTRACT(EPOCH FROM data_entrada))::float8 AS idade
-FROM d6a.fila_pendentes
-`
-
-// Ages of the pending queue in seconds at @agora, for the age buckets.
-func (q *Queries) IdadesPendentes(ctx context.Context, agora time.Time) ([]float64, error) {
-	rows, err := q.db.Query(ctx, idadesPendentes, agora)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []float64
-	for rows.Next() {
-		var idade float64
-		if err := rows.Scan(&idade); err != nil {
-			return nil, err
-		}
-		items = append(items, idade)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const inativarConselheiro = `-- name: InativarConselheiro :execrows
 UPDATE d6a.conselheiros
 SET status = 'inativo', event_id_ultima_alteracao = $1, atualizado_em = $2::timestamptz
@@ -530,6 +504,45 @@ func (q *Queries) RegistrarInicio(ctx context.Context, arg RegistrarInicioParams
 		return 0, err
 	}
 	return result.RowsAffected(), nil
+}
+
+const resumoFila = `-- name: ResumoFila :one
+SELECT
+    count(*) FILTER (WHERE data_entrada > $1::timestamptz - interval '1 hour') AS ate_1h,
+    count(*) FILTER (WHERE data_entrada <= $1::timestamptz - interval '1 hour'
+                       AND data_entrada > $1::timestamptz - interval '24 hours') AS de_1h_a_24h,
+    count(*) FILTER (WHERE data_entrada <= $1::timestamptz - interval '24 hours'
+                       AND data_entrada > $1::timestamptz - interval '72 hours') AS de_24h_a_72h,
+    count(*) FILTER (WHERE data_entrada <= $1::timestamptz - interval '72 hours'
+                       AND data_entrada > $1::timestamptz - interval '7 days') AS de_72h_a_7d,
+    count(*) FILTER (WHERE data_entrada <= $1::timestamptz - interval '7 days') AS mais_de_7d,
+    COALESCE(EXTRACT(EPOCH FROM $1::timestamptz) - EXTRACT(EPOCH FROM min(data_entrada)), 0)::float8 AS mais_antiga_segundos
+FROM d6a.fila_pendentes
+`
+
+type ResumoFilaRow struct {
+	Ate1h              int64
+	De1hA24h           int64
+	De24hA72h          int64
+	De72hA7d           int64
+	MaisDe7d           int64
+	MaisAntigaSegundos float64
+}
+
+// The pending queue by age at @agora, in one scan: the age buckets of
+// d6a_fila_pendentes_por_idade and the oldest demand's age in seconds.
+func (q *Queries) ResumoFila(ctx context.Context, agora time.Time) (ResumoFilaRow, error) {
+	row := q.db.QueryRow(ctx, resumoFila, agora)
+	var i ResumoFilaRow
+	err := row.Scan(
+		&i.Ate1h,
+		&i.De1hA24h,
+		&i.De24hA72h,
+		&i.De72hA7d,
+		&i.MaisDe7d,
+		&i.MaisAntigaSegundos,
+	)
+	return i, err
 }
 
 const semearParametros = `-- name: SemearParametros :exec
