@@ -234,18 +234,24 @@ func lerChavePublica(path string) (any, string, error) {
 // when not empty. It exists for development and tests (d6a token); in
 // production the identity provider issues the tokens.
 func TokenSessao(secret string, sub uuid.UUID, emitido time.Time, ttl time.Duration, iss, aud string) (string, error) {
+	return TokenComPapel(secret, sub.String(), "", emitido, ttl, iss, aud)
+}
+
+// TokenComPapel is TokenSessao with any sub and, when papel is not empty,
+// the "papel" claim ("admin" opens the administration routes).
+func TokenComPapel(secret, sub, papel string, emitido time.Time, ttl time.Duration, iss, aud string) (string, error) {
 	if secret == "" {
 		return "", errors.New("empty HS256 secret")
 	}
 	if ttl <= 0 {
 		return "", errors.New("ttl must be positive")
 	}
-	c := jwt.RegisteredClaims{
-		Subject:   sub.String(),
+	c := claimsSessao{RegisteredClaims: jwt.RegisteredClaims{
+		Subject:   sub,
 		IssuedAt:  jwt.NewNumericDate(emitido),
 		ExpiresAt: jwt.NewNumericDate(emitido.Add(ttl)),
 		Issuer:    iss,
-	}
+	}, Papel: papel}
 	if aud != "" {
 		c.Audience = jwt.ClaimStrings{aud}
 	}
