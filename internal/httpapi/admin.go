@@ -65,8 +65,8 @@ type claimsSessao struct {
 // a valid session token (else 401) with "papel": "admin" (else 403). It
 // returns the token's sub, recorded with every action.
 func (a *autenticador) operador(authorization string) (string, int, error) {
-	var c claimsSessao
-	if err := a.verificar(authorization, &c); err != nil {
+	c, err := a.verificar(authorization)
+	if err != nil {
 		return "", fiber.StatusUnauthorized, err
 	}
 	if c.Subject == "" || len(c.Subject) > 255 {

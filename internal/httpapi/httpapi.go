@@ -69,6 +69,14 @@ type Options struct {
 	// Admin serves the administration routes (CONTRACT §6) when not nil
 	// and Config.Admin is on.
 	Admin Administracao
+	// Contexto ends the background work of the app (the JWKS refresh);
+	// nil means it lives as long as the process.
+	Contexto context.Context
+	// JWKS tunes the key-set client of D6A_JWT_JWKS_URL (tests).
+	JWKS OpcoesJWKS
+	// TokensCache is how many verified tokens are remembered until their
+	// exp: 0 means TokensCache, a negative value turns the cache off.
+	TokensCache int
 }
 
 type api struct {
@@ -100,7 +108,15 @@ func New(o Options) (*fiber.App, error) {
 		c.OnMiss = a.metrics.SituacaoCache.WithLabelValues("miss").Inc
 	}
 	var err error
-	if a.auth, err = novoAutenticador(o.Config, a.now); err != nil {
+	ctx := o.Contexto
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	nTokens := o.TokensCache
+	if nTokens == 0 {
+		nTokens = TokensCache
+	}
+	if a.auth, err = novoAutenticador(ctx, o.Config, a.now, o.JWKS, nTokens); err != nil {
 		return nil, err
 	}
 	if a.ip, err = novoIPCliente(o.Config.TrustedProxies); err != nil {

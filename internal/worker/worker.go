@@ -66,6 +66,8 @@ type Worker struct {
 	log    *slog.Logger
 	ln     net.Listener
 	booted atomic.Bool
+	// pararFundo ends the HTTP app's background work (JWKS refresh).
+	pararFundo context.CancelFunc
 }
 
 // New opens the database (migrating when cfg.Migrate), connects to the bus
@@ -132,7 +134,9 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *Worker, err erro
 		NRecusasSuspensao: cfg.NRecusasSuspensao, TSuspensao: cfg.TSuspensao, TimeoutResposta: cfg.TimeoutResposta, Now: o.Now,
 		Publicado: w.Relay.Wake, Alterados: w.Cache.Esquecer, Observador: observador{w.Metrics}, Logger: w.log,
 	})
-	if w.App, err = httpapi.New(httpapi.Options{Config: cfg, Store: st, Metrics: w.Metrics, Now: o.Now, Ready: w.Ready, Cache: w.Cache, Admin: w.Servico}); err != nil {
+	fundo, pararFundo := context.WithCancel(context.Background())
+	w.pararFundo = pararFundo
+	if w.App, err = httpapi.New(httpapi.Options{Config: cfg, Store: st, Metrics: w.Metrics, Now: o.Now, Ready: w.Ready, Cache: w.Cache, Admin: w.Servico, Contexto: fundo}); err != nil {
 		return nil, err
 	}
 	w.ln = o.Listener
@@ -254,6 +258,9 @@ func (w *Worker) boot(ctx context.Context) error {
 }
 
 func (w *Worker) close() {
+	if w.pararFundo != nil {
+		w.pararFundo()
+	}
 	if w.Servico != nil {
 		w.Servico.Close()
 	}
