@@ -230,10 +230,10 @@ func (s *Servico) SortearPendente(ctx context.Context, a Acao, demandaID uuid.UU
 
 // MudancaStatus is the outcome of setting or lifting inativo.
 type MudancaStatus struct {
-	ConselheiroID uuid.UUID `json:"conselheiro_id"`
-	StatusAnterior string   `json:"status_anterior"`
-	Status        string    `json:"status"`
-	EventID       uuid.UUID `json:"event_id"`
+	ConselheiroID  uuid.UUID `json:"conselheiro_id"`
+	StatusAnterior string    `json:"status_anterior"`
+	Status         string    `json:"status"`
+	EventID        uuid.UUID `json:"event_id"`
 }
 
 // Inativar sets a counsellor inativo (spec 4.6: administrative, the only
