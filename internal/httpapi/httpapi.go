@@ -33,11 +33,15 @@ const (
 // small JSON object (CONTRACT §6: over 1 MiB → 413); headers must fit a
 // session JWT with room to spare.
 const (
-	BodyLimit      = 1 << 20
-	ReadBufferSize = 8 << 10 // also the header limit: beyond it, 431
-	ReadTimeout    = 10 * time.Second
-	WriteTimeout   = 10 * time.Second
-	IdleTimeout    = 60 * time.Second
+	BodyLimit = 1 << 20
+	// CorpoLimitePublico is the body the routes outside /d6a/admin/ take:
+	// they are GETs, so a larger body is refused with 413 as before the
+	// console existed.
+	CorpoLimitePublico = 4 << 10
+	ReadBufferSize     = 8 << 10 // also the header limit: beyond it, 431
+	ReadTimeout        = 10 * time.Second
+	WriteTimeout       = 10 * time.Second
+	IdleTimeout        = 60 * time.Second
 
 	// ReadyTimeout bounds one readiness check (CONTRACT §6 /readyz).
 	ReadyTimeout = 2 * time.Second
@@ -141,6 +145,7 @@ func New(o Options) (*fiber.App, error) {
 	})
 
 	app.Use(a.registrar)
+	app.Use(limitarCorpo)
 	app.Use(fiberrecover.New(fiberrecover.Config{
 		EnableStackTrace: true,
 		StackTraceHandler: func(c *fiber.Ctx, e any) {
@@ -172,6 +177,15 @@ func New(o Options) (*fiber.App, error) {
 		a.rotasAdmin(app, o.Admin)
 	}
 	return app, nil
+}
+
+// limitarCorpo refuses a body over CorpoLimitePublico outside the
+// administration routes.
+func limitarCorpo(c *fiber.Ctx) error {
+	if len(c.Request().Body()) > CorpoLimitePublico && !strings.HasPrefix(c.Path(), PrefixoAdmin+"/") {
+		return fiber.NewError(fiber.StatusRequestEntityTooLarge)
+	}
+	return c.Next()
 }
 
 // situacao answers GET /d6a/conselheiros/me/situacao with the data of the
