@@ -31,8 +31,14 @@ func TestTimeoutUmaRecusaPorAtribuicao(t *testing.T) {
 	for i, f := range []func() (uuid.UUID, error){
 		func() (uuid.UUID, error) { return a.svc.Timeout(a.ctx, op, r.EventIDSorteio) },
 		func() (uuid.UUID, error) { return outra.Timeout(a.ctx, op, r.EventIDSorteio) },
-		func() (uuid.UUID, error) { _, err := a.svc.VerificarTimeouts(a.ctx); return atribuicao.IDTimeout(r.EventIDSorteio), err },
-		func() (uuid.UUID, error) { _, err := outra.VerificarTimeouts(a.ctx); return atribuicao.IDTimeout(r.EventIDSorteio), err },
+		func() (uuid.UUID, error) {
+			_, err := a.svc.VerificarTimeouts(a.ctx)
+			return atribuicao.IDTimeout(r.EventIDSorteio), err
+		},
+		func() (uuid.UUID, error) {
+			_, err := outra.VerificarTimeouts(a.ctx)
+			return atribuicao.IDTimeout(r.EventIDSorteio), err
+		},
 	} {
 		wg.Add(1)
 		go func() {
