@@ -116,20 +116,22 @@ func rodarAdmin(args []string, stdout, stderr io.Writer) int {
 	}
 	c := adminCliente{base: strings.TrimRight(*base, "/") + "/d6a/admin/", token: *token, http: &http.Client{Timeout: adminTimeout}, out: stdout, errw: stderr}
 
+	// precisa checks a required flag; every one but --justificativa is a
+	// UUID, sent in canonical form.
 	precisa := func(nome, v string) (string, bool) {
 		if v == "" {
 			fmt.Fprintf(stderr, "d6a admin %s: --%s is required\n", sub, nome)
 			return "", false
 		}
-		if nome != "justificativa" {
-			if id, err := uuid.Parse(v); err != nil || len(v) != 36 {
-				fmt.Fprintf(stderr, "d6a admin %s: --%s must be a UUID\n", sub, nome)
-				return "", false
-			} else {
-				return id.String(), true
-			}
+		if nome == "justificativa" {
+			return v, true
 		}
-		return v, true
+		id, err := uuid.Parse(v)
+		if err != nil || len(v) != 36 {
+			fmt.Fprintf(stderr, "d6a admin %s: --%s must be a UUID\n", sub, nome)
+			return "", false
+		}
+		return id.String(), true
 	}
 	corpo := map[string]any{"justificativa": *just}
 	switch sub {
