@@ -24,6 +24,11 @@ const (
 	// TipoSorteioSemCandidatos is the event of a draw with no eligible
 	// counsellor (spec 3.8).
 	TipoSorteioSemCandidatos = "sorteio.sem_candidatos"
+	// TipoAtribuicaoRecusada is the response-timeout refusal D-6a publishes
+	// (CONTRACT §3, spec 3.4 v1.0.0 with motivo timeout_resposta).
+	TipoAtribuicaoRecusada = "conselheiro.atribuicao_recusada"
+	// TipoSuspensaoExpirada is published when a suspension ends (spec 8.2).
+	TipoSuspensaoExpirada = "conselheiro.suspensao_expirada"
 )
 
 //go:embed *.json
@@ -39,7 +44,7 @@ const baseURL = "https://github.com/formigueiro/d6a/schemas/"
 var compiled = sync.OnceValues(func() (map[string]*jsonschema.Schema, error) {
 	c := jsonschema.NewCompiler()
 	c.Draft = jsonschema.Draft2020
-	tipos := []string{TipoConselheiroSorteado, TipoSorteioSemCandidatos}
+	tipos := []string{TipoConselheiroSorteado, TipoSorteioSemCandidatos, TipoAtribuicaoRecusada, TipoSuspensaoExpirada}
 	for _, tipo := range tipos {
 		data, err := files.ReadFile(tipo + ".json")
 		if err != nil {
@@ -61,8 +66,9 @@ var compiled = sync.OnceValues(func() (map[string]*jsonschema.Schema, error) {
 })
 
 // Validar checks that envelope, a complete published event, is valid JSON
-// that conforms to the schema of tipo, one of [TipoConselheiroSorteado] and
-// [TipoSorteioSemCandidatos]. It returns an error for an unknown tipo, for
+// that conforms to the schema of tipo, one of [TipoConselheiroSorteado],
+// [TipoSorteioSemCandidatos], [TipoAtribuicaoRecusada] and
+// [TipoSuspensaoExpirada]. It returns an error for an unknown tipo, for
 // malformed JSON and for every schema violation; violations are reported on
 // one line, each as the JSON pointer of the offending value and the
 // validator's message, separated by "; ".

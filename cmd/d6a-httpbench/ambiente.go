@@ -4,8 +4,11 @@ import (
 	"bufio"
 	"context"
 	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
 	"encoding/hex"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +19,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/golang-jwt/jwt/v5"
 	"github.com/google/uuid"
 	"github.com/valyala/fasthttp"
 
@@ -159,6 +163,9 @@ const (
 	envPapel      = "D6A_HTTPBENCH_ROLE"
 	papelServidor = "server"
 	envPprof      = "D6A_HTTPBENCH_PPROF"
+	// envSonda carries the cache probe's token to the server process (it
+	// cannot sign RS256 tokens: it only has the public key).
+	envSonda = "D6A_HTTPBENCH_PROBE_TOKEN"
 )
 
 // iniciarServidor starts this binary as the server process: the d6a app and
@@ -172,19 +179,42 @@ func (a *ambiente) iniciarServidor(ctx context.Context) error {
 	chave := segredo()
 	outra := segredo()
 	agora := time.Now()
+	// assinar signs cid's token, with this run's key when valido, else with
+	// another key (the diagnostic 401 tokens).
+	assinar := func(valido bool, cid uuid.UUID) (string, error) {
+		k := outra
+		if valido {
+			k = chave
+		}
+		return httpapi.TokenSessao(k, cid, agora, 24*time.Hour, "", "")
+	}
+	var chaveEnv string
+	if a.o.alg == "RS256" {
+		var err error
+		if assinar, chaveEnv, err = a.assinaturaRS256(); err != nil {
+			return err
+		}
+	}
 	for _, cid := range a.cidadaos {
-		t, err := httpapi.TokenSessao(chave, cid, agora, 24*time.Hour, "", "")
+		t, err := assinar(true, cid)
 		if err != nil {
 			return err
 		}
 		a.tokens = append(a.tokens, t)
-		if t, err = httpapi.TokenSessao(outra, cid, agora, 24*time.Hour, "", ""); err != nil {
+		if t, err = assinar(false, cid); err != nil {
 			return err
 		}
 		a.tokensInvalidos = append(a.tokensInvalidos, t)
 	}
+	sonda, err := assinar(true, uuid.New())
+	if err != nil {
+		return err
+	}
 
 	// Only what this run sets: no D6A_* of the caller's environment leaks in.
+	if chaveEnv == "" {
+		chaveEnv = "D6A_JWT_SECRET=" + chave
+	}
 	var env []string
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "D6A_") {
@@ -194,7 +224,8 @@ func (a *ambiente) iniciarServidor(ctx context.Context) error {
 	env = append(env,
 		envPapel+"="+papelServidor,
 		"D6A_DATABASE_URL="+a.url,
-		"D6A_JWT_SECRET="+chave,
+		chaveEnv,
+		envSonda+"="+sonda,
 		"D6A_THROTTLE_POR_MINUTO=0",
 		"D6A_LOG_LEVEL=info",
 		"D6A_LOG_FORMAT=json",
@@ -389,4 +420,36 @@ func tail(s string, n int) string {
 		return s[len(s)-n:]
 	}
 	return s
+}
+
+// assinaturaRS256 makes this run's RSA keys: tokens signed with the first
+// (its public key in a PEM file for D6A_JWT_PUBLIC_KEY_FILE), invalid ones
+// with the second.
+func (a *ambiente) assinaturaRS256() (func(bool, uuid.UUID) (string, error), string, error) {
+	boa, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		return nil, "", err
+	}
+	ruim, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		return nil, "", err
+	}
+	der, err := x509.MarshalPKIXPublicKey(&boa.PublicKey)
+	if err != nil {
+		return nil, "", err
+	}
+	arquivo := filepath.Join(a.base, "jwt-rs256.pem")
+	if err := os.WriteFile(arquivo, pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}), 0o600); err != nil {
+		return nil, "", err
+	}
+	agora := time.Now()
+	return func(valido bool, cid uuid.UUID) (string, error) {
+		priv := boa
+		if !valido {
+			priv = ruim
+		}
+		return jwt.NewWithClaims(jwt.SigningMethodRS256, jwt.RegisteredClaims{
+			Subject: cid.String(), IssuedAt: jwt.NewNumericDate(agora), ExpiresAt: jwt.NewNumericDate(agora.Add(24 * time.Hour)),
+		}).SignedString(priv)
+	}, "D6A_JWT_PUBLIC_KEY_FILE=" + arquivo, nil
 }

@@ -73,6 +73,10 @@ type opcoes struct {
 	escrever     bool
 	rapido       bool
 	comando      string
+	// alg signs the session tokens: HS256 (D6A_JWT_SECRET) or RS256 (a
+	// 2048-bit key through D6A_JWT_PUBLIC_KEY_FILE, the cost of an identity
+	// provider's tokens; the verified-token cache is what keeps it cheap).
+	alg string
 }
 
 func main() {
@@ -113,6 +117,7 @@ func lerFlags(args []string) (opcoes, error) {
 	fs.StringVar(&o.perfil, "cpuprofile", "", "write the server process's CPU profile during the closed-loop situacao run to this file (go tool pprof)")
 	fs.BoolVar(&o.diag, "diag", true, "also measure the d6a app without the database and the database transaction alone")
 	fs.BoolVar(&o.rapido, "quick", false, "2 s runs with a 1 s warm-up (unless -d/-warmup are given); docs are not written unless -doc is given")
+	fs.StringVar(&o.alg, "alg", "HS256", "session token algorithm: HS256 or RS256")
 	fs.StringVar(&o.doc, "doc", "docs/bench.md", "markdown file whose \"## HTTP: situacao route\" section is rewritten (empty: none)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -148,6 +153,8 @@ func lerFlags(args []string) (opcoes, error) {
 		return o, errors.New("-conselheiros must be at least 1")
 	case o.ativos < 0 || o.ativos > o.conselheiros:
 		return o, errors.New("-ativos must be between 0 and -conselheiros")
+	case o.alg != "HS256" && o.alg != "RS256":
+		return o, errors.New("-alg must be HS256 or RS256")
 	}
 	o.comando = strings.TrimSpace("go run ./cmd/d6a-httpbench " + strings.Join(args, " "))
 	return o, nil

@@ -23,6 +23,7 @@ var commands = map[string]func(args []string) int{
 	"replay":  cmdReplay,
 	"verify":  cmdVerify,
 	"token":   cmdToken,
+	"admin":   cmdAdmin,
 }
 
 func main() {
@@ -53,6 +54,8 @@ commands:
   verify --event-id UUID                recompute one draw from its audit record
   verify --json FILE                    recompute a draw from a file, no database
   token --sub UUID [--ttl 1h]           sign a development session token with D6A_JWT_SECRET
+                                        (--papel admin for an operator's token)
+  admin [--url BASE] [--token JWT] …    the administration API (d6a admin --help)
 
 configuration is read from the environment (D6A_*), see README.md.
 `)

@@ -28,10 +28,11 @@ func cmdToken(args []string) int {
 	ttl := fs.Duration("ttl", time.Hour, "lifetime of the token")
 	iss := fs.String("iss", "", "iss claim (default D6A_JWT_ISSUER)")
 	aud := fs.String("aud", "", "aud claim (default D6A_JWT_AUDIENCE)")
+	papel := fs.String("papel", "", `"papel" claim: admin for an operator's token (d6a admin)`)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fs.SetOutput(os.Stdout)
-			fmt.Println("usage: d6a token --sub UUID [--ttl 1h] [--iss ISSUER] [--aud AUDIENCE]")
+			fmt.Println("usage: d6a token --sub UUID [--ttl 1h] [--iss ISSUER] [--aud AUDIENCE] [--papel admin]")
 			fs.PrintDefaults()
 			return 0
 		}
@@ -65,7 +66,7 @@ func cmdToken(args []string) int {
 	if *aud == "" {
 		*aud = cfg.JWTAudience
 	}
-	tok, err := httpapi.TokenSessao(cfg.JWTSecret, id, time.Now(), *ttl, *iss, *aud)
+	tok, err := httpapi.TokenComPapel(cfg.JWTSecret, id.String(), *papel, time.Now(), *ttl, *iss, *aud)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "d6a token: %v\n", err)
 		return 1

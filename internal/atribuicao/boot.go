@@ -20,6 +20,9 @@ func (s *Servico) Boot(ctx context.Context) error {
 	if err := s.seedOffsets(ctx); err != nil {
 		return fmt.Errorf("seed offsets: %w", err)
 	}
+	if err := s.semearParametros(ctx); err != nil {
+		return fmt.Errorf("parâmetros (d6a.config): %w", err)
+	}
 	if err := s.verificarConsistenciaOcupados(ctx); err != nil {
 		return fmt.Errorf("consistência de ocupados: %w", err)
 	}
@@ -105,22 +108,9 @@ func (s *Servico) processarFilaPendentes(ctx context.Context) error {
 	return nil
 }
 
-// reativarSuspensosVencidos is the last boot step of spec 4.8.
+// reativarSuspensosVencidos is the last boot step of spec 4.8; the same
+// step runs periodically (reativacao.go).
 func (s *Servico) reativarSuspensosVencidos(ctx context.Context) error {
-	return s.executar(ctx, func(ctx context.Context, u *uow) error {
-		vencidos, err := u.tx.BuscarSuspensosComPrazoVencido(ctx, u.agora)
-		if err != nil {
-			return err
-		}
-		for _, c := range vencidos {
-			if _, err := u.tx.AtualizarStatusConselheiro(ctx, store.AtualizarStatusConselheiroParams{
-				ID: c.ID, Status: elegibilidade.Disponivel, EventID: s.o.NovoID(), Agora: u.agora,
-			}); err != nil {
-				return err
-			}
-			u.alterou(c.CidadaoID)
-			s.log.Info("Conselheiro suspenso reativado após expiração do prazo", "conselheiro_id", c.ID, "motivo", "reativacao-prazo")
-		}
-		return nil
-	})
+	_, err := s.ReativarVencidos(ctx)
+	return err
 }

@@ -54,21 +54,29 @@ func (u *uow) transitar(ctx context.Context, log *slog.Logger, c store.Conselhei
 // alterou notes a citizen whose situation this unit of work changed.
 func (u *uow) alterou(cidadao uuid.UUID) { u.alterados = append(u.alterados, cidadao) }
 
-// suspender applies spec 3.12 step 4: suspension for TSuspensao from now,
-// rescheduled when already suspended (spec 3.13).
-func (u *uow) suspender(ctx context.Context, log *slog.Logger, c store.Conselheiro, eventID uuid.UUID, consecutivas int64) error {
+// suspender applies spec 3.12 step 4: suspension for the T_SUSPENSAO_DIAS
+// of the parameters in force from now, rescheduled when already suspended
+// (spec 3.13), recorded in d6a.suspensoes with the version.
+func (u *uow) suspender(ctx context.Context, log *slog.Logger, c store.Conselheiro, eventID uuid.UUID, consecutivas int64, par Parametros) error {
 	if c.Status != elegibilidade.Disponivel && c.Status != elegibilidade.Suspenso {
 		log.Warn("suspensão não aplicada: transição proibida (spec 4.6)", "conselheiro_id", c.ID, "status", c.Status)
 		return nil
 	}
-	ate := u.agora.Add(u.servico.o.TSuspensao)
+	ate := u.agora.Add(par.TSuspensao())
 	if _, err := u.tx.SuspenderConselheiro(ctx, store.SuspenderConselheiroParams{
 		ID: c.ID, Ate: &ate, EventID: eventID, Agora: u.agora,
 	}); err != nil {
 		return err
 	}
+	if err := u.tx.InserirSuspensao(ctx, store.InserirSuspensaoParams{
+		ConselheiroID: c.ID, EventoIDRecusa: eventID, RecusasConsecutivas: int32(consecutivas),
+		DataSuspensaoAte: ate, VersaoParametros: int32(par.Versao), Agora: u.agora,
+	}); err != nil {
+		return err
+	}
 	u.alterou(c.CidadaoID)
 	log.Warn("Conselheiro suspenso por recusas consecutivas", "conselheiro_id", c.ID,
-		"recusas_consecutivas", consecutivas, "data_suspensao_ate", ate.Format(time.RFC3339))
+		"recusas_consecutivas", consecutivas, "data_suspensao_ate", ate.Format(time.RFC3339),
+		"n_recusas_suspensao", par.NRecusasSuspensao, "t_suspensao_dias", par.TSuspensaoDias)
 	return nil
 }

@@ -75,6 +75,9 @@ func (u *uow) despachar(ctx context.Context, log *slog.Logger, ev evento.Evento)
 	case evento.DuplicidadeAgregada:
 		p, _ := ev.DuplicidadeAgregada()
 		return u.onDuplicidadeAgregada(ctx, log, p)
+	case evento.DemandaIniciada:
+		p, _ := ev.DemandaIniciada()
+		return u.onDemandaIniciada(ctx, log, ev, p)
 	case evento.ElegibilidadeAtualizada:
 		// spec 4.9 onConselheiroElegibilidadeAtualizada: phase-2 stub,
 		// logged and acknowledged.
@@ -293,6 +296,13 @@ func (u *uow) onConselheiroAtribuicaoRecusada(ctx context.Context, log *slog.Log
 	if p.Motivo == evento.RiscoPessoal {
 		log.Info("Recusa por risco pessoal: sem contador e sem suspensão")
 	} else {
+		// The parameters in force (d6a.config): a new version applies from
+		// the next refusal on.
+		par, err := u.parametros(ctx)
+		if err != nil {
+			return err
+		}
+		log = log.With("versao_parametros", par.Versao)
 		var desde *time.Time
 		ultima, err := u.tx.BuscarUltimaAceitacao(ctx, p.ConselheiroID)
 		if aceitou, err := store.Found(err); err != nil {
@@ -312,8 +322,8 @@ func (u *uow) onConselheiroAtribuicaoRecusada(ctx context.Context, log *slog.Log
 			return err
 		}
 		log.Info("Recusa registrada", "recusas_consecutivas", consecutivas)
-		if consecutivas > int64(u.servico.o.NRecusasSuspensao) && temConselheiro {
-			if err := u.suspender(ctx, log, c, ev.EventID, consecutivas); err != nil {
+		if consecutivas > int64(par.NRecusasSuspensao) && temConselheiro {
+			if err := u.suspender(ctx, log, c, ev.EventID, consecutivas, par); err != nil {
 				return err
 			}
 		}

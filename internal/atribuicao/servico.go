@@ -63,6 +63,10 @@ type Options struct {
 	NRecusasSuspensao int
 	// TSuspensao is the suspension length (the spec's periodoSuspensaoDias).
 	TSuspensao time.Duration
+	// TimeoutResposta is D6A_TIMEOUT_RESPOSTA_HORAS. With NRecusasSuspensao
+	// and TSuspensao it seeds version 1 of d6a.config; after that the
+	// version in force decides (parametros.go).
+	TimeoutResposta time.Duration
 	// Now is the one clock of the service (draw time, row timestamps,
 	// suspension checks).
 	Now func() time.Time

@@ -44,6 +44,17 @@ type Config struct {
 	// SituacaoCache is how many citizens' situacao rows the HTTP cache
 	// holds; 0 turns the cache off (docs/decisions.md).
 	SituacaoCache int
+	// TimeoutAutomatico publishes the timeout refusal for assignments not
+	// started within the timeout (D6A_TIMEOUT_AUTOMATICO).
+	TimeoutAutomatico bool
+	// Admin serves the administration routes under /d6a/admin/ (D6A_ADMIN).
+	Admin bool
+	// JWTJWKSURL is the identity provider's JWKS (D6A_JWT_JWKS_URL).
+	JWTJWKSURL string
+	// Manutencao is how often the periodic jobs run: reactivation of
+	// expired suspensions and, when on, the automatic timeout
+	// (D6A_MANUTENCAO_INTERVALO).
+	Manutencao time.Duration
 }
 
 // Error names the variable to fix, so the operator can act on one line.
@@ -75,7 +86,11 @@ func Parse(lookup func(string) (string, bool)) (Config, error) {
 		SubjectPrefix:        p.str("D6A_SUBJECT_PREFIX", "eventos"),
 		NRecusasSuspensao:    p.integer("D6A_N_RECUSAS_SUSPENSAO", 3, 0),
 		TSuspensao:           time.Duration(p.integer("D6A_T_SUSPENSAO_DIAS", 90, 0)) * 24 * time.Hour,
-		TimeoutResposta:      time.Duration(p.integer("D6A_TIMEOUT_RESPOSTA_HORAS", 72, 0)) * time.Hour,
+		TimeoutResposta:      time.Duration(p.integer("D6A_TIMEOUT_RESPOSTA_HORAS", 72, 1)) * time.Hour,
+		TimeoutAutomatico:    p.boolean("D6A_TIMEOUT_AUTOMATICO", false),
+		Admin:                p.boolean("D6A_ADMIN", true),
+		JWTJWKSURL:           p.str("D6A_JWT_JWKS_URL", ""),
+		Manutencao:           p.duration("D6A_MANUTENCAO_INTERVALO", time.Minute),
 		ThrottlePorMinuto:    p.integer("D6A_THROTTLE_POR_MINUTO", 60, 0),
 		TrustedProxies:       p.list("D6A_TRUSTED_PROXIES"),
 		HierarquiaTTL:        p.duration("D6A_HIERARQUIA_TTL", 6*time.Hour),
@@ -108,6 +123,9 @@ func Parse(lookup func(string) (string, bool)) (Config, error) {
 	}
 	if c.SubjectPrefix == "" || strings.ContainsAny(c.SubjectPrefix, " *>") {
 		p.fail("D6A_SUBJECT_PREFIX", "must be a plain subject token")
+	}
+	if c.Manutencao <= 0 {
+		p.fail("D6A_MANUTENCAO_INTERVALO", "must be positive")
 	}
 	if c.HierarquiaTTL <= 0 {
 		p.fail("D6A_HIERARQUIA_TTL", "must be positive")

@@ -70,6 +70,8 @@ var versoes = map[Tipo][]string{
 	DuplicidadeAgregada:     {"1.0.0"},
 	ConselheiroSorteado:     {"1.0.0"},
 	SorteioSemCandidatos:    {"1.0.0"},
+	DemandaIniciada:         {"1.0.0"},
+	SuspensaoExpirada:       {"1.0.0"},
 }
 
 // Decodificar decodes a message that arrived on the subject of subjectTipo.
@@ -151,6 +153,8 @@ func Decodificar(subjectTipo Tipo, data []byte) (Evento, error) {
 		ev.Payload = ConselheiroElegibilidadeAtualizadaPayload{Bruto: bruto}
 	case DuplicidadeAgregada:
 		ev.Payload, err = decodificarDuplicidade(p)
+	case DemandaIniciada:
+		ev.Payload, err = decodificarInicio(p)
 	default:
 		ev.Payload = bruto
 	}

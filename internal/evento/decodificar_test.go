@@ -44,6 +44,9 @@ func payloadsValidos() map[Tipo]map[string]any {
 			"membros":   []any{map[string]any{"demanda_id": idPessoa}, map[string]any{"demanda_id": idUC}},
 			"mecanismo": "confirmacao_coletiva", "confirmacoes_gatilho": 3, "criterios": map[string]any{},
 		},
+		DemandaIniciada: {
+			"conselheiro_id": idPessoa, "demanda_id": idDemanda, "timestamp": "2026-11-29T14:03:07.123Z", "canal": "app",
+		},
 	}
 }
 

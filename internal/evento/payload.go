@@ -93,6 +93,21 @@ type DuplicidadeAgregadaPayload struct {
 	Membros []uuid.UUID
 }
 
+// DemandaIniciadaPayload is the payload of conselheiro.demanda_iniciada
+// (CONTRACT §3); other fields are ignored.
+type DemandaIniciadaPayload struct {
+	ConselheiroID uuid.UUID
+	DemandaID     uuid.UUID
+	// Timestamp is the start as the producer wrote it; empty when absent.
+	Timestamp string
+}
+
+// DemandaIniciada returns the payload when the event is of that type.
+func (e Evento) DemandaIniciada() (DemandaIniciadaPayload, bool) {
+	p, ok := e.Payload.(DemandaIniciadaPayload)
+	return p, ok
+}
+
 // AgendaItemDisponivel returns the payload when the event is of that type.
 func (e Evento) AgendaItemDisponivel() (AgendaItemDisponivelPayload, bool) {
 	p, ok := e.Payload.(AgendaItemDisponivelPayload)
@@ -306,6 +321,22 @@ func decodificarDuplicidade(o objeto) (DuplicidadeAgregadaPayload, error) {
 			return p, err
 		}
 		p.Membros = append(p.Membros, id)
+	}
+	return p, nil
+}
+
+// CONTRACT §3: conselheiro_id and demanda_id are required UUIDs.
+func decodificarInicio(o objeto) (DemandaIniciadaPayload, error) {
+	var p DemandaIniciadaPayload
+	var err error
+	if p.ConselheiroID, err = o.uuid("conselheiro_id"); err != nil {
+		return p, err
+	}
+	if p.DemandaID, err = o.uuid("demanda_id"); err != nil {
+		return p, err
+	}
+	if p.Timestamp, err = o.textoOuVazio("timestamp"); err != nil {
+		return p, err
 	}
 	return p, nil
 }

@@ -30,6 +30,12 @@ const (
 	ConselheiroSorteado Tipo = "conselheiro.sorteado"
 	// SorteioSemCandidatos is published when a draw finds nobody (spec 3.8).
 	SorteioSemCandidatos Tipo = "sorteio.sem_candidatos"
+	// DemandaIniciada tells that a counsellor started the assigned demand
+	// (spec §9; CONTRACT §3): the response timeout stops counting.
+	DemandaIniciada Tipo = "conselheiro.demanda_iniciada"
+	// SuspensaoExpirada is published when a suspension ends (spec 8.2,
+	// CONTRACT §3), so a notification colony can tell the citizen.
+	SuspensaoExpirada Tipo = "conselheiro.suspensao_expirada"
 )
 
 // Consumidos lists the consumed types, one durable consumer each (CONTRACT §3).
@@ -40,10 +46,12 @@ var Consumidos = []Tipo{
 	AtribuicaoRecusada,
 	ElegibilidadeAtualizada,
 	DuplicidadeAgregada,
+	DemandaIniciada,
 }
 
-// Publicados lists the types D-6a publishes.
-var Publicados = []Tipo{ConselheiroSorteado, SorteioSemCandidatos}
+// Publicados lists the types D-6a publishes. AtribuicaoRecusada is also
+// published, only for a response timeout (CONTRACT §3), and consumed back.
+var Publicados = []Tipo{ConselheiroSorteado, SorteioSemCandidatos, AtribuicaoRecusada, SuspensaoExpirada}
 
 // PrefixoDLQ is the subject prefix of the dead-letter stream (CONTRACT §3).
 const PrefixoDLQ = "d6a.dlq"

@@ -15,6 +15,8 @@ func TestTipoNomes(t *testing.T) {
 		{DuplicidadeAgregada, "eventos.duplicidade.agregada", "d6a-duplicidade-agregada", "d6a.dlq.duplicidade.agregada"},
 		{ConselheiroSorteado, "eventos.conselheiro.sorteado", "d6a-conselheiro-sorteado", "d6a.dlq.conselheiro.sorteado"},
 		{SorteioSemCandidatos, "eventos.sorteio.sem_candidatos", "d6a-sorteio-sem-candidatos", "d6a.dlq.sorteio.sem_candidatos"},
+		{DemandaIniciada, "eventos.conselheiro.demanda_iniciada", "d6a-conselheiro-demanda-iniciada", "d6a.dlq.conselheiro.demanda_iniciada"},
+		{SuspensaoExpirada, "eventos.conselheiro.suspensao_expirada", "d6a-conselheiro-suspensao-expirada", "d6a.dlq.conselheiro.suspensao_expirada"},
 	}
 	for _, c := range casos {
 		if got := c.tipo.Subject("eventos"); got != c.subject {
@@ -35,7 +37,7 @@ func TestTipoNomes(t *testing.T) {
 			t.Errorf("TipoDoSubject(%q) = %q, %v", c.subject, got, ok)
 		}
 	}
-	if len(Consumidos) != 6 {
+	if len(Consumidos) != 7 {
 		t.Fatalf("Consumidos has %d types", len(Consumidos))
 	}
 	for _, s := range []string{"", "agenda", "agenda.item_disponivel.x", "eventos.agenda.item_disponivel", "AGENDA.ITEM_DISPONIVEL"} {

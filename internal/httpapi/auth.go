@@ -1,10 +1,12 @@
 package httpapi
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"crypto/ed25519"
 	"crypto/elliptic"
 	"crypto/rsa"
+	"crypto/sha256"
 	"crypto/x509"
 	"encoding/pem"
 	"errors"
@@ -48,6 +50,11 @@ type autenticador struct {
 	parser  *jwt.Parser
 	key     any
 	metodos []string
+	// jwks, when set, replaces key: the identity provider's key set.
+	jwks *chavesJWKS
+	// tokens remembers verified tokens until their exp (nil: off).
+	tokens *tokensVerificados
+	now    func() time.Time
 }
 
 // novoAutenticador builds the verifier from the configuration. The accepted
@@ -56,11 +63,23 @@ type autenticador struct {
 // RS256 for an RSA key, ES256/ES384/ES512 for a P-256/P-384/P-521 key and
 // EdDSA for an Ed25519 key. That closes alg "none" and the HS/RS confusion
 // (a token signed with the public key's bytes as an HMAC secret).
-func novoAutenticador(cfg config.Config, now func() time.Time) (*autenticador, error) {
-	a := &autenticador{}
+func novoAutenticador(ctx context.Context, cfg config.Config, now func() time.Time, oj OpcoesJWKS, cacheTokens int) (*autenticador, error) {
+	a := &autenticador{now: now}
+	n := 0
+	for _, v := range []string{cfg.JWTSecret, cfg.JWTPublicKeyFile, cfg.JWTJWKSURL} {
+		if v != "" {
+			n++
+		}
+	}
 	switch {
-	case cfg.JWTSecret != "" && cfg.JWTPublicKeyFile != "":
-		return nil, errors.New("D6A_JWT_SECRET and D6A_JWT_PUBLIC_KEY_FILE are both set: set only one")
+	case n > 1:
+		return nil, errors.New("set only one of D6A_JWT_SECRET, D6A_JWT_PUBLIC_KEY_FILE and D6A_JWT_JWKS_URL")
+	case cfg.JWTJWKSURL != "":
+		var err error
+		if a.jwks, err = novasChavesJWKS(ctx, cfg.JWTJWKSURL, oj); err != nil {
+			return nil, err
+		}
+		a.metodos = metodosJWKS
 	case cfg.JWTSecret != "":
 		if len(cfg.JWTSecret) < minHMACKey {
 			slog.Warn("D6A_JWT_SECRET is shorter than 32 bytes; HS256 keys should be at least 32 random bytes")
@@ -75,7 +94,7 @@ func novoAutenticador(cfg config.Config, now func() time.Time) (*autenticador, e
 		a.key = key
 		a.metodos = []string{metodo}
 	default:
-		slog.Warn("neither D6A_JWT_SECRET nor D6A_JWT_PUBLIC_KEY_FILE is set: GET /d6a/conselheiros/me/situacao answers 503")
+		slog.Warn("none of D6A_JWT_SECRET, D6A_JWT_PUBLIC_KEY_FILE, D6A_JWT_JWKS_URL is set: the situacao and admin routes answer 503")
 		return a, nil
 	}
 	opts := []jwt.ParserOption{
@@ -91,6 +110,7 @@ func novoAutenticador(cfg config.Config, now func() time.Time) (*autenticador, e
 		opts = append(opts, jwt.WithAudience(cfg.JWTAudience))
 	}
 	a.parser = jwt.NewParser(opts...)
+	a.tokens = novosTokensVerificados(cacheTokens, now)
 	return a, nil
 }
 
@@ -100,25 +120,9 @@ func (a *autenticador) configurado() bool { return a.parser != nil }
 // cidadao checks the Authorization header and returns the token's subject,
 // the cidadao_id whose data the caller may see.
 func (a *autenticador) cidadao(authorization string) (uuid.UUID, error) {
-	raw, ok := bearer(authorization)
-	if !ok {
-		if strings.TrimSpace(authorization) == "" {
-			return uuid.Nil, errSemToken
-		}
-		return uuid.Nil, errTokenMalform
-	}
-	var claims jwt.RegisteredClaims
-	_, err := a.parser.ParseWithClaims(raw, &claims, a.chave)
-	switch {
-	case err == nil:
-	case errors.Is(err, jwt.ErrTokenMalformed):
-		return uuid.Nil, errTokenMalform
-	case errors.Is(err, jwt.ErrTokenExpired):
-		return uuid.Nil, errTokenExpirado
-	default:
-		// Bad signature, wrong algorithm, missing exp, future nbf, wrong
-		// issuer or audience: one answer, so a caller cannot probe which.
-		return uuid.Nil, errTokenInvalido
+	claims, err := a.verificar(authorization)
+	if err != nil {
+		return uuid.Nil, err
 	}
 	// Only the canonical 36-character form: uuid.Parse also takes braces,
 	// "urn:uuid:" and bare hex, which no identity provider emits as sub.
@@ -132,9 +136,59 @@ func (a *autenticador) cidadao(authorization string) (uuid.UUID, error) {
 	return id, nil
 }
 
+// verificar checks the Authorization header's bearer token and returns its
+// claims, or one of the errors above when it is missing, malformed,
+// expired or invalid. A token verified before is taken from the cache
+// until its exp.
+func (a *autenticador) verificar(authorization string) (claimsSessao, error) {
+	raw, ok := bearer(authorization)
+	if !ok {
+		if strings.TrimSpace(authorization) == "" {
+			return claimsSessao{}, errSemToken
+		}
+		return claimsSessao{}, errTokenMalform
+	}
+	var h [sha256.Size]byte
+	if a.tokens != nil {
+		h = sha256.Sum256([]byte(raw))
+		if e, ok := a.tokens.ler(h); ok {
+			if a.jwks == nil || a.jwks.aindaValida(e.kid, e.key) {
+				return e.claims, nil
+			}
+			a.tokens.esquecer(h)
+		}
+	}
+	var claims claimsSessao
+	var usada any
+	t, err := a.parser.ParseWithClaims(raw, &claims, func(t *jwt.Token) (any, error) {
+		k, err := a.chave(t)
+		usada = k
+		return k, err
+	})
+	switch {
+	case err == nil:
+	case errors.Is(err, jwt.ErrTokenMalformed):
+		return claimsSessao{}, errTokenMalform
+	case errors.Is(err, jwt.ErrTokenExpired):
+		return claimsSessao{}, errTokenExpirado
+	default:
+		// Bad signature, wrong algorithm, missing exp, future nbf, wrong
+		// issuer or audience: one answer, so a caller cannot probe which.
+		return claimsSessao{}, errTokenInvalido
+	}
+	if a.tokens != nil && claims.ExpiresAt != nil {
+		kid, _ := t.Header["kid"].(string)
+		a.tokens.guardar(h, tokenVerificado{claims: claims, ate: claims.ExpiresAt.Add(Leeway), kid: kid, key: usada})
+	}
+	return claims, nil
+}
+
 // chave hands the parser the configured key. WithValidMethods has already
 // refused any other algorithm; the type check is a second lock on the door.
 func (a *autenticador) chave(t *jwt.Token) (any, error) {
+	if a.jwks != nil {
+		return a.jwks.chave(t)
+	}
 	switch t.Method.(type) {
 	case *jwt.SigningMethodHMAC:
 		if _, ok := a.key.([]byte); ok {
@@ -225,18 +279,24 @@ func lerChavePublica(path string) (any, string, error) {
 // when not empty. It exists for development and tests (d6a token); in
 // production the identity provider issues the tokens.
 func TokenSessao(secret string, sub uuid.UUID, emitido time.Time, ttl time.Duration, iss, aud string) (string, error) {
+	return TokenComPapel(secret, sub.String(), "", emitido, ttl, iss, aud)
+}
+
+// TokenComPapel is TokenSessao with any sub and, when papel is not empty,
+// the "papel" claim ("admin" opens the administration routes).
+func TokenComPapel(secret, sub, papel string, emitido time.Time, ttl time.Duration, iss, aud string) (string, error) {
 	if secret == "" {
 		return "", errors.New("empty HS256 secret")
 	}
 	if ttl <= 0 {
 		return "", errors.New("ttl must be positive")
 	}
-	c := jwt.RegisteredClaims{
-		Subject:   sub.String(),
+	c := claimsSessao{RegisteredClaims: jwt.RegisteredClaims{
+		Subject:   sub,
 		IssuedAt:  jwt.NewNumericDate(emitido),
 		ExpiresAt: jwt.NewNumericDate(emitido.Add(ttl)),
 		Issuer:    iss,
-	}
+	}, Papel: papel}
 	if aud != "" {
 		c.Audience = jwt.ClaimStrings{aud}
 	}

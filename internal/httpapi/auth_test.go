@@ -234,7 +234,7 @@ func TestAuthConfiguracaoInvalidaFalhaNew(t *testing.T) {
 		cfg  config.Config
 		erro string
 	}{
-		"segredo e chave":     {config.Config{JWTSecret: segredo, JWTPublicKeyFile: arquivo(t, k.rsaPEM)}, "both set"},
+		"segredo e chave":     {config.Config{JWTSecret: segredo, JWTPublicKeyFile: arquivo(t, k.rsaPEM)}, "set only one of"},
 		"arquivo inexistente": {config.Config{JWTPublicKeyFile: filepath.Join(t.TempDir(), "nao-existe.pem")}, "D6A_JWT_PUBLIC_KEY_FILE"},
 		"não é PEM":           {config.Config{JWTPublicKeyFile: arquivo(t, []byte("isto não é uma chave"))}, "no PEM block"},
 		"chave privada":       {config.Config{JWTPublicKeyFile: arquivo(t, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: []byte{1}}))}, "not a public key"},

@@ -29,14 +29,19 @@ const (
 	RotaMetrics  = "/metrics"
 )
 
-// Limits of the server. The API only has GETs, so a request body is never
-// needed; headers must fit a session JWT with room to spare.
+// Limits of the server. Only the administration routes take a body, a
+// small JSON object (CONTRACT §6: over 1 MiB → 413); headers must fit a
+// session JWT with room to spare.
 const (
-	BodyLimit      = 4 << 10
-	ReadBufferSize = 8 << 10 // also the header limit: beyond it, 431
-	ReadTimeout    = 10 * time.Second
-	WriteTimeout   = 10 * time.Second
-	IdleTimeout    = 60 * time.Second
+	BodyLimit = 1 << 20
+	// CorpoLimitePublico is the body the routes outside /d6a/admin/ take:
+	// they are GETs, so a larger body is refused with 413 as before the
+	// console existed.
+	CorpoLimitePublico = 4 << 10
+	ReadBufferSize     = 8 << 10 // also the header limit: beyond it, 431
+	ReadTimeout        = 10 * time.Second
+	WriteTimeout       = 10 * time.Second
+	IdleTimeout        = 60 * time.Second
 
 	// ReadyTimeout bounds one readiness check (CONTRACT §6 /readyz).
 	ReadyTimeout = 2 * time.Second
@@ -65,6 +70,17 @@ type Options struct {
 	// Cache answers situacao without the database while its Escutar runs;
 	// nil reads the database on every request.
 	Cache *Cache
+	// Admin serves the administration routes (CONTRACT §6) when not nil
+	// and Config.Admin is on.
+	Admin Administracao
+	// Contexto ends the background work of the app (the JWKS refresh);
+	// nil means it lives as long as the process.
+	Contexto context.Context
+	// JWKS tunes the key-set client of D6A_JWT_JWKS_URL (tests).
+	JWKS OpcoesJWKS
+	// TokensCache is how many verified tokens are remembered until their
+	// exp: 0 means TokensCache, a negative value turns the cache off.
+	TokensCache int
 }
 
 type api struct {
@@ -96,7 +112,15 @@ func New(o Options) (*fiber.App, error) {
 		c.OnMiss = a.metrics.SituacaoCache.WithLabelValues("miss").Inc
 	}
 	var err error
-	if a.auth, err = novoAutenticador(o.Config, a.now); err != nil {
+	ctx := o.Contexto
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	nTokens := o.TokensCache
+	if nTokens == 0 {
+		nTokens = TokensCache
+	}
+	if a.auth, err = novoAutenticador(ctx, o.Config, a.now, o.JWKS, nTokens); err != nil {
 		return nil, err
 	}
 	if a.ip, err = novoIPCliente(o.Config.TrustedProxies); err != nil {
@@ -121,6 +145,7 @@ func New(o Options) (*fiber.App, error) {
 	})
 
 	app.Use(a.registrar)
+	app.Use(limitarCorpo)
 	app.Use(fiberrecover.New(fiberrecover.Config{
 		EnableStackTrace: true,
 		StackTraceHandler: func(c *fiber.Ctx, e any) {
@@ -148,7 +173,19 @@ func New(o Options) (*fiber.App, error) {
 	app.Get(RotaHealthz, func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"status": "ok"}) })
 	app.Get(RotaReadyz, a.readyz)
 	app.Get(RotaMetrics, adaptor.HTTPHandler(a.metrics.Handler()))
+	if o.Admin != nil && o.Config.Admin {
+		a.rotasAdmin(app, o.Admin)
+	}
 	return app, nil
+}
+
+// limitarCorpo refuses a body over CorpoLimitePublico outside the
+// administration routes.
+func limitarCorpo(c *fiber.Ctx) error {
+	if len(c.Request().Body()) > CorpoLimitePublico && !strings.HasPrefix(c.Path(), PrefixoAdmin+"/") {
+		return fiber.NewError(fiber.StatusRequestEntityTooLarge)
+	}
+	return c.Next()
 }
 
 // situacao answers GET /d6a/conselheiros/me/situacao with the data of the
@@ -250,8 +287,9 @@ func (a *api) registrar(c *fiber.Ctx) error {
 // rotaConhecida is the route label of a request: one of the registered
 // patterns, or "outra", so unknown paths cannot grow the metric's label set.
 func rotaConhecida(c *fiber.Ctx) string {
-	switch p := c.Route().Path; p {
-	case RotaSituacao, RotaHealthz, RotaReadyz, RotaMetrics:
+	p := c.Route().Path
+	switch {
+	case p == RotaSituacao, p == RotaHealthz, p == RotaReadyz, p == RotaMetrics, strings.HasPrefix(p, PrefixoAdmin+"/"):
 		if c.Response().StatusCode() != fiber.StatusNotFound && c.Response().StatusCode() != fiber.StatusMethodNotAllowed {
 			return p
 		}

@@ -209,6 +209,10 @@ func TestLimitesNoSocket(t *testing.T) {
 
 	req, _ = http.NewRequest(http.MethodGet, base+RotaHealthz, strings.NewReader(strings.Repeat("b", BodyLimit+1)))
 	do(req).erro(t, 413)
+	// Outside /d6a/admin/ the GET routes keep a 4 KiB body limit.
+	req, _ = http.NewRequest(http.MethodGet, base+RotaSituacao, strings.NewReader(strings.Repeat("b", 64<<10)))
+	req.Header.Set("Authorization", "Bearer "+tokenHS(t, uuid.New()))
+	do(req).erro(t, 413)
 
 	// A token near the header limit still fits.
 	req, _ = http.NewRequest(http.MethodGet, base+RotaSituacao, nil)

@@ -5,18 +5,22 @@ import "github.com/formigueiro/d6a/internal/store/dbsqlc"
 // Rows and parameters of the generated queries, named here so callers need
 // not import the generated package.
 type (
-	Conselheiro       = dbsqlc.D6aConselheiro
-	Atribuicao        = dbsqlc.D6aAtribuico
-	Pendente          = dbsqlc.D6aFilaPendente
-	Recusa            = dbsqlc.D6aContadorRecusa
-	Auditoria         = dbsqlc.D6aAuditoriaSorteio
-	Outbox            = dbsqlc.D6aOutbox
-	Offset            = dbsqlc.D6aConsumerOffset
-	UC                = dbsqlc.CoreUcPolygon
-	Candidato         = dbsqlc.BuscarCandidatosPorUcsRow
-	OutboxPendente    = dbsqlc.BuscarOutboxPendentesRow
-	ContagemPorStatus = dbsqlc.ContarConselheirosPorStatusRow
-	Situacao          = dbsqlc.BuscarSituacaoRow
+	Conselheiro        = dbsqlc.D6aConselheiro
+	Atribuicao         = dbsqlc.D6aAtribuico
+	Pendente           = dbsqlc.D6aFilaPendente
+	Recusa             = dbsqlc.D6aContadorRecusa
+	Auditoria          = dbsqlc.D6aAuditoriaSorteio
+	Outbox             = dbsqlc.D6aOutbox
+	Offset             = dbsqlc.D6aConsumerOffset
+	UC                 = dbsqlc.CoreUcPolygon
+	Candidato          = dbsqlc.BuscarCandidatosPorUcsRow
+	OutboxPendente     = dbsqlc.BuscarOutboxPendentesRow
+	ContagemPorStatus  = dbsqlc.ContarConselheirosPorStatusRow
+	Situacao           = dbsqlc.BuscarSituacaoRow
+	Parametros         = dbsqlc.D6aConfig
+	AcaoAdministrativa = dbsqlc.D6aAcoesAdministrativa
+	Ocupado            = dbsqlc.BuscarOcupadosRow
+	ContagemAcoes      = dbsqlc.ContarAcoesPorTipoRow
 
 	InserirConselheiroParams              = dbsqlc.InserirConselheiroParams
 	AtualizarStatusConselheiroParams      = dbsqlc.AtualizarStatusConselheiroParams
@@ -48,4 +52,15 @@ type (
 	GravarSorteiosParams                  = dbsqlc.GravarSorteiosParams
 	GuardasAgendaLoteParams               = dbsqlc.GuardasAgendaLoteParams
 	GuardaAgenda                          = dbsqlc.GuardasAgendaLoteRow
+	InserirParametrosParams               = dbsqlc.InserirParametrosParams
+	SemearParametrosParams                = dbsqlc.SemearParametrosParams
+	RegistrarAcaoParams                   = dbsqlc.RegistrarAcaoParams
+	ListarAcoesParams                     = dbsqlc.ListarAcoesParams
+	InserirSuspensaoParams                = dbsqlc.InserirSuspensaoParams
+	RegistrarInicioParams                 = dbsqlc.RegistrarInicioParams
+	UltimaPorConselheiroEDemandaParams    = dbsqlc.BuscarUltimaAtribuicaoPorConselheiroEDemandaParams
+	BuscarOcupadosParams                  = dbsqlc.BuscarOcupadosParams
+	BuscarAtivasSemInicioParams           = dbsqlc.BuscarAtivasSemInicioParams
+	ListarFilaParams                      = dbsqlc.ListarFilaParams
+	InativarConselheiroParams             = dbsqlc.InativarConselheiroParams
 )

@@ -277,7 +277,7 @@ func TestT25_ReplayAposReinicio(t *testing.T) {
 	must(t, c.contar(`SELECT count(*) FROM d6a.eventos_processados`) == 10, "inbox %d, want 10", c.contar(`SELECT count(*) FROM d6a.eventos_processados`))
 	// The 6 old ones changed nothing.
 	must(t, h3linha(c, `SELECT t::text FROM d6a.atribuicoes t WHERE demanda_id = $1`, d1) == d1Antes, "d1's assignment changed on replay")
-	for tb, n := range map[string]int{"conselheiros": 5, "atribuicoes": 2, "auditoria_sorteios": 2, "fila_pendentes": 1, "contador_recusas": 0, "outbox": 4} {
+	for tb, n := range map[string]int{"conselheiros": 5, "atribuicoes": 2, "auditoria_sorteios": 2, "fila_pendentes": 1, "contador_recusas": 0, "outbox": 5} {
 		got := c.contar(`SELECT count(*) FROM d6a.` + tb)
 		must(t, got == n, "d6a.%s has %d rows, want %d", tb, got, n)
 	}
@@ -295,8 +295,11 @@ func TestT25_ReplayAposReinicio(t *testing.T) {
 	sort, sem := c.publicados(evento.ConselheiroSorteado), c.publicados(evento.SorteioSemCandidatos)
 	must(t, len(sort) == 2 && len(porDemanda(sort, d2)) == 1, "%d sorteado (want d1 and d2)", len(sort))
 	must(t, len(sem) == 2 && len(porDemanda(sem, d3)) == 1, "%d sem_candidatos (want d2 and d3)", len(sem))
+	// The boot's reactivation announces the end of the suspension (issue 13).
+	exp := c.publicados(evento.SuspensaoExpirada)
+	must(t, len(exp) == 1 && payloadDe(exp[0])["conselheiro_id"] == perdedor.String(), "suspensao_expirada %v", exp)
 	msgsDepois, _ := h3stream(c)
-	must(t, msgsDepois == msgsAntes+4+2, "bus grew by %d messages, want 6 (4 inputs, 2 outputs)", msgsDepois-msgsAntes)
+	must(t, msgsDepois == msgsAntes+4+3, "bus grew by %d messages, want 7 (4 inputs, 3 outputs)", msgsDepois-msgsAntes)
 	c.semDLQ()
 }
 

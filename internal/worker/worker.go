@@ -70,6 +70,8 @@ type Worker struct {
 	booted atomic.Bool
 	// pararBase stops following the stream for the seed's base.
 	pararBase context.CancelFunc
+	// pararFundo ends the HTTP app's background work (JWKS refresh).
+	pararFundo context.CancelFunc
 }
 
 // New opens the database (migrating when cfg.Migrate), connects to the bus
@@ -125,6 +127,7 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *Worker, err erro
 		tipos[i] = string(t)
 	}
 	w.Metrics.Preparar(tipos...)
+	w.Metrics.RegistrarOperacao(metrics.StoreFonteOperacao(w.Store, o.Now), atribuicao.TiposAcao)
 	st := w.Store
 	hier := hierarquia.New(st.CarregarHierarquia, cfg.HierarquiaTTL, o.Now)
 	w.Relay = outbox.New(st, w.Bus, cfg.OutboxPollInterval, o.Now)
@@ -138,10 +141,12 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *Worker, err erro
 	}
 	w.Servico = atribuicao.New(atribuicao.Options{
 		Store: st, Hierarquia: hier, Barramento: base, SubjectPrefix: cfg.SubjectPrefix,
-		NRecusasSuspensao: cfg.NRecusasSuspensao, TSuspensao: cfg.TSuspensao, Now: o.Now,
+		NRecusasSuspensao: cfg.NRecusasSuspensao, TSuspensao: cfg.TSuspensao, TimeoutResposta: cfg.TimeoutResposta, Now: o.Now,
 		Publicado: publicar(w.Relay), Alterados: w.Cache.Esquecer, Observador: observador{w.Metrics}, Logger: w.log,
 	})
-	if w.App, err = httpapi.New(httpapi.Options{Config: cfg, Store: st, Metrics: w.Metrics, Now: o.Now, Ready: w.Ready, Cache: w.Cache}); err != nil {
+	fundo, pararFundo := context.WithCancel(context.Background())
+	w.pararFundo = pararFundo
+	if w.App, err = httpapi.New(httpapi.Options{Config: cfg, Store: st, Metrics: w.Metrics, Now: o.Now, Ready: w.Ready, Cache: w.Cache, Admin: w.Servico, Contexto: fundo}); err != nil {
 		return nil, err
 	}
 	w.ln = o.Listener
@@ -201,6 +206,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	if ctx.Err() == nil {
 		w.booted.Store(true)
 		w.log.Info("boot concluído; consumindo")
+		go w.manter(ctx)
 		consumers.Add(1)
 		go func() {
 			defer consumers.Done()
@@ -262,6 +268,9 @@ func (w *Worker) boot(ctx context.Context) error {
 }
 
 func (w *Worker) close() {
+	if w.pararFundo != nil {
+		w.pararFundo()
+	}
 	if w.Servico != nil {
 		w.Servico.Close()
 	}

@@ -15,6 +15,17 @@ type CoreUcPolygon struct {
 	ParentUcID *uuid.UUID
 }
 
+type D6aAcoesAdministrativa struct {
+	ID            int64
+	Sub           string
+	Acao          string
+	Alvo          string
+	Justificativa string
+	CriadoEm      time.Time
+	EventID       *uuid.UUID
+	Detalhes      []byte
+}
+
 type D6aAtribuico struct {
 	ID                  uuid.UUID
 	ConselheiroID       uuid.UUID
@@ -36,6 +47,16 @@ type D6aAtribuico struct {
 	GrupoID             *uuid.UUID
 }
 
+type D6aAtribuicoesIniciada struct {
+	AtribuicaoID   uuid.UUID
+	EventIDSorteio uuid.UUID
+	ConselheiroID  uuid.UUID
+	DemandaID      uuid.UUID
+	IniciadaEm     time.Time
+	EventID        uuid.UUID
+	RegistradoEm   time.Time
+}
+
 type D6aAuditoriaSorteio struct {
 	EventIDSorteio     uuid.UUID
 	AtribuicaoID       uuid.UUID
@@ -55,6 +76,17 @@ type D6aAuditoriaSorteio struct {
 	Cadeia             []string
 	Excluido           *uuid.UUID
 	CriadoEm           time.Time
+	VersaoParametros   *int32
+}
+
+type D6aConfig struct {
+	Versao               int32
+	NRecusasSuspensao    int32
+	TSuspensaoDias       int32
+	TimeoutRespostaHoras int32
+	Sub                  string
+	Justificativa        string
+	CriadoEm             time.Time
 }
 
 type D6aConselheiro struct {
@@ -118,4 +150,14 @@ type D6aOutbox struct {
 	CriadoEm     time.Time
 	PublicadoEm  *time.Time
 	Sequence     *int64
+}
+
+type D6aSuspenso struct {
+	ID                  int64
+	ConselheiroID       uuid.UUID
+	EventoIDRecusa      uuid.UUID
+	RecusasConsecutivas int32
+	DataSuspensaoAte    time.Time
+	VersaoParametros    int32
+	CriadoEm            time.Time
 }

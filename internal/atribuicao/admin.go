@@ -1,0 +1,369 @@
+package atribuicao
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/formigueiro/d6a/internal/elegibilidade"
+	"github.com/formigueiro/d6a/internal/store"
+)
+
+// Errors of the administrative operations, mapped to HTTP statuses by the
+// console (CONTRACT §6). Each is wrapped with what was not found or why the
+// operation conflicts.
+var (
+	// ErrNaoEncontrado: no such assignment, pending demand or counsellor.
+	ErrNaoEncontrado = errors.New("não encontrado")
+	// ErrConflito: the target is not in a state the operation applies to
+	// (an assignment no longer active, a counsellor already inativo…).
+	ErrConflito = errors.New("conflito")
+	// ErrJustificativa: every write needs a non-empty justification.
+	ErrJustificativa = errors.New("justificativa obrigatória")
+)
+
+// Kinds of administrative action, the acao column of
+// d6a.acoes_administrativas (counted at scrape time by
+// d6a_acoes_administrativas_total, so every instance agrees).
+const (
+	AcaoTimeout    = "timeout"
+	AcaoSortear    = "sortear"
+	AcaoInativar   = "inativar"
+	AcaoReativar   = "reativar"
+	AcaoParametros = "parametros"
+)
+
+// TiposAcao lists the kinds of administrative action.
+var TiposAcao = []string{AcaoTimeout, AcaoSortear, AcaoInativar, AcaoReativar, AcaoParametros}
+
+// MaxJustificativa bounds the justification's length in characters.
+const MaxJustificativa = 4000
+
+// Acao is who asks for an administrative write and why.
+type Acao struct {
+	// Sub is the operator's token subject.
+	Sub string
+	// Justificativa is recorded with the action; it must not be blank.
+	Justificativa string
+}
+
+func (a Acao) validar() error {
+	if strings.TrimSpace(a.Justificativa) == "" {
+		return ErrJustificativa
+	}
+	if len([]rune(a.Justificativa)) > MaxJustificativa {
+		return fmt.Errorf("%w: no máximo %d caracteres", ErrJustificativa, MaxJustificativa)
+	}
+	if a.Sub == "" {
+		return errors.New("ação administrativa sem sub")
+	}
+	return nil
+}
+
+// registrarAcao appends the action to d6a.acoes_administrativas in the unit
+// of work that made it.
+func (u *uow) registrarAcao(ctx context.Context, a Acao, acao, alvo string, eventID *uuid.UUID, detalhes map[string]any) error {
+	var det []byte
+	if detalhes != nil {
+		var err error
+		if det, err = json.Marshal(detalhes); err != nil {
+			return err
+		}
+	}
+	_, err := u.tx.RegistrarAcao(ctx, store.RegistrarAcaoParams{
+		Sub: a.Sub, Acao: acao, Alvo: alvo, Justificativa: a.Justificativa, Agora: u.agora, EventID: eventID, Detalhes: det,
+	})
+	if err != nil {
+		return fmt.Errorf("registrar ação administrativa: %w", err)
+	}
+	return nil
+}
+
+// Ocupado is an active assignment as the console shows it (spec §9: a
+// counsellor occupied for long without conselheiro.demanda_iniciada).
+type Ocupado struct {
+	ConselheiroID     uuid.UUID  `json:"conselheiro_id"`
+	StatusConselheiro string     `json:"status_conselheiro"`
+	EventIDSorteio    uuid.UUID  `json:"event_id_sorteio"`
+	DemandaID         uuid.UUID  `json:"demanda_id"`
+	UnidadeCivicaID   uuid.UUID  `json:"unidade_civica_id"`
+	DataSorteio       time.Time  `json:"data_sorteio"`
+	IdadeHoras        float64    `json:"idade_horas"`
+	Iniciada          bool       `json:"iniciada"`
+	IniciadaEm        *time.Time `json:"iniciada_em"`
+}
+
+// LimiteListagem bounds what one console listing returns.
+const LimiteListagem = 1000
+
+// Ocupados lists active assignments older than maisDe, oldest first.
+func (s *Servico) Ocupados(ctx context.Context, maisDe time.Duration) ([]Ocupado, error) {
+	agora := s.o.Now().UTC()
+	rows, err := s.o.Store.Read().BuscarOcupados(ctx, store.BuscarOcupadosParams{AntesDe: agora.Add(-maisDe), Limite: LimiteListagem})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Ocupado, len(rows))
+	for i, r := range rows {
+		out[i] = Ocupado{
+			ConselheiroID: r.ConselheiroID, StatusConselheiro: r.StatusConselheiro, EventIDSorteio: r.EventIDSorteio,
+			DemandaID: r.DemandaID, UnidadeCivicaID: r.UnidadeCivicaID, DataSorteio: r.DataSorteio.UTC(),
+			IdadeHoras: horas(agora.Sub(r.DataSorteio)), Iniciada: r.Iniciada, IniciadaEm: utc(r.IniciadaEm),
+		}
+	}
+	return out, nil
+}
+
+// Timeout publishes the response-timeout refusal of the active assignment
+// whose draw was eventIDSorteio (spec §9, 8.2 "timeout manual via console")
+// and returns its event id. The refusal handler then does the rest, as for
+// any refusal (spec 3.12). Asking twice before the refusal is consumed
+// returns the same event id and publishes nothing more.
+func (s *Servico) Timeout(ctx context.Context, a Acao, eventIDSorteio uuid.UUID) (uuid.UUID, error) {
+	if err := a.validar(); err != nil {
+		return uuid.Nil, err
+	}
+	var id uuid.UUID
+	err := s.executar(ctx, func(ctx context.Context, u *uow) error {
+		at, err := u.tx.BuscarAtribuicaoPorEventIdSorteio(ctx, eventIDSorteio)
+		if achou, err := store.Found(err); err != nil {
+			return err
+		} else if !achou {
+			return fmt.Errorf("%w: atribuição com event_id_sorteio %s", ErrNaoEncontrado, eventIDSorteio)
+		}
+		if at.Status != AtribuicaoAtiva {
+			return fmt.Errorf("%w: atribuição %s não está ativa (status %s)", ErrConflito, eventIDSorteio, at.Status)
+		}
+		var nova bool
+		if id, nova, err = u.publicarTimeout(ctx, at); err != nil {
+			return err
+		}
+		s.log.Warn("timeout de resposta pelo console", "sub", a.Sub, "event_id_sorteio", eventIDSorteio,
+			"conselheiro_id", at.ConselheiroID, "demanda_id", at.DemandaID, "event_id", id, "ja_publicado", !nova)
+		return u.registrarAcao(ctx, a, AcaoTimeout, eventIDSorteio.String(), &id, map[string]any{
+			"conselheiro_id": at.ConselheiroID, "demanda_id": at.DemandaID, "ja_publicado": !nova,
+		})
+	})
+	return id, err
+}
+
+// Pendente is a pending demand as the console shows it.
+type Pendente struct {
+	DemandaID         uuid.UUID `json:"demanda_id"`
+	UnidadeCivicaID   uuid.UUID `json:"unidade_civica_id"`
+	CategoriaID       string    `json:"categoria_id"`
+	NivelPrecedencia  int32     `json:"nivel_precedencia"`
+	DataEntrada       time.Time `json:"data_entrada"`
+	IdadeHoras        float64   `json:"idade_horas"`
+	TentativasSorteio int32     `json:"tentativas_sorteio"`
+}
+
+// Fila lists the pending queue, oldest first, of one unit when uc is set.
+func (s *Servico) Fila(ctx context.Context, uc *uuid.UUID) ([]Pendente, error) {
+	agora := s.o.Now().UTC()
+	rows, err := s.o.Store.Read().ListarFila(ctx, store.ListarFilaParams{Uc: uc, Limite: LimiteListagem})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Pendente, len(rows))
+	for i, r := range rows {
+		out[i] = Pendente{
+			DemandaID: r.DemandaID, UnidadeCivicaID: r.UnidadeCivicaID, CategoriaID: r.CategoriaID,
+			NivelPrecedencia: r.NivelPrecedencia, DataEntrada: r.DataEntrada.UTC(),
+			IdadeHoras: horas(agora.Sub(r.DataEntrada)), TentativasSorteio: r.TentativasSorteio,
+		}
+	}
+	return out, nil
+}
+
+// ResultadoPendente is the outcome of a "draw now" of a pending demand.
+type ResultadoPendente struct {
+	Sorteado          bool       `json:"sorteado"`
+	ConselheiroID     *uuid.UUID `json:"conselheiro_id"`
+	EventIDSorteio    *uuid.UUID `json:"event_id_sorteio"`
+	TentativasSorteio int32      `json:"tentativas_sorteio"`
+}
+
+// SortearPendente runs the sweep's draw (spec 4.7) for one pending demand:
+// assigned on success (it leaves the queue), one more attempt otherwise.
+func (s *Servico) SortearPendente(ctx context.Context, a Acao, demandaID uuid.UUID) (ResultadoPendente, error) {
+	if err := a.validar(); err != nil {
+		return ResultadoPendente{}, err
+	}
+	var r ResultadoPendente
+	err := s.executar(ctx, func(ctx context.Context, u *uow) error {
+		r = ResultadoPendente{}
+		p, err := u.tx.BuscarFilaPendentePorDemandaId(ctx, demandaID)
+		if achou, err := store.Found(err); err != nil {
+			return err
+		} else if !achou {
+			return fmt.Errorf("%w: demanda %s não está na fila de pendentes", ErrNaoEncontrado, demandaID)
+		}
+		log := s.log.With("sub", a.Sub)
+		if _, err := u.sortearPendente(ctx, log, p); err != nil {
+			return err
+		}
+		var eventID *uuid.UUID
+		at, err := u.tx.BuscarAtribuicaoAtivaPorDemanda(ctx, demandaID)
+		if achou, err := store.Found(err); err != nil {
+			return err
+		} else if achou {
+			r.Sorteado, r.ConselheiroID, r.EventIDSorteio = true, &at.ConselheiroID, &at.EventIDSorteio
+			eventID = &at.EventIDSorteio
+		} else {
+			atual, err := u.tx.BuscarFilaPendentePorDemandaId(ctx, demandaID)
+			if err != nil {
+				return err
+			}
+			r.TentativasSorteio = atual.TentativasSorteio
+		}
+		log.Warn("sorteio de pendente pelo console", "demanda_id", demandaID, "sorteado", r.Sorteado)
+		return u.registrarAcao(ctx, a, AcaoSortear, demandaID.String(), eventID, map[string]any{"sorteado": r.Sorteado})
+	})
+	return r, err
+}
+
+// MudancaStatus is the outcome of setting or lifting inativo.
+type MudancaStatus struct {
+	ConselheiroID  uuid.UUID `json:"conselheiro_id"`
+	StatusAnterior string    `json:"status_anterior"`
+	Status         string    `json:"status"`
+	EventID        uuid.UUID `json:"event_id"`
+}
+
+// Inativar sets a counsellor inativo (spec 4.6: administrative, the only
+// way in). An occupied counsellor is refused: the operator times the active
+// assignment out first, so "ocupado iff an active assignment" holds and the
+// demand is drawn again.
+func (s *Servico) Inativar(ctx context.Context, a Acao, id uuid.UUID) (MudancaStatus, error) {
+	if err := a.validar(); err != nil {
+		return MudancaStatus{}, err
+	}
+	var m MudancaStatus
+	err := s.executar(ctx, func(ctx context.Context, u *uow) error {
+		c, err := u.conselheiroAdmin(ctx, id)
+		if err != nil {
+			return err
+		}
+		switch c.Status {
+		case elegibilidade.Inativo:
+			return fmt.Errorf("%w: conselheiro %s já está inativo", ErrConflito, id)
+		case elegibilidade.Ocupado:
+			return fmt.Errorf("%w: conselheiro %s está ocupado; aplique o timeout da atribuição ativa antes", ErrConflito, id)
+		}
+		_, err = u.tx.BuscarAtribuicaoAtivaPorConselheiro(ctx, id)
+		if achou, err := store.Found(err); err != nil {
+			return err
+		} else if achou {
+			return fmt.Errorf("%w: conselheiro %s tem atribuição ativa; aplique o timeout antes", ErrConflito, id)
+		}
+		m = MudancaStatus{ConselheiroID: id, StatusAnterior: c.Status, Status: elegibilidade.Inativo, EventID: s.o.NovoID()}
+		if _, err := u.tx.InativarConselheiro(ctx, store.InativarConselheiroParams{ID: id, EventID: m.EventID, Agora: u.agora}); err != nil {
+			return err
+		}
+		u.alterou(c.CidadaoID)
+		s.log.Warn("conselheiro inativado pelo console", "sub", a.Sub, "conselheiro_id", id, "status_anterior", c.Status)
+		return u.registrarAcao(ctx, a, AcaoInativar, id.String(), &m.EventID, map[string]any{"status_anterior": c.Status})
+	})
+	return m, err
+}
+
+// Reativar lifts inativo (spec 4.6: administrative, the only way out). The
+// counsellor goes back to disponivel, or to suspenso while a suspension
+// decided before the inactivation has not ended; a disponivel one is
+// eligible again at once and the pending queue of the unit is swept (as a
+// release, spec 3.11 step 5).
+func (s *Servico) Reativar(ctx context.Context, a Acao, id uuid.UUID) (MudancaStatus, error) {
+	if err := a.validar(); err != nil {
+		return MudancaStatus{}, err
+	}
+	var m MudancaStatus
+	err := s.executar(ctx, func(ctx context.Context, u *uow) error {
+		c, err := u.conselheiroAdmin(ctx, id)
+		if err != nil {
+			return err
+		}
+		if c.Status != elegibilidade.Inativo {
+			return fmt.Errorf("%w: conselheiro %s não está inativo (status %s)", ErrConflito, id, c.Status)
+		}
+		novo := elegibilidade.Disponivel
+		if c.DataSuspensaoAte != nil && !elegibilidade.SuspensaoVencida(c.DataSuspensaoAte, u.agora) {
+			novo = elegibilidade.Suspenso
+		}
+		m = MudancaStatus{ConselheiroID: id, StatusAnterior: c.Status, Status: novo, EventID: s.o.NovoID()}
+		if _, err := u.tx.AtualizarStatusConselheiro(ctx, store.AtualizarStatusConselheiroParams{
+			ID: id, Status: novo, EventID: m.EventID, Agora: u.agora,
+		}); err != nil {
+			return err
+		}
+		u.alterou(c.CidadaoID)
+		log := s.log.With("sub", a.Sub, "conselheiro_id", id)
+		log.Warn("conselheiro reativado pelo console", "status", novo)
+		if err := u.registrarAcao(ctx, a, AcaoReativar, id.String(), &m.EventID, map[string]any{"status": novo}); err != nil {
+			return err
+		}
+		if novo == elegibilidade.Disponivel {
+			return u.varrerFila(ctx, log, c.UnidadeCivicaID)
+		}
+		return nil
+	})
+	return m, err
+}
+
+func (u *uow) conselheiroAdmin(ctx context.Context, id uuid.UUID) (store.Conselheiro, error) {
+	c, err := u.tx.BuscarConselheiroPorIdParaAtualizar(ctx, id)
+	if achou, err := store.Found(err); err != nil {
+		return c, err
+	} else if !achou {
+		return c, fmt.Errorf("%w: conselheiro %s", ErrNaoEncontrado, id)
+	}
+	return c, nil
+}
+
+// AcaoRegistrada is one row of d6a.acoes_administrativas.
+type AcaoRegistrada struct {
+	ID            int64           `json:"id"`
+	Sub           string          `json:"sub"`
+	Acao          string          `json:"acao"`
+	Alvo          string          `json:"alvo"`
+	Justificativa string          `json:"justificativa"`
+	CriadoEm      time.Time       `json:"criado_em"`
+	EventID       *uuid.UUID      `json:"event_id"`
+	Detalhes      json.RawMessage `json:"detalhes,omitempty"`
+}
+
+// Acoes lists the journal of administrative actions after id depoisDe,
+// oldest first, at most limite (≤ LimiteListagem).
+func (s *Servico) Acoes(ctx context.Context, depoisDe int64, limite int) ([]AcaoRegistrada, error) {
+	if limite <= 0 || limite > LimiteListagem {
+		limite = LimiteListagem
+	}
+	rows, err := s.o.Store.Read().ListarAcoes(ctx, store.ListarAcoesParams{DepoisDe: depoisDe, Limite: int32(limite)})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]AcaoRegistrada, len(rows))
+	for i, r := range rows {
+		out[i] = AcaoRegistrada{
+			ID: r.ID, Sub: r.Sub, Acao: r.Acao, Alvo: r.Alvo, Justificativa: r.Justificativa,
+			CriadoEm: r.CriadoEm.UTC(), EventID: r.EventID, Detalhes: r.Detalhes,
+		}
+	}
+	return out, nil
+}
+
+func horas(d time.Duration) float64 { return float64(d.Round(time.Minute)) / float64(time.Hour) }
+
+func utc(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	v := t.UTC()
+	return &v
+}
+

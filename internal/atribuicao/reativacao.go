@@ -1,0 +1,76 @@
+package atribuicao
+
+import (
+	"context"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/formigueiro/d6a/internal/elegibilidade"
+	"github.com/formigueiro/d6a/internal/evento"
+	"github.com/formigueiro/d6a/internal/sorteio"
+	"github.com/formigueiro/d6a/internal/store"
+)
+
+// nsSuspensao is the UUIDv5 namespace of conselheiro.suspensao_expirada.
+var nsSuspensao = uuid.NewSHA1(uuid.NameSpaceURL, []byte("https://github.com/formigueiro/d6a/suspensao_expirada"))
+
+// IDSuspensaoExpirada is the event id of the end of one suspension: from
+// the counsellor and the suspension's end, so two passes or two instances
+// publish it once.
+func IDSuspensaoExpirada(conselheiro uuid.UUID, ate time.Time) uuid.UUID {
+	return uuid.NewSHA1(nsSuspensao, []byte(conselheiro.String()+"|"+sorteio.FormatTimestamp(ate)))
+}
+
+type payloadSuspensaoExpirada struct {
+	ConselheiroID    uuid.UUID `json:"conselheiro_id"`
+	DataSuspensaoAte string    `json:"data_suspensao_ate"`
+	Timestamp        string    `json:"timestamp"`
+}
+
+// ReativarVencidos is spec 4.8's reativarSuspensosVencidos, at boot and
+// periodically: every suspenso whose data_suspensao_ate has passed goes back
+// to disponivel and conselheiro.suspensao_expirada is queued (spec 8.2,
+// CONTRACT §3), in one unit of work; the queue of each one's unit is then
+// swept, as on a release. It returns how many it reactivated.
+func (s *Servico) ReativarVencidos(ctx context.Context) (int, error) {
+	n := 0
+	err := s.executar(ctx, func(ctx context.Context, u *uow) error {
+		n = 0
+		vencidos, err := u.tx.BuscarSuspensosComPrazoVencido(ctx, u.agora)
+		if err != nil {
+			return err
+		}
+		for _, c := range vencidos {
+			ate := c.DataSuspensaoAte.UTC()
+			id := IDSuspensaoExpirada(c.ID, ate)
+			if _, err := u.tx.AtualizarStatusConselheiro(ctx, store.AtualizarStatusConselheiroParams{
+				ID: c.ID, Status: elegibilidade.Disponivel, EventID: id, Agora: u.agora,
+			}); err != nil {
+				return err
+			}
+			u.alterou(c.CidadaoID)
+			ja, err := u.tx.ExisteOutboxPorEventId(ctx, id)
+			if err != nil {
+				return err
+			}
+			if !ja {
+				t := sorteio.FormatTimestamp(u.agora)
+				if err := u.publicar(ctx, evento.SuspensaoExpirada, id, c.ID.String(), t, payloadSuspensaoExpirada{
+					ConselheiroID: c.ID, DataSuspensaoAte: sorteio.FormatTimestamp(ate), Timestamp: t,
+				}); err != nil {
+					return err
+				}
+			}
+			n++
+			log := s.log.With("conselheiro_id", c.ID)
+			log.Info("Conselheiro suspenso reativado após expiração do prazo", "motivo", "reativacao-prazo",
+				"data_suspensao_ate", ate.Format(time.RFC3339), "event_id", id)
+			if err := u.varrerFila(ctx, log, c.UnidadeCivicaID); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return n, err
+}

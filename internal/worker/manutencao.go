@@ -1,0 +1,46 @@
+package worker
+
+import (
+	"context"
+	"time"
+)
+
+// manter runs the periodic jobs every cfg.Manutencao until ctx ends: the
+// reactivation of expired suspensions (spec 4.8, not only at boot) and,
+// when D6A_TIMEOUT_AUTOMATICO is on, the automatic response timeout. Both
+// go through the draw executor and are idempotent, so every instance may
+// run them: the executor's global lock orders them and the event ids
+// derived from the assignment or the suspension keep one event each.
+func (w *Worker) manter(ctx context.Context) {
+	t := time.NewTicker(w.Cfg.Manutencao)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		w.Manutencao(ctx)
+	}
+}
+
+// Manutencao is one pass of the periodic jobs (tests call it directly).
+func (w *Worker) Manutencao(ctx context.Context) {
+	if n, err := w.Servico.ReativarVencidos(ctx); err != nil {
+		if ctx.Err() == nil {
+			w.log.Error("reativação periódica falhou; nova tentativa no próximo ciclo", "erro", err)
+		}
+	} else if n > 0 {
+		w.log.Info("reativação periódica", "reativados", n)
+	}
+	if !w.Cfg.TimeoutAutomatico {
+		return
+	}
+	if n, err := w.Servico.VerificarTimeouts(ctx); err != nil {
+		if ctx.Err() == nil {
+			w.log.Error("timeout automático falhou; nova tentativa no próximo ciclo", "erro", err)
+		}
+	} else if n > 0 {
+		w.log.Info("timeout automático", "recusas_publicadas", n)
+	}
+}
