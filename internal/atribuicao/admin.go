@@ -366,4 +366,3 @@ func utc(t *time.Time) *time.Time {
 	v := t.UTC()
 	return &v
 }
-

@@ -34,7 +34,7 @@ func (s *Servico) HandleLote(ctx context.Context, evs []evento.Evento, seqs []ui
 	us := make([]unidade, len(evs))
 	for i, ev := range evs {
 		us[i] = unidade{
-			fn:    s.aplicar(ev, seqs[i]),
+			fn:        s.aplicar(ev, seqs[i]),
 			inbox:     &entrada{eventID: ev.EventID, tipo: string(ev.Tipo), seq: int64(seqs[i])},
 			diferivel: ev.Tipo == evento.AgendaItemDisponivel && !s.o.GravarJa,
 		}
