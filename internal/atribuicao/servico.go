@@ -21,6 +21,7 @@ import (
 
 	"github.com/formigueiro/d6a/internal/hierarquia"
 	"github.com/formigueiro/d6a/internal/store"
+	"github.com/formigueiro/d6a/internal/transparencia"
 )
 
 // lockSorteio is the advisory-lock key every d6a transaction that may draw
@@ -66,7 +67,10 @@ type Options struct {
 	// (conselheiro_id = cidadao_id, spec 3.10): this process's situacao
 	// cache forgets them before the relay can put the result on the bus.
 	// Other processes learn it from PostgreSQL's notifications.
-	Alterados  func(cidadaos []uuid.UUID)
+	Alterados func(cidadaos []uuid.UUID)
+	// Anexado is called after a commit that appended to the transparency
+	// log, to wake the checkpoint signer.
+	Anexado    func()
 	Observador Observador
 	Logger     *slog.Logger
 }
@@ -95,6 +99,8 @@ type uow struct {
 	depois []func() // run after commit (metrics)
 	// alterados are the citizens whose situation changed (Options.Alterados).
 	alterados []uuid.UUID
+	// registros are this unit's draws for the transparency log.
+	registros []transparencia.Registro
 	servico   *Servico
 }
 
@@ -111,6 +117,9 @@ func New(o Options) *Servico {
 	}
 	if o.Publicado == nil {
 		o.Publicado = func() {}
+	}
+	if o.Anexado == nil {
+		o.Anexado = func() {}
 	}
 	if o.Alterados == nil {
 		o.Alterados = func([]uuid.UUID) {}
@@ -162,7 +171,12 @@ func (s *Servico) run(ctx context.Context, fn func(context.Context, *uow) error)
 			return fmt.Errorf("advisory lock: %w", err)
 		}
 		u = &uow{tx: tx, agora: s.o.Now().UTC(), servico: s}
-		return fn(ctx, u)
+		if err := fn(ctx, u); err != nil {
+			return err
+		}
+		// Transparency log (CONTRACT §7): this unit's draws become the next
+		// leaves, in this transaction, right before commit.
+		return transparencia.Anexar(ctx, tx.DB, u.registros)
 	})
 	if err != nil {
 		return err
@@ -175,6 +189,9 @@ func (s *Servico) run(ctx context.Context, fn func(context.Context, *uow) error)
 	}
 	if u.outbox > 0 {
 		s.o.Publicado()
+	}
+	if len(u.registros) > 0 {
+		s.o.Anexado()
 	}
 	return nil
 }

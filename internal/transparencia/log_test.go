@@ -165,9 +165,11 @@ func TestRegistroConferir(t *testing.T) {
 		t.Fatal(err)
 	}
 	casos := map[string]func(s string) string{
-		"registro.seed":           func(s string) string { return strings.Replace(s, lido.Seed, strings.Repeat("0", 64), 1) },
-		"registro.conselheiro_id": func(s string) string { return strings.Replace(s, `"conselheiro_id":"`+lido.ConselheiroID.String(), `"conselheiro_id":"`+lido.Ordenados[1], 1) },
-		"registro.canonico":       func(s string) string { return strings.Replace(s, `,"seed"`, `, "seed"`, 1) },
+		"registro.seed": func(s string) string { return strings.Replace(s, lido.Seed, strings.Repeat("0", 64), 1) },
+		"registro.conselheiro_id": func(s string) string {
+			return strings.Replace(s, `"conselheiro_id":"`+lido.ConselheiroID.String(), `"conselheiro_id":"`+lido.Ordenados[1], 1)
+		},
+		"registro.canonico": func(s string) string { return strings.Replace(s, `,"seed"`, `, "seed"`, 1) },
 	}
 	for campo, mudar := range casos {
 		m := mudar(string(b))
