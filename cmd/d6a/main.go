@@ -18,11 +18,12 @@ import (
 const exitUsage = 2
 
 var commands = map[string]func(args []string) int{
-	"serve":   cmdServe,
-	"migrate": cmdMigrate,
-	"replay":  cmdReplay,
-	"verify":  cmdVerify,
-	"token":   cmdToken,
+	"serve":      cmdServe,
+	"migrate":    cmdMigrate,
+	"replay":     cmdReplay,
+	"verify":     cmdVerify,
+	"token":      cmdToken,
+	"log-keygen": cmdLogKeygen,
 }
 
 func main() {
@@ -52,6 +53,9 @@ commands:
   replay --type TYPE --from-seq N       rewind the durable consumer of TYPE to stream sequence N
   verify --event-id UUID                recompute one draw from its audit record
   verify --json FILE                    recompute a draw from a file, no database
+  verify --url BASE --event-id UUID | --all | --desde FILE [--chave KEY]
+                                        verify from the public transparency log, no database
+  log-keygen [--origin NAME]            print a new checkpoint signer key and its verifier key
   token --sub UUID [--ttl 1h]           sign a development session token with D6A_JWT_SECRET
 
 configuration is read from the environment (D6A_*), see README.md.

@@ -65,6 +65,9 @@ type Options struct {
 	// Cache answers situacao without the database while its Escutar runs;
 	// nil reads the database on every request.
 	Cache *Cache
+	// ChaveLog is the transparency log's verifier key, served at
+	// /d6a/transparencia/chave.
+	ChaveLog string
 }
 
 type api struct {
@@ -148,6 +151,7 @@ func New(o Options) (*fiber.App, error) {
 	app.Get(RotaHealthz, func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"status": "ok"}) })
 	app.Get(RotaReadyz, a.readyz)
 	app.Get(RotaMetrics, adaptor.HTTPHandler(a.metrics.Handler()))
+	a.transparenciaRotas(app, o.Config.TransparenciaPorMinuto, o.ChaveLog)
 	return app, nil
 }
 
@@ -253,6 +257,11 @@ func rotaConhecida(c *fiber.Ctx) string {
 	switch p := c.Route().Path; p {
 	case RotaSituacao, RotaHealthz, RotaReadyz, RotaMetrics:
 		if c.Response().StatusCode() != fiber.StatusNotFound && c.Response().StatusCode() != fiber.StatusMethodNotAllowed {
+			return p
+		}
+	default:
+		// The registered transparency patterns: a bounded set.
+		if strings.HasPrefix(p, RotaTransparencia) && c.Response().StatusCode() != fiber.StatusNotFound {
 			return p
 		}
 	}
