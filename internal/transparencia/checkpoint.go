@@ -97,8 +97,11 @@ func NovaChave(skey string) (Chave, error) {
 	}
 	// The verifier key is not exposed by note.Signer: derive it from the
 	// seed (the key's last field is 0x01 ‖ 32-byte Ed25519 seed).
-	campos := strings.Split(skey, "+")
-	raw, err := base64.StdEncoding.DecodeString(campos[len(campos)-1])
+	// Names have no '+', base64 may: PRIVATE+KEY+name+hash+key.
+	resto := strings.TrimPrefix(skey, "PRIVATE+KEY+")
+	_, resto, _ = strings.Cut(resto, "+")
+	_, resto, _ = strings.Cut(resto, "+")
+	raw, err := base64.StdEncoding.DecodeString(resto)
 	if err != nil || len(raw) != 1+ed25519.SeedSize {
 		return Chave{}, errors.New("malformed signer key")
 	}

@@ -2,6 +2,7 @@ package transparencia_test
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"os"
 	"strings"
@@ -180,6 +181,26 @@ func TestRegistroConferir(t *testing.T) {
 		var f *transparencia.Falha
 		if !errors.As(err, &f) || f.Campo != campo {
 			t.Errorf("%s: got %v", campo, err)
+		}
+	}
+}
+
+func tlogRecordHash64(b []byte) string {
+	h := tlog.RecordHash(b)
+	return base64.StdEncoding.EncodeToString(h[:])
+}
+
+// The verifier key derived from a signer key is the one note made with it
+// (base64 keys may hold '+', the field separator).
+func TestChaveVerificadoraDerivada(t *testing.T) {
+	for range 64 {
+		skey, vkey, err := transparencia.GerarChave(transparencia.OrigemPadrao)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := transparencia.NovaChave(skey)
+		if err != nil || c.Verificador != vkey {
+			t.Fatalf("%s: derived %q, %v; want %q", skey, c.Verificador, err, vkey)
 		}
 	}
 }
