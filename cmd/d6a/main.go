@@ -18,12 +18,13 @@ import (
 const exitUsage = 2
 
 var commands = map[string]func(args []string) int{
-	"serve":      cmdServe,
-	"migrate":    cmdMigrate,
-	"replay":     cmdReplay,
-	"verify":     cmdVerify,
-	"token":      cmdToken,
-	"log-keygen": cmdLogKeygen,
+	"serve":        cmdServe,
+	"migrate":      cmdMigrate,
+	"replay":       cmdReplay,
+	"verify":       cmdVerify,
+	"token":        cmdToken,
+	"log-keygen":   cmdLogKeygen,
+	"log-eliminar": cmdLogEliminar,
 }
 
 func main() {
@@ -56,6 +57,8 @@ commands:
   verify --url BASE --event-id UUID | --all | --desde FILE [--chave KEY]
                                         verify from the public transparency log, no database
   log-keygen [--origin NAME]            print a new checkpoint signer key and its verifier key
+  log-eliminar --cidadao UUID | --event-id UUID
+                                        blank transparency-log records (spec 2.2 / N-0d elimination)
   token --sub UUID [--ttl 1h]           sign a development session token with D6A_JWT_SECRET
 
 configuration is read from the environment (D6A_*), see README.md.
