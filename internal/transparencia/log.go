@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
 	"golang.org/x/mod/sumdb/tlog"
 )
 
@@ -26,19 +28,16 @@ var ErrNaoEncontrado = errors.New("transparencia: not found")
 // the records, their leaf hashes and every tlog hash they add commit or
 // roll back with the draws themselves. It must run in the transaction
 // that wrote the draws (a batch calls it once, with all its records).
-// Three round trips whatever the batch size: reserve the indexes, read
-// the hashes of the tree's right edge, write.
+//
+// The state row holds the tree size and its right edge (the hashes of the
+// complete subtrees an append reads: the "frontier"), so an append never
+// reads the hash table. One round trip when this process appended last
+// (the statement checks size and frontier are still what it computed
+// from, else it writes nothing), two otherwise: lock and read the state
+// row, then write.
 func Anexar(ctx context.Context, tx DBTX, regs []Registro) error {
 	if len(regs) == 0 {
 		return nil
-	}
-	k := int64(len(regs))
-	var n int64
-	// The row lock serialises appenders even outside the draw's advisory
-	// lock; the old size is the first new leaf index.
-	if err := tx.QueryRow(ctx,
-		`UPDATE d6a.transparencia_estado SET tamanho = tamanho + $1 RETURNING tamanho - $1`, k).Scan(&n); err != nil {
-		return fmt.Errorf("transparencia: reserve leaves: %w", err)
 	}
 	dados := make([][]byte, len(regs))
 	for i, r := range regs {
@@ -48,40 +47,143 @@ func Anexar(ctx context.Context, tx DBTX, regs []Registro) error {
 		}
 		dados[i] = b
 	}
-	folhas, novos, err := hashesNovos(n, dados, func(idx []int64) ([]tlog.Hash, error) {
-		return lerHashes(ctx, tx, idx)
+	if n, fr, ok := ultimoEstado.ler(); ok {
+		feito, err := escrever(ctx, tx, regs, dados, n, fr)
+		if err != nil || feito {
+			return err
+		}
+	}
+	var n int64
+	var fr []byte
+	// The row lock serialises appenders even outside the draw's advisory
+	// lock.
+	if err := tx.QueryRow(ctx, `SELECT tamanho, fronteira FROM d6a.transparencia_estado FOR UPDATE`).Scan(&n, &fr); err != nil {
+		return fmt.Errorf("transparencia: read the tree state: %w", err)
+	}
+	feito, err := escrever(ctx, tx, regs, dados, n, fr)
+	if err == nil && !feito {
+		err = errors.New("transparencia: tree state changed under its row lock")
+	}
+	return err
+}
+
+// estado is the tree state this process wrote last: a guess that saves
+// the read when it still holds.
+type estado struct {
+	mu        sync.Mutex
+	n         int64
+	fronteira []byte
+	ok        bool
+}
+
+var ultimoEstado estado
+
+func (e *estado) ler() (int64, []byte, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.n, e.fronteira, e.ok
+}
+
+func (e *estado) gravar(n int64, fr []byte) {
+	e.mu.Lock()
+	e.n, e.fronteira, e.ok = n, fr, true
+	e.mu.Unlock()
+}
+
+// fronteiraIndices are the storage indexes of the roots of the complete
+// subtrees that make up a tree of n leaves, left to right: all an append
+// at leaf n and after ever reads of the existing tree.
+func fronteiraIndices(n int64) []int64 {
+	var out []int64
+	var inicio int64
+	for nivel := 62; nivel >= 0; nivel-- {
+		if n&(1<<nivel) != 0 {
+			out = append(out, tlog.StoredHashIndex(nivel, inicio>>nivel))
+			inicio += 1 << nivel
+		}
+	}
+	return out
+}
+
+// escrever computes the append of dados at leaf n from the frontier fr and
+// writes it if the state row still holds (n, fr); feito tells whether it
+// did.
+func escrever(ctx context.Context, tx DBTX, regs []Registro, dados [][]byte, n int64, fr []byte) (feito bool, err error) {
+	idx := fronteiraIndices(n)
+	if len(fr) != len(idx)*tlog.HashSize {
+		return false, fmt.Errorf("transparencia: frontier of size %d has %d bytes, want %d", n, len(fr), len(idx)*tlog.HashSize)
+	}
+	antigos := make(map[int64]tlog.Hash, len(idx))
+	for i, x := range idx {
+		antigos[x] = tlog.Hash(fr[i*tlog.HashSize:])
+	}
+	folhas, novos, err := hashesNovos(n, dados, func(pedidos []int64) ([]tlog.Hash, error) {
+		out := make([]tlog.Hash, len(pedidos))
+		for i, x := range pedidos {
+			h, ok := antigos[x]
+			if !ok {
+				return nil, fmt.Errorf("transparencia: hash %d is not on the frontier of size %d", x, n)
+			}
+			out[i] = h
+		}
+		return out, nil
 	})
 	if err != nil {
-		return err
+		return false, err
+	}
+	k := int64(len(regs))
+	base := tlog.StoredHashCount(n)
+	nova := make([]byte, 0, 64*tlog.HashSize)
+	for _, x := range fronteiraIndices(n + k) {
+		h, ok := antigos[x]
+		if x >= base {
+			h, ok = novos[x-base], true
+		}
+		if !ok {
+			return false, fmt.Errorf("transparencia: frontier hash %d unknown", x)
+		}
+		nova = append(nova, h[:]...)
 	}
 	indices := make([]int64, k)
-	eventos := make([]uuid.UUID, k)
-	demandas := make([]uuid.UUID, k)
+	// pgtype.UUID encodes as 16 bytes; uuid.UUID would go through text.
+	eventos := make([]pgtype.UUID, k)
+	demandas := make([]pgtype.UUID, k)
 	hf := make([][]byte, k)
 	for i, r := range regs {
 		indices[i] = n + int64(i)
-		eventos[i] = r.EventIDSorteio
-		demandas[i] = r.DemandaID
+		eventos[i] = pgtype.UUID{Bytes: r.EventIDSorteio, Valid: true}
+		demandas[i] = pgtype.UUID{Bytes: r.DemandaID, Valid: true}
 		hf[i] = folhas[i][:]
 	}
-	base := tlog.StoredHashCount(n)
 	hidx := make([]int64, len(novos))
 	hval := make([][]byte, len(novos))
 	for i := range novos {
 		hidx[i] = base + int64(i)
 		hval[i] = novos[i][:]
 	}
-	if _, err := tx.Exec(ctx, `
-WITH r AS (
+	// Nothing is written unless the state row is still (n, fr).
+	tag, err := tx.Exec(ctx, `
+WITH e AS (
+    UPDATE d6a.transparencia_estado SET tamanho = $1 + $2, fronteira = $3
+    WHERE tamanho = $1 AND fronteira = $4
+    RETURNING 1
+), r AS (
     INSERT INTO d6a.transparencia_registros (indice, event_id_sorteio, demanda_id, registro, hash_folha)
-    SELECT * FROM unnest($1::bigint[], $2::uuid[], $3::uuid[], $4::bytea[], $5::bytea[])
+    SELECT * FROM unnest($5::bigint[], $6::uuid[], $7::uuid[], $8::bytea[], $9::bytea[])
+    WHERE EXISTS (SELECT FROM e)
 )
 INSERT INTO d6a.transparencia_hashes (indice, hash)
-SELECT * FROM unnest($6::bigint[], $7::bytea[])`,
-		indices, eventos, demandas, dados, hf, hidx, hval); err != nil {
-		return fmt.Errorf("transparencia: write leaves: %w", err)
+SELECT * FROM unnest($10::bigint[], $11::bytea[])
+WHERE EXISTS (SELECT FROM e)`,
+		n, k, nova, fr, indices, eventos, demandas, dados, hf, hidx, hval)
+	if err != nil {
+		return false, fmt.Errorf("transparencia: write leaves: %w", err)
 	}
-	return nil
+	if tag.RowsAffected() == 0 {
+		return false, nil
+	}
+	ultimoEstado.gravar(n+k, nova)
+	return true, nil
 }
 
 // hashesNovos computes, for records appended at leaves n, n+1, …, their

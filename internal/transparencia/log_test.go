@@ -47,7 +47,9 @@ func contar(m memoria) int64 {
 	return n
 }
 
-func anexar(t *testing.T, st *store.Store, regs []transparencia.Registro) {
+func anexar(t *testing.T, st *store.Store, regs []transparencia.Registro) { anexarTB(t, st, regs) }
+
+func anexarTB(t testing.TB, st *store.Store, regs []transparencia.Registro) {
 	t.Helper()
 	ctx := context.Background()
 	if err := pgx.BeginTxFunc(ctx, st.Pool, pgx.TxOptions{}, func(tx pgx.Tx) error {
@@ -57,10 +59,12 @@ func anexar(t *testing.T, st *store.Store, regs []transparencia.Registro) {
 	}
 }
 
-func sinteticos(de, ate int) []transparencia.Registro {
+func sinteticos(de, ate int) []transparencia.Registro { return sinteticosTB("teste", de, ate) }
+
+func sinteticosTB(semente string, de, ate int) []transparencia.Registro {
 	out := make([]transparencia.Registro, 0, ate-de)
 	for i := de; i < ate; i++ {
-		out = append(out, transparencia.RegistroSintetico("teste", i))
+		out = append(out, transparencia.RegistroSintetico(semente, i))
 	}
 	return out
 }

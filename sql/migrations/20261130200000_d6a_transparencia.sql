@@ -23,14 +23,17 @@ CREATE TABLE d6a.transparencia_hashes (
     hash   bytea NOT NULL CHECK (octet_length(hash) = 32)
 );
 
--- One row: the tree size. Appenders lock it (UPDATE … RETURNING), so two
--- transactions can never pick the same leaf index even outside the draw's
--- advisory lock.
+-- One row: the tree size and its frontier (the hashes of the complete
+-- subtrees of the tree, left to right: all that the next append reads).
+-- Every append updates it only if it still holds what the append computed
+-- from, so two transactions can never pick the same leaf index even
+-- outside the draw's advisory lock.
 CREATE TABLE d6a.transparencia_estado (
-    id      boolean PRIMARY KEY DEFAULT true CHECK (id),
-    tamanho bigint NOT NULL CHECK (tamanho >= 0)
+    id        boolean PRIMARY KEY DEFAULT true CHECK (id),
+    tamanho   bigint NOT NULL CHECK (tamanho >= 0),
+    fronteira bytea NOT NULL
 );
-INSERT INTO d6a.transparencia_estado (id, tamanho) VALUES (true, 0);
+INSERT INTO d6a.transparencia_estado (id, tamanho, fronteira) VALUES (true, 0, '');
 
 -- Every checkpoint ever signed (a C2SP tlog-checkpoint signed note); the
 -- latest is the one with the largest size. Instances share them, so all
