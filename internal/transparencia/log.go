@@ -67,6 +67,47 @@ func Anexar(ctx context.Context, tx DBTX, regs []Registro) error {
 	return err
 }
 
+const sqlAnexar = `
+WITH e AS (
+    UPDATE d6a.transparencia_estado SET tamanho = $1 + $2, fronteira = $3
+    WHERE tamanho = $1 AND fronteira = $4
+    RETURNING 1
+), r AS (
+    INSERT INTO d6a.transparencia_registros (indice, event_id_sorteio, demanda_id, registro, hash_folha)
+    SELECT * FROM unnest($5::bigint[], $6::uuid[], $7::uuid[], $8::bytea[], $9::bytea[])
+    WHERE EXISTS (SELECT FROM e)
+)
+INSERT INTO d6a.transparencia_hashes (indice, hash)
+SELECT * FROM unnest($10::bigint[], $11::bytea[])
+WHERE EXISTS (SELECT FROM e)`
+
+// execGenerico runs sql with a generic plan when db can pipeline: the
+// draw's transaction forces custom plans (store: AdvisoryLockSorteio), and
+// planning this statement anew on every draw cost about as much CPU in
+// PostgreSQL as running it (docs/bench.md). The setting is local to the
+// transaction, and the append is its last statement.
+func execGenerico(ctx context.Context, db DBTX, sql string, args ...any) (pgconn.CommandTag, error) {
+	b, ok := db.(interface {
+		SendBatch(context.Context, *pgx.Batch) pgx.BatchResults
+	})
+	if !ok {
+		return db.Exec(ctx, sql, args...)
+	}
+	var lote pgx.Batch
+	lote.Queue(`SELECT set_config('plan_cache_mode', 'force_generic_plan', true)`)
+	lote.Queue(sql, args...)
+	res := b.SendBatch(ctx, &lote)
+	if _, err := res.Exec(); err != nil {
+		_ = res.Close()
+		return pgconn.CommandTag{}, err
+	}
+	tag, err := res.Exec()
+	if cerr := res.Close(); err == nil {
+		err = cerr
+	}
+	return tag, err
+}
+
 // estado is the tree state this process wrote last: a guess that saves
 // the read when it still holds.
 type estado struct {
@@ -162,20 +203,7 @@ func escrever(ctx context.Context, tx DBTX, regs []Registro, dados [][]byte, n i
 		hval[i] = novos[i][:]
 	}
 	// Nothing is written unless the state row is still (n, fr).
-	tag, err := tx.Exec(ctx, `
-WITH e AS (
-    UPDATE d6a.transparencia_estado SET tamanho = $1 + $2, fronteira = $3
-    WHERE tamanho = $1 AND fronteira = $4
-    RETURNING 1
-), r AS (
-    INSERT INTO d6a.transparencia_registros (indice, event_id_sorteio, demanda_id, registro, hash_folha)
-    SELECT * FROM unnest($5::bigint[], $6::uuid[], $7::uuid[], $8::bytea[], $9::bytea[])
-    WHERE EXISTS (SELECT FROM e)
-)
-INSERT INTO d6a.transparencia_hashes (indice, hash)
-SELECT * FROM unnest($10::bigint[], $11::bytea[])
-WHERE EXISTS (SELECT FROM e)`,
-		n, k, nova, fr, indices, eventos, demandas, dados, hf, hidx, hval)
+	tag, err := execGenerico(ctx, tx, sqlAnexar, n, k, nova, fr, indices, eventos, demandas, dados, hf, hidx, hval)
 	if err != nil {
 		return false, fmt.Errorf("transparencia: write leaves: %w", err)
 	}
