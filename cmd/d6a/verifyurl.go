@@ -20,8 +20,8 @@ import (
 
 // opcoesURL are the flags of `d6a verify --url` (CONTRACT §1, §7).
 type opcoesURL struct {
-	url, desde, chave string
-	all               bool
+	url, desde, chave, evento string
+	all                       bool
 }
 
 func flagsURL(fs *flag.FlagSet) *opcoesURL {
@@ -30,6 +30,7 @@ func flagsURL(fs *flag.FlagSet) *opcoesURL {
 	fs.BoolVar(&o.all, "all", false, "with --url: mirror the whole log and recompute every draw")
 	fs.StringVar(&o.desde, "desde", "", "with --url: checkpoint file saved on the last visit (created if missing, replaced when consistent)")
 	fs.StringVar(&o.chave, "chave", "", "with --url: the log's verifier key (else the served one, trusted on first use)")
+	fs.StringVar(&o.evento, "evento", "", "with --url --event-id: the conselheiro.sorteado received (envelope or payload, JSON file) to compare with the record")
 	return o
 }
 
@@ -48,6 +49,10 @@ func verifyURL(o *opcoesURL, eventID, arquivo string) int {
 	}
 	if eventID == "" && !o.all && o.desde == "" {
 		fmt.Fprintln(stderr, "d6a verify: with --url give --event-id UUID, --all and/or --desde FILE")
+		return exitUsage
+	}
+	if o.evento != "" && eventID == "" {
+		fmt.Fprintln(stderr, "d6a verify: --evento needs --event-id")
 		return exitUsage
 	}
 	var id uuid.UUID
@@ -80,6 +85,18 @@ func verificarPublico(ctx context.Context, c *transparencia.Cliente, o *opcoesUR
 		s, err := c.VerificarSorteio(ctx, id)
 		if code := falhou(stderr, err); code != 0 {
 			return code
+		}
+		if o.evento != "" {
+			data, err := os.ReadFile(o.evento)
+			if err != nil {
+				fmt.Fprintf(stderr, "d6a verify: --evento: %v\n", err)
+				return exitUsage
+			}
+			if s.Eliminado {
+				fmt.Fprintln(stderr, "d6a verify: --evento not compared: the record was eliminated")
+			} else if code := falhou(stderr, transparencia.ConferirEvento(s.Registro, data)); code != 0 {
+				return code
+			}
 		}
 		if s.Eliminado {
 			fmt.Fprintf(stdout, "ELIMINADO event_id=%s indice=%d: registro apagado (spec 2.2 / N-0d); a folha continua provada no checkpoint de tamanho %d\n", id, s.Indice, s.Checkpoint.Tamanho)

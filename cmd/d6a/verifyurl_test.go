@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -69,6 +70,18 @@ func TestVerifyURL(t *testing.T) {
 	code, out, errOut = rodar(t, bin, "verify", "--url", url, "--event-id", regs[7].EventIDSorteio.String())
 	if code != 0 || !strings.HasPrefix(out, "OK event_id="+regs[7].EventIDSorteio.String()+" indice=7") || !strings.Contains(errOut, chave.Verificador) {
 		t.Errorf("--event-id, trust on first use: %d %q %q", code, out, errOut)
+	}
+	// The event a citizen received, compared with the record.
+	evento := filepath.Join(t.TempDir(), "evento.json")
+	pl := fmt.Sprintf(`{"conselheiro_id":%q,"demanda_id":%q,"unidade_civica_id":%q,"metodo_sorteio":"fisher_yates","seed_publico":%q,"lista_elegiveis_hash":%q,"posicao_sorteada":0,"total_elegiveis":%d,"timestamp":%q}`,
+		regs[7].ConselheiroID, regs[7].DemandaID, regs[7].UnidadeCivicaID, regs[7].Seed, regs[7].ListaElegiveisHash, len(regs[7].ElegiveisEntrada), regs[7].Timestamp)
+	_ = os.WriteFile(evento, []byte(pl), 0o600)
+	if code, out, errOut = rodar(t, bin, "verify", "--url", url, "--event-id", regs[7].EventIDSorteio.String(), "--evento", evento); code != 0 {
+		t.Errorf("--evento: %d %q %q", code, out, errOut)
+	}
+	_ = os.WriteFile(evento, []byte(strings.Replace(pl, regs[7].Seed, strings.Repeat("a", 64), 1)), 0o600)
+	if code, out, errOut = rodar(t, bin, "verify", "--url", url, "--event-id", regs[7].EventIDSorteio.String(), "--evento", evento); code != 1 || !strings.Contains(errOut, "evento.seed_publico") {
+		t.Errorf("--evento with another seed: %d %q %q", code, out, errOut)
 	}
 	desde := filepath.Join(t.TempDir(), "checkpoint")
 	for i := range 2 {

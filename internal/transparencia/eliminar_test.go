@@ -2,6 +2,7 @@ package transparencia_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -64,3 +65,33 @@ func TestEliminacaoMantemAArvore(t *testing.T) {
 }
 
 func containsID(b []byte, id uuid.UUID) bool { return strings.Contains(string(b), id.String()) }
+
+// The conselheiro.sorteado a citizen holds is checked against the record.
+func TestConferirEvento(t *testing.T) {
+	r := transparencia.RegistroSintetico("teste", 9)
+	pl := map[string]any{
+		"conselheiro_id": r.ConselheiroID.String(), "demanda_id": r.DemandaID.String(),
+		"unidade_civica_id": r.UnidadeCivicaID.String(), "metodo_sorteio": "fisher_yates",
+		"seed_publico": r.Seed, "lista_elegiveis_hash": r.ListaElegiveisHash, "posicao_sorteada": 0,
+		"total_elegiveis": len(r.ElegiveisEntrada), "timestamp": r.Timestamp,
+	}
+	env := map[string]any{"event_id": r.EventIDSorteio.String(), "tipo": "conselheiro.sorteado", "origem": "D-6a",
+		"versao_schema": "1.0.0", "correlacao_id": nil, "timestamp": r.Timestamp, "payload": pl}
+	for _, v := range []any{env, pl} {
+		b, _ := json.Marshal(v)
+		if err := transparencia.ConferirEvento(r, b); err != nil {
+			t.Fatalf("%s: %v", b, err)
+		}
+	}
+	pl["conselheiro_id"] = r.Ordenados[len(r.Ordenados)-1]
+	b, _ := json.Marshal(env)
+	if err := transparencia.ConferirEvento(r, b); campoDaFalha(err) != "evento.payload.conselheiro_id" && len(r.Ordenados) > 1 {
+		t.Errorf("other winner: %v", err)
+	}
+	pl["conselheiro_id"] = r.ConselheiroID.String()
+	env["event_id"] = uuid.NewString()
+	b, _ = json.Marshal(env)
+	if err := transparencia.ConferirEvento(r, b); campoDaFalha(err) != "evento.event_id" {
+		t.Errorf("other event: %v", err)
+	}
+}
