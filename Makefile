@@ -16,7 +16,7 @@ GOFILES = $(shell find . \( -path ./.data -o -path ./.git -o -path ./bin -o -nam
 ## reaches d6a directly and a clean drain ends with status 0 (go run reports 1).
 run:
 	@echo "d6a serve (make run)"
-	@echo "  HTTP      $${D6A_HTTP_ADDR:-:8080}  -> /healthz  /readyz (200 once booted)  /metrics  /d6a/conselheiros/me/situacao"
+	@echo "  HTTP      $${D6A_HTTP_ADDR:-:8080}  -> /healthz  /readyz (200 once booted)  /metrics  /d6a/conselheiros/me/situacao  /d6a/transparencia/"
 	@if [ -n "$$D6A_NATS_URL" ]; then \
 	  echo "  NATS      $$D6A_NATS_URL (external cluster)"; \
 	else \
@@ -39,7 +39,15 @@ run:
 	  export D6A_DATABASE_URL; \
 	fi; \
 	D6A_LOG_FORMAT=$${D6A_LOG_FORMAT:-text}; export D6A_LOG_FORMAT; \
-	$(GO) build -o bin/d6a ./cmd/d6a && exec ./bin/d6a serve
+	$(GO) build -o bin/d6a ./cmd/d6a || exit 1; \
+	if [ -z "$$D6A_LOG_KEY_FILE" ]; then \
+	  D6A_LOG_KEY_FILE=$${D6A_DATA_DIR:-./.data}/transparencia-dev.key; export D6A_LOG_KEY_FILE; \
+	  if [ ! -f "$$D6A_LOG_KEY_FILE" ]; then \
+	    mkdir -p "$${D6A_DATA_DIR:-./.data}" && (umask 077 && ./bin/d6a log-keygen > "$$D6A_LOG_KEY_FILE") || exit 1; \
+	    echo "transparency log: development key created in $$D6A_LOG_KEY_FILE"; \
+	  fi; \
+	fi; \
+	exec ./bin/d6a serve
 
 ## stop-db: stop the local PostgreSQL cluster of `make run`
 stop-db:

@@ -18,12 +18,14 @@ import (
 const exitUsage = 2
 
 var commands = map[string]func(args []string) int{
-	"serve":   cmdServe,
-	"migrate": cmdMigrate,
-	"replay":  cmdReplay,
-	"verify":  cmdVerify,
-	"token":   cmdToken,
-	"admin":   cmdAdmin,
+	"serve":        cmdServe,
+	"migrate":      cmdMigrate,
+	"replay":       cmdReplay,
+	"verify":       cmdVerify,
+	"token":        cmdToken,
+	"admin":        cmdAdmin,
+	"log-keygen":   cmdLogKeygen,
+	"log-eliminar": cmdLogEliminar,
 }
 
 func main() {
@@ -53,6 +55,11 @@ commands:
   replay --type TYPE --from-seq N       rewind the durable consumer of TYPE to stream sequence N
   verify --event-id UUID                recompute one draw from its audit record
   verify --json FILE                    recompute a draw from a file, no database
+  verify --url BASE --event-id UUID | --all | --desde FILE [--chave KEY]
+                                        verify from the public transparency log, no database
+  log-keygen [--origin NAME]            print a new checkpoint signer key and its verifier key
+  log-eliminar --cidadao UUID | --event-id UUID
+                                        blank transparency-log records (spec 2.2 / N-0d elimination)
   token --sub UUID [--ttl 1h]           sign a development session token with D6A_JWT_SECRET
                                         (--papel admin for an operator's token)
   admin [--url BASE] [--token JWT] …    the administration API (d6a admin --help)

@@ -35,6 +35,7 @@ func cmdVerify(args []string) int {
 	arquivo := fs.String("json", "", "JSON file with base, timestamp, elegiveis and optional claims; - reads stdin (no database)")
 	folga := fs.Duration("skew", verificacao.FolgaPadrao, "with --event-id: clock skew allowed between T and the bus times")
 	semBus := fs.Bool("no-bus", false, "with --event-id: do not connect to the bus (the time window is not checked)")
+	pub := flagsURL(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -44,6 +45,9 @@ func cmdVerify(args []string) int {
 	if fs.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "d6a verify: unexpected argument %q\n", fs.Arg(0))
 		return exitUsage
+	}
+	if pub.url != "" {
+		return verifyURL(pub, *eventID, *arquivo)
 	}
 	switch {
 	case (*eventID == "") == (*arquivo == ""):

@@ -13,7 +13,7 @@ import (
 )
 
 // d6aBin builds the real binary into the test's temporary directory.
-func d6aBin(t *testing.T) string {
+func d6aBin(t testing.TB) string {
 	t.Helper()
 	goBin, err := exec.LookPath("go")
 	if err != nil {

@@ -220,6 +220,9 @@ func rodarEmLotes(t *testing.T, evs []evento.Evento, lote int) string {
 		`SELECT row_to_json(o)::text FROM d6a.outbox o ORDER BY id`,
 		`SELECT row_to_json(e)::text FROM d6a.eventos_processados e ORDER BY event_id`,
 		`SELECT row_to_json(o)::text FROM d6a.consumer_offset o ORDER BY tipo_evento`,
+		// The transparency log: leaf n is the n-th draw, in both modes.
+		`SELECT indice || ' ' || encode(registro, 'escape') || ' ' || encode(hash_folha, 'hex') FROM d6a.transparencia_registros ORDER BY indice`,
+		`SELECT indice || ' ' || encode(hash, 'hex') FROM d6a.transparencia_hashes ORDER BY indice`,
 	} {
 		rows, err := st.Pool.Query(ctx, q)
 		if err != nil {

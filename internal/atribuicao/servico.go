@@ -25,6 +25,7 @@ import (
 
 	"github.com/formigueiro/d6a/internal/hierarquia"
 	"github.com/formigueiro/d6a/internal/store"
+	"github.com/formigueiro/d6a/internal/transparencia"
 )
 
 // lockSorteio is the advisory-lock key every d6a transaction that may draw
@@ -79,7 +80,10 @@ type Options struct {
 	// (conselheiro_id = cidadao_id, spec 3.10): this process's situacao
 	// cache forgets them before the relay can put the result on the bus.
 	// Other processes learn it from PostgreSQL's notifications.
-	Alterados  func(cidadaos []uuid.UUID)
+	Alterados func(cidadaos []uuid.UUID)
+	// Anexado is called after a commit that appended to the transparency
+	// log, to wake the checkpoint signer.
+	Anexado    func()
 	Observador Observador
 	Logger     *slog.Logger
 	// MaxLote bounds the units of work one transaction carries (default
@@ -153,6 +157,8 @@ type uow struct {
 	depois []func() // run after commit (metrics)
 	// alterados are the citizens whose situation changed (Options.Alterados).
 	alterados []uuid.UUID
+	// registros are this unit's draws for the transparency log.
+	registros []transparencia.Registro
 	servico   *Servico
 	// lote is what the batch decided and has not written; diferir says this
 	// unit adds to it instead of writing.
@@ -179,6 +185,9 @@ func New(o Options) *Servico {
 	}
 	if o.NovoID == nil {
 		o.NovoID = uuid.New
+	}
+	if o.Anexado == nil {
+		o.Anexado = func() {}
 	}
 	if o.Alterados == nil {
 		o.Alterados = func([]uuid.UUID) {}
@@ -351,6 +360,15 @@ func (s *Servico) transacao(lote []job) ([]*uow, error) {
 		if err := d.gravar(ctx, tx); err != nil {
 			return err
 		}
+		// Transparency log (CONTRACT §7): the batch's draws become the next
+		// leaves, in decision order, in this transaction.
+		var registros []transparencia.Registro
+		for _, u := range us {
+			registros = append(registros, u.registros...)
+		}
+		if err := transparencia.Anexar(ctx, tx.DB, registros); err != nil {
+			return fmt.Errorf("transparência: %w", err)
+		}
 		return registrarInbox(ctx, tx, inbox)
 	})
 	if err != nil {
@@ -435,6 +453,12 @@ func (s *Servico) depoisDoCommit(us []*uow) {
 	}
 	if len(saida) > 0 {
 		s.o.Publicado(saida)
+	}
+	for _, u := range us {
+		if len(u.registros) > 0 {
+			s.o.Anexado()
+			break
+		}
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/formigueiro/d6a/internal/evento"
 	"github.com/formigueiro/d6a/internal/sorteio"
 	"github.com/formigueiro/d6a/internal/store"
+	"github.com/formigueiro/d6a/internal/transparencia"
 	"github.com/formigueiro/d6a/schemas"
 )
 
@@ -171,6 +172,12 @@ func (u *uow) executarSorteio(ctx context.Context, p Pedido) (Resultado, error) 
 	}); err != nil {
 		return Resultado{}, fmt.Errorf("gravar sorteio: %w", err)
 	}
+	// Transparency log (CONTRACT §7): the executor appends u.registros.
+	reg, err := transparencia.NovoRegistro(eventID, p.DemandaID, p.UC, base, &baseSeq, t, res, filtro.Degrau, cadeia, p.Excluir)
+	if err != nil {
+		return Resultado{}, err
+	}
+	u.registros = append(u.registros, reg)
 	u.alterou(selecionado)
 	u.saida = append(u.saida, saida)
 	log.Info("Sorteio concluído", "degrau", filtro.Degrau, "cadeia", cadeia, "total_elegiveis", len(ids),

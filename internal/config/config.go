@@ -55,6 +55,14 @@ type Config struct {
 	// expired suspensions and, when on, the automatic timeout
 	// (D6A_MANUTENCAO_INTERVALO).
 	Manutencao time.Duration
+	// LogKeyFile names the signer key of the transparency log's
+	// checkpoints; empty: a key kept under DataDir (docs/decisions.md).
+	LogKeyFile string
+	// LogOrigin is the checkpoints' origin line and the key's name.
+	LogOrigin string
+	// TransparenciaPorMinuto limits the public transparency routes per
+	// client IP (0: no limit).
+	TransparenciaPorMinuto int
 }
 
 // Error names the variable to fix, so the operator can act on one line.
@@ -102,6 +110,10 @@ func Parse(lookup func(string) (string, bool)) (Config, error) {
 		ConsumerFetchTimeout: p.duration("D6A_FETCH_TIMEOUT", time.Second),
 		PprofAddr:            p.str("D6A_PPROF_ADDR", ""),
 		SituacaoCache:        p.integer("D6A_SITUACAO_CACHE", 100000, 0),
+		LogKeyFile:           p.str("D6A_LOG_KEY_FILE", ""),
+		LogOrigin:            p.str("D6A_LOG_ORIGIN", "d6a/sorteios"),
+		// A full mirror of 1,000,000 draws is 1,000 pages.
+		TransparenciaPorMinuto: p.integer("D6A_TRANSPARENCIA_POR_MINUTO", 1200, 0),
 	}
 	switch lvl := strings.ToLower(p.str("D6A_LOG_LEVEL", "info")); lvl {
 	case "debug":
@@ -126,6 +138,9 @@ func Parse(lookup func(string) (string, bool)) (Config, error) {
 	}
 	if c.Manutencao <= 0 {
 		p.fail("D6A_MANUTENCAO_INTERVALO", "must be positive")
+	}
+	if c.LogOrigin == "" || strings.ContainsAny(c.LogOrigin, "\n+ ") {
+		p.fail("D6A_LOG_ORIGIN", "must be one line without spaces or '+'")
 	}
 	if c.HierarquiaTTL <= 0 {
 		p.fail("D6A_HIERARQUIA_TTL", "must be positive")

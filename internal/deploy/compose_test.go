@@ -32,6 +32,8 @@ var contractVars = map[string]bool{
 	"D6A_MAX_ENTREGAS":           true,
 	"D6A_LOG_LEVEL":              true,
 	"D6A_LOG_FORMAT":             true,
+	"D6A_LOG_KEY_FILE":           true,
+	"D6A_LOG_ORIGIN":             true,
 }
 
 type composeFile struct {

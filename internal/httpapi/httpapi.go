@@ -81,6 +81,9 @@ type Options struct {
 	// TokensCache is how many verified tokens are remembered until their
 	// exp: 0 means TokensCache, a negative value turns the cache off.
 	TokensCache int
+	// ChaveLog is the transparency log's verifier key, served at
+	// /d6a/transparencia/chave.
+	ChaveLog string
 }
 
 type api struct {
@@ -176,6 +179,7 @@ func New(o Options) (*fiber.App, error) {
 	if o.Admin != nil && o.Config.Admin {
 		a.rotasAdmin(app, o.Admin)
 	}
+	a.transparenciaRotas(app, o.Config.TransparenciaPorMinuto, o.ChaveLog)
 	return app, nil
 }
 
@@ -291,6 +295,11 @@ func rotaConhecida(c *fiber.Ctx) string {
 	switch {
 	case p == RotaSituacao, p == RotaHealthz, p == RotaReadyz, p == RotaMetrics, strings.HasPrefix(p, PrefixoAdmin+"/"):
 		if c.Response().StatusCode() != fiber.StatusNotFound && c.Response().StatusCode() != fiber.StatusMethodNotAllowed {
+			return p
+		}
+	default:
+		// The registered transparency patterns: a bounded set.
+		if strings.HasPrefix(p, RotaTransparencia) && c.Response().StatusCode() != fiber.StatusNotFound {
 			return p
 		}
 	}

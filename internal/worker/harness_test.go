@@ -102,6 +102,9 @@ func novaColonia(t *testing.T, o opcoes) *colonia {
 	}
 	c.cfg.JWTSecret = "segredo-de-teste"
 	c.base = o.base
+	// The transparency log's development key lives here, shared by every
+	// instance of the colony.
+	c.cfg.DataDir = t.TempDir()
 	t.Cleanup(c.parar)
 	return c
 }

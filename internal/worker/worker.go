@@ -27,6 +27,7 @@ import (
 	"github.com/formigueiro/d6a/internal/metrics"
 	"github.com/formigueiro/d6a/internal/outbox"
 	"github.com/formigueiro/d6a/internal/store"
+	"github.com/formigueiro/d6a/internal/transparencia"
 )
 
 // ConfigError is a start-up failure the operator fixes in configuration
@@ -64,6 +65,8 @@ type Worker struct {
 	// Cache serves situacao without the database; nil when
 	// D6A_SITUACAO_CACHE=0.
 	Cache *httpapi.Cache
+	// Assinador signs the transparency log's checkpoints.
+	Assinador *transparencia.Assinador
 
 	log    *slog.Logger
 	ln     net.Listener
@@ -133,6 +136,11 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *Worker, err erro
 	w.Relay = outbox.New(st, w.Bus, cfg.OutboxPollInterval, o.Now)
 	w.Relay.OnPublicados = func(n int) { w.Metrics.OutboxPublicados.Add(float64(n)) }
 	w.Cache = httpapi.NovoCache(cfg.SituacaoCache)
+	chave, err := chaveLog(cfg, w.log)
+	if err != nil {
+		return nil, err
+	}
+	w.Assinador = transparencia.NovoAssinador(st.Pool, chave, cfg.LogOrigin, w.log)
 	base := o.Base
 	if base == nil {
 		baseCtx, pararBase := context.WithCancel(context.Background())
@@ -143,10 +151,12 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *Worker, err erro
 		Store: st, Hierarquia: hier, Barramento: base, SubjectPrefix: cfg.SubjectPrefix,
 		NRecusasSuspensao: cfg.NRecusasSuspensao, TSuspensao: cfg.TSuspensao, TimeoutResposta: cfg.TimeoutResposta, Now: o.Now,
 		Publicado: publicar(w.Relay), Alterados: w.Cache.Esquecer, Observador: observador{w.Metrics}, Logger: w.log,
+		Anexado: w.Assinador.Acordar,
 	})
 	fundo, pararFundo := context.WithCancel(context.Background())
 	w.pararFundo = pararFundo
-	if w.App, err = httpapi.New(httpapi.Options{Config: cfg, Store: st, Metrics: w.Metrics, Now: o.Now, Ready: w.Ready, Cache: w.Cache, Admin: w.Servico, Contexto: fundo}); err != nil {
+	if w.App, err = httpapi.New(httpapi.Options{Config: cfg, Store: st, Metrics: w.Metrics, Now: o.Now, Ready: w.Ready, Cache: w.Cache, Admin: w.Servico, Contexto: fundo,
+		ChaveLog: chave.Verificador}); err != nil {
 		return nil, err
 	}
 	w.ln = o.Listener
@@ -184,6 +194,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	defer cancelWork()
 	go w.Relay.Run(workCtx)
 	go w.Cache.Escutar(workCtx, w.Store.Pool)
+	go w.Assinador.Run(workCtx)
 	if w.Cfg.PprofAddr != "" {
 		go w.servirPprof(workCtx)
 	}
@@ -230,6 +241,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	if err := w.Relay.Flush(flushCtx); err != nil {
 		w.log.Warn("outbox não esvaziado no encerramento; será publicado no próximo início", "erro", err)
 	}
+	w.assinarFinal(flushCtx)
 	cancelFlush()
 	cancelWork()
 	_ = w.App.ShutdownWithTimeout(2 * time.Second)

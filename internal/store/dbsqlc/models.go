@@ -161,3 +161,30 @@ type D6aSuspenso struct {
 	VersaoParametros    int32
 	CriadoEm            time.Time
 }
+
+type D6aTransparenciaCheckpoint struct {
+	Tamanho    int64
+	Raiz       []byte
+	Nota       string
+	AssinadoEm time.Time
+}
+
+type D6aTransparenciaEstado struct {
+	ID        bool
+	Tamanho   int64
+	Fronteira []byte
+}
+
+type D6aTransparenciaHash struct {
+	Indice int64
+	Hash   []byte
+}
+
+type D6aTransparenciaRegistro struct {
+	Indice         int64
+	EventIDSorteio uuid.UUID
+	DemandaID      uuid.UUID
+	Registro       []byte
+	HashFolha      []byte
+	EliminadoEm    *time.Time
+}

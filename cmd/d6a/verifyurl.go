@@ -1,0 +1,160 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/google/uuid"
+	"github.com/schollz/progressbar/v3"
+
+	"github.com/formigueiro/d6a/internal/transparencia"
+)
+
+// opcoesURL are the flags of `d6a verify --url` (CONTRACT §1, §7).
+type opcoesURL struct {
+	url, desde, chave, evento string
+	all                       bool
+}
+
+func flagsURL(fs *flag.FlagSet) *opcoesURL {
+	o := &opcoesURL{}
+	fs.StringVar(&o.url, "url", "", "base URL of a d6a: verify from its public transparency log, no database")
+	fs.BoolVar(&o.all, "all", false, "with --url: mirror the whole log and recompute every draw")
+	fs.StringVar(&o.desde, "desde", "", "with --url: checkpoint file saved on the last visit (created if missing, replaced when consistent)")
+	fs.StringVar(&o.chave, "chave", "", "with --url: the log's verifier key (else the served one, trusted on first use)")
+	fs.StringVar(&o.evento, "evento", "", "with --url --event-id: the conselheiro.sorteado received (envelope or payload, JSON file) to compare with the record")
+	return o
+}
+
+// verifyURL is `d6a verify --url BASE --event-id UUID | --all | --desde FILE`.
+// Exit 0 when everything holds, 1 on the first failure (named), 2 for bad
+// input, an unknown draw or a server that cannot be reached.
+func verifyURL(o *opcoesURL, eventID, arquivo string) int {
+	stderr := os.Stderr
+	if arquivo != "" {
+		fmt.Fprintln(stderr, "d6a verify: --json and --url do not go together")
+		return exitUsage
+	}
+	if err := transparencia.ValidarURL(o.url); err != nil {
+		fmt.Fprintf(stderr, "d6a verify: %v\n", err)
+		return exitUsage
+	}
+	if eventID == "" && !o.all && o.desde == "" {
+		fmt.Fprintln(stderr, "d6a verify: with --url give --event-id UUID, --all and/or --desde FILE")
+		return exitUsage
+	}
+	if o.evento != "" && eventID == "" {
+		fmt.Fprintln(stderr, "d6a verify: --evento needs --event-id")
+		return exitUsage
+	}
+	var id uuid.UUID
+	if eventID != "" {
+		var err error
+		if id, err = uuid.Parse(eventID); err != nil {
+			fmt.Fprintf(stderr, "d6a verify: --event-id %q is not a UUID\n", eventID)
+			return exitUsage
+		}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	c := &transparencia.Cliente{Base: o.url, Chave: strings.TrimSpace(o.chave), Avisos: stderr}
+	return verificarPublico(ctx, c, o, id, os.Stdout, stderr)
+}
+
+func verificarPublico(ctx context.Context, c *transparencia.Cliente, o *opcoesURL, id uuid.UUID, stdout, stderr io.Writer) int {
+	if o.desde != "" {
+		antigo, novo, primeira, err := c.VerificarDesde(ctx, o.desde)
+		if code := falhou(stderr, err); code != 0 {
+			return code
+		}
+		if primeira {
+			fmt.Fprintf(stdout, "OK checkpoint tamanho=%d salvo em %s (primeira visita: nada a comparar)\n", novo.Tamanho, o.desde)
+		} else {
+			fmt.Fprintf(stdout, "OK consistente: tamanho %d → %d, histórico não reescrito; checkpoint salvo em %s\n", antigo.Tamanho, novo.Tamanho, o.desde)
+		}
+	}
+	if id != uuid.Nil {
+		s, err := c.VerificarSorteio(ctx, id)
+		if code := falhou(stderr, err); code != 0 {
+			return code
+		}
+		if o.evento != "" {
+			data, err := os.ReadFile(o.evento)
+			if err != nil {
+				fmt.Fprintf(stderr, "d6a verify: --evento: %v\n", err)
+				return exitUsage
+			}
+			if s.Eliminado {
+				fmt.Fprintln(stderr, "d6a verify: --evento not compared: the record was eliminated")
+			} else if code := falhou(stderr, transparencia.ConferirEvento(s.Registro, data)); code != 0 {
+				return code
+			}
+		}
+		if s.Eliminado {
+			fmt.Fprintf(stdout, "ELIMINADO event_id=%s indice=%d: registro apagado (spec 2.2 / N-0d); a folha continua provada no checkpoint de tamanho %d\n", id, s.Indice, s.Checkpoint.Tamanho)
+		} else {
+			r := s.Registro
+			fmt.Fprintf(stdout, "OK event_id=%s indice=%d conselheiro=%s total=%d seed=%s checkpoint=%d\n",
+				id, s.Indice, r.ConselheiroID, len(r.ElegiveisEntrada), r.Seed, s.Checkpoint.Tamanho)
+		}
+	}
+	if o.all {
+		var bar *progressbar.ProgressBar
+		res, _, err := c.VerificarTudo(ctx, func(feitos, total int64) {
+			if bar == nil {
+				bar = progressbar.NewOptions64(total, progressbar.OptionSetWriter(stderr),
+					progressbar.OptionSetDescription("registros"), progressbar.OptionShowCount(), progressbar.OptionThrottle(200e6))
+			}
+			_ = bar.Set64(feitos)
+		})
+		if bar != nil {
+			_ = bar.Finish()
+			fmt.Fprintln(stderr)
+		}
+		if code := falhou(stderr, err); code != 0 {
+			return code
+		}
+		if res.Eliminados > 0 {
+			fmt.Fprintf(stdout, "eliminados=%d (registros apagados; folhas provadas pela raiz)\n", res.Eliminados)
+		}
+		fmt.Fprintln(stdout, res.Linha())
+		if res.Primeira != nil {
+			fmt.Fprintf(stderr, "d6a verify: FALHA %v\n", res.Primeira)
+			return 1
+		}
+	}
+	return 0
+}
+
+// falhou prints err and maps it to the exit status.
+func falhou(stderr io.Writer, err error) int {
+	if err == nil {
+		return 0
+	}
+	var f *transparencia.Falha
+	var h *transparencia.ErrHTTP
+	var ne net.Error
+	var oe *net.OpError
+	switch {
+	case errors.As(err, &f):
+		fmt.Fprintf(stderr, "d6a verify: FALHA %v\n", err)
+		return 1
+	case errors.As(err, &h) && h.Status == 404:
+		fmt.Fprintf(stderr, "d6a verify: %v\n", err)
+		return exitUsage
+	case errors.As(err, &oe), errors.As(err, &ne):
+		fmt.Fprintf(stderr, "d6a verify: --url unreachable: %v\n", err)
+		return exitUsage
+	default:
+		fmt.Fprintf(stderr, "d6a verify: FALHA %v\n", err)
+		return 1
+	}
+}

@@ -1,0 +1,76 @@
+package main
+
+import (
+	"context"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/formigueiro/d6a/internal/config"
+	"github.com/formigueiro/d6a/internal/httpapi"
+	"github.com/formigueiro/d6a/internal/pgtest"
+	"github.com/formigueiro/d6a/internal/transparencia"
+)
+
+// BenchmarkVerifyURLAll times the real `d6a verify --url BASE --all`
+// against the real public API (default per-IP limit) over a log of
+// D6A_BENCH_REGISTROS valid draws (default 100,000), made with
+// internal/sorteio and appended with transparencia.Anexar in batches of
+// 1,000 (docs/bench.md):
+//
+//	go test -run '^$' -bench VerifyURLAll -benchtime 3x ./cmd/d6a
+func BenchmarkVerifyURLAll(b *testing.B) {
+	n := 100_000
+	if v, err := strconv.Atoi(os.Getenv("D6A_BENCH_REGISTROS")); err == nil && v > 0 {
+		n = v
+	}
+	ctx := context.Background()
+	bin := d6aBin(b)
+	skey, _, err := transparencia.GerarChave(transparencia.OrigemPadrao)
+	if err != nil {
+		b.Fatal(err)
+	}
+	chave, _ := transparencia.NovaChave(skey)
+	st := pgtest.New(b)
+	inicio := time.Now()
+	for de := 0; de < n; de += 1000 {
+		regs := make([]transparencia.Registro, 0, 1000)
+		for i := de; i < min(de+1000, n); i++ {
+			regs = append(regs, transparencia.RegistroSintetico("bench", i))
+		}
+		if err := pgx.BeginTxFunc(ctx, st.Pool, pgx.TxOptions{}, func(tx pgx.Tx) error { return transparencia.Anexar(ctx, tx, regs) }); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if _, err := transparencia.Assinar(ctx, st.Pool, chave, transparencia.OrigemPadrao); err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("%d records generated, appended and signed in %s", n, time.Since(inicio).Round(time.Millisecond))
+	cfg, _ := config.Parse(func(string) (string, bool) { return "", false })
+	app, err := httpapi.New(httpapi.Options{Config: cfg, Store: st, ChaveLog: chave.Verificador})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	go func() { _ = app.Listener(ln) }()
+	defer func() { _ = app.Shutdown() }()
+	url := "http://" + ln.Addr().String()
+	want := "transparencia: registros=" + strconv.Itoa(n) + " verificados=" + strconv.Itoa(n) + " falhas=0 raiz="
+	b.ResetTimer()
+	for b.Loop() {
+		out, err := exec.Command(bin, "verify", "--url", url, "--all", "--chave", chave.Verificador).Output()
+		if err != nil || !strings.Contains(string(out), want) {
+			b.Fatalf("verify --all: %v %q", err, out)
+		}
+	}
+	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/verify-all")
+}

@@ -1,0 +1,122 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/formigueiro/d6a/internal/config"
+	"github.com/formigueiro/d6a/internal/httpapi"
+	"github.com/formigueiro/d6a/internal/pgtest"
+	"github.com/formigueiro/d6a/internal/transparencia"
+)
+
+// `d6a log-keygen` then `d6a verify --url` against the real public API:
+// the exit statuses and lines of CONTRACT §1.
+func TestVerifyURL(t *testing.T) {
+	bin := d6aBin(t)
+	ctx := context.Background()
+	code, out, errOut := rodar(t, bin, "log-keygen", "--origin", "teste.example/d6a")
+	linhas := strings.Split(strings.TrimSpace(out), "\n")
+	if code != 0 || len(linhas) != 2 || !strings.HasPrefix(linhas[0], "PRIVATE+KEY+teste.example/d6a+") || !strings.HasPrefix(linhas[1], "teste.example/d6a+") {
+		t.Fatalf("log-keygen: %d %q %q", code, out, errOut)
+	}
+	arquivoChave := filepath.Join(t.TempDir(), "log.key")
+	if err := os.WriteFile(arquivoChave, []byte(out), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	chave, err := transparencia.CarregarChave(arquivoChave)
+	if err != nil || chave.Verificador != linhas[1] {
+		t.Fatalf("key file from log-keygen: %v %q", err, chave.Verificador)
+	}
+
+	st := pgtest.New(t)
+	var regs []transparencia.Registro
+	for i := range 30 {
+		regs = append(regs, transparencia.RegistroSintetico("cmd", i))
+	}
+	if err := pgx.BeginTxFunc(ctx, st.Pool, pgx.TxOptions{}, func(tx pgx.Tx) error { return transparencia.Anexar(ctx, tx, regs) }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := transparencia.Assinar(ctx, st.Pool, chave, "teste.example/d6a"); err != nil {
+		t.Fatal(err)
+	}
+	app, err := httpapi.New(httpapi.Options{Config: config.Config{}, Store: st, ChaveLog: chave.Verificador})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = app.Listener(ln) }()
+	t.Cleanup(func() { _ = app.Shutdown() })
+	url := "http://" + ln.Addr().String()
+
+	code, out, errOut = rodar(t, bin, "verify", "--url", url, "--all", "--chave", chave.Verificador)
+	if code != 0 || !strings.Contains(out, "transparencia: registros=30 verificados=30 falhas=0 raiz=") {
+		t.Errorf("--all: %d %q %q", code, out, errOut)
+	}
+	code, out, errOut = rodar(t, bin, "verify", "--url", url, "--event-id", regs[7].EventIDSorteio.String())
+	if code != 0 || !strings.HasPrefix(out, "OK event_id="+regs[7].EventIDSorteio.String()+" indice=7") || !strings.Contains(errOut, chave.Verificador) {
+		t.Errorf("--event-id, trust on first use: %d %q %q", code, out, errOut)
+	}
+	// The event a citizen received, compared with the record.
+	evento := filepath.Join(t.TempDir(), "evento.json")
+	pl := fmt.Sprintf(`{"conselheiro_id":%q,"demanda_id":%q,"unidade_civica_id":%q,"metodo_sorteio":"fisher_yates","seed_publico":%q,"lista_elegiveis_hash":%q,"posicao_sorteada":0,"total_elegiveis":%d,"timestamp":%q}`,
+		regs[7].ConselheiroID, regs[7].DemandaID, regs[7].UnidadeCivicaID, regs[7].Seed, regs[7].ListaElegiveisHash, len(regs[7].ElegiveisEntrada), regs[7].Timestamp)
+	_ = os.WriteFile(evento, []byte(pl), 0o600)
+	if code, out, errOut = rodar(t, bin, "verify", "--url", url, "--event-id", regs[7].EventIDSorteio.String(), "--evento", evento); code != 0 {
+		t.Errorf("--evento: %d %q %q", code, out, errOut)
+	}
+	_ = os.WriteFile(evento, []byte(strings.Replace(pl, regs[7].Seed, strings.Repeat("a", 64), 1)), 0o600)
+	if code, out, errOut = rodar(t, bin, "verify", "--url", url, "--event-id", regs[7].EventIDSorteio.String(), "--evento", evento); code != 1 || !strings.Contains(errOut, "evento.seed_publico") {
+		t.Errorf("--evento with another seed: %d %q %q", code, out, errOut)
+	}
+	desde := filepath.Join(t.TempDir(), "checkpoint")
+	for i := range 2 {
+		if code, out, errOut = rodar(t, bin, "verify", "--url", url, "--desde", desde, "--chave", chave.Verificador); code != 0 {
+			t.Errorf("--desde visit %d: %d %q %q", i, code, out, errOut)
+		}
+	}
+	for _, args := range [][]string{
+		{"--url", url, "--event-id", uuid.NewString()},
+		{"--url", url, "--event-id", "nao-uuid"},
+		{"--url", "ftp://x", "--all"},
+		{"--url", url},
+		{"--url", "http://127.0.0.1:1", "--all"},
+	} {
+		if code, out, errOut = rodar(t, bin, append([]string{"verify"}, args...)...); code != 2 {
+			t.Errorf("verify %v: %d, want 2: %q %q", args, code, out, errOut)
+		}
+	}
+	// A server that swaps a winner: exit 1, the failure named.
+	b, _ := regs[3].Bytes()
+	trocado := strings.Replace(string(b), regs[3].ConselheiroID.String(), uuid.NewString(), 1)
+	falso := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		res, err := http.Get(url + r.URL.RequestURI())
+		if err != nil {
+			http.Error(w, err.Error(), 502)
+			return
+		}
+		defer res.Body.Close()
+		body, _ := io.ReadAll(res.Body)
+		w.WriteHeader(res.StatusCode)
+		_, _ = w.Write([]byte(strings.Replace(string(body), strings.ReplaceAll(string(b), `"`, `\"`), strings.ReplaceAll(trocado, `"`, `\"`), 1)))
+	}))
+	defer falso.Close()
+	code, out, errOut = rodar(t, bin, "verify", "--url", falso.URL, "--all", "--chave", chave.Verificador)
+	if code != 1 || !strings.Contains(out, "falhas=1") || !strings.Contains(errOut, "FALHA registro 3: hash_folha") {
+		t.Errorf("--all over a tampered record: %d %q %q", code, out, errOut)
+	}
+}

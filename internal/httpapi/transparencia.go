@@ -1,0 +1,272 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"log/slog"
+	"strconv"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/etag"
+	"github.com/gofiber/fiber/v2/middleware/limiter"
+	"github.com/google/uuid"
+	"golang.org/x/mod/sumdb/tlog"
+
+	"github.com/formigueiro/d6a/internal/store"
+	"github.com/formigueiro/d6a/internal/transparencia"
+)
+
+// Routes of the public transparency log (CONTRACT §7).
+const (
+	RotaTransparencia = "/d6a/transparencia"
+	// LimiteRegistros is the largest page of /registros.
+	LimiteRegistros = 1000
+)
+
+// Cache-Control of the answers: a consistency proof between two sizes can
+// never change; a full page of records changes only when a record is
+// eliminated; the rest follows the latest checkpoint.
+const (
+	cacheImutavel  = "public, max-age=31536000, immutable"
+	cachePagina    = "public, max-age=300"
+	cacheCheckpoin = "no-cache"
+)
+
+// transparenciaRotas registers the public, token-free read API and the
+// verifier page, behind their own per-IP limit and an ETag.
+func (a *api) transparenciaRotas(app *fiber.App, porMinuto int, chave string) {
+	t := &rotasTransparencia{db: a.store, verificador: chave}
+	g := app.Group(RotaTransparencia)
+	if porMinuto > 0 {
+		g.Use(limiter.New(limiter.Config{
+			Max:        porMinuto,
+			Expiration: time.Minute,
+			KeyGenerator: func(c *fiber.Ctx) string {
+				return "t|" + chaveThrottle(a.ip.de(c))
+			},
+			LimitReached: func(c *fiber.Ctx) error {
+				return c.Status(fiber.StatusTooManyRequests).JSON(fiber.Map{"erro": "limite de requisições por minuto excedido"})
+			},
+		}))
+	}
+	g.Use(etag.New())
+	g.Get("/checkpoint", t.checkpoint)
+	g.Get("/chave", t.chave)
+	g.Get("/sorteios/:event_id", t.sorteio)
+	g.Get("/sorteios", t.porDemanda)
+	g.Get("/registros", t.registros)
+	g.Get("/consistencia", t.consistencia)
+	g.Get("/", paginaVerificador)
+}
+
+type rotasTransparencia struct {
+	db          *store.Store
+	verificador string
+}
+
+func (t *rotasTransparencia) ctx(c *fiber.Ctx) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(c.UserContext(), ConsultaTimeout)
+}
+
+// falhaLeitura maps a database failure to 503 or 500.
+func falhaLeitura(err error) error {
+	slog.Error("transparencia: database read failed", "err", err)
+	if store.Transient(err) {
+		return fiber.NewError(fiber.StatusServiceUnavailable, "banco de dados indisponível")
+	}
+	return fiber.NewError(fiber.StatusInternalServerError, "erro interno")
+}
+
+// ultimo is the latest signed checkpoint; 404 before the first one.
+func (t *rotasTransparencia) ultimo(ctx context.Context) (string, int64, error) {
+	nota, n, err := transparencia.UltimoCheckpoint(ctx, t.db.Pool)
+	if errors.Is(err, transparencia.ErrNaoEncontrado) {
+		return "", 0, fiber.NewError(fiber.StatusNotFound, "nenhum checkpoint assinado ainda (nenhum sorteio registrado)")
+	}
+	if err != nil {
+		return "", 0, falhaLeitura(err)
+	}
+	return nota, n, nil
+}
+
+func (t *rotasTransparencia) checkpoint(c *fiber.Ctx) error {
+	ctx, cancel := t.ctx(c)
+	defer cancel()
+	c.Set(fiber.HeaderCacheControl, cacheCheckpoin)
+	nota, _, err := t.ultimo(ctx)
+	if err != nil {
+		return err
+	}
+	c.Set(fiber.HeaderContentType, fiber.MIMETextPlainCharsetUTF8)
+	return c.SendString(nota)
+}
+
+func (t *rotasTransparencia) chave(c *fiber.Ctx) error {
+	if t.verificador == "" {
+		return fiber.NewError(fiber.StatusServiceUnavailable, "chave do log não configurada")
+	}
+	c.Set(fiber.HeaderCacheControl, "public, max-age=3600")
+	c.Set(fiber.HeaderContentType, fiber.MIMETextPlainCharsetUTF8)
+	return c.SendString(t.verificador + "\n")
+}
+
+func hashes64(hs []tlog.Hash) []string {
+	out := make([]string, len(hs))
+	for i, h := range hs {
+		out[i] = base64.StdEncoding.EncodeToString(h[:])
+	}
+	return out
+}
+
+// registroJSON is a record's exact bytes as a JSON string, or null once
+// eliminated.
+func registroJSON(b []byte) *string {
+	if b == nil {
+		return nil
+	}
+	s := string(b)
+	return &s
+}
+
+func (t *rotasTransparencia) sorteio(c *fiber.Ctx) error {
+	id, err := uuid.Parse(c.Params("event_id"))
+	if err != nil {
+		return fiber.NewError(fiber.StatusBadRequest, "event_id não é um UUID")
+	}
+	c.Set(fiber.HeaderCacheControl, cacheCheckpoin)
+	ctx, cancel := t.ctx(c)
+	defer cancel()
+	nota, n, err := t.ultimo(ctx)
+	if err != nil {
+		return err
+	}
+	f, err := transparencia.FolhaPorEvento(ctx, t.db.Pool, id)
+	switch {
+	case errors.Is(err, transparencia.ErrNaoEncontrado):
+		return fiber.NewError(fiber.StatusNotFound, "sorteio não encontrado no log de transparência")
+	case err != nil:
+		return falhaLeitura(err)
+	case f.Indice >= n:
+		// Appended, not yet under a signed checkpoint (the signer runs
+		// within a second of the commit).
+		c.Set(fiber.HeaderRetryAfter, "1")
+		return fiber.NewError(fiber.StatusNotFound, "sorteio ainda não incluído em um checkpoint assinado; tente em instantes")
+	}
+	prova, err := tlog.ProveRecord(n, f.Indice, transparencia.Leitor(ctx, t.db.Pool))
+	if err != nil {
+		return falhaLeitura(err)
+	}
+	return c.JSON(fiber.Map{
+		"indice": f.Indice, "registro": registroJSON(f.Registro),
+		"hash_folha":     base64.StdEncoding.EncodeToString(f.HashFolha[:]),
+		"prova_inclusao": hashes64(prova), "checkpoint": nota,
+	})
+}
+
+func (t *rotasTransparencia) porDemanda(c *fiber.Ctx) error {
+	id, err := uuid.Parse(c.Query("demanda_id"))
+	if err != nil {
+		return fiber.NewError(fiber.StatusBadRequest, "demanda_id ausente ou não é um UUID")
+	}
+	c.Set(fiber.HeaderCacheControl, cacheCheckpoin)
+	ctx, cancel := t.ctx(c)
+	defer cancel()
+	_, n, err := t.ultimo(ctx)
+	if err != nil {
+		return err
+	}
+	lista, err := transparencia.PorDemanda(ctx, t.db.Pool, id, n)
+	if err != nil {
+		return falhaLeitura(err)
+	}
+	if len(lista) == 0 {
+		return fiber.NewError(fiber.StatusNotFound, "nenhum sorteio desta demanda no log de transparência")
+	}
+	return c.JSON(fiber.Map{"sorteios": lista})
+}
+
+// inteiro reads a non-negative integer query parameter.
+func inteiro(c *fiber.Ctx, nome string, padrao int64, exigido bool) (int64, error) {
+	v := c.Query(nome)
+	if v == "" {
+		if exigido {
+			return 0, fiber.NewError(fiber.StatusBadRequest, nome+" ausente")
+		}
+		return padrao, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
+		return 0, fiber.NewError(fiber.StatusBadRequest, nome+" não é um inteiro ≥ 0")
+	}
+	return n, nil
+}
+
+func (t *rotasTransparencia) registros(c *fiber.Ctx) error {
+	inicio, err := inteiro(c, "inicio", 0, false)
+	if err != nil {
+		return err
+	}
+	limite, err := inteiro(c, "limite", LimiteRegistros, false)
+	if err != nil {
+		return err
+	}
+	if limite < 1 || limite > LimiteRegistros {
+		return fiber.NewError(fiber.StatusBadRequest, "limite deve estar entre 1 e "+strconv.Itoa(LimiteRegistros))
+	}
+	ctx, cancel := t.ctx(c)
+	defer cancel()
+	_, n, err := t.ultimo(ctx)
+	if err != nil {
+		return err
+	}
+	fs, err := transparencia.Folhas(ctx, t.db.Pool, inicio, n, int(limite))
+	if err != nil {
+		return falhaLeitura(err)
+	}
+	type item struct {
+		Indice    int64   `json:"indice"`
+		Registro  *string `json:"registro"`
+		HashFolha string  `json:"hash_folha"`
+	}
+	out := make([]item, len(fs))
+	for i, f := range fs {
+		out[i] = item{f.Indice, registroJSON(f.Registro), base64.StdEncoding.EncodeToString(f.HashFolha[:])}
+	}
+	if int64(len(out)) == limite {
+		c.Set(fiber.HeaderCacheControl, cachePagina)
+	} else {
+		c.Set(fiber.HeaderCacheControl, cacheCheckpoin)
+	}
+	return c.JSON(fiber.Map{"registros": out})
+}
+
+func (t *rotasTransparencia) consistencia(c *fiber.Ctx) error {
+	de, err := inteiro(c, "de", 0, true)
+	if err != nil {
+		return err
+	}
+	para, err := inteiro(c, "para", 0, true)
+	if err != nil {
+		return err
+	}
+	if de < 1 || de > para {
+		return fiber.NewError(fiber.StatusBadRequest, "precisa de 1 ≤ de ≤ para")
+	}
+	ctx, cancel := t.ctx(c)
+	defer cancel()
+	_, n, err := t.ultimo(ctx)
+	if err != nil {
+		return err
+	}
+	if para > n {
+		return fiber.NewError(fiber.StatusBadRequest, "para maior que o tamanho do último checkpoint ("+strconv.FormatInt(n, 10)+")")
+	}
+	p, err := tlog.ProveTree(para, de, transparencia.Leitor(ctx, t.db.Pool))
+	if err != nil {
+		return falhaLeitura(err)
+	}
+	c.Set(fiber.HeaderCacheControl, cacheImutavel)
+	return c.JSON(fiber.Map{"prova": hashes64(p)})
+}

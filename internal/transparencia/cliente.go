@@ -1,0 +1,429 @@
+package transparencia
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"golang.org/x/mod/sumdb/tlog"
+)
+
+// Cliente verifies the log from its public API only (`d6a verify --url`):
+// no database, nothing trusted but the verifier key.
+type Cliente struct {
+	// Base is the service's URL, with or without /d6a/transparencia.
+	Base string
+	// Chave is the pinned verifier key; empty fetches the served one and
+	// trusts it on first use (Avisos says so).
+	Chave string
+	HTTP  *http.Client
+	// Avisos receives the notes a reader should see (stderr).
+	Avisos io.Writer
+}
+
+// ErrHTTP is an answer other than 200.
+type ErrHTTP struct {
+	URL    string
+	Status int
+	Erro   string
+}
+
+func (e *ErrHTTP) Error() string {
+	return fmt.Sprintf("GET %s: %d %s", e.URL, e.Status, e.Erro)
+}
+
+func (c *Cliente) raiz() string {
+	b := strings.TrimSuffix(c.Base, "/")
+	if !strings.HasSuffix(b, "/d6a/transparencia") {
+		b += "/d6a/transparencia"
+	}
+	return b
+}
+
+func (c *Cliente) aviso(format string, args ...any) {
+	if c.Avisos != nil {
+		fmt.Fprintf(c.Avisos, format+"\n", args...)
+	}
+}
+
+// get fetches path, waiting out 429s as the server's Retry-After asks.
+func (c *Cliente) get(ctx context.Context, path string) ([]byte, error) {
+	hc := c.HTTP
+	if hc == nil {
+		hc = &http.Client{Timeout: time.Minute}
+	}
+	u := c.raiz() + path
+	for tentativa := 0; ; tentativa++ {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+		if err != nil {
+			return nil, err
+		}
+		res, err := hc.Do(req)
+		if err != nil {
+			return nil, err
+		}
+		body, err := io.ReadAll(io.LimitReader(res.Body, 64<<20))
+		res.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		if res.StatusCode == http.StatusTooManyRequests && tentativa < 30 {
+			espera, _ := strconv.Atoi(res.Header.Get("Retry-After"))
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-time.After(time.Duration(max(espera, 1)) * time.Second):
+			}
+			continue
+		}
+		if res.StatusCode != http.StatusOK {
+			var e struct{ Erro string }
+			_ = json.Unmarshal(body, &e)
+			return nil, &ErrHTTP{URL: u, Status: res.StatusCode, Erro: e.Erro}
+		}
+		return body, nil
+	}
+}
+
+func (c *Cliente) getJSON(ctx context.Context, path string, v any) error {
+	b, err := c.get(ctx, path)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return falha("resposta "+path, umaLinha(err.Error()), "JSON of CONTRACT §7")
+	}
+	return nil
+}
+
+// chave returns the verifier key: the pinned one, else the served one.
+func (c *Cliente) chave(ctx context.Context) (string, error) {
+	if c.Chave != "" {
+		return c.Chave, nil
+	}
+	b, err := c.get(ctx, "/chave")
+	if err != nil {
+		return "", err
+	}
+	c.Chave = strings.TrimSpace(string(b))
+	c.aviso("transparencia: nenhuma chave fixada (--chave): confiando no primeiro uso na chave servida %s", c.Chave)
+	return c.Chave, nil
+}
+
+// abrir checks a signed checkpoint's signature against the key.
+func (c *Cliente) abrir(ctx context.Context, nota []byte) (Checkpoint, error) {
+	k, err := c.chave(ctx)
+	if err != nil {
+		return Checkpoint{}, err
+	}
+	cp, err := AbrirCheckpoint(nota, k)
+	if err != nil {
+		return cp, falha("checkpoint", umaLinha(err.Error()), "a checkpoint signed by "+k)
+	}
+	return cp, nil
+}
+
+// Checkpoint fetches the latest checkpoint and checks its signature.
+func (c *Cliente) Checkpoint(ctx context.Context) (Checkpoint, []byte, error) {
+	nota, err := c.get(ctx, "/checkpoint")
+	if err != nil {
+		return Checkpoint{}, nil, err
+	}
+	cp, err := c.abrir(ctx, nota)
+	return cp, nota, err
+}
+
+// RespostaSorteio is GET /sorteios/{event_id}.
+type RespostaSorteio struct {
+	Indice        int64    `json:"indice"`
+	Registro      *string  `json:"registro"`
+	HashFolha     string   `json:"hash_folha"`
+	ProvaInclusao []string `json:"prova_inclusao"`
+	Checkpoint    string   `json:"checkpoint"`
+}
+
+// Sorteio is a verified draw.
+type Sorteio struct {
+	Indice     int64
+	Checkpoint Checkpoint
+	// Registro is zero and Eliminado true when the body was erased.
+	Registro  Registro
+	Eliminado bool
+}
+
+func hashDe(campo, s string) (tlog.Hash, error) {
+	b, err := base64.StdEncoding.DecodeString(s)
+	if err != nil || len(b) != tlog.HashSize {
+		return tlog.Hash{}, falha(campo, s, "a base64 SHA-256 hash")
+	}
+	return tlog.Hash(b), nil
+}
+
+// VerificarSorteio checks one draw: the checkpoint's signature, the
+// record's leaf hash, its inclusion proof, and the draw recomputed.
+func (c *Cliente) VerificarSorteio(ctx context.Context, eventID uuid.UUID) (Sorteio, error) {
+	var r RespostaSorteio
+	if err := c.getJSON(ctx, "/sorteios/"+eventID.String(), &r); err != nil {
+		return Sorteio{}, err
+	}
+	cp, err := c.abrir(ctx, []byte(r.Checkpoint))
+	if err != nil {
+		return Sorteio{}, err
+	}
+	s := Sorteio{Indice: r.Indice, Checkpoint: cp}
+	folha, err := hashDe("hash_folha", r.HashFolha)
+	if err != nil {
+		return s, err
+	}
+	if r.Registro == nil {
+		s.Eliminado = true
+	} else {
+		if h := tlog.RecordHash([]byte(*r.Registro)); h != folha {
+			return s, falha("hash_folha", r.HashFolha, base64.StdEncoding.EncodeToString(h[:])+" (SHA-256 of 0x00 ‖ registro)")
+		}
+		if s.Registro, err = LerRegistro([]byte(*r.Registro)); err != nil {
+			return s, err
+		}
+		if s.Registro.EventIDSorteio != eventID {
+			return s, falha("registro.event_id_sorteio", s.Registro.EventIDSorteio, eventID)
+		}
+	}
+	prova := make(tlog.RecordProof, len(r.ProvaInclusao))
+	for i, p := range r.ProvaInclusao {
+		if prova[i], err = hashDe(fmt.Sprintf("prova_inclusao[%d]", i), p); err != nil {
+			return s, err
+		}
+	}
+	if err := tlog.CheckRecord(prova, cp.Tamanho, cp.Raiz, r.Indice, folha); err != nil {
+		return s, falha("prova_inclusao", fmt.Sprintf("leaf %d not in the tree of size %d", r.Indice, cp.Tamanho), "a path to the checkpoint's root")
+	}
+	if !s.Eliminado {
+		if err := Conferir(s.Registro); err != nil {
+			return s, err
+		}
+	}
+	return s, nil
+}
+
+// Resumo is the outcome of VerificarTudo.
+type Resumo struct {
+	Registros   int64
+	Verificados int64
+	Eliminados  int64
+	Falhas      int64
+	// Primeira is the first failing record's failure.
+	Primeira error
+	Raiz     tlog.Hash
+}
+
+// Linha is the summary line of `d6a verify --url --all` (CONTRACT §1).
+func (r Resumo) Linha() string {
+	return fmt.Sprintf("transparencia: registros=%d verificados=%d falhas=%d raiz=%s",
+		r.Registros, r.Verificados, r.Falhas, base64.StdEncoding.EncodeToString(r.Raiz[:]))
+}
+
+type paginaRegistros struct {
+	Registros []struct {
+		Indice    int64   `json:"indice"`
+		Registro  *string `json:"registro"`
+		HashFolha string  `json:"hash_folha"`
+	} `json:"registros"`
+}
+
+// VerificarTudo mirrors the whole log up to the latest checkpoint:
+// recomputes every draw, rebuilds the tree from the leaves and checks its
+// root is the signed one. A record that fails is counted (the first one
+// is kept) and the mirror goes on; a wrong root or a gap ends it.
+// progresso, when set, is told how many records were checked so far.
+func (c *Cliente) VerificarTudo(ctx context.Context, progresso func(feitos, total int64)) (Resumo, Checkpoint, error) {
+	cp, _, err := c.Checkpoint(ctx)
+	if err != nil {
+		return Resumo{}, cp, err
+	}
+	res := Resumo{Registros: cp.Tamanho}
+	arvore := make(memoria, 0, 2*cp.Tamanho+64)
+	// The next page is fetched while this one is checked.
+	type pagina struct {
+		p   paginaRegistros
+		err error
+	}
+	buscar := func(inicio int64) chan pagina {
+		ch := make(chan pagina, 1)
+		go func() {
+			lim := min(int64(1000), cp.Tamanho-inicio)
+			var p paginaRegistros
+			err := c.getJSON(ctx, fmt.Sprintf("/registros?inicio=%d&limite=%d", inicio, lim), &p)
+			ch <- pagina{p, err}
+		}()
+		return ch
+	}
+	var prox chan pagina
+	if cp.Tamanho > 0 {
+		prox = buscar(0)
+	}
+	for i := int64(0); i < cp.Tamanho; {
+		pg := <-prox
+		if pg.err != nil {
+			return res, cp, pg.err
+		}
+		if len(pg.p.Registros) == 0 {
+			return res, cp, falha("registros", fmt.Sprintf("no record at %d", i), fmt.Sprintf("%d records (checkpoint size)", cp.Tamanho))
+		}
+		if fim := i + int64(len(pg.p.Registros)); fim < cp.Tamanho {
+			prox = buscar(fim)
+		}
+		for _, it := range pg.p.Registros {
+			if it.Indice != i {
+				return res, cp, falha("registros.indice", it.Indice, i)
+			}
+			folha, err := hashDe(fmt.Sprintf("registros[%d].hash_folha", i), it.HashFolha)
+			if err != nil {
+				return res, cp, err
+			}
+			switch {
+			case it.Registro == nil:
+				res.Eliminados++
+			default:
+				if err := conferirFolha([]byte(*it.Registro), folha); err != nil {
+					res.Falhas++
+					if res.Primeira == nil {
+						res.Primeira = fmt.Errorf("registro %d: %w", i, err)
+					}
+				} else {
+					res.Verificados++
+				}
+			}
+			hs, err := tlog.StoredHashesForRecordHash(i, folha, arvore)
+			if err != nil {
+				return res, cp, err
+			}
+			arvore = append(arvore, hs...)
+			i++
+		}
+		if progresso != nil {
+			progresso(i, cp.Tamanho)
+		}
+	}
+	if cp.Tamanho > 0 {
+		if res.Raiz, err = tlog.TreeHash(cp.Tamanho, arvore); err != nil {
+			return res, cp, err
+		}
+		if res.Raiz != cp.Raiz {
+			return res, cp, falha("raiz", base64.StdEncoding.EncodeToString(res.Raiz[:]),
+				base64.StdEncoding.EncodeToString(cp.Raiz[:])+" (the signed checkpoint's root)")
+		}
+	}
+	return res, cp, nil
+}
+
+func conferirFolha(registro []byte, folha tlog.Hash) error {
+	if h := tlog.RecordHash(registro); h != folha {
+		return falha("hash_folha", base64.StdEncoding.EncodeToString(folha[:]), base64.StdEncoding.EncodeToString(h[:]))
+	}
+	r, err := LerRegistro(registro)
+	if err != nil {
+		return err
+	}
+	return Conferir(r)
+}
+
+// memoria is a tree's stored hashes in memory.
+type memoria []tlog.Hash
+
+func (m memoria) ReadHashes(idx []int64) ([]tlog.Hash, error) {
+	out := make([]tlog.Hash, len(idx))
+	for i, x := range idx {
+		if x < 0 || x >= int64(len(m)) {
+			return nil, fmt.Errorf("hash %d not mirrored", x)
+		}
+		out[i] = m[x]
+	}
+	return out, nil
+}
+
+// VerificarDesde is the watcher's check: the checkpoint saved in arquivo
+// on the last visit must be a prefix of today's (consistency proof); the
+// new checkpoint then replaces it. A missing file is a first visit.
+func (c *Cliente) VerificarDesde(ctx context.Context, arquivo string) (antigo, novo Checkpoint, primeira bool, err error) {
+	salvo, err := os.ReadFile(arquivo)
+	primeira = errors.Is(err, os.ErrNotExist)
+	if err != nil && !primeira {
+		return antigo, novo, false, err
+	}
+	if !primeira {
+		if antigo, err = c.abrir(ctx, salvo); err != nil {
+			return antigo, novo, false, fmt.Errorf("%s: %w", arquivo, err)
+		}
+	}
+	novo, nota, err := c.Checkpoint(ctx)
+	if err != nil {
+		return antigo, novo, primeira, err
+	}
+	if !primeira {
+		switch {
+		case novo.Tamanho < antigo.Tamanho:
+			return antigo, novo, false, falha("checkpoint.tamanho", novo.Tamanho, fmt.Sprintf("≥ %d (the saved checkpoint's size): the log shrank", antigo.Tamanho))
+		case novo.Tamanho == antigo.Tamanho:
+			if novo.Raiz != antigo.Raiz {
+				return antigo, novo, false, falha("checkpoint.raiz", base64.StdEncoding.EncodeToString(novo.Raiz[:]),
+					base64.StdEncoding.EncodeToString(antigo.Raiz[:])+" (same size, the saved root): history rewritten")
+			}
+		case antigo.Tamanho > 0:
+			var r struct {
+				Prova []string `json:"prova"`
+			}
+			if err := c.getJSON(ctx, fmt.Sprintf("/consistencia?de=%d&para=%d", antigo.Tamanho, novo.Tamanho), &r); err != nil {
+				return antigo, novo, false, err
+			}
+			prova := make(tlog.TreeProof, len(r.Prova))
+			for i, p := range r.Prova {
+				if prova[i], err = hashDe(fmt.Sprintf("prova[%d]", i), p); err != nil {
+					return antigo, novo, false, err
+				}
+			}
+			if err := tlog.CheckTree(prova, novo.Tamanho, novo.Raiz, antigo.Tamanho, antigo.Raiz); err != nil {
+				return antigo, novo, false, falha("consistencia", fmt.Sprintf("tree %d is not an extension of the saved tree %d", novo.Tamanho, antigo.Tamanho), "the saved history, unchanged")
+			}
+		}
+	}
+	return antigo, novo, primeira, salvar(arquivo, nota)
+}
+
+// salvar replaces arquivo atomically.
+func salvar(arquivo string, dados []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(arquivo), ".checkpoint-*")
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(tmp, bytes.NewReader(dados)); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return os.Rename(tmp.Name(), arquivo)
+}
+
+// ValidarURL checks --url is an absolute http(s) URL.
+func ValidarURL(s string) error {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("--url %q is not an http(s) URL", s)
+	}
+	return nil
+}

@@ -1,0 +1,42 @@
+package transparencia
+
+import (
+	"fmt"
+
+	"github.com/google/uuid"
+
+	"github.com/formigueiro/d6a/internal/sorteio"
+)
+
+// RegistroSintetico builds the i-th of a family of valid records with
+// internal/sorteio itself: what the tests, the page's browser test and the
+// 100,000-draw measurement append (docs/bench.md). Deterministic in
+// (semente, i); up to 8 counsellors in a unit chain of two.
+func RegistroSintetico(semente string, i int) Registro {
+	id := func(tipo string, k int) uuid.UUID {
+		return uuid.NewSHA1(uuid.NameSpaceOID, fmt.Appendf(nil, "%s/%s/%d", semente, tipo, k))
+	}
+	uc, pai := id("uc", i%97), id("uc-pai", i%13)
+	n := 1 + i%8
+	eleg := make([]string, n)
+	for k := range eleg {
+		eleg[k] = id("conselheiro", (i*7+k)%5000).String()
+	}
+	base := id("base", i).String()
+	seq := int64(i + 1)
+	t := fmt.Sprintf("2026-11-30T%02d:%02d:%02d.%03dZ", (i/3600000)%24, (i/60000)%60, (i/1000)%60, i%1000)
+	res, err := sorteio.Sortear(base, t, eleg)
+	if err != nil {
+		panic(err)
+	}
+	var excl *uuid.UUID
+	if i%5 == 4 {
+		e := id("recusou", i)
+		excl = &e
+	}
+	r, err := NovoRegistro(id("evento", i), id("demanda", i/2), uc, base, &seq, t, res, uc, []uuid.UUID{uc, pai}, excl)
+	if err != nil {
+		panic(err)
+	}
+	return r
+}

@@ -1,0 +1,383 @@
+package transparencia
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
+	"golang.org/x/mod/sumdb/tlog"
+)
+
+// DBTX is what the log needs from PostgreSQL: a transaction (pgx.Tx, the
+// store's Tx.DB) or, for reads, a pool.
+type DBTX interface {
+	Exec(context.Context, string, ...any) (pgconn.CommandTag, error)
+	Query(context.Context, string, ...any) (pgx.Rows, error)
+	QueryRow(context.Context, string, ...any) pgx.Row
+}
+
+// ErrNaoEncontrado: no record has that id (or the index is beyond the tree).
+var ErrNaoEncontrado = errors.New("transparencia: not found")
+
+// Anexar appends regs, in order, as the next leaves of the log inside tx:
+// the records, their leaf hashes and every tlog hash they add commit or
+// roll back with the draws themselves. It must run in the transaction
+// that wrote the draws (a batch calls it once, with all its records).
+//
+// The state row holds the tree size and its right edge (the hashes of the
+// complete subtrees an append reads: the "frontier"), so an append never
+// reads the hash table. One round trip when this process appended last
+// (the statement checks size and frontier are still what it computed
+// from, else it writes nothing), two otherwise: lock and read the state
+// row, then write.
+func Anexar(ctx context.Context, tx DBTX, regs []Registro) error {
+	if len(regs) == 0 {
+		return nil
+	}
+	dados := make([][]byte, len(regs))
+	for i, r := range regs {
+		b, err := r.Bytes()
+		if err != nil {
+			return fmt.Errorf("transparencia: encode record: %w", err)
+		}
+		dados[i] = b
+	}
+	if n, fr, ok := ultimoEstado.ler(); ok {
+		feito, err := escrever(ctx, tx, regs, dados, n, fr)
+		if err != nil || feito {
+			return err
+		}
+	}
+	var n int64
+	var fr []byte
+	// The row lock serialises appenders even outside the draw's advisory
+	// lock.
+	if err := tx.QueryRow(ctx, `SELECT tamanho, fronteira FROM d6a.transparencia_estado FOR UPDATE`).Scan(&n, &fr); err != nil {
+		return fmt.Errorf("transparencia: read the tree state: %w", err)
+	}
+	feito, err := escrever(ctx, tx, regs, dados, n, fr)
+	if err == nil && !feito {
+		err = errors.New("transparencia: tree state changed under its row lock")
+	}
+	return err
+}
+
+const sqlAnexar = `
+WITH e AS (
+    UPDATE d6a.transparencia_estado SET tamanho = $1 + $2, fronteira = $3
+    WHERE tamanho = $1 AND fronteira = $4
+    RETURNING 1
+), r AS (
+    INSERT INTO d6a.transparencia_registros (indice, event_id_sorteio, demanda_id, registro, hash_folha)
+    SELECT * FROM unnest($5::bigint[], $6::uuid[], $7::uuid[], $8::bytea[], $9::bytea[])
+    WHERE EXISTS (SELECT FROM e)
+)
+INSERT INTO d6a.transparencia_hashes (indice, hash)
+SELECT * FROM unnest($10::bigint[], $11::bytea[])
+WHERE EXISTS (SELECT FROM e)`
+
+// estado is the tree state this process wrote last: a guess that saves
+// the read when it still holds.
+type estado struct {
+	mu        sync.Mutex
+	n         int64
+	fronteira []byte
+	ok        bool
+}
+
+var ultimoEstado estado
+
+func (e *estado) ler() (int64, []byte, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.n, e.fronteira, e.ok
+}
+
+func (e *estado) gravar(n int64, fr []byte) {
+	e.mu.Lock()
+	e.n, e.fronteira, e.ok = n, fr, true
+	e.mu.Unlock()
+}
+
+// fronteiraIndices are the storage indexes of the roots of the complete
+// subtrees that make up a tree of n leaves, left to right: all an append
+// at leaf n and after ever reads of the existing tree.
+func fronteiraIndices(n int64) []int64 {
+	var out []int64
+	var inicio int64
+	for nivel := 62; nivel >= 0; nivel-- {
+		if n&(1<<nivel) != 0 {
+			out = append(out, tlog.StoredHashIndex(nivel, inicio>>nivel))
+			inicio += 1 << nivel
+		}
+	}
+	return out
+}
+
+// escrever computes the append of dados at leaf n from the frontier fr and
+// writes it if the state row still holds (n, fr); feito tells whether it
+// did.
+func escrever(ctx context.Context, tx DBTX, regs []Registro, dados [][]byte, n int64, fr []byte) (feito bool, err error) {
+	idx := fronteiraIndices(n)
+	if len(fr) != len(idx)*tlog.HashSize {
+		return false, fmt.Errorf("transparencia: frontier of size %d has %d bytes, want %d", n, len(fr), len(idx)*tlog.HashSize)
+	}
+	antigos := make(map[int64]tlog.Hash, len(idx))
+	for i, x := range idx {
+		antigos[x] = tlog.Hash(fr[i*tlog.HashSize:])
+	}
+	folhas, novos, err := hashesNovos(n, dados, func(pedidos []int64) ([]tlog.Hash, error) {
+		out := make([]tlog.Hash, len(pedidos))
+		for i, x := range pedidos {
+			h, ok := antigos[x]
+			if !ok {
+				return nil, fmt.Errorf("transparencia: hash %d is not on the frontier of size %d", x, n)
+			}
+			out[i] = h
+		}
+		return out, nil
+	})
+	if err != nil {
+		return false, err
+	}
+	k := int64(len(regs))
+	base := tlog.StoredHashCount(n)
+	nova := make([]byte, 0, 64*tlog.HashSize)
+	for _, x := range fronteiraIndices(n + k) {
+		h, ok := antigos[x]
+		if x >= base {
+			h, ok = novos[x-base], true
+		}
+		if !ok {
+			return false, fmt.Errorf("transparencia: frontier hash %d unknown", x)
+		}
+		nova = append(nova, h[:]...)
+	}
+	indices := make([]int64, k)
+	// pgtype.UUID encodes as 16 bytes; uuid.UUID would go through text.
+	eventos := make([]pgtype.UUID, k)
+	demandas := make([]pgtype.UUID, k)
+	hf := make([][]byte, k)
+	for i, r := range regs {
+		indices[i] = n + int64(i)
+		eventos[i] = pgtype.UUID{Bytes: r.EventIDSorteio, Valid: true}
+		demandas[i] = pgtype.UUID{Bytes: r.DemandaID, Valid: true}
+		hf[i] = folhas[i][:]
+	}
+	hidx := make([]int64, len(novos))
+	hval := make([][]byte, len(novos))
+	for i := range novos {
+		hidx[i] = base + int64(i)
+		hval[i] = novos[i][:]
+	}
+	// Nothing is written unless the state row is still (n, fr).
+	tag, err := tx.Exec(ctx, sqlAnexar, n, k, nova, fr, indices, eventos, demandas, dados, hf, hidx, hval)
+	if err != nil {
+		return false, fmt.Errorf("transparencia: write leaves: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return false, nil
+	}
+	ultimoEstado.gravar(n+k, nova)
+	return true, nil
+}
+
+// hashesNovos computes, for records appended at leaves n, n+1, …, their
+// leaf hashes and every tlog hash to store, in storage order from
+// tlog.StoredHashCount(n). ler reads hashes already stored (below that
+// index); it is called once, for the tree's right edge only.
+func hashesNovos(n int64, dados [][]byte, ler func([]int64) ([]tlog.Hash, error)) (folhas, novos []tlog.Hash, err error) {
+	base := tlog.StoredHashCount(n)
+	// Which stored hashes the appends read depends only on the indexes, so
+	// a dry run with zero hashes names them all.
+	var faltam []int64
+	visto := map[int64]bool{}
+	seco := tlog.HashReaderFunc(func(idx []int64) ([]tlog.Hash, error) {
+		for _, i := range idx {
+			if i < base && !visto[i] {
+				visto[i] = true
+				faltam = append(faltam, i)
+			}
+		}
+		return make([]tlog.Hash, len(idx)), nil
+	})
+	cont := base
+	for i := range dados {
+		hs, err := tlog.StoredHashes(n+int64(i), dados[i], seco)
+		if err != nil {
+			return nil, nil, err
+		}
+		cont += int64(len(hs))
+	}
+	antigos := map[int64]tlog.Hash{}
+	if len(faltam) > 0 {
+		hs, err := ler(faltam)
+		if err != nil {
+			return nil, nil, err
+		}
+		for i, idx := range faltam {
+			antigos[idx] = hs[i]
+		}
+	}
+	novos = make([]tlog.Hash, 0, cont-base)
+	r := tlog.HashReaderFunc(func(idx []int64) ([]tlog.Hash, error) {
+		out := make([]tlog.Hash, len(idx))
+		for j, i := range idx {
+			switch h, ok := antigos[i]; {
+			case ok:
+				out[j] = h
+			case i >= base && i < base+int64(len(novos)):
+				out[j] = novos[i-base]
+			default:
+				return nil, fmt.Errorf("transparencia: hash %d not available", i)
+			}
+		}
+		return out, nil
+	})
+	folhas = make([]tlog.Hash, len(dados))
+	for i := range dados {
+		hs, err := tlog.StoredHashes(n+int64(i), dados[i], r)
+		if err != nil {
+			return nil, nil, err
+		}
+		folhas[i] = hs[0]
+		novos = append(novos, hs...)
+	}
+	return folhas, novos, nil
+}
+
+// lerHashes reads stored tlog hashes by storage index, in the order asked.
+func lerHashes(ctx context.Context, db DBTX, idx []int64) ([]tlog.Hash, error) {
+	rows, err := db.Query(ctx, `SELECT indice, hash FROM d6a.transparencia_hashes WHERE indice = ANY($1::bigint[])`, idx)
+	if err != nil {
+		return nil, fmt.Errorf("transparencia: read hashes: %w", err)
+	}
+	m := make(map[int64]tlog.Hash, len(idx))
+	var i int64
+	var h []byte
+	_, err = pgx.ForEachRow(rows, []any{&i, &h}, func() error {
+		if len(h) != tlog.HashSize {
+			return fmt.Errorf("transparencia: hash %d has %d bytes", i, len(h))
+		}
+		m[i] = tlog.Hash(h)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("transparencia: read hashes: %w", err)
+	}
+	out := make([]tlog.Hash, len(idx))
+	for j, x := range idx {
+		v, ok := m[x]
+		if !ok {
+			return nil, fmt.Errorf("transparencia: stored hash %d missing", x)
+		}
+		out[j] = v
+	}
+	return out, nil
+}
+
+// Leitor reads hashes from db (a pool or a transaction): a tlog.HashReader.
+func Leitor(ctx context.Context, db DBTX) tlog.HashReader {
+	return tlog.HashReaderFunc(func(idx []int64) ([]tlog.Hash, error) { return lerHashes(ctx, db, idx) })
+}
+
+// Tamanho is the number of leaves committed.
+func Tamanho(ctx context.Context, db DBTX) (int64, error) {
+	var n int64
+	err := db.QueryRow(ctx, `SELECT tamanho FROM d6a.transparencia_estado`).Scan(&n)
+	return n, err
+}
+
+// Folha is one stored leaf.
+type Folha struct {
+	Indice         int64
+	EventIDSorteio uuid.UUID
+	// Registro is nil once eliminated.
+	Registro  []byte
+	HashFolha tlog.Hash
+}
+
+const colunasFolha = `indice, event_id_sorteio, registro, hash_folha`
+
+func lerFolha(row pgx.Row) (Folha, error) {
+	var f Folha
+	var h []byte
+	err := row.Scan(&f.Indice, &f.EventIDSorteio, &f.Registro, &h)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return f, ErrNaoEncontrado
+	}
+	if err != nil {
+		return f, err
+	}
+	f.HashFolha = tlog.Hash(h)
+	return f, nil
+}
+
+// FolhaPorEvento reads the leaf of a draw.
+func FolhaPorEvento(ctx context.Context, db DBTX, eventID uuid.UUID) (Folha, error) {
+	return lerFolha(db.QueryRow(ctx, `SELECT `+colunasFolha+` FROM d6a.transparencia_registros WHERE event_id_sorteio = $1`, eventID))
+}
+
+// Folhas reads leaves inicio ≤ indice < fim, at most limite of them.
+func Folhas(ctx context.Context, db DBTX, inicio, fim int64, limite int) ([]Folha, error) {
+	rows, err := db.Query(ctx, `SELECT `+colunasFolha+` FROM d6a.transparencia_registros
+WHERE indice >= $1 AND indice < $2 ORDER BY indice LIMIT $3`, inicio, fim, limite)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Folha, error) { return lerFolha(r) })
+}
+
+// SorteioIndice names one draw of a demand.
+type SorteioIndice struct {
+	Indice         int64     `json:"indice"`
+	EventIDSorteio uuid.UUID `json:"event_id_sorteio"`
+}
+
+// PorDemanda lists the draws of a demand below size fim, oldest first.
+func PorDemanda(ctx context.Context, db DBTX, demanda uuid.UUID, fim int64) ([]SorteioIndice, error) {
+	rows, err := db.Query(ctx, `SELECT indice, event_id_sorteio FROM d6a.transparencia_registros
+WHERE demanda_id = $1 AND indice < $2 ORDER BY indice`, demanda, fim)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowToStructByPos[SorteioIndice])
+}
+
+// Eliminar blanks the body of a draw's record (spec 2.2 / N-0d: a citizen's
+// data is erased). The leaf hash and the tree stay, so every checkpoint and
+// every other proof still verify; this draw then verifies as "eliminado".
+// It reports whether a record was blanked now (false: already eliminated).
+func Eliminar(ctx context.Context, db DBTX, eventID uuid.UUID) (bool, error) {
+	tag, err := db.Exec(ctx, `UPDATE d6a.transparencia_registros SET registro = NULL, eliminado_em = now()
+WHERE event_id_sorteio = $1 AND registro IS NOT NULL`, eventID)
+	if err != nil {
+		return false, err
+	}
+	if tag.RowsAffected() == 1 {
+		return true, nil
+	}
+	if _, err := FolhaPorEvento(ctx, db, eventID); err != nil {
+		return false, err
+	}
+	return false, nil
+}
+
+// EliminarCidadao blanks every record that names the citizen (as the
+// winner, in an input list, as the excluded refuser): the elimination of
+// spec 2.2 / N-0d applied to the log. It returns the draws blanked now.
+// A full scan of the non-eliminated records; eliminations are rare.
+func EliminarCidadao(ctx context.Context, db DBTX, cidadao uuid.UUID) ([]uuid.UUID, error) {
+	rows, err := db.Query(ctx, `UPDATE d6a.transparencia_registros SET registro = NULL, eliminado_em = now()
+WHERE registro IS NOT NULL AND position(convert_to($1::text, 'UTF8') IN registro) > 0
+RETURNING event_id_sorteio`, cidadao.String())
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+}

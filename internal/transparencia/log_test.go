@@ -1,0 +1,210 @@
+package transparencia_test
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"golang.org/x/mod/sumdb/tlog"
+
+	"github.com/formigueiro/d6a/internal/pgtest"
+	"github.com/formigueiro/d6a/internal/store"
+	"github.com/formigueiro/d6a/internal/transparencia"
+)
+
+func TestMain(m *testing.M) { os.Exit(pgtest.Run(m)) }
+
+// memoria is the reference tree: tlog over an in-memory slice.
+type memoria []tlog.Hash
+
+func (m memoria) ReadHashes(idx []int64) ([]tlog.Hash, error) {
+	out := make([]tlog.Hash, len(idx))
+	for i, x := range idx {
+		out[i] = m[x]
+	}
+	return out, nil
+}
+
+func (m *memoria) anexar(t *testing.T, data []byte) {
+	t.Helper()
+	hs, err := tlog.StoredHashes(contar(*m), data, *m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	*m = append(*m, hs...)
+}
+
+// contar is the number of records of a stored-hash slice.
+func contar(m memoria) int64 {
+	var n int64
+	for tlog.StoredHashCount(n) < int64(len(m)) {
+		n++
+	}
+	return n
+}
+
+func anexar(t *testing.T, st *store.Store, regs []transparencia.Registro) { anexarTB(t, st, regs) }
+
+func anexarTB(t testing.TB, st *store.Store, regs []transparencia.Registro) {
+	t.Helper()
+	ctx := context.Background()
+	if err := pgx.BeginTxFunc(ctx, st.Pool, pgx.TxOptions{}, func(tx pgx.Tx) error {
+		return transparencia.Anexar(ctx, tx, regs)
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func sinteticos(de, ate int) []transparencia.Registro { return sinteticosTB("teste", de, ate) }
+
+func sinteticosTB(semente string, de, ate int) []transparencia.Registro {
+	out := make([]transparencia.Registro, 0, ate-de)
+	for i := de; i < ate; i++ {
+		out = append(out, transparencia.RegistroSintetico(semente, i))
+	}
+	return out
+}
+
+// The stored tree equals tlog's own over the same records, whatever the
+// batch sizes, and its proofs check.
+func TestAnexarIgualAoTlogEmMemoria(t *testing.T) {
+	ctx := context.Background()
+	st := pgtest.New(t)
+	var ref memoria
+	i := 0
+	for _, lote := range []int{1, 1, 3, 64, 1, 17, 2, 100} {
+		regs := sinteticos(i, i+lote)
+		anexar(t, st, regs)
+		for _, r := range regs {
+			b, _ := r.Bytes()
+			ref.anexar(t, b)
+		}
+		i += lote
+	}
+	n, err := transparencia.Tamanho(ctx, st.Pool)
+	if err != nil || n != int64(i) {
+		t.Fatalf("size %d, %v; want %d", n, err, i)
+	}
+	db := transparencia.Leitor(ctx, st.Pool)
+	for _, m := range []int64{1, 2, 5, 70, int64(i)} {
+		want, _ := tlog.TreeHash(m, ref)
+		got, err := tlog.TreeHash(m, db)
+		if err != nil || got != want {
+			t.Fatalf("root of %d: %x, %v; want %x", m, got, err, want)
+		}
+	}
+	root, _ := tlog.TreeHash(n, db)
+	for _, k := range []int64{0, 1, 63, n - 1} {
+		f, err := transparencia.Folhas(ctx, st.Pool, k, k+1, 1)
+		if err != nil || len(f) != 1 {
+			t.Fatal(f, err)
+		}
+		if f[0].HashFolha != tlog.RecordHash(f[0].Registro) {
+			t.Fatalf("leaf %d: stored hash is not the record's", k)
+		}
+		p, err := tlog.ProveRecord(n, k, db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tlog.CheckRecord(p, n, root, k, f[0].HashFolha); err != nil {
+			t.Fatalf("leaf %d: %v", k, err)
+		}
+		if k > 0 {
+			old, _ := tlog.TreeHash(k, db)
+			tp, err := tlog.ProveTree(n, k, db)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := tlog.CheckTree(tp, n, root, k, old); err != nil {
+				t.Fatalf("consistency %d→%d: %v", k, n, err)
+			}
+		}
+	}
+}
+
+// A failed draw transaction leaves no leaf behind, and the next append
+// takes the same index.
+func TestAnexarDesfeitoComATransacao(t *testing.T) {
+	ctx := context.Background()
+	st := pgtest.New(t)
+	anexar(t, st, sinteticos(0, 2))
+	erro := errors.New("draw failed")
+	err := pgx.BeginTxFunc(ctx, st.Pool, pgx.TxOptions{}, func(tx pgx.Tx) error {
+		if err := transparencia.Anexar(ctx, tx, sinteticos(2, 5)); err != nil {
+			return err
+		}
+		return erro
+	})
+	if !errors.Is(err, erro) {
+		t.Fatal(err)
+	}
+	if n, _ := transparencia.Tamanho(ctx, st.Pool); n != 2 {
+		t.Fatalf("size %d after rollback, want 2", n)
+	}
+	anexar(t, st, sinteticos(2, 3))
+	f, err := transparencia.FolhaPorEvento(ctx, st.Pool, sinteticos(2, 3)[0].EventIDSorteio)
+	if err != nil || f.Indice != 2 {
+		t.Fatalf("leaf %+v, %v; want index 2", f, err)
+	}
+}
+
+// Records are canonical and recompute; any edited field is caught.
+func TestRegistroConferir(t *testing.T) {
+	r := transparencia.RegistroSintetico("teste", 13)
+	b, err := r.Bytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(string(b), `{"event_id_sorteio":"`) || !strings.HasSuffix(string(b), `"excluido":null}`) {
+		t.Fatalf("record bytes: %s", b)
+	}
+	lido, err := transparencia.LerRegistro(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := transparencia.Conferir(lido); err != nil {
+		t.Fatal(err)
+	}
+	casos := map[string]func(s string) string{
+		"registro.seed": func(s string) string { return strings.Replace(s, lido.Seed, strings.Repeat("0", 64), 1) },
+		"registro.conselheiro_id": func(s string) string {
+			return strings.Replace(s, `"conselheiro_id":"`+lido.ConselheiroID.String(), `"conselheiro_id":"`+lido.Ordenados[1], 1)
+		},
+		"registro.canonico": func(s string) string { return strings.Replace(s, `,"seed"`, `, "seed"`, 1) },
+	}
+	for campo, mudar := range casos {
+		m := mudar(string(b))
+		r2, err := transparencia.LerRegistro([]byte(m))
+		if err == nil {
+			err = transparencia.Conferir(r2)
+		}
+		var f *transparencia.Falha
+		if !errors.As(err, &f) || f.Campo != campo {
+			t.Errorf("%s: got %v", campo, err)
+		}
+	}
+}
+
+func tlogRecordHash64(b []byte) string {
+	h := tlog.RecordHash(b)
+	return base64.StdEncoding.EncodeToString(h[:])
+}
+
+// The verifier key derived from a signer key is the one note made with it
+// (base64 keys may hold '+', the field separator).
+func TestChaveVerificadoraDerivada(t *testing.T) {
+	for range 64 {
+		skey, vkey, err := transparencia.GerarChave(transparencia.OrigemPadrao)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := transparencia.NovaChave(skey)
+		if err != nil || c.Verificador != vkey {
+			t.Fatalf("%s: derived %q, %v; want %q", skey, c.Verificador, err, vkey)
+		}
+	}
+}
