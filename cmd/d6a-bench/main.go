@@ -334,9 +334,9 @@ type resultadoK struct {
 	MemFim            memoria // after every pass
 	NATSMem           memoria // the separate nats-server, when used
 	Aquecimento       time.Duration
-	Leve              passe // light load (-light-rate)
-	Maxima            passe // the burst
-	Ritmada           passe // paced at -load of the burst's rate
+	Leve              passe          // light load (-light-rate)
+	Maxima            passe          // the burst
+	Ritmada           passe          // paced at -load of the burst's rate
 	PG                estatisticasPG // burst
 	PGRitmada         estatisticasPG // paced pass
 	// Estatisticas counts pg_statistic rows of the d6a tables at the end:
