@@ -30,7 +30,10 @@ type laco struct {
 	Lote    int // largest commit: 1 = one commit per message
 	M       int
 	Duracao time.Duration // first publish → last result acknowledged by the bus
-	CPU     usoCPU        // the bench process (loop and publisher) is counted as "d6a"
+	// Publicacao is first publish → last publish ack of the inputs: when it
+	// is close to Duracao, the publisher bounded the loop.
+	Publicacao time.Duration
+	CPU        usoCPU // the bench process (loop and publisher) is counted as "d6a"
 }
 
 func (l laco) Vazao() float64 {
@@ -79,8 +82,10 @@ func medirLaco(ctx context.Context, natsURL, dbURL string, ds []*demanda, lote i
 
 	antes := amostrar(medidos)
 	erroPub := make(chan error, 1)
+	var publicacao time.Duration // read only after erroPub delivered
 	go func() {
-		_, err := pub.publicar(ctx, nome+"."+assuntoLacoIn, ds, 0, func(int) {})
+		var err error
+		publicacao, err = pub.publicar(ctx, nome+"."+assuntoLacoIn, ds, 0, func(int) {})
 		erroPub <- err
 	}()
 	feitos, seq := 0, int64(0)
@@ -163,6 +168,6 @@ func medirLaco(ctx context.Context, natsURL, dbURL string, ds []*demanda, lote i
 			return l, err
 		}
 	}
-	l.Duracao = fim.Sub(ds[0].pub)
+	l.Duracao, l.Publicacao = fim.Sub(ds[0].pub), publicacao
 	return l, nil
 }

@@ -675,8 +675,8 @@ func (a *ambiente) medirLacos(ctx context.Context) (resultadoLacos, error) {
 		if err != nil {
 			return l, err
 		}
-		logf("bare loop, commit ≤ %d: %.0f msgs/s (%.2f× pgbench); CPU per message: loop+publisher %.2f ms, PostgreSQL %.2f ms, nats-server %.2f ms",
-			lote, x.Vazao(), razao(x.Vazao(), l.PgbenchTPS), x.CPU.BenchMsPorSorteio, x.CPU.PGmsPorSorteio, x.CPU.NATSmsPorSorteio)
+		logf("bare loop, commit ≤ %d: %.0f msgs/s (%.2f× pgbench; inputs published at %.0f/s); CPU per message: loop+publisher %.2f ms, PostgreSQL %.2f ms, nats-server %.2f ms",
+			lote, x.Vazao(), razao(x.Vazao(), l.PgbenchTPS), float64(x.M)/x.Publicacao.Seconds(), x.CPU.BenchMsPorSorteio, x.CPU.PGmsPorSorteio, x.CPU.NATSmsPorSorteio)
 		l.Lacos = append(l.Lacos, x)
 	}
 	l.Ruido = r.Ruido

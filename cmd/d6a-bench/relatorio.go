@@ -326,14 +326,14 @@ func (r *relatorio) markdown() string {
 			mb(x.MemFim.RSS), mb(x.MemFim.HWM))
 	}
 	if len(r.lacos.Lacos) > 0 {
-		fmt.Fprintf(&b, "\n| bare loop | pgbench tps | msgs/s | ÷ pgbench | CPU ms per message: loop and publisher / PostgreSQL / nats-server |\n|---|--:|--:|--:|--:|\n")
+		fmt.Fprintf(&b, "\n| bare loop | pgbench tps | msgs/s | ÷ pgbench | inputs published/s | CPU ms per message: loop and publisher / PostgreSQL / nats-server |\n|---|--:|--:|--:|--:|--:|\n")
 		for _, x := range r.lacos.Lacos {
 			nome := fmt.Sprintf("commit per batch of ≤ %d", x.Lote)
 			if x.Lote == 1 {
 				nome = "commit per message"
 			}
-			fmt.Fprintf(&b, "| %s | %.0f | **%.0f** | **%.2f×** | %.2f / %.2f / %.2f |\n", nome, r.lacos.PgbenchTPS, x.Vazao(), razao(x.Vazao(), r.lacos.PgbenchTPS),
-				x.CPU.BenchMsPorSorteio, x.CPU.PGmsPorSorteio, x.CPU.NATSmsPorSorteio)
+			fmt.Fprintf(&b, "| %s | %.0f | **%.0f** | **%.2f×** | %.0f | %.2f / %.2f / %.2f |\n", nome, r.lacos.PgbenchTPS, x.Vazao(), razao(x.Vazao(), r.lacos.PgbenchTPS),
+				float64(x.M)/x.Publicacao.Seconds(), x.CPU.BenchMsPorSorteio, x.CPU.PGmsPorSorteio, x.CPU.NATSmsPorSorteio)
 		}
 	}
 
