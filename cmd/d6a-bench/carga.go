@@ -155,12 +155,12 @@ func (b *barramento) registrar(ds []*demanda) {
 	b.mu.Unlock()
 }
 
-// publicar sends ds with asynchronous JetStream publishes (Nats-Msg-Id =
+// publicar sends ds to assunto with asynchronous JetStream publishes (Nats-Msg-Id =
 // event_id), as fast as the server acknowledges them when taxa is 0, else
 // paced at taxa per second on a fixed schedule (no coordinated omission: a
 // late publish does not push the following ones back). prog is told the
 // number published so far.
-func (b *barramento) publicar(ctx context.Context, ds []*demanda, taxa float64, prog func(int)) (time.Duration, error) {
+func (b *barramento) publicar(ctx context.Context, assunto string, ds []*demanda, taxa float64, prog func(int)) (time.Duration, error) {
 	inicio := time.Now()
 	futuros := make([]jetstream.PubAckFuture, 0, len(ds))
 	for i, d := range ds {
@@ -176,7 +176,7 @@ func (b *barramento) publicar(ctx context.Context, ds []*demanda, taxa float64, 
 		}
 		for {
 			d.pub = time.Now()
-			f, err := b.js.PublishAsync(assuntoAgenda, d.dados, jetstream.WithMsgID(d.eventID))
+			f, err := b.js.PublishAsync(assunto, d.dados, jetstream.WithMsgID(d.eventID))
 			if errors.Is(err, jetstream.ErrTooManyStalledMsgs) {
 				continue // the window is full: wait for acks
 			}
@@ -261,6 +261,7 @@ type passe struct {
 	Ruido   string // set when the pass started on a busy machine
 	// d6a serve's handler histogram over the pass (bucket upper bounds).
 	HandlerP50, HandlerP99 time.Duration
+	Lotes                  lotes // units of work per committed transaction
 }
 
 // Vazao is the draw rate: results per second, first publish → last result.

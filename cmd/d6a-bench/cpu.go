@@ -57,6 +57,7 @@ func amostrar(p processosMedidos) amostraCPU {
 // machine's load from everything else, in cores.
 type usoCPU struct {
 	D6AmsPorSorteio, PGmsPorSorteio, NATSmsPorSorteio float64
+	BenchMsPorSorteio                                 float64 // this process: the publisher (and the bare loop)
 	OcupacaoMaquina                                   float64 // busy fraction of all CPUs
 	OutrosNucleos                                     float64 // CPUs used by other processes, average
 }
@@ -72,6 +73,7 @@ func calcularUso(a, b amostraCPU, sorteios int) usoCPU {
 	u.D6AmsPorSorteio = porSorteio(a.d6a, b.d6a)
 	u.PGmsPorSorteio = porSorteio(a.pg, b.pg)
 	u.NATSmsPorSorteio = porSorteio(a.nats, b.nats)
+	u.BenchMsPorSorteio = porSorteio(a.eu, b.eu)
 	dt := float64(b.total - a.total) // ticks over all CPUs
 	ocupado := dt - float64(b.ocioso-a.ocioso)
 	u.OcupacaoMaquina = ocupado / dt

@@ -1,16 +1,17 @@
 // Command d6a-bench measures `d6a serve` at national scale (docs/bench.md):
 // a durable PostgreSQL of its own, a NATS JetStream bus, a synthetic country
-// of 255,598 civic units in core.uc_polygons and K counsellors; for each K it
-// starts `d6a serve` as a separate process, publishes M
+// of 255,598 civic units in core.uc_polygons and K counsellors in one of two
+// shapes (sparse, or dense upper levels), analyzed or freshly bulk-loaded;
+// for each run it starts `d6a serve` as a separate process, publishes
 // agenda.item_disponível events and times every draw end to end, from the
 // publish to the result (conselheiro.sorteado or sorteio.sem_candidatos) on
-// the bus. pgbench's one-client simple-update tps on the same server is the
-// yardstick: a strictly serialized, durable draw can only approach what one
-// PostgreSQL client can commit.
+// the bus. The yardsticks, measured in the same run: pgbench's one-client
+// simple-update tps on the same server, and a bare durable loop of the
+// draw's shape (laco.go).
 //
-//	go run ./cmd/d6a-bench                     # K = 1,000, 100,000, 1,000,000; M = 5,000 (make bench)
-//	go run ./cmd/d6a-bench -quick              # K = 1,000, 10,000; M = 1,000; checks the tool in < 2 min
-//	go run ./cmd/d6a-bench -k 100000 -m 10000  # one K
+//	go run ./cmd/d6a-bench                       # the default runs (make bench)
+//	go run ./cmd/d6a-bench -quick                # small runs; checks the tool in < 3 min
+//	go run ./cmd/d6a-bench -runs 100000/dense/fresh -m 10000
 //
 // The results table of docs/bench.md and docs/bench-draws.svg are rewritten
 // at the end (not in -quick mode unless -doc is given).
@@ -39,9 +40,31 @@ import (
 	"github.com/formigueiro/d6a/internal/procstat"
 )
 
+// cenario is one measured run: K counsellors in a country shape, on an
+// analyzed database or a fresh one (bulk-loaded, never analyzed, autovacuum
+// off on the d6a tables).
+type cenario struct {
+	K      int
+	Forma  string
+	Fresco bool
+}
+
+func (c cenario) String() string {
+	s := "K=" + benchdoc.Thousands(c.K) + " " + c.Forma
+	if c.Fresco {
+		s += " fresh"
+	}
+	return s
+}
+
+const runsPadrao = "1000/sparse,100000/sparse,100000/dense,100000/dense/fresh,1000000/sparse,1000000/dense"
+
 type opcoes struct {
-	ks       []int
+	runs     []cenario
 	m        int
+	leve     int     // events of the light pass
+	taxaLeve float64 // their rate
+	laco     int     // messages per bare-loop measurement
 	carga    float64
 	seed     uint64
 	doc      string
@@ -74,16 +97,19 @@ func main() {
 func lerFlags(args []string) (opcoes, error) {
 	fs := flag.NewFlagSet("d6a-bench", flag.ContinueOnError)
 	var o opcoes
-	kFlag := fs.String("k", "1000,100000,1000000", "counsellor counts to measure, comma separated")
-	fs.IntVar(&o.m, "m", 5000, "agenda.item_disponível events published per pass (≥ 1)")
-	fs.BoolVar(&o.rapido, "quick", false, "K = 1000,10000 and M = 1000 (unless -k/-m are given), pgbench 5 s, no -wait-quiet: checks the tool in under 2 minutes; docs are not written unless -doc/-svg are given")
+	runsFlag := fs.String("runs", runsPadrao, "runs, comma separated: K/shape[/fresh], shape sparse or dense; fresh = counsellors bulk-loaded, never analyzed, autovacuum off on the d6a tables")
+	fs.IntVar(&o.m, "m", 5000, "agenda.item_disponível events of the max-load burst and of the paced pass (≥ 1)")
+	fs.IntVar(&o.leve, "light-m", 300, "events of the light-load pass (0: none)")
+	fs.Float64Var(&o.taxaLeve, "light-rate", 10, "events per second of the light-load pass")
+	fs.IntVar(&o.laco, "bare-m", 5000, "messages per bare-loop measurement (0: none)")
+	fs.BoolVar(&o.rapido, "quick", false, "runs 1000/sparse,10000/dense,10000/dense/fresh, M = 1000, light pass 50 events, bare loop 1000 (unless given), pgbench 5 s, no -wait-quiet: checks the tool in under 3 minutes; docs are not written unless -doc/-svg are given")
 	fs.Float64Var(&o.carga, "load", 0.5, "offered load of the paced pass, as a fraction of the measured maximum draw rate")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the synthetic country, counsellors and demands")
 	fs.StringVar(&o.doc, "doc", "docs/bench.md", "markdown file whose results section is rewritten (empty: none)")
 	fs.StringVar(&o.svg, "svg", "docs/bench-draws.svg", "SVG plot of latency and throughput against K (empty: none)")
 	fs.BoolVar(&o.embutido, "embedded-nats", false, "use d6a serve's embedded NATS server instead of a separate nats-server (its memory then counts in d6a's RSS)")
 	fs.IntVar(&o.pgbenchT, "pgbench-t", 10, "seconds of each pgbench run")
-	fs.DurationVar(&o.sossego, "wait-quiet", 2*time.Minute, "before pgbench and each pass, wait up to this long for other processes to use under 0.25 cores (0: don't wait)")
+	fs.DurationVar(&o.sossego, "wait-quiet", 30*time.Second, "before pgbench and each pass, wait up to this long for other processes to use under 0.25 cores (0: don't wait)")
 	fs.BoolVar(&o.manter, "keep", false, "keep the work directory (logs, PostgreSQL and NATS data) for inspection")
 	fs.StringVar(&o.dir, "dir", "", "work directory (default: a fresh temporary directory)")
 	fs.BoolVar(&o.perf, "perf", false, "record `perf` CPU profiles of d6a serve, nats-server and PostgreSQL during each max-load pass (reports in the work directory, which is then kept)")
@@ -96,11 +122,17 @@ func lerFlags(args []string) (opcoes, error) {
 	dado := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { dado[f.Name] = true })
 	if o.rapido {
-		if !dado["k"] {
-			*kFlag = "1000,10000"
+		if !dado["runs"] {
+			*runsFlag = "1000/sparse,10000/dense,10000/dense/fresh"
 		}
 		if !dado["m"] {
 			o.m = 1000
+		}
+		if !dado["light-m"] {
+			o.leve = 50
+		}
+		if !dado["bare-m"] {
+			o.laco = 1000
 		}
 		if !dado["pgbench-t"] {
 			o.pgbenchT = 5
@@ -113,16 +145,19 @@ func lerFlags(args []string) (opcoes, error) {
 	if o.perf {
 		o.manter = true
 	}
-	for _, s := range strings.Split(*kFlag, ",") {
-		s = strings.ReplaceAll(strings.TrimSpace(s), "_", "")
-		k, err := strconv.Atoi(s)
-		if err != nil || k < 1 {
-			return o, fmt.Errorf("-k: %q is not a positive count", s)
+	for _, s := range strings.Split(*runsFlag, ",") {
+		p := strings.Split(strings.TrimSpace(s), "/")
+		k, err := strconv.Atoi(strings.ReplaceAll(p[0], "_", ""))
+		if err != nil || k < 1 || len(p) < 2 || len(p) > 3 || formas[p[1]] == nil || (len(p) == 3 && p[2] != "fresh") {
+			return o, fmt.Errorf("-runs: %q is not K/shape[/fresh] with shape sparse or dense", s)
 		}
-		o.ks = append(o.ks, k)
+		o.runs = append(o.runs, cenario{K: k, Forma: p[1], Fresco: len(p) == 3})
 	}
 	if o.m < 1 {
 		return o, errors.New("-m must be at least 1")
+	}
+	if o.leve > 0 && o.taxaLeve <= 0 {
+		return o, errors.New("-light-rate must be positive")
 	}
 	if o.carga <= 0 || o.carga > 1 {
 		return o, errors.New("-load must be in (0, 1]")
@@ -170,7 +205,7 @@ func executar(ctx context.Context, o opcoes) (err error) {
 		}
 		_ = os.RemoveAll(a.dir)
 	}()
-	logf("d6a-bench: K = %s, M = %d, work directory %s", juntarK(o.ks), o.m, a.dir)
+	logf("d6a-bench: runs %s, M = %d, work directory %s", juntarRuns(o.runs), o.m, a.dir)
 
 	logf("building d6a and nats-server")
 	a.binD6A = filepath.Join(a.dir, "bin", "d6a")
@@ -198,21 +233,27 @@ func executar(ctx context.Context, o opcoes) (err error) {
 		return err
 	}
 
+	var lacos resultadoLacos
+	if o.laco > 0 {
+		if lacos, err = a.medirLacos(ctx); err != nil {
+			return fmt.Errorf("bare loop: %w", err)
+		}
+	}
 	var rs []resultadoK
-	for _, k := range o.ks {
-		r, err := a.medirK(ctx, k)
+	for _, c := range o.runs {
+		r, err := a.medir(ctx, c)
 		if err != nil {
-			return fmt.Errorf("K = %d: %w", k, err)
+			return fmt.Errorf("%s: %w", c, err)
 		}
 		rs = append(rs, r)
 		fmt.Fprintln(os.Stderr)
-		imprimirTabela(os.Stderr, rs)
+		imprimirTabela(os.Stderr, rs, lacos)
 		fmt.Fprintln(os.Stderr)
 	}
 
-	rel := novoRelatorio(a, rs, time.Since(inicio))
+	rel := novoRelatorio(a, rs, lacos, time.Since(inicio))
 	fmt.Println()
-	imprimirTabela(os.Stdout, rs)
+	imprimirTabela(os.Stdout, rs, lacos)
 	fmt.Println()
 	rel.imprimirAlvos(os.Stdout)
 	if o.escrever {
@@ -280,9 +321,9 @@ func (a *ambiente) prepararBase(ctx context.Context) error {
 	return nil
 }
 
-// resultadoK is everything measured at one K.
+// resultadoK is everything measured in one run.
 type resultadoK struct {
-	K                 int
+	cenario
 	UCs               int
 	CargaConselheiros time.Duration
 	PgbenchTPS        float64
@@ -290,25 +331,33 @@ type resultadoK struct {
 	Hierarquia        cargaHierarquia
 	MemAntes          memoria // d6a serve once ready, before the first draw
 	MemDepois         memoria // after the first draw (hierarchy cached)
-	MemFim            memoria // after both passes
+	MemFim            memoria // after every pass
 	NATSMem           memoria // the separate nats-server, when used
 	Aquecimento       time.Duration
-	Maxima            passe
-	Ritmada           passe
-	PG                estatisticasPG // max-load pass
+	Leve              passe          // light load (-light-rate)
+	Maxima            passe          // the burst
+	Ritmada           passe          // paced at -load of the burst's rate
+	PG                estatisticasPG // burst
 	PGRitmada         estatisticasPG // paced pass
-	Avisos            []string
-	Ruido             []string // measurements started on a busy machine
+	// Estatisticas counts pg_statistic rows of the d6a tables at the end:
+	// 0 proves a fresh run stayed never-analyzed.
+	Estatisticas int
+	Avisos       []string
+	Ruido        []string // measurements started on a busy machine
 }
 
-func (a *ambiente) medirK(ctx context.Context, k int) (r resultadoK, err error) {
-	r = resultadoK{K: k, UCs: a.pais.Tamanho()}
-	dir := filepath.Join(a.dir, fmt.Sprintf("k%d", k))
+func (a *ambiente) medir(ctx context.Context, c cenario) (r resultadoK, err error) {
+	r = resultadoK{cenario: c, UCs: a.pais.Tamanho()}
+	nome := fmt.Sprintf("k%d_%s", c.K, c.Forma)
+	if c.Fresco {
+		nome += "_fresh"
+	}
+	dir := filepath.Join(a.dir, nome)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return r, err
 	}
-	db := fmt.Sprintf("bench_k%d", k)
-	logf("── K = %s: database %s", benchdoc.Thousands(k), db)
+	db := "bench_" + nome
+	logf("── %s: database %s", c, db)
 	if err := a.pg.CreateDatabase(ctx, db, "bench_base"); err != nil {
 		return r, err
 	}
@@ -321,15 +370,24 @@ func (a *ambiente) medirK(ctx context.Context, k int) (r resultadoK, err error) 
 		return r, err
 	}
 	defer conn.Close(context.Background())
+	if c.Fresco {
+		// Autovacuum would analyze the tables during the run.
+		if _, err := conn.Exec(ctx, `DO $$ DECLARE t regclass; BEGIN
+			FOR t IN SELECT c.oid FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'd6a' AND c.relkind = 'r' LOOP
+				EXECUTE format('ALTER TABLE %s SET (autovacuum_enabled = off, toast.autovacuum_enabled = off)', t);
+			END LOOP; END $$`); err != nil {
+			return r, err
+		}
+	}
 
-	b := barra(k, "d6a.conselheiros   ")
+	b := barra(c.K, "d6a.conselheiros   ")
 	t := time.Now()
-	if err := carregarConselheiros(ctx, conn, a.pais, k, a.o.seed, func(n int) { _ = b.Set(n) }); err != nil {
+	if err := carregarConselheiros(ctx, conn, a.pais, c.Forma, c.K, a.o.seed, !c.Fresco, func(n int) { _ = b.Set(n) }); err != nil {
 		return r, err
 	}
 	fim(b)
 	r.CargaConselheiros = time.Since(t)
-	logf("%s counsellors loaded with COPY in %s", benchdoc.Thousands(k), r.CargaConselheiros.Round(time.Millisecond))
+	logf("%s counsellors (%s) loaded with COPY in %s", benchdoc.Thousands(c.K), descreverForma(c.Forma), r.CargaConselheiros.Round(time.Millisecond))
 	// A server that has been serving for a while holds the counsellors and
 	// their indexes in shared_buffers; COPY went through a small ring.
 	if _, err := conn.Exec(ctx, `SELECT pg_prewarm(c.oid) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
@@ -372,7 +430,7 @@ func (a *ambiente) medirK(ctx context.Context, k int) (r resultadoK, err error) 
 		return r, err
 	}
 	defer bus.Close()
-	rng := rand.New(rand.NewPCG(a.o.seed, uint64(k)^0xde3a4d))
+	rng := rand.New(rand.NewPCG(a.o.seed, uint64(c.K)^0xde3a4d))
 
 	// First draw: loads the hierarchy cache.
 	if r.MemAntes, err = lerMemoria(srv.Pid()); err != nil {
@@ -380,7 +438,7 @@ func (a *ambiente) medirK(ctx context.Context, k int) (r resultadoK, err error) 
 	}
 	aq := gerarDemandas(rng, a.pais, 1)
 	bus.registrar(aq)
-	if _, err := bus.publicar(ctx, aq, 0, func(int) {}); err != nil {
+	if _, err := bus.publicar(ctx, assuntoAgenda, aq, 0, func(int) {}); err != nil {
 		return r, err
 	}
 	if bus.esperar(ctx, aq, 2*time.Minute, func(int) {}) != 1 {
@@ -397,21 +455,30 @@ func (a *ambiente) medirK(ctx context.Context, k int) (r resultadoK, err error) 
 		r.Aquecimento.Round(time.Millisecond), benchdoc.Thousands(r.Hierarquia.UCs), r.Hierarquia.Duracao.Round(time.Millisecond),
 		mb(r.MemAntes.RSS), mb(r.MemDepois.RSS))
 
-	// Pass 1: as fast as the bus takes them.
+	// Pass 1: light load, one draw at a time (latency of a draw alone).
+	if a.o.leve > 0 {
+		if r.Leve, err = a.passe(ctx, bus, srv, nats, rng, a.o.leve, a.o.taxaLeve, fmt.Sprintf("%g/s", a.o.taxaLeve)); err != nil {
+			return r, err
+		}
+		if err := liberar(ctx, conn, c.Fresco); err != nil {
+			return r, err
+		}
+	}
+	// Pass 2: the burst, as fast as the bus takes them.
 	if err := zerarEstatisticas(ctx, conn); err != nil {
 		return r, err
 	}
-	if r.Maxima, err = a.passe(ctx, bus, srv, nats, rng, 0, "max load"); err != nil {
+	if r.Maxima, err = a.passe(ctx, bus, srv, nats, rng, a.o.m, 0, "max load"); err != nil {
 		return r, err
 	}
 	if r.PG, err = lerEstatisticas(ctx, conn); err != nil {
 		return r, err
 	}
-	if err := liberar(ctx, conn); err != nil {
+	if err := liberar(ctx, conn, c.Fresco); err != nil {
 		return r, err
 	}
 
-	// Pass 2: paced at a fraction of the measured maximum (p99 target).
+	// Pass 3: paced at a fraction of the measured maximum (p99 target).
 	taxa := a.o.carga * r.Maxima.Vazao()
 	if taxa <= 0 {
 		return r, errors.New("max-load pass produced no results")
@@ -419,11 +486,18 @@ func (a *ambiente) medirK(ctx context.Context, k int) (r resultadoK, err error) 
 	if err := zerarEstatisticas(ctx, conn); err != nil {
 		return r, err
 	}
-	if r.Ritmada, err = a.passe(ctx, bus, srv, nats, rng, taxa, fmt.Sprintf("%.0f%% load", a.o.carga*100)); err != nil {
+	if r.Ritmada, err = a.passe(ctx, bus, srv, nats, rng, a.o.m, taxa, fmt.Sprintf("%.0f%% load", a.o.carga*100)); err != nil {
 		return r, err
 	}
 	if r.PGRitmada, err = lerEstatisticas(ctx, conn); err != nil {
 		return r, err
+	}
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_statistic s JOIN pg_class c ON c.oid = s.starelid
+		JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'd6a'`).Scan(&r.Estatisticas); err != nil {
+		return r, err
+	}
+	if c.Fresco {
+		logf("pg_statistic rows of the d6a tables at the end: %d (0 = never analyzed)", r.Estatisticas)
 	}
 
 	if r.MemFim, err = lerMemoria(srv.Pid()); err != nil {
@@ -448,12 +522,12 @@ func (a *ambiente) medirK(ctx context.Context, k int) (r resultadoK, err error) 
 	return r, nil
 }
 
-// passe publishes M fresh demands (paced at taxa per second, or as fast as
+// passe publishes m fresh demands (paced at taxa per second, or as fast as
 // possible when 0) and waits for every result.
-func (a *ambiente) passe(ctx context.Context, bus *barramento, srv *servidor, nats *natsExterno, rng *rand.Rand, taxa float64, nome string) (p passe, err error) {
+func (a *ambiente) passe(ctx context.Context, bus *barramento, srv *servidor, nats *natsExterno, rng *rand.Rand, m int, taxa float64, nome string) (p passe, err error) {
 	var ruido string
 	defer func() { p.Ruido = ruido }()
-	ds := gerarDemandas(rng, a.pais, a.o.m)
+	ds := gerarDemandas(rng, a.pais, m)
 	bus.registrar(ds)
 	medidos := processosMedidos{d6a: srv.Pid(), pgDir: a.pg.Dir}
 	if nats != nil {
@@ -484,22 +558,22 @@ func (a *ambiente) passe(ctx context.Context, bus *barramento, srv *servidor, na
 		}
 		time.Sleep(500 * time.Millisecond) // let perf attach
 		if srv.pprof != "" {
-			segundos := min(60, max(5, a.o.m/150))
+			segundos := min(60, max(5, m/150))
 			go perfilGo(srv.pprof, filepath.Join(filepath.Dir(srv.log), "d6a-serve-"+k+".pprof"), segundos)
 		}
 	}
 	antes := amostrar(medidos)
-	hAntes := lerHistograma(srv.http)
+	mAntes := raspar(srv.http)
 	pararVigia := make(chan struct{})
 	janelas := vigia(medidos, 250*time.Millisecond, pararVigia)
 	desc := fmt.Sprintf("publish %-9s   ", nome)
 	if taxa > 0 {
-		logf("%s pass: %d demands at %.1f/s", nome, a.o.m, taxa)
+		logf("%s pass: %d demands at %.1f/s", nome, m, taxa)
 	} else {
-		logf("%s pass: %d demands as fast as the bus acknowledges", nome, a.o.m)
+		logf("%s pass: %d demands as fast as the bus acknowledges", nome, m)
 	}
 	bp := barra(len(ds), desc)
-	pub, err := bus.publicar(ctx, ds, taxa, func(n int) { _ = bp.Set(n) })
+	pub, err := bus.publicar(ctx, assuntoAgenda, ds, taxa, func(n int) { _ = bp.Set(n) })
 	if err != nil {
 		return passe{}, err
 	}
@@ -510,6 +584,7 @@ func (a *ambiente) passe(ctx context.Context, bus *barramento, srv *servidor, na
 	close(pararVigia)
 	js := <-janelas
 	fim(br)
+	mDepois := raspar(srv.http)
 	for _, p := range perfis {
 		if rel := p.parar(); rel != "" {
 			logf("perf report: %s", rel)
@@ -524,7 +599,8 @@ func (a *ambiente) passe(ctx context.Context, bus *barramento, srv *servidor, na
 	p = resumir(ds, taxa, pub)
 	p.CPU = calcularUso(antes, depois, p.Recebidos)
 	p.Quietas = latency.Summarize(quietas(ds, js, limiteQuieto))
-	p.HandlerP50, p.HandlerP99, _ = quantis(hAntes, lerHistograma(srv.http))
+	p.HandlerP50, p.HandlerP99 = handler(mAntes, mDepois)
+	p.Lotes = lerLotes(mAntes, mDepois)
 	if n < len(ds) {
 		logf("WARNING: %d of %d results never reached the bus (no progress for 1 min)", len(ds)-n, len(ds))
 	}
@@ -532,10 +608,79 @@ func (a *ambiente) passe(ctx context.Context, bus *barramento, srv *servidor, na
 		nome, p.Vazao(), float64(p.M)/p.Publicacao.Seconds(), ms(p.Lat.P50), ms(p.Lat.P99), ms(p.Lat.Max), p.Sorteados, p.SemCandidatos)
 	logf("%s: %d draws never overlapped other processes using > %.2f cores: p50 %.1f ms, p99 %.1f ms, max %.1f ms",
 		nome, p.Quietas.N, limiteQuieto, ms(p.Quietas.P50), ms(p.Quietas.P99), ms(p.Quietas.Max))
-	logf("%s: d6a's own handler time (its histogram): p50 ≤ %.1f ms, p99 ≤ %.1f ms", nome, ms(p.HandlerP50), ms(p.HandlerP99))
+	logf("%s: d6a's own handler time (its histogram): p50 ≤ %.1f ms, p99 ≤ %.1f ms; batches: %s", nome, ms(p.HandlerP50), ms(p.HandlerP99), p.Lotes)
 	logf("%s: CPU per draw: d6a serve %.2f ms, PostgreSQL %.2f ms, nats-server %.2f ms; machine %.0f%% busy, other processes %.2f cores",
 		nome, p.CPU.D6AmsPorSorteio, p.CPU.PGmsPorSorteio, p.CPU.NATSmsPorSorteio, 100*p.CPU.OcupacaoMaquina, p.CPU.OutrosNucleos)
 	return p, nil
+}
+
+// resultadoLacos is the bare loop at each commit size, with the pgbench
+// measured just before it.
+type resultadoLacos struct {
+	PgbenchTPS float64
+	Lacos      []laco
+	Ruido      []string
+}
+
+// Lote returns the bare loop with the largest commit.
+func (l resultadoLacos) Lote() laco {
+	var best laco
+	for _, x := range l.Lacos {
+		if x.Lote > best.Lote {
+			best = x
+		}
+	}
+	return best
+}
+
+// lotesLaco are the commit sizes of the bare loop: one per message, and
+// the executor's fetch (64) and batch (256) bounds.
+var lotesLaco = []int{1, 64, 256}
+
+// medirLacos runs the bare loop on a nats-server of its own (or an
+// embedded-like one when -embedded-nats: a separate server all the same)
+// and the bench's PostgreSQL, after pgbench.
+func (a *ambiente) medirLacos(ctx context.Context) (resultadoLacos, error) {
+	var l resultadoLacos
+	dir := filepath.Join(a.dir, "bare")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return l, err
+	}
+	bin := a.binNATS
+	if bin == "" {
+		bin = filepath.Join(a.dir, "bin", "nats-server")
+		if err := compilar(ctx, a.raiz, bin, "github.com/nats-io/nats-server/v2"); err != nil {
+			return l, err
+		}
+	}
+	nats, err := iniciarNATS(bin, filepath.Join(dir, "nats"))
+	if err != nil {
+		return l, err
+	}
+	defer func() { _ = nats.parar(10 * time.Second) }()
+	if err := a.pg.CreateDatabase(ctx, "laco", ""); err != nil {
+		return l, err
+	}
+	medidos := processosMedidos{nats: nats.Pid(), pgDir: a.pg.Dir}
+	var r resultadoK
+	a.sossegar(&r, "bare-loop pgbench", medidos)
+	if l.PgbenchTPS, _, err = pgbench(ctx, a.pg, "pgbench", a.o.pgbenchT, filepath.Join(dir, "pgbench.log")); err != nil {
+		return l, err
+	}
+	logf("bare loop: pgbench %.1f tps", l.PgbenchTPS)
+	rng := rand.New(rand.NewPCG(a.o.seed, 0x1ac0))
+	for _, lote := range lotesLaco {
+		a.sossegar(&r, fmt.Sprintf("bare loop (commit ≤ %d)", lote), medidos)
+		x, err := medirLaco(ctx, nats.url, a.pg.URL("laco"), gerarDemandas(rng, a.pais, a.o.laco), lote, medidos)
+		if err != nil {
+			return l, err
+		}
+		logf("bare loop, commit ≤ %d: %.0f msgs/s (%.2f× pgbench; inputs published at %.0f/s); CPU per message: loop+publisher %.2f ms, PostgreSQL %.2f ms, nats-server %.2f ms",
+			lote, x.Vazao(), razao(x.Vazao(), l.PgbenchTPS), float64(x.M)/x.Publicacao.Seconds(), x.CPU.BenchMsPorSorteio, x.CPU.PGmsPorSorteio, x.CPU.NATSmsPorSorteio)
+		l.Lacos = append(l.Lacos, x)
+	}
+	l.Ruido = r.Ruido
+	return l, nil
 }
 
 // sossegar waits for a quiet machine (-wait-quiet) and says so when it
@@ -557,7 +702,8 @@ func (a *ambiente) sossegar(r *resultadoK, oque string, p processosMedidos) (flo
 // liberar ends the pass's assignments so the next pass meets the same
 // counsellors (what conselheiro.ciclo_concluído would do, without the
 // events), then vacuums. d6a serve is idle: every result is on the bus.
-func liberar(ctx context.Context, conn *pgx.Conn) error {
+// On a fresh database nothing is vacuumed: it stays never-analyzed.
+func liberar(ctx context.Context, conn *pgx.Conn, fresco bool) error {
 	fimEspera := time.Now().Add(time.Minute)
 	for {
 		var n int
@@ -572,12 +718,16 @@ func liberar(ctx context.Context, conn *pgx.Conn) error {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	for _, sql := range []string{
+	sqls := []string{
 		`UPDATE d6a.atribuicoes SET status = 'concluida' WHERE status = 'ativa'`,
 		`UPDATE d6a.conselheiros SET status = 'disponivel' WHERE status = 'ocupado'`,
 		`VACUUM (ANALYZE) d6a.conselheiros, d6a.atribuicoes, d6a.outbox, d6a.fila_pendentes`,
 		`CHECKPOINT`,
-	} {
+	}
+	if fresco {
+		sqls = append(sqls[:2], sqls[3])
+	}
+	for _, sql := range sqls {
 		if _, err := conn.Exec(ctx, sql); err != nil {
 			return fmt.Errorf("%s: %w", sql, err)
 		}
@@ -635,10 +785,10 @@ func logf(format string, args ...any) {
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 func mb(b int64) float64         { return float64(b) / (1 << 20) }
 
-func juntarK(ks []int) string {
+func juntarRuns(cs []cenario) string {
 	var p []string
-	for _, k := range ks {
-		p = append(p, benchdoc.Thousands(k))
+	for _, c := range cs {
+		p = append(p, c.String())
 	}
 	return strings.Join(p, "; ")
 }

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"sort"
+	"strings"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -152,26 +153,40 @@ func criarHierarquia(ctx context.Context, conn *pgx.Conn, p *pais, prog func(int
 	return nil
 }
 
-// Where counsellors register: mostly micro-areas and neighbourhoods, some
-// municipalities, none higher (a state- or country-level counsellor would be
-// a candidate of every demand below it).
-var distribuicaoConselheiros = []struct {
+// formas are the country shapes: where counsellors register, as shares of
+// K per level, uniformly inside each level. "sparse" has none above the
+// municipality; "dense" puts 1% on states and 9% on municipalities (issue
+// 11), so every draw has thousands of counsellors above its winning step.
+var formas = map[string][]struct {
 	nivel  int
 	fracao float64
 }{
-	{nivelMicroarea, 0.60},
-	{nivelBairro, 0.30},
-	{nivelMunicipio, 0.10},
+	"sparse": {{nivelMicroarea, 0.60}, {nivelBairro, 0.30}, {nivelMunicipio, 0.10}},
+	"dense":  {{nivelEstado, 0.01}, {nivelMunicipio, 0.09}, {nivelBairro, 0.90}},
+}
+
+// descreverForma is the shape in words, for the report.
+func descreverForma(forma string) string {
+	var p []string
+	for _, d := range formas[forma] {
+		p = append(p, fmt.Sprintf("%.0f%% on %s", 100*d.fracao, nomeNivel[d.nivel]))
+	}
+	return strings.Join(p, ", ")
 }
 
 // carregarConselheiros COPYs k available, trained counsellors into
 // d6a.conselheiros (id = cidadao_id, CONTRACT §5), spread over the country
-// by distribuicaoConselheiros, uniformly inside each level.
-func carregarConselheiros(ctx context.Context, conn *pgx.Conn, p *pais, k int, seed uint64, prog func(int)) error {
+// by the shape forma. With analisar the table is then vacuumed and
+// analyzed; without, it is left as a bulk load leaves it.
+func carregarConselheiros(ctx context.Context, conn *pgx.Conn, p *pais, forma string, k int, seed uint64, analisar bool, prog func(int)) error {
+	dist, ok := formas[forma]
+	if !ok {
+		return fmt.Errorf("unknown country shape %q", forma)
+	}
 	rng := rand.New(rand.NewPCG(seed, uint64(k)))
-	limites := make([]int, len(distribuicaoConselheiros))
+	limites := make([]int, len(dist))
 	acum := 0.0
-	for i, d := range distribuicaoConselheiros {
+	for i, d := range dist {
 		acum += d.fracao
 		limites[i] = int(math.Round(acum * float64(k)))
 	}
@@ -185,7 +200,7 @@ func carregarConselheiros(ctx context.Context, conn *pgx.Conn, p *pais, k int, s
 				return nil, nil
 			}
 			faixa := sort.SearchInts(limites, i+1)
-			ucs := p.porNivel[distribuicaoConselheiros[faixa].nivel]
+			ucs := p.porNivel[dist[faixa].nivel]
 			uc := p.ids[ucs[rng.IntN(len(ucs))]]
 			id, ev := uuidDe(rng), uuidDe(rng)
 			i++
@@ -199,6 +214,9 @@ func carregarConselheiros(ctx context.Context, conn *pgx.Conn, p *pais, k int, s
 	}
 	if int(n) != k {
 		return fmt.Errorf("COPY d6a.conselheiros: %d rows, want %d", n, k)
+	}
+	if !analisar {
+		return nil
 	}
 	_, err = conn.Exec(ctx, `VACUUM (ANALYZE) d6a.conselheiros`)
 	return err

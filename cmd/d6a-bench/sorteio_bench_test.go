@@ -134,7 +134,7 @@ func montar() error {
 		return err
 	}
 	st.Close()
-	if err := carregarConselheiros(ctx, conn, bancada.pais, bancada.k, 1, func(int) {}); err != nil {
+	if err := carregarConselheiros(ctx, conn, bancada.pais, "sparse", bancada.k, 1, true, func(int) {}); err != nil {
 		return err
 	}
 	for _, sql := range []string{
@@ -381,99 +381,4 @@ func (r *rastreador) tabela(draws int, wall time.Duration) string {
 	fmt.Fprintf(&b, "  %-40s %8s %10s %12.3f\n", "sum of statements", "", "", ms(soma)/float64(draws))
 	fmt.Fprintf(&b, "  %-40s %8s %10s %12.3f\n", "rest (LastEventID, Go CPU, pool)", "", "", (ms(wall)-ms(soma))/float64(draws))
 	return b.String()
-}
-
-// The eligibility query in its two shapes: the EXISTS of the first version
-// and the LATERAL … LIMIT 1 that replaced it. With the assignments table's
-// statistics as a fresh deployment has them (never analyzed), PostgreSQL
-// turns the EXISTS into a hashed subplan that reads every active assignment
-// on each draw; the LATERAL form probes the partial unique index once per
-// candidate whatever the statistics say.
-const (
-	candidatosExists = `SELECT c.id, c.unidade_civica_id, c.status, c.capacitacao_concluida, c.data_suspensao_ate,
-       EXISTS (SELECT 1 FROM d6a.atribuicoes a WHERE a.conselheiro_id = c.id AND a.status = 'ativa') AS ocupado
-FROM d6a.conselheiros c WHERE c.unidade_civica_id = ANY($1::uuid[]) ORDER BY c.id`
-	candidatosLateral = `SELECT c.id, c.unidade_civica_id, c.status, c.capacitacao_concluida, c.data_suspensao_ate,
-       (a.ativa IS NOT NULL)::boolean AS ocupado
-FROM d6a.conselheiros c
-LEFT JOIN LATERAL (SELECT true AS ativa FROM d6a.atribuicoes a WHERE a.conselheiro_id = c.id AND a.status = 'ativa' LIMIT 1) a ON true
-WHERE c.unidade_civica_id = ANY($1::uuid[]) ORDER BY c.id`
-)
-
-// BenchmarkCandidatos runs both shapes against 5,000 active assignments,
-// with the table never analyzed (a fresh deployment, autovacuum off) and
-// after ANALYZE.
-func BenchmarkCandidatos(b *testing.B) {
-	preparar(b)
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, bancada.url)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	// 5,000 active assignments of counsellors not yet busy.
-	for _, sql := range []string{
-		`ALTER TABLE d6a.atribuicoes SET (autovacuum_enabled = false)`,
-		`INSERT INTO d6a.atribuicoes (conselheiro_id, demanda_id, unidade_civica_id, seed_publico, posicao_sorteada, total_elegiveis, event_id_sorteio)
-		 SELECT c.id, gen_random_uuid(), c.unidade_civica_id, 'bench', 0, 1, gen_random_uuid() FROM d6a.conselheiros c
-		 WHERE NOT EXISTS (SELECT 1 FROM d6a.atribuicoes a WHERE a.conselheiro_id = c.id AND a.status = 'ativa')
-		 LIMIT greatest(0, 5000 - (SELECT count(*) FROM d6a.atribuicoes WHERE status = 'ativa'))`,
-	} {
-		if _, err := conn.Exec(ctx, sql); err != nil {
-			b.Fatal(err)
-		}
-	}
-	defer conn.Exec(ctx, `ALTER TABLE d6a.atribuicoes RESET (autovacuum_enabled)`)
-	rng := rand.New(rand.NewPCG(3, 3))
-	micro := bancada.pais.porNivel[nivelMicroarea]
-	cadeias := make([][]string, 1024)
-	for i := range cadeias {
-		for u := micro[rng.IntN(len(micro))]; u >= 0; u = bancada.pais.parent[u] {
-			cadeias[i] = append(cadeias[i], bancada.pais.ids[u].String())
-		}
-	}
-	for _, estado := range []string{"never-analyzed", "analyzed"} {
-		sql := `ANALYZE d6a.atribuicoes`
-		if estado == "never-analyzed" {
-			// What a fresh deployment's statistics look like.
-			sql = `DELETE FROM pg_statistic WHERE starelid = 'd6a.atribuicoes'::regclass;
-			       UPDATE pg_class SET reltuples = -1, relpages = 0 WHERE oid = 'd6a.atribuicoes'::regclass`
-		}
-		for _, forma := range []struct{ nome, sql string }{{"exists", candidatosExists}, {"lateral", candidatosLateral}} {
-			b.Run(estado+"/"+forma.nome, func(b *testing.B) {
-				if _, err := conn.Exec(ctx, sql); err != nil {
-					b.Fatal(err)
-				}
-				c, err := pgx.Connect(ctx, bancada.url) // fresh plan cache
-				if err != nil {
-					b.Fatal(err)
-				}
-				defer c.Close(ctx)
-				var plano strings.Builder
-				rows, _ := c.Query(ctx, "EXPLAIN (COSTS OFF) "+forma.sql, cadeias[0])
-				for rows.Next() {
-					var l string
-					_ = rows.Scan(&l)
-					if strings.Contains(l, "SubPlan") || strings.Contains(l, "Loop") || strings.Contains(l, " on atribuicoes") {
-						plano.WriteString(strings.TrimSpace(l) + "; ")
-					}
-				}
-				b.ResetTimer()
-				for i := 0; i < b.N; i++ {
-					rows, err := c.Query(ctx, forma.sql, cadeias[i%len(cadeias)])
-					if err != nil {
-						b.Fatal(err)
-					}
-					rows.Close()
-					if rows.Err() != nil {
-						b.Fatal(rows.Err())
-					}
-				}
-				b.StopTimer()
-				if b.N >= 100 {
-					fmt.Fprintf(os.Stderr, "%s plan: %s\n", b.Name(), plano.String())
-				}
-			})
-		}
-	}
 }

@@ -1,0 +1,173 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// The bare loop (issue 11) is the cheapest durable loop shaped like a draw,
+// run in the bench process against the same nats-server (sync always) and
+// PostgreSQL: one JetStream pull consumer; per message one INSERT; a commit
+// per message or per batch of up to `lote` messages; then an async publish
+// of a result per message, waiting for every ack; then the ack of the
+// inputs. It is what d6a serve's draws/s is compared with, as the HTTP
+// bench compares the situacao route with a bare Fiber handler.
+
+const (
+	assuntoLacoIn  = "laco.in"
+	assuntoLacoOut = "laco.out"
+)
+
+// laco is one bare-loop measurement.
+type laco struct {
+	Lote    int // largest commit: 1 = one commit per message
+	M       int
+	Duracao time.Duration // first publish → last result acknowledged by the bus
+	// Publicacao is first publish → last publish ack of the inputs: when it
+	// is close to Duracao, the publisher bounded the loop.
+	Publicacao time.Duration
+	CPU        usoCPU // the bench process (loop and publisher) is counted as "d6a"
+}
+
+func (l laco) Vazao() float64 {
+	if l.Duracao <= 0 {
+		return 0
+	}
+	return float64(l.M) / l.Duracao.Seconds()
+}
+
+// medirLaco publishes m demands to laco.in as fast as the bus takes them
+// while the loop consumes them, committing up to lote at a time.
+func medirLaco(ctx context.Context, natsURL, dbURL string, ds []*demanda, lote int, medidos processosMedidos) (laco, error) {
+	l := laco{Lote: lote, M: len(ds)}
+	conn, err := pgx.Connect(ctx, dbURL)
+	if err != nil {
+		return l, err
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(ctx, `DROP TABLE IF EXISTS laco; CREATE TABLE laco (id bigint PRIMARY KEY, dados bytea NOT NULL)`); err != nil {
+		return l, err
+	}
+	nc, err := nats.Connect(natsURL, nats.Name("d6a-bench-laco"))
+	if err != nil {
+		return l, err
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(1024))
+	if err != nil {
+		return l, err
+	}
+	nome := "LACO" + strconv.Itoa(lote)
+	s, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: nome, Subjects: []string{nome + "." + assuntoLacoIn, nome + "." + assuntoLacoOut}, Storage: jetstream.FileStorage})
+	if err != nil {
+		return l, err
+	}
+	defer func() { _ = js.DeleteStream(context.Background(), nome) }()
+	c, err := s.CreateConsumer(ctx, jetstream.ConsumerConfig{Durable: "laco", FilterSubject: nome + "." + assuntoLacoIn, AckPolicy: jetstream.AckExplicitPolicy, MaxAckPending: 4096})
+	if err != nil {
+		return l, err
+	}
+	pub, err := conectar(natsURL)
+	if err != nil {
+		return l, err
+	}
+	defer pub.Close()
+
+	antes := amostrar(medidos)
+	erroPub := make(chan error, 1)
+	var publicacao time.Duration // read only after erroPub delivered
+	go func() {
+		var err error
+		publicacao, err = pub.publicar(ctx, nome+"."+assuntoLacoIn, ds, 0, func(int) {})
+		erroPub <- err
+	}()
+	feitos, seq := 0, int64(0)
+	ocioso, publicado := true, false
+	for feitos < len(ds) {
+		if ctx.Err() != nil {
+			return l, ctx.Err()
+		}
+		if !publicado {
+			select {
+			case err := <-erroPub:
+				if err != nil {
+					return l, err
+				}
+				publicado = true
+			default:
+			}
+		}
+		var b jetstream.MessageBatch
+		if ocioso {
+			b, err = c.Fetch(1, jetstream.FetchMaxWait(time.Second))
+		} else {
+			b, err = c.FetchNoWait(max(lote, 64))
+		}
+		if err != nil {
+			return l, err
+		}
+		var msgs []jetstream.Msg
+		for m := range b.Messages() {
+			msgs = append(msgs, m)
+		}
+		if err := b.Error(); err != nil && !errors.Is(err, jetstream.ErrNoMessages) && !errors.Is(err, nats.ErrTimeout) {
+			return l, err
+		}
+		ocioso = len(msgs) == 0
+		for len(msgs) > 0 {
+			n := min(lote, len(msgs))
+			parte := msgs[:n]
+			msgs = msgs[n:]
+			// One pipelined round trip: its statements run in one implicit
+			// transaction, committed (and flushed) once.
+			var lb pgx.Batch
+			for _, m := range parte {
+				seq++
+				lb.Queue(`INSERT INTO laco (id, dados) VALUES ($1, $2)`, seq, m.Data())
+			}
+			if err := conn.SendBatch(ctx, &lb).Close(); err != nil {
+				return l, err
+			}
+			futuros := make([]jetstream.PubAckFuture, 0, n)
+			for _, m := range parte {
+				meta, _ := m.Metadata()
+				f, err := js.PublishAsync(nome+"."+assuntoLacoOut, m.Data(), jetstream.WithMsgID(fmt.Sprint("r", meta.Sequence.Stream)))
+				if err != nil {
+					return l, err
+				}
+				futuros = append(futuros, f)
+			}
+			for _, f := range futuros {
+				select {
+				case <-f.Ok():
+				case err := <-f.Err():
+					return l, fmt.Errorf("result not acknowledged: %w", err)
+				case <-time.After(30 * time.Second):
+					return l, errors.New("result ack not received in 30 s")
+				}
+			}
+			for _, m := range parte {
+				if err := m.Ack(); err != nil {
+					return l, err
+				}
+			}
+			feitos += n
+		}
+	}
+	fim := time.Now()
+	l.CPU = calcularUso(antes, amostrar(medidos), len(ds))
+	if !publicado {
+		if err := <-erroPub; err != nil {
+			return l, err
+		}
+	}
+	l.Duracao, l.Publicacao = fim.Sub(ds[0].pub), publicacao
+	return l, nil
+}
