@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -95,7 +96,13 @@ func (f *Base) seguir(ctx context.Context) {
 			DeliverPolicy: jetstream.DeliverLastPolicy,
 		})
 		if err != nil {
-			f.b.log.Warn("seguidor da base: consumidor ordenado indisponível", "erro", err)
+			// Before boot creates the stream this is expected; the draw
+			// waits for the base anyway.
+			nivel := slog.LevelWarn
+			if errors.Is(err, jetstream.ErrStreamNotFound) {
+				nivel = slog.LevelDebug
+			}
+			f.b.log.Log(ctx, nivel, "seguidor da base: consumidor ordenado indisponível", "erro", err)
 			if !dormir(ctx, time.Second) {
 				return
 			}

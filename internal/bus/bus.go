@@ -54,7 +54,7 @@ type Config struct {
 	// AckWait is how long a delivered message may stay unacknowledged before
 	// the server redelivers it (default 30s).
 	AckWait time.Duration
-	// Lote is the largest batch fetched at once (default 64).
+	// Lote is the largest batch fetched at once (default 256).
 	Lote int
 	// Espera is how long an idle fetch waits for a message (default 1s); it
 	// bounds how late a cancelled context or a replay is noticed.
@@ -94,7 +94,8 @@ func (c Config) WithDefaults() Config {
 		c.AckWait = 30 * time.Second
 	}
 	if c.Lote <= 0 {
-		c.Lote = 64
+		// The executor's batch bound: one fetch can fill a batch.
+		c.Lote = 256
 	}
 	if c.Espera <= 0 {
 		c.Espera = time.Second
