@@ -135,21 +135,10 @@ mais:
 			break mais
 		}
 	}
-	acks := make([]func(context.Context) (uint64, error), len(msgs))
-	for i, m := range msgs {
-		acks[i] = r.pub.PublishAsync(m.Subject, m.EventID.String(), m.Envelope)
-	}
-	ids := make([]uuid.UUID, 0, len(msgs))
-	seqs := make([]int64, 0, len(msgs))
-	var primeiro error
-	for i, ack := range acks {
-		seq, err := ack(ctx)
-		if err != nil {
-			primeiro = cmp.Or(primeiro, err)
-			continue
-		}
-		ids = append(ids, msgs[i].EventID)
-		seqs = append(seqs, int64(seq))
+	ok, seqs, primeiro := r.publicarTodos(ctx, len(msgs), func(i int) Mensagem { return msgs[i] })
+	ids := make([]uuid.UUID, len(ok))
+	for k, i := range ok {
+		ids[k] = msgs[i].EventID
 	}
 	if len(ids) > 0 {
 		err := r.st.InTxWith(ctx, semEsperarWAL, func(tx store.Tx) error {
@@ -191,26 +180,17 @@ func (r *Relay) Pass(ctx context.Context) (int, error) {
 		if err != nil || len(rows) == 0 {
 			return err
 		}
-		acks := make([]func(context.Context) (uint64, error), len(rows))
-		for i, row := range rows {
-			acks[i] = r.pub.PublishAsync(row.Subject, row.EventID.String(), row.Envelope)
-		}
 		// Every acknowledged row is marked, even past a failure: left
 		// unmarked it would go out again on a later pass, and JetStream only
 		// drops a duplicate Nats-Msg-Id within its duplicate window. A failed
 		// row goes out on a later pass, after rows acked behind it: order on
 		// the stream is the queue's except around a failed publish.
-		ids := make([]int64, 0, len(rows))
-		seqs := make([]int64, 0, len(rows))
-		var primeiro error
-		for i, ack := range acks {
-			seq, err := ack(ctx)
-			if err != nil {
-				primeiro = cmp.Or(primeiro, err)
-				continue
-			}
-			ids = append(ids, rows[i].ID)
-			seqs = append(seqs, int64(seq))
+		ok, seqs, primeiro := r.publicarTodos(ctx, len(rows), func(i int) Mensagem {
+			return Mensagem{EventID: rows[i].EventID, Subject: rows[i].Subject, Envelope: rows[i].Envelope}
+		})
+		ids := make([]int64, len(ok))
+		for k, i := range ok {
+			ids[k] = rows[i].ID
 		}
 		if len(ids) == 0 {
 			return primeiro
@@ -228,6 +208,27 @@ func (r *Relay) Pass(ctx context.Context) (int, error) {
 		r.OnPublicados(n)
 	}
 	return n, nil
+}
+
+// publicarTodos sends n messages without waiting, then waits for every
+// ack: ok lists the acknowledged ones (by index) with their stream
+// sequences; primeiro is the first failure.
+func (r *Relay) publicarTodos(ctx context.Context, n int, msg func(int) Mensagem) (ok []int, seqs []int64, primeiro error) {
+	acks := make([]func(context.Context) (uint64, error), n)
+	for i := range n {
+		m := msg(i)
+		acks[i] = r.pub.PublishAsync(m.Subject, m.EventID.String(), m.Envelope)
+	}
+	for i, ack := range acks {
+		seq, err := ack(ctx)
+		if err != nil {
+			primeiro = cmp.Or(primeiro, err)
+			continue
+		}
+		ok = append(ok, i)
+		seqs = append(seqs, int64(seq))
+	}
+	return ok, seqs, primeiro
 }
 
 // Flush publishes until the outbox is empty or ctx ends (shutdown).
