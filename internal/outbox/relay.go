@@ -168,7 +168,8 @@ var semEsperarWAL = pgx.TxOptions{BeginQuery: "BEGIN; SET LOCAL synchronous_comm
 // takes others; a row is marked only after the bus acknowledged it, and a
 // crash in between republishes it under the same Nats-Msg-Id, which the
 // stream deduplicates. The whole batch is sent before any ack is awaited and
-// marked by one statement, so a pass costs four statements however many
+// marked by one statement, so a pass costs five statements (with the
+// tables' sizes, store.Planos) however many
 // rows it carries.
 func (r *Relay) Pass(ctx context.Context) (int, error) {
 	n := 0
