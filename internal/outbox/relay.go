@@ -169,8 +169,7 @@ var semEsperarWAL = pgx.TxOptions{BeginQuery: "BEGIN; SET LOCAL synchronous_comm
 // crash in between republishes it under the same Nats-Msg-Id, which the
 // stream deduplicates. The whole batch is sent before any ack is awaited and
 // marked by one statement, so a pass costs five statements (with the
-// tables' sizes, store.Planos) however many
-// rows it carries.
+// tables' sizes, store.Planos) however many rows it carries.
 func (r *Relay) Pass(ctx context.Context) (int, error) {
 	n := 0
 	err := r.st.InTxWith(ctx, semEsperarWAL, func(tx store.Tx) error {
