@@ -52,6 +52,8 @@ commands:
   replay --type TYPE --from-seq N       rewind the durable consumer of TYPE to stream sequence N
   verify --event-id UUID                recompute one draw from its audit record
   verify --json FILE                    recompute a draw from a file, no database
+  verify --consistencia [--desde SEQ] [--reparar]
+                                        compare the bus with the database (after a failover); --reparar re-creates lost draws and replays lost inputs
   token --sub UUID [--ttl 1h]           sign a development session token with D6A_JWT_SECRET
 
 configuration is read from the environment (D6A_*), see README.md.

@@ -191,6 +191,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	if ctx.Err() == nil {
 		w.booted.Store(true)
 		w.log.Info("boot concluído; consumindo")
+		go w.verificarConsistencia(workCtx) // issue 14: an asynchronous failover's lost commits
 		consumers.Add(1)
 		go func() {
 			defer consumers.Done()

@@ -119,3 +119,14 @@ type D6aOutbox struct {
 	PublicadoEm  *time.Time
 	Sequence     *int64
 }
+
+type D6aReconciliaco struct {
+	EventIDSorteio uuid.UUID
+	AtribuicaoID   uuid.UUID
+	DemandaID      uuid.UUID
+	ConselheiroID  uuid.UUID
+	Sequence       int64
+	Base           *string
+	BaseSequence   *int64
+	ReconciliadoEm time.Time
+}

@@ -1,0 +1,211 @@
+package atribuicao
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+
+	"github.com/formigueiro/d6a/internal/consistencia"
+	"github.com/formigueiro/d6a/internal/evento"
+	"github.com/formigueiro/d6a/internal/sorteio"
+	"github.com/formigueiro/d6a/internal/store"
+)
+
+// ErrConflito means a lost draw cannot be re-created because the database
+// has since moved on: the demand or the counsellor holds another active
+// assignment (a draw made after the failover). An operator decides; d6a
+// never cancels a published draw by itself.
+var ErrConflito = errors.New("conflito")
+
+// Reconciliacao is what Reconciliar did with one lost draw.
+type Reconciliacao string
+
+// Outcomes of Reconciliar.
+const (
+	// Recriada: assignment, occupied counsellor, published outbox row and
+	// d6a.reconciliacoes row written.
+	Recriada Reconciliacao = "recriada"
+	// JaExistia: the assignment is there (a second run, or another
+	// instance reconciled it).
+	JaExistia Reconciliacao = "ja-existia"
+)
+
+// ReconciliarResultado gives back the outbox row of a result that is on the
+// bus without it (an asynchronous standby promoted without its commit), as
+// the relay would have marked it: the relay never sends it again and the
+// spec 5.4 guard (one sorteio.sem_candidatos per correlacao_id) sees it.
+func (s *Servico) ReconciliarResultado(ctx context.Context, r consistencia.Resultado) error {
+	return s.executar(ctx, func(ctx context.Context, u *uow) error {
+		return u.outboxPublicado(ctx, r)
+	})
+}
+
+func (u *uow) outboxPublicado(ctx context.Context, r consistencia.Resultado) error {
+	seq := int64(r.Seq)
+	return u.tx.InserirOutboxPublicado(ctx, store.InserirOutboxPublicadoParams{
+		EventID: r.EventID, Tipo: string(r.Tipo), Subject: r.Subject, CorrelacaoID: r.CorrelacaoID,
+		Envelope: r.Envelope, Agora: u.agora, Sequence: &seq,
+	})
+}
+
+// Reconciliar re-creates, from the published conselheiro.sorteado, a draw
+// the database lost: the assignment (with the demand snapshot from the
+// agenda item on the bus), the occupied counsellor, the demand out of the
+// pending queue, the outbox row as published, and a d6a.reconciliacoes row
+// naming the seed's base when the bus holds it, and the inbox row of the
+// agenda item that led to it. It never draws: the bus already says who drew
+// the demand (docs/decisions.md).
+func (s *Servico) Reconciliar(ctx context.Context, p consistencia.SorteadoPerdido) (Reconciliacao, error) {
+	var out Reconciliacao
+	err := s.executar(ctx, func(ctx context.Context, u *uow) error {
+		if _, err := u.tx.BuscarAtribuicaoPorEventIdSorteio(ctx, p.EventID); err == nil {
+			out = JaExistia
+			return nil
+		} else if _, err := store.Found(err); err != nil {
+			return err
+		}
+		if a, err := u.tx.BuscarAtribuicaoAtivaPorDemanda(ctx, p.DemandaID); err == nil {
+			return fmt.Errorf("%w: demanda %s já tem atribuição ativa %s (sorteio %s) além da publicada em %d", ErrConflito, p.DemandaID, a.ID, a.EventIDSorteio, p.Seq)
+		} else if _, err := store.Found(err); err != nil {
+			return err
+		}
+		if a, err := u.tx.BuscarAtribuicaoAtivaPorConselheiro(ctx, p.ConselheiroID); err == nil {
+			return fmt.Errorf("%w: conselheiro %s já tem atribuição ativa %s (demanda %s)", ErrConflito, p.ConselheiroID, a.ID, a.DemandaID)
+		} else if _, err := store.Found(err); err != nil {
+			return err
+		}
+		quando, err := sorteio.ParseTimestamp(p.Timestamp)
+		if err != nil {
+			return fmt.Errorf("timestamp %q: %w", p.Timestamp, err)
+		}
+		var dados DadosDemanda
+		if p.Agenda != nil {
+			dados = DadosDemanda{ScoreFinal: p.Agenda.ScoreFinal, CategoriaID: p.Agenda.CategoriaID,
+				NivelPrecedencia: int32(p.Agenda.NivelPrecedencia), GrupoID: p.Agenda.GrupoID}
+		}
+		hash := p.ListaHash
+		id, err := u.tx.InserirAtribuicao(ctx, store.InserirAtribuicaoParams{
+			ConselheiroID: p.ConselheiroID, DemandaID: p.DemandaID, UnidadeCivicaID: p.UC,
+			SeedPublico: p.Seed, PosicaoSorteada: int32(p.Posicao), TotalElegiveis: int32(p.Total),
+			ListaElegiveisHash: &hash, DataSorteio: quando, EventIDSorteio: p.EventID,
+			ScoreFinal: dados.ScoreFinal, CategoriaID: dados.CategoriaID, NivelPrecedencia: dados.NivelPrecedencia, GrupoID: dados.GrupoID,
+		})
+		if err != nil {
+			return fmt.Errorf("atribuição: %w", err)
+		}
+		n, err := u.tx.MarcarConselheiroOcupado(ctx, store.MarcarConselheiroOcupadoParams{ID: p.ConselheiroID, EventID: p.EventID, Agora: u.agora})
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return fmt.Errorf("conselheiro %s não cadastrado (seu cadastro não está na janela lida do barramento?)", p.ConselheiroID)
+		}
+		if p.AgendaSeq > 0 {
+			// The agenda item is applied by this draw: a later replay of it
+			// finds it processed (ON CONFLICT: it may be there already).
+			if _, err := u.tx.RegistrarEventoProcessado(ctx, store.RegistrarEventoProcessadoParams{
+				EventID: p.AgendaEventID, TipoEvento: string(evento.AgendaItemDisponivel), Sequence: int64(p.AgendaSeq), Agora: u.agora,
+			}); err != nil {
+				return err
+			}
+		}
+		if _, err := u.tx.RemoverFilaPendentePorDemanda(ctx, p.DemandaID); err != nil {
+			return err
+		}
+		if err := u.outboxPublicado(ctx, p.Resultado); err != nil {
+			return err
+		}
+		var base *string
+		var baseSeq *int64
+		if p.Base != "" {
+			b, s := p.Base, int64(p.BaseSeq)
+			base, baseSeq = &b, &s
+		}
+		if err := u.tx.InserirReconciliacao(ctx, store.InserirReconciliacaoParams{
+			EventIDSorteio: p.EventID, AtribuicaoID: id, DemandaID: p.DemandaID, ConselheiroID: p.ConselheiroID,
+			Sequence: int64(p.Seq), Base: base, BaseSequence: baseSeq, Agora: u.agora,
+		}); err != nil {
+			return err
+		}
+		u.alterou(p.ConselheiroID)
+		u.servico.log.Warn("sorteio reconciliado a partir do barramento", "event_id", p.EventID, "sequence", p.Seq,
+			"demanda_id", p.DemandaID, "conselheiro_id", p.ConselheiroID, "base_encontrada", p.Base != "")
+		out = Recriada
+		return nil
+	})
+	return out, err
+}
+
+// Reparar is the repair of `d6a verify --consistencia --reparar`. First it
+// gives back the outbox rows of the results on the bus other than draws
+// (so the spec 5.4 guard holds: no second sorteio.sem_candidatos). Then it
+// walks the lost draws and the lost inputs together in stream order: a draw
+// is re-created from its conselheiro.sorteado (Reconciliar), an input is
+// applied as the consumer would have (Handle, idempotent), except an agenda
+// item whose demand the bus shows drawn later, which that reconciliation
+// stands for. Stream order across types is why this is not six
+// `d6a replay`: the consumers replay independently, so a cycle could be
+// applied after the draw that needed its counsellor free. It writes one
+// line per action to w and reports whether everything went through; a
+// conflict (ErrConflito) is left to an operator.
+func (s *Servico) Reparar(ctx context.Context, rel consistencia.Relatorio, w io.Writer) bool {
+	ok := true
+	perdido := map[string]bool{}
+	for _, p := range rel.Perdidos {
+		perdido[p.EventID.String()] = true
+	}
+	for _, r := range rel.SemOutbox {
+		if perdido[r.EventID.String()] {
+			continue
+		}
+		if err := s.ReconciliarResultado(ctx, r); err != nil {
+			fmt.Fprintf(w, "FAILED seq=%d event_id=%s: outbox row: %v\n", r.Seq, r.EventID, err)
+			ok = false
+			continue
+		}
+		fmt.Fprintf(w, "outbox row restored seq=%d event_id=%s %s\n", r.Seq, r.EventID, r.Tipo)
+	}
+	type passo struct {
+		seq     uint64
+		sorteio *consistencia.SorteadoPerdido
+		entrada *consistencia.EntradaPerdida
+	}
+	var passos []passo
+	for i := range rel.Perdidos {
+		passos = append(passos, passo{seq: rel.Perdidos[i].Seq, sorteio: &rel.Perdidos[i]})
+	}
+	for i := range rel.EntradasPerdidas {
+		passos = append(passos, passo{seq: rel.EntradasPerdidas[i].Seq, entrada: &rel.EntradasPerdidas[i]})
+	}
+	sort.Slice(passos, func(i, j int) bool { return passos[i].seq < passos[j].seq })
+	for _, ps := range passos {
+		if p := ps.sorteio; p != nil {
+			r, err := s.Reconciliar(ctx, *p)
+			switch {
+			case errors.Is(err, ErrConflito):
+				fmt.Fprintf(w, "CONFLICT seq=%d event_id=%s: %v (an operator decides; d6a never cancels a published draw)\n", p.Seq, p.EventID, err)
+				ok = false
+			case err != nil:
+				fmt.Fprintf(w, "FAILED seq=%d event_id=%s: %v\n", p.Seq, p.EventID, err)
+				ok = false
+			default:
+				fmt.Fprintf(w, "draw reconciled seq=%d event_id=%s demanda=%s conselheiro=%s: %s\n", p.Seq, p.EventID, p.DemandaID, p.ConselheiroID, r)
+			}
+			continue
+		}
+		e := ps.entrada
+		if e.SorteioNoBarramento {
+			fmt.Fprintf(w, "input seq=%d event_id=%s %s: its draw is on the bus, reconciled instead of drawn again\n", e.Seq, e.Evento.EventID, e.Evento.Tipo.ASCII())
+			continue
+		}
+		if err := s.Handle(ctx, e.Evento, e.Seq); err != nil {
+			fmt.Fprintf(w, "FAILED input seq=%d event_id=%s %s: %v\n", e.Seq, e.Evento.EventID, e.Evento.Tipo.ASCII(), err)
+			ok = false
+			continue
+		}
+		fmt.Fprintf(w, "input applied seq=%d event_id=%s %s\n", e.Seq, e.Evento.EventID, e.Evento.Tipo.ASCII())
+	}
+	return ok
+}
