@@ -7,6 +7,8 @@ import (
 	"io"
 	"sort"
 
+	"github.com/google/uuid"
+
 	"github.com/formigueiro/d6a/internal/consistencia"
 	"github.com/formigueiro/d6a/internal/evento"
 	"github.com/formigueiro/d6a/internal/sorteio"
@@ -60,82 +62,142 @@ func (u *uow) outboxPublicado(ctx context.Context, r consistencia.Resultado) err
 func (s *Servico) Reconciliar(ctx context.Context, p consistencia.SorteadoPerdido) (Reconciliacao, error) {
 	var out Reconciliacao
 	err := s.executar(ctx, func(ctx context.Context, u *uow) error {
-		if _, err := u.tx.BuscarAtribuicaoPorEventIdSorteio(ctx, p.EventID); err == nil {
-			out = JaExistia
-			return nil
-		} else if _, err := store.Found(err); err != nil {
+		var err error
+		out, err = u.reconciliar(ctx, p)
+		return err
+	})
+	return out, err
+}
+
+func (u *uow) reconciliar(ctx context.Context, p consistencia.SorteadoPerdido) (Reconciliacao, error) {
+	if _, err := u.tx.BuscarAtribuicaoPorEventIdSorteio(ctx, p.EventID); err == nil {
+		return JaExistia, nil
+	} else if _, err := store.Found(err); err != nil {
+		return "", err
+	}
+	if a, err := u.tx.BuscarAtribuicaoAtivaPorDemanda(ctx, p.DemandaID); err == nil {
+		return "", fmt.Errorf("%w: demanda %s já tem atribuição ativa %s (sorteio %s) além da publicada em %d", ErrConflito, p.DemandaID, a.ID, a.EventIDSorteio, p.Seq)
+	} else if _, err := store.Found(err); err != nil {
+		return "", err
+	}
+	if a, err := u.tx.BuscarAtribuicaoAtivaPorConselheiro(ctx, p.ConselheiroID); err == nil {
+		return "", fmt.Errorf("%w: conselheiro %s já tem atribuição ativa %s (demanda %s)", ErrConflito, p.ConselheiroID, a.ID, a.DemandaID)
+	} else if _, err := store.Found(err); err != nil {
+		return "", err
+	}
+	quando, err := sorteio.ParseTimestamp(p.Timestamp)
+	if err != nil {
+		return "", fmt.Errorf("timestamp %q: %w", p.Timestamp, err)
+	}
+	var dados DadosDemanda
+	if p.Agenda != nil {
+		dados = DadosDemanda{ScoreFinal: p.Agenda.ScoreFinal, CategoriaID: p.Agenda.CategoriaID,
+			NivelPrecedencia: int32(p.Agenda.NivelPrecedencia), GrupoID: p.Agenda.GrupoID}
+	}
+	hash := p.ListaHash
+	id, err := u.tx.InserirAtribuicao(ctx, store.InserirAtribuicaoParams{
+		ConselheiroID: p.ConselheiroID, DemandaID: p.DemandaID, UnidadeCivicaID: p.UC,
+		SeedPublico: p.Seed, PosicaoSorteada: int32(p.Posicao), TotalElegiveis: int32(p.Total),
+		ListaElegiveisHash: &hash, DataSorteio: quando, EventIDSorteio: p.EventID,
+		ScoreFinal: dados.ScoreFinal, CategoriaID: dados.CategoriaID, NivelPrecedencia: dados.NivelPrecedencia, GrupoID: dados.GrupoID,
+	})
+	if err != nil {
+		return "", fmt.Errorf("atribuição: %w", err)
+	}
+	n, err := u.tx.MarcarConselheiroOcupado(ctx, store.MarcarConselheiroOcupadoParams{ID: p.ConselheiroID, EventID: p.EventID, Agora: u.agora})
+	if err != nil {
+		return "", err
+	}
+	if n == 0 {
+		return "", fmt.Errorf("conselheiro %s não cadastrado (seu cadastro não está na janela lida do barramento?)", p.ConselheiroID)
+	}
+	if p.AgendaSeq > 0 {
+		// The agenda item is applied by this draw: a later replay of it
+		// finds it processed (ON CONFLICT: it may be there already).
+		if _, err := u.tx.RegistrarEventoProcessado(ctx, store.RegistrarEventoProcessadoParams{
+			EventID: p.AgendaEventID, TipoEvento: string(evento.AgendaItemDisponivel), Sequence: int64(p.AgendaSeq), Agora: u.agora,
+		}); err != nil {
+			return "", err
+		}
+	}
+	if _, err := u.tx.RemoverFilaPendentePorDemanda(ctx, p.DemandaID); err != nil {
+		return "", err
+	}
+	if err := u.outboxPublicado(ctx, p.Resultado); err != nil {
+		return "", err
+	}
+	var base *string
+	var baseSeq *int64
+	if p.Base != "" {
+		b, s := p.Base, int64(p.BaseSeq)
+		base, baseSeq = &b, &s
+	}
+	if err := u.tx.InserirReconciliacao(ctx, store.InserirReconciliacaoParams{
+		EventIDSorteio: p.EventID, AtribuicaoID: id, DemandaID: p.DemandaID, ConselheiroID: p.ConselheiroID,
+		Sequence: int64(p.Seq), Base: base, BaseSequence: baseSeq, Agora: u.agora,
+	}); err != nil {
+		return "", err
+	}
+	u.alterou(p.ConselheiroID)
+	u.servico.log.Warn("sorteio reconciliado a partir do barramento", "event_id", p.EventID, "sequence", p.Seq,
+		"demanda_id", p.DemandaID, "conselheiro_id", p.ConselheiroID, "base_encontrada", p.Base != "")
+	return Recriada, nil
+}
+
+// aplicarEntrada applies a lost input with the consumer's own handler and
+// inbox row, in one unit of work, and then makes that unit's results agree
+// with the bus: a draw it just made for a demand whose draw the bus
+// already holds (abertos, by demand) is undone
+// before the commit, so never published, and the bus's draw is re-created
+// in its place. The handler may draw (an agenda item, a refusal's re-draw,
+// the sweep of the pending queue after a cycle or a registration); this is
+// what keeps a demand the bus shows drawn from being drawn a second time.
+// It returns the lost draws it re-created.
+func (s *Servico) aplicarEntrada(ctx context.Context, e consistencia.EntradaPerdida, abertos map[uuid.UUID][]*consistencia.SorteadoPerdido) ([]*consistencia.SorteadoPerdido, error) {
+	var feitos []*consistencia.SorteadoPerdido
+	err := s.executar(ctx, func(ctx context.Context, u *uow) error {
+		feitos = nil
+		ev := e.Evento
+		ja, err := u.tx.EventoJaProcessado(ctx, ev.EventID)
+		if err != nil || ja {
 			return err
 		}
-		if a, err := u.tx.BuscarAtribuicaoAtivaPorDemanda(ctx, p.DemandaID); err == nil {
-			return fmt.Errorf("%w: demanda %s já tem atribuição ativa %s (sorteio %s) além da publicada em %d", ErrConflito, p.DemandaID, a.ID, a.EventIDSorteio, p.Seq)
-		} else if _, err := store.Found(err); err != nil {
+		log := s.log.With("event_id", ev.EventID, "tipo", string(ev.Tipo), "sequence", e.Seq, "reparo", true)
+		if err := u.despachar(ctx, log, ev); err != nil {
 			return err
 		}
-		if a, err := u.tx.BuscarAtribuicaoAtivaPorConselheiro(ctx, p.ConselheiroID); err == nil {
-			return fmt.Errorf("%w: conselheiro %s já tem atribuição ativa %s (demanda %s)", ErrConflito, p.ConselheiroID, a.ID, a.DemandaID)
-		} else if _, err := store.Found(err); err != nil {
-			return err
-		}
-		quando, err := sorteio.ParseTimestamp(p.Timestamp)
-		if err != nil {
-			return fmt.Errorf("timestamp %q: %w", p.Timestamp, err)
-		}
-		var dados DadosDemanda
-		if p.Agenda != nil {
-			dados = DadosDemanda{ScoreFinal: p.Agenda.ScoreFinal, CategoriaID: p.Agenda.CategoriaID,
-				NivelPrecedencia: int32(p.Agenda.NivelPrecedencia), GrupoID: p.Agenda.GrupoID}
-		}
-		hash := p.ListaHash
-		id, err := u.tx.InserirAtribuicao(ctx, store.InserirAtribuicaoParams{
-			ConselheiroID: p.ConselheiroID, DemandaID: p.DemandaID, UnidadeCivicaID: p.UC,
-			SeedPublico: p.Seed, PosicaoSorteada: int32(p.Posicao), TotalElegiveis: int32(p.Total),
-			ListaElegiveisHash: &hash, DataSorteio: quando, EventIDSorteio: p.EventID,
-			ScoreFinal: dados.ScoreFinal, CategoriaID: dados.CategoriaID, NivelPrecedencia: dados.NivelPrecedencia, GrupoID: dados.GrupoID,
-		})
-		if err != nil {
-			return fmt.Errorf("atribuição: %w", err)
-		}
-		n, err := u.tx.MarcarConselheiroOcupado(ctx, store.MarcarConselheiroOcupadoParams{ID: p.ConselheiroID, EventID: p.EventID, Agora: u.agora})
-		if err != nil {
-			return err
-		}
-		if n == 0 {
-			return fmt.Errorf("conselheiro %s não cadastrado (seu cadastro não está na janela lida do barramento?)", p.ConselheiroID)
-		}
-		if p.AgendaSeq > 0 {
-			// The agenda item is applied by this draw: a later replay of it
-			// finds it processed (ON CONFLICT: it may be there already).
-			if _, err := u.tx.RegistrarEventoProcessado(ctx, store.RegistrarEventoProcessadoParams{
-				EventID: p.AgendaEventID, TipoEvento: string(evento.AgendaItemDisponivel), Sequence: int64(p.AgendaSeq), Agora: u.agora,
-			}); err != nil {
-				return err
-			}
-		}
-		if _, err := u.tx.RemoverFilaPendentePorDemanda(ctx, p.DemandaID); err != nil {
-			return err
-		}
-		if err := u.outboxPublicado(ctx, p.Resultado); err != nil {
-			return err
-		}
-		var base *string
-		var baseSeq *int64
-		if p.Base != "" {
-			b, s := p.Base, int64(p.BaseSeq)
-			base, baseSeq = &b, &s
-		}
-		if err := u.tx.InserirReconciliacao(ctx, store.InserirReconciliacaoParams{
-			EventIDSorteio: p.EventID, AtribuicaoID: id, DemandaID: p.DemandaID, ConselheiroID: p.ConselheiroID,
-			Sequence: int64(p.Seq), Base: base, BaseSequence: baseSeq, Agora: u.agora,
+		if err := u.tx.RegistrarProcessamento(ctx, store.RegistrarProcessamentoParams{
+			EventID: ev.EventID, TipoEvento: string(ev.Tipo), Sequence: int64(e.Seq), Agora: u.agora,
 		}); err != nil {
 			return err
 		}
-		u.alterou(p.ConselheiroID)
-		u.servico.log.Warn("sorteio reconciliado a partir do barramento", "event_id", p.EventID, "sequence", p.Seq,
-			"demanda_id", p.DemandaID, "conselheiro_id", p.ConselheiroID, "base_encontrada", p.Base != "")
-		out = Recriada
+		novos, err := u.tx.OutboxNaoPublicadoEm(ctx, u.agora)
+		if err != nil {
+			return err
+		}
+		for _, n := range novos {
+			fila := abertos[n.DemandaID]
+			if evento.Tipo(n.Tipo) != evento.ConselheiroSorteado || len(fila) == 0 {
+				// A new decision: the relay publishes it. (A
+				// sem_candidatos where the bus has a later draw is what
+				// the original run decided too; the draw came from a
+				// later input, re-created at its turn.)
+				continue
+			}
+			if err := u.tx.DescartarSorteio(ctx, n.EventID); err != nil {
+				return err
+			}
+			u.outbox--
+			p := fila[0]
+			if _, err := u.reconciliar(ctx, *p); err != nil {
+				return err
+			}
+			feitos = append(feitos, p)
+			log.Warn("reparo: resultado refeito descartado; vale o sorteio do barramento", "descartado", n.EventID, "tipo_descartado", n.Tipo, "sorteio_barramento", p.EventID)
+		}
 		return nil
 	})
-	return out, err
+	return feitos, err
 }
 
 // Reparar is the repair of `d6a verify --consistencia --reparar`. First it
@@ -143,9 +205,9 @@ func (s *Servico) Reconciliar(ctx context.Context, p consistencia.SorteadoPerdid
 // (so the spec 5.4 guard holds: no second sorteio.sem_candidatos). Then it
 // walks the lost draws and the lost inputs together in stream order: a draw
 // is re-created from its conselheiro.sorteado (Reconciliar), an input is
-// applied as the consumer would have (Handle, idempotent), except an agenda
-// item whose demand the bus shows drawn later, which that reconciliation
-// stands for. Stream order across types is why this is not six
+// applied as the consumer would have (aplicarEntrada: its handler, in one
+// unit of work whose own draws for demands the bus shows drawn are replaced
+// by the bus's draws before the commit). Stream order across types is why this is not six
 // `d6a replay`: the consumers replay independently, so a cycle could be
 // applied after the draw that needed its counsellor free. It writes one
 // line per action to w and reports whether everything went through; a
@@ -173,16 +235,33 @@ func (s *Servico) Reparar(ctx context.Context, rel consistencia.Relatorio, w io.
 		entrada *consistencia.EntradaPerdida
 	}
 	var passos []passo
+	abertos := map[uuid.UUID][]*consistencia.SorteadoPerdido{}
 	for i := range rel.Perdidos {
-		passos = append(passos, passo{seq: rel.Perdidos[i].Seq, sorteio: &rel.Perdidos[i]})
+		p := &rel.Perdidos[i]
+		passos = append(passos, passo{seq: p.Seq, sorteio: p})
+		abertos[p.DemandaID] = append(abertos[p.DemandaID], p)
 	}
 	for i := range rel.EntradasPerdidas {
 		passos = append(passos, passo{seq: rel.EntradasPerdidas[i].Seq, entrada: &rel.EntradasPerdidas[i]})
 	}
 	sort.Slice(passos, func(i, j int) bool { return passos[i].seq < passos[j].seq })
+	fechar := func(p *consistencia.SorteadoPerdido) {
+		fila := abertos[p.DemandaID]
+		for i, q := range fila {
+			if q == p {
+				abertos[p.DemandaID] = append(fila[:i:i], fila[i+1:]...)
+				return
+			}
+		}
+	}
+	feito := map[*consistencia.SorteadoPerdido]bool{}
 	for _, ps := range passos {
 		if p := ps.sorteio; p != nil {
+			if feito[p] {
+				continue // re-created with the input that drew it
+			}
 			r, err := s.Reconciliar(ctx, *p)
+			fechar(p)
 			switch {
 			case errors.Is(err, ErrConflito):
 				fmt.Fprintf(w, "CONFLICT seq=%d event_id=%s: %v (an operator decides; d6a never cancels a published draw)\n", p.Seq, p.EventID, err)
@@ -191,21 +270,23 @@ func (s *Servico) Reparar(ctx context.Context, rel consistencia.Relatorio, w io.
 				fmt.Fprintf(w, "FAILED seq=%d event_id=%s: %v\n", p.Seq, p.EventID, err)
 				ok = false
 			default:
-				fmt.Fprintf(w, "draw reconciled seq=%d event_id=%s demanda=%s conselheiro=%s: %s\n", p.Seq, p.EventID, p.DemandaID, p.ConselheiroID, r)
+				fmt.Fprintf(w, "draw seq=%d event_id=%s demanda=%s conselheiro=%s: %s\n", p.Seq, p.EventID, p.DemandaID, p.ConselheiroID, r)
 			}
 			continue
 		}
 		e := ps.entrada
-		if e.SorteioNoBarramento {
-			fmt.Fprintf(w, "input seq=%d event_id=%s %s: its draw is on the bus, reconciled instead of drawn again\n", e.Seq, e.Evento.EventID, e.Evento.Tipo.ASCII())
-			continue
-		}
-		if err := s.Handle(ctx, e.Evento, e.Seq); err != nil {
+		feitos, err := s.aplicarEntrada(ctx, *e, abertos)
+		if err != nil {
 			fmt.Fprintf(w, "FAILED input seq=%d event_id=%s %s: %v\n", e.Seq, e.Evento.EventID, e.Evento.Tipo.ASCII(), err)
 			ok = false
 			continue
 		}
 		fmt.Fprintf(w, "input applied seq=%d event_id=%s %s\n", e.Seq, e.Evento.EventID, e.Evento.Tipo.ASCII())
+		for _, p := range feitos {
+			fechar(p)
+			feito[p] = true
+			fmt.Fprintf(w, "draw seq=%d event_id=%s demanda=%s conselheiro=%s: %s (in place of the draw input seq=%d just made, discarded unpublished)\n", p.Seq, p.EventID, p.DemandaID, p.ConselheiroID, Recriada, e.Seq)
+		}
 	}
 	return ok
 }

@@ -95,10 +95,6 @@ type SorteadoPerdido struct {
 type EntradaPerdida struct {
 	Seq    uint64
 	Evento evento.Evento
-	// SorteioNoBarramento: an agenda item whose demand has a
-	// conselheiro.sorteado later on the bus without its assignment; the
-	// reconciliation of that draw stands for it (no second draw).
-	SorteioNoBarramento bool
 }
 
 // Relatorio is what one check found.
@@ -324,10 +320,8 @@ func Verificar(ctx context.Context, st *store.Store, b Barramento, cfg Config, d
 			}
 		}
 	}
-	sorteioDepois := map[uuid.UUID]uint64{} // demand -> last lost draw's seq
 	for _, p := range perdidos {
 		r.Perdidos = append(r.Perdidos, *p)
-		sorteioDepois[p.DemandaID] = max(sorteioDepois[p.DemandaID], p.Seq)
 	}
 	for _, e := range entradas {
 		if processados[e.id] || e.seq > confirmados[e.tipo] {
@@ -341,11 +335,7 @@ func Verificar(ctx context.Context, st *store.Store, b Barramento, cfg Config, d
 		if err != nil {
 			continue
 		}
-		ep := EntradaPerdida{Seq: e.seq, Evento: ev}
-		if p, ok := ev.AgendaItemDisponivel(); ok && sorteioDepois[p.DemandaID] > e.seq {
-			ep.SorteioNoBarramento = true
-		}
-		r.EntradasPerdidas = append(r.EntradasPerdidas, ep)
+		r.EntradasPerdidas = append(r.EntradasPerdidas, EntradaPerdida{Seq: e.seq, Evento: ev})
 	}
 	sort.SliceStable(r.Divergencias, func(i, j int) bool { return r.Divergencias[i].Seq < r.Divergencias[j].Seq })
 	return r, nil

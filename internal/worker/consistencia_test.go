@@ -84,6 +84,14 @@ func TestConsistenciaAposFailoverAssincrono(t *testing.T) {
 	if x1 == uuid.Nil {
 		t.Fatal("d1 not drawn")
 	}
+	// A unit with one counsellor, busy with d5, and d6 waiting for him.
+	fila := c.novaUC()
+	m := c.novoConselheiro(fila)
+	d5, _ := c.novaDemanda(fila)
+	d6, _ := c.novaDemanda(fila)
+	if c.ativa(d5) != m || c.ativa(d6) != uuid.Nil {
+		t.Fatalf("d5 -> %s, d6 -> %s: want d5 drawn to %s and d6 pending", c.ativa(d5), c.ativa(d6), m)
+	}
 	if rel := c.verificarConsistencia(); rel.Diverge() {
 		t.Fatalf("divergence before any loss:\n%s", rel)
 	}
@@ -105,6 +113,11 @@ func TestConsistenciaAposFailoverAssincrono(t *testing.T) {
 	}
 	deserto := c.novaUC()
 	d4, _ := c.novaDemanda(deserto)
+	// m's cycle: the sweep of the pending queue draws d6 to him.
+	c.processar(evento.CicloConcluido, "1.0.0", ciclo(m, d5, fila))
+	if c.ativa(d6) != m {
+		t.Fatalf("d6 not drawn by the sweep after m's cycle")
+	}
 	sorteados := func(d uuid.UUID) []map[string]any { return porDemanda(c.publicados(evento.ConselheiroSorteado), d) }
 	if len(sorteados(d2)) != 1 || len(sorteados(d3)) != 1 || len(porDemanda(c.publicados(evento.SorteioSemCandidatos), d4)) != 1 {
 		t.Fatal("expected one result per demand on the bus")
@@ -118,13 +131,13 @@ func TestConsistenciaAposFailoverAssincrono(t *testing.T) {
 	for _, d := range rel.Divergencias {
 		conta[d.Tipo]++
 	}
-	// Results: sorteado d2, d3 and sem_candidatos d4 without outbox rows;
-	// two of them without assignments. Inputs: cycle, agenda d2, cadastro
-	// n, agenda d3, agenda d4.
-	if conta[consistencia.ResultadoSemOutbox] != 3 || conta[consistencia.SorteadoSemAtribuicao] != 2 || conta[consistencia.EntradaSemInbox] != 5 {
-		t.Fatalf("divergences %v, want 3 results without outbox, 2 draws without assignment, 5 inputs without inbox", conta)
+	// Results: sorteado d2, d3, d6 and sem_candidatos d4 without outbox
+	// rows; three of them without assignments. Inputs: cycle, agenda d2,
+	// cadastro n, agenda d3, agenda d4, m's cycle.
+	if conta[consistencia.ResultadoSemOutbox] != 4 || conta[consistencia.SorteadoSemAtribuicao] != 3 || conta[consistencia.EntradaSemInbox] != 6 {
+		t.Fatalf("divergences %v, want 4 results without outbox, 3 draws without assignment, 6 inputs without inbox", conta)
 	}
-	if len(rel.Perdidos) != 2 || rel.ReplayMinimo() == 0 || rel.ReplayDesde[evento.CicloConcluido] == 0 {
+	if len(rel.Perdidos) != 3 || rel.ReplayMinimo() == 0 || rel.ReplayDesde[evento.CicloConcluido] == 0 {
 		t.Fatalf("lost draws %d, replay from %v", len(rel.Perdidos), rel.ReplayDesde)
 	}
 	for _, p := range rel.Perdidos {
@@ -142,7 +155,15 @@ func TestConsistenciaAposFailoverAssincrono(t *testing.T) {
 	t.Logf("repair:\n%s", saida.String())
 	c.esperarOutboxVazio()
 
-	// Nothing drawn twice; the draws are the published ones.
+	// Nothing drawn twice; the draws are the published ones. d6 was drawn
+	// again by the re-applied cycle's sweep, inside the repair's unit of
+	// work, and that draw was replaced by the bus's before the commit.
+	if len(sorteados(d6)) != 1 || c.ativa(d6) != m {
+		t.Errorf("d6: %d sorteado on the bus, active to %s: want 1, to %s", len(sorteados(d6)), c.ativa(d6), m)
+	}
+	if st, _ := c.atribuicao(m, d5); st != "concluida" {
+		t.Errorf("d5's assignment %s, want concluida", st)
+	}
 	if len(sorteados(d2)) != 1 || len(sorteados(d3)) != 1 || len(porDemanda(c.publicados(evento.SorteioSemCandidatos), d4)) != 1 {
 		t.Errorf("a demand got a second result: d2 %d, d3 %d sorteado, d4 %d sem_candidatos", len(sorteados(d2)), len(sorteados(d3)),
 			len(porDemanda(c.publicados(evento.SorteioSemCandidatos), d4)))
@@ -159,8 +180,11 @@ func TestConsistenciaAposFailoverAssincrono(t *testing.T) {
 	if got := c.contar(`SELECT count(*) FROM d6a.fila_pendentes WHERE demanda_id = $1`, d4); got != 1 {
 		t.Errorf("d4 pending rows %d, want 1", got)
 	}
-	if got := c.contar(`SELECT count(*) FROM d6a.reconciliacoes WHERE base IS NOT NULL`); got != 2 {
-		t.Errorf("reconciliacoes with base %d, want 2", got)
+	if got := c.contar(`SELECT count(*) FROM d6a.reconciliacoes WHERE base IS NOT NULL`); got != 3 {
+		t.Errorf("reconciliacoes with base %d, want 3", got)
+	}
+	if got := c.contar(`SELECT count(*) FROM d6a.auditoria_sorteios a WHERE a.demanda_id = $1`, d6); got != 0 {
+		t.Errorf("the discarded draw of d6 left %d audit rows", got)
 	}
 	_ = outro(x1, a, b)
 	if rel := c.verificarConsistencia(); rel.Diverge() {

@@ -23,3 +23,23 @@ SELECT event_id_sorteio FROM d6a.atribuicoes WHERE event_id_sorteio = ANY(@ids::
 -- The consistency check: which of these consumed event ids have their inbox
 -- row.
 SELECT event_id FROM d6a.eventos_processados WHERE event_id = ANY(@ids::uuid[]);
+
+-- name: OutboxNaoPublicadoEm :many
+-- The repair: the results a unit of work just queued (its rows carry its
+-- clock reading, and the global lock keeps every other unit of work out).
+SELECT event_id, tipo, (envelope->'payload'->>'demanda_id')::uuid AS demanda_id
+FROM d6a.outbox WHERE publicado_em IS NULL AND criado_em = @agora::timestamptz;
+
+-- name: DescartarSorteio :exec
+-- The repair: a draw its unit of work just made for a demand the bus already
+-- shows drawn is undone before commit (never published): assignment, audit,
+-- outbox row, and the counsellor it occupied back to disponivel.
+WITH a AS (
+    DELETE FROM d6a.atribuicoes t WHERE t.event_id_sorteio = @event_id RETURNING t.conselheiro_id
+), au AS (
+    DELETE FROM d6a.auditoria_sorteios s WHERE s.event_id_sorteio = @event_id
+), o AS (
+    DELETE FROM d6a.outbox x WHERE x.event_id = @event_id AND x.publicado_em IS NULL
+)
+UPDATE d6a.conselheiros c SET status = 'disponivel'
+WHERE c.id IN (SELECT a.conselheiro_id FROM a) AND c.status = 'ocupado';

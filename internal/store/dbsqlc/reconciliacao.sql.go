@@ -38,6 +38,26 @@ func (q *Queries) AtribuicoesExistentes(ctx context.Context, ids []uuid.UUID) ([
 	return items, nil
 }
 
+const descartarSorteio = `-- name: DescartarSorteio :exec
+WITH a AS (
+    DELETE FROM d6a.atribuicoes t WHERE t.event_id_sorteio = $1 RETURNING t.conselheiro_id
+), au AS (
+    DELETE FROM d6a.auditoria_sorteios s WHERE s.event_id_sorteio = $1
+), o AS (
+    DELETE FROM d6a.outbox x WHERE x.event_id = $1 AND x.publicado_em IS NULL
+)
+UPDATE d6a.conselheiros c SET status = 'disponivel'
+WHERE c.id IN (SELECT a.conselheiro_id FROM a) AND c.status = 'ocupado'
+`
+
+// The repair: a draw its unit of work just made for a demand the bus already
+// shows drawn is undone before commit (never published): assignment, audit,
+// outbox row, and the counsellor it occupied back to disponivel.
+func (q *Queries) DescartarSorteio(ctx context.Context, eventID uuid.UUID) error {
+	_, err := q.db.Exec(ctx, descartarSorteio, eventID)
+	return err
+}
+
 const inserirOutboxPublicado = `-- name: InserirOutboxPublicado :exec
 INSERT INTO d6a.outbox (event_id, tipo, subject, correlacao_id, envelope, criado_em, publicado_em, sequence)
 VALUES ($1, $2, $3, $4, $5, $6::timestamptz, $6::timestamptz, $7)
@@ -118,6 +138,39 @@ func (q *Queries) OutboxExistentes(ctx context.Context, ids []uuid.UUID) ([]uuid
 			return nil, err
 		}
 		items = append(items, event_id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const outboxNaoPublicadoEm = `-- name: OutboxNaoPublicadoEm :many
+SELECT event_id, tipo, (envelope->'payload'->>'demanda_id')::uuid AS demanda_id
+FROM d6a.outbox WHERE publicado_em IS NULL AND criado_em = $1::timestamptz
+`
+
+type OutboxNaoPublicadoEmRow struct {
+	EventID   uuid.UUID
+	Tipo      string
+	DemandaID uuid.UUID
+}
+
+// The repair: the results a unit of work just queued (its rows carry its
+// clock reading, and the global lock keeps every other unit of work out).
+func (q *Queries) OutboxNaoPublicadoEm(ctx context.Context, agora time.Time) ([]OutboxNaoPublicadoEmRow, error) {
+	rows, err := q.db.Query(ctx, outboxNaoPublicadoEm, agora)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []OutboxNaoPublicadoEmRow
+	for rows.Next() {
+		var i OutboxNaoPublicadoEmRow
+		if err := rows.Scan(&i.EventID, &i.Tipo, &i.DemandaID); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
