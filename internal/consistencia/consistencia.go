@@ -29,13 +29,24 @@ type Barramento interface {
 	Ultima(ctx context.Context, stream string) (primeira, ultima uint64, err error)
 	// Ler hands every message of stream from desde on to fn.
 	Ler(ctx context.Context, stream string, desde uint64, fn func(bus.Mensagem) error) error
-	// Confirmados is each consumed type's ack floor.
-	Confirmados(ctx context.Context) (map[evento.Tipo]uint64, error)
+	// Confirmados is each consumed type's ack floor and last delivered
+	// sequence.
+	Confirmados(ctx context.Context) (piso, entregue map[evento.Tipo]uint64, err error)
 }
 
 // Config names the streams and the subject prefix.
 type Config struct {
 	Stream, DLQ, Prefix string
+	// SoPiso counts an input as acknowledged only at or below its
+	// consumer's ack floor, so an input in flight is never reported (the
+	// boot check beside running instances). Otherwise every delivered
+	// input counts: acks are individual, and an instance killed with
+	// messages in hand holds the floor below inputs acknowledged after
+	// them, which the floor alone would hide (`d6a verify --consistencia`;
+	// an input still in flight is then reported until processed, and
+	// applying it in a repair is harmless: the inbox makes its redelivery a
+	// no-op).
+	SoPiso bool
 }
 
 // Tipos of divergence.
@@ -45,8 +56,9 @@ const (
 	// SorteadoSemAtribuicao: a conselheiro.sorteado on the bus has no
 	// d6a.atribuicoes row.
 	SorteadoSemAtribuicao = "sorteado-sem-atribuicao"
-	// EntradaSemInbox: an input acknowledged by its consumer (at or below
-	// the ack floor, not dead-lettered) has no d6a.eventos_processados row.
+	// EntradaSemInbox: an input delivered to its consumer (at or below the
+	// ack floor with Config.SoPiso), not dead-lettered, has no
+	// d6a.eventos_processados row.
 	EntradaSemInbox = "entrada-confirmada-sem-inbox"
 )
 
@@ -178,9 +190,12 @@ func (r Relatorio) String() string {
 // result published meanwhile was committed before it was read.
 func Verificar(ctx context.Context, st *store.Store, b Barramento, cfg Config, desde uint64) (Relatorio, error) {
 	r := Relatorio{ReplayDesde: map[evento.Tipo]uint64{}}
-	confirmados, err := b.Confirmados(ctx)
+	confirmados, entregues, err := b.Confirmados(ctx)
 	if err != nil {
 		return r, err
+	}
+	if !cfg.SoPiso {
+		confirmados = entregues
 	}
 	primeira, ultima, err := b.Ultima(ctx, cfg.Stream)
 	if err != nil {

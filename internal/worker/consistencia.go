@@ -31,7 +31,7 @@ func (w *Worker) verificarConsistencia(ctx context.Context) {
 	if ultima > janelaConsistencia {
 		desde = ultima - janelaConsistencia + 1
 	}
-	rel, err := consistencia.Verificar(ctx, w.Store, w.Bus, consistencia.Config{Stream: w.Cfg.Stream, DLQ: bus.DLQStream, Prefix: w.Cfg.SubjectPrefix}, desde)
+	rel, err := consistencia.Verificar(ctx, w.Store, w.Bus, consistencia.Config{Stream: w.Cfg.Stream, DLQ: bus.DLQStream, Prefix: w.Cfg.SubjectPrefix, SoPiso: true}, desde)
 	if err != nil {
 		w.log.Warn("verificação de consistência no boot não rodou", "erro", err)
 		return
