@@ -251,6 +251,38 @@ func (p *pgPar) sincrono(ctx context.Context, on bool) error {
 	return err
 }
 
+// cortarReplicacao makes the standby asynchronous and behind: the primary
+// stops waiting for it and its WAL receiver is stopped (primary_conninfo
+// emptied), so every commit from now on exists on the primary alone, as the
+// last commits before a crash do with an asynchronous standby that lags.
+// pg_wal_replay_pause() alone does not do it: the WAL receiver keeps writing
+// WAL while replay is paused (a paused startup process does not even act on
+// the new primary_conninfo), and the promotion replays all of it.
+func (p *pgPar) cortarReplicacao(ctx context.Context) error {
+	if err := p.sincrono(ctx, false); err != nil {
+		return err
+	}
+	conn, err := pgx.Connect(ctx, p.standby.URL("postgres"))
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	for _, q := range []string{"ALTER SYSTEM SET primary_conninfo = ''", "SELECT pg_reload_conf()"} {
+		if _, err := conn.Exec(ctx, q); err != nil {
+			return fmt.Errorf("%s: %w", q, err)
+		}
+	}
+	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	var n int
+	if !esperar(cctx, func() bool {
+		return conn.QueryRow(cctx, `SELECT count(*) FROM pg_stat_wal_receiver`).Scan(&n) == nil && n == 0
+	}) {
+		return fmt.Errorf("the standby's WAL receiver still runs 30s after primary_conninfo was emptied")
+	}
+	return nil
+}
+
 // esperarStreaming waits until the primary sees its standby streaming.
 func (p *pgPar) esperarStreaming(ctx context.Context) error {
 	cctx, cancel := context.WithTimeout(ctx, 60*time.Second)
@@ -344,12 +376,13 @@ func (c *cliente) lerResultados(ctx context.Context, desde uint64) ([]resultado,
 		return nil, err
 	}
 	var out []resultado
+	vazios := 0
 	for {
 		lote, err := cons.Fetch(256, jetstream.FetchMaxWait(time.Second))
 		if err != nil {
 			return nil, err
 		}
-		n := 0
+		n, resta := 0, uint64(1)
 		for m := range lote.Messages() {
 			n++
 			md, err := m.Metadata()
@@ -357,9 +390,20 @@ func (c *cliente) lerResultados(ctx context.Context, desde uint64) ([]resultado,
 				return nil, err
 			}
 			out = append(out, resultado{md.Sequence.Stream, md.Timestamp})
+			resta = md.NumPending
 		}
-		if n == 0 || ctx.Err() != nil {
+		if n > 0 && resta == 0 {
 			return out, nil
+		}
+		if n == 0 {
+			// Nothing yet: a new ordered consumer can take a moment, or
+			// there is nothing to read; five empty fetches end it.
+			if vazios++; vazios >= 5 {
+				return out, nil
+			}
+		}
+		if ctx.Err() != nil {
+			return out, ctx.Err()
 		}
 	}
 }
@@ -439,7 +483,7 @@ func TestCluster(t *testing.T) {
 	dbURL := pgs.url("d6a")
 	t.Logf("setup: NATS %s, PostgreSQL primary :%d standby :%d (synchronous), %s", nc.url(), pgs.primario.Port, pgs.standby.Port, time.Since(inicioTeste).Round(time.Millisecond))
 
-	nScenarios := 4
+	nScenarios := 5
 	total := int(fatia.Seconds()) * taxa * (nScenarios + 1)
 	m := novoModelo(par.seed, total)
 	pool := poolComHierarquia(t, ctx, dbURL, m)
@@ -607,30 +651,22 @@ func TestCluster(t *testing.T) {
 		{"pg-kill9-promote", failoverPG, 30 * time.Second},
 	}
 	var linhas []string
-	for _, c := range cenarios {
-		inicio := time.Now()
-		seq0 := ultimaSeq() + 1
-		var desc string
-		var wg sync.WaitGroup
-		fctx, cancelF := context.WithTimeout(ctx, 3*time.Minute)
-		wg.Go(func() { desc = c.falha(fctx, inicio) })
-		fluxo(fatia)
-		wg.Wait()
-		cancelF()
-		fimFluxo := time.Now()
+	// conferir waits for the colony to catch up after a scenario, checks the
+	// invariants and prints the scenario's line.
+	conferir := func(nome string, inicio time.Time, seq0 uint64, fimFluxo time.Time, alvoLacuna time.Duration, desc string) {
 		qctx, cancelQ := context.WithTimeout(ctx, 2*time.Minute)
 		var estado string
 		quieto := esperar(qctx, func() bool { ok, e := quiescente(qctx, pool, cli, m); estado = e; return ok })
 		cancelQ()
 		alcancou := time.Since(fimFluxo)
 		if !quieto {
-			t.Errorf("%s: did not catch up within 2m: %s", c.nome, estado)
+			t.Errorf("%s: did not catch up within 2m: %s", nome, estado)
 		}
 		rctx, cancelR := context.WithTimeout(ctx, time.Minute)
 		rs, err := cli.lerResultados(rctx, seq0)
 		cancelR()
-		if err != nil {
-			t.Errorf("%s: reading results: %v", c.nome, err)
+		if err != nil || len(rs) == 0 {
+			t.Errorf("%s: reading results: %d read, %v", nome, len(rs), err)
 		}
 		lacuna := maiorLacuna(rs, inicio, time.Now())
 		icx, cancelI := context.WithTimeout(ctx, 2*time.Minute)
@@ -647,15 +683,108 @@ func TestCluster(t *testing.T) {
 		if v.total() > 0 {
 			invs = fmt.Sprintf("BROKEN(%d)", len(v.nomes))
 		}
-		if lacuna > c.alvoLacuna {
-			t.Errorf("%s: longest gap without a result %.1fs, target ≤ %s", c.nome, lacuna.Seconds(), c.alvoLacuna)
+		if alvoLacuna > 0 && lacuna > alvoLacuna {
+			t.Errorf("%s: longest gap without a result %.1fs, target ≤ %s", nome, lacuna.Seconds(), alvoLacuna)
 		}
-		linha := fmt.Sprintf("cluster: scenario=%s lost=%d doubled=%d invariants=%s longest_gap=%.1fs results=%d events=%d assignments=%d verified=%d caught_up=%.1fs %s",
-			c.nome, res.perdidas+res.perdidasDemandas, res.duplicadas, invs, lacuna.Seconds(), len(rs), res.eventos, res.atribuicoes, res.verificados, alcancou.Seconds(), desc)
+		linha := fmt.Sprintf("cluster: scenario=%s lost=%d doubled=%d invariants=%s longest_gap=%.1fs results=%d events=%d assignments=%d verified=%d reconciled=%d caught_up=%.1fs %s",
+			nome, res.perdidas+res.perdidasDemandas, res.duplicadas, invs, lacuna.Seconds(), len(rs), res.eventos, res.atribuicoes, res.verificados, res.reconciliados, alcancou.Seconds(), desc)
 		t.Log(linha)
 		fmt.Println(linha)
 		linhas = append(linhas, linha)
 		v.relatar()
+	}
+	for _, c := range cenarios {
+		inicio := time.Now()
+		seq0 := ultimaSeq() + 1
+		var desc string
+		var wg sync.WaitGroup
+		fctx, cancelF := context.WithTimeout(ctx, 3*time.Minute)
+		wg.Go(func() { desc = c.falha(fctx, inicio) })
+		fluxo(fatia)
+		wg.Wait()
+		cancelF()
+		conferir(c.nome, inicio, seq0, time.Now(), c.alvoLacuna, desc)
+	}
+
+	// The asynchronous standby (issue 14, item 2): commits only the primary
+	// has, their results on the bus and their inputs acked, then the primary
+	// dies and the standby is promoted without them.
+	{
+		inicio := time.Now()
+		seq0 := ultimaSeq() + 1
+		cmdEnv := map[string]string{"D6A_DATABASE_URL": dbURL, "D6A_NATS_URL": nc.url(), "D6A_LOG_LEVEL": "error"}
+		if err := pgs.cortarReplicacao(ctx); err != nil {
+			t.Fatalf("async standby: %v", err)
+		}
+		fluxo(8 * time.Second)
+		qctx, cancelQ := context.WithTimeout(ctx, 2*time.Minute)
+		esperar(qctx, func() bool { ok, _ := quiescente(qctx, pool, cli, m); return ok })
+		cancelQ()
+		var naJanela int
+		_ = pool.QueryRow(ctx, `SELECT count(*) FROM d6a.outbox WHERE sequence >= $1`, int64(seq0)).Scan(&naJanela)
+		morte, promovido, err := pgs.failover(ctx, 3*time.Second, nil)
+		if err != nil {
+			t.Fatalf("async failover: %v", err)
+		}
+		for _, i := range insts {
+			if err := i.pronta(60 * time.Second); err != nil {
+				t.Errorf("after the async failover: %v", err)
+			}
+		}
+		// A restarted instance warns at boot.
+		a.matar()
+		if err := a.pronta(60 * time.Second); err != nil {
+			t.Errorf("a after restart: %v", err)
+		}
+		aviso := false
+		wctx, cancelW := context.WithTimeout(ctx, 30*time.Second)
+		esperar(wctx, func() bool {
+			arqs := a.arquivos()
+			b, _ := os.ReadFile(arqs[len(arqs)-1])
+			aviso = strings.Contains(string(b), "DIVERGÊNCIA ENTRE O BARRAMENTO E O BANCO")
+			return aviso
+		})
+		cancelW()
+		if !aviso {
+			t.Errorf("the restarted instance did not log the divergence at boot")
+		}
+		saida1, out1 := executarD6a(t, 2*time.Minute, cmdEnv, "verify", "--consistencia")
+		divergencias, desdeReplay := 0, ""
+		for _, l := range strings.Split(out1, "\n") {
+			if strings.HasPrefix(l, "DIVERGENCE ") {
+				divergencias++
+			}
+			if rest, ok := strings.CutPrefix(l, "replay needed from stream sequence "); ok {
+				desdeReplay = rest
+			}
+		}
+		if saida1 != "exit 1" || divergencias == 0 {
+			t.Errorf("d6a verify --consistencia after the async failover: %s with %d divergences (want exit 1 and some):\n%s", saida1, divergencias, out1)
+		}
+		saida2, out2 := executarD6a(t, 2*time.Minute, cmdEnv, "verify", "--consistencia", "--reparar")
+		if saida2 != "exit 0" {
+			t.Errorf("d6a verify --consistencia --reparar: %s:\n%s", saida2, out2)
+		}
+		recriadas := strings.Count(out2, ": recriada")
+		qctx, cancelQ = context.WithTimeout(ctx, time.Minute)
+		esperar(qctx, func() bool { ok, _ := quiescente(qctx, pool, cli, m); return ok })
+		cancelQ()
+		saida3, out3 := executarD6a(t, 2*time.Minute, cmdEnv, "verify", "--consistencia")
+		if saida3 != "exit 0" {
+			t.Errorf("d6a verify --consistencia after the repair: %s:\n%s", saida3, out3)
+		}
+		t.Logf("async: verify before the repair:\n%s\nrepair:\n%s", out1, out2)
+		reconst := time.Now()
+		if err := pgs.reconstruir(ctx); err != nil {
+			t.Errorf("rebuilding the old primary: %v", err)
+		} else if err := pgs.sincrono(ctx, true); err != nil {
+			t.Errorf("synchronous again: %v", err)
+		}
+		rebuilt := time.Since(reconst)
+		fluxo(fatia / 2)
+		desc := fmt.Sprintf("results_in_lost_window=%d pg_kill_to_promoted=%.1fs boot_warning=%v verify_before=%s divergences=%d replay_from_seq=%s draws_reconciled=%d verify_after_repair=%s standby_rebuilt_in=%.1fs",
+			naJanela, promovido.Sub(morte).Seconds(), aviso, strings.ReplaceAll(saida1, " ", ""), divergencias, desdeReplay, recriadas, strings.ReplaceAll(saida3, " ", ""), rebuilt.Seconds())
+		conferir("pg-async-lost-commits", inicio, seq0, time.Now(), 0, desc)
 	}
 
 	var saidas []string
