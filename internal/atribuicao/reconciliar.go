@@ -255,31 +255,25 @@ func (s *Servico) Reparar(ctx context.Context, rel consistencia.Relatorio, w io.
 		}
 	}
 	feito := map[*consistencia.SorteadoPerdido]bool{}
-	for _, ps := range passos {
+	// passo1 applies one step; a conflict is returned for a later pass.
+	passo1 := func(ps passo) error {
 		if p := ps.sorteio; p != nil {
 			if feito[p] {
-				continue // re-created with the input that drew it
+				return nil // re-created with the input that drew it
 			}
 			r, err := s.Reconciliar(ctx, *p)
-			fechar(p)
-			switch {
-			case errors.Is(err, ErrConflito):
-				fmt.Fprintf(w, "CONFLICT seq=%d event_id=%s: %v (an operator decides; d6a never cancels a published draw)\n", p.Seq, p.EventID, err)
-				ok = false
-			case err != nil:
-				fmt.Fprintf(w, "FAILED seq=%d event_id=%s: %v\n", p.Seq, p.EventID, err)
-				ok = false
-			default:
-				fmt.Fprintf(w, "draw seq=%d event_id=%s demanda=%s conselheiro=%s: %s\n", p.Seq, p.EventID, p.DemandaID, p.ConselheiroID, r)
+			if err != nil {
+				return err
 			}
-			continue
+			fechar(p)
+			feito[p] = true
+			fmt.Fprintf(w, "draw seq=%d event_id=%s demanda=%s conselheiro=%s: %s\n", p.Seq, p.EventID, p.DemandaID, p.ConselheiroID, r)
+			return nil
 		}
 		e := ps.entrada
 		feitos, err := s.aplicarEntrada(ctx, *e, abertos)
 		if err != nil {
-			fmt.Fprintf(w, "FAILED input seq=%d event_id=%s %s: %v\n", e.Seq, e.Evento.EventID, e.Evento.Tipo.ASCII(), err)
-			ok = false
-			continue
+			return err
 		}
 		fmt.Fprintf(w, "input applied seq=%d event_id=%s %s\n", e.Seq, e.Evento.EventID, e.Evento.Tipo.ASCII())
 		for _, p := range feitos {
@@ -287,6 +281,37 @@ func (s *Servico) Reparar(ctx context.Context, rel consistencia.Relatorio, w io.
 			feito[p] = true
 			fmt.Fprintf(w, "draw seq=%d event_id=%s demanda=%s conselheiro=%s: %s (in place of the draw input seq=%d just made, discarded unpublished)\n", p.Seq, p.EventID, p.DemandaID, p.ConselheiroID, Recriada, e.Seq)
 		}
+		return nil
+	}
+	// Stream order is the order of each type's consumer, not of the
+	// commits across types (the six consumers run side by side): a cycle
+	// published after an agenda item may have been applied before it. A
+	// step that meets a conflict (the bus's draw names a counsellor still
+	// busy here) waits for the steps after it, and passes repeat while one
+	// of them makes progress.
+	adiados := passos
+	for len(adiados) > 0 {
+		var resto []passo
+		ultimos := map[int]error{}
+		for _, ps := range adiados {
+			err := passo1(ps)
+			switch {
+			case errors.Is(err, ErrConflito):
+				resto = append(resto, ps)
+				ultimos[len(resto)-1] = err
+			case err != nil:
+				fmt.Fprintf(w, "FAILED seq=%d: %v\n", ps.seq, err)
+				ok = false
+			}
+		}
+		if len(resto) == len(adiados) {
+			for i, ps := range resto {
+				fmt.Fprintf(w, "CONFLICT seq=%d: %v (an operator decides; d6a never cancels a published draw)\n", ps.seq, ultimos[i])
+			}
+			ok = false
+			break
+		}
+		adiados = resto
 	}
 	return ok
 }
