@@ -31,7 +31,19 @@ func (w *Worker) verificarConsistencia(ctx context.Context) {
 	if ultima > janelaConsistencia {
 		desde = ultima - janelaConsistencia + 1
 	}
-	rel, err := consistencia.Verificar(ctx, w.Store, w.Bus, consistencia.Config{Stream: w.Cfg.Stream, DLQ: bus.DLQStream, Prefix: w.Cfg.SubjectPrefix, SoPiso: true}, desde)
+	var rel consistencia.Relatorio
+	// A read of a clustered stream right after a leader change can answer
+	// "no responders"; a few attempts ride over it.
+	for tentativa := 1; ; tentativa++ {
+		rel, err = consistencia.Verificar(ctx, w.Store, w.Bus, consistencia.Config{Stream: w.Cfg.Stream, DLQ: bus.DLQStream, Prefix: w.Cfg.SubjectPrefix, SoPiso: true}, desde)
+		if err == nil || tentativa == 5 || ctx.Err() != nil {
+			break
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(2 * time.Second):
+		}
+	}
 	if err != nil {
 		w.log.Warn("verificação de consistência no boot não rodou", "erro", err)
 		return
