@@ -27,9 +27,10 @@ func TestMigrateFromEmptyTwice(t *testing.T) {
 		t.Fatal(err)
 	}
 	// conselheiros, atribuicoes, fila_pendentes, contador_recusas,
-	// consumer_offset, auditoria_sorteios, outbox, eventos_processados.
-	if n != 8 {
-		t.Fatalf("d6a tables = %d, want 8", n)
+	// consumer_offset, auditoria_sorteios, outbox, eventos_processados,
+	// reconciliacoes.
+	if n != 9 {
+		t.Fatalf("d6a tables = %d, want 9", n)
 	}
 }
 
