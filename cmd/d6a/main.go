@@ -60,6 +60,8 @@ commands:
   log-keygen [--origin NAME]            print a new checkpoint signer key and its verifier key
   log-eliminar --cidadao UUID | --event-id UUID
                                         blank transparency-log records (spec 2.2 / N-0d elimination)
+  verify --consistencia [--desde SEQ] [--reparar]
+                                        compare the bus with the database (after a failover); --reparar re-creates lost draws and replays lost inputs
   token --sub UUID [--ttl 1h]           sign a development session token with D6A_JWT_SECRET
                                         (--papel admin for an operator's token)
   admin [--url BASE] [--token JWT] …    the administration API (d6a admin --help)

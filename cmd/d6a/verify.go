@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/google/uuid"
@@ -25,6 +26,8 @@ var _ verificacao.Barramento = (*bus.Bus)(nil)
 //	                            public inputs and optional claims
 //	d6a verify --event-id UUID  the audit record, the assignment, the outbox
 //	                            and the bus's time window
+//	d6a verify --consistencia [--desde SEQ] [--reparar]
+//	                            the bus against the database (consistencia.go)
 //
 // Exit 0 when everything agrees, 1 on the first mismatch, 2 for bad flags,
 // configuration, an unusable file or no such draw.
@@ -36,6 +39,8 @@ func cmdVerify(args []string) int {
 	folga := fs.Duration("skew", verificacao.FolgaPadrao, "with --event-id: clock skew allowed between T and the bus times")
 	semBus := fs.Bool("no-bus", false, "with --event-id: do not connect to the bus (the time window is not checked)")
 	pub := flagsURL(fs)
+	consist := fs.Bool("consistencia", false, "compare d6a's results and the consumed inputs on the bus with the database (needs D6A_DATABASE_URL and the bus)")
+	reparar := fs.Bool("reparar", false, "with --consistencia: re-create lost draws from the bus, then rewind the consumers of lost inputs")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -44,6 +49,28 @@ func cmdVerify(args []string) int {
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "d6a verify: unexpected argument %q\n", fs.Arg(0))
+		return exitUsage
+	}
+	if *consist {
+		if *eventID != "" || *arquivo != "" {
+			fmt.Fprintln(os.Stderr, "d6a verify: --consistencia takes no --event-id or --json")
+			return exitUsage
+		}
+		// --desde is shared with --url (a checkpoint file there): here it
+		// is the first stream sequence to read (default: the whole stream).
+		var desde uint64
+		if pub.desde != "" {
+			n, err := strconv.ParseUint(pub.desde, 10, 64)
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "d6a verify: --desde with --consistencia is a stream sequence: %v\n", err)
+				return exitUsage
+			}
+			desde = n
+		}
+		return verifyConsistencia(desde, *reparar)
+	}
+	if *reparar {
+		fmt.Fprintln(os.Stderr, "d6a verify: --reparar goes with --consistencia")
 		return exitUsage
 	}
 	if pub.url != "" {

@@ -28,7 +28,7 @@ func flagsURL(fs *flag.FlagSet) *opcoesURL {
 	o := &opcoesURL{}
 	fs.StringVar(&o.url, "url", "", "base URL of a d6a: verify from its public transparency log, no database")
 	fs.BoolVar(&o.all, "all", false, "with --url: mirror the whole log and recompute every draw")
-	fs.StringVar(&o.desde, "desde", "", "with --url: checkpoint file saved on the last visit (created if missing, replaced when consistent)")
+	fs.StringVar(&o.desde, "desde", "", "with --url: checkpoint file saved on the last visit (created if missing, replaced when consistent); with --consistencia: first stream sequence to read")
 	fs.StringVar(&o.chave, "chave", "", "with --url: the log's verifier key (else the served one, trusted on first use)")
 	fs.StringVar(&o.evento, "evento", "", "with --url --event-id: the conselheiro.sorteado received (envelope or payload, JSON file) to compare with the record")
 	return o

@@ -38,7 +38,17 @@ var contractVars = map[string]bool{
 
 type composeFile struct {
 	Services map[string]service `yaml:"services"`
+	Configs  map[string]struct {
+		Content string `yaml:"content"`
+	} `yaml:"configs"`
 }
+
+// The topology of README.md "Operating d6a", as make test-cluster runs it.
+var (
+	natsNodes  = []string{"nats-1", "nats-2", "nats-3"}
+	pgNodes    = []string{"postgres-primary", "postgres-standby"}
+	d6aReplica = []string{"d6a-1", "d6a-2"}
+)
 
 type service struct {
 	Image       string      `yaml:"image"`
@@ -50,7 +60,12 @@ type service struct {
 		Test    any  `yaml:"test"`
 		Disable bool `yaml:"disable"`
 	} `yaml:"healthcheck"`
-	Ports []string `yaml:"ports"`
+	Ports   []string `yaml:"ports"`
+	Configs []struct {
+		Source string `yaml:"source"`
+		Target string `yaml:"target"`
+	} `yaml:"configs"`
+	Entrypoint any `yaml:"entrypoint"`
 }
 
 // environment accepts both compose forms: a map and a list of NAME=value.
@@ -108,7 +123,10 @@ func loadCompose(t *testing.T) composeFile {
 
 func TestComposeServicesHaveHealthchecks(t *testing.T) {
 	c := loadCompose(t)
-	for _, name := range []string{"nats", "postgres", "d6a"} {
+	if _, ok := c.Services["nats"]; ok {
+		t.Error("the single nats service is back: one node can lose acknowledged writes")
+	}
+	for _, name := range append(append(append([]string{}, natsNodes...), pgNodes...), d6aReplica...) {
 		s, ok := c.Services[name]
 		if !ok {
 			t.Errorf("service %q missing", name)
@@ -116,63 +134,131 @@ func TestComposeServicesHaveHealthchecks(t *testing.T) {
 		}
 		if s.Healthcheck == nil || s.Healthcheck.Disable || s.Healthcheck.Test == nil {
 			t.Errorf("service %q has no healthcheck", name)
+			continue
+		}
+		probe := map[string]string{"nats": "/healthz", "postgres": "pg_isready", "d6a": "/readyz"}[strings.SplitN(name, "-", 2)[0]]
+		if !strings.Contains(flatten(s.Healthcheck.Test), probe) {
+			t.Errorf("%s healthcheck %v does not use %s", name, s.Healthcheck.Test, probe)
 		}
 	}
-	if hc := c.Services["d6a"].Healthcheck; hc != nil && !strings.Contains(flatten(hc.Test), "/readyz") {
-		t.Errorf("d6a healthcheck %v does not probe /readyz", hc.Test)
+}
+
+// TestComposeNATSCluster: three servers of one cluster, each with
+// sync_interval: always, and the streams created at 3 replicas.
+func TestComposeNATSCluster(t *testing.T) {
+	c := loadCompose(t)
+	for _, name := range natsNodes {
+		s := c.Services[name]
+		if len(s.Configs) != 1 {
+			t.Errorf("%s: want its server configuration through one config, got %v", name, s.Configs)
+			continue
+		}
+		conf := c.Configs[s.Configs[0].Source].Content
+		if !strings.Contains(flatten(s.Command), s.Configs[0].Target) {
+			t.Errorf("%s: command %v does not load %s", name, s.Command, s.Configs[0].Target)
+		}
+		for _, want := range []string{"server_name: " + name, "sync_interval: always", "jetstream", "cluster {"} {
+			if !strings.Contains(conf, want) {
+				t.Errorf("%s configuration lacks %q:\n%s", name, want, conf)
+			}
+		}
+		for _, other := range natsNodes {
+			if !strings.Contains(conf, "nats-route://"+other+":6222") {
+				t.Errorf("%s routes do not name %s", name, other)
+			}
+		}
 	}
-	if hc := c.Services["nats"].Healthcheck; hc != nil && !strings.Contains(flatten(hc.Test), "/healthz") {
-		t.Errorf("nats healthcheck %v does not probe /healthz", hc.Test)
+	job, ok := c.Services["nats-streams"]
+	if !ok || len(job.Configs) != 1 {
+		t.Fatal("no nats-streams job creating the streams before d6a")
 	}
-	if cmd := flatten(c.Services["nats"].Command); !strings.Contains(cmd, "-js") {
-		t.Errorf("nats command %q does not enable JetStream", cmd)
+	script := c.Configs[job.Configs[0].Source].Content
+	for _, stream := range []string{"EVENTOS", "D6A_DLQ"} {
+		found := false
+		for _, l := range strings.Split(script, "\n") {
+			if strings.Contains(l, "stream add "+stream) && strings.Contains(l, "--replicas 3") && strings.Contains(l, "--storage file") {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("stream %s is not created with --replicas 3 --storage file:\n%s", stream, script)
+		}
+	}
+}
+
+// TestComposePostgresStandby: a primary with synchronous replication and a
+// standby built from it with pg_basebackup -R.
+func TestComposePostgresStandby(t *testing.T) {
+	c := loadCompose(t)
+	var primario, standby string
+	for _, cf := range c.Services["postgres-primary"].Configs {
+		primario += c.Configs[cf.Source].Content
+	}
+	for _, cf := range c.Services["postgres-standby"].Configs {
+		standby += c.Configs[cf.Source].Content
+	}
+	if !strings.Contains(primario, "synchronous_standby_names = '*'") || !strings.Contains(primario, "host replication") {
+		t.Errorf("the primary is not set up for a synchronous standby (synchronous_standby_names, pg_hba replication):\n%s", primario)
+	}
+	if !strings.Contains(standby, "pg_basebackup") || !strings.Contains(standby, " -R") || !strings.Contains(standby, "postgres-primary") {
+		t.Errorf("the standby is not a base backup of the primary with -R:\n%s", standby)
+	}
+	if !strings.Contains(flatten(c.Services["postgres-standby"].Entrypoint), "/etc/d6a/postgres-standby.sh") {
+		t.Errorf("the standby does not run its start script: entrypoint %v", c.Services["postgres-standby"].Entrypoint)
 	}
 }
 
 func TestComposeD6aWiring(t *testing.T) {
-	d, ok := loadCompose(t).Services["d6a"]
-	if !ok {
-		t.Fatal("service d6a missing")
-	}
-	if d.Build == nil {
-		t.Error("d6a is not built from the repository (build: .)")
-	}
-	var unknown []string
-	for k := range d.Environment {
-		if !contractVars[k] {
-			unknown = append(unknown, k)
+	c := loadCompose(t)
+	portas := map[string]bool{}
+	for _, name := range d6aReplica {
+		d, ok := c.Services[name]
+		if !ok {
+			t.Errorf("service %s missing", name)
+			continue
+		}
+		if d.Build == nil {
+			t.Errorf("%s is not built from the repository (build: .)", name)
+		}
+		var unknown []string
+		for k := range d.Environment {
+			if !contractVars[k] {
+				unknown = append(unknown, k)
+			}
+		}
+		sort.Strings(unknown)
+		if len(unknown) > 0 {
+			t.Errorf("%s environment names variables outside CONTRACT §2: %v", name, unknown)
+		}
+		if got, want := d.Environment["D6A_NATS_URL"], "nats://nats-1:4222,nats://nats-2:4222,nats://nats-3:4222"; got != want {
+			t.Errorf("%s D6A_NATS_URL = %q, want every node: %q", name, got, want)
+		}
+		db := d.Environment["D6A_DATABASE_URL"]
+		if !strings.Contains(db, "@postgres-primary:5432,postgres-standby:5432/") || !strings.Contains(db, "target_session_attrs=read-write") {
+			t.Errorf("%s D6A_DATABASE_URL = %q: want both hosts and target_session_attrs=read-write", name, db)
+		}
+		var deps map[string]struct {
+			Condition string `yaml:"condition"`
+		}
+		if err := d.DependsOn.Decode(&deps); err != nil {
+			t.Fatalf("%s depends_on is not the long form with conditions: %v", name, err)
+		}
+		for _, dep := range append(append([]string{}, natsNodes...), pgNodes...) {
+			if deps[dep].Condition != "service_healthy" {
+				t.Errorf("%s depends_on %s: condition %q, want service_healthy", name, dep, deps[dep].Condition)
+			}
+		}
+		if deps["nats-streams"].Condition != "service_completed_successfully" {
+			t.Errorf("%s does not wait for the streams at 3 replicas (nats-streams: %q)", name, deps["nats-streams"].Condition)
+		}
+		for _, p := range d.Ports {
+			if strings.HasSuffix(p, ":8080") {
+				portas[p] = true
+			}
 		}
 	}
-	sort.Strings(unknown)
-	if len(unknown) > 0 {
-		t.Errorf("d6a environment names variables outside CONTRACT §2: %v", unknown)
-	}
-	if got := d.Environment["D6A_NATS_URL"]; got != "nats://nats:4222" {
-		t.Errorf("D6A_NATS_URL = %q, want nats://nats:4222", got)
-	}
-	if got := d.Environment["D6A_DATABASE_URL"]; !strings.Contains(got, "@postgres:5432/") {
-		t.Errorf("D6A_DATABASE_URL = %q does not point at the postgres service", got)
-	}
-	// depends_on, long form: each dependency waits for service_healthy.
-	var deps map[string]struct {
-		Condition string `yaml:"condition"`
-	}
-	if err := d.DependsOn.Decode(&deps); err != nil {
-		t.Fatalf("d6a depends_on is not the long form with conditions: %v", err)
-	}
-	for _, name := range []string{"nats", "postgres"} {
-		if deps[name].Condition != "service_healthy" {
-			t.Errorf("d6a depends_on %s: condition %q, want service_healthy", name, deps[name].Condition)
-		}
-	}
-	published := false
-	for _, p := range d.Ports {
-		if strings.HasSuffix(p, ":8080") || p == "8080" {
-			published = true
-		}
-	}
-	if !published {
-		t.Errorf("d6a ports %v do not publish 8080", d.Ports)
+	if len(portas) != len(d6aReplica) {
+		t.Errorf("d6a replicas publish %v: want one host port each onto 8080", portas)
 	}
 }
 

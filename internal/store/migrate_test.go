@@ -29,9 +29,10 @@ func TestMigrateFromEmptyTwice(t *testing.T) {
 	// conselheiros, atribuicoes, fila_pendentes, contador_recusas,
 	// consumer_offset, auditoria_sorteios, outbox, eventos_processados;
 	// config, acoes_administrativas, atribuicoes_iniciadas, suspensoes;
-	// the transparency log's registros, hashes, estado, checkpoints.
-	if n != 16 {
-		t.Fatalf("d6a tables = %d, want 16", n)
+	// the transparency log's registros, hashes, estado, checkpoints;
+	// reconciliacoes.
+	if n != 17 {
+		t.Fatalf("d6a tables = %d, want 17", n)
 	}
 }
 

@@ -218,6 +218,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		w.booted.Store(true)
 		w.log.Info("boot concluído; consumindo")
 		go w.manter(ctx)
+		go w.verificarConsistencia(workCtx) // issue 14: an asynchronous failover's lost commits
 		consumers.Add(1)
 		go func() {
 			defer consumers.Done()

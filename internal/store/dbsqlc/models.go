@@ -152,6 +152,17 @@ type D6aOutbox struct {
 	Sequence     *int64
 }
 
+type D6aReconciliaco struct {
+	EventIDSorteio uuid.UUID
+	AtribuicaoID   uuid.UUID
+	DemandaID      uuid.UUID
+	ConselheiroID  uuid.UUID
+	Sequence       int64
+	Base           *string
+	BaseSequence   *int64
+	ReconciliadoEm time.Time
+}
+
 type D6aSuspenso struct {
 	ID                  int64
 	ConselheiroID       uuid.UUID

@@ -1,0 +1,106 @@
+package bus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/formigueiro/d6a/internal/evento"
+)
+
+// Mensagem is one stored message of a stream, as the consistency check
+// reads it.
+type Mensagem struct {
+	Seq     uint64
+	Subject string
+	Header  nats.Header
+	Data    []byte
+	Em      time.Time
+}
+
+// Ultima returns the last sequence of stream (0 when empty); the first
+// stored one too, for a window that begins before it.
+func (b *Bus) Ultima(ctx context.Context, stream string) (primeira, ultima uint64, err error) {
+	s, err := b.js.Stream(ctx, stream)
+	if err != nil {
+		return 0, 0, fmt.Errorf("stream %s: %w", stream, err)
+	}
+	info, err := s.Info(ctx)
+	if err != nil {
+		return 0, 0, fmt.Errorf("stream %s: %w", stream, err)
+	}
+	return info.State.FirstSeq, info.State.LastSeq, nil
+}
+
+// Ler hands fn every message of stream from sequence desde to the last one
+// stored when it starts (nothing when the stream does not exist), in order, through an ordered consumer (a read that
+// leaves no state on the server).
+func (b *Bus) Ler(ctx context.Context, stream string, desde uint64, fn func(Mensagem) error) error {
+	_, ultima, err := b.Ultima(ctx, stream)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return nil // nothing dead-lettered yet, say
+	}
+	if err != nil || ultima < max(desde, 1) {
+		return err
+	}
+	cfg := jetstream.OrderedConsumerConfig{DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: max(desde, 1)}
+	cons, err := b.js.OrderedConsumer(ctx, stream, cfg)
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", stream, err)
+	}
+	for {
+		lote, err := cons.Fetch(512, jetstream.FetchMaxWait(2*time.Second))
+		if err != nil {
+			return fmt.Errorf("reading %s: %w", stream, err)
+		}
+		n := 0
+		for m := range lote.Messages() {
+			n++
+			md, err := m.Metadata()
+			if err != nil {
+				return err
+			}
+			if err := fn(Mensagem{Seq: md.Sequence.Stream, Subject: m.Subject(), Header: m.Headers(), Data: m.Data(), Em: md.Timestamp}); err != nil {
+				return err
+			}
+			if md.Sequence.Stream >= ultima {
+				return nil
+			}
+		}
+		if err := lote.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) && !errors.Is(err, jetstream.ErrNoMessages) {
+			return fmt.Errorf("reading %s: %w", stream, err)
+		}
+		if n == 0 {
+			return fmt.Errorf("reading %s: stalled before sequence %d", stream, ultima)
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+	}
+}
+
+// Confirmados returns, per consumed type, the stream sequence up to which
+// its durable consumer has every message acknowledged (the ack floor: a
+// message at or below it will never be delivered again unless replayed),
+// and the last sequence it delivered (messages between the two are
+// acknowledged, or in flight).
+func (b *Bus) Confirmados(ctx context.Context) (piso, entregue map[evento.Tipo]uint64, err error) {
+	piso = make(map[evento.Tipo]uint64, len(evento.Consumidos))
+	entregue = make(map[evento.Tipo]uint64, len(evento.Consumidos))
+	for _, tipo := range evento.Consumidos {
+		c, err := b.js.Consumer(ctx, b.cfg.Stream, tipo.Durable())
+		if errors.Is(err, jetstream.ErrConsumerNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("consumer %s: %w", tipo.Durable(), err)
+		}
+		info := c.CachedInfo()
+		piso[tipo], entregue[tipo] = info.AckFloor.Stream, info.Delivered.Stream
+	}
+	return piso, entregue, nil
+}
