@@ -26,10 +26,14 @@ func (c *colonia) fotografar() {
 	}
 }
 
+// restaurar puts every d6a table back as fotografar saw it, as a failover
+// to a standby that missed the last commits does: below the triggers (the
+// append-only tables refuse a DELETE from d6a itself).
 func (c *colonia) restaurar() {
 	c.t.Helper()
 	for _, tab := range c.tabelasD6a() {
-		c.exec(`DELETE FROM d6a.` + tab + `; INSERT INTO d6a.` + tab + ` OVERRIDING SYSTEM VALUE SELECT * FROM foto.` + tab)
+		c.exec(`SET session_replication_role = replica; DELETE FROM d6a.` + tab + `; INSERT INTO d6a.` + tab +
+			` OVERRIDING SYSTEM VALUE SELECT * FROM foto.` + tab + `; RESET session_replication_role`)
 	}
 }
 
