@@ -189,7 +189,13 @@ func (c *colonia) parar() {
 
 func (c *colonia) eventually(what string, cond func() bool) {
 	c.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	c.eventuallyEm(20*time.Second, what, cond)
+}
+
+// eventuallyEm is eventually with its own deadline.
+func (c *colonia) eventuallyEm(d time.Duration, what string, cond func() bool) {
+	c.t.Helper()
+	deadline := time.Now().Add(d)
 	for !cond() {
 		if time.Now().After(deadline) {
 			c.t.Fatalf("timed out waiting for %s", what)

@@ -52,7 +52,13 @@ func h3drenar(c *colonia) {
 // h3esperarTodos waits until every event id is in the inbox.
 func h3esperarTodos(c *colonia, ids []uuid.UUID) {
 	c.t.Helper()
-	c.eventually("all events processed", func() bool {
+	h3esperarTodosEm(c, 20*time.Second, ids)
+}
+
+// h3esperarTodosEm is h3esperarTodos with its own deadline.
+func h3esperarTodosEm(c *colonia, d time.Duration, ids []uuid.UUID) {
+	c.t.Helper()
+	c.eventuallyEm(d, "all events processed", func() bool {
 		var n int
 		_ = c.pool.QueryRow(context.Background(), `SELECT count(*) FROM d6a.eventos_processados WHERE event_id = ANY($1::uuid[])`, ids).Scan(&n)
 		return n == len(ids)
