@@ -27,6 +27,11 @@ import (
 // DLQStream is the dead-letter stream (CONTRACT §3).
 const DLQStream = "D6A_DLQ"
 
+// AckWaitPadrao is the durables' default AckWait: a message the server
+// handed out and never heard back about (its pull request died with a
+// connection or a server) is delivered again only after it.
+const AckWaitPadrao = 30 * time.Second
+
 // Config holds the bus settings of CONTRACT §2; the zero value of a field
 // means its default. Environment parsing is done by the caller.
 type Config struct {
@@ -52,7 +57,7 @@ type Config struct {
 	// 1s, 2s, 5s, 10s, 30s.
 	Backoff []time.Duration
 	// AckWait is how long a delivered message may stay unacknowledged before
-	// the server redelivers it (default 30s).
+	// the server redelivers it (default AckWaitPadrao).
 	AckWait time.Duration
 	// Lote is the largest batch fetched at once (default 256).
 	Lote int
@@ -91,7 +96,7 @@ func (c Config) WithDefaults() Config {
 		c.Backoff = []time.Duration{time.Second, 2 * time.Second, 5 * time.Second, 10 * time.Second, 30 * time.Second}
 	}
 	if c.AckWait <= 0 {
-		c.AckWait = 30 * time.Second
+		c.AckWait = AckWaitPadrao
 	}
 	if c.Lote <= 0 {
 		// The executor's batch bound: one fetch can fill a batch.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/formigueiro/d6a/internal/bus"
 	"github.com/formigueiro/d6a/internal/evento"
 )
 
@@ -104,10 +105,10 @@ func TestPublishOutageNaoPerdePublicacao(t *testing.T) {
 	t.Logf("outbox rows held back by the outage: %d; events applied during it: %d", retidos, c.contar(`SELECT count(*) FROM d6a.eventos_processados`))
 	c.eventually("test connection back", c.nc.IsConnected)
 	// A message the server handed to a pull request that died with it is
-	// delivered again only when its AckWait (30 s) runs out: JetStream's
-	// rule, not d6a's, so this wait outlasts it.
+	// delivered again only when its AckWait runs out: JetStream's rule,
+	// not d6a's, so this wait outlasts it.
 	volta := time.Now()
-	h3esperarTodosEm(c, 50*time.Second, ids)
+	h3esperarTodosEm(c, bus.AckWaitPadrao+20*time.Second, ids)
 	t.Logf("every event processed %v after the bus came back", time.Since(volta).Round(time.Millisecond))
 
 	// Keep going after it is back: release every busy counsellor (each
