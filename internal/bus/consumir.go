@@ -137,8 +137,32 @@ func (b *Bus) Consumir(ctx context.Context, h Handler) error {
 
 // consumirTipo is the loop of one durable. ctx stops fetching; hctx is given
 // to the handler and outlives ctx by the drain period.
+//
+// Fetching and decoding run one batch ahead of the handler (buscarAdiante),
+// so the executor finds the next batch ready when it commits one instead of
+// waiting for a round trip to the server and the decoding of every message
+// (issue 11: the executor stood idle 43% of a burst). Messages are still
+// handed over one batch at a time, in stream order.
 func (b *Bus) consumirTipo(ctx, hctx context.Context, tipo evento.Tipo, h Handler) {
 	log := b.log.With("tipo", string(tipo), "consumidor", tipo.Durable())
+	prontos := make(chan []recebida)
+	var wg sync.WaitGroup
+	wg.Go(func() { b.buscarAdiante(ctx, hctx, log, tipo, prontos) })
+	defer wg.Wait()
+	for rs := range prontos {
+		if ctx.Err() != nil {
+			devolverRecebidas(rs)
+			continue
+		}
+		b.processarLote(ctx, hctx, tipo, rs, h)
+	}
+}
+
+// buscarAdiante fetches and decodes batches and hands each to prontos,
+// keeping the one waiting there in progress on the server; it closes
+// prontos when ctx ends.
+func (b *Bus) buscarAdiante(ctx, hctx context.Context, log *slog.Logger, tipo evento.Tipo, prontos chan<- []recebida) {
+	defer close(prontos)
 	var (
 		c       jetstream.Consumer
 		ocioso  = true
@@ -180,7 +204,35 @@ func (b *Bus) consumirTipo(ctx, hctx context.Context, tipo evento.Tipo, h Handle
 		}
 		falhas = 0
 		ocioso = len(msgs) == 0
-		b.processarLote(ctx, hctx, log, tipo, msgs, h)
+		rs := make([]recebida, 0, len(msgs))
+		for _, m := range msgs {
+			if r, ok := b.decodificar(hctx, log, tipo, m); ok {
+				rs = append(rs, r)
+			}
+		}
+		if len(rs) > 0 && !b.entregar(ctx, prontos, rs) {
+			devolverRecebidas(rs)
+			return
+		}
+	}
+}
+
+// entregar waits for the handler to take rs, telling the server every
+// AckWait/3 that they are in progress; false when ctx ended first.
+func (b *Bus) entregar(ctx context.Context, prontos chan<- []recebida, rs []recebida) bool {
+	t := time.NewTicker(b.cfg.AckWait / 3)
+	defer t.Stop()
+	for {
+		select {
+		case prontos <- rs:
+			return true
+		case <-ctx.Done():
+			return false
+		case <-t.C:
+			for _, r := range rs {
+				_ = r.m.InProgress()
+			}
+		}
 	}
 }
 
@@ -219,29 +271,33 @@ func devolver(msgs []jetstream.Msg) {
 	}
 }
 
-func (b *Bus) processarLote(ctx, hctx context.Context, log *slog.Logger, tipo evento.Tipo, msgs []jetstream.Msg, h Handler) {
-	if lh, ok := h.(LoteHandler); ok && len(msgs) > 1 {
-		b.processarJuntos(ctx, hctx, log, tipo, msgs, lh)
+func devolverRecebidas(rs []recebida) {
+	for _, r := range rs {
+		_ = r.m.Nak()
+	}
+}
+
+func (b *Bus) processarLote(ctx, hctx context.Context, tipo evento.Tipo, rs []recebida, h Handler) {
+	if lh, ok := h.(LoteHandler); ok && len(rs) > 1 {
+		b.processarJuntos(ctx, hctx, tipo, rs, lh)
 		return
 	}
 	progresso := time.Now()
-	for i, m := range msgs {
+	for i, r := range rs {
 		if ctx.Err() != nil {
-			devolver(msgs[i:])
+			devolverRecebidas(rs[i:])
 			return
 		}
 		// The messages waiting behind a slow handler have their AckWait
 		// running; keep it from expiring, which would deliver them twice.
 		if time.Since(progresso) > b.cfg.AckWait/3 {
-			for _, r := range msgs[i:] {
-				_ = r.InProgress()
+			for _, p := range rs[i:] {
+				_ = p.m.InProgress()
 			}
 			progresso = time.Now()
 		}
-		if r, ok := b.decodificar(hctx, log, tipo, m); ok {
-			inicio := time.Now()
-			b.liquidar(ctx, hctx, tipo, r, b.chamarEmProgresso(hctx, h, r.ev, r.seq, m), h, inicio)
-		}
+		inicio := time.Now()
+		b.liquidar(ctx, hctx, tipo, r, b.chamarEmProgresso(hctx, h, r.ev, r.seq, r.m), h, inicio)
 	}
 }
 
@@ -254,22 +310,9 @@ type recebida struct {
 	log      *slog.Logger
 }
 
-// processarJuntos hands every usable message of the fetch to the handler in
-// one call, then settles each one as processar would.
-func (b *Bus) processarJuntos(ctx, hctx context.Context, log *slog.Logger, tipo evento.Tipo, msgs []jetstream.Msg, h LoteHandler) {
-	if ctx.Err() != nil {
-		devolver(msgs)
-		return
-	}
-	rs := make([]recebida, 0, len(msgs))
-	for _, m := range msgs {
-		if r, ok := b.decodificar(hctx, log, tipo, m); ok {
-			rs = append(rs, r)
-		}
-	}
-	if len(rs) == 0 {
-		return
-	}
+// processarJuntos hands every message of the batch to the handler in one
+// call, then settles each one as processarLote would.
+func (b *Bus) processarJuntos(ctx, hctx context.Context, tipo evento.Tipo, rs []recebida, h LoteHandler) {
 	itens := make([]Item, len(rs))
 	pendentes := make([]jetstream.Msg, len(rs))
 	for i, r := range rs {
