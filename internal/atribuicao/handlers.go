@@ -39,7 +39,7 @@ func (s *Servico) HandleLote(ctx context.Context, evs []evento.Evento, seqs []ui
 			diferivel: ev.Tipo == evento.AgendaItemDisponivel && !s.o.GravarJa,
 		}
 		if p, ok := ev.AgendaItemDisponivel(); ok && us[i].diferivel {
-			us[i].guarda = &guardaAgenda{eventID: ev.EventID, demandaID: p.DemandaID, correlacao: correlacao(ev, p.DemandaID)}
+			us[i].guarda = &guardaAgenda{eventID: ev.EventID, demandaID: p.DemandaID, uc: p.UnidadeCivicaID, correlacao: correlacao(ev, p.DemandaID)}
 		}
 	}
 	return s.executarVarios(ctx, us)

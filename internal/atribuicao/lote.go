@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/formigueiro/d6a/internal/hierarquia"
 	"github.com/formigueiro/d6a/internal/store"
 )
 
@@ -24,6 +25,7 @@ type diferido struct {
 	outbox    []linhaOutbox
 
 	ocupados    []uuid.UUID // counsellors drawn
+	ocupado     map[uuid.UUID]bool
 	atribuidas  map[uuid.UUID]bool
 	pendentesDe map[uuid.UUID]int // demand → index in pendentes
 	porEvento   map[uuid.UUID]bool
@@ -31,6 +33,15 @@ type diferido struct {
 	// guardas are the database side of the agenda items' guards, read for
 	// the run of agenda items ahead; nil once another unit wrote.
 	guardas map[uuid.UUID]store.GuardaAgenda
+	// elegiveis are the winning steps of the run's chains, by the demand's
+	// unit, read with the guards (lerElegiveis).
+	elegiveis map[uuid.UUID]degrauLido
+}
+
+// degrauLido is a chain's winning step as read at the start of the run.
+type degrauLido struct {
+	store.DegrauLido
+	agora time.Time
 }
 
 func (d *diferido) vazio() bool {
@@ -86,7 +97,7 @@ type linhaOutbox struct {
 
 func novoDiferido() *diferido {
 	return &diferido{
-		atribuidas: map[uuid.UUID]bool{}, pendentesDe: map[uuid.UUID]int{},
+		atribuidas: map[uuid.UUID]bool{}, pendentesDe: map[uuid.UUID]int{}, ocupado: map[uuid.UUID]bool{},
 		porEvento: map[uuid.UUID]bool{}, correlacoes: map[string]bool{},
 	}
 }
@@ -96,6 +107,7 @@ func (d *diferido) sorteio(l linhaSorteio, o linhaOutbox) {
 	d.sorteios = append(d.sorteios, l)
 	d.outbox = append(d.outbox, o)
 	d.ocupados = append(d.ocupados, l.ConselheiroID)
+	d.ocupado[l.ConselheiroID] = true
 	d.atribuidas[l.DemandaID] = true
 }
 
@@ -139,6 +151,76 @@ func (d *diferido) lerGuardas(ctx context.Context, tx store.Tx, lote []job) erro
 		d.guardas[r.EventID] = r
 	}
 	return nil
+}
+
+// lerElegiveis reads the winning step of every chain of the agenda items at
+// the head of lote, up to the first other unit, in one round trip, as at
+// agora: the draws of the run then wait for no eligibility query of their
+// own (elegiveisLidos says when one is still needed).
+func (d *diferido) lerElegiveis(ctx context.Context, tx store.Tx, h *hierarquia.Cache, lote []job, agora time.Time) error {
+	var (
+		p     store.ElegiveisDosDegrausParams
+		porUC = map[uuid.UUID]bool{}
+		ucs   = []uuid.UUID{uuid.Nil} // chain n is the demand unit ucs[n]
+	)
+	for _, j := range lote {
+		if j.guarda == nil || !j.diferivel {
+			break
+		}
+		if porUC[j.guarda.uc] {
+			continue
+		}
+		porUC[j.guarda.uc] = true
+		cadeia, err := h.Cadeia(ctx, j.guarda.uc)
+		if err != nil {
+			continue // the unit's own draw reports it
+		}
+		n := int32(len(ucs))
+		ucs = append(ucs, j.guarda.uc)
+		for k, uc := range cadeia {
+			p.Cadeias = append(p.Cadeias, n)
+			p.Ordens = append(p.Ordens, int32(k+1))
+			p.Ucs = append(p.Ucs, uc)
+		}
+	}
+	d.elegiveis = map[uuid.UUID]degrauLido{}
+	if len(p.Ucs) == 0 {
+		return nil
+	}
+	p.Agora = agora
+	rows, err := tx.BuscarElegiveisDosDegraus(ctx, p)
+	if err != nil {
+		return fmt.Errorf("elegíveis: %w", err)
+	}
+	for _, r := range rows {
+		if r.Cadeia > 0 && int(r.Cadeia) < len(ucs) {
+			d.elegiveis[ucs[r.Cadeia]] = degrauLido{r, agora}
+		}
+	}
+	return nil
+}
+
+// elegiveisLidos is the winning step of cadeia at agora from what
+// lerElegiveis read, when that read still decides it exactly: no
+// suspension of the steps walked ended in between (eligibility only grows
+// with time), and someone of the step is not drawn earlier in the batch.
+// When nobody on the chain qualified, nobody drawn earlier in the batch
+// can be on it (drawn means eligible, and eligible at the read would have
+// made a winning step), so the counts hold as read.
+func (d *diferido) elegiveisLidos(cadeia []uuid.UUID, agora time.Time) (ordem int, ids []uuid.UUID, r store.DegrauLido, ok bool) {
+	l, achou := d.elegiveis[cadeia[0]]
+	if !achou || agora.Before(l.agora) || (l.Proxima != nil && l.Proxima.Before(agora)) {
+		return 0, nil, r, false
+	}
+	if l.Ordem == 0 {
+		return 0, nil, l.DegrauLido, true
+	}
+	for _, id := range l.Ids {
+		if !d.ocupado[id] {
+			ids = append(ids, id)
+		}
+	}
+	return int(l.Ordem), ids, l.DegrauLido, len(ids) > 0
 }
 
 // gravar writes everything recorded, in decision order, with one statement

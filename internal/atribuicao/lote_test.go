@@ -24,7 +24,8 @@ import (
 // random sequences of all six consumed types, run one unit per transaction
 // with every write made at once (the reference), then through batches of
 // 1, 7 and 256 that decide agenda items in memory and write them at the end,
-// with a fixed clock, fixed seed base and fixed ids, leave every d6a table
+// with a fixed clock (or one that moves on every reading, below), fixed
+// seed base and fixed ids, leave every d6a table
 // and every published payload byte-identical.
 func TestLoteIgualAoSerial(t *testing.T) {
 	t.Parallel()
@@ -40,7 +41,7 @@ func TestLoteIgualAoSerial(t *testing.T) {
 			if lote == 0 {
 				nome = fmt.Sprintf("semente %d serial", semente)
 			}
-			got := rodarEmLotes(t, evs, lote)
+			got := rodarEmLotes(t, evs, lote, relogioParado)
 			if ref == "" {
 				ref, refNome = got, nome
 				if !strings.Contains(got, `"conselheiro.sorteado"`) || !strings.Contains(got, `"sorteio.sem_candidatos"`) {
@@ -53,6 +54,53 @@ func TestLoteIgualAoSerial(t *testing.T) {
 			}
 		}
 	}
+}
+
+// With a clock that moves on every reading, suspensions end in the middle
+// of a run of agenda items: a run's eligibility, read once at its start
+// (lerElegiveis), must still decide each draw as at the draw's own time.
+func TestLoteIgualAoSerialComRelogioAndando(t *testing.T) {
+	t.Parallel()
+	sementes := []uint64{4, 5, 6, 7}
+	if testing.Short() {
+		sementes = sementes[:2]
+	}
+	for _, semente := range sementes {
+		evs := gerarEventos(rand.New(rand.NewPCG(semente, 11)), 400)
+		ref := rodarEmLotes(t, evs, 0, time.Hour)
+		for _, lote := range []int{7, 256} {
+			if got := rodarEmLotes(t, evs, lote, time.Hour); got != ref {
+				t.Fatalf("semente %d lote %d differs from serial:\n%s", semente, lote, primeiraDiferenca(ref, got))
+			}
+		}
+	}
+}
+
+// suspensao is 90 days on a clock that stands still, and about twenty
+// readings on one that moves, so suspensions end within the sequence.
+func suspensao(passo time.Duration) time.Duration {
+	if passo == 0 {
+		return 90 * 24 * time.Hour
+	}
+	return 20 * passo
+}
+
+// relogioParado: every reading of the clock gives the same time.
+const relogioParado time.Duration = 0
+
+// relogioAndando moves passo forward after every reading.
+type relogioAndando struct {
+	mu    sync.Mutex
+	t     time.Time
+	passo time.Duration
+}
+
+func (r *relogioAndando) Now() time.Time {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	t := r.t
+	r.t = r.t.Add(r.passo)
+	return t
 }
 
 func primeiraDiferenca(a, b string) string {
@@ -162,9 +210,9 @@ func gerarEventos(r *rand.Rand, n int) []evento.Evento {
 
 // rodarEmLotes applies evs through one service whose batches carry at most
 // lote units (0: one unit per transaction, every write at once), on a fresh
-// database, and returns every d6a table and every published payload as
+// database, with a clock that moves passo after every reading, and returns every d6a table and every published payload as
 // text.
-func rodarEmLotes(t *testing.T, evs []evento.Evento, lote int) string {
+func rodarEmLotes(t *testing.T, evs []evento.Evento, lote int, passo time.Duration) string {
 	t.Helper()
 	ctx := context.Background()
 	st := abrirStore(t, pgtest.URL(t))
@@ -174,16 +222,33 @@ func rodarEmLotes(t *testing.T, evs []evento.Evento, lote int) string {
 			t.Fatal(err)
 		}
 	}
-	clk := novoRelogio()
+	clk := &relogioAndando{t: novoRelogio().Now(), passo: passo}
+	if passo != 0 {
+		// Suspended counsellors whose suspensions end one after the other
+		// along the sequence (about 600 readings of the clock), some
+		// 'suspenso', some 'disponivel' with a suspension date.
+		for i := range 16 {
+			c := uuid.NewSHA1(uuid.NameSpaceOID, fmt.Appendf(nil, "suspenso-%d", i))
+			status := []string{"suspenso", "disponivel"}[i%2]
+			if _, err := st.Pool.Exec(ctx, `INSERT INTO d6a.conselheiros (id, cidadao_id, unidade_civica_id, nivel_atuacao, status,
+				capacitacao_concluida, data_cadastro, data_suspensao_ate, event_id_cadastro, event_id_ultima_alteracao, atualizado_em)
+				VALUES ($1, $1, $2, 1, $3, true, $4, $5, $1, $1, $4)`,
+				c, ucs[i%len(ucs)], status, clk.t, clk.t.Add(time.Duration(20+i*30)*passo)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 	var n atomic.Int64
 	var (
 		mu         sync.Mutex
 		publicados []string
 	)
 	svc := atribuicao.New(atribuicao.Options{
-		Store: st, Hierarquia: hierarquia.New(st.CarregarHierarquia, time.Hour, clk.Now),
+		// The cache's clock is its own: its readings must not move the
+		// service's.
+		Store: st, Hierarquia: hierarquia.New(st.CarregarHierarquia, time.Hour, novoRelogio().Now),
 		Barramento: barramentoFixo{id: baseFixa, seq: seqFixa}, SubjectPrefix: "eventos",
-		NRecusasSuspensao: 2, TSuspensao: 90 * 24 * time.Hour, Now: clk.Now, Logger: slog.Default(),
+		NRecusasSuspensao: 2, TSuspensao: suspensao(passo), Now: clk.Now, Logger: slog.Default(),
 		MaxLote: max(lote, 1), GravarJa: lote == 0,
 		NovoID: func() uuid.UUID {
 			return uuid.NewSHA1(uuid.NameSpaceURL, fmt.Appendf(nil, "id-%d", n.Add(1)))

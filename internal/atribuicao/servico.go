@@ -137,8 +137,8 @@ type unidade struct {
 }
 
 type guardaAgenda struct {
-	eventID, demandaID uuid.UUID
-	correlacao         string
+	eventID, demandaID, uc uuid.UUID
+	correlacao             string
 }
 
 // entrada is one consumed event of the inbox (spec 2.6 consumer_offset).
@@ -328,13 +328,16 @@ func (s *Servico) transacao(lote []job) ([]*uow, error) {
 					return err
 				}
 			}
+			// At PostgreSQL's precision, so JSON rows and binary parameters agree.
+			agora := s.o.Now().UTC().Truncate(time.Microsecond)
 			if j.guarda != nil && d.guardas == nil {
 				if err := d.lerGuardas(ctx, tx, lote[i:]); err != nil {
 					return err
 				}
+				if err := d.lerElegiveis(ctx, tx, s.o.Hierarquia, lote[i:], agora); err != nil {
+					return err
+				}
 			}
-			// At PostgreSQL's precision, so JSON rows and binary parameters agree.
-			agora := s.o.Now().UTC().Truncate(time.Microsecond)
 			u := &uow{tx: tx, agora: agora, servico: s, lote: d, diferir: j.diferivel}
 			if e := j.inbox; e != nil {
 				if processados[e.eventID] {

@@ -195,9 +195,21 @@ func (u *uow) executarSorteio(ctx context.Context, p Pedido) (Resultado, error) 
 // SQL), sorted by id; the whole chain is counted only when nobody
 // qualifies, for the motive.
 func (u *uow) filtrar(ctx context.Context, cadeia []uuid.UUID, excluir *uuid.UUID) (elegibilidade.Resultado, error) {
-	d, err := u.tx.BuscarElegiveisDoDegrau(ctx, store.ElegiveisDoDegrauParams{Cadeia: cadeia, Agora: u.agora, Excluir: excluir, Ocupados: u.lote.ocupados})
-	if err != nil {
-		return elegibilidade.Resultado{}, err
+	var d store.DegrauLido
+	lido := false
+	if u.diferir && excluir == nil {
+		var ordem int
+		var ids []uuid.UUID
+		if ordem, ids, d, lido = u.lote.elegiveisLidos(cadeia, u.agora); lido {
+			d.Ordem, d.Ids = int32(ordem), ids
+		}
+	}
+	if !lido {
+		r, err := u.tx.BuscarElegiveisDoDegrau(ctx, store.ElegiveisDoDegrauParams{Cadeia: cadeia, Agora: u.agora, Excluir: excluir, Ocupados: u.lote.ocupados})
+		if err != nil {
+			return elegibilidade.Resultado{}, err
+		}
+		d = store.DegrauLido{Ordem: r.Ordem, Ids: r.Ids, Cadastrados: r.Cadastrados, Ocupados: r.Ocupados}
 	}
 	if len(d.Ids) > 0 && int(d.Ordem) >= 1 && int(d.Ordem) <= len(cadeia) {
 		slices.SortFunc(d.Ids, func(a, b uuid.UUID) int { return strings.Compare(a.String(), b.String()) })

@@ -23,32 +23,9 @@ func TestElegiveisDoDegrauIgualAoFiltro(t *testing.T) {
 	ctx, st, q := open(t)
 	agora := at(0)
 	r := rand.New(rand.NewPCG(3, 5))
-	statuses := []string{elegibilidade.Disponivel, elegibilidade.Ocupado, elegibilidade.Suspenso, elegibilidade.Inativo}
 	for rodada := range 60 {
 		cadeia := []uuid.UUID{uuid.New(), uuid.New(), uuid.New()}
-		var todos []uuid.UUID
-		for range r.IntN(12) {
-			id := uuid.New()
-			todos = append(todos, id)
-			check(t, q.InserirConselheiro(ctx, store.InserirConselheiroParams{
-				CidadaoID: id, UnidadeCivicaID: cadeia[r.IntN(len(cadeia))], NivelAtuacao: 1,
-				Status: statuses[r.IntN(len(statuses))], CapacitacaoConcluida: r.IntN(5) != 0, Agora: agora, EventID: uuid.New(),
-			}))
-			switch r.IntN(4) {
-			case 0:
-				_, err := st.Pool.Exec(ctx, `UPDATE d6a.conselheiros SET data_suspensao_ate = $2 WHERE id = $1`, id, agora.Add(-time.Hour))
-				check(t, err)
-			case 1:
-				_, err := st.Pool.Exec(ctx, `UPDATE d6a.conselheiros SET data_suspensao_ate = $2 WHERE id = $1`, id, agora.Add(time.Hour))
-				check(t, err)
-			}
-			if k := r.IntN(4); k < 2 {
-				status := []string{"ativa", "concluida"}[k]
-				_, err := st.Pool.Exec(ctx, `INSERT INTO d6a.atribuicoes (conselheiro_id, demanda_id, unidade_civica_id, seed_publico, metodo_sorteio, posicao_sorteada, total_elegiveis, status, data_sorteio, event_id_sorteio)
-					VALUES ($1, gen_random_uuid(), $2, 's', 'fisher_yates', 0, 1, $3, $4, gen_random_uuid())`, id, cadeia[0], status, agora)
-				check(t, err)
-			}
-		}
+		todos := povoarCadeia(t, st, r, cadeia, agora)
 		var excluir *uuid.UUID
 		if len(todos) > 0 && r.IntN(3) == 0 {
 			excluir = &todos[r.IntN(len(todos))]
@@ -75,5 +52,99 @@ func TestElegiveisDoDegrauIgualAoFiltro(t *testing.T) {
 		if cadeia[d.Ordem-1] != want.Degrau || !slices.Equal(d.Ids, want.Elegiveis) {
 			t.Fatalf("round %d: SQL step %d %v, Go step %v %v", rodada, d.Ordem, d.Ids, want.Degrau, want.Elegiveis)
 		}
+	}
+}
+
+// povoarCadeia registers up to 11 counsellors on random steps of cadeia, in
+// every state: statuses, training, current and expired suspensions, active
+// and closed assignments.
+func povoarCadeia(t *testing.T, st *store.Store, r *rand.Rand, cadeia []uuid.UUID, agora time.Time) (todos []uuid.UUID) {
+	t.Helper()
+	ctx, q := t.Context(), st.Read()
+	statuses := []string{elegibilidade.Disponivel, elegibilidade.Ocupado, elegibilidade.Suspenso, elegibilidade.Inativo}
+	for range r.IntN(12) {
+		id := uuid.New()
+		todos = append(todos, id)
+		check(t, q.InserirConselheiro(ctx, store.InserirConselheiroParams{
+			CidadaoID: id, UnidadeCivicaID: cadeia[r.IntN(len(cadeia))], NivelAtuacao: 1,
+			Status: statuses[r.IntN(len(statuses))], CapacitacaoConcluida: r.IntN(5) != 0, Agora: agora, EventID: uuid.New(),
+		}))
+		switch r.IntN(4) {
+		case 0:
+			_, err := st.Pool.Exec(ctx, `UPDATE d6a.conselheiros SET data_suspensao_ate = $2 WHERE id = $1`, id, agora.Add(-time.Hour))
+			check(t, err)
+		case 1:
+			_, err := st.Pool.Exec(ctx, `UPDATE d6a.conselheiros SET data_suspensao_ate = $2 WHERE id = $1`, id, agora.Add(time.Duration(1+r.IntN(9))*time.Hour))
+			check(t, err)
+		}
+		if k := r.IntN(4); k < 2 {
+			status := []string{"ativa", "concluida"}[k]
+			_, err := st.Pool.Exec(ctx, `INSERT INTO d6a.atribuicoes (conselheiro_id, demanda_id, unidade_civica_id, seed_publico, metodo_sorteio, posicao_sorteada, total_elegiveis, status, data_sorteio, event_id_sorteio)
+				VALUES ($1, gen_random_uuid(), $2, 's', 'fisher_yates', 0, 1, $3, $4, gen_random_uuid())`, id, cadeia[0], status, agora)
+			check(t, err)
+		}
+	}
+	return todos
+}
+
+// BuscarElegiveisDosDegraus reads many chains (of 1 to 4 steps) in one
+// statement: for each, the same step, counsellors and counts as
+// BuscarElegiveisDoDegrau, and proxima, the earliest suspension end at or
+// after agora among the trained, disponivel or suspenso counsellors of the
+// steps it walked.
+func TestElegiveisDosDegrausIgualAoDegrau(t *testing.T) {
+	ctx, st, q := open(t)
+	agora := at(0)
+	r := rand.New(rand.NewPCG(7, 9))
+	var (
+		cadeias [][]uuid.UUID
+		p       store.ElegiveisDosDegrausParams
+	)
+	for n := range 80 {
+		cadeia := make([]uuid.UUID, 1+r.IntN(4))
+		for i := range cadeia {
+			cadeia[i] = uuid.New()
+		}
+		povoarCadeia(t, st, r, cadeia, agora)
+		cadeias = append(cadeias, cadeia)
+		for k, uc := range cadeia {
+			p.Cadeias = append(p.Cadeias, int32(n+1))
+			p.Ordens = append(p.Ordens, int32(k+1))
+			p.Ucs = append(p.Ucs, uc)
+		}
+	}
+	p.Agora = agora
+	linhas := val(q.BuscarElegiveisDosDegraus(ctx, p)).must(t)
+	if len(linhas) != len(cadeias) {
+		t.Fatalf("%d rows for %d chains", len(linhas), len(cadeias))
+	}
+	achados := 0
+	for n, l := range linhas {
+		cadeia := cadeias[n]
+		want := val(q.BuscarElegiveisDoDegrau(ctx, store.ElegiveisDoDegrauParams{Cadeia: cadeia, Agora: agora})).must(t)
+		slices.SortFunc(want.Ids, func(a, b uuid.UUID) int { return strings.Compare(a.String(), b.String()) })
+		slices.SortFunc(l.Ids, func(a, b uuid.UUID) int { return strings.Compare(a.String(), b.String()) })
+		if int(l.Cadeia) != n+1 || l.Ordem != want.Ordem || !slices.Equal(l.Ids, want.Ids) ||
+			l.Cadastrados != want.Cadastrados || l.Ocupados != want.Ocupados {
+			t.Fatalf("chain %d: got %+v, one by one %+v", n+1, l, want)
+		}
+		if len(l.Ids) > 0 {
+			achados++
+		}
+		andados := cadeia
+		if l.Ordem > 0 {
+			andados = cadeia[:l.Ordem]
+		}
+		var proxima *time.Time
+		err := st.Pool.QueryRow(ctx, `SELECT min(data_suspensao_ate) FROM d6a.conselheiros
+			WHERE unidade_civica_id = ANY($1) AND status IN ('disponivel', 'suspenso') AND capacitacao_concluida
+			  AND data_suspensao_ate >= $2`, andados, agora).Scan(&proxima)
+		check(t, err)
+		if (proxima == nil) != (l.Proxima == nil) || (proxima != nil && !proxima.Equal(*l.Proxima)) {
+			t.Fatalf("chain %d: proxima %v, want %v", n+1, l.Proxima, proxima)
+		}
+	}
+	if achados == 0 || achados == len(cadeias) {
+		t.Fatalf("%d of %d chains had a winning step: the data exercise too little", achados, len(cadeias))
 	}
 }

@@ -46,6 +46,8 @@ type (
 	MarcarOutboxPublicadosParams          = dbsqlc.MarcarOutboxPublicadosParams
 	MarcarPorEventIdParams                = dbsqlc.MarcarOutboxPublicadosPorEventIdParams
 	ElegiveisDoDegrauParams               = dbsqlc.BuscarElegiveisDoDegrauParams
+	ElegiveisDosDegrausParams             = dbsqlc.BuscarElegiveisDosDegrausParams
+	DegrauLido                            = dbsqlc.BuscarElegiveisDosDegrausRow
 	RegistrarProcessamentosParams         = dbsqlc.RegistrarProcessamentosParams
 	EnfileirarPendenteParams              = dbsqlc.EnfileirarPendenteParams
 	InserirOutboxSeNovoParams             = dbsqlc.InserirOutboxSeNovoParams
