@@ -64,7 +64,9 @@ type barramento struct {
 	novo      chan struct{}
 }
 
-func conectar(url string) (*barramento, error) {
+// conectar connects and watches d6a's result subjects, or, when given,
+// these subjects instead (the bare loop's).
+func conectar(url string, assuntos ...string) (*barramento, error) {
 	nc, err := nats.Connect(url, nats.Name("d6a-bench"), nats.MaxReconnects(-1))
 	if err != nil {
 		return nil, err
@@ -75,7 +77,14 @@ func conectar(url string) (*barramento, error) {
 		return nil, err
 	}
 	b := &barramento{nc: nc, js: js, porID: map[uuid.UUID]*demanda{}, novo: make(chan struct{}, 1)}
-	for subj, tipo := range map[string]uint32{assuntoSorteado: sorteado, assuntoSemCandida: semCandidatos} {
+	vigiados := map[string]uint32{assuntoSorteado: sorteado, assuntoSemCandida: semCandidatos}
+	if len(assuntos) > 0 {
+		vigiados = map[string]uint32{}
+		for _, a := range assuntos {
+			vigiados[a] = sorteado
+		}
+	}
+	for subj, tipo := range vigiados {
 		sub, err := nc.Subscribe(subj, func(m *nats.Msg) { b.resultado(m, tipo) })
 		if err != nil {
 			nc.Close()

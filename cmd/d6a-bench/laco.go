@@ -10,6 +10,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/formigueiro/d6a/internal/latency"
 )
 
 // The bare loop (issue 11) is the cheapest durable loop shaped like a draw,
@@ -27,8 +29,12 @@ const (
 
 // laco is one bare-loop measurement.
 type laco struct {
-	Lote    int // largest commit: 1 = one commit per message
-	M       int
+	Lote int // largest commit: 1 = one commit per message
+	M    int
+	Taxa float64 // inputs offered per second; 0 = as fast as the bus takes them
+	// Lat is publish → the result arriving on a core subscription, as
+	// d6a's passes measure it: at light load, the floor under d6a's own.
+	Lat     latency.Summary
 	Duracao time.Duration // first publish → last result acknowledged by the bus
 	// Publicacao is first publish → last publish ack of the inputs: when it
 	// is close to Duracao, the publisher bounded the loop.
@@ -44,9 +50,10 @@ func (l laco) Vazao() float64 {
 }
 
 // medirLaco publishes m demands to laco.in as fast as the bus takes them
-// while the loop consumes them, committing up to lote at a time.
-func medirLaco(ctx context.Context, natsURL, dbURL string, ds []*demanda, lote int, medidos processosMedidos) (laco, error) {
-	l := laco{Lote: lote, M: len(ds)}
+// (taxa 0) or at taxa per second while the loop consumes them, committing
+// up to lote at a time.
+func medirLaco(ctx context.Context, natsURL, dbURL string, ds []*demanda, lote int, taxa float64, medidos processosMedidos) (laco, error) {
+	l := laco{Lote: lote, M: len(ds), Taxa: taxa}
 	conn, err := pgx.Connect(ctx, dbURL)
 	if err != nil {
 		return l, err
@@ -74,18 +81,19 @@ func medirLaco(ctx context.Context, natsURL, dbURL string, ds []*demanda, lote i
 	if err != nil {
 		return l, err
 	}
-	pub, err := conectar(natsURL)
+	pub, err := conectar(natsURL, nome+"."+assuntoLacoOut)
 	if err != nil {
 		return l, err
 	}
 	defer pub.Close()
+	pub.registrar(ds)
 
 	antes := amostrar(medidos)
 	erroPub := make(chan error, 1)
 	var publicacao time.Duration // read only after erroPub delivered
 	go func() {
 		var err error
-		publicacao, err = pub.publicar(ctx, nome+"."+assuntoLacoIn, ds, 0, func(int) {})
+		publicacao, err = pub.publicar(ctx, nome+"."+assuntoLacoIn, ds, taxa, func(int) {})
 		erroPub <- err
 	}()
 	feitos, seq := 0, int64(0)
@@ -169,5 +177,7 @@ func medirLaco(ctx context.Context, natsURL, dbURL string, ds []*demanda, lote i
 		}
 	}
 	l.Duracao, l.Publicacao = fim.Sub(ds[0].pub), publicacao
+	pub.esperar(ctx, ds, 5*time.Second, func(int) {})
+	l.Lat = resumir(ds, taxa, publicacao).Lat
 	return l, nil
 }

@@ -619,6 +619,7 @@ func (a *ambiente) passe(ctx context.Context, bus *barramento, srv *servidor, na
 type resultadoLacos struct {
 	PgbenchTPS float64
 	Lacos      []laco
+	Leve       laco // at the light pass's rate (M = 0 when not measured)
 	Ruido      []string
 }
 
@@ -671,13 +672,24 @@ func (a *ambiente) medirLacos(ctx context.Context) (resultadoLacos, error) {
 	rng := rand.New(rand.NewPCG(a.o.seed, 0x1ac0))
 	for _, lote := range lotesLaco {
 		a.sossegar(&r, fmt.Sprintf("bare loop (commit ≤ %d)", lote), medidos)
-		x, err := medirLaco(ctx, nats.url, a.pg.URL("laco"), gerarDemandas(rng, a.pais, a.o.laco), lote, medidos)
+		x, err := medirLaco(ctx, nats.url, a.pg.URL("laco"), gerarDemandas(rng, a.pais, a.o.laco), lote, 0, medidos)
 		if err != nil {
 			return l, err
 		}
 		logf("bare loop, commit ≤ %d: %.0f msgs/s (%.2f× pgbench; inputs published at %.0f/s); CPU per message: loop+publisher %.2f ms, PostgreSQL %.2f ms, nats-server %.2f ms",
 			lote, x.Vazao(), razao(x.Vazao(), l.PgbenchTPS), float64(x.M)/x.Publicacao.Seconds(), x.CPU.BenchMsPorSorteio, x.CPU.PGmsPorSorteio, x.CPU.NATSmsPorSorteio)
 		l.Lacos = append(l.Lacos, x)
+	}
+	// The light pass's rate, one commit per message: the latency floor of
+	// any design on this bus and database.
+	if a.o.leve > 0 {
+		a.sossegar(&r, "bare loop (light)", medidos)
+		x, err := medirLaco(ctx, nats.url, a.pg.URL("laco"), gerarDemandas(rng, a.pais, min(a.o.leve, 200)), 1, a.o.taxaLeve, medidos)
+		if err != nil {
+			return l, err
+		}
+		logf("bare loop, %g/s: publish → result p50 %.1f ms, p99 %.1f ms", a.o.taxaLeve, ms(x.Lat.P50), ms(x.Lat.P99))
+		l.Leve = x
 	}
 	l.Ruido = r.Ruido
 	return l, nil

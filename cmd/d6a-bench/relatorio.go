@@ -118,6 +118,16 @@ func margem(valor, limite float64, menor bool) (bool, string) {
 	return false, fmt.Sprintf("**missed** by %.0f%% (reaches %.2f of the target)", 100*(1-valor/limite), valor/limite)
 }
 
+// pisoLeve names the bare loop's latency at the light pass's rate, the
+// floor of any design on this bus and database.
+func (r *relatorio) pisoLeve() string {
+	l := r.lacos.Leve
+	if l.M == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; the bare loop at the same rate, one commit per message: p50 %.1f ms, p99 %.1f ms", ms(l.Lat.P50), ms(l.Lat.P99))
+}
+
 func (r *relatorio) avaliar() []alvo {
 	var out []alvo
 	bare := r.lacos.Lote()
@@ -176,7 +186,7 @@ func (r *relatorio) avaliar() []alvo {
 		}
 		out = append(out, alvo{
 			Nome:   fmt.Sprintf("light load (%g events/s): publish → result on the bus p50 ≤ 2 ms, p99 ≤ 10 ms", r.a.o.taxaLeve),
-			Medido: fmt.Sprintf("worst p50 **%.1f ms**, worst p99 **%.1f ms** (p50 / p99: %s; %s events each)", p50, p99, strings.Join(todos, ", "), benchdoc.Thousands(r.a.o.leve)),
+			Medido: fmt.Sprintf("worst p50 **%.1f ms**, worst p99 **%.1f ms** (p50 / p99: %s; %s events each)%s", p50, p99, strings.Join(todos, ", "), benchdoc.Thousands(r.a.o.leve), r.pisoLeve()),
 			Ok:     ok1 && ok2, Veredito: v,
 		})
 	}
@@ -334,6 +344,10 @@ func (r *relatorio) markdown() string {
 			}
 			fmt.Fprintf(&b, "| %s | %.0f | **%.0f** | **%.2f×** | %.0f | %.2f / %.2f / %.2f |\n", nome, r.lacos.PgbenchTPS, x.Vazao(), razao(x.Vazao(), r.lacos.PgbenchTPS),
 				float64(x.M)/x.Publicacao.Seconds(), x.CPU.BenchMsPorSorteio, x.CPU.PGmsPorSorteio, x.CPU.NATSmsPorSorteio)
+		}
+		if l := r.lacos.Leve; l.M > 0 {
+			fmt.Fprintf(&b, "\nThe bare loop at the light pass's rate (%g/s, %s messages, one commit per message): publish → result on a core subscription p50 **%.1f ms**, p99 **%.1f ms**, the floor under d6a's light-load latency on this bus and database.\n",
+				l.Taxa, benchdoc.Thousands(l.M), ms(l.Lat.P50), ms(l.Lat.P99))
 		}
 	}
 
