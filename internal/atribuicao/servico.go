@@ -319,12 +319,18 @@ func (s *Servico) transacao(lote []job) ([]*uow, error) {
 		}
 		var inbox []entrada
 		d := novoDiferido()
+		// The batch's set-based writes go out in one round trip each time
+		// they are due.
+		p := store.NewPipeline()
 		for i, j := range lote {
 			if err := j.ctx.Err(); err != nil {
 				return err
 			}
 			if !j.diferivel && !d.vazio() {
-				if err := d.gravar(ctx, tx); err != nil {
+				if err := d.gravar(ctx, p.Tx()); err != nil {
+					return err
+				}
+				if err := p.Enviar(ctx, tx); err != nil {
 					return err
 				}
 			}
@@ -360,11 +366,10 @@ func (s *Servico) transacao(lote []job) ([]*uow, error) {
 			}
 			us = append(us, u)
 		}
-		if err := d.gravar(ctx, tx); err != nil {
-			return err
-		}
 		// Transparency log (CONTRACT §7): the batch's draws become the next
-		// leaves, in decision order, in this transaction.
+		// leaves, in decision order, in this transaction. It reads the
+		// tree's state when its guess is stale, so it runs on its own; the
+		// tables it writes are nobody else's.
 		var registros []transparencia.Registro
 		for _, u := range us {
 			registros = append(registros, u.registros...)
@@ -372,7 +377,13 @@ func (s *Servico) transacao(lote []job) ([]*uow, error) {
 		if err := transparencia.Anexar(ctx, tx.DB, registros); err != nil {
 			return fmt.Errorf("transparência: %w", err)
 		}
-		return registrarInbox(ctx, tx, inbox)
+		if err := d.gravar(ctx, p.Tx()); err != nil {
+			return err
+		}
+		if err := registrarInbox(ctx, p.Tx(), inbox); err != nil {
+			return err
+		}
+		return p.Enviar(ctx, tx)
 	})
 	if err != nil {
 		return nil, err
