@@ -156,7 +156,8 @@ func (d *diferido) lerGuardas(ctx context.Context, tx store.Tx, lote []job) erro
 // lerElegiveis reads the winning step of every chain of the agenda items at
 // the head of lote, up to the first other unit, in one round trip, as at
 // agora: the draws of the run then wait for no eligibility query of their
-// own (elegiveisLidos says when one is still needed).
+// own (elegiveisLidos says when one is still needed). A run with a single
+// chain reads nothing here.
 func (d *diferido) lerElegiveis(ctx context.Context, tx store.Tx, h *hierarquia.Cache, lote []job, agora time.Time) error {
 	var (
 		p     store.ElegiveisDosDegrausParams
@@ -184,7 +185,9 @@ func (d *diferido) lerElegiveis(ctx context.Context, tx store.Tx, h *hierarquia.
 		}
 	}
 	d.elegiveis = map[uuid.UUID]degrauLido{}
-	if len(p.Ucs) == 0 {
+	if len(ucs) < 3 {
+		// One chain: its own draw's query (BuscarElegiveisDoDegrau) is the
+		// same round trip and cheaper to run.
 		return nil
 	}
 	p.Agora = agora
