@@ -87,12 +87,13 @@ type linhaPendente struct {
 }
 
 type linhaOutbox struct {
-	EventID      uuid.UUID       `json:"event_id"`
-	Tipo         string          `json:"tipo"`
-	Subject      string          `json:"subject"`
-	CorrelacaoID string          `json:"correlacao_id"`
-	Envelope     json.RawMessage `json:"envelope"`
-	CriadoEm     time.Time       `json:"criado_em"`
+	EventID         uuid.UUID       `json:"event_id"`
+	Tipo            string          `json:"tipo"`
+	Subject         string          `json:"subject"`
+	CorrelacaoID    string          `json:"correlacao_id"`
+	Envelope        json.RawMessage `json:"envelope"`
+	CriadoEm        time.Time       `json:"criado_em"`
+	EntradaSequence *int64          `json:"entrada_sequence"`
 }
 
 func novoDiferido() *diferido {
@@ -176,13 +177,10 @@ func (d *diferido) lerElegiveis(ctx context.Context, tx store.Tx, h *hierarquia.
 		if err != nil {
 			continue // the unit's own draw reports it
 		}
-		n := int32(len(ucs))
 		ucs = append(ucs, j.guarda.uc)
-		for k, uc := range cadeia {
-			p.Cadeias = append(p.Cadeias, n)
-			p.Ordens = append(p.Ordens, int32(k+1))
-			p.Ucs = append(p.Ucs, uc)
-		}
+		p.Inicios = append(p.Inicios, int32(len(p.Ucs)))
+		p.Tamanhos = append(p.Tamanhos, int32(len(cadeia)))
+		p.Ucs = append(p.Ucs, cadeia...)
 	}
 	d.elegiveis = map[uuid.UUID]degrauLido{}
 	if len(ucs) < 3 {

@@ -204,7 +204,8 @@ func (s *Servico) aplicarEntrada(ctx context.Context, e consistencia.EntradaPerd
 // Reparar is the repair of `d6a verify --consistencia --reparar`. First it
 // gives back the outbox rows of the results on the bus other than draws
 // (so the spec 5.4 guard holds: no second sorteio.sem_candidatos). Then it
-// walks the lost draws and the lost inputs together in stream order: a draw
+// walks the lost draws and the lost inputs together in stream order (an
+// input that led to results, at the place of its first result): a draw
 // is re-created from its conselheiro.sorteado (Reconciliar), an input is
 // applied as the consumer would have (aplicarEntrada: its handler, in one
 // unit of work whose own draws for demands the bus shows drawn are replaced
@@ -242,10 +243,32 @@ func (s *Servico) Reparar(ctx context.Context, rel consistencia.Relatorio, w io.
 		passos = append(passos, passo{seq: p.Seq, sorteio: p})
 		abertos[p.DemandaID] = append(abertos[p.DemandaID], p)
 	}
-	for i := range rel.EntradasPerdidas {
-		passos = append(passos, passo{seq: rel.EntradasPerdidas[i].Seq, entrada: &rel.EntradasPerdidas[i]})
+	// An input that led to results on the bus (their header
+	// D6a-Entrada-Seq names it) is applied where the first of them is: it
+	// committed there, after every input its handler saw, whatever its own
+	// place in the stream (the six consumers run side by side). Other inputs
+	// keep their place in the stream.
+	posicao := map[uint64]uint64{}
+	for _, r := range rel.SemOutbox {
+		if s, ok := posicao[r.EntradaSeq]; r.EntradaSeq > 0 && (!ok || r.Seq < s) {
+			posicao[r.EntradaSeq] = r.Seq
+		}
 	}
-	sort.Slice(passos, func(i, j int) bool { return passos[i].seq < passos[j].seq })
+	for i := range rel.EntradasPerdidas {
+		e := &rel.EntradasPerdidas[i]
+		seq := e.Seq
+		if s, ok := posicao[e.Seq]; ok && s > seq {
+			seq = s
+		}
+		passos = append(passos, passo{seq: seq, entrada: e})
+	}
+	// At one place, the input goes first: its own draw is the bus's.
+	sort.SliceStable(passos, func(i, j int) bool {
+		if passos[i].seq != passos[j].seq {
+			return passos[i].seq < passos[j].seq
+		}
+		return passos[i].entrada != nil && passos[j].entrada == nil
+	})
 	fechar := func(p *consistencia.SorteadoPerdido) {
 		fila := abertos[p.DemandaID]
 		for i, q := range fila {

@@ -103,6 +103,9 @@ type Saida struct {
 	EventID  uuid.UUID
 	Subject  string
 	Envelope []byte
+	// EntradaSeq is the stream sequence of the consumed event whose unit
+	// queued it (0: none), published in the header D6a-Entrada-Seq.
+	EntradaSeq int64
 }
 
 // Servico runs the units of work one at a time.
@@ -151,10 +154,13 @@ type entrada struct {
 
 // uow is one unit of work: a transaction and its fixed clock reading.
 type uow struct {
-	tx     store.Tx
-	agora  time.Time
-	saida  []Saida  // outbox rows queued, published after commit
-	depois []func() // run after commit (metrics)
+	tx    store.Tx
+	agora time.Time
+	// entrada is the stream sequence of the event this unit applies (0:
+	// none), recorded with every outbox row it queues.
+	entrada int64
+	saida   []Saida  // outbox rows queued, published after commit
+	depois  []func() // run after commit (metrics)
 	// alterados are the citizens whose situation changed (Options.Alterados).
 	alterados []uuid.UUID
 	// registros are this unit's draws for the transparency log.
@@ -345,6 +351,9 @@ func (s *Servico) transacao(lote []job) ([]*uow, error) {
 				}
 			}
 			u := &uow{tx: tx, agora: agora, servico: s, lote: d, diferir: j.diferivel}
+			if j.inbox != nil {
+				u.entrada = j.inbox.seq
+			}
 			if e := j.inbox; e != nil {
 				if processados[e.eventID] {
 					s.log.Info("evento já processado — ignorando", "event_id", e.eventID, "tipo", e.tipo, "sequence", e.seq)
@@ -378,6 +387,9 @@ func (s *Servico) transacao(lote []job) ([]*uow, error) {
 			return fmt.Errorf("transparência: %w", err)
 		}
 		if err := d.gravar(ctx, p.Tx()); err != nil {
+			return err
+		}
+		if err := marcarEntradas(ctx, p.Tx(), us); err != nil {
 			return err
 		}
 		if err := registrarInbox(ctx, p.Tx(), inbox); err != nil {
@@ -435,6 +447,26 @@ func registrarInbox(ctx context.Context, tx store.Tx, inbox []entrada) error {
 	return tx.RegistrarProcessamentos(ctx, p)
 }
 
+// marcarEntradas records, for the outbox rows the units inserted one by
+// one, the input that led to them; the agenda items' rows carry it already
+// (linhaOutbox).
+func marcarEntradas(ctx context.Context, tx store.Tx, us []*uow) error {
+	var p store.MarcarOutboxEntradasParams
+	for _, u := range us {
+		if u.diferir || u.entrada == 0 {
+			continue
+		}
+		for _, s := range u.saida {
+			p.EventIds = append(p.EventIds, s.EventID)
+			p.Sequences = append(p.Sequences, u.entrada)
+		}
+	}
+	if len(p.EventIds) == 0 {
+		return nil
+	}
+	return tx.MarcarOutboxEntradas(ctx, p)
+}
+
 // ErrPanico wraps a panic of a unit of work: the unit failed and no retry
 // will fix it; the executor goes on with the next.
 var ErrPanico = errors.New("panic na unidade de trabalho")
@@ -460,7 +492,10 @@ func (s *Servico) depoisDoCommit(us []*uow) {
 			f()
 		}
 		alterados = append(alterados, u.alterados...)
-		saida = append(saida, u.saida...)
+		for _, s := range u.saida {
+			s.EntradaSeq = u.entrada
+			saida = append(saida, s)
+		}
 	}
 	if len(alterados) > 0 {
 		s.o.Alterados(alterados)

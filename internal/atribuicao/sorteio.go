@@ -155,7 +155,7 @@ func (u *uow) executarSorteio(ctx context.Context, p Pedido) (Resultado, error) 
 			Cadeia: cadeiaTxt, Excluido: p.Excluir, Agora: u.agora,
 		}, linhaOutbox{
 			EventID: eventID, Tipo: string(evento.ConselheiroSorteado), Subject: saida.Subject,
-			CorrelacaoID: p.Dados.CorrelacaoID, Envelope: envelope, CriadoEm: u.agora,
+			CorrelacaoID: p.Dados.CorrelacaoID, Envelope: envelope, CriadoEm: u.agora, EntradaSequence: u.entradaSeq(),
 		})
 	} else if err := u.tx.GravarSorteio(ctx, store.GravarSorteioParams{
 		AtribuicaoID: s.o.NovoID(), EventIDSorteio: eventID, ConselheiroID: selecionado,
@@ -218,6 +218,14 @@ func (u *uow) filtrar(ctx context.Context, cadeia []uuid.UUID, excluir *uuid.UUI
 	return elegibilidade.Resultado{Motivo: elegibilidade.MotivoPorContagem(int(d.Cadastrados), int(d.Ocupados))}, nil
 }
 
+// entradaSeq is the unit's input for an outbox row (nil: none).
+func (u *uow) entradaSeq() *int64 {
+	if u.entrada == 0 {
+		return nil
+	}
+	return &u.entrada
+}
+
 // ErrBaseDesconhecida is returned when the bus's latest message is not
 // known (bus unreachable, leader election): the draw waits and its event is
 // retried, never drawn on a base d6a chose (CONTRACT §4).
@@ -275,7 +283,7 @@ func (u *uow) publicarSemCandidatos(ctx context.Context, p Pedido, motivo string
 		}
 		u.lote.semCandidatos(linhaOutbox{
 			EventID: eventID, Tipo: string(tipo), Subject: subject, CorrelacaoID: p.Dados.CorrelacaoID,
-			Envelope: data, CriadoEm: u.agora,
+			Envelope: data, CriadoEm: u.agora, EntradaSequence: u.entradaSeq(),
 		})
 		u.saida = append(u.saida, Saida{EventID: eventID, Subject: subject, Envelope: data})
 		return nil

@@ -368,14 +368,24 @@ func (b *Bus) Publish(ctx context.Context, subject, eventID string, data []byte)
 // would hold its pending slot forever.
 const ackAsyncTimeout = 5 * time.Second
 
+// HeaderEntradaSeq names, on a published result, the stream sequence of the
+// consumed event whose unit of work produced it: after an asynchronous
+// failover the repair applies that input where its commit was
+// (docs/decisions.md).
+const HeaderEntradaSeq = "D6a-Entrada-Seq"
+
 // PublishAsync sends data on subject with Nats-Msg-Id eventID without
 // waiting for the stream's ack, so a batch costs about one round trip
 // instead of one per message; messages sent one after the other reach the
 // stream in that order. The returned function waits for the ack and returns
 // the stream sequence (the original's for a duplicate inside the stream's
 // window), or the error; it may be called once.
-func (b *Bus) PublishAsync(subject, eventID string, data []byte) func(context.Context) (uint64, error) {
-	f, err := b.js.PublishAsync(subject, data, jetstream.WithMsgID(eventID), jetstream.WithExpectStream(b.cfg.Stream))
+func (b *Bus) PublishAsync(subject, eventID string, entradaSeq int64, data []byte) func(context.Context) (uint64, error) {
+	m := &nats.Msg{Subject: subject, Data: data, Header: nats.Header{}}
+	if entradaSeq > 0 {
+		m.Header.Set(HeaderEntradaSeq, strconv.FormatInt(entradaSeq, 10))
+	}
+	f, err := b.js.PublishMsgAsync(m, jetstream.WithMsgID(eventID), jetstream.WithExpectStream(b.cfg.Stream))
 	if err != nil {
 		err = fmt.Errorf("publishing %s on %s: %w", eventID, subject, err)
 		return func(context.Context) (uint64, error) { return 0, err }

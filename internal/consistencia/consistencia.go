@@ -82,6 +82,9 @@ type Resultado struct {
 	Subject      string
 	CorrelacaoID *string
 	Envelope     []byte
+	// EntradaSeq is the input whose unit of work produced it (header
+	// D6a-Entrada-Seq; 0 when absent, as on results published before it).
+	EntradaSeq uint64
 }
 
 // SorteadoPerdido is a conselheiro.sorteado whose assignment the database
@@ -262,6 +265,7 @@ func Verificar(ctx context.Context, st *store.Store, b Barramento, cfg Config, d
 				tipo = evento.ConselheiroSorteado
 			}
 			res := Resultado{Seq: m.Seq, EventID: uid, Tipo: tipo, Subject: m.Subject, CorrelacaoID: env.CorrelacaoID, Envelope: m.Data}
+			res.EntradaSeq, _ = strconv.ParseUint(m.Header.Get(bus.HeaderEntradaSeq), 10, 64)
 			resultados = append(resultados, res)
 			if tipo == evento.ConselheiroSorteado {
 				p, err := lerSorteado(m.Data)

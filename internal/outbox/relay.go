@@ -27,7 +27,8 @@ import (
 // provides it. Messages sent one after the other reach the stream in that
 // order.
 type Publisher interface {
-	PublishAsync(subject, eventID string, data []byte) func(context.Context) (uint64, error)
+	// entradaSeq > 0 goes out in the header D6a-Entrada-Seq.
+	PublishAsync(subject, eventID string, entradaSeq int64, data []byte) func(context.Context) (uint64, error)
 }
 
 // Relay moves outbox rows to the bus.
@@ -60,6 +61,8 @@ type Mensagem struct {
 	EventID  uuid.UUID
 	Subject  string
 	Envelope []byte
+	// EntradaSeq: the input whose unit of work queued it (0: none).
+	EntradaSeq int64
 }
 
 // Enviar publishes committed rows right away, in this order, and marks them
@@ -186,7 +189,11 @@ func (r *Relay) Pass(ctx context.Context) (int, error) {
 		// row goes out on a later pass, after rows acked behind it: order on
 		// the stream is the queue's except around a failed publish.
 		ok, seqs, primeiro := r.publicarTodos(ctx, len(rows), func(i int) Mensagem {
-			return Mensagem{EventID: rows[i].EventID, Subject: rows[i].Subject, Envelope: rows[i].Envelope}
+			m := Mensagem{EventID: rows[i].EventID, Subject: rows[i].Subject, Envelope: rows[i].Envelope}
+			if rows[i].EntradaSequence != nil {
+				m.EntradaSeq = *rows[i].EntradaSequence
+			}
+			return m
 		})
 		ids := make([]int64, len(ok))
 		for k, i := range ok {
@@ -217,7 +224,7 @@ func (r *Relay) publicarTodos(ctx context.Context, n int, msg func(int) Mensagem
 	acks := make([]func(context.Context) (uint64, error), n)
 	for i := range n {
 		m := msg(i)
-		acks[i] = r.pub.PublishAsync(m.Subject, m.EventID.String(), m.Envelope)
+		acks[i] = r.pub.PublishAsync(m.Subject, m.EventID.String(), m.EntradaSeq, m.Envelope)
 	}
 	for i, ack := range acks {
 		seq, err := ack(ctx)

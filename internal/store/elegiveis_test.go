@@ -100,18 +100,16 @@ func TestElegiveisDosDegrausIgualAoDegrau(t *testing.T) {
 		cadeias [][]uuid.UUID
 		p       store.ElegiveisDosDegrausParams
 	)
-	for n := range 80 {
+	for range 80 {
 		cadeia := make([]uuid.UUID, 1+r.IntN(4))
 		for i := range cadeia {
 			cadeia[i] = uuid.New()
 		}
 		povoarCadeia(t, st, r, cadeia, agora)
 		cadeias = append(cadeias, cadeia)
-		for k, uc := range cadeia {
-			p.Cadeias = append(p.Cadeias, int32(n+1))
-			p.Ordens = append(p.Ordens, int32(k+1))
-			p.Ucs = append(p.Ucs, uc)
-		}
+		p.Inicios = append(p.Inicios, int32(len(p.Ucs)))
+		p.Tamanhos = append(p.Tamanhos, int32(len(cadeia)))
+		p.Ucs = append(p.Ucs, cadeia...)
 	}
 	p.Agora = agora
 	linhas := val(q.BuscarElegiveisDosDegraus(ctx, p)).must(t)

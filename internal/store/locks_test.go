@@ -345,4 +345,11 @@ func TestUnidadeDeTrabalhoPlanejaParaATabelaAtual(t *testing.T) {
 	if modo != "force_generic_plan" {
 		t.Fatalf("plan_cache_mode = %q, want the pool's force_generic_plan", modo)
 	}
+	// No JIT: its choice follows the plans' cost estimates, so the
+	// statistics (433 ms compiling a 2 ms eligibility read).
+	var jit string
+	check(t, conn.QueryRow(ctx, `SHOW jit`).Scan(&jit))
+	if jit != "off" {
+		t.Fatalf("jit = %q, want the pool's off", jit)
+	}
 }

@@ -59,6 +59,14 @@ func Open(ctx context.Context, url string) (*Store, error) {
 	if _, set := cfg.ConnConfig.RuntimeParams["plan_cache_mode"]; !set {
 		cfg.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_generic_plan"
 	}
+	// JIT compiles a plan whose estimated cost passes jit_above_cost, and a
+	// generic plan's estimate follows the statistics, not the work: one
+	// eligibility read of three chains, planned with nothing analyzed,
+	// spent 433 ms compiling to run 2 ms (TestCustoSemEstatisticas). Every
+	// d6a query is short; none gains from JIT.
+	if _, set := cfg.ConnConfig.RuntimeParams["jit"]; !set {
+		cfg.ConnConfig.RuntimeParams["jit"] = "off"
+	}
 	// uuid.UUID is a driver.Valuer: without its codec pgx encodes every
 	// UUID, and every element of a UUID array, through the text fallback
 	// (a fifth of d6a's CPU per draw in a profile).

@@ -48,6 +48,7 @@ type (
 	ElegiveisDoDegrauParams               = dbsqlc.BuscarElegiveisDoDegrauParams
 	ElegiveisDosDegrausParams             = dbsqlc.BuscarElegiveisDosDegrausParams
 	DegrauLido                            = dbsqlc.BuscarElegiveisDosDegrausRow
+	MarcarOutboxEntradasParams            = dbsqlc.MarcarOutboxEntradasParams
 	RegistrarProcessamentosParams         = dbsqlc.RegistrarProcessamentosParams
 	EnfileirarPendenteParams              = dbsqlc.EnfileirarPendenteParams
 	InserirOutboxSeNovoParams             = dbsqlc.InserirOutboxSeNovoParams

@@ -363,7 +363,7 @@ func publicar(r *outbox.Relay) func([]atribuicao.Saida) {
 	return func(s []atribuicao.Saida) {
 		msgs := make([]outbox.Mensagem, len(s))
 		for i, m := range s {
-			msgs[i] = outbox.Mensagem{EventID: m.EventID, Subject: m.Subject, Envelope: m.Envelope}
+			msgs[i] = outbox.Mensagem{EventID: m.EventID, Subject: m.Subject, Envelope: m.Envelope, EntradaSeq: m.EntradaSeq}
 		}
 		r.Enviar(msgs)
 	}

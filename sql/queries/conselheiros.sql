@@ -161,23 +161,23 @@ LEFT JOIN (SELECT ordem, ids FROM degrau WHERE ids IS NOT NULL) a ON true;
 -- name: BuscarElegiveisDosDegraus :many
 -- BuscarElegiveisDoDegrau for every chain of a run of agenda items, in one
 -- round trip (issue 11: the executor waited one round trip per draw). The
--- chains come flattened: element i is step ordens[i] (1-based) of chain
--- cadeias[i]. One row per chain: the winning step and its counsellors as at
--- @agora, or, when nobody on the chain qualifies, ordem 0 and the motive's
--- counts. proxima is the earliest suspension end at or after @agora among
--- the counsellors of the steps walked: the caller may use the row for a
--- draw at a later time only before it, since eligibility only grows with
--- time. Nothing drawn earlier in the batch is excluded: the caller removes
--- those from ids and asks BuscarElegiveisDoDegrau when none is left.
-WITH RECURSIVE passo AS (
-    SELECT unnest(@cadeias::int[]) AS cadeia, unnest(@ordens::int[]) AS ordem,
-           unnest(@ucs::uuid[]) AS uc
-), degrau (cadeia, ordem, ids, proxima) AS (
-    SELECT DISTINCT p.cadeia, 0, NULL::uuid[], NULL::timestamptz FROM passo p
+-- chains come flattened in @ucs: chain n (from 1) is the @tamanhos[n]
+-- units after position @inicios[n], the demand's unit first; every access
+-- to a chain is by array position, so the statement's cost follows the
+-- steps walked, whatever the planner knows. One row per chain: the winning
+-- step and its counsellors as at @agora, or, when nobody on the chain
+-- qualifies, ordem 0 and the motive's counts. proxima is the earliest
+-- suspension end at or after @agora among the counsellors of the steps
+-- walked: the caller may use the row for a draw at a later time only
+-- before it, since eligibility only grows with time. Nothing drawn earlier
+-- in the batch is excluded: the caller removes those from ids and asks
+-- BuscarElegiveisDoDegrau when none is left.
+WITH RECURSIVE degrau (cadeia, ordem, ids, proxima) AS (
+    SELECT n::int, 0, NULL::uuid[], NULL::timestamptz
+    FROM generate_series(1, cardinality(@tamanhos::int[])) AS n
   UNION ALL
     SELECT d.cadeia, d.ordem + 1, e.ids, least(d.proxima, e.proxima)
     FROM degrau d
-    JOIN passo p ON p.cadeia = d.cadeia AND p.ordem = d.ordem + 1
     CROSS JOIN LATERAL (
         SELECT array_agg(c.id) FILTER (WHERE
                    CASE WHEN c.status = 'disponivel'
@@ -187,30 +187,26 @@ WITH RECURSIVE passo AS (
                         WHERE a.conselheiro_id = c.id AND a.status = 'ativa' LIMIT 1) IS NULL) AS ids,
                min(c.data_suspensao_ate) FILTER (WHERE c.data_suspensao_ate >= @agora::timestamptz) AS proxima
         FROM d6a.conselheiros c
-        WHERE c.unidade_civica_id = p.uc
+        WHERE c.unidade_civica_id = (@ucs::uuid[])[(@inicios::int[])[d.cadeia] + d.ordem + 1]
           AND c.status IN ('disponivel', 'suspenso')
           AND c.capacitacao_concluida
     ) e
-    WHERE d.ids IS NULL
-), fim AS (
-    SELECT d.cadeia, d.ordem, d.ids, d.proxima,
-           array(SELECT p.uc FROM passo p WHERE p.cadeia = d.cadeia) AS ucs
-    FROM degrau d
-    WHERE d.ordem > 0
-      AND (d.ids IS NOT NULL OR d.ordem = (SELECT max(p.ordem) FROM passo p WHERE p.cadeia = d.cadeia))
+    WHERE d.ids IS NULL AND d.ordem < (@tamanhos::int[])[d.cadeia]
 )
-SELECT f.cadeia::int AS cadeia,
-       (CASE WHEN f.ids IS NULL THEN 0 ELSE f.ordem END)::int AS ordem,
-       f.ids::uuid[] AS ids,
-       f.proxima AS proxima,
-       coalesce(CASE WHEN f.ids IS NULL THEN (
-           SELECT count(*) FROM d6a.conselheiros c WHERE c.unidade_civica_id = ANY(f.ucs)
-       ) END, 0)::bigint AS cadastrados,
-       coalesce(CASE WHEN f.ids IS NULL THEN (
+SELECT d.cadeia::int AS cadeia,
+       (CASE WHEN d.ids IS NULL THEN 0 ELSE d.ordem END)::int AS ordem,
+       d.ids::uuid[] AS ids,
+       d.proxima AS proxima,
+       coalesce(CASE WHEN d.ids IS NULL THEN (
            SELECT count(*) FROM d6a.conselheiros c
-           WHERE c.unidade_civica_id = ANY(f.ucs)
+           WHERE c.unidade_civica_id = ANY((@ucs::uuid[])[(@inicios::int[])[d.cadeia] + 1 : (@inicios::int[])[d.cadeia] + d.ordem])
+       ) END, 0)::bigint AS cadastrados,
+       coalesce(CASE WHEN d.ids IS NULL THEN (
+           SELECT count(*) FROM d6a.conselheiros c
+           WHERE c.unidade_civica_id = ANY((@ucs::uuid[])[(@inicios::int[])[d.cadeia] + 1 : (@inicios::int[])[d.cadeia] + d.ordem])
              AND (SELECT 1 FROM d6a.atribuicoes a
                   WHERE a.conselheiro_id = c.id AND a.status = 'ativa' LIMIT 1) IS NOT NULL
        ) END, 0)::bigint AS ocupados
-FROM fim f
-ORDER BY f.cadeia;
+FROM degrau d
+WHERE d.ordem > 0 AND (d.ids IS NOT NULL OR d.ordem = (@tamanhos::int[])[d.cadeia])
+ORDER BY d.cadeia;

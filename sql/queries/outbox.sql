@@ -10,7 +10,7 @@ SELECT EXISTS (
 
 -- name: BuscarOutboxPendentes :many
 -- Oldest first; SKIP LOCKED lets a second instance's relay take other rows.
-SELECT id, event_id, subject, envelope FROM d6a.outbox
+SELECT id, event_id, subject, envelope, entrada_sequence FROM d6a.outbox
 WHERE publicado_em IS NULL
 ORDER BY id
 LIMIT @limite
@@ -51,9 +51,18 @@ WHERE NOT EXISTS (
 -- name: InserirOutboxLote :exec
 -- The outbox rows a batch decided in memory, in decision order (the relay's
 -- order), in one round trip.
-INSERT INTO d6a.outbox (event_id, tipo, subject, correlacao_id, envelope, criado_em)
-SELECT event_id, tipo, subject, correlacao_id, envelope, criado_em
+INSERT INTO d6a.outbox (event_id, tipo, subject, correlacao_id, envelope, criado_em, entrada_sequence)
+SELECT event_id, tipo, subject, correlacao_id, envelope, criado_em, entrada_sequence
 FROM ROWS FROM (jsonb_to_recordset(@linhas::jsonb) AS (
-    event_id uuid, tipo text, subject text, correlacao_id text, envelope jsonb, criado_em timestamptz
-)) WITH ORDINALITY AS x (event_id, tipo, subject, correlacao_id, envelope, criado_em, ordem)
+    event_id uuid, tipo text, subject text, correlacao_id text, envelope jsonb, criado_em timestamptz,
+    entrada_sequence bigint
+)) WITH ORDINALITY AS x (event_id, tipo, subject, correlacao_id, envelope, criado_em, entrada_sequence, ordem)
 ORDER BY ordem;
+
+-- name: MarcarOutboxEntradas :exec
+-- The input of the unit of work that queued each outbox row (header
+-- D6a-Entrada-Seq), for the rows inserted one by one during a batch; the
+-- batched rows carry it already (InserirOutboxLote).
+UPDATE d6a.outbox o SET entrada_sequence = p.sequence
+FROM (SELECT unnest(@event_ids::uuid[]) AS event_id, unnest(@sequences::bigint[]) AS sequence) p
+WHERE o.event_id = p.event_id;

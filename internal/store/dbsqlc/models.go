@@ -141,15 +141,16 @@ type D6aFilaPendente struct {
 }
 
 type D6aOutbox struct {
-	ID           int64
-	EventID      uuid.UUID
-	Tipo         string
-	Subject      string
-	CorrelacaoID *string
-	Envelope     []byte
-	CriadoEm     time.Time
-	PublicadoEm  *time.Time
-	Sequence     *int64
+	ID              int64
+	EventID         uuid.UUID
+	Tipo            string
+	Subject         string
+	CorrelacaoID    *string
+	Envelope        []byte
+	CriadoEm        time.Time
+	PublicadoEm     *time.Time
+	Sequence        *int64
+	EntradaSequence *int64
 }
 
 type D6aReconciliaco struct {

@@ -13,7 +13,7 @@ import (
 )
 
 const buscarOutboxPendentes = `-- name: BuscarOutboxPendentes :many
-SELECT id, event_id, subject, envelope FROM d6a.outbox
+SELECT id, event_id, subject, envelope, entrada_sequence FROM d6a.outbox
 WHERE publicado_em IS NULL
 ORDER BY id
 LIMIT $1
@@ -21,10 +21,11 @@ FOR UPDATE SKIP LOCKED
 `
 
 type BuscarOutboxPendentesRow struct {
-	ID       int64
-	EventID  uuid.UUID
-	Subject  string
-	Envelope []byte
+	ID              int64
+	EventID         uuid.UUID
+	Subject         string
+	Envelope        []byte
+	EntradaSequence *int64
 }
 
 // Oldest first; SKIP LOCKED lets a second instance's relay take other rows.
@@ -42,6 +43,7 @@ func (q *Queries) BuscarOutboxPendentes(ctx context.Context, limite int32) ([]Bu
 			&i.EventID,
 			&i.Subject,
 			&i.Envelope,
+			&i.EntradaSequence,
 		); err != nil {
 			return nil, err
 		}
@@ -54,7 +56,7 @@ func (q *Queries) BuscarOutboxPendentes(ctx context.Context, limite int32) ([]Bu
 }
 
 const buscarOutboxPorEventId = `-- name: BuscarOutboxPorEventId :one
-SELECT id, event_id, tipo, subject, correlacao_id, envelope, criado_em, publicado_em, sequence FROM d6a.outbox WHERE event_id = $1
+SELECT id, event_id, tipo, subject, correlacao_id, envelope, criado_em, publicado_em, sequence, entrada_sequence FROM d6a.outbox WHERE event_id = $1
 `
 
 func (q *Queries) BuscarOutboxPorEventId(ctx context.Context, eventID uuid.UUID) (D6aOutbox, error) {
@@ -70,6 +72,7 @@ func (q *Queries) BuscarOutboxPorEventId(ctx context.Context, eventID uuid.UUID)
 		&i.CriadoEm,
 		&i.PublicadoEm,
 		&i.Sequence,
+		&i.EntradaSequence,
 	)
 	return i, err
 }
@@ -131,11 +134,12 @@ func (q *Queries) InserirOutbox(ctx context.Context, arg InserirOutboxParams) er
 }
 
 const inserirOutboxLote = `-- name: InserirOutboxLote :exec
-INSERT INTO d6a.outbox (event_id, tipo, subject, correlacao_id, envelope, criado_em)
-SELECT event_id, tipo, subject, correlacao_id, envelope, criado_em
+INSERT INTO d6a.outbox (event_id, tipo, subject, correlacao_id, envelope, criado_em, entrada_sequence)
+SELECT event_id, tipo, subject, correlacao_id, envelope, criado_em, entrada_sequence
 FROM ROWS FROM (jsonb_to_recordset($1::jsonb) AS (
-    event_id uuid, tipo text, subject text, correlacao_id text, envelope jsonb, criado_em timestamptz
-)) WITH ORDINALITY AS x (event_id, tipo, subject, correlacao_id, envelope, criado_em, ordem)
+    event_id uuid, tipo text, subject text, correlacao_id text, envelope jsonb, criado_em timestamptz,
+    entrada_sequence bigint
+)) WITH ORDINALITY AS x (event_id, tipo, subject, correlacao_id, envelope, criado_em, entrada_sequence, ordem)
 ORDER BY ordem
 `
 
@@ -179,6 +183,25 @@ func (q *Queries) InserirOutboxSeNovo(ctx context.Context, arg InserirOutboxSeNo
 		return 0, err
 	}
 	return result.RowsAffected(), nil
+}
+
+const marcarOutboxEntradas = `-- name: MarcarOutboxEntradas :exec
+UPDATE d6a.outbox o SET entrada_sequence = p.sequence
+FROM (SELECT unnest($1::uuid[]) AS event_id, unnest($2::bigint[]) AS sequence) p
+WHERE o.event_id = p.event_id
+`
+
+type MarcarOutboxEntradasParams struct {
+	EventIds  []uuid.UUID
+	Sequences []int64
+}
+
+// The input of the unit of work that queued each outbox row (header
+// D6a-Entrada-Seq), for the rows inserted one by one during a batch; the
+// batched rows carry it already (InserirOutboxLote).
+func (q *Queries) MarcarOutboxEntradas(ctx context.Context, arg MarcarOutboxEntradasParams) error {
+	_, err := q.db.Exec(ctx, marcarOutboxEntradas, arg.EventIds, arg.Sequences)
+	return err
 }
 
 const marcarOutboxPublicados = `-- name: MarcarOutboxPublicados :exec
