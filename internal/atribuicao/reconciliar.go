@@ -110,7 +110,10 @@ func (u *uow) reconciliar(ctx context.Context, p consistencia.SorteadoPerdido) (
 		return "", err
 	}
 	if n == 0 {
-		return "", fmt.Errorf("conselheiro %s não cadastrado (seu cadastro não está na janela lida do barramento?)", p.ConselheiroID)
+		// His registration may be a lost input the repair applies later
+		// (an input without results keeps its place in the stream, which
+		// can be before its commit): a conflict waits for the later steps.
+		return "", fmt.Errorf("%w: conselheiro %s não cadastrado (seu cadastro não está na janela lida do barramento?)", ErrConflito, p.ConselheiroID)
 	}
 	if p.AgendaSeq > 0 {
 		// The agenda item is applied by this draw: a later replay of it
