@@ -9,7 +9,7 @@ FUZZTIME ?= 500000x
 # Go sources for gofmt: everything but local state, git and test data.
 GOFILES = $(shell find . \( -path ./.data -o -path ./.git -o -path ./bin -o -name testdata \) -prune -o -name '*.go' -print)
 
-.PHONY: run stop-db test test-short generate check-generated lint build fuzz bench test-faults test-cluster test-cluster-async soak clean
+.PHONY: run stop-db test test-short generate check-generated lint build fuzz bench test-faults test-cluster soak clean
 
 ## run: local PostgreSQL (unless D6A_DATABASE_URL is set) + d6a serve with embedded NATS.
 ## The same as `go run ./cmd/d6a serve`, but built first and exec'd so Ctrl-C
@@ -103,13 +103,9 @@ bench:
 test-faults:
 	$(GO) test -tags faults -race -count=1 -timeout 15m -v ./internal/faults/
 
-## test-cluster: production topology (internal/faults, build tags faults+cluster): three nats-servers (EVENTOS R3), PostgreSQL primary + standby, two d6a; leader step-downs, kill -9 of the stream leader, PostgreSQL failover; under 8 minutes (docs/reliability.md)
+## test-cluster: production topology (internal/faults, build tags faults+cluster): three nats-servers (EVENTOS R3), PostgreSQL primary + standby, two d6a; leader step-downs, kill -9 of the stream leader, PostgreSQL failover, and an asynchronous standby promoted without the last commits, repaired by d6a verify --consistencia --reparar; about 3 minutes (docs/reliability.md)
 test-cluster:
 	$(GO) test -tags faults,cluster -count=1 -timeout 12m -v -run '^TestCluster' ./internal/faults/
-
-## test-cluster-async: test-cluster plus the asynchronous-standby scenario (lost commits, d6a verify --consistencia --reparar); its repair still leaves conflicts in some runs, so CI does not run it
-test-cluster-async:
-	D6A_CLUSTER_ASSINCRONO=1 $(GO) test -tags faults,cluster -count=1 -timeout 15m -v -run '^TestCluster' ./internal/faults/
 
 ## soak: the fault suite, longer (4,000 events, 40 kills)
 soak:
