@@ -164,9 +164,9 @@ func (b *Bus) consumirTipo(ctx, hctx context.Context, tipo evento.Tipo, h Handle
 func (b *Bus) buscarAdiante(ctx, hctx context.Context, log *slog.Logger, tipo evento.Tipo, prontos chan<- []recebida) {
 	defer close(prontos)
 	var (
-		c       jetstream.Consumer
-		ocioso  = true
-		falhas  int
+		c      jetstream.Consumer
+		ocioso = true
+		falhas int
 		// After a failed fetch: 250 ms, doubling up to 2 s. A leader
 		// election takes seconds; a longer wait only adds to the pause in
 		// results after it (the earlier 1 s, 2 s, 3 s… made one NATS kill
