@@ -24,8 +24,7 @@ type diferido struct {
 	pendentes []linhaPendente
 	outbox    []linhaOutbox
 
-	ocupados    []uuid.UUID // counsellors drawn
-	ocupado     map[uuid.UUID]bool
+	ocupados    map[uuid.UUID]bool // counsellors drawn
 	atribuidas  map[uuid.UUID]bool
 	pendentesDe map[uuid.UUID]int // demand → index in pendentes
 	porEvento   map[uuid.UUID]bool
@@ -98,7 +97,7 @@ type linhaOutbox struct {
 
 func novoDiferido() *diferido {
 	return &diferido{
-		atribuidas: map[uuid.UUID]bool{}, pendentesDe: map[uuid.UUID]int{}, ocupado: map[uuid.UUID]bool{},
+		atribuidas: map[uuid.UUID]bool{}, pendentesDe: map[uuid.UUID]int{}, ocupados: map[uuid.UUID]bool{},
 		porEvento: map[uuid.UUID]bool{}, correlacoes: map[string]bool{},
 	}
 }
@@ -107,8 +106,7 @@ func novoDiferido() *diferido {
 func (d *diferido) sorteio(l linhaSorteio, o linhaOutbox) {
 	d.sorteios = append(d.sorteios, l)
 	d.outbox = append(d.outbox, o)
-	d.ocupados = append(d.ocupados, l.ConselheiroID)
-	d.ocupado[l.ConselheiroID] = true
+	d.ocupados[l.ConselheiroID] = true
 	d.atribuidas[l.DemandaID] = true
 }
 
@@ -131,17 +129,27 @@ func (d *diferido) semCandidatos(o linhaOutbox) {
 	d.correlacoes[o.CorrelacaoID] = true
 }
 
-// lerGuardas reads the guards of the agenda items at the head of lote, up
-// to the first other unit, in one round trip.
-func (d *diferido) lerGuardas(ctx context.Context, tx store.Tx, lote []job) error {
-	var p store.GuardasAgendaLoteParams
+// corrida is the run of agenda items at the head of lote, up to the first
+// other unit: what lerGuardas and lerElegiveis read ahead for.
+func corrida(lote []job) []*guardaAgenda {
+	var gs []*guardaAgenda
 	for _, j := range lote {
 		if j.guarda == nil || !j.diferivel {
 			break
 		}
-		p.EventIds = append(p.EventIds, j.guarda.eventID)
-		p.DemandaIds = append(p.DemandaIds, j.guarda.demandaID)
-		p.Correlacoes = append(p.Correlacoes, j.guarda.correlacao)
+		gs = append(gs, j.guarda)
+	}
+	return gs
+}
+
+// lerGuardas reads the guards of the agenda items at the head of lote, up
+// to the first other unit, in one round trip.
+func (d *diferido) lerGuardas(ctx context.Context, tx store.Tx, lote []job) error {
+	var p store.GuardasAgendaLoteParams
+	for _, g := range corrida(lote) {
+		p.EventIds = append(p.EventIds, g.eventID)
+		p.DemandaIds = append(p.DemandaIds, g.demandaID)
+		p.Correlacoes = append(p.Correlacoes, g.correlacao)
 	}
 	rows, err := tx.GuardasAgendaLote(ctx, p)
 	if err != nil {
@@ -154,7 +162,8 @@ func (d *diferido) lerGuardas(ctx context.Context, tx store.Tx, lote []job) erro
 	return nil
 }
 
-// lerElegiveis reads the winning step of every chain of the agenda items at
+// lerElegiveis is spec 4.3's eligibility (BuscarElegiveisDoDegrau's rule)
+// read ahead: the winning step of every chain of the agenda items at
 // the head of lote, up to the first other unit, in one round trip, as at
 // agora: the draws of the run then wait for no eligibility query of their
 // own (elegiveisLidos says when one is still needed). A run with a single
@@ -165,19 +174,16 @@ func (d *diferido) lerElegiveis(ctx context.Context, tx store.Tx, h *hierarquia.
 		porUC = map[uuid.UUID]bool{}
 		ucs   = []uuid.UUID{uuid.Nil} // chain n is the demand unit ucs[n]
 	)
-	for _, j := range lote {
-		if j.guarda == nil || !j.diferivel {
-			break
-		}
-		if porUC[j.guarda.uc] {
+	for _, g := range corrida(lote) {
+		if porUC[g.uc] {
 			continue
 		}
-		porUC[j.guarda.uc] = true
-		cadeia, err := h.Cadeia(ctx, j.guarda.uc)
+		porUC[g.uc] = true
+		cadeia, err := h.Cadeia(ctx, g.uc)
 		if err != nil {
 			continue // the unit's own draw reports it
 		}
-		ucs = append(ucs, j.guarda.uc)
+		ucs = append(ucs, g.uc)
 		p.Inicios = append(p.Inicios, int32(len(p.Ucs)))
 		p.Tamanhos = append(p.Tamanhos, int32(len(cadeia)))
 		p.Ucs = append(p.Ucs, cadeia...)
@@ -208,20 +214,31 @@ func (d *diferido) lerElegiveis(ctx context.Context, tx store.Tx, h *hierarquia.
 // When nobody on the chain qualified, nobody drawn earlier in the batch
 // can be on it (drawn means eligible, and eligible at the read would have
 // made a winning step), so the counts hold as read.
-func (d *diferido) elegiveisLidos(cadeia []uuid.UUID, agora time.Time) (ordem int, ids []uuid.UUID, r store.DegrauLido, ok bool) {
+func (d *diferido) elegiveisLidos(cadeia []uuid.UUID, agora time.Time) (store.DegrauLido, bool) {
 	l, achou := d.elegiveis[cadeia[0]]
 	if !achou || agora.Before(l.agora) || (l.Proxima != nil && l.Proxima.Before(agora)) {
-		return 0, nil, r, false
+		return store.DegrauLido{}, false
 	}
-	if l.Ordem == 0 {
-		return 0, nil, l.DegrauLido, true
+	r := l.DegrauLido
+	if r.Ordem == 0 {
+		return r, true
 	}
+	r.Ids = nil
 	for _, id := range l.Ids {
-		if !d.ocupado[id] {
-			ids = append(ids, id)
+		if !d.ocupados[id] {
+			r.Ids = append(r.Ids, id)
 		}
 	}
-	return int(l.Ordem), ids, l.DegrauLido, len(ids) > 0
+	return r, len(r.Ids) > 0
+}
+
+// ocupadosLista is the counsellors drawn in the batch, as a query's array.
+func (d *diferido) ocupadosLista() []uuid.UUID {
+	ids := make([]uuid.UUID, 0, len(d.sorteios))
+	for _, s := range d.sorteios {
+		ids = append(ids, s.ConselheiroID)
+	}
+	return ids
 }
 
 // gravar writes everything recorded, in decision order, with one statement
@@ -232,7 +249,7 @@ func (d *diferido) gravar(ctx context.Context, tx store.Tx) error {
 		if err != nil {
 			return err
 		}
-		if err := tx.GravarSorteios(ctx, store.GravarSorteiosParams{Linhas: linhas, Conselheiros: d.ocupados}); err != nil {
+		if err := tx.GravarSorteios(ctx, store.GravarSorteiosParams{Linhas: linhas, Conselheiros: d.ocupadosLista()}); err != nil {
 			return fmt.Errorf("gravar sorteios: %w", err)
 		}
 	}

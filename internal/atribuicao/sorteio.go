@@ -198,14 +198,10 @@ func (u *uow) filtrar(ctx context.Context, cadeia []uuid.UUID, excluir *uuid.UUI
 	var d store.DegrauLido
 	lido := false
 	if u.diferir && excluir == nil {
-		var ordem int
-		var ids []uuid.UUID
-		if ordem, ids, d, lido = u.lote.elegiveisLidos(cadeia, u.agora); lido {
-			d.Ordem, d.Ids = int32(ordem), ids
-		}
+		d, lido = u.lote.elegiveisLidos(cadeia, u.agora)
 	}
 	if !lido {
-		r, err := u.tx.BuscarElegiveisDoDegrau(ctx, store.ElegiveisDoDegrauParams{Cadeia: cadeia, Agora: u.agora, Excluir: excluir, Ocupados: u.lote.ocupados})
+		r, err := u.tx.BuscarElegiveisDoDegrau(ctx, store.ElegiveisDoDegrauParams{Cadeia: cadeia, Agora: u.agora, Excluir: excluir, Ocupados: u.lote.ocupadosLista()})
 		if err != nil {
 			return elegibilidade.Resultado{}, err
 		}

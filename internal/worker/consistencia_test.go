@@ -76,6 +76,19 @@ func (c *colonia) verificarConsistencia() consistencia.Relatorio {
 	return rel
 }
 
+// iniciarEReparar starts a new incarnation and runs the repair beside it,
+// through its executor, until the outbox is published.
+func (c *colonia) iniciarEReparar(rel consistencia.Relatorio) {
+	c.t.Helper()
+	c.iniciar()
+	var saida bytes.Buffer
+	if !c.w.Servico.Reparar(context.Background(), rel, &saida) {
+		c.t.Fatalf("repair incomplete:\n%s", saida.String())
+	}
+	c.t.Logf("repair:\n%s", saida.String())
+	c.esperarOutboxVazio()
+}
+
 // TestConsistenciaAposFailoverAssincrono loses the last commits the way a
 // promoted asynchronous standby does (the database goes back to a copy
 // taken before them) and checks that the consistency check reports every
@@ -150,14 +163,7 @@ func TestConsistenciaAposFailoverAssincrono(t *testing.T) {
 		}
 	}
 
-	// A new incarnation; the repair runs beside it, through its executor.
-	c.iniciar()
-	var saida bytes.Buffer
-	if !c.w.Servico.Reparar(context.Background(), rel, &saida) {
-		t.Fatalf("repair incomplete:\n%s", saida.String())
-	}
-	t.Logf("repair:\n%s", saida.String())
-	c.esperarOutboxVazio()
+	c.iniciarEReparar(rel)
 
 	// Nothing drawn twice; the draws are the published ones. d6 was drawn
 	// again by the re-applied cycle's sweep, inside the repair's unit of
@@ -195,7 +201,7 @@ func TestConsistenciaAposFailoverAssincrono(t *testing.T) {
 		t.Errorf("still divergent after the repair:\n%s", rel)
 	}
 	// A second repair changes nothing.
-	saida.Reset()
+	var saida bytes.Buffer
 	if !c.w.Servico.Reparar(context.Background(), rel, &saida) {
 		t.Errorf("second repair:\n%s", saida.String())
 	}
@@ -249,13 +255,7 @@ func TestReparoAplicaEntradaOndeFoiCommitada(t *testing.T) {
 		t.Fatalf("lost inputs %+v: want the agenda item (first in the stream) and the cycle", rel.EntradasPerdidas)
 	}
 
-	c.iniciar()
-	var saida bytes.Buffer
-	if !c.w.Servico.Reparar(context.Background(), rel, &saida) {
-		t.Fatalf("repair incomplete:\n%s", saida.String())
-	}
-	t.Logf("repair:\n%s", saida.String())
-	c.esperarOutboxVazio()
+	c.iniciarEReparar(rel)
 	if n := len(porDemanda(c.publicados(evento.SorteioSemCandidatos), d7)); n != 0 {
 		t.Errorf("the repair published %d sorteio.sem_candidatos for d7, which was drawn", n)
 	}
