@@ -142,8 +142,15 @@ func corrida(lote []job) []*guardaAgenda {
 	return gs
 }
 
+// lerAdiante queues in l the reads of the run of agenda items at the head
+// of lote: their guards and spec 4.3's eligibility as at agora.
+func (d *diferido) lerAdiante(ctx context.Context, l *store.Leituras, h *hierarquia.Cache, lote []job, agora time.Time) {
+	l.Ler(func(tx store.Tx) error { return d.lerGuardas(ctx, tx, lote) })
+	l.Ler(func(tx store.Tx) error { return d.lerElegiveis(ctx, tx, h, lote, agora) })
+}
+
 // lerGuardas reads the guards of the agenda items at the head of lote, up
-// to the first other unit, in one round trip.
+// to the first other unit.
 func (d *diferido) lerGuardas(ctx context.Context, tx store.Tx, lote []job) error {
 	var p store.GuardasAgendaLoteParams
 	for _, g := range corrida(lote) {
@@ -164,10 +171,9 @@ func (d *diferido) lerGuardas(ctx context.Context, tx store.Tx, lote []job) erro
 
 // lerElegiveis is spec 4.3's eligibility (BuscarElegiveisDoDegrau's rule)
 // read ahead: the winning step of every chain of the agenda items at
-// the head of lote, up to the first other unit, in one round trip, as at
-// agora: the draws of the run then wait for no eligibility query of their
-// own (elegiveisLidos says when one is still needed). A run with a single
-// chain reads nothing here.
+// the head of lote, up to the first other unit, as at agora: the draws of
+// the run then wait for no eligibility query of their own
+// (elegiveisLidos says when one is still needed).
 func (d *diferido) lerElegiveis(ctx context.Context, tx store.Tx, h *hierarquia.Cache, lote []job, agora time.Time) error {
 	var (
 		p     store.ElegiveisDosDegrausParams
@@ -189,9 +195,7 @@ func (d *diferido) lerElegiveis(ctx context.Context, tx store.Tx, h *hierarquia.
 		p.Ucs = append(p.Ucs, cadeia...)
 	}
 	d.elegiveis = map[uuid.UUID]degrauLido{}
-	if len(ucs) < 3 {
-		// One chain: its own draw's query (BuscarElegiveisDoDegrau) is the
-		// same round trip and cheaper to run.
+	if len(ucs) < 2 {
 		return nil
 	}
 	p.Agora = agora

@@ -303,6 +303,10 @@ func (s *Servico) runLote(lote []job) {
 // for the whole batch at once and written once before the commit; an event
 // applied before, or earlier in the same batch (a redelivery), is skipped
 // (spec 3.13: the spec's own guards catch most, this catches every one).
+//
+// A lone event pays round trips, not work (issue 11): BEGIN, the lock, the
+// inbox, the transparency log's state and the head's guards and
+// eligibility go out together, and COMMIT with the writes.
 func (s *Servico) transacao(lote []job) ([]*uow, error) {
 	ctx := lote[0].ctx
 	if len(lote) > 1 {
@@ -311,23 +315,38 @@ func (s *Servico) transacao(lote []job) ([]*uow, error) {
 		ctx = context.WithoutCancel(ctx)
 	}
 	us := make([]*uow, 0, len(lote))
-	err := s.o.Store.InTx(ctx, func(tx store.Tx) error {
-		trava, err := tx.AdvisoryLockSorteio(ctx, lockSorteio)
-		if err != nil {
+	d := novoDiferido()
+	var (
+		trava       store.Trava
+		processados map[uuid.UUID]bool
+		arvore      *transparencia.Estado
+		abertura    store.Leituras
+	)
+	// The lock comes first: every read after it sees what the previous
+	// holder committed.
+	abertura.Ler(func(tx store.Tx) (err error) {
+		if trava, err = tx.AdvisoryLockSorteio(ctx, lockSorteio); err != nil {
 			return fmt.Errorf("advisory lock: %w", err)
 		}
+		return nil
+	})
+	abertura.Ler(func(tx store.Tx) (err error) {
+		processados, err = jaProcessados(ctx, tx, lote)
+		return err
+	})
+	abertura.Ler(func(tx store.Tx) (err error) {
+		arvore, err = transparencia.LerEstado(ctx, tx.DB)
+		return err
+	})
+	agora := s.agora()
+	if lote[0].guarda != nil {
+		d.lerAdiante(ctx, &abertura, s.o.Hierarquia, lote, agora)
+	}
+	err := s.o.Store.InTxPipelined(ctx, &abertura, func(tx store.Tx, p *store.Pipeline) error {
 		if err := s.o.Store.Planos.Ajustar(ctx, tx, trava.Pid, trava.Tamanhos); err != nil {
 			return fmt.Errorf("planos: %w", err)
 		}
-		processados, err := jaProcessados(ctx, tx, lote)
-		if err != nil {
-			return err
-		}
 		var inbox []entrada
-		d := novoDiferido()
-		// The batch's set-based writes go out in one round trip each time
-		// they are due.
-		p := store.NewPipeline()
 		for i, j := range lote {
 			if err := j.ctx.Err(); err != nil {
 				return err
@@ -340,13 +359,13 @@ func (s *Servico) transacao(lote []job) ([]*uow, error) {
 					return err
 				}
 			}
-			// At PostgreSQL's precision, so JSON rows and binary parameters agree.
-			agora := s.o.Now().UTC().Truncate(time.Microsecond)
+			if i > 0 {
+				agora = s.agora()
+			}
 			if j.guarda != nil && d.guardas == nil {
-				if err := d.lerGuardas(ctx, tx, lote[i:]); err != nil {
-					return err
-				}
-				if err := d.lerElegiveis(ctx, tx, s.o.Hierarquia, lote[i:], agora); err != nil {
+				var l store.Leituras
+				d.lerAdiante(ctx, &l, s.o.Hierarquia, lote[i:], agora)
+				if err := l.Enviar(ctx, tx); err != nil {
 					return err
 				}
 			}
@@ -376,14 +395,13 @@ func (s *Servico) transacao(lote []job) ([]*uow, error) {
 			us = append(us, u)
 		}
 		// Transparency log (CONTRACT §7): the batch's draws become the next
-		// leaves, in decision order, in this transaction. It reads the
-		// tree's state when its guess is stale, so it runs on its own; the
-		// tables it writes are nobody else's.
+		// leaves, in decision order, in this transaction. It goes out with
+		// the rest of the writes and COMMIT.
 		var registros []transparencia.Registro
 		for _, u := range us {
 			registros = append(registros, u.registros...)
 		}
-		if err := transparencia.Anexar(ctx, tx.DB, registros); err != nil {
+		if err := arvore.Anexar(ctx, p.Tx().DB, registros); err != nil {
 			return fmt.Errorf("transparência: %w", err)
 		}
 		if err := d.gravar(ctx, p.Tx()); err != nil {
@@ -392,15 +410,18 @@ func (s *Servico) transacao(lote []job) ([]*uow, error) {
 		if err := marcarEntradas(ctx, p.Tx(), us); err != nil {
 			return err
 		}
-		if err := registrarInbox(ctx, p.Tx(), inbox); err != nil {
-			return err
-		}
-		return p.Enviar(ctx, tx)
+		return registrarInbox(ctx, p.Tx(), inbox)
 	})
 	if err != nil {
 		return nil, err
 	}
 	return us, nil
+}
+
+// agora is a unit's clock reading, at PostgreSQL's precision so JSON rows
+// and binary parameters agree.
+func (s *Servico) agora() time.Time {
+	return s.o.Now().UTC().Truncate(time.Microsecond)
 }
 
 // jaProcessados reads which of the batch's events the inbox already holds.

@@ -40,9 +40,7 @@ var ErrPipeline = errors.New("store: a query returning rows cannot be queued in 
 // Exec queues the statement; its outcome comes with Enviar.
 func (p *Pipeline) Exec(_ context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
 	p.b.Queue(sql, args...)
-	// sqlc opens each query with "-- name: Nome :exec".
-	nome, _, _ := strings.Cut(strings.TrimPrefix(sql, "-- name: "), " ")
-	p.nomes = append(p.nomes, nome)
+	p.nomes = append(p.nomes, nomeDaQuery(sql))
 	return pgconn.CommandTag{}, nil
 }
 
@@ -64,26 +62,86 @@ func (l linhaComErro) Scan(...any) error { return l.err }
 // empties the pipeline; the first failure is returned with its query's
 // name, and the statements after it were not run.
 func (p *Pipeline) Enviar(ctx context.Context, tx Tx) error {
+	_, err := p.enviar(ctx, tx)
+	return err
+}
+
+// enviar is Enviar, with the last statement's command tag.
+func (p *Pipeline) enviar(ctx context.Context, tx Tx) (pgconn.CommandTag, error) {
+	var ultimo pgconn.CommandTag
 	if p.b.Len() == 0 {
-		return nil
+		return ultimo, nil
 	}
 	envia, ok := tx.DB.(interface {
 		SendBatch(context.Context, *pgx.Batch) pgx.BatchResults
 	})
 	if !ok {
-		return fmt.Errorf("store: %T cannot send a batch", tx.DB)
+		return ultimo, fmt.Errorf("store: %T cannot send a batch", tx.DB)
 	}
 	br := envia.SendBatch(ctx, &p.b)
 	var primeiro error
 	for _, nome := range p.nomes {
-		if _, err := br.Exec(); err != nil {
+		tag, err := br.Exec()
+		if err != nil {
 			primeiro = fmt.Errorf("%s: %w", nome, err)
 			break
 		}
+		ultimo = tag
 	}
 	if err := br.Close(); primeiro == nil && err != nil {
 		primeiro = err
 	}
 	p.b, p.nomes = pgx.Batch{}, nil
-	return primeiro
+	return ultimo, primeiro
+}
+
+// InTxPipelined is InTx in fewer round trips: BEGIN goes out with the
+// reads queued in abertura (nil: none), and COMMIT with the writes fn
+// leaves queued in its Pipeline; fn may send the pipeline earlier and read
+// in between. It runs on a connection of its own: one left inside a
+// failed transaction is rolled back, or destroyed by the pool.
+func (s *Store) InTxPipelined(ctx context.Context, abertura *Leituras, fn func(Tx, *Pipeline) error) (err error) {
+	c, err := s.Pool.Acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("connect to database: %w", err)
+	}
+	defer c.Release()
+	defer func() {
+		if err != nil && !c.Conn().IsClosed() && c.Conn().PgConn().TxStatus() != 'I' {
+			_, _ = c.Exec(context.WithoutCancel(ctx), "rollback")
+		}
+	}()
+	tx := On(c)
+	if err := abertura.Enviar(ctx, tx, "begin"); err != nil {
+		return err
+	}
+	p := NewPipeline()
+	if err := fn(tx, p); err != nil {
+		return err
+	}
+	p.b.Queue("commit")
+	p.nomes = append(p.nomes, "commit")
+	tag, err := p.enviar(ctx, tx)
+	if err != nil {
+		return err
+	}
+	// COMMIT of a transaction that failed earlier answers ROLLBACK.
+	if tag.String() != "COMMIT" {
+		return pgx.ErrTxCommitRollback
+	}
+	return nil
+}
+
+// nomeDaQuery names a statement in errors: sqlc opens each query with
+// "-- name: Nome :kind"; others go by their first words.
+func nomeDaQuery(sql string) string {
+	if r, ok := strings.CutPrefix(sql, "-- name: "); ok {
+		nome, _, _ := strings.Cut(r, " ")
+		return nome
+	}
+	nome := strings.Join(strings.Fields(sql), " ")
+	if len(nome) > 40 {
+		nome = nome[:40] + "…"
+	}
+	return nome
 }

@@ -46,8 +46,18 @@ type Tx struct {
 	DB dbsqlc.DBTX
 }
 
-// Open connects and checks the server answers.
+// Open connects with Config's settings and checks the server answers.
 func Open(ctx context.Context, url string) (*Store, error) {
+	cfg, err := Config(url)
+	if err != nil {
+		return nil, err
+	}
+	return OpenConfig(ctx, cfg)
+}
+
+// Config is d6a's pool configuration for url: what every d6a process runs
+// with, and what a benchmark starts from to add a tracer.
+func Config(url string) (*pgxpool.Config, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("parse D6A_DATABASE_URL: %w", err)
@@ -74,6 +84,11 @@ func Open(ctx context.Context, url string) (*Store, error) {
 		pgxuuid.Register(c.TypeMap())
 		return nil
 	}
+	return cfg, nil
+}
+
+// OpenConfig connects with cfg (from Config) and checks the server answers.
+func OpenConfig(ctx context.Context, cfg *pgxpool.Config) (*Store, error) {
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("connect to database: %w", err)

@@ -19,6 +19,7 @@ type (
 	Situacao           = dbsqlc.BuscarSituacaoRow
 	Parametros         = dbsqlc.D6aConfig
 	AcaoAdministrativa = dbsqlc.D6aAcoesAdministrativa
+	Trava              = dbsqlc.AdvisoryLockSorteioRow
 	Ocupado            = dbsqlc.BuscarOcupadosRow
 	ContagemAcoes      = dbsqlc.ContarAcoesPorTipoRow
 

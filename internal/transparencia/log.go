@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -27,15 +26,42 @@ var ErrNaoEncontrado = errors.New("transparencia: not found")
 // Anexar appends regs, in order, as the next leaves of the log inside tx:
 // the records, their leaf hashes and every tlog hash they add commit or
 // roll back with the draws themselves. It must run in the transaction
-// that wrote the draws (a batch calls it once, with all its records).
-//
-// The state row holds the tree size and its right edge (the hashes of the
-// complete subtrees an append reads: the "frontier"), so an append never
-// reads the hash table. One round trip when this process appended last
-// (the statement checks size and frontier are still what it computed
-// from, else it writes nothing), two otherwise: lock and read the state
-// row, then write.
+// that wrote the draws. It reads the tree's state (LerEstado), then
+// writes: the executor, which reads the state with its batch's other
+// opening reads, calls Estado.Anexar instead.
 func Anexar(ctx context.Context, tx DBTX, regs []Registro) error {
+	if len(regs) == 0 {
+		return nil
+	}
+	e, err := LerEstado(ctx, tx)
+	if err != nil {
+		return err
+	}
+	return e.Anexar(ctx, tx, regs)
+}
+
+// Estado is the tree's size and right edge (the hashes of the complete
+// subtrees an append reads: the "frontier"), as the state row holds them,
+// so an append never reads the hash table.
+type Estado struct {
+	n         int64
+	fronteira []byte
+}
+
+// LerEstado reads the tree's state and locks its row until tx ends: the
+// row lock serialises appenders even outside the draw's advisory lock.
+func LerEstado(ctx context.Context, tx DBTX) (*Estado, error) {
+	var e Estado
+	if err := tx.QueryRow(ctx, `SELECT tamanho, fronteira FROM d6a.transparencia_estado FOR UPDATE`).Scan(&e.n, &e.fronteira); err != nil {
+		return nil, fmt.Errorf("transparencia: read the tree state: %w", err)
+	}
+	return &e, nil
+}
+
+// Anexar appends regs at e, which LerEstado read in this transaction, and
+// advances e. Its one statement may wait in a pipeline: it fails, when it
+// runs, unless the state row is still e.
+func (e *Estado) Anexar(ctx context.Context, tx DBTX, regs []Registro) error {
 	if len(regs) == 0 {
 		return nil
 	}
@@ -47,62 +73,31 @@ func Anexar(ctx context.Context, tx DBTX, regs []Registro) error {
 		}
 		dados[i] = b
 	}
-	if n, fr, ok := ultimoEstado.ler(); ok {
-		feito, err := escrever(ctx, tx, regs, dados, n, fr)
-		if err != nil || feito {
-			return err
-		}
+	nova, err := escrever(ctx, tx, regs, dados, e.n, e.fronteira)
+	if err != nil {
+		return err
 	}
-	var n int64
-	var fr []byte
-	// The row lock serialises appenders even outside the draw's advisory
-	// lock.
-	if err := tx.QueryRow(ctx, `SELECT tamanho, fronteira FROM d6a.transparencia_estado FOR UPDATE`).Scan(&n, &fr); err != nil {
-		return fmt.Errorf("transparencia: read the tree state: %w", err)
-	}
-	feito, err := escrever(ctx, tx, regs, dados, n, fr)
-	if err == nil && !feito {
-		err = errors.New("transparencia: tree state changed under its row lock")
-	}
-	return err
+	e.n, e.fronteira = e.n+int64(len(regs)), nova
+	return nil
 }
 
-const sqlAnexar = `
+// sqlAnexar writes an append computed from the state ($1, $4). When the
+// state row is not that any more, the hashes it would write are NULL and
+// their NOT NULL constraints fail the statement: a queued append cannot
+// commit a batch whose draws miss their leaves.
+const sqlAnexar = `-- name: AnexarTransparencia :exec
 WITH e AS (
     UPDATE d6a.transparencia_estado SET tamanho = $1 + $2, fronteira = $3
     WHERE tamanho = $1 AND fronteira = $4
     RETURNING 1
 ), r AS (
     INSERT INTO d6a.transparencia_registros (indice, event_id_sorteio, demanda_id, registro, hash_folha)
-    SELECT * FROM unnest($5::bigint[], $6::uuid[], $7::uuid[], $8::bytea[], $9::bytea[])
-    WHERE EXISTS (SELECT FROM e)
+    SELECT x.i, x.ev, x.dem, x.reg, CASE WHEN EXISTS (SELECT FROM e) THEN x.hf END
+    FROM unnest($5::bigint[], $6::uuid[], $7::uuid[], $8::bytea[], $9::bytea[]) AS x (i, ev, dem, reg, hf)
 )
 INSERT INTO d6a.transparencia_hashes (indice, hash)
-SELECT * FROM unnest($10::bigint[], $11::bytea[])
-WHERE EXISTS (SELECT FROM e)`
-
-// estado is the tree state this process wrote last: a guess that saves
-// the read when it still holds.
-type estado struct {
-	mu        sync.Mutex
-	n         int64
-	fronteira []byte
-	ok        bool
-}
-
-var ultimoEstado estado
-
-func (e *estado) ler() (int64, []byte, bool) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.n, e.fronteira, e.ok
-}
-
-func (e *estado) gravar(n int64, fr []byte) {
-	e.mu.Lock()
-	e.n, e.fronteira, e.ok = n, fr, true
-	e.mu.Unlock()
-}
+SELECT x.i, CASE WHEN EXISTS (SELECT FROM e) THEN x.h END
+FROM unnest($10::bigint[], $11::bytea[]) AS x (i, h)`
 
 // fronteiraIndices are the storage indexes of the roots of the complete
 // subtrees that make up a tree of n leaves, left to right: all an append
@@ -120,12 +115,11 @@ func fronteiraIndices(n int64) []int64 {
 }
 
 // escrever computes the append of dados at leaf n from the frontier fr and
-// writes it if the state row still holds (n, fr); feito tells whether it
-// did.
-func escrever(ctx context.Context, tx DBTX, regs []Registro, dados [][]byte, n int64, fr []byte) (feito bool, err error) {
+// writes it (sqlAnexar); nova is the frontier after it.
+func escrever(ctx context.Context, tx DBTX, regs []Registro, dados [][]byte, n int64, fr []byte) (nova []byte, err error) {
 	idx := fronteiraIndices(n)
 	if len(fr) != len(idx)*tlog.HashSize {
-		return false, fmt.Errorf("transparencia: frontier of size %d has %d bytes, want %d", n, len(fr), len(idx)*tlog.HashSize)
+		return nil, fmt.Errorf("transparencia: frontier of size %d has %d bytes, want %d", n, len(fr), len(idx)*tlog.HashSize)
 	}
 	antigos := make(map[int64]tlog.Hash, len(idx))
 	for i, x := range idx {
@@ -143,18 +137,18 @@ func escrever(ctx context.Context, tx DBTX, regs []Registro, dados [][]byte, n i
 		return out, nil
 	})
 	if err != nil {
-		return false, err
+		return nil, err
 	}
 	k := int64(len(regs))
 	base := tlog.StoredHashCount(n)
-	nova := make([]byte, 0, 64*tlog.HashSize)
+	nova = make([]byte, 0, 64*tlog.HashSize)
 	for _, x := range fronteiraIndices(n + k) {
 		h, ok := antigos[x]
 		if x >= base {
 			h, ok = novos[x-base], true
 		}
 		if !ok {
-			return false, fmt.Errorf("transparencia: frontier hash %d unknown", x)
+			return nil, fmt.Errorf("transparencia: frontier hash %d unknown", x)
 		}
 		nova = append(nova, h[:]...)
 	}
@@ -175,16 +169,10 @@ func escrever(ctx context.Context, tx DBTX, regs []Registro, dados [][]byte, n i
 		hidx[i] = base + int64(i)
 		hval[i] = novos[i][:]
 	}
-	// Nothing is written unless the state row is still (n, fr).
-	tag, err := tx.Exec(ctx, sqlAnexar, n, k, nova, fr, indices, eventos, demandas, dados, hf, hidx, hval)
-	if err != nil {
-		return false, fmt.Errorf("transparencia: write leaves: %w", err)
+	if _, err := tx.Exec(ctx, sqlAnexar, n, k, nova, fr, indices, eventos, demandas, dados, hf, hidx, hval); err != nil {
+		return nil, fmt.Errorf("transparencia: write leaves: %w", err)
 	}
-	if tag.RowsAffected() == 0 {
-		return false, nil
-	}
-	ultimoEstado.gravar(n+k, nova)
-	return true, nil
+	return nova, nil
 }
 
 // hashesNovos computes, for records appended at leaves n, n+1, …, their

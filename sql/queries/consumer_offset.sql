@@ -37,8 +37,13 @@ ON CONFLICT (tipo_evento) DO UPDATE
 SET last_sequence = EXCLUDED.last_sequence, updated_at = EXCLUDED.updated_at;
 
 -- name: EventosJaProcessados :many
--- The inbox look-up of a whole batch in one round trip.
-SELECT event_id FROM d6a.eventos_processados WHERE event_id = ANY(@event_ids::uuid[]);
+-- The inbox look-up of a whole batch in one round trip. One probe of the
+-- primary key per event, as a scalar subquery with LIMIT: "event_id =
+-- ANY(array)" let the planner read a small inbox whole (thousands of rows
+-- per batch) whatever its statistics.
+SELECT i.event_id::uuid AS event_id
+FROM unnest(@event_ids::uuid[]) AS i (event_id)
+WHERE (SELECT 1 FROM d6a.eventos_processados e WHERE e.event_id = i.event_id LIMIT 1) IS NOT NULL;
 
 -- name: RegistrarProcessamentos :exec
 -- RegistrarProcessamento for a whole batch, written once before its

@@ -48,10 +48,15 @@ func (q *Queries) EventoJaProcessado(ctx context.Context, eventID uuid.UUID) (bo
 }
 
 const eventosJaProcessados = `-- name: EventosJaProcessados :many
-SELECT event_id FROM d6a.eventos_processados WHERE event_id = ANY($1::uuid[])
+SELECT i.event_id::uuid AS event_id
+FROM unnest($1::uuid[]) AS i (event_id)
+WHERE (SELECT 1 FROM d6a.eventos_processados e WHERE e.event_id = i.event_id LIMIT 1) IS NOT NULL
 `
 
-// The inbox look-up of a whole batch in one round trip.
+// The inbox look-up of a whole batch in one round trip. One probe of the
+// primary key per event, as a scalar subquery with LIMIT: "event_id =
+// ANY(array)" let the planner read a small inbox whole (thousands of rows
+// per batch) whatever its statistics.
 func (q *Queries) EventosJaProcessados(ctx context.Context, eventIds []uuid.UUID) ([]uuid.UUID, error) {
 	rows, err := q.db.Query(ctx, eventosJaProcessados, eventIds)
 	if err != nil {
