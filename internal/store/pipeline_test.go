@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/formigueiro/d6a/internal/store"
@@ -55,5 +56,137 @@ func TestPipeline(t *testing.T) {
 	}
 	if ja := val(st.Read().EventosJaProcessados(ctx, []uuid.UUID{a, b})).must(t); len(ja) != 0 {
 		t.Fatalf("%d rows survived the rollback", len(ja))
+	}
+}
+
+// Queued reads run in one round trip after the statements named, each
+// function then sees its own rows (one row, many rows, none); a failing
+// statement is named and stops the functions after it; a function that
+// runs two statements is refused.
+func TestLeituras(t *testing.T) {
+	ctx, st, _ := open(t)
+	a, b := uuid.New(), uuid.New()
+	check(t, st.InTx(ctx, func(tx store.Tx) error {
+		return tx.RegistrarProcessamentos(ctx, store.RegistrarProcessamentosParams{
+			EventIds: []uuid.UUID{a}, Tipos: []string{"agenda.item_disponível"}, Sequences: []int64{1}, Agoras: []time.Time{at(0)},
+			OffsetTipos: []string{"agenda.item_disponível"}, OffsetSequences: []int64{1}, OffsetAgoras: []time.Time{at(0)},
+		})
+	}))
+	err := st.InTx(ctx, func(tx store.Tx) error {
+		var (
+			l      store.Leituras
+			trava  store.Trava
+			ja     []uuid.UUID
+			nenhum error
+			pid    int32
+			vazias int
+			depois bool
+		)
+		l.Ler(func(tx store.Tx) (err error) { trava, err = tx.AdvisoryLockSorteio(ctx, 77); return err })
+		l.Ler(func(tx store.Tx) (err error) { ja, err = tx.EventosJaProcessados(ctx, []uuid.UUID{a, b}); return err })
+		l.Ler(func(tx store.Tx) error {
+			_, err := tx.BuscarConselheiroPorId(ctx, uuid.New())
+			if errors.Is(err, pgx.ErrNoRows) {
+				nenhum = err
+				return nil
+			}
+			return err
+		})
+		l.Ler(func(tx store.Tx) error { vazias++; return nil }) // reads nothing: runs once
+		check(t, l.Enviar(ctx, tx))
+		check(t, tx.DB.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&pid))
+		if trava.Pid != pid || len(trava.Tamanhos) == 0 {
+			t.Fatalf("AdvisoryLockSorteio read %+v on backend %d", trava, pid)
+		}
+		if len(ja) != 1 || ja[0] != a {
+			t.Fatalf("EventosJaProcessados read %v, want [%v]", ja, a)
+		}
+		if nenhum == nil || vazias != 1 {
+			t.Fatalf("no row: %v; a function that reads nothing ran %d times, want 1", nenhum, vazias)
+		}
+
+		l.Ler(func(tx store.Tx) error { return tx.DB.QueryRow(ctx, `SELECT 1/0`).Scan(new(int)) })
+		l.Ler(func(tx store.Tx) (err error) {
+			_, err = tx.EventosJaProcessados(ctx, []uuid.UUID{a})
+			depois = err == nil
+			return err
+		})
+		err := l.Enviar(ctx, tx)
+		var pg *pgconn.PgError
+		if !errors.As(err, &pg) || pg.Code != "22012" || !strings.HasPrefix(err.Error(), "SELECT 1/0: ") || depois {
+			t.Fatalf("Enviar: %v (the next read ran: %v), want a division by zero named by its statement", err, depois)
+		}
+		return err
+	})
+	if err == nil {
+		t.Fatal("a failed read did not fail its transaction")
+	}
+	check(t, st.InTx(ctx, func(tx store.Tx) error {
+		var l store.Leituras
+		l.Ler(func(tx store.Tx) error {
+			if _, err := tx.EventosJaProcessados(ctx, []uuid.UUID{a}); err != nil {
+				return err
+			}
+			_, err := tx.EventosJaProcessados(ctx, []uuid.UUID{b})
+			return err
+		})
+		if err := l.Enviar(ctx, tx); !errors.Is(err, store.ErrLeitura) {
+			t.Fatalf("a function running two statements: %v, want ErrLeitura", err)
+		}
+		return nil
+	}))
+}
+
+// InTxPipelined is one transaction: BEGIN goes with the opening reads,
+// COMMIT with the queued writes; a failed write or a failing fn leaves
+// nothing, and the pool's connection stays usable.
+func TestInTxPipelined(t *testing.T) {
+	ctx, st, _ := open(t)
+	inbox := func(id uuid.UUID, seq int64) store.RegistrarProcessamentosParams {
+		return store.RegistrarProcessamentosParams{
+			EventIds: []uuid.UUID{id}, Tipos: []string{"agenda.item_disponível"}, Sequences: []int64{seq}, Agoras: []time.Time{at(0)},
+			OffsetTipos: []string{"agenda.item_disponível"}, OffsetSequences: []int64{seq}, OffsetAgoras: []time.Time{at(0)},
+		}
+	}
+	txid := func(tx store.Tx) (n int64, err error) {
+		err = tx.DB.QueryRow(ctx, `SELECT txid_current()`).Scan(&n)
+		return n, err
+	}
+	a, b, c := uuid.New(), uuid.New(), uuid.New()
+	var (
+		abertura store.Leituras
+		primeiro int64
+	)
+	abertura.Ler(func(tx store.Tx) (err error) { primeiro, err = txid(tx); return err })
+	check(t, st.InTxPipelined(ctx, &abertura, func(tx store.Tx, p *store.Pipeline) error {
+		if n, err := txid(tx); err != nil || n != primeiro {
+			t.Fatalf("opening read in transaction %d, fn in %d (%v): BEGIN did not open one transaction", primeiro, n, err)
+		}
+		return p.Tx().RegistrarProcessamentos(ctx, inbox(a, 1))
+	}))
+	if ja := val(st.Read().EventosJaProcessados(ctx, []uuid.UUID{a})).must(t); len(ja) != 1 {
+		t.Fatal("the queued write did not commit")
+	}
+
+	// b, then a again: the unique violation comes before COMMIT.
+	err := st.InTxPipelined(ctx, nil, func(tx store.Tx, p *store.Pipeline) error {
+		check(t, p.Tx().RegistrarProcessamentos(ctx, inbox(b, 2)))
+		return p.Tx().RegistrarProcessamentos(ctx, inbox(a, 3))
+	})
+	var pg *pgconn.PgError
+	if !errors.As(err, &pg) || pg.Code != "23505" {
+		t.Fatalf("InTxPipelined: %v, want the unique violation", err)
+	}
+	errFn := errors.New("fn failed")
+	if err := st.InTxPipelined(ctx, nil, func(tx store.Tx, p *store.Pipeline) error {
+		check(t, tx.RegistrarProcessamentos(ctx, inbox(c, 4)))
+		return errFn
+	}); !errors.Is(err, errFn) {
+		t.Fatalf("InTxPipelined: %v, want fn's error", err)
+	}
+	for i := 0; i < 5; i++ { // every connection of the pool, reused
+		if ja := val(st.Read().EventosJaProcessados(ctx, []uuid.UUID{b, c})).must(t); len(ja) != 0 {
+			t.Fatalf("%d rows of failed transactions committed", len(ja))
+		}
 	}
 }
