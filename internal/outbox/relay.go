@@ -38,7 +38,7 @@ type Relay struct {
 	poll         time.Duration
 	lote         int32
 	wake         chan struct{}
-	diretas      chan []Mensagem
+	diretas      chan direta
 	log          *slog.Logger
 	now          func() time.Time
 	OnPublicados func(n int) // metrics hook, optional
@@ -53,7 +53,7 @@ func New(st *store.Store, pub Publisher, poll time.Duration, now func() time.Tim
 	if now == nil {
 		now = time.Now
 	}
-	return &Relay{st: st, pub: pub, poll: poll, lote: 256, wake: make(chan struct{}, 1), diretas: make(chan []Mensagem, 1024), log: slog.Default(), now: now}
+	return &Relay{st: st, pub: pub, poll: poll, lote: 256, wake: make(chan struct{}, 1), diretas: make(chan direta, 1024), log: slog.Default(), now: now}
 }
 
 // Mensagem is a committed outbox row.
@@ -65,12 +65,28 @@ type Mensagem struct {
 	EntradaSeq int64
 }
 
-// Enviar publishes committed rows right away, in this order, and marks them
-// sent; it never blocks. Rows it cannot take (queue full) or fails to
-// publish stay in the outbox for the sweep.
+// direta is a batch Enviar published, waiting for its acks.
+type direta struct {
+	msgs []Mensagem
+	acks []func(context.Context) (uint64, error)
+}
+
+// Enviar publishes committed rows right away, in this order, on the
+// caller's goroutine (the executor's, just after its commit), and leaves
+// waiting for their acks and marking them sent to Run: a batch's results
+// need not wait for the previous batch's acks and mark. It never waits for
+// the bus (a full publish window fails the publish). Rows it cannot take
+// (queue full) or fails to publish stay in the outbox for the sweep; one
+// published and swept again goes out under the same Nats-Msg-Id, which the
+// stream drops.
 func (r *Relay) Enviar(msgs []Mensagem) {
+	if len(r.diretas) == cap(r.diretas) {
+		r.Wake()
+		return
+	}
+	d := direta{msgs: msgs, acks: r.publicar(msgs)}
 	select {
-	case r.diretas <- msgs:
+	case r.diretas <- d:
 	default:
 		r.Wake()
 	}
@@ -110,8 +126,8 @@ func (r *Relay) Run(ctx context.Context) {
 			case <-ctx.Done():
 				espera.Stop()
 				return
-			case msgs := <-r.diretas:
-				if err := r.enviarJa(ctx, msgs); err != nil && ctx.Err() == nil {
+			case d := <-r.diretas:
+				if err := r.confirmar(ctx, d); err != nil && ctx.Err() == nil {
 					// Unmarked rows go out on the sweep, under the same ids.
 					r.log.Warn("outbox: publicação direta falhou; a varredura publica o restante", "erro", err)
 					break direto
@@ -126,19 +142,22 @@ func (r *Relay) Run(ctx context.Context) {
 	}
 }
 
-// enviarJa publishes the rows handed over by Enviar (and any other batch
-// already waiting) and marks the acknowledged ones with one statement.
-func (r *Relay) enviarJa(ctx context.Context, msgs []Mensagem) error {
+// confirmar waits for the acks of the rows Enviar published (and of any
+// other batch already waiting) and marks the acknowledged ones with one
+// statement.
+func (r *Relay) confirmar(ctx context.Context, d direta) error {
 mais:
-	for len(msgs) < 4*int(r.lote) {
+	for len(d.msgs) < 4*int(r.lote) {
 		select {
-		case m := <-r.diretas:
-			msgs = append(msgs, m...)
+		case o := <-r.diretas:
+			d.msgs = append(d.msgs, o.msgs...)
+			d.acks = append(d.acks, o.acks...)
 		default:
 			break mais
 		}
 	}
-	ok, seqs, primeiro := r.publicarTodos(ctx, len(msgs), func(i int) Mensagem { return msgs[i] })
+	ok, seqs, primeiro := esperarAcks(ctx, d.acks)
+	msgs := d.msgs
 	ids := make([]uuid.UUID, len(ok))
 	for k, i := range ok {
 		ids[k] = msgs[i].EventID
@@ -188,13 +207,14 @@ func (r *Relay) Pass(ctx context.Context) (int, error) {
 		// drops a duplicate Nats-Msg-Id within its duplicate window. A failed
 		// row goes out on a later pass, after rows acked behind it: order on
 		// the stream is the queue's except around a failed publish.
-		ok, seqs, primeiro := r.publicarTodos(ctx, len(rows), func(i int) Mensagem {
-			m := Mensagem{EventID: rows[i].EventID, Subject: rows[i].Subject, Envelope: rows[i].Envelope}
-			if rows[i].EntradaSequence != nil {
-				m.EntradaSeq = *rows[i].EntradaSequence
+		msgs := make([]Mensagem, len(rows))
+		for i, row := range rows {
+			msgs[i] = Mensagem{EventID: row.EventID, Subject: row.Subject, Envelope: row.Envelope}
+			if row.EntradaSequence != nil {
+				msgs[i].EntradaSeq = *row.EntradaSequence
 			}
-			return m
-		})
+		}
+		ok, seqs, primeiro := esperarAcks(ctx, r.publicar(msgs))
 		ids := make([]int64, len(ok))
 		for k, i := range ok {
 			ids[k] = rows[i].ID
@@ -217,15 +237,19 @@ func (r *Relay) Pass(ctx context.Context) (int, error) {
 	return n, nil
 }
 
-// publicarTodos sends n messages without waiting, then waits for every
-// ack: ok lists the acknowledged ones (by index) with their stream
-// sequences; primeiro is the first failure.
-func (r *Relay) publicarTodos(ctx context.Context, n int, msg func(int) Mensagem) (ok []int, seqs []int64, primeiro error) {
-	acks := make([]func(context.Context) (uint64, error), n)
-	for i := range n {
-		m := msg(i)
+// publicar sends msgs without waiting; each returned function waits for
+// its message's ack.
+func (r *Relay) publicar(msgs []Mensagem) []func(context.Context) (uint64, error) {
+	acks := make([]func(context.Context) (uint64, error), len(msgs))
+	for i, m := range msgs {
 		acks[i] = r.pub.PublishAsync(m.Subject, m.EventID.String(), m.EntradaSeq, m.Envelope)
 	}
+	return acks
+}
+
+// esperarAcks waits for every ack: ok are the positions acknowledged, seqs
+// their stream sequences, primeiro the first failure.
+func esperarAcks(ctx context.Context, acks []func(context.Context) (uint64, error)) (ok []int, seqs []int64, primeiro error) {
 	for i, ack := range acks {
 		seq, err := ack(ctx)
 		if err != nil {

@@ -105,6 +105,42 @@ func TestPublicaEmOrdemComMsgIDEMarca(t *testing.T) {
 	}
 }
 
+// Enviar publishes on the caller's goroutine, right after its commit, with
+// no relay pass or earlier batch's acks in between; Run then waits for the
+// acks and marks the rows.
+func TestEnviarPublicaNaHora(t *testing.T) {
+	t.Parallel()
+	st := pgtest.New(t)
+	ids := enfileirar(t, st, 3)
+	bus := &barramento{}
+	r := outbox.New(st, bus, time.Hour, nil)
+	msgs := make([]outbox.Mensagem, len(ids))
+	for i, id := range ids {
+		msgs[i] = outbox.Mensagem{EventID: id, Subject: "eventos.conselheiro.sorteado", Envelope: []byte(`{}`)}
+	}
+	r.Enviar(msgs) // Run is not running
+	bus.mu.Lock()
+	publicados := slices.Clone(bus.ids)
+	bus.mu.Unlock()
+	if len(publicados) != 3 || publicados[0] != ids[0].String() || publicados[2] != ids[2].String() {
+		t.Fatalf("Enviar published %v before Run, want the 3 rows in order", publicados)
+	}
+	if n := pendentes(t, st); n != 3 {
+		t.Fatalf("%d rows unmarked before Run, want 3 (marked after their acks)", n)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	feito := make(chan struct{})
+	go func() { defer close(feito); r.Run(ctx) }()
+	for prazo := time.Now().Add(10 * time.Second); pendentes(t, st) != 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(prazo) {
+			t.Fatal("Run did not mark the rows Enviar published")
+		}
+	}
+	cancel()
+	<-feito
+}
+
 func TestFalhaNoMeioGuardaOPublicadoERetentaORestante(t *testing.T) {
 	t.Parallel()
 	st := pgtest.New(t)
