@@ -620,7 +620,10 @@ type resultadoLacos struct {
 	PgbenchTPS float64
 	Lacos      []laco
 	Leve       laco // at the light pass's rate (M = 0 when not measured)
-	Ruido      []string
+	// Ritmado: batched, paced at -load of its own maximum, as the paced
+	// pass of d6a is (M = 0 when not measured).
+	Ritmado laco
+	Ruido   []string
 }
 
 // Lote returns the bare loop with the largest commit.
@@ -690,6 +693,19 @@ func (a *ambiente) medirLacos(ctx context.Context) (resultadoLacos, error) {
 		}
 		logf("bare loop, %g/s: publish → result p50 %.1f ms, p99 %.1f ms", a.o.taxaLeve, ms(x.Lat.P50), ms(x.Lat.P99))
 		l.Leve = x
+	}
+	// The paced pass's load on the bare loop: the latency floor at that
+	// fraction of the maximum.
+	if maximo := l.Lote(); maximo.Vazao() > 0 {
+		taxa := a.o.carga * maximo.Vazao()
+		a.sossegar(&r, "bare loop (paced)", medidos)
+		x, err := medirLaco(ctx, nats.url, a.pg.URL("laco"), gerarDemandas(rng, a.pais, a.o.laco), maximo.Lote, taxa, medidos)
+		if err != nil {
+			return l, err
+		}
+		logf("bare loop, commit ≤ %d at %.0f%% of its maximum (%.0f/s): publish → result p50 %.1f ms, p99 %.1f ms",
+			maximo.Lote, 100*a.o.carga, taxa, ms(x.Lat.P50), ms(x.Lat.P99))
+		l.Ritmado = x
 	}
 	l.Ruido = r.Ruido
 	return l, nil
