@@ -48,11 +48,13 @@ type Estado struct {
 	fronteira []byte
 }
 
-// LerEstado reads the tree's state and locks its row until tx ends: the
-// row lock serialises appenders even outside the draw's advisory lock.
+// LerEstado reads the tree's state. Appenders are serialised by the draw's
+// advisory lock, and the append checks the state it computed from (a
+// concurrent appender fails it instead of forking the tree), so the row is
+// not locked.
 func LerEstado(ctx context.Context, tx DBTX) (*Estado, error) {
 	var e Estado
-	if err := tx.QueryRow(ctx, `SELECT tamanho, fronteira FROM d6a.transparencia_estado FOR UPDATE`).Scan(&e.n, &e.fronteira); err != nil {
+	if err := tx.QueryRow(ctx, `SELECT tamanho, fronteira FROM d6a.transparencia_estado`).Scan(&e.n, &e.fronteira); err != nil {
 		return nil, fmt.Errorf("transparencia: read the tree state: %w", err)
 	}
 	return &e, nil

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"golang.org/x/mod/sumdb/tlog"
 
 	"github.com/formigueiro/d6a/internal/pgtest"
@@ -149,6 +150,35 @@ func TestAnexarDesfeitoComATransacao(t *testing.T) {
 	f, err := transparencia.FolhaPorEvento(ctx, st.Pool, sinteticos(2, 3)[0].EventIDSorteio)
 	if err != nil || f.Indice != 2 {
 		t.Fatalf("leaf %+v, %v; want index 2", f, err)
+	}
+}
+
+// An append computed from a state another transaction moved fails, even
+// queued (it cannot check a row count): the tree keeps the other's leaves
+// only.
+func TestAnexarComEstadoVelhoFalha(t *testing.T) {
+	ctx := context.Background()
+	st := pgtest.New(t)
+	anexar(t, st, sinteticos(0, 2))
+	err := pgx.BeginTxFunc(ctx, st.Pool, pgx.TxOptions{}, func(tx pgx.Tx) error {
+		e, err := transparencia.LerEstado(ctx, tx)
+		if err != nil {
+			return err
+		}
+		anexar(t, st, sinteticos(2, 4)) // another transaction, committed
+		return e.Anexar(ctx, tx, sinteticos(10, 11))
+	})
+	var pg *pgconn.PgError
+	if !errors.As(err, &pg) || pg.Code != "23502" {
+		t.Fatalf("append from a moved state: %v, want a not-null violation", err)
+	}
+	if n, _ := transparencia.Tamanho(ctx, st.Pool); n != 4 {
+		t.Fatalf("size %d, want 4", n)
+	}
+	anexar(t, st, sinteticos(4, 5))
+	f, err := transparencia.FolhaPorEvento(ctx, st.Pool, sinteticos(4, 5)[0].EventIDSorteio)
+	if err != nil || f.Indice != 4 {
+		t.Fatalf("leaf %+v, %v; want index 4", f, err)
 	}
 }
 
