@@ -116,6 +116,9 @@ type Servico struct {
 	stop chan struct{}
 	done chan struct{}
 	once sync.Once
+	// ultimaLeitura is the executor's last clock reading (agora); only
+	// its goroutine touches it.
+	ultimaLeitura time.Time
 }
 
 type job struct {
@@ -338,9 +341,13 @@ func (s *Servico) transacao(lote []job) ([]*uow, error) {
 		arvore, err = transparencia.LerEstado(ctx, tx.DB)
 		return err
 	})
-	agora := s.agora()
+	// The opening reads eligibility as at the executor's previous clock
+	// reading, not a reading of its own: every unit's reading, the first's
+	// included, follows the lock (the draw's T must not precede a lock
+	// wait, CONTRACT §4's window). What changed since, a suspension that
+	// ended, elegiveisLidos catches.
 	if lote[0].guarda != nil {
-		d.lerAdiante(ctx, &abertura, s.o.Hierarquia, lote, agora)
+		d.lerAdiante(ctx, &abertura, s.o.Hierarquia, lote, s.ultimaLeitura)
 	}
 	err := s.o.Store.InTxPipelined(ctx, &abertura, func(tx store.Tx, p *store.Pipeline) error {
 		if err := s.o.Store.Planos.Ajustar(ctx, tx, trava.Pid, trava.Tamanhos); err != nil {
@@ -359,9 +366,7 @@ func (s *Servico) transacao(lote []job) ([]*uow, error) {
 					return err
 				}
 			}
-			if i > 0 {
-				agora = s.agora()
-			}
+			agora := s.agora()
 			if j.guarda != nil && d.guardas == nil {
 				var l store.Leituras
 				d.lerAdiante(ctx, &l, s.o.Hierarquia, lote[i:], agora)
@@ -419,9 +424,10 @@ func (s *Servico) transacao(lote []job) ([]*uow, error) {
 }
 
 // agora is a unit's clock reading, at PostgreSQL's precision so JSON rows
-// and binary parameters agree.
+// and binary parameters agree; the executor remembers the last one.
 func (s *Servico) agora() time.Time {
-	return s.o.Now().UTC().Truncate(time.Microsecond)
+	s.ultimaLeitura = s.o.Now().UTC().Truncate(time.Microsecond)
+	return s.ultimaLeitura
 }
 
 // jaProcessados reads which of the batch's events the inbox already holds.
