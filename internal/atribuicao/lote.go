@@ -171,10 +171,9 @@ func (d *diferido) lerGuardas(ctx context.Context, tx store.Tx, lote []job) erro
 
 // lerElegiveis is spec 4.3's eligibility (BuscarElegiveisDoDegrau's rule)
 // read ahead: the winning step of every chain of the agenda items at
-// the head of lote, up to the first other unit, as at agora (a clock
-// reading at or before the units'): the draws of the run then wait for no
-// eligibility query of their own (elegiveisLidos says when one is still
-// needed).
+// the head of lote, up to the first other unit, as at agora: the draws of
+// the run then wait for no eligibility query of their own
+// (elegiveisLidos says when one is still needed).
 func (d *diferido) lerElegiveis(ctx context.Context, tx store.Tx, h *hierarquia.Cache, lote []job, agora time.Time) error {
 	var (
 		p     store.ElegiveisDosDegrausParams

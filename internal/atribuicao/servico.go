@@ -116,9 +116,6 @@ type Servico struct {
 	stop chan struct{}
 	done chan struct{}
 	once sync.Once
-	// ultimaLeitura is the executor's last clock reading (agora); only
-	// its goroutine touches it.
-	ultimaLeitura time.Time
 }
 
 type job struct {
@@ -307,9 +304,9 @@ func (s *Servico) runLote(lote []job) {
 // applied before, or earlier in the same batch (a redelivery), is skipped
 // (spec 3.13: the spec's own guards catch most, this catches every one).
 //
-// A lone event pays round trips, not work (issue 11): BEGIN, the lock, the
-// inbox, the transparency log's state and the head's guards and
-// eligibility go out together, and COMMIT with the writes.
+// A lone event pays round trips, not work (issue 11): BEGIN goes with the
+// lock; the inbox, the transparency log's state and the head's guards and
+// eligibility go together; COMMIT goes with the writes.
 func (s *Servico) transacao(lote []job) ([]*uow, error) {
 	ctx := lote[0].ctx
 	if len(lote) > 1 {
@@ -325,33 +322,40 @@ func (s *Servico) transacao(lote []job) ([]*uow, error) {
 		arvore      *transparencia.Estado
 		abertura    store.Leituras
 	)
-	// The lock comes first: every read after it sees what the previous
-	// holder committed.
+	// BEGIN and the lock (with the tables' sizes) go first, alone: every
+	// read after the lock sees what the previous holder committed, and
+	// runs on plans refitted to the tables (store.Planos), even in the
+	// first batch after a bulk load.
 	abertura.Ler(func(tx store.Tx) (err error) {
 		if trava, err = tx.AdvisoryLockSorteio(ctx, lockSorteio); err != nil {
 			return fmt.Errorf("advisory lock: %w", err)
 		}
 		return nil
 	})
-	abertura.Ler(func(tx store.Tx) (err error) {
-		processados, err = jaProcessados(ctx, tx, lote)
-		return err
-	})
-	abertura.Ler(func(tx store.Tx) (err error) {
-		arvore, err = transparencia.LerEstado(ctx, tx.DB)
-		return err
-	})
-	// The opening reads eligibility as at the executor's previous clock
-	// reading, not a reading of its own: every unit's reading, the first's
-	// included, follows the lock (the draw's T must not precede a lock
-	// wait, CONTRACT §4's window). What changed since, a suspension that
-	// ended, elegiveisLidos catches.
-	if lote[0].guarda != nil {
-		d.lerAdiante(ctx, &abertura, s.o.Hierarquia, lote, s.ultimaLeitura)
-	}
 	err := s.o.Store.InTxPipelined(ctx, &abertura, func(tx store.Tx, p *store.Pipeline) error {
 		if err := s.o.Store.Planos.Ajustar(ctx, tx, trava.Pid, trava.Tamanhos); err != nil {
 			return fmt.Errorf("planos: %w", err)
+		}
+		// The batch's other opening reads, in one round trip: the inbox,
+		// the transparency log's state and, for agenda items at the head,
+		// their guards and eligibility as at the first unit's clock
+		// reading, taken after the lock (a draw's T must not precede a
+		// lock wait: CONTRACT §4's window).
+		agora := s.agora()
+		var leituras store.Leituras
+		leituras.Ler(func(tx store.Tx) (err error) {
+			processados, err = jaProcessados(ctx, tx, lote)
+			return err
+		})
+		leituras.Ler(func(tx store.Tx) (err error) {
+			arvore, err = transparencia.LerEstado(ctx, tx.DB)
+			return err
+		})
+		if lote[0].guarda != nil {
+			d.lerAdiante(ctx, &leituras, s.o.Hierarquia, lote, agora)
+		}
+		if err := leituras.Enviar(ctx, tx); err != nil {
+			return err
 		}
 		var inbox []entrada
 		for i, j := range lote {
@@ -366,7 +370,9 @@ func (s *Servico) transacao(lote []job) ([]*uow, error) {
 					return err
 				}
 			}
-			agora := s.agora()
+			if i > 0 {
+				agora = s.agora()
+			}
 			if j.guarda != nil && d.guardas == nil {
 				var l store.Leituras
 				d.lerAdiante(ctx, &l, s.o.Hierarquia, lote[i:], agora)
@@ -424,10 +430,9 @@ func (s *Servico) transacao(lote []job) ([]*uow, error) {
 }
 
 // agora is a unit's clock reading, at PostgreSQL's precision so JSON rows
-// and binary parameters agree; the executor remembers the last one.
+// and binary parameters agree.
 func (s *Servico) agora() time.Time {
-	s.ultimaLeitura = s.o.Now().UTC().Truncate(time.Microsecond)
-	return s.ultimaLeitura
+	return s.o.Now().UTC().Truncate(time.Microsecond)
 }
 
 // jaProcessados reads which of the batch's events the inbox already holds.
