@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/formigueiro/d6a/internal/pglocal"
+	"github.com/formigueiro/d6a/internal/store"
 )
 
 // configuracaoPG is the server configuration of the bench cluster, on top
@@ -124,8 +125,6 @@ func zerarEstatisticas(ctx context.Context, conn *pgx.Conn) error {
 	return err
 }
 
-var nomeSqlc = regexp.MustCompile(`-- name: (\w+)`)
-
 func lerEstatisticas(ctx context.Context, conn *pgx.Conn) (estatisticasPG, error) {
 	var e estatisticasPG
 	rows, err := conn.Query(ctx, `
@@ -142,14 +141,7 @@ func lerEstatisticas(ctx context.Context, conn *pgx.Conn) (estatisticasPG, error
 		if err := rows.Scan(&q, &i.Chamadas, &i.TotalMs, &i.MediaMs); err != nil {
 			return e, err
 		}
-		if m := nomeSqlc.FindStringSubmatch(q); m != nil {
-			i.Nome = m[1]
-		} else {
-			i.Nome = strings.Join(strings.Fields(q), " ")
-			if len(i.Nome) > 48 {
-				i.Nome = i.Nome[:48] + "…"
-			}
-		}
+		i.Nome = store.NomeDaQuery(q)
 		if strings.Contains(i.Nome, "pg_stat") {
 			continue // the bench's own
 		}

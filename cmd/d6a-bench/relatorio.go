@@ -118,24 +118,13 @@ func margem(valor, limite float64, menor bool) (bool, string) {
 	return false, fmt.Sprintf("**missed** by %.0f%% (reaches %.2f of the target)", 100*(1-valor/limite), valor/limite)
 }
 
-// pisoLeve names the bare loop's latency at the light pass's rate, the
-// floor of any design on this bus and database.
-func (r *relatorio) pisoLeve() string {
-	l := r.lacos.Leve
+// piso names a bare-loop measurement (como: at what load), the latency
+// floor of any design on this bus and database; empty when not measured.
+func piso(l laco, como string) string {
 	if l.M == 0 {
 		return ""
 	}
-	return fmt.Sprintf("; the bare loop at the same rate, one commit per message: p50 %.1f ms, p99 %.1f ms", ms(l.Lat.P50), ms(l.Lat.P99))
-}
-
-// pisoRitmado names the bare loop's latency at the paced pass's fraction
-// of its own maximum.
-func (r *relatorio) pisoRitmado() string {
-	l := r.lacos.Ritmado
-	if l.M == 0 {
-		return ""
-	}
-	return fmt.Sprintf("; the bare loop, commit ≤ %d, at %.0f%% of its own maximum (%.0f/s): p50 %.1f ms, p99 %.1f ms", l.Lote, 100*r.a.o.carga, l.Taxa, ms(l.Lat.P50), ms(l.Lat.P99))
+	return fmt.Sprintf("; the bare loop %s: p50 %.1f ms, p99 %.1f ms", como, ms(l.Lat.P50), ms(l.Lat.P99))
 }
 
 func (r *relatorio) avaliar() []alvo {
@@ -196,7 +185,7 @@ func (r *relatorio) avaliar() []alvo {
 		}
 		out = append(out, alvo{
 			Nome:   fmt.Sprintf("light load (%g events/s): publish → result on the bus p50 ≤ 2 ms, p99 ≤ 10 ms", r.a.o.taxaLeve),
-			Medido: fmt.Sprintf("worst p50 **%.1f ms**, worst p99 **%.1f ms** (p50 / p99: %s; %s events each)%s", p50, p99, strings.Join(todos, ", "), benchdoc.Thousands(r.a.o.leve), r.pisoLeve()),
+			Medido: fmt.Sprintf("worst p50 **%.1f ms**, worst p99 **%.1f ms** (p50 / p99: %s; %s events each)%s", p50, p99, strings.Join(todos, ", "), benchdoc.Thousands(r.a.o.leve), piso(r.lacos.Leve, "at the same rate, one commit per message")),
 			Ok:     ok1 && ok2, Veredito: v,
 		})
 	}
@@ -210,7 +199,7 @@ func (r *relatorio) avaliar() []alvo {
 		ok, v := margem(p99, 10, true)
 		out = append(out, alvo{
 			Nome:   fmt.Sprintf("%.0f%% of the maximum load: p99 ≤ 10 ms", r.a.o.carga*100),
-			Medido: fmt.Sprintf("worst **%.1f ms** (%s)%s", p99, strings.Join(todos, ", "), r.pisoRitmado()),
+			Medido: fmt.Sprintf("worst **%.1f ms** (%s)%s", p99, strings.Join(todos, ", "), piso(r.lacos.Ritmado, fmt.Sprintf("with commits of ≤ %d at %.0f%% of its own maximum (%.0f/s)", r.lacos.Ritmado.Lote, 100*r.a.o.carga, r.lacos.Ritmado.Taxa))),
 			Ok:     ok, Veredito: v,
 		})
 	}

@@ -25,7 +25,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"runtime/pprof"
 	"sort"
@@ -310,10 +309,8 @@ type inicioSQL struct {
 	t    time.Time
 }
 
-var nomeQuery = regexp.MustCompile(`-- name: (\w+)`)
-
 func (r *rastreador) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
-	return context.WithValue(ctx, chaveInicio{}, inicioSQL{nomeDoSQL(d.SQL), time.Now()})
+	return context.WithValue(ctx, chaveInicio{}, inicioSQL{store.NomeDaQuery(d.SQL), time.Now()})
 }
 
 func (r *rastreador) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryEndData) {
@@ -324,7 +321,7 @@ func (r *rastreador) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, _ pgx.Trace
 func (r *rastreador) TraceBatchStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceBatchStartData) context.Context {
 	var nomes []string
 	for _, q := range d.Batch.QueuedQueries {
-		nomes = append(nomes, nomeDoSQL(q.SQL))
+		nomes = append(nomes, store.NomeDaQuery(q.SQL))
 	}
 	return context.WithValue(ctx, chaveInicio{}, inicioSQL{"batch " + strings.Join(nomes, "+"), time.Now()})
 }
@@ -333,17 +330,6 @@ func (r *rastreador) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQ
 
 func (r *rastreador) TraceBatchEnd(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchEndData) {
 	r.somar(ctx)
-}
-
-func nomeDoSQL(sql string) string {
-	if m := nomeQuery.FindStringSubmatch(sql); m != nil {
-		return m[1]
-	}
-	nome := strings.Join(strings.Fields(strings.ToUpper(sql)), " ")
-	if len(nome) > 40 {
-		nome = nome[:40]
-	}
-	return nome
 }
 
 func (r *rastreador) somar(ctx context.Context) {

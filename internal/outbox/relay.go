@@ -157,10 +157,9 @@ mais:
 		}
 	}
 	ok, seqs, primeiro := esperarAcks(ctx, d.acks)
-	msgs := d.msgs
 	ids := make([]uuid.UUID, len(ok))
 	for k, i := range ok {
-		ids[k] = msgs[i].EventID
+		ids[k] = d.msgs[i].EventID
 	}
 	if len(ids) > 0 {
 		err := r.st.InTxWith(ctx, semEsperarWAL, func(tx store.Tx) error {

@@ -75,12 +75,6 @@ func (l *Leituras) Enviar(ctx context.Context, db Tx, antes ...string) error {
 	if len(gs) == 0 && len(antes) == 0 {
 		return nil
 	}
-	envia, ok := db.DB.(interface {
-		SendBatch(context.Context, *pgx.Batch) pgx.BatchResults
-	})
-	if !ok {
-		return fmt.Errorf("store: %T cannot send a batch", db.DB)
-	}
 	conexao, ok := db.DB.(interface{ Conn() *pgx.Conn })
 	if !ok {
 		return fmt.Errorf("store: %T has no connection to decode with", db.DB)
@@ -92,7 +86,10 @@ func (l *Leituras) Enviar(ctx context.Context, db Tx, antes ...string) error {
 	for _, g := range gs {
 		b.Queue(g.sql, g.args...)
 	}
-	br := envia.SendBatch(ctx, &b)
+	br, err := enviarLote(ctx, db, &b)
+	if err != nil {
+		return err
+	}
 	falha := func() error {
 		for _, s := range antes {
 			if _, err := br.Exec(); err != nil {
@@ -161,7 +158,7 @@ func (r *gravador) gravar(sql string, args []any, linhas bool) error {
 		r.extra = true
 		return ErrLeitura
 	}
-	r.g = &gravada{sql: sql, args: args, linhas: linhas, nome: nomeDaQuery(sql)}
+	r.g = &gravada{sql: sql, args: args, linhas: linhas, nome: NomeDaQuery(sql)}
 	return errGravada
 }
 

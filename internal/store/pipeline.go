@@ -40,7 +40,7 @@ var ErrPipeline = errors.New("store: a query returning rows cannot be queued in 
 // Exec queues the statement; its outcome comes with Enviar.
 func (p *Pipeline) Exec(_ context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
 	p.b.Queue(sql, args...)
-	p.nomes = append(p.nomes, nomeDaQuery(sql))
+	p.nomes = append(p.nomes, NomeDaQuery(sql))
 	return pgconn.CommandTag{}, nil
 }
 
@@ -72,13 +72,10 @@ func (p *Pipeline) enviar(ctx context.Context, tx Tx) (pgconn.CommandTag, error)
 	if p.b.Len() == 0 {
 		return ultimo, nil
 	}
-	envia, ok := tx.DB.(interface {
-		SendBatch(context.Context, *pgx.Batch) pgx.BatchResults
-	})
-	if !ok {
-		return ultimo, fmt.Errorf("store: %T cannot send a batch", tx.DB)
+	br, err := enviarLote(ctx, tx, &p.b)
+	if err != nil {
+		return ultimo, err
 	}
-	br := envia.SendBatch(ctx, &p.b)
 	var primeiro error
 	for _, nome := range p.nomes {
 		tag, err := br.Exec()
@@ -93,6 +90,17 @@ func (p *Pipeline) enviar(ctx context.Context, tx Tx) (pgconn.CommandTag, error)
 	}
 	p.b, p.nomes = pgx.Batch{}, nil
 	return ultimo, primeiro
+}
+
+// enviarLote sends b in one round trip on tx's connection.
+func enviarLote(ctx context.Context, tx Tx, b *pgx.Batch) (pgx.BatchResults, error) {
+	envia, ok := tx.DB.(interface {
+		SendBatch(context.Context, *pgx.Batch) pgx.BatchResults
+	})
+	if !ok {
+		return nil, fmt.Errorf("store: %T cannot send a batch", tx.DB)
+	}
+	return envia.SendBatch(ctx, b), nil
 }
 
 // InTxPipelined is InTx in fewer round trips: BEGIN goes out with the
@@ -132,10 +140,10 @@ func (s *Store) InTxPipelined(ctx context.Context, abertura *Leituras, fn func(T
 	return nil
 }
 
-// nomeDaQuery names a statement in errors: sqlc opens each query with
-// "-- name: Nome :kind"; others go by their first words.
-func nomeDaQuery(sql string) string {
-	if r, ok := strings.CutPrefix(sql, "-- name: "); ok {
+// NomeDaQuery names a statement in errors and reports: sqlc opens each
+// query with "-- name: Nome :kind"; others go by their first words.
+func NomeDaQuery(sql string) string {
+	if r, ok := strings.CutPrefix(strings.TrimSpace(sql), "-- name: "); ok {
 		nome, _, _ := strings.Cut(r, " ")
 		return nome
 	}
