@@ -10,12 +10,11 @@ import (
 )
 
 // Boot runs the start-up steps of spec 4.5 (onModuleInit → iniciar) that
-// touch the database, after
-// the bus consumers exist and before consumption starts: seed the offset
-// records at the bus head, repair occupied counsellors without an active
-// assignment (4.8), sweep the whole pending queue (4.7), reactivate expired
-// suspensions. Each step is idempotent; running Boot twice changes nothing
-// the first run did not.
+// touch the database but draw nothing, after the bus consumers exist and
+// before consumption starts: seed the offset records at the bus head, the
+// parameters, and repair occupied counsellors without an active assignment
+// (4.8). BootSorteios runs the steps that draw. Each step is idempotent;
+// running them twice changes nothing the first run did not.
 func (s *Servico) Boot(ctx context.Context) error {
 	if err := s.seedOffsets(ctx); err != nil {
 		return fmt.Errorf("seed offsets: %w", err)
@@ -26,6 +25,15 @@ func (s *Servico) Boot(ctx context.Context) error {
 	if err := s.verificarConsistenciaOcupados(ctx); err != nil {
 		return fmt.Errorf("consistência de ocupados: %w", err)
 	}
+	return nil
+}
+
+// BootSorteios runs the boot steps that draw: sweep the whole pending
+// queue (4.7) and reactivate expired suspensions (4.8). They decide on what
+// the database holds, so the worker holds them back while the bus shows
+// results the database lost (an asynchronous standby promoted): a draw made
+// then could give a counsellor the bus already gave a demand.
+func (s *Servico) BootSorteios(ctx context.Context) error {
 	if err := s.processarFilaPendentes(ctx); err != nil {
 		return fmt.Errorf("fila de pendentes: %w", err)
 	}

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -649,6 +650,13 @@ func TestCluster(t *testing.T) {
 		{"consumer-leader-stepdown", stepDownConsumidores, 10 * time.Second},
 		{"nats-kill9-stream-leader", matarLiderNATS, 10 * time.Second},
 		{"pg-kill9-promote", failoverPG, 30 * time.Second},
+	}
+	if so, ok := os.LookupEnv("D6A_CLUSTER_CENARIOS"); ok {
+		// A comma-separated subset of the failover scenarios, to chase one
+		// (empty: none; the asynchronous standby has its own switch).
+		cenarios = slices.DeleteFunc(cenarios, func(c cenarioCluster) bool {
+			return !slices.Contains(strings.Split(so, ","), c.nome)
+		})
 	}
 	var linhas []string
 	// conferir waits for the colony to catch up after a scenario, checks the

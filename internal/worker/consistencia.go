@@ -15,17 +15,20 @@ import (
 const janelaConsistencia = 10_000
 
 // verificarConsistencia is the boot check: the same comparison as
-// `d6a verify --consistencia` over the recent window of the bus. A
-// divergence (an asynchronous standby promoted without the last commits) is
-// logged at ERROR with the repair command; d6a keeps serving, since the
-// repair needs an operator's eyes (docs/reliability.md).
-func (w *Worker) verificarConsistencia(ctx context.Context) {
+// `d6a verify --consistencia` over the recent window of the bus. It reports
+// whether the bus and the database diverge; a check that cannot run
+// reports false, so the boot goes on as the spec has it. A divergence (an
+// asynchronous standby promoted without the last commits) is logged at
+// ERROR with the repair command; d6a keeps consuming, since the repair
+// needs an operator's eyes (docs/reliability.md), but holds back the boot
+// steps that draw on its own (aguardarReparo).
+func (w *Worker) verificarConsistencia(ctx context.Context, avisar bool) bool {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	_, ultima, err := w.Bus.Ultima(ctx, w.Cfg.Stream)
 	if err != nil {
 		w.log.Warn("verificação de consistência no boot não rodou", "erro", err)
-		return
+		return false
 	}
 	desde := uint64(1)
 	if ultima > janelaConsistencia {
@@ -46,18 +49,76 @@ func (w *Worker) verificarConsistencia(ctx context.Context) {
 	}
 	if err != nil {
 		w.log.Warn("verificação de consistência no boot não rodou", "erro", err)
-		return
+		return false
 	}
 	if !rel.Diverge() {
 		w.log.Info("consistência barramento × banco verificada", "desde", rel.Desde, "ate", rel.Ate, "resultados", rel.Resultados, "entradas", rel.Entradas)
-		return
+		return false
+	}
+	if !avisar {
+		return true
 	}
 	exemplos := make([]string, 0, 5)
 	for _, d := range rel.Divergencias[:min(5, len(rel.Divergencias))] {
 		exemplos = append(exemplos, d.String())
 	}
 	w.log.Error("!!! DIVERGÊNCIA ENTRE O BARRAMENTO E O BANCO: resultados publicados sem suas linhas ou entradas confirmadas sem inbox "+
-		"(standby assíncrono promovido?). Rode: d6a verify --consistencia --desde "+strconv.FormatUint(rel.Desde, 10)+" --reparar",
+		"(standby assíncrono promovido?). Rode: d6a verify --consistencia --desde "+strconv.FormatUint(rel.Desde, 10)+" --reparar. "+
+		"A varredura da fila de pendentes e a reativação de suspensos do boot esperam o reparo",
 		"divergencias", len(rel.Divergencias), "sorteios_perdidos", len(rel.Perdidos), "resultados_sem_outbox", len(rel.SemOutbox),
 		"replay_desde", rel.ReplayMinimo(), "replays", strings.Join(rel.Replays(), "; "), "exemplos", exemplos)
+	return true
+}
+
+// reverificarACada is how often an instance that booted on a divergence
+// checks again whether the repair ran.
+const reverificarACada = 5 * time.Second
+
+// aguardarReparo runs while the boot's check found the bus and the
+// database diverging: the periodic jobs are held (Manutencao) and the boot
+// steps that draw wait, since they would decide on a database that lacks
+// draws the bus already published (a counsellor the bus gave a demand
+// would look free). Once a check finds them agreeing (the operator ran the
+// repair), the held steps run.
+func (w *Worker) aguardarReparo(ctx context.Context) {
+	t := time.NewTicker(reverificarACada)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if w.verificarConsistencia(ctx, false) {
+			continue
+		}
+		for tentativa := 1; ; tentativa++ {
+			err := w.Servico.BootSorteios(ctx)
+			if err == nil {
+				break
+			}
+			w.log.Error("varredura do boot após o reparo falhou, nova tentativa", "tentativa", tentativa, "erro", err)
+			if !dormir(ctx, min(time.Duration(tentativa)*time.Second, 10*time.Second)) {
+				return
+			}
+		}
+		w.divergente.Store(false)
+		w.log.Info("barramento e banco de acordo após o reparo: varredura do boot feita, tarefas periódicas retomadas")
+		return
+	}
+}
+
+// Divergente reports whether this instance booted on a bus and a database
+// that disagreed and has not yet seen them agree (aguardarReparo).
+func (w *Worker) Divergente() bool { return w.divergente.Load() }
+
+func dormir(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
 }

@@ -269,3 +269,53 @@ func TestReparoAplicaEntradaOndeFoiCommitada(t *testing.T) {
 		t.Errorf("still divergent after the repair:\n%s", rel)
 	}
 }
+
+// TestBootAdiaSorteiosAteOReparo: an instance that boots on a database
+// that lost draws the bus published holds back the boot's sweep of the
+// pending queue, which would decide on that database (here: give the
+// counsellor the bus already gave a demand a second one), until the repair
+// makes them agree; then the sweep runs.
+func TestBootAdiaSorteiosAteOReparo(t *testing.T) {
+	c, _ := coloniaNoBairro(t)
+	fila := c.novaUC()
+	m := c.novoConselheiro(fila)
+	d5, _ := c.novaDemanda(fila)
+	d6, _ := c.novaDemanda(fila)
+	must(t, c.ativa(d5) == m && c.ativa(d6) == uuid.Nil, "d5 -> %s, d6 -> %s: want d5 drawn to %s and d6 pending", c.ativa(d5), c.ativa(d6), m)
+	// m refuses d5: free again, with d5 and d6 pending. A refusal does not
+	// sweep the queue; the boot does (spec 4.7).
+	c.processar(evento.AtribuicaoRecusada, "1.1.0", recusa(m, d5, fila, "recusa_explicita"))
+	must(t, c.statusConselheiro(m) == "disponivel" && c.ativa(d5) == uuid.Nil && c.ativa(d6) == uuid.Nil,
+		"after the refusal: m %s, d5 -> %s, d6 -> %s; want m free and both pending", c.statusConselheiro(m), c.ativa(d5), c.ativa(d6))
+
+	// The window the standby never received: a new demand drawn to m.
+	c.fotografar()
+	d7, x7 := c.novaDemanda(fila)
+	must(t, x7 == m, "d7 drawn to %s, want %s", x7, m)
+	c.parar()
+	c.restaurar()
+
+	c.iniciar()
+	if !c.w.Divergente() {
+		t.Fatal("the instance booted on the lost commits without noticing")
+	}
+	// The boot would have drawn d5 or d6 to m, whom the bus gave d7.
+	if c.ativa(d5) != uuid.Nil || c.ativa(d6) != uuid.Nil {
+		t.Fatalf("the boot drew on the diverging database: d5 -> %s, d6 -> %s", c.ativa(d5), c.ativa(d6))
+	}
+	var saida bytes.Buffer
+	if !c.w.Servico.Reparar(context.Background(), c.verificarConsistencia(), &saida) {
+		t.Fatalf("repair incomplete:\n%s", saida.String())
+	}
+	c.esperarOutboxVazio()
+	c.eventually("the held boot steps to run after the repair", func() bool { return !c.w.Divergente() })
+	if c.ativa(d7) != m || c.ativa(d5) != uuid.Nil || c.ativa(d6) != uuid.Nil {
+		t.Errorf("after the repair: d7 -> %s (want %s), d5 -> %s, d6 -> %s (want both pending)", c.ativa(d7), m, c.ativa(d5), c.ativa(d6))
+	}
+	if n := len(porDemanda(c.publicados(evento.ConselheiroSorteado), d7)); n != 1 {
+		t.Errorf("d7 has %d conselheiro.sorteado on the bus, want 1", n)
+	}
+	if rel := c.verificarConsistencia(); rel.Diverge() {
+		t.Errorf("divergence after the repair:\n%s", rel)
+	}
+}

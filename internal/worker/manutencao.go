@@ -26,6 +26,11 @@ func (w *Worker) manter(ctx context.Context) {
 
 // Manutencao is one pass of the periodic jobs (tests call it directly).
 func (w *Worker) Manutencao(ctx context.Context) {
+	if w.divergente.Load() {
+		// They draw; the database may lack draws the bus published.
+		w.log.Warn("tarefas periódicas adiadas: barramento e banco divergem até o reparo")
+		return
+	}
 	if n, err := w.Servico.ReativarVencidos(ctx); err != nil {
 		if ctx.Err() == nil {
 			w.log.Error("reativação periódica falhou; nova tentativa no próximo ciclo", "erro", err)

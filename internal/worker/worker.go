@@ -71,6 +71,9 @@ type Worker struct {
 	log    *slog.Logger
 	ln     net.Listener
 	booted atomic.Bool
+	// divergente: the boot found results on the bus the database lost, and
+	// the boot steps that draw wait for the repair (aguardarReparo).
+	divergente atomic.Bool
 	// pararBase stops following the stream for the seed's base.
 	pararBase context.CancelFunc
 	// pararFundo ends the HTTP app's background work (JWKS refresh).
@@ -218,7 +221,9 @@ func (w *Worker) Run(ctx context.Context) error {
 		w.booted.Store(true)
 		w.log.Info("boot concluído; consumindo")
 		go w.manter(ctx)
-		go w.verificarConsistencia(workCtx) // issue 14: an asynchronous failover's lost commits
+		if w.divergente.Load() {
+			go w.aguardarReparo(ctx)
+		}
 		consumers.Add(1)
 		go func() {
 			defer consumers.Done()
@@ -277,7 +282,16 @@ func (w *Worker) boot(ctx context.Context) error {
 	if err := w.Bus.EnsureConsumers(ctx); err != nil {
 		return err
 	}
-	return w.Servico.Boot(ctx)
+	if err := w.Servico.Boot(ctx); err != nil {
+		return err
+	}
+	// Issue 14: after an asynchronous failover the bus can hold draws the
+	// database lost; the steps that draw on their own wait for the repair.
+	if w.verificarConsistencia(ctx, true) {
+		w.divergente.Store(true)
+		return nil
+	}
+	return w.Servico.BootSorteios(ctx)
 }
 
 func (w *Worker) close() {
