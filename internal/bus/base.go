@@ -4,48 +4,57 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"sync"
 	"time"
-
-	"github.com/nats-io/nats.go/jetstream"
-
-	"github.com/formigueiro/d6a/internal/evento"
 )
 
 // AtrasoMaximoBase is how far behind the stream's newest message the seed's
 // base may be (CONTRACT §4).
 const AtrasoMaximoBase = time.Second
 
-// confirmarACada is how often the follower checks, when no delivery told
-// it, that it is still at the head of the stream.
+// confirmarACada is how often the base asks the stream for its last
+// message.
 const confirmarACada = 250 * time.Millisecond
 
-// ErrBaseAtrasada is returned while the follower cannot vouch for being
+// ErrBaseAtrasada is returned while the base cannot vouch for being
 // within AtrasoMaximoBase of the stream's head and the bus does not answer.
 var ErrBaseAtrasada = errors.New("último evento do barramento não confirmado no último segundo")
 
-// Base follows the bus stream with an ordered consumer and keeps the
-// event_id and sequence of its latest message: the draw's base without a
-// request to the bus per draw (CONTRACT §4, the spec's obterUltimoEventId).
+// Base keeps the event_id and sequence of the latest message of the bus
+// stream the service knows of: the draw's base without a request to the
+// bus per draw (CONTRACT §4, the spec's obterUltimoEventId). It learns
+// from every message the consumers receive and every result the service
+// publishes (its ack), and asks the stream for its head every
+// confirmarACada, which also vouches for the lag bound. An ordered consumer
+// following the stream did this before; it cost the server a delivery and
+// the service a wake-up for every message of the stream, each draw's input
+// and result included (issue 11, half load).
 type Base struct {
 	b          *Bus
 	mu         sync.Mutex
 	id         string
 	seq        uint64
-	confirmada time.Time // when the follower last knew it was at the head
+	confirmada time.Time // when the stream's head was last known to be at or below seq
 }
 
-// SeguirBase starts following the stream until ctx ends.
+// SeguirBase starts keeping the base until ctx ends.
 func (b *Bus) SeguirBase(ctx context.Context) *Base {
 	f := &Base{b: b}
-	go f.seguir(ctx)
+	b.base.Store(f)
 	go f.confirmar(ctx)
 	return f
 }
 
+// conhecer tells the base of a message of the stream (a delivery or a
+// publish ack).
+func (b *Bus) conhecer(id string, seq uint64) {
+	if f := b.base.Load(); f != nil {
+		f.adotar(id, seq, time.Time{})
+	}
+}
+
 // LastEventID returns the latest message the service knows of. When the
-// follower cannot vouch for the last second, it asks the stream once
+// base cannot vouch for the last second, it asks the stream once
 // (bounded), so the draw waits rather than use a stale base; with the bus
 // unreachable it fails and the draw's event is retried.
 func (f *Base) LastEventID(ctx context.Context) (string, uint64, error) {
@@ -63,16 +72,17 @@ func (f *Base) LastEventID(ctx context.Context) (string, uint64, error) {
 	return f.id, f.seq, nil
 }
 
-// adotar records a message at seq; head says the stream had nothing after
-// it at that moment.
-func (f *Base) adotar(id string, seq uint64, head bool) {
+// adotar records a message at seq. A non-zero cabeca is when the stream's
+// head was asked for and seq is its answer: the base, now at or past it,
+// was within the lag bound then.
+func (f *Base) adotar(id string, seq uint64, cabeca time.Time) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if seq > f.seq && id != "" {
 		f.id, f.seq = id, seq
 	}
-	if head && seq >= f.seq {
-		f.confirmada = time.Now()
+	if !cabeca.IsZero() && f.seq >= seq && cabeca.After(f.confirmada) {
+		f.confirmada = cabeca
 	}
 }
 
@@ -80,103 +90,26 @@ func (f *Base) adotar(id string, seq uint64, head bool) {
 func (f *Base) perguntar(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
+	quando := time.Now()
 	id, seq, err := f.b.LastEventID(ctx)
 	if err != nil {
 		return err
 	}
-	f.adotar(id, seq, true)
+	f.adotar(id, seq, quando)
 	return nil
 }
 
-// seguir delivers every new message of the stream; the ordered consumer
-// recreates itself after a gap, a reconnection or a leader change.
-func (f *Base) seguir(ctx context.Context) {
-	for ctx.Err() == nil {
-		c, err := f.b.js.OrderedConsumer(ctx, f.b.cfg.Stream, jetstream.OrderedConsumerConfig{
-			DeliverPolicy: jetstream.DeliverLastPolicy,
-		})
-		if err != nil {
-			// Before boot creates the stream this is expected; the draw
-			// waits for the base anyway.
-			nivel := slog.LevelWarn
-			if errors.Is(err, jetstream.ErrStreamNotFound) {
-				nivel = slog.LevelDebug
-			}
-			f.b.log.Log(ctx, nivel, "seguidor da base: consumidor ordenado indisponível", "erro", err)
-			if !dormir(ctx, time.Second) {
-				return
-			}
-			continue
-		}
-		cc, err := c.Consume(func(m jetstream.Msg) {
-			md, err := m.Metadata()
-			if err != nil {
-				return
-			}
-			id, _ := evento.LerEventID(m.Data())
-			f.adotar(id, md.Sequence.Stream, md.NumPending == 0)
-		}, jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
-			f.b.log.Debug("seguidor da base", "erro", err)
-		}))
-		if err != nil {
-			f.b.log.Warn("seguidor da base: consumo indisponível", "erro", err)
-			if !dormir(ctx, time.Second) {
-				return
-			}
-			continue
-		}
-		select {
-		case <-ctx.Done():
-			cc.Stop()
-			return
-		case <-cc.Closed():
-		}
-	}
-}
-
-// confirmar vouches for a quiet stream (nothing delivered because nothing
-// was published) and catches up a follower that fell behind.
+// confirmar asks the stream for its last message every confirmarACada:
+// what other producers published, and the vouching for the lag bound.
 func (f *Base) confirmar(ctx context.Context) {
 	t := time.NewTicker(confirmarACada)
 	defer t.Stop()
 	for {
+		_ = f.perguntar(ctx)
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
-		f.mu.Lock()
-		recente := time.Since(f.confirmada) < confirmarACada
-		seq := f.seq
-		f.mu.Unlock()
-		if recente {
-			continue
-		}
-		ictx, cancel := context.WithTimeout(ctx, time.Second)
-		s, err := f.b.streamBus(ictx)
-		var info *jetstream.StreamInfo
-		if err == nil {
-			info, err = s.Info(ictx)
-		}
-		cancel()
-		switch {
-		case err != nil:
-			continue
-		case info.State.LastSeq <= seq:
-			f.adotar("", seq, true)
-		default:
-			_ = f.perguntar(ctx)
-		}
-	}
-}
-
-func dormir(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
 	}
 }

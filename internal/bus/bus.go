@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -132,6 +133,8 @@ type Bus struct {
 
 	mu     sync.Mutex
 	stream jetstream.Stream
+	// base learns of the messages received and published (SeguirBase).
+	base atomic.Pointer[Base]
 }
 
 // Connect connects to cfg.URL, or starts an embedded server when it is empty.

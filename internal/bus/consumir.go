@@ -348,6 +348,7 @@ func (b *Bus) decodificar(ctx context.Context, log *slog.Logger, tipo evento.Tip
 		b.mortaEAck(ctx, log, tipo, m, seq, entregas, err.Error())
 		return recebida{}, false
 	}
+	b.conhecer(ev.EventID.String(), seq)
 	return recebida{m: m, ev: ev, seq: seq, entregas: entregas, log: log.With("event_id", ev.EventID.String())}, true
 }
 

@@ -9,8 +9,8 @@ import (
 	"github.com/formigueiro/d6a/internal/evento"
 )
 
-// CONTRACT §4, issue 11: the seed's base comes from the follower of the
-// stream, never from d6a. A bus that stops in the middle of a burst (the
+// CONTRACT §4, issue 11: the seed's base comes from bus.Base, which knows the
+// stream's messages, never from d6a. A bus that stops in the middle of a burst (the
 // single-node stand-in for a leader election) makes draws wait: every draw
 // of the burst happens once, none on a fallback base, and every base is a
 // message of the stream below its own result.

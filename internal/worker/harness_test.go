@@ -70,7 +70,7 @@ type colonia struct {
 type opcoes struct {
 	maxEntregas int
 	nRecusas    int
-	// base replaces the follower of the stream (worker.Options.Base).
+	// base replaces bus.Base (worker.Options.Base).
 	base atribuicao.Barramento
 }
 

@@ -48,7 +48,7 @@ type Options struct {
 	Backoff []time.Duration
 	// Listener replaces listening on cfg.HTTPAddr.
 	Listener net.Listener
-	// Base replaces the follower of the stream as the seed's base.
+	// Base replaces bus.Base as the seed's base.
 	Base atribuicao.Barramento
 }
 
