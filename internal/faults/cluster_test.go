@@ -784,6 +784,20 @@ func TestCluster(t *testing.T) {
 		if saida3 != "exit 0" {
 			t.Errorf("d6a verify --consistencia after the repair: %s:\n%s", saida3, out3)
 		}
+		// The restarted instance held back its boot sweep on the lost
+		// commits; it runs it once a check finds the repair done.
+		retomou := false
+		wctx, cancelW = context.WithTimeout(ctx, 30*time.Second)
+		esperar(wctx, func() bool {
+			arqs := a.arquivos()
+			b, _ := os.ReadFile(arqs[len(arqs)-1])
+			retomou = strings.Contains(string(b), "de acordo após o reparo")
+			return retomou
+		})
+		cancelW()
+		if !retomou {
+			t.Errorf("the restarted instance did not resume its held boot steps after the repair")
+		}
 		t.Logf("async: verify before the repair:\n%s\nrepair:\n%s", out1, out2)
 		reconst := time.Now()
 		if err := pgs.reconstruir(ctx); err != nil {
@@ -793,8 +807,8 @@ func TestCluster(t *testing.T) {
 		}
 		rebuilt := time.Since(reconst)
 		fluxo(fatia / 2)
-		desc := fmt.Sprintf("results_in_lost_window=%d pg_kill_to_promoted=%.1fs boot_warning=%v verify_before=%s divergences=%d replay_from_seq=%s draws_reconciled=%d verify_after_repair=%s standby_rebuilt_in=%.1fs",
-			naJanela, promovido.Sub(morte).Seconds(), aviso, strings.ReplaceAll(saida1, " ", ""), divergencias, desdeReplay, recriadas, strings.ReplaceAll(saida3, " ", ""), rebuilt.Seconds())
+		desc := fmt.Sprintf("results_in_lost_window=%d pg_kill_to_promoted=%.1fs boot_warning=%v boot_sweep_resumed=%v verify_before=%s divergences=%d replay_from_seq=%s draws_reconciled=%d verify_after_repair=%s standby_rebuilt_in=%.1fs",
+			naJanela, promovido.Sub(morte).Seconds(), aviso, retomou, strings.ReplaceAll(saida1, " ", ""), divergencias, desdeReplay, recriadas, strings.ReplaceAll(saida3, " ", ""), rebuilt.Seconds())
 		conferir("pg-async-lost-commits", inicio, seq0, time.Now(), 0, desc)
 	}
 
