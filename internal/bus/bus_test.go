@@ -845,3 +845,21 @@ func TestConfigPadroes(t *testing.T) {
 		t.Errorf("semSenha = %q", got)
 	}
 }
+
+// In-place retries of a transient failure wait 250 ms doubling up to 1 s
+// (a NATS leader election ends at any moment between 4 and 9 s), never
+// longer than the configured redelivery delay.
+func TestEsperaTransitoria(t *testing.T) {
+	t.Parallel()
+	c := Config{}.WithDefaults()
+	want := []time.Duration{250 * time.Millisecond, 500 * time.Millisecond, time.Second, time.Second, time.Second}
+	for i, w := range want {
+		if got := c.esperaTransitoria(uint64(i + 1)); got != w {
+			t.Errorf("retry %d: %v, want %v", i+1, got, w)
+		}
+	}
+	c.Backoff = []time.Duration{20 * time.Millisecond}
+	if got := c.esperaTransitoria(3); got != 20*time.Millisecond {
+		t.Errorf("with a 20 ms redelivery delay: %v", got)
+	}
+}

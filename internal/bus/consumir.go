@@ -89,9 +89,16 @@ func Transitorio(err error) error {
 
 func ehTransitorio(err error) bool { return errors.Is(err, ErrTransitorio) }
 
-// esperaTransitoriaMax caps the wait between in-place retries, so the
-// colony catches up soon after the database returns.
-const esperaTransitoriaMax = 5 * time.Second
+// esperaTransitoria is the wait before in-place retry n of a transient
+// failure: 250 ms doubling up to 1 s, never longer than the configured
+// redelivery delay. A short cap makes the colony catch up soon after the
+// database or the bus returns: a NATS stream leader election takes 4-9 s
+// (nats-server's raft timeouts), and with the redelivery delays (1 s, 2 s,
+// 5 s…) a draw waiting for its base retried at 1, 3, 8 and 13 s, so an
+// election ending at 8.5 s held the consumer until 13 s.
+func (c Config) esperaTransitoria(n uint64) time.Duration {
+	return min(c.espera(n), 250*time.Millisecond<<min(n-1, 2))
+}
 
 func ehPermanente(err error) bool {
 	return errors.Is(err, ErrPermanente) || errors.Is(err, evento.ErrInutilizavel)
@@ -167,15 +174,15 @@ func (b *Bus) buscarAdiante(ctx, hctx context.Context, log *slog.Logger, tipo ev
 		c      jetstream.Consumer
 		ocioso = true
 		falhas int
-		// After a failed fetch: 250 ms, doubling up to 2 s. A leader
-		// election takes seconds; a longer wait only adds to the pause in
+		// After a failed fetch: 250 ms, doubling up to 1 s. A leader
+		// election takes 4-9 s; a longer wait only adds to the pause in
 		// results after it (the earlier 1 s, 2 s, 3 s… made one NATS kill
 		// cost 10.4 s in make test-cluster).
 		aguarde = func() {
 			falhas++
 			select {
 			case <-ctx.Done():
-			case <-time.After(min(250*time.Millisecond<<min(falhas-1, 3), 2*time.Second)):
+			case <-time.After(250 * time.Millisecond << min(falhas-1, 2)):
 			}
 		}
 	)
@@ -364,7 +371,7 @@ func (b *Bus) liquidar(parar, ctx context.Context, tipo evento.Tipo, r recebida,
 	// against MaxEntregas and never dead-letters a good message (CONTRACT
 	// §3). Stopping consumption hands the message back.
 	for tentativa := uint64(1); herr != nil && ehTransitorio(herr); tentativa++ {
-		espera := min(b.cfg.espera(tentativa), esperaTransitoriaMax)
+		espera := b.cfg.esperaTransitoria(tentativa)
 		if tentativa == 1 || tentativa%10 == 0 {
 			log.Warn("transient failure; retrying without counting a delivery", "erro", herr, "tentativa", tentativa, "espera", espera)
 		}

@@ -363,10 +363,14 @@ func (b *Bus) Publish(ctx context.Context, subject, eventID string, data []byte)
 	return ack.Sequence, nil
 }
 
-// ackAsyncTimeout bounds the wait for the ack of a PublishAsync, as the
-// JetStream default API timeout bounds Publish's: without it a lost ack
-// would hold its pending slot forever.
-const ackAsyncTimeout = 5 * time.Second
+// ackAsyncTimeout bounds the wait for the ack of a PublishAsync: without it
+// a lost ack would hold its pending slot forever. A publish sent while the
+// stream has no leader (an election after a node died) gets no answer at
+// all, and its rows go out on the outbox sweep only once this expires, so
+// it is short: an ack taking longer than this only makes the sweep publish
+// the row again, which the stream drops as a duplicate. At 5 s, a NATS
+// kill in make test-cluster paused results for 10.4 s.
+const ackAsyncTimeout = 2 * time.Second
 
 // HeaderEntradaSeq names, on a published result, the stream sequence of the
 // consumed event whose unit of work produced it: after an asynchronous

@@ -101,7 +101,8 @@ func (r *Relay) Wake() {
 }
 
 // Run publishes until ctx ends. Failures (bus or database down) are retried
-// with backoff up to 5 s; nothing is skipped.
+// with backoff up to 1 s, so what an outage left behind goes out soon after
+// it; nothing is skipped.
 func (r *Relay) Run(ctx context.Context) {
 	backoff := 50 * time.Millisecond
 	for {
@@ -112,7 +113,7 @@ func (r *Relay) Run(ctx context.Context) {
 			if !sleep(ctx, backoff) {
 				return
 			}
-			backoff = min(backoff*2, 5*time.Second)
+			backoff = min(backoff*2, time.Second)
 			continue
 		case n >= int(r.lote):
 			backoff = 50 * time.Millisecond
