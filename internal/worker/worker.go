@@ -74,7 +74,7 @@ type Worker struct {
 	// divergente: the boot found results on the bus the database lost, and
 	// the boot steps that draw wait for the repair (aguardarReparo).
 	divergente atomic.Bool
-	// pararBase stops following the stream for the seed's base.
+	// pararBase stops the seed's base asking the stream for its head.
 	pararBase context.CancelFunc
 	// pararFundo ends the HTTP app's background work (JWKS refresh).
 	pararFundo context.CancelFunc
