@@ -26,9 +26,9 @@ var ErrBaseAtrasada = errors.New("último evento do barramento não confirmado n
 // from every message the consumers receive and every result the service
 // publishes (its ack), and asks the stream for its head every
 // confirmarACada, which also vouches for the lag bound. An ordered consumer
-// following the stream did this before; it cost the server a delivery and
-// the service a wake-up for every message of the stream, each draw's input
-// and result included (issue 11, half load).
+// following the stream did this before: the server delivered every message
+// of the platform's stream to every instance once more (docs/decisions.md,
+// "Draw time and the seed's base").
 type Base struct {
 	b          *Bus
 	mu         sync.Mutex
