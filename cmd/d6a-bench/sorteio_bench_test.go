@@ -170,7 +170,7 @@ func montar() error {
 	bancada.carregar = stDur.CarregarHierarquia
 	hier := hierarquia.New(bancada.carregar, 6*time.Hour, nil)
 	// The seed's base as d6a serve keeps it: followed, not asked per draw.
-	base := bancada.bus.SeguirBase(context.Background())
+	base := bancada.bus.IniciarBase(context.Background())
 	if _, err := hier.Tamanho(ctx); err != nil {
 		return err
 	}

@@ -37,8 +37,8 @@ type Base struct {
 	confirmada time.Time // when the stream's head was last known to be at or below seq
 }
 
-// SeguirBase starts keeping the base until ctx ends.
-func (b *Bus) SeguirBase(ctx context.Context) *Base {
+// IniciarBase starts keeping the base until ctx ends.
+func (b *Bus) IniciarBase(ctx context.Context) *Base {
 	f := &Base{b: b}
 	b.base.Store(f)
 	go f.confirmar(ctx)

@@ -20,7 +20,7 @@ func TestBaseSegueOStream(t *testing.T) {
 	b := novoBus(t, url, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	f := b.SeguirBase(ctx)
+	f := b.IniciarBase(ctx)
 
 	for range 3 {
 		publicarAgenda(t, b)

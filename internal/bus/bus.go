@@ -133,7 +133,7 @@ type Bus struct {
 
 	mu     sync.Mutex
 	stream jetstream.Stream
-	// base learns of the messages received and published (SeguirBase).
+	// base learns of the messages received and published (IniciarBase).
 	base atomic.Pointer[Base]
 }
 

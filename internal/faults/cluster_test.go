@@ -747,15 +747,17 @@ func TestCluster(t *testing.T) {
 		if err := a.pronta(60 * time.Second); err != nil {
 			t.Errorf("a after restart: %v", err)
 		}
-		aviso := false
-		wctx, cancelW := context.WithTimeout(ctx, 30*time.Second)
-		esperar(wctx, func() bool {
-			arqs := a.arquivos()
-			b, _ := os.ReadFile(arqs[len(arqs)-1])
-			aviso = strings.Contains(string(b), "DIVERGÊNCIA ENTRE O BARRAMENTO E O BANCO")
-			return aviso
-		})
-		cancelW()
+		// logou waits up to 30 s for a's current log to contain texto.
+		logou := func(texto string) bool {
+			wctx, cancelW := context.WithTimeout(ctx, 30*time.Second)
+			defer cancelW()
+			return esperar(wctx, func() bool {
+				arqs := a.arquivos()
+				b, _ := os.ReadFile(arqs[len(arqs)-1])
+				return strings.Contains(string(b), texto)
+			})
+		}
+		aviso := logou("DIVERGÊNCIA ENTRE O BARRAMENTO E O BANCO")
 		if !aviso {
 			t.Errorf("the restarted instance did not log the divergence at boot")
 		}
@@ -786,15 +788,7 @@ func TestCluster(t *testing.T) {
 		}
 		// The restarted instance held back its boot sweep on the lost
 		// commits; it runs it once a check finds the repair done.
-		retomou := false
-		wctx, cancelW = context.WithTimeout(ctx, 30*time.Second)
-		esperar(wctx, func() bool {
-			arqs := a.arquivos()
-			b, _ := os.ReadFile(arqs[len(arqs)-1])
-			retomou = strings.Contains(string(b), "de acordo após o reparo")
-			return retomou
-		})
-		cancelW()
+		retomou := logou("de acordo após o reparo")
 		if !retomou {
 			t.Errorf("the restarted instance did not resume its held boot steps after the repair")
 		}

@@ -21,7 +21,7 @@ const janelaConsistencia = 10_000
 // asynchronous standby promoted without the last commits) is logged at
 // ERROR with the repair command; d6a keeps consuming, since the repair
 // needs an operator's eyes (docs/reliability.md), but holds back the boot
-// steps that draw on its own (aguardarReparo).
+// steps that draw on its own (retomarAposReparo).
 func (w *Worker) verificarConsistencia(ctx context.Context, avisar bool) bool {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
@@ -71,54 +71,29 @@ func (w *Worker) verificarConsistencia(ctx context.Context, avisar bool) bool {
 }
 
 // reverificarACada is how often an instance that booted on a divergence
-// checks again whether the repair ran.
+// checks again whether the repair ran (manter).
 const reverificarACada = 5 * time.Second
 
-// aguardarReparo runs while the boot's check found the bus and the
-// database diverging: the periodic jobs are held (Manutencao) and the boot
-// steps that draw wait, since they would decide on a database that lacks
-// draws the bus already published (a counsellor the bus gave a demand
-// would look free). Once a check finds them agreeing (the operator ran the
-// repair), the held steps run.
-func (w *Worker) aguardarReparo(ctx context.Context) {
-	t := time.NewTicker(reverificarACada)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		if w.verificarConsistencia(ctx, false) {
-			continue
-		}
-		for tentativa := 1; ; tentativa++ {
-			err := w.Servico.BootSorteios(ctx)
-			if err == nil {
-				break
-			}
-			w.log.Error("varredura do boot após o reparo falhou, nova tentativa", "tentativa", tentativa, "erro", err)
-			if !dormir(ctx, min(time.Duration(tentativa)*time.Second, 10*time.Second)) {
-				return
-			}
-		}
-		w.divergente.Store(false)
-		w.log.Info("barramento e banco de acordo após o reparo: varredura do boot feita, tarefas periódicas retomadas")
+// retomarAposReparo is the periodic pass of an instance that booted on a
+// bus and a database that disagreed: the periodic jobs and the boot steps
+// that draw wait, since they would decide on a database that lacks draws
+// the bus already published (a counsellor the bus gave a demand would look
+// free). Once a check finds them agreeing (the operator ran the repair),
+// the held boot steps run; a failure is retried on the next pass.
+func (w *Worker) retomarAposReparo(ctx context.Context) {
+	if w.verificarConsistencia(ctx, false) {
 		return
 	}
+	if err := w.Servico.BootSorteios(ctx); err != nil {
+		if ctx.Err() == nil {
+			w.log.Error("varredura do boot após o reparo falhou; nova tentativa no próximo ciclo", "erro", err)
+		}
+		return
+	}
+	w.divergente.Store(false)
+	w.log.Info("barramento e banco de acordo após o reparo: varredura do boot feita, tarefas periódicas retomadas")
 }
 
 // Divergente reports whether this instance booted on a bus and a database
-// that disagreed and has not yet seen them agree (aguardarReparo).
+// that disagreed and has not yet seen them agree (retomarAposReparo).
 func (w *Worker) Divergente() bool { return w.divergente.Load() }
-
-func dormir(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
-}

@@ -11,14 +11,17 @@ import (
 // go through the draw executor and are idempotent, so every instance may
 // run them: the executor's global lock orders them and the event ids
 // derived from the assignment or the suspension keep one event each.
+// While the instance waits for a repair it passes every reverificarACada.
 func (w *Worker) manter(ctx context.Context) {
-	t := time.NewTicker(w.Cfg.Manutencao)
-	defer t.Stop()
 	for {
+		intervalo := w.Cfg.Manutencao
+		if w.divergente.Load() {
+			intervalo = min(intervalo, reverificarACada)
+		}
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case <-time.After(intervalo):
 		}
 		w.Manutencao(ctx)
 	}
@@ -27,8 +30,8 @@ func (w *Worker) manter(ctx context.Context) {
 // Manutencao is one pass of the periodic jobs (tests call it directly).
 func (w *Worker) Manutencao(ctx context.Context) {
 	if w.divergente.Load() {
-		// They draw; the database may lack draws the bus published.
-		w.log.Warn("tarefas periódicas adiadas: barramento e banco divergem até o reparo")
+		// The jobs draw; the database may lack draws the bus published.
+		w.retomarAposReparo(ctx)
 		return
 	}
 	if n, err := w.Servico.ReativarVencidos(ctx); err != nil {

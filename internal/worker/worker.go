@@ -72,7 +72,7 @@ type Worker struct {
 	ln     net.Listener
 	booted atomic.Bool
 	// divergente: the boot found results on the bus the database lost, and
-	// the boot steps that draw wait for the repair (aguardarReparo).
+	// the boot steps that draw wait for the repair (retomarAposReparo).
 	divergente atomic.Bool
 	// pararBase stops the seed's base asking the stream for its head.
 	pararBase context.CancelFunc
@@ -148,7 +148,7 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *Worker, err erro
 	if base == nil {
 		baseCtx, pararBase := context.WithCancel(context.Background())
 		w.pararBase = pararBase
-		base = w.Bus.SeguirBase(baseCtx)
+		base = w.Bus.IniciarBase(baseCtx)
 	}
 	w.Servico = atribuicao.New(atribuicao.Options{
 		Store: st, Hierarquia: hier, Barramento: base, SubjectPrefix: cfg.SubjectPrefix,
@@ -221,9 +221,6 @@ func (w *Worker) Run(ctx context.Context) error {
 		w.booted.Store(true)
 		w.log.Info("boot concluído; consumindo")
 		go w.manter(ctx)
-		if w.divergente.Load() {
-			go w.aguardarReparo(ctx)
-		}
 		consumers.Add(1)
 		go func() {
 			defer consumers.Done()
