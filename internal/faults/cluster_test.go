@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -444,6 +445,11 @@ func (s *sondaReadyz) uma(base string) int {
 	return cod
 }
 
+// retomadaMaxima is how soon after the stream has a leader again results
+// must reach it: a publish sent just before the election gets no answer
+// until its 2 s ack timeout, then the outbox sweep sends it again.
+const retomadaMaxima = 3 * time.Second
+
 // cenarioCluster is one scenario: a fault during a slice of the stream.
 type cenarioCluster struct {
 	nome string
@@ -579,6 +585,12 @@ func TestCluster(t *testing.T) {
 		}
 		return fmt.Sprintf("consumer_leaders_moved=%d", n)
 	}
+	// semLider is how long the killed stream leader's group took to elect
+	// another, as a client saw it. NATS's raft waits a random 4-9 s before
+	// an election and can need a second round: no result can be stored
+	// meanwhile, so the gap's target stretches to that time plus
+	// retomadaMaxima, d6a's own part.
+	var semLider time.Duration
 	matarLiderNATS := func(ctx context.Context, _ time.Time) string {
 		time.Sleep(5 * time.Second)
 		lider, err := liderStream(ctx, cli.js)
@@ -589,6 +601,24 @@ func TestCluster(t *testing.T) {
 		s := nc.nos[lider]
 		s.parar(syscall.SIGKILL)
 		morte := time.Now()
+		// When the stream has a leader again: nothing reaches it before.
+		var (
+			eleicao    sync.WaitGroup
+			reiniciado atomic.Bool
+		)
+		eleicao.Go(func() {
+			for ctx.Err() == nil {
+				lctx, cancel := context.WithTimeout(ctx, time.Second)
+				novo, err := liderStream(lctx, cli.js)
+				cancel()
+				// The killed server may win again once restarted.
+				if err == nil && (novo != lider || reiniciado.Load()) {
+					semLider = time.Since(morte)
+					return
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+		})
 		// One d6a instance dies during the NATS outage too.
 		time.Sleep(3 * time.Second)
 		a.matar()
@@ -596,8 +626,10 @@ func TestCluster(t *testing.T) {
 		if err := s.iniciar(); err != nil {
 			t.Errorf("restarting %s: %v", lider, err)
 		}
+		reiniciado.Store(true)
+		eleicao.Wait()
 		novo, _ := liderStream(ctx, cli.js)
-		return fmt.Sprintf("killed=%s down=%.1fs new_leader=%s d6a_killed=a", lider, time.Since(morte).Seconds(), novo)
+		return fmt.Sprintf("killed=%s down=%.1fs stream_without_leader=%.1fs new_leader=%s d6a_killed=a", lider, time.Since(morte).Seconds(), semLider.Seconds(), novo)
 	}
 	var readyTxt string
 	failoverPG := func(ctx context.Context, _ time.Time) string {
@@ -692,7 +724,7 @@ func TestCluster(t *testing.T) {
 			invs = fmt.Sprintf("BROKEN(%d)", len(v.nomes))
 		}
 		if alvoLacuna > 0 && lacuna > alvoLacuna {
-			t.Errorf("%s: longest gap without a result %.1fs, target ≤ %s", nome, lacuna.Seconds(), alvoLacuna)
+			t.Errorf("%s: longest gap without a result %.1fs, target ≤ %s", nome, lacuna.Seconds(), alvoLacuna.Round(100*time.Millisecond))
 		}
 		linha := fmt.Sprintf("cluster: scenario=%s lost=%d doubled=%d invariants=%s longest_gap=%.1fs results=%d events=%d assignments=%d verified=%d reconciled=%d caught_up=%.1fs %s",
 			nome, res.perdidas+res.perdidasDemandas, res.duplicadas, invs, lacuna.Seconds(), len(rs), res.eventos, res.atribuicoes, res.verificados, res.reconciliados, alcancou.Seconds(), desc)
@@ -707,11 +739,14 @@ func TestCluster(t *testing.T) {
 		var desc string
 		var wg sync.WaitGroup
 		fctx, cancelF := context.WithTimeout(ctx, 3*time.Minute)
+		semLider = 0
 		wg.Go(func() { desc = c.falha(fctx, inicio) })
 		fluxo(fatia)
 		wg.Wait()
 		cancelF()
-		conferir(c.nome, inicio, seq0, time.Now(), c.alvoLacuna, desc)
+		// A leader election longer than the target leaves d6a
+		// retomadaMaxima after it.
+		conferir(c.nome, inicio, seq0, time.Now(), max(c.alvoLacuna, semLider+retomadaMaxima), desc)
 	}
 
 	// The asynchronous standby (issue 14, item 2): commits only the primary
