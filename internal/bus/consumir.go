@@ -145,8 +145,8 @@ func (b *Bus) Consumir(ctx context.Context, h Handler) error {
 // consumirTipo is the loop of one durable. ctx stops fetching; hctx is given
 // to the handler and outlives ctx by the drain period.
 //
-// Fetching and decoding run one batch ahead of the handler (buscarAdiante),
-// so the executor finds the next batch ready when it commits one instead of
+// Fetching and decoding run ahead of the handler (buscarAdiante), so the
+// executor finds the next batch ready when it commits one instead of
 // waiting for a round trip to the server and the decoding of every message
 // (issue 11: the executor stood idle 43% of a burst). Messages are still
 // handed over one batch at a time, in stream order.
@@ -165,123 +165,149 @@ func (b *Bus) consumirTipo(ctx, hctx context.Context, tipo evento.Tipo, h Handle
 	}
 }
 
-// buscarAdiante fetches and decodes batches and hands each to prontos,
-// keeping the one waiting there in progress on the server; it closes
-// prontos when ctx ends.
+// buscarAdiante keeps a pull request open on the server and gathers what
+// it delivers, decoded, into the batch waiting for the handler, up to
+// Config.Lote; the handler takes all of it when it is free. So an event
+// that arrives while a transaction runs goes into the next one. Fetching a
+// whole batch ahead and holding it until the handler took it (before)
+// left the events that arrived meanwhile for the transaction after the
+// next: at half load a result waited for two or three transactions, not
+// one or two (issue 11). The messages gathered are kept in progress on the
+// server; it closes prontos when ctx ends.
 func (b *Bus) buscarAdiante(ctx, hctx context.Context, log *slog.Logger, tipo evento.Tipo, prontos chan<- []recebida) {
 	defer close(prontos)
 	var (
-		c      jetstream.Consumer
-		ocioso = true
-		falhas int
-		// After a failed fetch: 250 ms, doubling up to 1 s. A leader
-		// election takes 4-9 s; a longer wait only adds to the pause in
-		// results after it (the earlier 1 s, 2 s, 3 s… made one NATS kill
-		// cost 10.4 s in make test-cluster).
-		aguarde = func() {
-			falhas++
-			select {
-			case <-ctx.Done():
-			case <-time.After(250 * time.Millisecond << min(falhas-1, 2)):
-			}
-		}
+		c jetstream.Consumer
+		// pedido is the open pull request; nil when none is.
+		pedido   jetstream.MessageBatch
+		chegadas <-chan jetstream.Msg
+		// semEspera: pedido is a FetchNoWait, whose answer (what the stream
+		// holds now) is gathered whole before a batch is handed over, so a
+		// burst goes in batches of Lote, not in the pieces that happen to
+		// have arrived; otherwise it waits for messages and each is handed
+		// over as it comes.
+		semEspera bool
+		// pedidas and recebidas count the open request's messages; emDia
+		// says the last request brought fewer than it asked for: the next
+		// one waits for messages instead of asking for what is there.
+		pedidas, recebidas int
+		emDia              = true
+		pendentes          []recebida
+		falhas             int
+		progresso          = time.NewTicker(b.cfg.AckWait / 3)
 	)
-	for ctx.Err() == nil {
-		if c == nil {
-			var err error
-			c, err = b.js.Consumer(ctx, b.cfg.Stream, tipo.Durable())
-			if err != nil {
-				if ctx.Err() == nil {
-					log.Error("consumer unavailable", "erro", err)
+	defer progresso.Stop()
+	// After a failed request: 250 ms, doubling up to 1 s. A leader election
+	// takes 4-9 s; a longer wait only adds to the pause in results after it
+	// (the earlier 1 s, 2 s, 3 s… made one NATS kill cost 10.4 s in make
+	// test-cluster). Whatever was gathered is still handed over meanwhile.
+	var retomar <-chan time.Time
+	falhou := func() {
+		falhas++
+		retomar = time.After(250 * time.Millisecond << min(falhas-1, 2))
+	}
+	// chegou takes one delivery of the open request, or its end (ok false:
+	// filled, expired or failed).
+	chegou := func(m jetstream.Msg, ok bool) {
+		if !ok {
+			err := pedido.Error()
+			pedido, chegadas = nil, nil
+			emDia = recebidas < pedidas
+			if err != nil && !errors.Is(err, jetstream.ErrNoMessages) && !errors.Is(err, nats.ErrTimeout) {
+				log.Warn("fetch failed", "erro", err)
+				if errors.Is(err, jetstream.ErrConsumerNotFound) {
+					c = nil
 				}
-				c = nil
-				aguarde()
-				continue
-			}
-		}
-		msgs, err := b.buscar(c, ocioso)
-		if err != nil {
-			if ctx.Err() != nil {
-				devolver(msgs)
+				falhou()
 				return
 			}
-			log.Warn("fetch failed", "erro", err)
-			if errors.Is(err, jetstream.ErrConsumerNotFound) {
-				c = nil
-			}
-			devolver(msgs)
-			aguarde()
-			continue
-		}
-		falhas = 0
-		ocioso = len(msgs) == 0
-		rs := make([]recebida, 0, len(msgs))
-		for _, m := range msgs {
-			if r, ok := b.decodificar(hctx, log, tipo, m); ok {
-				rs = append(rs, r)
-			}
-		}
-		if len(rs) > 0 && !b.entregar(ctx, prontos, rs) {
-			devolverRecebidas(rs)
+			falhas = 0
 			return
 		}
+		recebidas++
+		if r, ok := b.decodificar(hctx, log, tipo, m); ok {
+			pendentes = append(pendentes, r)
+		}
 	}
-}
-
-// entregar waits for the handler to take rs, telling the server every
-// AckWait/3 that they are in progress; false when ctx ended first.
-func (b *Bus) entregar(ctx context.Context, prontos chan<- []recebida, rs []recebida) bool {
-	t := time.NewTicker(b.cfg.AckWait / 3)
-	defer t.Stop()
+	defer func() {
+		// Stopping: what was gathered goes back for immediate redelivery,
+		// and so does what the open request still brings, but only once
+		// that request has ended (at most Espera): a message handed back
+		// while it is open comes straight back to it, and handing it back
+		// again each time spends its deliveries until the server gives up
+		// on it (MaxEntregas), with nobody left to dead-letter it.
+		var tardias []jetstream.Msg
+		if chegadas != nil {
+			for m := range chegadas {
+				tardias = append(tardias, m)
+			}
+		}
+		devolverRecebidas(pendentes)
+		for _, m := range tardias {
+			_ = m.Nak()
+		}
+	}()
 	for {
+		if ctx.Err() != nil {
+			return
+		}
+		if pedido == nil && retomar == nil && len(pendentes) < b.cfg.Lote {
+			if c == nil {
+				var err error
+				if c, err = b.js.Consumer(ctx, b.cfg.Stream, tipo.Durable()); err != nil {
+					if ctx.Err() == nil {
+						log.Error("consumer unavailable", "erro", err)
+					}
+					c = nil
+					falhou()
+					continue
+				}
+			}
+			var err error
+			pedidas, recebidas, semEspera = b.cfg.Lote-len(pendentes), 0, !emDia
+			if semEspera {
+				pedido, err = c.FetchNoWait(pedidas)
+			} else {
+				pedido, err = c.Fetch(pedidas, jetstream.FetchMaxWait(b.cfg.Espera))
+			}
+			if err != nil {
+				log.Warn("fetch failed", "erro", err)
+				pedido = nil
+				falhou()
+				continue
+			}
+			chegadas = pedido.Messages()
+		}
+		// What has already arrived joins the batch before it is offered.
 		select {
-		case prontos <- rs:
-			return true
+		case m, ok := <-chegadas:
+			chegou(m, ok)
+			continue
+		default:
+		}
+		var saida chan<- []recebida
+		if len(pendentes) > 0 && !(pedido != nil && semEspera) {
+			saida = prontos
+		}
+		select {
 		case <-ctx.Done():
-			return false
-		case <-t.C:
-			for _, r := range rs {
+			return
+		case <-retomar:
+			retomar = nil
+		case m, ok := <-chegadas:
+			chegou(m, ok)
+		case saida <- pendentes:
+			pendentes = nil
+		case <-progresso.C:
+			for _, r := range pendentes {
 				_ = r.m.InProgress()
 			}
 		}
 	}
 }
 
-// buscar fetches the next messages. When the previous round found nothing it
-// waits up to Config.Espera for one message, so an idle consumer costs one
-// request per Espera; otherwise it takes what is already there, up to Lote,
-// without waiting for the batch to fill.
-func (b *Bus) buscar(c jetstream.Consumer, ocioso bool) ([]jetstream.Msg, error) {
-	var (
-		lote jetstream.MessageBatch
-		err  error
-	)
-	if ocioso {
-		lote, err = c.Fetch(1, jetstream.FetchMaxWait(b.cfg.Espera))
-	} else {
-		lote, err = c.FetchNoWait(b.cfg.Lote)
-	}
-	if err != nil {
-		return nil, err
-	}
-	var msgs []jetstream.Msg
-	for m := range lote.Messages() {
-		msgs = append(msgs, m)
-	}
-	if err := lote.Error(); err != nil && !errors.Is(err, jetstream.ErrNoMessages) && !errors.Is(err, nats.ErrTimeout) {
-		return msgs, err
-	}
-	return msgs, nil
-}
-
-// devolver hands fetched but unstarted messages back for immediate
-// redelivery instead of letting them wait for AckWait.
-func devolver(msgs []jetstream.Msg) {
-	for _, m := range msgs {
-		_ = m.Nak()
-	}
-}
-
+// devolverRecebidas hands gathered but unstarted messages back for
+// immediate redelivery instead of letting them wait for AckWait.
 func devolverRecebidas(rs []recebida) {
 	for _, r := range rs {
 		_ = r.m.Nak()
