@@ -62,8 +62,9 @@ type Config struct {
 	AckWait time.Duration
 	// Lote is the largest batch fetched at once (default 256).
 	Lote int
-	// Espera is how long an idle fetch waits for a message (default 1s); it
-	// bounds how late a cancelled context or a replay is noticed.
+	// Espera is how long an open pull request waits for messages (default
+	// 1s); it bounds how late a replay is noticed and how long stopping
+	// waits for the open request to end.
 	Espera time.Duration
 	// Drenagem is how long, after Consumir's context is cancelled, the
 	// handler call in progress may still run before its own context is

@@ -235,11 +235,24 @@ func (b *Bus) buscarAdiante(ctx, hctx context.Context, log *slog.Logger, tipo ev
 		// that request has ended (at most Espera): a message handed back
 		// while it is open comes straight back to it, and handing it back
 		// again each time spends its deliveries until the server gives up
-		// on it (MaxEntregas), with nobody left to dead-letter it.
+		// on it (MaxEntregas), with nobody left to dead-letter it. Past
+		// Drenagem it stops waiting: what the request brings later comes
+		// back after AckWait.
 		var tardias []jetstream.Msg
 		if chegadas != nil {
-			for m := range chegadas {
-				tardias = append(tardias, m)
+			limite := time.NewTimer(b.cfg.Drenagem)
+			defer limite.Stop()
+		esperar:
+			for {
+				select {
+				case m, ok := <-chegadas:
+					if !ok {
+						break esperar
+					}
+					tardias = append(tardias, m)
+				case <-limite.C:
+					break esperar
+				}
 			}
 		}
 		devolverRecebidas(pendentes)
