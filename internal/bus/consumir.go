@@ -291,12 +291,11 @@ func (b *Bus) buscarAdiante(ctx, hctx context.Context, log *slog.Logger, tipo ev
 			}
 			chegadas = pedido.Messages()
 		}
-		// What has already arrived joins the batch before it is offered.
-		select {
-		case m, ok := <-chegadas:
-			chegou(m, ok)
-			continue
-		default:
+		// What has already arrived joins the batch before it is offered, but
+		// no more: while a burst streams in, waiting for a pause would leave
+		// the handler idle.
+		for range len(chegadas) {
+			chegou(<-chegadas, true)
 		}
 		var saida chan<- []recebida
 		if len(pendentes) > 0 && !(pedido != nil && semEspera) {
