@@ -187,14 +187,14 @@ func (b *Bus) buscarAdiante(ctx, hctx context.Context, log *slog.Logger, tipo ev
 		// have arrived; otherwise it waits for messages and each is handed
 		// over as it comes.
 		semEspera bool
-		// pedidas and recebidas count the open request's messages; emDia
-		// says the last request brought fewer than it asked for: the next
-		// one waits for messages instead of asking for what is there.
-		pedidas, recebidas int
-		emDia              = true
-		pendentes          []recebida
-		falhas             int
-		progresso          = time.NewTicker(b.cfg.AckWait / 3)
+		// faltam is how many messages the open (or last) request could
+		// still bring. A request that ended with none left filled up: the
+		// stream has a backlog, and the next one asks for what is there
+		// instead of waiting for messages.
+		faltam    = 1
+		pendentes []recebida
+		falhas    int
+		progresso = time.NewTicker(b.cfg.AckWait / 3)
 	)
 	defer progresso.Stop()
 	// After a failed request: 250 ms, doubling up to 1 s. A leader election
@@ -212,7 +212,6 @@ func (b *Bus) buscarAdiante(ctx, hctx context.Context, log *slog.Logger, tipo ev
 		if !ok {
 			err := pedido.Error()
 			pedido, chegadas = nil, nil
-			emDia = recebidas < pedidas
 			if err != nil && !errors.Is(err, jetstream.ErrNoMessages) && !errors.Is(err, nats.ErrTimeout) {
 				log.Warn("fetch failed", "erro", err)
 				if errors.Is(err, jetstream.ErrConsumerNotFound) {
@@ -224,7 +223,7 @@ func (b *Bus) buscarAdiante(ctx, hctx context.Context, log *slog.Logger, tipo ev
 			falhas = 0
 			return
 		}
-		recebidas++
+		faltam--
 		if r, ok := b.decodificar(hctx, log, tipo, m); ok {
 			pendentes = append(pendentes, r)
 		}
@@ -277,11 +276,11 @@ func (b *Bus) buscarAdiante(ctx, hctx context.Context, log *slog.Logger, tipo ev
 				}
 			}
 			var err error
-			pedidas, recebidas, semEspera = b.cfg.Lote-len(pendentes), 0, !emDia
+			semEspera, faltam = faltam == 0, b.cfg.Lote-len(pendentes)
 			if semEspera {
-				pedido, err = c.FetchNoWait(pedidas)
+				pedido, err = c.FetchNoWait(faltam)
 			} else {
-				pedido, err = c.Fetch(pedidas, jetstream.FetchMaxWait(b.cfg.Espera))
+				pedido, err = c.Fetch(faltam, jetstream.FetchMaxWait(b.cfg.Espera))
 			}
 			if err != nil {
 				log.Warn("fetch failed", "erro", err)

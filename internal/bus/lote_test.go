@@ -40,32 +40,40 @@ func (l *loteRetido) HandleLote(_ context.Context, itens []Item) []error {
 	return make([]error, len(itens))
 }
 
-// Events that arrive while the handler runs all go to its next call, in
-// stream order (issue 11: at half load a result waited for two or three
-// transactions when the batch after the current one was fixed when the
-// current one started).
-func TestLoteJuntaOQueChegaDuranteOHandler(t *testing.T) {
+// cincoReunidos starts a consumer whose handler holds the first event,
+// publishes five more, and returns once the five are delivered and held
+// beside it: the first event's sequence, the five's, the handler and the
+// consumer's stop.
+func cincoReunidos(t *testing.T) (b *Bus, h *loteRetido, parar func(), primeiro uint64, depois []uint64) {
+	t.Helper()
 	url, _ := bustest.Start(t)
-	b := novoBus(t, url, nil)
+	b = novoBus(t, url, nil)
 	consumidores(t, b)
-	h := &loteRetido{entrou: make(chan struct{}), liberar: make(chan struct{})}
-	consumir(t, b, h)
+	h = &loteRetido{entrou: make(chan struct{}), liberar: make(chan struct{})}
+	parar = consumir(t, b, h)
 
-	primeiro, _ := publicarAgenda(t, b)
+	primeiro, _ = publicarAgenda(t, b)
 	select {
 	case <-h.entrou:
 	case <-time.After(prazo):
 		t.Fatal("the handler was not called")
 	}
-	var depois []uint64
 	for range 5 {
 		seq, _ := publicarAgenda(t, b)
 		depois = append(depois, seq)
 	}
-	// All five are delivered and held, with the first still in the handler.
 	esperar(t, "the five events delivered while the handler runs", func() bool {
 		return infoConsumidor(t, b, evento.AgendaItemDisponivel).NumAckPending == 6
 	})
+	return b, h, parar, primeiro, depois
+}
+
+// Events that arrive while the handler runs all go to its next call, in
+// stream order (issue 11: at half load a result waited for two or three
+// transactions when the batch after the current one was fixed when the
+// current one started).
+func TestLoteJuntaOQueChegaDuranteOHandler(t *testing.T) {
+	b, h, _, primeiro, depois := cincoReunidos(t)
 	close(h.liberar)
 	esperarAck(t, b, depois[len(depois)-1])
 
@@ -82,26 +90,7 @@ func TestLoteJuntaOQueChegaDuranteOHandler(t *testing.T) {
 // server gave up on them (MaxEntregas): acknowledged in effect, never
 // processed.
 func TestPararDevolveOReunido(t *testing.T) {
-	url, _ := bustest.Start(t)
-	b := novoBus(t, url, nil)
-	consumidores(t, b)
-	h := &loteRetido{entrou: make(chan struct{}), liberar: make(chan struct{})}
-	parar := consumir(t, b, h)
-
-	publicarAgenda(t, b)
-	select {
-	case <-h.entrou:
-	case <-time.After(prazo):
-		t.Fatal("the handler was not called")
-	}
-	var depois []uint64
-	for range 5 {
-		seq, _ := publicarAgenda(t, b)
-		depois = append(depois, seq)
-	}
-	esperar(t, "the five events delivered while the handler runs", func() bool {
-		return infoConsumidor(t, b, evento.AgendaItemDisponivel).NumAckPending == 6
-	})
+	b, h, parar, _, depois := cincoReunidos(t)
 	// Stop while the five are gathered; the handler in progress finishes.
 	time.AfterFunc(50*time.Millisecond, func() { close(h.liberar) })
 	parar()
