@@ -152,10 +152,14 @@ func custoPorEvento(t *testing.T, analisarVazio, analisarDepois, ativasDepois bo
 	// 5,000 published outbox rows and an inbox of 4,000 events applied
 	// before (small enough for a plan of "= ANY(array)" to prefer reading
 	// it whole, at any statistics).
-	exec(`INSERT INTO d6a.conselheiros (id, cidadao_id, unidade_civica_id, nivel_atuacao, status, capacitacao_concluida, data_cadastro, event_id_cadastro, event_id_ultima_alteracao, atualizado_em)
+	// 1% are suspended, and 1% were once: the periodic reactivation reads
+	// suspensions by their end (spec 4.8).
+	exec(`INSERT INTO d6a.conselheiros (id, cidadao_id, unidade_civica_id, nivel_atuacao, status, capacitacao_concluida, data_cadastro, data_suspensao_ate, event_id_cadastro, event_id_ultima_alteracao, atualizado_em)
 		SELECT g, g, CASE WHEN i % 100 = 0 THEN $1 WHEN i % 10 = 0 THEN ($2::uuid[])[1 + i % 10] ELSE ($3::uuid[])[1 + i % 200] END,
-		       1, CASE WHEN i % 10 = 1 THEN 'ocupado' ELSE 'disponivel' END, i % 17 <> 0, now(), gen_random_uuid(), gen_random_uuid(), now()
-		FROM (SELECT gen_random_uuid() AS g, i FROM generate_series(1, 20000) i) s`, estado, cidades, bairros)
+		       1, CASE WHEN i % 10 = 1 THEN 'ocupado' WHEN i % 100 = 7 THEN 'suspenso' ELSE 'disponivel' END, i % 17 <> 0, now(),
+		       CASE WHEN i % 100 = 7 THEN $4::timestamptz + interval '30 days' WHEN i % 100 = 57 THEN $4::timestamptz - interval '30 days' END,
+		       gen_random_uuid(), gen_random_uuid(), now()
+		FROM (SELECT gen_random_uuid() AS g, i FROM generate_series(1, 20000) i) s`, estado, cidades, bairros, clk.Now())
 	carregarAtivas := func() {
 		exec(`INSERT INTO d6a.atribuicoes (conselheiro_id, demanda_id, unidade_civica_id, seed_publico, metodo_sorteio, posicao_sorteada, total_elegiveis, status, data_sorteio, event_id_sorteio)
 			SELECT id, gen_random_uuid(), unidade_civica_id, 'carga', 'fisher_yates', 0, 1, 'ativa', now(), gen_random_uuid()
@@ -228,6 +232,9 @@ func custoPorEvento(t *testing.T, analisarVazio, analisarDepois, ativasDepois bo
 	inicio := time.Now()
 	for i := 0; i < len(evs); i += 50 {
 		rodar(evs[i:min(i+50, len(evs))])
+		if n, err := svc.ReativarVencidos(ctx); err != nil || n != 0 {
+			t.Fatalf("periodic reactivation: %d reactivated (none has expired), %v", n, err)
+		}
 	}
 	for range 20 {
 		if _, err := st.Read().BuscarOutboxPendentes(ctx, 256); err != nil {
