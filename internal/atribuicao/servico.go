@@ -94,7 +94,7 @@ type Options struct {
 	// execution the batch tests compare against.
 	GravarJa bool
 	// NovoID makes the ids of assignments and published events (default
-	// uuid.New); tests fix it to compare runs byte for byte.
+	// novoID); tests fix it to compare runs byte for byte.
 	NovoID func() uuid.UUID
 }
 
@@ -190,7 +190,7 @@ func New(o Options) *Servico {
 		o.MaxLote = 256
 	}
 	if o.NovoID == nil {
-		o.NovoID = uuid.New
+		o.NovoID = novoID
 	}
 	if o.Anexado == nil {
 		o.Anexado = func() {}
@@ -550,6 +550,13 @@ func (nopObservador) SemCandidatos(string)  {}
 func (nopObservador) Recusa(string)         {}
 func (nopObservador) Lote(int)              {}
 func (nopObservador) LoteDesfeito()         {}
+
+// novoID is a UUIDv7: ids made in time order land at the right edge of
+// the unique indexes on them (assignments, audit records, outbox), which
+// stay in memory and cost one full-page image per checkpoint, where random
+// ids touch a random leaf of an index that grows with the history on every
+// draw (docs/decisions.md, "Ids in time order").
+func novoID() uuid.UUID { return uuid.Must(uuid.NewV7()) }
 
 // ptr returns a pointer to a copy of v.
 func ptr[T any](v T) *T { return &v }
