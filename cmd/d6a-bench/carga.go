@@ -270,6 +270,7 @@ type passe struct {
 	Ruido   string // set when the pass started on a busy machine
 	// d6a serve's handler histogram over the pass (bucket upper bounds).
 	HandlerP50, HandlerP99 time.Duration
+	Divisao                divisao
 	Lotes                  lotes // units of work per committed transaction
 }
 

@@ -600,6 +600,7 @@ func (a *ambiente) passe(ctx context.Context, bus *barramento, srv *servidor, na
 	p.CPU = calcularUso(antes, depois, p.Recebidos)
 	p.Quietas = latency.Summarize(quietas(ds, js, limiteQuieto))
 	p.HandlerP50, p.HandlerP99 = handler(mAntes, mDepois)
+	p.Divisao = lerDivisao(mAntes, mDepois)
 	p.Lotes = lerLotes(mAntes, mDepois)
 	if n < len(ds) {
 		logf("WARNING: %d of %d results never reached the bus (no progress for 1 min)", len(ds)-n, len(ds))
@@ -608,7 +609,7 @@ func (a *ambiente) passe(ctx context.Context, bus *barramento, srv *servidor, na
 		nome, p.Vazao(), float64(p.M)/p.Publicacao.Seconds(), ms(p.Lat.P50), ms(p.Lat.P99), ms(p.Lat.Max), p.Sorteados, p.SemCandidatos)
 	logf("%s: %d draws never overlapped other processes using > %.2f cores: p50 %.1f ms, p99 %.1f ms, max %.1f ms",
 		nome, p.Quietas.N, limiteQuieto, ms(p.Quietas.P50), ms(p.Quietas.P99), ms(p.Quietas.Max))
-	logf("%s: d6a's own handler time (its histogram): p50 ≤ %.1f ms, p99 ≤ %.1f ms; batches: %s", nome, ms(p.HandlerP50), ms(p.HandlerP99), p.Lotes)
+	logf("%s: d6a's own handler time (its histogram): p50 ≤ %.1f ms, p99 ≤ %.1f ms; bus delivery · opening · decisions · writes and COMMIT (ms), p50 / p99: %s; batches: %s", nome, ms(p.HandlerP50), ms(p.HandlerP99), p.Divisao, p.Lotes)
 	logf("%s: CPU per draw: d6a serve %.2f ms, PostgreSQL %.2f ms, nats-server %.2f ms; machine %.0f%% busy, other processes %.2f cores",
 		nome, p.CPU.D6AmsPorSorteio, p.CPU.PGmsPorSorteio, p.CPU.NATSmsPorSorteio, 100*p.CPU.OcupacaoMaquina, p.CPU.OutrosNucleos)
 	return p, nil

@@ -107,13 +107,50 @@ func (h histograma) quantil(p float64) float64 {
 	return -1
 }
 
+// quantis are the bucket upper bounds at p50 and p99 of d6a serve's
+// histogram nome (in seconds, series with every one of filtros) over a pass.
+func quantis(antes, depois metricas, nome string, filtros ...string) [2]time.Duration {
+	h := depois.histograma(nome, filtros...).menos(antes.histograma(nome, filtros...))
+	d := func(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+	return [2]time.Duration{d(h.quantil(0.5)), d(h.quantil(0.99))}
+}
+
 // handler is d6a serve's own d6a_handler_duracao_segundos for
 // agenda.item_disponível handled ok over a pass: the time of a unit of work
 // in the executor, without the bus delivery, the ack or the publication.
 func handler(antes, depois metricas) (p50, p99 time.Duration) {
-	h := depois.histograma("d6a_handler_duracao_segundos", "agenda", `"ok"`).menos(antes.histograma("d6a_handler_duracao_segundos", "agenda", `"ok"`))
-	d := func(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
-	return d(h.quantil(0.5)), d(h.quantil(0.99))
+	q := quantis(antes, depois, "d6a_handler_duracao_segundos", "agenda", `"ok"`)
+	return q[0], q[1]
+}
+
+// divisao is where d6a serve says a pass's time went, p50 and p99 each:
+// the bus's delivery of each message (d6a_entrega_atraso_segundos) and the
+// three parts of each transaction (d6a_transacao_fase_segundos).
+type divisao struct {
+	Entrega, Abertura, Decisoes, Fechamento [2]time.Duration
+}
+
+func lerDivisao(antes, depois metricas) divisao {
+	fase := func(f string) [2]time.Duration {
+		return quantis(antes, depois, "d6a_transacao_fase_segundos", `fase="`+f+`"`)
+	}
+	return divisao{
+		Entrega:  quantis(antes, depois, "d6a_entrega_atraso_segundos"),
+		Abertura: fase("abertura"), Decisoes: fase("decisoes"), Fechamento: fase("fechamento"),
+	}
+}
+
+// String is "delivery · opening · decisions · closing" at p50, then at p99.
+func (d divisao) String() string {
+	todos := []string{}
+	for i := range 2 {
+		var ps []string
+		for _, q := range [][2]time.Duration{d.Entrega, d.Abertura, d.Decisoes, d.Fechamento} {
+			ps = append(ps, "≤ "+limite(q[i]))
+		}
+		todos = append(todos, strings.Join(ps, " · "))
+	}
+	return strings.Join(todos, " / ")
 }
 
 // lotes is d6a_lote_unidades over a pass: how many units of work each

@@ -403,8 +403,8 @@ func (r *relatorio) markdown() string {
 		fmt.Fprintf(&b, "| %s | %s |\n", x.cenario, x.Maxima.Lotes)
 	}
 
-	fmt.Fprintf(&b, "\nPer pass: the end-to-end latency against d6a's own handler time (`d6a_handler_duracao_segundos` of `agenda.item_disponível`, its bucket bounds), the CPU per draw of each process (from /proc; PostgreSQL = the cluster's postmaster and backends; bench = the publisher), the WAL flushes and bytes per draw (`pg_stat_wal`; light pass not counted), and how busy the machine was. \"Other processes\" is CPU used by anything but d6a serve, PostgreSQL, nats-server and the bench, in cores out of %s: when it is high, the run shared the machine and its figures are pessimistic. \"Quiet draws\" are those during which (from 100 ms before the publish to the result) other processes never used more than %.2f cores over a 250 ms window.\n\n", comando("nproc"), limiteQuieto)
-	fmt.Fprintf(&b, "| run | pass | end-to-end p50 / p99 (ms) | quiet draws: n, p50 / p99 (ms) | d6a handler p50 / p99 (ms) | CPU ms/draw: d6a / PostgreSQL / nats-server / bench | WAL flushes/draw, kB/draw | machine busy | other processes (cores) |\n|---|---|--:|--:|--:|--:|--:|--:|--:|\n")
+	fmt.Fprintf(&b, "\nPer pass: the end-to-end latency against d6a's own handler time (`d6a_handler_duracao_segundos` of `agenda.item_disponível`, its bucket bounds), the CPU per draw of each process (from /proc; PostgreSQL = the cluster's postmaster and backends; bench = the publisher), the WAL flushes and bytes per draw (`pg_stat_wal`; light pass not counted), and how busy the machine was. \"d6a's split\" is from d6a serve's own histograms (bucket bounds, ms, p50 then p99): the bus's delivery of each message, from its storage in the stream (`d6a_entrega_atraso_segundos`), then each transaction's opening, decisions, and writes with COMMIT (`d6a_transacao_fase_segundos`). \"Other processes\" is CPU used by anything but d6a serve, PostgreSQL, nats-server and the bench, in cores out of %s: when it is high, the run shared the machine and its figures are pessimistic. \"Quiet draws\" are those during which (from 100 ms before the publish to the result) other processes never used more than %.2f cores over a 250 ms window.\n\n", comando("nproc"), limiteQuieto)
+	fmt.Fprintf(&b, "| run | pass | end-to-end p50 / p99 (ms) | quiet draws: n, p50 / p99 (ms) | d6a handler p50 / p99 (ms) | d6a's split: delivery · opening · decisions · writes and COMMIT, p50 / p99 (ms) | CPU ms/draw: d6a / PostgreSQL / nats-server / bench | WAL flushes/draw, kB/draw | machine busy | other processes (cores) |\n|---|---|--:|--:|--:|--:|--:|--:|--:|--:|\n")
 	for _, x := range r.rs {
 		for _, p := range []struct {
 			nome string
@@ -419,9 +419,9 @@ func (r *relatorio) markdown() string {
 			if p.pg != nil {
 				wal = fmt.Sprintf("%.2f, %.1f", float64(p.pg.WAL.Syncs)/n, float64(p.pg.WAL.Bytes)/1024/n)
 			}
-			fmt.Fprintf(&b, "| %s | %s | %.1f / %.1f | %s, %.1f / %.1f | ≤ %s / ≤ %s | %s / %.2f | %s | %.0f%% | %.2f |\n", x.cenario, p.nome,
+			fmt.Fprintf(&b, "| %s | %s | %.1f / %.1f | %s, %.1f / %.1f | ≤ %s / ≤ %s | %s | %s / %.2f | %s | %.0f%% | %.2f |\n", x.cenario, p.nome,
 				ms(p.p.Lat.P50), ms(p.p.Lat.P99), benchdoc.Thousands(p.p.Quietas.N), ms(p.p.Quietas.P50), ms(p.p.Quietas.P99),
-				limite(p.p.HandlerP50), limite(p.p.HandlerP99), cpuPorSorteio(p.p.CPU), p.p.CPU.BenchMsPorSorteio, wal,
+				limite(p.p.HandlerP50), limite(p.p.HandlerP99), p.p.Divisao, cpuPorSorteio(p.p.CPU), p.p.CPU.BenchMsPorSorteio, wal,
 				100*p.p.CPU.OcupacaoMaquina, p.p.CPU.OutrosNucleos)
 		}
 	}

@@ -50,6 +50,10 @@ type Observador interface {
 	Lote(unidades int)
 	// LoteDesfeito: a batch failed and is redone one unit per transaction.
 	LoteDesfeito()
+	// Transacao: a committed transaction spent abertura on BEGIN and the
+	// lock, decisoes on the reads and the units' decisions, fechamento on
+	// the writes and COMMIT.
+	Transacao(abertura, decisoes, fechamento time.Duration)
 }
 
 // Options configure the service.
@@ -332,7 +336,11 @@ func (s *Servico) transacao(lote []job) ([]*uow, error) {
 		}
 		return nil
 	})
+	var inicio, aberta, decidida time.Time
+	inicio = time.Now()
 	err := s.o.Store.InTxPipelined(ctx, &abertura, func(tx store.Tx, p *store.Pipeline) error {
+		aberta = time.Now()
+		defer func() { decidida = time.Now() }()
 		if err := s.o.Store.Planos.Ajustar(ctx, tx, trava.Pid, trava.Tamanhos); err != nil {
 			return fmt.Errorf("planos: %w", err)
 		}
@@ -426,6 +434,7 @@ func (s *Servico) transacao(lote []job) ([]*uow, error) {
 	if err != nil {
 		return nil, err
 	}
+	s.o.Observador.Transacao(aberta.Sub(inicio), decidida.Sub(aberta), time.Since(decidida))
 	return us, nil
 }
 
@@ -545,11 +554,12 @@ func (s *Servico) depoisDoCommit(us []*uow) {
 
 type nopObservador struct{}
 
-func (nopObservador) Sorteio(time.Duration) {}
-func (nopObservador) SemCandidatos(string)  {}
-func (nopObservador) Recusa(string)         {}
-func (nopObservador) Lote(int)              {}
-func (nopObservador) LoteDesfeito()         {}
+func (nopObservador) Sorteio(time.Duration)           {}
+func (nopObservador) SemCandidatos(string)            {}
+func (nopObservador) Recusa(string)                   {}
+func (nopObservador) Lote(int)                        {}
+func (nopObservador) LoteDesfeito()                   {}
+func (nopObservador) Transacao(_, _, _ time.Duration) {}
 
 // novoID is a UUIDv7: ids made in time order land at the right edge of
 // the unique indexes on them (assignments, audit records, outbox), which

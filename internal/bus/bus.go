@@ -75,6 +75,9 @@ type Config struct {
 	// AoMorrer, when set, is called after each message copied to the
 	// dead-letter stream (metrics).
 	AoMorrer func(tipo evento.Tipo)
+	// AoReceber, when set, is called with the time from a message's
+	// storage in the stream to its first delivery here (metrics).
+	AoReceber func(tipo evento.Tipo, atraso time.Duration)
 }
 
 // WithDefaults returns c with every zero field set to its default.

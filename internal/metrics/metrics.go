@@ -88,9 +88,20 @@ type Metrics struct {
 	// and redone one unit per transaction (d6a_lotes_desfeitos_total).
 	Lote           prometheus.Histogram
 	LotesDesfeitos prometheus.Counter
+	// EntregaAtraso times a message from its storage in the stream to its
+	// first delivery to d6a (d6a_entrega_atraso_segundos); TransacaoFase
+	// times the parts of each committed transaction of the executor, by
+	// fase (d6a_transacao_fase_segundos). Together with the handler's time
+	// they say whether a slow result waited for the bus or the database.
+	EntregaAtraso prometheus.Histogram
+	TransacaoFase *prometheus.HistogramVec
 
 	reg *prometheus.Registry
 }
+
+// FasesTransacao are the fase labels of d6a_transacao_fase_segundos, in
+// the order a transaction goes through them.
+var FasesTransacao = []string{"abertura", "decisoes", "fechamento"}
 
 // New builds the registry with the Go runtime and process collectors, the
 // metrics above, and the scrape-time gauges read from f. A nil f leaves the
@@ -146,6 +157,19 @@ func New(f Fonte) *Metrics {
 			Name: "d6a_lotes_desfeitos_total",
 			Help: "Batches rolled back because one unit failed, then redone one unit per transaction.",
 		}),
+		EntregaAtraso: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "d6a_entrega_atraso_segundos",
+			Help:    "Seconds from a consumed message's storage in the stream (its JetStream timestamp) to its first delivery to d6a; any clock difference between the NATS server and d6a is included.",
+			Buckets: prometheus.ExponentialBuckets(0.00025, 2, 16), // 0.25 ms … ~8 s
+		}),
+		TransacaoFase: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "d6a_transacao_fase_segundos",
+			Help:    "Seconds spent by each committed transaction of the draw executor, by fase: abertura (BEGIN and the draw lock), decisoes (the reads and every unit's decisions), fechamento (the writes and COMMIT with its WAL flush).",
+			Buckets: prometheus.ExponentialBuckets(0.00025, 2, 16),
+		}, []string{"fase"}),
+	}
+	for _, fase := range FasesTransacao {
+		m.TransacaoFase.WithLabelValues(fase)
 	}
 	m.SituacaoCache.WithLabelValues("hit")
 	m.SituacaoCache.WithLabelValues("miss")
@@ -160,7 +184,7 @@ func New(f Fonte) *Metrics {
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.Sorteios, m.SemCandidatos, m.Recusas, m.HandlerDuracao,
 		m.SorteioDuracao, m.DeadLetters, m.OutboxPublicados, m.HTTPDuracao, m.SituacaoCache,
-		m.Lote, m.LotesDesfeitos,
+		m.Lote, m.LotesDesfeitos, m.EntregaAtraso, m.TransacaoFase,
 	)
 	if f != nil {
 		m.reg.MustRegister(newGauges(f))

@@ -3,6 +3,7 @@ package worker_test
 import (
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -71,4 +72,29 @@ func TestMetricsMoveAfterADraw(t *testing.T) {
 	} {
 		must(t, strings.Contains(depois, linha), "/metrics lacks %q", linha)
 	}
+	// Where the time went: one delivery per event (the registration and the
+	// two demands), and each transaction's three parts.
+	entregas := valorMetrica(t, depois, "d6a_entrega_atraso_segundos_count") - valorMetrica(t, antes, "d6a_entrega_atraso_segundos_count")
+	must(t, entregas == 3, "d6a_entrega_atraso_segundos counted %v deliveries, want 3", entregas)
+	for _, fase := range []string{"abertura", "decisoes", "fechamento"} {
+		serie := `d6a_transacao_fase_segundos_count{fase="` + fase + `"}`
+		n := valorMetrica(t, depois, serie) - valorMetrica(t, antes, serie)
+		must(t, n >= 3, "%s grew by %v over three events, want at least 3", serie, n)
+	}
+}
+
+// valorMetrica is the value of one series in a /metrics page.
+func valorMetrica(t *testing.T, pagina, serie string) float64 {
+	t.Helper()
+	for _, l := range strings.Split(pagina, "\n") {
+		if v, ok := strings.CutPrefix(l, serie+" "); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				t.Fatalf("%s: %v", l, err)
+			}
+			return f
+		}
+	}
+	t.Fatalf("/metrics lacks %s", serie)
+	return 0
 }

@@ -112,6 +112,11 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *Worker, err erro
 				w.Metrics.DeadLetters.WithLabelValues(string(t)).Inc()
 			}
 		},
+		AoReceber: func(_ evento.Tipo, atraso time.Duration) {
+			if w.Metrics != nil {
+				w.Metrics.EntregaAtraso.Observe(atraso.Seconds())
+			}
+		},
 	})
 	if err != nil {
 		if cfg.NATSURL != "" {
@@ -320,6 +325,11 @@ func (o observador) SemCandidatos(motivo string) { o.m.SemCandidatos.WithLabelVa
 func (o observador) Recusa(motivo string)        { o.m.Recusas.WithLabelValues(motivo).Inc() }
 func (o observador) Lote(unidades int)           { o.m.Lote.Observe(float64(unidades)) }
 func (o observador) LoteDesfeito()               { o.m.LotesDesfeitos.Inc() }
+func (o observador) Transacao(abertura, decisoes, fechamento time.Duration) {
+	for i, d := range []time.Duration{abertura, decisoes, fechamento} {
+		o.m.TransacaoFase.WithLabelValues(metrics.FasesTransacao[i]).Observe(d.Seconds())
+	}
+}
 
 // instrumentado times every handler call.
 type instrumentado struct {
