@@ -336,8 +336,8 @@ func (s *Servico) transacao(lote []job) ([]*uow, error) {
 		}
 		return nil
 	})
-	var inicio, aberta, decidida time.Time
-	inicio = time.Now()
+	inicio := time.Now()
+	var aberta, decidida time.Time
 	err := s.o.Store.InTxPipelined(ctx, &abertura, func(tx store.Tx, p *store.Pipeline) error {
 		aberta = time.Now()
 		defer func() { decidida = time.Now() }()

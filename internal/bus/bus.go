@@ -77,7 +77,7 @@ type Config struct {
 	AoMorrer func(tipo evento.Tipo)
 	// AoReceber, when set, is called with the time from a message's
 	// storage in the stream to its first delivery here (metrics).
-	AoReceber func(tipo evento.Tipo, atraso time.Duration)
+	AoReceber func(atraso time.Duration)
 }
 
 // WithDefaults returns c with every zero field set to its default.

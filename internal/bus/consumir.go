@@ -386,7 +386,7 @@ func (b *Bus) decodificar(ctx context.Context, log *slog.Logger, tipo evento.Tip
 	seq, entregas := md.Sequence.Stream, md.NumDelivered
 	if entregas == 1 && b.cfg.AoReceber != nil {
 		// Redeliveries wait for AckWait or a retry's delay by design.
-		b.cfg.AoReceber(tipo, time.Since(md.Timestamp))
+		b.cfg.AoReceber(time.Since(md.Timestamp))
 	}
 	log = log.With("seq", seq, "entregas", entregas)
 	ev, err := evento.Decodificar(tipo, m.Data())

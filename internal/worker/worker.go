@@ -112,7 +112,7 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *Worker, err erro
 				w.Metrics.DeadLetters.WithLabelValues(string(t)).Inc()
 			}
 		},
-		AoReceber: func(_ evento.Tipo, atraso time.Duration) {
+		AoReceber: func(atraso time.Duration) {
 			if w.Metrics != nil {
 				w.Metrics.EntregaAtraso.Observe(atraso.Seconds())
 			}
