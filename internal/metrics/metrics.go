@@ -89,19 +89,26 @@ type Metrics struct {
 	Lote           prometheus.Histogram
 	LotesDesfeitos prometheus.Counter
 	// EntregaAtraso times a message from its storage in the stream to its
-	// first delivery to d6a (d6a_entrega_atraso_segundos); TransacaoFase
-	// times the parts of each committed transaction of the executor, by
-	// fase (d6a_transacao_fase_segundos). Together with the handler's time
-	// they say whether a slow result waited for the bus or the database.
+	// first delivery to d6a (d6a_entrega_atraso_segundos). With Transacao's
+	// histogram and the handler's time it says whether a slow result waited
+	// for the bus or the database.
 	EntregaAtraso prometheus.Histogram
-	TransacaoFase *prometheus.HistogramVec
+	// transacaoFase is d6a_transacao_fase_segundos, and abertura, decisoes
+	// and fechamento its three series, resolved once (Transacao runs on
+	// every transaction of the executor).
+	transacaoFase                  *prometheus.HistogramVec
+	abertura, decisoes, fechamento prometheus.Observer
 
 	reg *prometheus.Registry
 }
 
-// FasesTransacao are the fase labels of d6a_transacao_fase_segundos, in
-// the order a transaction goes through them.
-var FasesTransacao = []string{"abertura", "decisoes", "fechamento"}
+// Transacao records the parts of one committed transaction of the draw
+// executor (d6a_transacao_fase_segundos{fase}).
+func (m *Metrics) Transacao(abertura, decisoes, fechamento time.Duration) {
+	m.abertura.Observe(abertura.Seconds())
+	m.decisoes.Observe(decisoes.Seconds())
+	m.fechamento.Observe(fechamento.Seconds())
+}
 
 // New builds the registry with the Go runtime and process collectors, the
 // metrics above, and the scrape-time gauges read from f. A nil f leaves the
@@ -162,15 +169,15 @@ func New(f Fonte) *Metrics {
 			Help:    "Seconds from a consumed message's storage in the stream (its JetStream timestamp) to its first delivery to d6a; any clock difference between the NATS server and d6a is included.",
 			Buckets: prometheus.ExponentialBuckets(0.00025, 2, 16), // 0.25 ms … ~8 s
 		}),
-		TransacaoFase: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		transacaoFase: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "d6a_transacao_fase_segundos",
 			Help:    "Seconds spent by each committed transaction of the draw executor, by fase: abertura (BEGIN and the draw lock), decisoes (the reads and every unit's decisions), fechamento (the writes and COMMIT with its WAL flush).",
 			Buckets: prometheus.ExponentialBuckets(0.00025, 2, 16),
 		}, []string{"fase"}),
 	}
-	for _, fase := range FasesTransacao {
-		m.TransacaoFase.WithLabelValues(fase)
-	}
+	m.abertura = m.transacaoFase.WithLabelValues("abertura")
+	m.decisoes = m.transacaoFase.WithLabelValues("decisoes")
+	m.fechamento = m.transacaoFase.WithLabelValues("fechamento")
 	m.SituacaoCache.WithLabelValues("hit")
 	m.SituacaoCache.WithLabelValues("miss")
 	for _, motivo := range MotivosSemCandidatos {
@@ -184,7 +191,7 @@ func New(f Fonte) *Metrics {
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.Sorteios, m.SemCandidatos, m.Recusas, m.HandlerDuracao,
 		m.SorteioDuracao, m.DeadLetters, m.OutboxPublicados, m.HTTPDuracao, m.SituacaoCache,
-		m.Lote, m.LotesDesfeitos, m.EntregaAtraso, m.TransacaoFase,
+		m.Lote, m.LotesDesfeitos, m.EntregaAtraso, m.transacaoFase,
 	)
 	if f != nil {
 		m.reg.MustRegister(newGauges(f))

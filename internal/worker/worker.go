@@ -326,9 +326,7 @@ func (o observador) Recusa(motivo string)        { o.m.Recusas.WithLabelValues(m
 func (o observador) Lote(unidades int)           { o.m.Lote.Observe(float64(unidades)) }
 func (o observador) LoteDesfeito()               { o.m.LotesDesfeitos.Inc() }
 func (o observador) Transacao(abertura, decisoes, fechamento time.Duration) {
-	for i, d := range []time.Duration{abertura, decisoes, fechamento} {
-		o.m.TransacaoFase.WithLabelValues(metrics.FasesTransacao[i]).Observe(d.Seconds())
-	}
+	o.m.Transacao(abertura, decisoes, fechamento)
 }
 
 // instrumentado times every handler call.
