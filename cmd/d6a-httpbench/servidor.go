@@ -121,7 +121,7 @@ func servir() error {
 		}
 	}
 	erros := make(chan error, 3)
-	go func() { erros <- app.Listener(lns[0]) }()
+	go func() { erros <- httpapi.Servir(app, lns[0]) }()
 	go func() { erros <- appSem.Listener(lns[1]) }()
 	go func() { erros <- bare.Listener(lns[2]) }()
 	pprof := "-"

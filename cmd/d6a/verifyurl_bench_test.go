@@ -61,7 +61,7 @@ func BenchmarkVerifyURLAll(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	go func() { _ = app.Listener(ln) }()
+	go func() { _ = httpapi.Servir(app, ln) }()
 	defer func() { _ = app.Shutdown() }()
 	url := "http://" + ln.Addr().String()
 	want := "transparencia: registros=" + strconv.Itoa(n) + " verificados=" + strconv.Itoa(n) + " falhas=0 raiz="

@@ -59,7 +59,7 @@ func TestVerifyURL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	go func() { _ = app.Listener(ln) }()
+	go func() { _ = httpapi.Servir(app, ln) }()
 	t.Cleanup(func() { _ = app.Shutdown() })
 	url := "http://" + ln.Addr().String()
 

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -245,7 +246,7 @@ func escutar(t testing.TB, app *fiber.App) string {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_ = app.Listener(ln)
+		_ = Servir(app, ln)
 	}()
 	t.Cleanup(func() {
 		_ = app.Shutdown()
@@ -330,4 +331,64 @@ func statusSemCorpo(t *testing.T, base, rota string, n int) int {
 	}
 	defer res.Body.Close()
 	return res.StatusCode
+}
+
+// TestCorpoGrandeSempre413: a client still sending a body over the limit
+// reads its 413, every time, never a reset (the server closes lingering).
+// 50 posts of 2 MiB: a third with Content-Length through net/http, a third
+// chunked through net/http (neither sends Expect), a third by hand on a
+// raw socket that reads only once it has written everything.
+func TestCorpoGrandeSempre413(t *testing.T) {
+	t.Parallel()
+	s := novoServidor(t, nil)
+	base := escutar(t, s.app)
+	rota := PrefixoAdmin + "/atribuicoes/" + uuid.NewString() + "/timeout"
+	corpo := bytes.Repeat([]byte(`{"justificativa":"x"}`), (2<<20)/21)
+	cliente := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	for i := 0; i < 50; i++ {
+		var status int
+		var msg string
+		switch i % 3 {
+		case 0, 1:
+			var r io.Reader = bytes.NewReader(corpo)
+			if i%3 == 1 {
+				r = io.MultiReader(r) // no known length: chunked
+			}
+			req, _ := http.NewRequest(http.MethodPost, base+rota, r)
+			req.Header.Set("Content-Type", "application/json")
+			res, err := cliente.Do(req)
+			if err != nil {
+				t.Fatalf("post %d (%s): %v", i, map[int]string{0: "Content-Length", 1: "chunked"}[i%3], err)
+			}
+			b, _ := io.ReadAll(res.Body)
+			res.Body.Close()
+			status, msg = res.StatusCode, string(b)
+		case 2:
+			status, msg = postBruto(t, base, rota, corpo)
+		}
+		if status != http.StatusRequestEntityTooLarge || !strings.Contains(msg, `"erro"`) {
+			t.Fatalf("post %d: status %d body %q, want 413 with {\"erro\"}", i, status, msg)
+		}
+	}
+}
+
+// postBruto writes the whole request before reading the answer, as a naive
+// client does; write errors are ignored, the answer is what counts.
+func postBruto(t *testing.T, base, rota string, corpo []byte) (int, string) {
+	t.Helper()
+	conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(20 * time.Second))
+	fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: d6a\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", rota, len(corpo))
+	_, _ = conn.Write(corpo)
+	res, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("raw post: reading the answer: %v", err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res.StatusCode, string(b)
 }

@@ -55,7 +55,7 @@ func Servir(t testing.TB, st *store.Store, vkey string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	go func() { _ = app.Listener(ln) }()
+	go func() { _ = httpapi.Servir(app, ln) }()
 	t.Cleanup(func() { _ = app.Shutdown() })
 	return "http://" + ln.Addr().String()
 }

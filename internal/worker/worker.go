@@ -195,7 +195,7 @@ func (w *Worker) Ready(ctx context.Context) error {
 func (w *Worker) Run(ctx context.Context) error {
 	defer w.close()
 	httpDone := make(chan error, 1)
-	go func() { httpDone <- w.App.Listener(w.ln) }()
+	go func() { httpDone <- httpapi.Servir(w.App, w.ln) }()
 	w.log.Info("d6a ouvindo", "http", w.Addr.String(), "nats", w.Bus.Conn().ConnectedUrl(), "stream", w.Cfg.Stream)
 
 	workCtx, cancelWork := context.WithCancel(context.Background())
