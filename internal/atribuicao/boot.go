@@ -28,17 +28,21 @@ func (s *Servico) Boot(ctx context.Context) error {
 	return nil
 }
 
-// BootSorteios runs the boot steps that draw: sweep the whole pending
-// queue (4.7) and reactivate expired suspensions (4.8). They decide on what
+// BootSorteios runs the boot steps that draw: reactivate expired
+// suspensions (4.8), then sweep the whole pending queue (4.7). They decide on what
 // the database holds, so the worker holds them back while the bus shows
 // results the database lost (an asynchronous standby promoted): a draw made
 // then could give a counsellor the bus already gave a demand.
 func (s *Servico) BootSorteios(ctx context.Context) error {
-	if err := s.processarFilaPendentes(ctx); err != nil {
-		return fmt.Errorf("fila de pendentes: %w", err)
-	}
+	// Reactivation first (spec 4.8 lists it last): the sweep then reads
+	// counsellors whose suspension has ended as disponivel, each end
+	// already published (docs/decisions.md, "Boot: reactivation before the
+	// sweep").
 	if err := s.reativarSuspensosVencidos(ctx); err != nil {
 		return fmt.Errorf("reativação de suspensos: %w", err)
+	}
+	if err := s.processarFilaPendentes(ctx); err != nil {
+		return fmt.Errorf("fila de pendentes: %w", err)
 	}
 	s.log.Info("D-6a Sorteio e Atribuição inicializada")
 	return nil

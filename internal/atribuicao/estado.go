@@ -44,11 +44,16 @@ func (u *uow) transitar(ctx context.Context, log *slog.Logger, c store.Conselhei
 		log.Warn("transição de status proibida (spec 4.6) — mantida", "conselheiro_id", c.ID, "de", c.Status, "para", to)
 		return nil
 	}
-	_, err := u.tx.AtualizarStatusConselheiro(ctx, store.AtualizarStatusConselheiroParams{
+	if _, err := u.tx.AtualizarStatusConselheiro(ctx, store.AtualizarStatusConselheiroParams{
 		ID: c.ID, Status: to, EventID: eventID, Agora: u.agora,
-	})
+	}); err != nil {
+		return err
+	}
 	u.alterou(c.CidadaoID)
-	return err
+	if c.Status == elegibilidade.Suspenso && to == elegibilidade.Disponivel && c.DataSuspensaoAte != nil {
+		return u.encerrarSuspensao(ctx, log, c.ID, *c.DataSuspensaoAte, "transicao")
+	}
+	return nil
 }
 
 // alterou notes a citizen whose situation this unit of work changed.

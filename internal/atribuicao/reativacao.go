@@ -2,6 +2,7 @@ package atribuicao
 
 import (
 	"context"
+	"log/slog"
 	"time"
 
 	"github.com/google/uuid"
@@ -43,29 +44,17 @@ func (s *Servico) ReativarVencidos(ctx context.Context) (int, error) {
 		}
 		for _, c := range vencidos {
 			ate := c.DataSuspensaoAte.UTC()
-			id := IDSuspensaoExpirada(c.ID, ate)
 			if _, err := u.tx.AtualizarStatusConselheiro(ctx, store.AtualizarStatusConselheiroParams{
-				ID: c.ID, Status: elegibilidade.Disponivel, EventID: id, Agora: u.agora,
+				ID: c.ID, Status: elegibilidade.Disponivel, EventID: IDSuspensaoExpirada(c.ID, ate), Agora: u.agora,
 			}); err != nil {
 				return err
 			}
 			u.alterou(c.CidadaoID)
-			ja, err := u.tx.ExisteOutboxPorEventId(ctx, id)
-			if err != nil {
+			log := s.log.With("conselheiro_id", c.ID)
+			if err := u.encerrarSuspensao(ctx, log, c.ID, ate, "reativacao-prazo"); err != nil {
 				return err
 			}
-			if !ja {
-				t := sorteio.FormatTimestamp(u.agora)
-				if err := u.publicar(ctx, evento.SuspensaoExpirada, id, c.ID.String(), t, payloadSuspensaoExpirada{
-					ConselheiroID: c.ID, DataSuspensaoAte: sorteio.FormatTimestamp(ate), Timestamp: t,
-				}); err != nil {
-					return err
-				}
-			}
 			n++
-			log := s.log.With("conselheiro_id", c.ID)
-			log.Info("Conselheiro suspenso reativado após expiração do prazo", "motivo", "reativacao-prazo",
-				"data_suspensao_ate", ate.Format(time.RFC3339), "event_id", id)
 			if err := u.varrerFila(ctx, log, c.UnidadeCivicaID); err != nil {
 				return err
 			}
@@ -73,4 +62,33 @@ func (s *Servico) ReativarVencidos(ctx context.Context) (int, error) {
 		return nil
 	})
 	return n, err
+}
+
+// encerrarSuspensao queues conselheiro.suspensao_expirada for the
+// suspension of conselheiro that ended at ate, in this unit of work, once
+// (issue 21): whichever path ends a suspension calls it, the periodic job
+// and the boot (ReativarVencidos), a draw that takes a counsellor still
+// marked suspenso (CONTRACT §5 makes them eligible once the date passed),
+// and a cycle end or refusal that frees one (transitar). The event id comes
+// from the counsellor and the date, so a second path, a second pass or a
+// second instance finds it queued and publishes nothing. motivo names the
+// path in the log.
+func (u *uow) encerrarSuspensao(ctx context.Context, log *slog.Logger, conselheiro uuid.UUID, ate time.Time, motivo string) error {
+	ate = ate.UTC()
+	id := IDSuspensaoExpirada(conselheiro, ate)
+	ja, err := u.tx.ExisteOutboxPorEventId(ctx, id)
+	if err != nil {
+		return err
+	}
+	if !ja {
+		t := sorteio.FormatTimestamp(u.agora)
+		if err := u.publicar(ctx, evento.SuspensaoExpirada, id, conselheiro.String(), t, payloadSuspensaoExpirada{
+			ConselheiroID: conselheiro, DataSuspensaoAte: sorteio.FormatTimestamp(ate), Timestamp: t,
+		}); err != nil {
+			return err
+		}
+	}
+	log.Info("Conselheiro suspenso reativado após expiração do prazo", "motivo", motivo,
+		"data_suspensao_ate", ate.Format(time.RFC3339), "event_id", id)
+	return nil
 }

@@ -125,6 +125,13 @@ func (u *uow) executarSorteio(ctx context.Context, p Pedido) (Resultado, error) 
 	if err != nil {
 		return Resultado{}, err
 	}
+	// A winner still marked suspenso: this draw ends the suspension, and
+	// its end goes out before the draw, in the same unit of work.
+	if ate, ok := filtro.Vencidos[selecionado]; ok {
+		if err := u.encerrarSuspensao(ctx, log.With("conselheiro_id", selecionado), selecionado, ate, "sorteio"); err != nil {
+			return Resultado{}, err
+		}
+	}
 	dataSorteio, _ := sorteio.ParseTimestamp(t)
 	eventID := s.o.NovoID()
 	envelope, err := u.envelope(evento.ConselheiroSorteado, eventID, p.Dados.CorrelacaoID, t, payloadSorteado{
@@ -205,11 +212,20 @@ func (u *uow) filtrar(ctx context.Context, cadeia []uuid.UUID, excluir *uuid.UUI
 		if err != nil {
 			return elegibilidade.Resultado{}, err
 		}
-		d = store.DegrauLido{Ordem: r.Ordem, Ids: r.Ids, Cadastrados: r.Cadastrados, Ocupados: r.Ocupados}
+		d = store.DegrauLido{Ordem: r.Ordem, Ids: r.Ids, Vencidos: r.Vencidos, VencidosAte: r.VencidosAte, Cadastrados: r.Cadastrados, Ocupados: r.Ocupados}
 	}
 	if len(d.Ids) > 0 && int(d.Ordem) >= 1 && int(d.Ordem) <= len(cadeia) {
 		slices.SortFunc(d.Ids, func(a, b uuid.UUID) int { return strings.Compare(a.String(), b.String()) })
-		return elegibilidade.Resultado{Elegiveis: d.Ids, Degrau: cadeia[d.Ordem-1]}, nil
+		r := elegibilidade.Resultado{Elegiveis: d.Ids, Degrau: cadeia[d.Ordem-1]}
+		for i, id := range d.Vencidos {
+			if i < len(d.VencidosAte) {
+				if r.Vencidos == nil {
+					r.Vencidos = map[uuid.UUID]time.Time{}
+				}
+				r.Vencidos[id] = d.VencidosAte[i]
+			}
+		}
+		return r, nil
 	}
 	return elegibilidade.Resultado{Motivo: elegibilidade.MotivoPorContagem(int(d.Cadastrados), int(d.Ocupados))}, nil
 }
@@ -354,6 +370,16 @@ func (u *uow) publicar(ctx context.Context, tipo evento.Tipo, eventID uuid.UUID,
 	data, err := u.envelope(tipo, eventID, correlacao, timestamp, payload)
 	if err != nil {
 		return err
+	}
+	subject := tipo.Subject(u.servico.o.SubjectPrefix)
+	if u.diferir {
+		// With the batch's other rows, in decision order.
+		u.lote.outbox = append(u.lote.outbox, linhaOutbox{
+			EventID: eventID, Tipo: string(tipo), Subject: subject, CorrelacaoID: correlacao,
+			Envelope: data, CriadoEm: u.agora, EntradaSequence: u.entradaSeq(),
+		})
+		u.saida = append(u.saida, Saida{EventID: eventID, Subject: subject, Envelope: data})
+		return nil
 	}
 	if err := u.tx.InserirOutbox(ctx, store.InserirOutboxParams{
 		EventID: eventID, Tipo: string(tipo), Subject: tipo.Subject(u.servico.o.SubjectPrefix),

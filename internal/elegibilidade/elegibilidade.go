@@ -43,6 +43,10 @@ type Resultado struct {
 	Elegiveis []uuid.UUID
 	Degrau    uuid.UUID // winning step; zero when nobody qualifies
 	Motivo    string    // set when nobody qualifies
+	// Vencidos are those of Elegiveis still marked suspenso, whose
+	// suspension ended at the time given: a draw that takes one of them
+	// ends that suspension and must publish it (CONTRACT §3).
+	Vencidos map[uuid.UUID]time.Time
 }
 
 // Filtrar walks the chain from the exact unit up and stops at the first

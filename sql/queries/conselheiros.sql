@@ -120,11 +120,20 @@ LIMIT 1;
 -- scalar subquery with LIMIT, which PostgreSQL never turns into a join, so
 -- it stays one probe of atribuicoes_uma_ativa_por_conselheiro_key per
 -- candidate with or without statistics (docs/decisions.md).
-WITH RECURSIVE degrau (ordem, ids) AS (
-    SELECT 0, NULL::uuid[]
+WITH RECURSIVE degrau (ordem, ids, vencidos, vencidos_ate) AS (
+    SELECT 0, NULL::uuid[], NULL::uuid[], NULL::timestamptz[]
   UNION ALL
-    SELECT d.ordem + 1, (
-        SELECT array_agg(c.id)
+    SELECT d.ordem + 1, e.ids, e.vencidos, e.vencidos_ate
+    FROM degrau d
+    CROSS JOIN LATERAL (
+        -- An aggregate without GROUP BY: always one row, like the scalar
+        -- subquery it replaces. vencidos are the step's eligible
+        -- counsellors still marked suspenso (their suspension has passed,
+        -- CONTRACT §5): a draw that takes one ends that suspension and
+        -- publishes it (issue 21).
+        SELECT array_agg(c.id) AS ids,
+               array_agg(c.id) FILTER (WHERE c.status = 'suspenso') AS vencidos,
+               array_agg(c.data_suspensao_ate) FILTER (WHERE c.status = 'suspenso') AS vencidos_ate
         FROM d6a.conselheiros c
         WHERE c.unidade_civica_id = (@cadeia::uuid[])[d.ordem + 1]
           AND c.status IN ('disponivel', 'suspenso')
@@ -136,11 +145,11 @@ WITH RECURSIVE degrau (ordem, ids) AS (
           AND c.id <> ALL(coalesce(@ocupados::uuid[], '{}'))
           AND (SELECT 1 FROM d6a.atribuicoes a
                WHERE a.conselheiro_id = c.id AND a.status = 'ativa' LIMIT 1) IS NULL
-    )
-    FROM degrau d
+    ) e
     WHERE d.ids IS NULL AND d.ordem < cardinality(@cadeia::uuid[])
 )
 SELECT coalesce(a.ordem, 0)::int AS ordem, a.ids::uuid[] AS ids,
+       a.vencidos::uuid[] AS vencidos, a.vencidos_ate::timestamptz[] AS vencidos_ate,
        -- Only when nobody qualifies, the motive (spec 4.3 step 5) needs the
        -- whole chain: registered counsellors and those holding an active
        -- assignment (in the database, or drawn earlier in the batch).
@@ -156,7 +165,7 @@ SELECT coalesce(a.ordem, 0)::int AS ordem, a.ids::uuid[] AS ids,
                       WHERE a.conselheiro_id = c.id AND a.status = 'ativa' LIMIT 1) IS NOT NULL)
        ) END, 0)::bigint AS ocupados
 FROM (SELECT 1) AS um
-LEFT JOIN (SELECT ordem, ids FROM degrau WHERE ids IS NOT NULL) a ON true;
+LEFT JOIN (SELECT ordem, ids, vencidos, vencidos_ate FROM degrau WHERE ids IS NOT NULL) a ON true;
 
 -- name: BuscarElegiveisDosDegraus :many
 -- BuscarElegiveisDoDegrau for every chain of a run of agenda items, in one
@@ -172,11 +181,11 @@ LEFT JOIN (SELECT ordem, ids FROM degrau WHERE ids IS NOT NULL) a ON true;
 -- before it, since eligibility only grows with time. Nothing drawn earlier
 -- in the batch is excluded: the caller removes those from ids and asks
 -- BuscarElegiveisDoDegrau when none is left.
-WITH RECURSIVE degrau (cadeia, ordem, ids, proxima) AS (
-    SELECT n::int, 0, NULL::uuid[], NULL::timestamptz
+WITH RECURSIVE degrau (cadeia, ordem, ids, vencidos, vencidos_ate, proxima) AS (
+    SELECT n::int, 0, NULL::uuid[], NULL::uuid[], NULL::timestamptz[], NULL::timestamptz
     FROM generate_series(1, cardinality(@tamanhos::int[])) AS n
   UNION ALL
-    SELECT d.cadeia, d.ordem + 1, e.ids, least(d.proxima, e.proxima)
+    SELECT d.cadeia, d.ordem + 1, e.ids, e.vencidos, e.vencidos_ate, least(d.proxima, e.proxima)
     FROM degrau d
     CROSS JOIN LATERAL (
         SELECT array_agg(c.id) FILTER (WHERE
@@ -185,6 +194,14 @@ WITH RECURSIVE degrau (cadeia, ordem, ids, proxima) AS (
                         ELSE c.data_suspensao_ate < @agora::timestamptz END
                    AND (SELECT 1 FROM d6a.atribuicoes a
                         WHERE a.conselheiro_id = c.id AND a.status = 'ativa' LIMIT 1) IS NULL) AS ids,
+               -- The step's counsellors still marked suspenso whose
+               -- suspension has passed (BuscarElegiveisDoDegrau): a winner
+               -- among them ends that suspension. A superset of those in ids
+               -- is enough, so the assignment probe is not repeated.
+               array_agg(c.id) FILTER (WHERE c.status = 'suspenso'
+                   AND c.data_suspensao_ate < @agora::timestamptz) AS vencidos,
+               array_agg(c.data_suspensao_ate) FILTER (WHERE c.status = 'suspenso'
+                   AND c.data_suspensao_ate < @agora::timestamptz) AS vencidos_ate,
                min(c.data_suspensao_ate) FILTER (WHERE c.data_suspensao_ate >= @agora::timestamptz) AS proxima
         FROM d6a.conselheiros c
         WHERE c.unidade_civica_id = (@ucs::uuid[])[(@inicios::int[])[d.cadeia] + d.ordem + 1]
@@ -196,6 +213,8 @@ WITH RECURSIVE degrau (cadeia, ordem, ids, proxima) AS (
 SELECT d.cadeia::int AS cadeia,
        (CASE WHEN d.ids IS NULL THEN 0 ELSE d.ordem END)::int AS ordem,
        d.ids::uuid[] AS ids,
+       d.vencidos::uuid[] AS vencidos,
+       d.vencidos_ate::timestamptz[] AS vencidos_ate,
        d.proxima AS proxima,
        coalesce(CASE WHEN d.ids IS NULL THEN (
            SELECT count(*) FROM d6a.conselheiros c

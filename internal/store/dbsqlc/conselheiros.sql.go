@@ -286,11 +286,20 @@ func (q *Queries) BuscarConselheirosPorUcsEStatus(ctx context.Context, arg Busca
 }
 
 const buscarElegiveisDoDegrau = `-- name: BuscarElegiveisDoDegrau :one
-WITH RECURSIVE degrau (ordem, ids) AS (
-    SELECT 0, NULL::uuid[]
+WITH RECURSIVE degrau (ordem, ids, vencidos, vencidos_ate) AS (
+    SELECT 0, NULL::uuid[], NULL::uuid[], NULL::timestamptz[]
   UNION ALL
-    SELECT d.ordem + 1, (
-        SELECT array_agg(c.id)
+    SELECT d.ordem + 1, e.ids, e.vencidos, e.vencidos_ate
+    FROM degrau d
+    CROSS JOIN LATERAL (
+        -- An aggregate without GROUP BY: always one row, like the scalar
+        -- subquery it replaces. vencidos are the step's eligible
+        -- counsellors still marked suspenso (their suspension has passed,
+        -- CONTRACT §5): a draw that takes one ends that suspension and
+        -- publishes it (issue 21).
+        SELECT array_agg(c.id) AS ids,
+               array_agg(c.id) FILTER (WHERE c.status = 'suspenso') AS vencidos,
+               array_agg(c.data_suspensao_ate) FILTER (WHERE c.status = 'suspenso') AS vencidos_ate
         FROM d6a.conselheiros c
         WHERE c.unidade_civica_id = ($1::uuid[])[d.ordem + 1]
           AND c.status IN ('disponivel', 'suspenso')
@@ -302,11 +311,11 @@ WITH RECURSIVE degrau (ordem, ids) AS (
           AND c.id <> ALL(coalesce($2::uuid[], '{}'))
           AND (SELECT 1 FROM d6a.atribuicoes a
                WHERE a.conselheiro_id = c.id AND a.status = 'ativa' LIMIT 1) IS NULL
-    )
-    FROM degrau d
+    ) e
     WHERE d.ids IS NULL AND d.ordem < cardinality($1::uuid[])
 )
 SELECT coalesce(a.ordem, 0)::int AS ordem, a.ids::uuid[] AS ids,
+       a.vencidos::uuid[] AS vencidos, a.vencidos_ate::timestamptz[] AS vencidos_ate,
        -- Only when nobody qualifies, the motive (spec 4.3 step 5) needs the
        -- whole chain: registered counsellors and those holding an active
        -- assignment (in the database, or drawn earlier in the batch).
@@ -322,7 +331,7 @@ SELECT coalesce(a.ordem, 0)::int AS ordem, a.ids::uuid[] AS ids,
                       WHERE a.conselheiro_id = c.id AND a.status = 'ativa' LIMIT 1) IS NOT NULL)
        ) END, 0)::bigint AS ocupados
 FROM (SELECT 1) AS um
-LEFT JOIN (SELECT ordem, ids FROM degrau WHERE ids IS NOT NULL) a ON true
+LEFT JOIN (SELECT ordem, ids, vencidos, vencidos_ate FROM degrau WHERE ids IS NOT NULL) a ON true
 `
 
 type BuscarElegiveisDoDegrauParams struct {
@@ -335,6 +344,8 @@ type BuscarElegiveisDoDegrauParams struct {
 type BuscarElegiveisDoDegrauRow struct {
 	Ordem       int32
 	Ids         []uuid.UUID
+	Vencidos    []uuid.UUID
+	VencidosAte []time.Time
 	Cadastrados int64
 	Ocupados    int64
 }
@@ -361,6 +372,8 @@ func (q *Queries) BuscarElegiveisDoDegrau(ctx context.Context, arg BuscarElegive
 	err := row.Scan(
 		&i.Ordem,
 		&i.Ids,
+		&i.Vencidos,
+		&i.VencidosAte,
 		&i.Cadastrados,
 		&i.Ocupados,
 	)
@@ -368,11 +381,11 @@ func (q *Queries) BuscarElegiveisDoDegrau(ctx context.Context, arg BuscarElegive
 }
 
 const buscarElegiveisDosDegraus = `-- name: BuscarElegiveisDosDegraus :many
-WITH RECURSIVE degrau (cadeia, ordem, ids, proxima) AS (
-    SELECT n::int, 0, NULL::uuid[], NULL::timestamptz
+WITH RECURSIVE degrau (cadeia, ordem, ids, vencidos, vencidos_ate, proxima) AS (
+    SELECT n::int, 0, NULL::uuid[], NULL::uuid[], NULL::timestamptz[], NULL::timestamptz
     FROM generate_series(1, cardinality($3::int[])) AS n
   UNION ALL
-    SELECT d.cadeia, d.ordem + 1, e.ids, least(d.proxima, e.proxima)
+    SELECT d.cadeia, d.ordem + 1, e.ids, e.vencidos, e.vencidos_ate, least(d.proxima, e.proxima)
     FROM degrau d
     CROSS JOIN LATERAL (
         SELECT array_agg(c.id) FILTER (WHERE
@@ -381,6 +394,14 @@ WITH RECURSIVE degrau (cadeia, ordem, ids, proxima) AS (
                         ELSE c.data_suspensao_ate < $4::timestamptz END
                    AND (SELECT 1 FROM d6a.atribuicoes a
                         WHERE a.conselheiro_id = c.id AND a.status = 'ativa' LIMIT 1) IS NULL) AS ids,
+               -- The step's counsellors still marked suspenso whose
+               -- suspension has passed (BuscarElegiveisDoDegrau): a winner
+               -- among them ends that suspension. A superset of those in ids
+               -- is enough, so the assignment probe is not repeated.
+               array_agg(c.id) FILTER (WHERE c.status = 'suspenso'
+                   AND c.data_suspensao_ate < $4::timestamptz) AS vencidos,
+               array_agg(c.data_suspensao_ate) FILTER (WHERE c.status = 'suspenso'
+                   AND c.data_suspensao_ate < $4::timestamptz) AS vencidos_ate,
                min(c.data_suspensao_ate) FILTER (WHERE c.data_suspensao_ate >= $4::timestamptz) AS proxima
         FROM d6a.conselheiros c
         WHERE c.unidade_civica_id = ($1::uuid[])[($2::int[])[d.cadeia] + d.ordem + 1]
@@ -392,6 +413,8 @@ WITH RECURSIVE degrau (cadeia, ordem, ids, proxima) AS (
 SELECT d.cadeia::int AS cadeia,
        (CASE WHEN d.ids IS NULL THEN 0 ELSE d.ordem END)::int AS ordem,
        d.ids::uuid[] AS ids,
+       d.vencidos::uuid[] AS vencidos,
+       d.vencidos_ate::timestamptz[] AS vencidos_ate,
        d.proxima AS proxima,
        coalesce(CASE WHEN d.ids IS NULL THEN (
            SELECT count(*) FROM d6a.conselheiros c
@@ -419,6 +442,8 @@ type BuscarElegiveisDosDegrausRow struct {
 	Cadeia      int32
 	Ordem       int32
 	Ids         []uuid.UUID
+	Vencidos    []uuid.UUID
+	VencidosAte []time.Time
 	Proxima     *time.Time
 	Cadastrados int64
 	Ocupados    int64
@@ -455,6 +480,8 @@ func (q *Queries) BuscarElegiveisDosDegraus(ctx context.Context, arg BuscarElegi
 			&i.Cadeia,
 			&i.Ordem,
 			&i.Ids,
+			&i.Vencidos,
+			&i.VencidosAte,
 			&i.Proxima,
 			&i.Cadastrados,
 			&i.Ocupados,
