@@ -87,7 +87,17 @@ type Options struct {
 	Alterados func(cidadaos []uuid.UUID)
 	// Anexado is called after a commit that appended to the transparency
 	// log, to wake the checkpoint signer.
-	Anexado    func()
+	Anexado func()
+	// ChaveLog signs, in every transaction whose tree grew, a checkpoint
+	// of the log before the commit, so a result never reaches the bus
+	// before a signed checkpoint covers its record (CONTRACT §7, issue 21).
+	// nil (tests of the executor alone, the repair command) leaves it to
+	// the relay, which signs before it publishes.
+	ChaveLog  *transparencia.Chave
+	OrigemLog string
+	// Assinatura is told each signing's outcome: the error, or nil once
+	// one succeeds (readiness says why results are held back).
+	Assinatura func(error)
 	Observador Observador
 	Logger     *slog.Logger
 	// MaxLote bounds the units of work one transaction carries (default
@@ -198,6 +208,9 @@ func New(o Options) *Servico {
 	}
 	if o.Anexado == nil {
 		o.Anexado = func() {}
+	}
+	if o.Assinatura == nil {
+		o.Assinatura = func(error) {}
 	}
 	if o.Alterados == nil {
 		o.Alterados = func([]uuid.UUID) {}
@@ -422,6 +435,15 @@ func (s *Servico) transacao(lote []job) ([]*uow, error) {
 		}
 		if err := arvore.Anexar(ctx, p.Tx().DB, registros); err != nil {
 			return fmt.Errorf("transparência: %w", err)
+		}
+		if s.o.ChaveLog != nil {
+			assinou, err := arvore.Assinar(ctx, tx.DB, p.Tx().DB, *s.o.ChaveLog, s.o.OrigemLog)
+			if assinou || err != nil {
+				s.o.Assinatura(err)
+			}
+			if err != nil {
+				return fmt.Errorf("transparência: %w", err)
+			}
 		}
 		if err := d.gravar(ctx, p.Tx()); err != nil {
 			return err

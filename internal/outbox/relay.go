@@ -42,6 +42,11 @@ type Relay struct {
 	log          *slog.Logger
 	now          func() time.Time
 	OnPublicados func(n int) // metrics hook, optional
+	// AntesDaVarredura runs before a pass publishes the rows it found; an
+	// error leaves them for a later pass. The worker signs the
+	// transparency log's checkpoint there, so what a crash or a repair
+	// left behind also goes out only once signed (CONTRACT §7).
+	AntesDaVarredura func(context.Context) error
 }
 
 // New builds a relay that polls every poll interval and whenever Wake is
@@ -201,6 +206,11 @@ func (r *Relay) Pass(ctx context.Context) (int, error) {
 		rows, err := tx.BuscarOutboxPendentes(ctx, r.lote)
 		if err != nil || len(rows) == 0 {
 			return err
+		}
+		if r.AntesDaVarredura != nil {
+			if err := r.AntesDaVarredura(ctx); err != nil {
+				return err
+			}
 		}
 		// Every acknowledged row is marked, even past a failure: left
 		// unmarked it would go out again on a later pass, and JetStream only

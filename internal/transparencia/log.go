@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
+	"golang.org/x/mod/sumdb/note"
 	"golang.org/x/mod/sumdb/tlog"
 )
 
@@ -46,6 +47,13 @@ func Anexar(ctx context.Context, tx DBTX, regs []Registro) error {
 type Estado struct {
 	n         int64
 	fronteira []byte
+	// n0 and fronteira0 are the tree as read, before this transaction's
+	// appends; assinado and raizAssinada the latest signed checkpoint, read
+	// with it (Assinar).
+	n0           int64
+	fronteira0   []byte
+	assinado     int64
+	raizAssinada []byte
 }
 
 // LerEstado reads the tree's state. Appenders are serialised by the draw's
@@ -54,9 +62,13 @@ type Estado struct {
 // not locked.
 func LerEstado(ctx context.Context, tx DBTX) (*Estado, error) {
 	var e Estado
-	if err := tx.QueryRow(ctx, `SELECT tamanho, fronteira FROM d6a.transparencia_estado`).Scan(&e.n, &e.fronteira); err != nil {
+	if err := tx.QueryRow(ctx, `SELECT e.tamanho, e.fronteira, coalesce(c.tamanho, 0), c.raiz
+FROM d6a.transparencia_estado e
+LEFT JOIN LATERAL (SELECT tamanho, raiz FROM d6a.transparencia_checkpoints ORDER BY tamanho DESC LIMIT 1) c ON true`).
+		Scan(&e.n, &e.fronteira, &e.assinado, &e.raizAssinada); err != nil {
 		return nil, fmt.Errorf("transparencia: read the tree state: %w", err)
 	}
+	e.n0, e.fronteira0 = e.n, e.fronteira
 	return &e, nil
 }
 
@@ -370,4 +382,97 @@ RETURNING event_id_sorteio`, cidadao.String())
 		return nil, err
 	}
 	return pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+}
+
+// ErrAssinatura means a checkpoint could not be signed: the results it
+// would cover are held back (CONTRACT §7, "Published only once signed")
+// and the unit of work is retried.
+var ErrAssinatura = errors.New("transparencia: checkpoint not signed")
+
+// Assinar signs, in the transaction that appended, a checkpoint of the
+// tree as e holds it, when it grew past the latest signed checkpoint, and
+// queues its row on escrever (the writes' pipeline). The batch's results
+// then commit with a signed checkpoint that covers their records, and
+// whoever publishes them after the commit publishes signed results only
+// (issue 21). The root comes from the frontier, so signing reads nothing
+// more, and it extends the latest checkpoint by construction once the
+// frontier as read is that checkpoint's tree: that is checked first, with
+// a proof from the stored hashes (read on ler) only when leaves were left
+// unsigned below (a version that signed in the background). It reports
+// whether it signed.
+func (e *Estado) Assinar(ctx context.Context, ler, escrever DBTX, chave Chave, origem string) (bool, error) {
+	if e.n == 0 || e.n <= e.assinado {
+		return false, nil
+	}
+	if err := e.estendeAssinado(ctx, ler); err != nil {
+		return false, err
+	}
+	raiz, err := raizDaFronteira(e.n, e.fronteira)
+	if err != nil {
+		return false, err
+	}
+	c := Checkpoint{Origem: origem, Tamanho: e.n, Raiz: raiz}
+	nota, err := note.Sign(&note.Note{Text: c.Texto()}, chave.Signer)
+	if err != nil {
+		return false, fmt.Errorf("%w: %v", ErrAssinatura, err)
+	}
+	if _, err := escrever.Exec(ctx, `INSERT INTO d6a.transparencia_checkpoints (tamanho, raiz, nota) VALUES ($1, $2, $3)
+ON CONFLICT (tamanho) DO NOTHING`, e.n, raiz[:], string(nota)); err != nil {
+		return false, err
+	}
+	e.assinado, e.raizAssinada = e.n, raiz[:]
+	return true, nil
+}
+
+// estendeAssinado checks that the tree as read extends the latest signed
+// checkpoint (ErrInconsistente otherwise).
+func (e *Estado) estendeAssinado(ctx context.Context, ler DBTX) error {
+	if e.assinado == 0 {
+		return nil
+	}
+	if e.assinado > e.n0 || len(e.raizAssinada) != tlog.HashSize {
+		return fmt.Errorf("%w: checkpoint of size %d over a tree of %d", ErrInconsistente, e.assinado, e.n0)
+	}
+	lida, err := raizDaFronteira(e.n0, e.fronteira0)
+	if err != nil {
+		return err
+	}
+	assinada := tlog.Hash(e.raizAssinada)
+	if e.assinado == e.n0 {
+		if lida != assinada {
+			return fmt.Errorf("%w: the tree's frontier at size %d does not give the signed root", ErrInconsistente, e.n0)
+		}
+		return nil
+	}
+	r := Leitor(ctx, ler)
+	raiz, err := tlog.TreeHash(e.n0, r)
+	if err != nil {
+		return err
+	}
+	if raiz != lida {
+		return fmt.Errorf("%w: stored hashes and frontier disagree at size %d", ErrInconsistente, e.n0)
+	}
+	prova, err := tlog.ProveTree(e.n0, e.assinado, r)
+	if err != nil {
+		return err
+	}
+	if err := tlog.CheckTree(prova, e.n0, raiz, e.assinado, assinada); err != nil {
+		return fmt.Errorf("%w (size %d → %d): %v", ErrInconsistente, e.assinado, e.n0, err)
+	}
+	return nil
+}
+
+// raizDaFronteira is the RFC 6962 root of a tree of n leaves from its
+// frontier (the roots of its complete subtrees, left to right, the largest
+// first): folded from the right, as tlog.TreeHash does.
+func raizDaFronteira(n int64, fr []byte) (tlog.Hash, error) {
+	k := len(fronteiraIndices(n))
+	if k == 0 || len(fr) != k*tlog.HashSize {
+		return tlog.Hash{}, fmt.Errorf("transparencia: frontier of size %d has %d bytes, want %d", n, len(fr), k*tlog.HashSize)
+	}
+	h := tlog.Hash(fr[(k-1)*tlog.HashSize:])
+	for i := k - 2; i >= 0; i-- {
+		h = tlog.NodeHash(tlog.Hash(fr[i*tlog.HashSize:]), h)
+	}
+	return h, nil
 }

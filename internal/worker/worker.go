@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"golang.org/x/mod/sumdb/note"
 
 	"github.com/formigueiro/d6a/internal/atribuicao"
 	"github.com/formigueiro/d6a/internal/bus"
@@ -50,6 +51,8 @@ type Options struct {
 	Listener net.Listener
 	// Base replaces bus.Base as the seed's base.
 	Base atribuicao.Barramento
+	// Assinante replaces the log key's signer (tests: a signer that fails).
+	Assinante note.Signer
 }
 
 // Worker is an assembled colony.
@@ -71,6 +74,9 @@ type Worker struct {
 	log    *slog.Logger
 	ln     net.Listener
 	booted atomic.Bool
+	// falhaAssinatura is the latest failure to sign a checkpoint, until a
+	// signature succeeds: results wait for it, and /readyz says so.
+	falhaAssinatura atomic.Pointer[error]
 	// divergente: the boot found results on the bus the database lost, and
 	// the boot steps that draw wait for the repair (retomarAposReparo).
 	divergente atomic.Bool
@@ -148,7 +154,15 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *Worker, err erro
 	if err != nil {
 		return nil, err
 	}
+	if o.Assinante != nil {
+		chave.Signer = o.Assinante
+	}
 	w.Assinador = transparencia.NovoAssinador(st.Pool, chave, cfg.LogOrigin, w.log)
+	w.Relay.AntesDaVarredura = func(ctx context.Context) error {
+		_, err := transparencia.Assinar(ctx, st.Pool, chave, cfg.LogOrigin)
+		w.assinatura(err)
+		return err
+	}
 	base := o.Base
 	if base == nil {
 		baseCtx, pararBase := context.WithCancel(context.Background())
@@ -159,7 +173,7 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *Worker, err erro
 		Store: st, Hierarquia: hier, Barramento: base, SubjectPrefix: cfg.SubjectPrefix,
 		NRecusasSuspensao: cfg.NRecusasSuspensao, TSuspensao: cfg.TSuspensao, TimeoutResposta: cfg.TimeoutResposta, Now: o.Now,
 		Publicado: publicar(w.Relay), Alterados: w.Cache.Esquecer, Observador: observador{w.Metrics}, Logger: w.log,
-		Anexado: w.Assinador.Acordar,
+		Anexado: w.Assinador.Acordar, ChaveLog: &chave, OrigemLog: cfg.LogOrigin, Assinatura: w.assinatura,
 	})
 	fundo, pararFundo := context.WithCancel(context.Background())
 	w.pararFundo = pararFundo
@@ -185,6 +199,9 @@ func (w *Worker) Ready(ctx context.Context) error {
 	}
 	if err := w.Store.Pool.Ping(ctx); err != nil {
 		return fmt.Errorf("banco de dados: %w", err)
+	}
+	if err := w.falhaAssinatura.Load(); err != nil {
+		return fmt.Errorf("log de transparência: checkpoint não assinado, resultados retidos: %w", *err)
 	}
 	return w.Bus.Ready(ctx)
 }
@@ -366,7 +383,9 @@ func (h instrumentado) observar(ev evento.Evento, err error, d time.Duration) er
 	if err != nil {
 		res = "erro"
 		switch {
-		case store.Transient(err), errors.Is(err, atribuicao.ErrBaseDesconhecida):
+		case store.Transient(err), errors.Is(err, atribuicao.ErrBaseDesconhecida),
+			// A result waits for its signature; it is never dead-lettered for it.
+			errors.Is(err, transparencia.ErrAssinatura), errors.Is(err, transparencia.ErrInconsistente):
 			err = bus.Transitorio(err)
 		case errors.Is(err, atribuicao.ErrPanico):
 			err = bus.Permanente(err)
@@ -386,4 +405,13 @@ func publicar(r *outbox.Relay) func([]atribuicao.Saida) {
 		}
 		r.Enviar(msgs)
 	}
+}
+
+// assinatura records a signing's outcome for readiness.
+func (w *Worker) assinatura(err error) {
+	if err == nil {
+		w.falhaAssinatura.Store(nil)
+		return
+	}
+	w.falhaAssinatura.Store(&err)
 }
