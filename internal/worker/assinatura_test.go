@@ -1,0 +1,95 @@
+package worker_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"golang.org/x/mod/sumdb/note"
+
+	"github.com/formigueiro/d6a/internal/evento"
+	"github.com/formigueiro/d6a/internal/transparencia"
+	"github.com/formigueiro/d6a/internal/worker"
+)
+
+// assinanteFalho is the log key's signer, failing while falhar is set (an
+// unreadable key, a signing device gone).
+type assinanteFalho struct {
+	note.Signer
+	falhar atomic.Bool
+}
+
+func (a *assinanteFalho) Sign(msg []byte) ([]byte, error) {
+	if a.falhar.Load() {
+		return nil, errors.New("chave de assinatura ilegível")
+	}
+	return a.Signer.Sign(msg)
+}
+
+// CONTRACT §7 "Published only once signed" (issue 21): while the
+// checkpoint cannot be signed, results are held back, never published
+// unsigned and never dead-lettered, and /readyz says why; once signing
+// works again they go out, each covered by a signed checkpoint.
+func TestAssinaturaFalhaRetemResultados(t *testing.T) {
+	t.Parallel()
+	c := novaColonia(t, opcoes{})
+	skey, vkey, err := transparencia.GerarChave(c.cfg.LogOrigin)
+	must(t, err == nil, "%v", err)
+	c.cfg.LogKeyFile = filepath.Join(t.TempDir(), "log.key")
+	must(t, os.WriteFile(c.cfg.LogKeyFile, []byte(skey+"\n"+vkey+"\n"), 0o600) == nil, "write key")
+	signer, err := note.NewSigner(skey)
+	must(t, err == nil, "%v", err)
+	a := &assinanteFalho{Signer: signer}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	w, err := worker.New(ctx, c.cfg, worker.Options{Now: c.clock.Now, Backoff: []time.Duration{20 * time.Millisecond}, Assinante: a})
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	c.w, c.cancel, c.done = w, cancel, make(chan error, 1)
+	go func() { c.done <- w.Run(ctx) }()
+	c.eventually("worker ready", func() bool { return w.Ready(context.Background()) == nil })
+
+	bairro := c.novaUC()
+	c.novoConselheiro(bairro)
+	c.novoConselheiro(bairro)
+	_, primeiro := c.novaDemanda(bairro)
+	must(t, primeiro != uuid.Nil, "no draw while signing works")
+	c.esperarOutboxVazio()
+
+	a.falhar.Store(true)
+	demanda := uuid.New()
+	c.publicar(evento.AgendaItemDisponivel, "1.0.0", agenda(demanda, bairro))
+	c.eventually("readiness names the signing failure", func() bool {
+		err := w.Ready(context.Background())
+		return err != nil && strings.Contains(err.Error(), "checkpoint não assinado") && strings.Contains(err.Error(), "ilegível")
+	})
+	r := c.http(http.MethodGet, "/readyz", "", nil)
+	must(t, r.status == 503 && strings.Contains(string(r.body), "checkpoint não assinado"), "/readyz %d %s", r.status, r.body)
+	// Held back: well past the retries a handler error gets, nothing is
+	// committed, published or dead-lettered.
+	time.Sleep(time.Second)
+	must(t, c.ativa(demanda) == uuid.Nil, "drawn without a signed checkpoint")
+	must(t, len(porDemanda(c.publicados(evento.ConselheiroSorteado), demanda)) == 0, "published without a signed checkpoint")
+	c.semDLQ()
+
+	a.falhar.Store(false)
+	c.eventually("the held-back demand drawn", func() bool { return c.ativa(demanda) != uuid.Nil })
+	c.esperarOutboxVazio()
+	c.eventually("ready again", func() bool { return w.Ready(context.Background()) == nil })
+	pubs := porDemanda(c.publicados(evento.ConselheiroSorteado), demanda)
+	must(t, len(pubs) == 1, "%d conselheiro.sorteado for the held-back demand", len(pubs))
+	cli := &transparencia.Cliente{Base: "http://" + w.Addr.String(), Chave: vkey}
+	s, err := cli.VerificarSorteio(context.Background(), uuid.MustParse(pubs[0]["event_id"].(string)))
+	must(t, err == nil, "the held-back draw does not verify: %v", err)
+	must(t, s.Checkpoint.Tamanho == 2, "checkpoint of size %d, want 2", s.Checkpoint.Tamanho)
+	c.semDLQ()
+}
