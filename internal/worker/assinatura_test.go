@@ -2,6 +2,7 @@ package worker_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/nats-io/nats.go"
 	"golang.org/x/mod/sumdb/note"
 
 	"github.com/formigueiro/d6a/internal/evento"
@@ -92,4 +94,64 @@ func TestAssinaturaFalhaRetemResultados(t *testing.T) {
 	must(t, err == nil, "the held-back draw does not verify: %v", err)
 	must(t, s.Checkpoint.Tamanho == 2, "checkpoint of size %d, want 2", s.Checkpoint.Tamanho)
 	c.semDLQ()
+}
+
+// CONTRACT §7 "Published only once signed", as a citizen sees it: every
+// conselheiro.sorteado of a burst of 500, fetched from the log as soon as
+// it arrives on the bus, answers 200 with a valid inclusion proof under a
+// signed checkpoint (the fault suite's TestPublicadoSoAssinado adds a
+// kill -9 in the middle).
+func TestResultadoNoBarramentoJaAssinado(t *testing.T) {
+	t.Parallel()
+	c, bairro := coloniaNoBairro(t)
+	const n = 500
+	c.exec(`INSERT INTO d6a.conselheiros (id, cidadao_id, unidade_civica_id, nivel_atuacao, status, capacitacao_concluida, data_cadastro, event_id_cadastro, event_id_ultima_alteracao, atualizado_em)
+		SELECT g, g, $1, 1, 'disponivel', true, now(), gen_random_uuid(), gen_random_uuid(), now()
+		FROM (SELECT gen_random_uuid() AS g FROM generate_series(1, $2)) s`, bairro, n)
+	cli := &transparencia.Cliente{Base: "http://" + c.w.Addr.String()}
+
+	ids := make(chan string, n)
+	sub, err := c.nc.Subscribe(evento.ConselheiroSorteado.Subject(c.cfg.SubjectPrefix), func(m *nats.Msg) {
+		var e struct {
+			EventID string `json:"event_id"`
+		}
+		if json.Unmarshal(m.Data, &e) == nil {
+			ids <- e.EventID
+		}
+	})
+	must(t, err == nil, "subscribe: %v", err)
+	defer sub.Unsubscribe()
+	must(t, c.nc.Flush() == nil, "flush")
+
+	type falha struct {
+		id  string
+		err error
+	}
+	falhas := make(chan falha, n)
+	feitos := make(chan struct{})
+	go func() {
+		defer close(feitos)
+		for k := 0; k < n; k++ {
+			id := <-ids
+			if _, err := cli.VerificarSorteio(context.Background(), uuid.MustParse(id)); err != nil {
+				falhas <- falha{id, err}
+			}
+		}
+	}()
+	for range n {
+		c.publicar(evento.AgendaItemDisponivel, "1.0.0", agenda(uuid.New(), bairro))
+	}
+	select {
+	case <-feitos:
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("fewer than %d conselheiro.sorteado arrived", n)
+	}
+	close(falhas)
+	k := 0
+	for f := range falhas {
+		if k++; k <= 5 {
+			t.Errorf("result %s on the bus, its record not served signed at once: %v", f.id, f.err)
+		}
+	}
+	must(t, k == 0, "%d of %d results fetched at once failed", k, n)
 }
