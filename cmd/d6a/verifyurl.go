@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/schollz/progressbar/v3"
@@ -22,6 +23,8 @@ import (
 type opcoesURL struct {
 	url, desde, chave, evento string
 	all                       bool
+	testemunhas               []string
+	quorum                    int
 }
 
 func flagsURL(fs *flag.FlagSet) *opcoesURL {
@@ -31,6 +34,14 @@ func flagsURL(fs *flag.FlagSet) *opcoesURL {
 	fs.StringVar(&o.desde, "desde", "", "with --url: checkpoint file saved on the last visit (created if missing, replaced when consistent); with --consistencia: first stream sequence to read")
 	fs.StringVar(&o.chave, "chave", "", "with --url: the log's verifier key (else the served one, trusted on first use)")
 	fs.StringVar(&o.evento, "evento", "", "with --url --event-id: the conselheiro.sorteado received (envelope or payload, JSON file) to compare with the record")
+	fs.Func("testemunha", "with --url: a witness's cosignature verifier key (name+hash+base64, type 0x04); repeat for each witness", func(v string) error {
+		if _, err := transparencia.VerificadorTestemunha(v); err != nil {
+			return err
+		}
+		o.testemunhas = append(o.testemunhas, v)
+		return nil
+	})
+	fs.IntVar(&o.quorum, "quorum", 0, "with --url: fail unless the checkpoint carries this many valid cosignatures from the --testemunha keys")
 	return o
 }
 
@@ -51,6 +62,13 @@ func verifyURL(o *opcoesURL, eventID, arquivo string) int {
 		fmt.Fprintln(stderr, "d6a verify: with --url give --event-id UUID, --all and/or --desde FILE")
 		return exitUsage
 	}
+	if o.quorum < 0 || o.quorum > len(o.testemunhas) {
+		fmt.Fprintf(stderr, "d6a verify: --quorum %d needs at least that many --testemunha keys (got %d)\n", o.quorum, len(o.testemunhas))
+		return exitUsage
+	}
+	if len(o.testemunhas) > 0 && o.quorum == 0 {
+		o.quorum = len(o.testemunhas)
+	}
 	if o.evento != "" && eventID == "" {
 		fmt.Fprintln(stderr, "d6a verify: --evento needs --event-id")
 		return exitUsage
@@ -70,6 +88,27 @@ func verifyURL(o *opcoesURL, eventID, arquivo string) int {
 }
 
 func verificarPublico(ctx context.Context, c *transparencia.Cliente, o *opcoesURL, id uuid.UUID, stdout, stderr io.Writer) int {
+	// The witnesses first: every checkpoint verified below must be one
+	// history with the cosigned one.
+	var cossinado *transparencia.Checkpoint
+	if o.quorum > 0 {
+		t, err := c.VerificarTestemunhas(ctx, o.testemunhas, o.quorum, EsperaQuorum)
+		if code := falhou(stderr, err); code != 0 {
+			return code
+		}
+		fmt.Fprintf(stdout, "OK testemunhas: checkpoint tamanho=%d cossinado por %d de %d (quorum %d):", t.Checkpoint.Tamanho, len(t.Cossinaturas), t.Testemunhadas, t.Quorum)
+		for _, cs := range t.Cossinaturas {
+			fmt.Fprintf(stdout, " %s em %s;", cs.Testemunha, cs.Em.Format("2006-01-02T15:04:05Z"))
+		}
+		fmt.Fprintln(stdout)
+		cossinado = &t.Checkpoint
+	}
+	extensao := func(cp transparencia.Checkpoint) int {
+		if cossinado == nil {
+			return 0
+		}
+		return falhou(stderr, c.ConferirExtensao(ctx, *cossinado, cp))
+	}
 	if o.desde != "" {
 		antigo, novo, primeira, err := c.VerificarDesde(ctx, o.desde)
 		if code := falhou(stderr, err); code != 0 {
@@ -84,6 +123,9 @@ func verificarPublico(ctx context.Context, c *transparencia.Cliente, o *opcoesUR
 	if id != uuid.Nil {
 		s, err := c.VerificarSorteio(ctx, id)
 		if code := falhou(stderr, err); code != 0 {
+			return code
+		}
+		if code := extensao(s.Checkpoint); code != 0 {
 			return code
 		}
 		if o.evento != "" {
@@ -108,7 +150,7 @@ func verificarPublico(ctx context.Context, c *transparencia.Cliente, o *opcoesUR
 	}
 	if o.all {
 		var bar *progressbar.ProgressBar
-		res, _, err := c.VerificarTudo(ctx, func(feitos, total int64) {
+		res, cp, err := c.VerificarTudo(ctx, func(feitos, total int64) {
 			if bar == nil {
 				bar = progressbar.NewOptions64(total, progressbar.OptionSetWriter(stderr),
 					progressbar.OptionSetDescription("registros"), progressbar.OptionShowCount(), progressbar.OptionThrottle(200e6))
@@ -122,6 +164,9 @@ func verificarPublico(ctx context.Context, c *transparencia.Cliente, o *opcoesUR
 		if code := falhou(stderr, err); code != 0 {
 			return code
 		}
+		if code := extensao(cp); code != 0 {
+			return code
+		}
 		if res.Eliminados > 0 {
 			fmt.Fprintf(stdout, "eliminados=%d (registros apagados; folhas provadas pela raiz)\n", res.Eliminados)
 		}
@@ -133,6 +178,11 @@ func verificarPublico(ctx context.Context, c *transparencia.Cliente, o *opcoesUR
 	}
 	return 0
 }
+
+// EsperaQuorum is how long `verify --quorum` asks again for a checkpoint
+// the witnesses have not cosigned yet (a witness round takes milliseconds;
+// a busy log signs a new checkpoint every batch).
+var EsperaQuorum = 15 * time.Second
 
 // falhou prints err and maps it to the exit status.
 func falhou(stderr io.Writer, err error) int {

@@ -60,6 +60,9 @@ type Config struct {
 	LogKeyFile string
 	// LogOrigin is the checkpoints' origin line and the key's name.
 	LogOrigin string
+	// LogTestemunhas are the log's witnesses, comma-separated "URL VKEY"
+	// entries (D6A_LOG_TESTEMUNHAS; parsed by internal/testemunha).
+	LogTestemunhas string
 	// TransparenciaPorMinuto limits the public transparency routes per
 	// client IP (0: no limit).
 	TransparenciaPorMinuto int
@@ -112,6 +115,7 @@ func Parse(lookup func(string) (string, bool)) (Config, error) {
 		SituacaoCache:        p.integer("D6A_SITUACAO_CACHE", 100000, 0),
 		LogKeyFile:           p.str("D6A_LOG_KEY_FILE", ""),
 		LogOrigin:            p.str("D6A_LOG_ORIGIN", "d6a/sorteios"),
+		LogTestemunhas:       p.str("D6A_LOG_TESTEMUNHAS", ""),
 		// A full mirror of 1,000,000 draws is 1,000 pages.
 		TransparenciaPorMinuto: p.integer("D6A_TRANSPARENCIA_POR_MINUTO", 1200, 0),
 	}

@@ -95,9 +95,14 @@ func (t *rotasTransparencia) checkpoint(c *fiber.Ctx) error {
 	ctx, cancel := t.ctx(c)
 	defer cancel()
 	c.Set(fiber.HeaderCacheControl, cacheCheckpoin)
-	nota, _, err := t.ultimo(ctx)
+	// With every witness cosignature received for it appended (C2SP
+	// tlog-cosignature; CONTRACT §7 "Witnesses").
+	nota, _, err := transparencia.CheckpointCossinado(ctx, t.db.Pool)
+	if errors.Is(err, transparencia.ErrNaoEncontrado) {
+		return fiber.NewError(fiber.StatusNotFound, "nenhum checkpoint assinado ainda (nenhum sorteio registrado)")
+	}
 	if err != nil {
-		return err
+		return falhaLeitura(err)
 	}
 	c.Set(fiber.HeaderContentType, fiber.MIMETextPlainCharsetUTF8)
 	return c.SendString(nota)

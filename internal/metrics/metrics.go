@@ -7,6 +7,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -100,6 +101,9 @@ type Metrics struct {
 	abertura, decisoes, fechamento prometheus.Observer
 
 	reg *prometheus.Registry
+
+	testemunhas    *Testemunhas
+	testemunhasUma sync.Once
 }
 
 // Transacao records the parts of one committed transaction of the draw

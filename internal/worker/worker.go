@@ -28,6 +28,7 @@ import (
 	"github.com/formigueiro/d6a/internal/metrics"
 	"github.com/formigueiro/d6a/internal/outbox"
 	"github.com/formigueiro/d6a/internal/store"
+	"github.com/formigueiro/d6a/internal/testemunha"
 	"github.com/formigueiro/d6a/internal/transparencia"
 )
 
@@ -70,6 +71,8 @@ type Worker struct {
 	Cache *httpapi.Cache
 	// Assinador signs the transparency log's checkpoints.
 	Assinador *transparencia.Assinador
+	// Testemunhas submits them to the log's witnesses (D6A_LOG_TESTEMUNHAS).
+	Testemunhas *testemunha.Enviador
 
 	log    *slog.Logger
 	ln     net.Listener
@@ -158,6 +161,11 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *Worker, err erro
 		chave.Signer = o.Assinante
 	}
 	w.Assinador = transparencia.NovoAssinador(st.Pool, chave, cfg.LogOrigin, w.log)
+	ts, err := testemunha.Analisar(cfg.LogTestemunhas)
+	if err != nil {
+		return nil, &ConfigError{Var: "D6A_LOG_TESTEMUNHAS", Err: err}
+	}
+	w.Testemunhas = &testemunha.Enviador{DB: st.Pool, Testemunhas: ts, Log: w.log, Observador: w.Metrics.Testemunhas(), Now: o.Now}
 	w.Relay.AntesDaVarredura = func(ctx context.Context) error {
 		_, err := transparencia.Assinar(ctx, st.Pool, chave, cfg.LogOrigin)
 		w.assinatura(err)
@@ -173,7 +181,7 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *Worker, err erro
 		Store: st, Hierarquia: hier, Barramento: base, SubjectPrefix: cfg.SubjectPrefix,
 		NRecusasSuspensao: cfg.NRecusasSuspensao, TSuspensao: cfg.TSuspensao, TimeoutResposta: cfg.TimeoutResposta, Now: o.Now,
 		Publicado: publicar(w.Relay), Alterados: w.Cache.Esquecer, Observador: observador{w.Metrics}, Logger: w.log,
-		Anexado: w.Assinador.Acordar, ChaveLog: &chave, OrigemLog: cfg.LogOrigin, Assinatura: w.assinatura,
+		Anexado: func() { w.Assinador.Acordar(); w.Testemunhas.Acordar() }, ChaveLog: &chave, OrigemLog: cfg.LogOrigin, Assinatura: w.assinatura,
 	})
 	fundo, pararFundo := context.WithCancel(context.Background())
 	w.pararFundo = pararFundo
@@ -220,6 +228,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	go w.Relay.Run(workCtx)
 	go w.Cache.Escutar(workCtx, w.Store.Pool)
 	go w.Assinador.Run(workCtx)
+	go w.Testemunhas.Run(workCtx)
 	if w.Cfg.PprofAddr != "" {
 		go w.servirPprof(workCtx)
 	}

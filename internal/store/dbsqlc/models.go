@@ -181,6 +181,14 @@ type D6aTransparenciaCheckpoint struct {
 	AssinadoEm time.Time
 }
 
+type D6aTransparenciaCossinatura struct {
+	Chave       string
+	Tamanho     int64
+	Linha       string
+	CossinadaEm time.Time
+	RecebidaEm  time.Time
+}
+
 type D6aTransparenciaEstado struct {
 	ID        bool
 	Tamanho   int64

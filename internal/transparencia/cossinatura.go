@@ -1,0 +1,182 @@
+package transparencia
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	fnote "github.com/transparency-dev/formats/note"
+	"golang.org/x/mod/sumdb/note"
+)
+
+// Cossinatura is one witness's cosignature of a checkpoint (C2SP
+// tlog-cosignature, cosignature/v1).
+type Cossinatura struct {
+	// Testemunha is the witness's key name.
+	Testemunha string
+	// Chave is the witness's verifier key it was checked with.
+	Chave string
+	// Linha is the signature line, "— name base64\n".
+	Linha string
+	// Em is when the witness cosigned (the timestamp it signed).
+	Em time.Time
+}
+
+// ErrQuorum means a checkpoint carries fewer valid cosignatures from the
+// named witnesses than the reader requires.
+var ErrQuorum = errors.New("transparencia: too few witness cosignatures")
+
+// VerificadorTestemunha parses a witness's cosignature/v1 verifier key
+// (name+hash+base64, key type 0x04; CONTRACT §2 D6A_LOG_TESTEMUNHAS).
+func VerificadorTestemunha(vkey string) (note.Verifier, error) {
+	v, err := fnote.NewVerifierForCosignatureV1(vkey)
+	if err != nil {
+		return nil, fmt.Errorf("witness key %q: %w", vkey, err)
+	}
+	return v, nil
+}
+
+// Cossinaturas opens a checkpoint note with the log's verifier and every
+// witness key in testemunhas, and returns the log's checkpoint and the
+// valid cosignatures, one per witness. A line from a named witness that
+// does not verify fails the whole note (note.Open's rule): a reader must
+// not count a forged cosignature as absent.
+func Cossinaturas(nota []byte, vkeyLog string, testemunhas []string) (Checkpoint, []Cossinatura, error) {
+	log, err := note.NewVerifier(vkeyLog)
+	if err != nil {
+		return Checkpoint{}, nil, fmt.Errorf("verifier key: %w", err)
+	}
+	vs := []note.Verifier{log}
+	chaves := map[string]string{} // name+hash → vkey
+	for _, k := range testemunhas {
+		v, err := VerificadorTestemunha(k)
+		if err != nil {
+			return Checkpoint{}, nil, err
+		}
+		vs = append(vs, v)
+		chaves[fmt.Sprintf("%s+%08x", v.Name(), v.KeyHash())] = k
+	}
+	n, err := note.Open(nota, note.VerifierList(vs...))
+	if err != nil {
+		return Checkpoint{}, nil, fmt.Errorf("checkpoint signatures: %w", err)
+	}
+	var proprio bool
+	var cs []Cossinatura
+	for _, s := range n.Sigs {
+		if s.Name == log.Name() && s.Hash == log.KeyHash() {
+			proprio = true
+			continue
+		}
+		k, ok := chaves[fmt.Sprintf("%s+%08x", s.Name, s.Hash)]
+		if !ok {
+			continue
+		}
+		em, err := fnote.CoSigV1Timestamp(s)
+		if err != nil {
+			return Checkpoint{}, nil, err
+		}
+		cs = append(cs, Cossinatura{Testemunha: s.Name, Chave: k, Linha: "— " + s.Name + " " + s.Base64 + "\n", Em: em.UTC()})
+	}
+	if !proprio {
+		return Checkpoint{}, nil, errors.New("checkpoint: no signature of the log's key")
+	}
+	c, err := LerCheckpoint(n.Text)
+	if err != nil {
+		return c, nil, err
+	}
+	if c.Origem != log.Name() {
+		return c, nil, fmt.Errorf("checkpoint origin %q differs from the key's name %q", c.Origem, log.Name())
+	}
+	return c, cs, nil
+}
+
+// ConferirQuorum fails with ErrQuorum unless cs holds at least quorum
+// cosignatures from distinct witnesses.
+func ConferirQuorum(cs []Cossinatura, quorum int) error {
+	distintas := map[string]bool{}
+	for _, c := range cs {
+		distintas[c.Chave] = true
+	}
+	if len(distintas) < quorum {
+		nomes := make([]string, 0, len(cs))
+		for _, c := range cs {
+			nomes = append(nomes, c.Testemunha)
+		}
+		return fmt.Errorf("%w: %d of the %d required (cosigned by: %s)", ErrQuorum, len(distintas), quorum, cmpOr(strings.Join(nomes, ", "), "none"))
+	}
+	return nil
+}
+
+func cmpOr(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
+}
+
+// LinhasCossinatura parses a witness's add-checkpoint answer: signature
+// lines, each "— name base64".
+func LinhasCossinatura(corpo []byte) ([]string, error) {
+	var out []string
+	for _, l := range bytes.SplitAfter(corpo, []byte("\n")) {
+		if len(l) == 0 {
+			continue
+		}
+		if !bytes.HasPrefix(l, []byte("— ")) || l[len(l)-1] != '\n' {
+			return nil, fmt.Errorf("witness answer: %q is not a signature line", l)
+		}
+		out = append(out, string(l))
+	}
+	if len(out) == 0 {
+		return nil, errors.New("witness answer: no signature line")
+	}
+	return out, nil
+}
+
+// GravarCossinatura stores a witness's cosignature of the checkpoint of
+// size tamanho (once per witness key and size).
+func GravarCossinatura(ctx context.Context, db DBTX, tamanho int64, c Cossinatura, agora time.Time) error {
+	_, err := db.Exec(ctx, `INSERT INTO d6a.transparencia_cossinaturas (chave, tamanho, linha, cossinada_em, recebida_em)
+VALUES ($1, $2, $3, $4, $5) ON CONFLICT (chave, tamanho) DO NOTHING`, c.Chave, tamanho, c.Linha, c.Em, agora)
+	return err
+}
+
+// UltimaCossinatura returns the latest checkpoint size a witness key
+// cosigned, and when (0 and the zero time when none).
+func UltimaCossinatura(ctx context.Context, db DBTX, chave string) (int64, time.Time, error) {
+	var n int64
+	var em *time.Time
+	err := db.QueryRow(ctx, `SELECT coalesce(max(tamanho), 0), max(cossinada_em) FROM d6a.transparencia_cossinaturas WHERE chave = $1`, chave).Scan(&n, &em)
+	if err != nil || em == nil {
+		return n, time.Time{}, err
+	}
+	return n, *em, nil
+}
+
+// CheckpointCossinado is the latest signed checkpoint with every
+// cosignature received for it appended (C2SP tlog-cosignature: more
+// signature lines of the same note), and its size.
+func CheckpointCossinado(ctx context.Context, db DBTX) (string, int64, error) {
+	nota, n, err := UltimoCheckpoint(ctx, db)
+	if err != nil {
+		return nota, n, err
+	}
+	rows, err := db.Query(ctx, `SELECT linha FROM d6a.transparencia_cossinaturas WHERE tamanho = $1 ORDER BY chave`, n)
+	if err != nil {
+		return nota, n, err
+	}
+	defer rows.Close()
+	var b strings.Builder
+	b.WriteString(nota)
+	for rows.Next() {
+		var l string
+		if err := rows.Scan(&l); err != nil {
+			return nota, n, err
+		}
+		b.WriteString(l)
+	}
+	return b.String(), n, rows.Err()
+}

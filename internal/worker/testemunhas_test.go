@@ -1,0 +1,111 @@
+package worker_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"errors"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"golang.org/x/mod/sumdb/note"
+	"golang.org/x/mod/sumdb/tlog"
+
+	"github.com/formigueiro/d6a/internal/transparencia"
+)
+
+// CONTRACT §7 "Witnesses" (issue 23), with two real witnesses
+// (litewitness): cosignatures arrive and verify; with one witness gone a
+// quorum of 1 still passes and a quorum of 2 does not; the witness that was
+// down catches up; a forked checkpoint (same size, another root, signed
+// with the operator's own key) is refused by the witness, so a reader
+// requiring 2 cosignatures rejects it.
+func TestTestemunhasCossinam(t *testing.T) {
+	t.Parallel()
+	c := novaColonia(t, opcoes{})
+	skey, vkey, err := transparencia.GerarChave(c.cfg.LogOrigin)
+	must(t, err == nil, "%v", err)
+	c.cfg.LogKeyFile = filepath.Join(t.TempDir(), "log.key")
+	must(t, os.WriteFile(c.cfg.LogKeyFile, []byte(skey+"\n"+vkey+"\n"), 0o600) == nil, "write key")
+	w1 := novaTestemunha(t, "tce.example/w1", c.cfg.LogOrigin, vkey)
+	w2 := novaTestemunha(t, "mp.example/w2", c.cfg.LogOrigin, vkey)
+	c.cfg.LogTestemunhas = w1.url() + " " + w1.vkey + ", " + w2.url() + " " + w2.vkey
+	c.iniciar()
+	// Catch-up is driven by the submitter's timer when nothing else wakes it.
+	c.w.Testemunhas.Intervalo = 200 * time.Millisecond
+
+	bairro := c.novaUC()
+	for range 8 {
+		c.novoConselheiro(bairro)
+	}
+	sortear := func(n int) {
+		for range n {
+			_, s := c.novaDemanda(bairro)
+			must(t, s != uuid.Nil, "no draw")
+		}
+	}
+	cli := &transparencia.Cliente{Base: "http://" + c.w.Addr.String(), Chave: vkey}
+	ambas := []string{w1.vkey, w2.vkey}
+	quorum := func(chaves []string, k int, espera time.Duration) (transparencia.Testemunhado, error) {
+		return cli.VerificarTestemunhas(context.Background(), chaves, k, espera)
+	}
+
+	sortear(2)
+	tt, err := quorum(ambas, 2, 20*time.Second)
+	must(t, err == nil, "quorum 2 with both witnesses up: %v", err)
+	must(t, len(tt.Cossinaturas) == 2 && tt.Checkpoint.Tamanho == 2, "cosignatures %+v of checkpoint %d", tt.Cossinaturas, tt.Checkpoint.Tamanho)
+	for _, cs := range tt.Cossinaturas {
+		must(t, time.Since(cs.Em) < time.Minute, "cosigned at %s", cs.Em)
+	}
+	r := c.http(http.MethodGet, "/metrics", "", nil)
+	for _, w := range []*litewitness{w1, w2} {
+		must(t, strings.Contains(string(r.body), `d6a_testemunha_cossinatura_idade_segundos{testemunha="`+w.nome+`"}`), "/metrics lacks the age of %s", w.nome)
+	}
+
+	// One witness gone: the log goes on, quorum 1 holds, quorum 2 does not.
+	w2.parar()
+	sortear(2)
+	tt, err = quorum([]string{w1.vkey}, 1, 20*time.Second)
+	must(t, err == nil && tt.Checkpoint.Tamanho == 4, "quorum 1 with one witness gone: %v (checkpoint %d)", err, tt.Checkpoint.Tamanho)
+	_, err = quorum(ambas, 2, time.Second)
+	must(t, errors.Is(err, transparencia.ErrQuorum), "quorum 2 with one witness gone: %v, want ErrQuorum", err)
+
+	// Back: it catches up from the size it cosigned last (2) to 4.
+	w2.iniciar()
+	tt, err = quorum(ambas, 2, 20*time.Second)
+	must(t, err == nil && tt.Checkpoint.Tamanho == 4, "quorum 2 after the witness came back: %v (checkpoint %d)", err, tt.Checkpoint.Tamanho)
+
+	// A fork: the operator's key signs another root for the same size.
+	nota, err := os.ReadFile(c.cfg.LogKeyFile)
+	must(t, err == nil, "%v", err)
+	signer, err := note.NewSigner(strings.SplitN(string(nota), "\n", 2)[0])
+	must(t, err == nil, "%v", err)
+	falsa := tlog.Hash(sha256.Sum256([]byte("outra história")))
+	bifurcado, err := note.Sign(&note.Note{Text: transparencia.Checkpoint{Origem: c.cfg.LogOrigin, Tamanho: 4, Raiz: falsa}.Texto()}, signer)
+	must(t, err == nil, "%v", err)
+	for _, w := range []*litewitness{w1, w2} {
+		res, err := http.Post(w.url()+"add-checkpoint", "text/plain", bytes.NewReader(append([]byte("old 4\n\n"), bifurcado...)))
+		must(t, err == nil, "%v", err)
+		res.Body.Close()
+		must(t, res.StatusCode == http.StatusUnprocessableEntity, "witness %s answered %d to a fork, want 422", w.nome, res.StatusCode)
+	}
+	// The fork served with the honest checkpoint's cosignatures fails their
+	// check; served with none, it lacks the quorum.
+	var linhas string
+	for _, cs := range tt.Cossinaturas {
+		linhas += cs.Linha
+	}
+	_, _, err = transparencia.Cossinaturas(append(bifurcado, linhas...), vkey, ambas)
+	must(t, err != nil, "a fork carrying the honest cosignatures verified")
+	_, cs, err := transparencia.Cossinaturas(bifurcado, vkey, ambas)
+	must(t, err == nil && errors.Is(transparencia.ConferirQuorum(cs, 2), transparencia.ErrQuorum), "a fork without cosignatures passed quorum 2: %v", err)
+	// And the honest log still gets cosigned after the fork attempt.
+	sortear(1)
+	_, err = quorum(ambas, 2, 20*time.Second)
+	must(t, err == nil, "quorum 2 after the fork attempt: %v", err)
+}
