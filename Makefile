@@ -9,7 +9,7 @@ FUZZTIME ?= 500000x
 # Go sources for gofmt: everything but local state, git and test data.
 GOFILES = $(shell find . \( -path ./.data -o -path ./.git -o -path ./bin -o -name testdata \) -prune -o -name '*.go' -print)
 
-.PHONY: run stop-db test test-short generate check-generated lint build fuzz bench test-faults test-cluster soak clean
+.PHONY: run stop-db tools test test-short generate check-generated lint build fuzz bench test-faults test-cluster soak clean
 
 ## run: local PostgreSQL (unless D6A_DATABASE_URL is set) + d6a serve with embedded NATS.
 ## The same as `go run ./cmd/d6a serve`, but built first and exec'd so Ctrl-C
@@ -53,8 +53,16 @@ run:
 stop-db:
 	@$(GO) run ./cmd/devdb -stop
 
+## tools: the witness tests' real witness, litewitness and witnessctl of
+## filippo.io/torchwood, in bin/tools (their keys live in Debian's ssh-agent)
+TOOLS               := $(CURDIR)/bin/tools
+LITEWITNESS_VERSION := v0.6.1
+tools: $(TOOLS)/litewitness $(TOOLS)/witnessctl
+$(TOOLS)/litewitness $(TOOLS)/witnessctl &:
+	GOBIN=$(TOOLS) $(GO) install filippo.io/torchwood/cmd/litewitness@$(LITEWITNESS_VERSION) filippo.io/torchwood/cmd/witnessctl@$(LITEWITNESS_VERSION)
+
 ## test: every test, with the race detector (the README's test command)
-test:
+test: tools
 	$(GO) test -race -count=1 ./...
 
 ## test-short: the quick subset

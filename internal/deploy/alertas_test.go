@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/promql/parser"
@@ -114,6 +115,9 @@ func metricasExpostas(t *testing.T) map[string]bool {
 	m.Preparar("agenda.item_disponível")
 	m.RegistrarOperacao(fonte{}, atribuicao.TiposAcao)
 	m.DeadLetters.WithLabelValues("x")
+	m.Testemunhas().Acompanhar("w.example/w1", time.Now())
+	m.Testemunhas().Cossinou("w.example/w1", time.Now())
+	m.Testemunhas().Recusou("w.example/w1", 422)
 	fams, err := m.Registry().Gather()
 	if err != nil {
 		t.Fatal(err)
