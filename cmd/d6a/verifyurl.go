@@ -22,7 +22,7 @@ import (
 // opcoesURL are the flags of `d6a verify --url` (CONTRACT §1, §7).
 type opcoesURL struct {
 	url, desde, chave, evento string
-	all                       bool
+	all, estatisticas         bool
 	testemunhas               []string
 	quorum                    int
 }
@@ -41,6 +41,7 @@ func flagsURL(fs *flag.FlagSet) *opcoesURL {
 		o.testemunhas = append(o.testemunhas, v)
 		return nil
 	})
+	fs.BoolVar(&o.estatisticas, "estatisticas", false, "with --url: prove the whole log and recompute the fairness statistics from its records; exit 1 when they differ from what is served")
 	fs.IntVar(&o.quorum, "quorum", 0, "with --url: fail unless the checkpoint carries this many valid cosignatures from the --testemunha keys")
 	return o
 }
@@ -58,8 +59,8 @@ func verifyURL(o *opcoesURL, eventID, arquivo string) int {
 		fmt.Fprintf(stderr, "d6a verify: %v\n", err)
 		return exitUsage
 	}
-	if eventID == "" && !o.all && o.desde == "" {
-		fmt.Fprintln(stderr, "d6a verify: with --url give --event-id UUID, --all and/or --desde FILE")
+	if eventID == "" && !o.all && o.desde == "" && !o.estatisticas && o.quorum == 0 {
+		fmt.Fprintln(stderr, "d6a verify: with --url give --event-id UUID, --all, --estatisticas, --quorum and/or --desde FILE")
 		return exitUsage
 	}
 	if o.quorum < 0 || o.quorum > len(o.testemunhas) {
@@ -175,6 +176,22 @@ func verificarPublico(ctx context.Context, c *transparencia.Cliente, o *opcoesUR
 			fmt.Fprintf(stderr, "d6a verify: FALHA %v\n", res.Primeira)
 			return 1
 		}
+	}
+	if o.estatisticas {
+		r, res, err := c.VerificarEstatisticas(ctx, nil)
+		if code := falhou(stderr, err); code != 0 {
+			return code
+		}
+		if res.Primeira != nil {
+			fmt.Fprintf(stderr, "d6a verify: FALHA %v\n", res.Primeira)
+			return 1
+		}
+		veredito := "compatível com um sorteio justo"
+		if r.Suspeito() {
+			veredito = fmt.Sprintf("SUSPEITO (p < %v)", r.Limiar)
+		}
+		fmt.Fprintf(stdout, "estatisticas: registros=%d sorteios=%d conselheiros=%d estatistica=%.4f gl=%d p_valor=%.6g %s; iguais às servidas\n",
+			r.Registros, r.Sorteios, len(r.Conselheiros), r.Estatistica, r.GrausLiberdade, r.PValor, veredito)
 	}
 	return 0
 }

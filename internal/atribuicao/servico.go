@@ -24,6 +24,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/formigueiro/d6a/internal/hierarquia"
+	"github.com/formigueiro/d6a/internal/sorteio"
 	"github.com/formigueiro/d6a/internal/store"
 	"github.com/formigueiro/d6a/internal/transparencia"
 )
@@ -98,6 +99,9 @@ type Options struct {
 	// Assinatura is told each signing's outcome: the error, or nil once
 	// one succeeds (readiness says why results are held back).
 	Assinatura func(error)
+	// Embaralhar replaces the draw of CONTRACT §4 (sorteio.Sortear), for
+	// the fairness tests' biased lotteries only; nil is the real one.
+	Embaralhar func(base, timestamp string, elegiveis []string) (sorteio.Resultado, error)
 	Observador Observador
 	Logger     *slog.Logger
 	// MaxLote bounds the units of work one transaction carries (default
@@ -208,6 +212,9 @@ func New(o Options) *Servico {
 	}
 	if o.Anexado == nil {
 		o.Anexado = func() {}
+	}
+	if o.Embaralhar == nil {
+		o.Embaralhar = sorteio.Sortear
 	}
 	if o.Assinatura == nil {
 		o.Assinatura = func(error) {}

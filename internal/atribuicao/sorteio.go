@@ -117,7 +117,7 @@ func (u *uow) executarSorteio(ctx context.Context, p Pedido) (Resultado, error) 
 	for i, id := range filtro.Elegiveis {
 		ids[i] = id.String()
 	}
-	res, err := sorteio.Sortear(base, t, ids)
+	res, err := s.o.Embaralhar(base, t, ids)
 	if err != nil {
 		return Resultado{}, fmt.Errorf("sorteio: %w", err)
 	}

@@ -118,6 +118,7 @@ func metricasExpostas(t *testing.T) map[string]bool {
 	m.Testemunhas().Acompanhar("w.example/w1", time.Now())
 	m.Testemunhas().Cossinou("w.example/w1", time.Now())
 	m.Testemunhas().Recusou("w.example/w1", 422)
+	m.EstatisticaPValor()
 	fams, err := m.Registry().Gather()
 	if err != nil {
 		t.Fatal(err)

@@ -58,7 +58,22 @@ func (a *api) transparenciaRotas(app *fiber.App, porMinuto int, chave string) {
 	g.Get("/sorteios", t.porDemanda)
 	g.Get("/registros", t.registros)
 	g.Get("/consistencia", t.consistencia)
+	g.Get("/estatisticas", t.estatisticas)
 	g.Get("/", paginaVerificador)
+}
+
+// estatisticas is the fairness test over the signed records processed so
+// far (CONTRACT §7 "Fairness statistics"): one row per counsellor read,
+// whatever the number of draws.
+func (t *rotasTransparencia) estatisticas(c *fiber.Ctx) error {
+	ctx, cancel := t.ctx(c)
+	defer cancel()
+	r, err := transparencia.LerEstatisticas(ctx, t.db.Pool)
+	if err != nil {
+		return falhaLeitura(err)
+	}
+	c.Set(fiber.HeaderCacheControl, "no-cache")
+	return c.JSON(r)
 }
 
 type rotasTransparencia struct {

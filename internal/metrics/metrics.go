@@ -104,6 +104,8 @@ type Metrics struct {
 
 	testemunhas    *Testemunhas
 	testemunhasUma sync.Once
+	pValor         prometheus.Gauge
+	pValorUma      sync.Once
 }
 
 // Transacao records the parts of one committed transaction of the draw

@@ -80,3 +80,16 @@ func (t *Testemunhas) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(t.idade, prometheus.GaugeValue, agora.Sub(em).Seconds(), nome)
 	}
 }
+
+// EstatisticaPValor is the fairness test's p-value (CONTRACT §7 "Fairness
+// statistics"), registered on first use; the alert fires below 0.001.
+func (m *Metrics) EstatisticaPValor() prometheus.Gauge {
+	m.pValorUma.Do(func() {
+		m.pValor = prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "d6a_estatistica_p_valor",
+			Help: "p-value of the public fairness test over the signed draws (GET /d6a/transparencia/estatisticas); low means counsellors won unlike a fair lottery.",
+		})
+		m.reg.MustRegister(m.pValor)
+	})
+	return m.pValor
+}

@@ -31,6 +31,10 @@ type Cliente struct {
 	HTTP  *http.Client
 	// Avisos receives the notes a reader should see (stderr).
 	Avisos io.Writer
+	// AoRegistro, when set, is given each record VerificarTudo checked
+	// (nil once eliminated), in log order: `verify --estatisticas`
+	// recomputes the fairness statistics from the very records it proved.
+	AoRegistro func(indice int64, registro []byte)
 }
 
 // ErrHTTP is an answer other than 200.
@@ -291,6 +295,13 @@ func (c *Cliente) VerificarTudo(ctx context.Context, progresso func(feitos, tota
 			folha, err := hashDe(fmt.Sprintf("registros[%d].hash_folha", i), it.HashFolha)
 			if err != nil {
 				return res, cp, err
+			}
+			if c.AoRegistro != nil {
+				var b []byte
+				if it.Registro != nil {
+					b = []byte(*it.Registro)
+				}
+				c.AoRegistro(i, b)
 			}
 			switch {
 			case it.Registro == nil:

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"os"
@@ -16,6 +17,8 @@ import (
 	"golang.org/x/mod/sumdb/note"
 	"golang.org/x/mod/sumdb/tlog"
 
+	"github.com/formigueiro/d6a/internal/equidade"
+	"github.com/formigueiro/d6a/internal/evento"
 	"github.com/formigueiro/d6a/internal/transparencia"
 )
 
@@ -108,4 +111,41 @@ func TestTestemunhasCossinam(t *testing.T) {
 	sortear(1)
 	_, err = quorum(ambas, 2, 20*time.Second)
 	must(t, err == nil, "quorum 2 after the fork attempt: %v", err)
+}
+
+// The fairness statistics on the route equal their recomputation from the
+// proved records (`d6a verify --url --estatisticas`), once the service's
+// pass has caught up with the signed log.
+func TestEstatisticasNaRota(t *testing.T) {
+	t.Parallel()
+	c, bairro := coloniaNoBairro(t)
+	for range 5 {
+		c.novoConselheiro(bairro)
+	}
+	for range 12 {
+		d, s := c.novaDemanda(bairro)
+		must(t, s != uuid.Nil, "no draw")
+		c.processar(evento.CicloConcluido, "1.0.0", ciclo(s, d, bairro))
+	}
+	cli := &transparencia.Cliente{Base: "http://" + c.w.Addr.String()}
+	var r equidade.Resultado
+	c.eventually("statistics over the 12 draws", func() bool {
+		res := c.http(http.MethodGet, "/d6a/transparencia/estatisticas", "", nil)
+		return res.status == 200 && json.Unmarshal(res.body, &r) == nil && r.Sorteios == 12
+	})
+	must(t, r.Registros == 12 && len(r.Conselheiros) == 5 && r.Metodo == equidade.Metodo, "served %+v", r)
+	var soma float64
+	var obs int64
+	for _, cs := range r.Conselheiros {
+		soma += cs.Esperado
+		obs += cs.Observado
+	}
+	must(t, obs == 12 && soma > 11.999 && soma < 12.001, "observado %d, esperado %.4f: want 12 each", obs, soma)
+	recomputado, res, err := cli.VerificarEstatisticas(context.Background(), nil)
+	must(t, err == nil && res.Primeira == nil, "verify --estatisticas: %v %v", err, res.Primeira)
+	must(t, recomputado.Sorteios == 12, "recomputed %d draws", recomputado.Sorteios)
+	// A served figure that differs is named.
+	r.Conselheiros[0].Observado++
+	err = transparencia.DiferencaEstatisticas(r, recomputado)
+	must(t, err != nil && strings.Contains(err.Error(), r.Conselheiros[0].ID), "a changed count not named: %v", err)
 }

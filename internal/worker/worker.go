@@ -229,6 +229,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	go w.Cache.Escutar(workCtx, w.Store.Pool)
 	go w.Assinador.Run(workCtx)
 	go w.Testemunhas.Run(workCtx)
+	go w.apurarEstatisticas(workCtx)
 	if w.Cfg.PprofAddr != "" {
 		go w.servirPprof(workCtx)
 	}
@@ -423,4 +424,36 @@ func (w *Worker) assinatura(err error) {
 		return
 	}
 	w.falhaAssinatura.Store(&err)
+}
+
+// apurarEstatisticas keeps the fairness statistics up to date with the
+// signed log (a few seconds behind it), so the route reads sums only, and
+// refreshes the p-value's metric after each pass that added draws.
+func (w *Worker) apurarEstatisticas(ctx context.Context) {
+	pValor := w.Metrics.EstatisticaPValor()
+	pValor.Set(1)
+	ultima, pendente := time.Time{}, true
+	for {
+		n, err := transparencia.ApurarEstatisticas(ctx, w.Store.Pool, 5000)
+		if err != nil && ctx.Err() == nil {
+			w.log.Warn("estatísticas de equidade não apuradas; nova tentativa", "erro", err)
+		}
+		pendente = pendente || n > 0
+		// At most every 10 s: the test reads one row per counsellor.
+		if pendente && time.Since(ultima) > 10*time.Second {
+			if r, err := transparencia.LerEstatisticas(ctx, w.Store.Pool); err == nil {
+				pValor.Set(r.PValor)
+				ultima, pendente = time.Now(), false
+			}
+		}
+		espera := 2 * time.Second
+		if n >= 5000 {
+			espera = 0 // a backlog: go on
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(espera):
+		}
+	}
 }

@@ -195,6 +195,23 @@ type D6aTransparenciaEstado struct {
 	Fronteira []byte
 }
 
+type D6aTransparenciaEstatistica struct {
+	ConselheiroID    string
+	SorteiosElegivel int64
+	Esperado         float64
+	Observado        int64
+	Variancia        float64
+	EsperadoN2       float64
+	ObservadoN2      int64
+}
+
+type D6aTransparenciaEstatisticasEstado struct {
+	Um         bool
+	Registros  int64
+	Sorteios   int64
+	SorteiosN1 int64
+}
+
 type D6aTransparenciaHash struct {
 	Indice int64
 	Hash   []byte

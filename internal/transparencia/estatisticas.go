@@ -1,0 +1,156 @@
+package transparencia
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/formigueiro/d6a/internal/equidade"
+)
+
+// lockEstatisticas serialises the statistics' processing across instances
+// ("d6a" + "eqd" in ASCII).
+const lockEstatisticas int64 = 0x643661657164
+
+// SomarRegistro adds one record's bytes to a: a draw's list and winner;
+// an eliminated record (nil) or a record of another kind (starting with
+// "tipo", CONTRACT §7) counts as a record and adds no draw.
+func SomarRegistro(a *equidade.Acumulador, registro []byte) error {
+	a.Registros++
+	if registro == nil {
+		return nil
+	}
+	var r struct {
+		Tipo             *string  `json:"tipo"`
+		ConselheiroID    string   `json:"conselheiro_id"`
+		ElegiveisEntrada []string `json:"elegiveis_entrada"`
+	}
+	if err := json.Unmarshal(registro, &r); err != nil {
+		return fmt.Errorf("transparencia: record for the statistics: %w", err)
+	}
+	if r.Tipo != nil {
+		return nil
+	}
+	a.Sorteio(r.ElegiveisEntrada, r.ConselheiroID)
+	return nil
+}
+
+// ApurarEstatisticas adds the records signed since the last pass to the
+// statistics' table, at most lote records per transaction, and returns
+// how many it added. Only records under a signed checkpoint count, so
+// every figure the route serves can be recomputed from proved records.
+func ApurarEstatisticas(ctx context.Context, db Beginner, lote int) (int64, error) {
+	if lote <= 0 {
+		lote = 5000
+	}
+	tx, err := db.Begin(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	var ok bool
+	if err := tx.QueryRow(ctx, `SELECT pg_try_advisory_xact_lock($1)`, lockEstatisticas).Scan(&ok); err != nil || !ok {
+		return 0, err // another instance is at it
+	}
+	var feitos, sorteios, n1, assinado int64
+	if err := tx.QueryRow(ctx, `SELECT e.registros, e.sorteios, e.sorteios_n1,
+       coalesce((SELECT max(tamanho) FROM d6a.transparencia_checkpoints), 0)
+FROM d6a.transparencia_estatisticas_estado e`).Scan(&feitos, &sorteios, &n1, &assinado); err != nil {
+		return 0, err
+	}
+	fim := min(assinado, feitos+int64(lote))
+	if fim <= feitos {
+		return 0, nil
+	}
+	rows, err := tx.Query(ctx, `SELECT indice, registro FROM d6a.transparencia_registros
+WHERE indice >= $1 AND indice < $2 ORDER BY indice`, feitos, fim)
+	if err != nil {
+		return 0, err
+	}
+	a := equidade.NovoAcumulador()
+	proximo := feitos
+	for rows.Next() {
+		var i int64
+		var b []byte
+		if err := rows.Scan(&i, &b); err != nil {
+			rows.Close()
+			return 0, err
+		}
+		if i != proximo {
+			rows.Close()
+			return 0, fmt.Errorf("transparencia: record %d missing from the statistics' read", proximo)
+		}
+		if err := SomarRegistro(a, b); err != nil {
+			rows.Close()
+			return 0, fmt.Errorf("record %d: %w", i, err)
+		}
+		proximo++
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, err
+	}
+	if proximo != fim {
+		return 0, fmt.Errorf("transparencia: %d records read for the statistics, want %d", proximo-feitos, fim-feitos)
+	}
+	cs := a.Conselheiros()
+	var p struct {
+		ids             []string
+		eleg, obs, obs2 []int64
+		esp, vari, esp2 []float64
+	}
+	for _, c := range cs {
+		p.ids = append(p.ids, c.ID)
+		p.eleg = append(p.eleg, c.SorteiosElegivel)
+		p.esp = append(p.esp, c.Esperado)
+		p.obs = append(p.obs, c.Observado)
+		p.vari = append(p.vari, c.Variancia)
+		p.esp2 = append(p.esp2, c.EsperadoN2)
+		p.obs2 = append(p.obs2, c.ObservadoN2)
+	}
+	if len(cs) > 0 {
+		if _, err := tx.Exec(ctx, `INSERT INTO d6a.transparencia_estatisticas AS t
+    (conselheiro_id, sorteios_elegivel, esperado, observado, variancia, esperado_n2, observado_n2)
+SELECT * FROM unnest($1::text[], $2::bigint[], $3::float8[], $4::bigint[], $5::float8[], $6::float8[], $7::bigint[])
+ON CONFLICT (conselheiro_id) DO UPDATE SET
+    sorteios_elegivel = t.sorteios_elegivel + excluded.sorteios_elegivel,
+    esperado = t.esperado + excluded.esperado,
+    observado = t.observado + excluded.observado,
+    variancia = t.variancia + excluded.variancia,
+    esperado_n2 = t.esperado_n2 + excluded.esperado_n2,
+    observado_n2 = t.observado_n2 + excluded.observado_n2`, p.ids, p.eleg, p.esp, p.obs, p.vari, p.esp2, p.obs2); err != nil {
+			return 0, err
+		}
+	}
+	if _, err := tx.Exec(ctx, `UPDATE d6a.transparencia_estatisticas_estado
+SET registros = $1, sorteios = sorteios + $2, sorteios_n1 = sorteios_n1 + $3`, fim, a.Sorteios, a.SorteiosN1); err != nil {
+		return 0, err
+	}
+	return fim - feitos, tx.Commit(ctx)
+}
+
+// LerEstatisticas is the route's answer: the test over the sums kept.
+func LerEstatisticas(ctx context.Context, db DBTX) (equidade.Resultado, error) {
+	a := equidade.NovoAcumulador()
+	if err := db.QueryRow(ctx, `SELECT registros, sorteios, sorteios_n1 FROM d6a.transparencia_estatisticas_estado`).
+		Scan(&a.Registros, &a.Sorteios, &a.SorteiosN1); err != nil {
+		return equidade.Resultado{}, err
+	}
+	rows, err := db.Query(ctx, `SELECT conselheiro_id, sorteios_elegivel, esperado, observado, variancia, esperado_n2, observado_n2
+FROM d6a.transparencia_estatisticas`)
+	if err != nil {
+		return equidade.Resultado{}, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var c equidade.Conselheiro
+		if err := rows.Scan(&c.ID, &c.SorteiosElegivel, &c.Esperado, &c.Observado, &c.Variancia, &c.EsperadoN2, &c.ObservadoN2); err != nil {
+			return equidade.Resultado{}, err
+		}
+		a.Somar(c)
+	}
+	if err := rows.Err(); err != nil {
+		return equidade.Resultado{}, err
+	}
+	return a.Resultado(), nil
+}
