@@ -179,7 +179,7 @@ func New(o Options) (*fiber.App, error) {
 	if o.Admin != nil && o.Config.Admin {
 		a.rotasAdmin(app, o.Admin)
 	}
-	a.transparenciaRotas(app, o.Config.TransparenciaPorMinuto, o.ChaveLog)
+	a.transparenciaRotas(app, o.Config.TransparenciaPorMinuto, o.ChaveLog, o.Config.LogTestemunhas)
 	return app, nil
 }
 

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/mod/sumdb/tlog"
 
 	"github.com/formigueiro/d6a/internal/store"
+	"github.com/formigueiro/d6a/internal/testemunha"
 	"github.com/formigueiro/d6a/internal/transparencia"
 )
 
@@ -36,8 +37,13 @@ const (
 
 // transparenciaRotas registers the public, token-free read API and the
 // verifier page, behind their own per-IP limit and an ETag.
-func (a *api) transparenciaRotas(app *fiber.App, porMinuto int, chave string) {
-	t := &rotasTransparencia{db: a.store, verificador: chave}
+func (a *api) transparenciaRotas(app *fiber.App, porMinuto int, chave, testemunhas string) {
+	t := &rotasTransparencia{db: a.store, verificador: chave, testemunhas: []testemunhaPublica{}}
+	if ts, err := testemunha.Analisar(testemunhas); err == nil {
+		for _, w := range ts {
+			t.testemunhas = append(t.testemunhas, testemunhaPublica{Nome: w.Nome, Chave: w.Chave})
+		}
+	}
 	g := app.Group(RotaTransparencia)
 	if porMinuto > 0 {
 		g.Use(limiter.New(limiter.Config{
@@ -59,6 +65,7 @@ func (a *api) transparenciaRotas(app *fiber.App, porMinuto int, chave string) {
 	g.Get("/registros", t.registros)
 	g.Get("/consistencia", t.consistencia)
 	g.Get("/estatisticas", t.estatisticas)
+	g.Get("/testemunhas", t.listarTestemunhas)
 	g.Get("/", paginaVerificador)
 }
 
@@ -79,6 +86,22 @@ func (t *rotasTransparencia) estatisticas(c *fiber.Ctx) error {
 type rotasTransparencia struct {
 	db          *store.Store
 	verificador string
+	testemunhas []testemunhaPublica
+}
+
+// testemunhaPublica is a configured witness as the page needs it: the
+// name its cosignature lines carry and the key that checks them.
+type testemunhaPublica struct {
+	Nome  string `json:"nome"`
+	Chave string `json:"chave"`
+}
+
+// listarTestemunhas is the witnesses this log submits to
+// (D6A_LOG_TESTEMUNHAS), for the page: like the served log key, a reader
+// should compare them with what each institution publishes.
+func (t *rotasTransparencia) listarTestemunhas(c *fiber.Ctx) error {
+	c.Set(fiber.HeaderCacheControl, "public, max-age=3600")
+	return c.JSON(fiber.Map{"testemunhas": t.testemunhas})
 }
 
 func (t *rotasTransparencia) ctx(c *fiber.Ctx) (context.Context, context.CancelFunc) {

@@ -2,50 +2,18 @@ package transparencia_test
 
 import (
 	"context"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/google/uuid"
 
+	navegador_ "github.com/formigueiro/d6a/internal/navegador"
 	"github.com/formigueiro/d6a/internal/transparencia"
 )
 
-// navegador starts Debian's chromium, headless, with a fresh profile. It
-// skips only when chromium is missing and D6A_REQUIRE_CHROMIUM is unset
-// (.ci/run sets it, so CI never skips silently).
-func navegador(t *testing.T) context.Context {
-	t.Helper()
-	path, err := exec.LookPath("chromium")
-	if err != nil {
-		if os.Getenv("D6A_REQUIRE_CHROMIUM") != "" {
-			t.Fatalf("D6A_REQUIRE_CHROMIUM is set but chromium is not installed: %v", err)
-		}
-		t.Skip("chromium not installed (apt-get install -y chromium); set D6A_REQUIRE_CHROMIUM=1 to make this a failure")
-	}
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(path),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(t.TempDir()),
-	}
-	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelC := chromedp.NewContext(actx)
-	ctx, cancelT := context.WithTimeout(ctx, 90*time.Second)
-	t.Cleanup(func() { cancelT(); cancelC(); cancelA() })
-	if err := chromedp.Do(ctx); err != nil {
-		t.Fatalf("start chromium: %v", err)
-	}
-	return ctx
-}
+// navegador is Debian's chromium, headless (internal/navegador).
+func navegador(t *testing.T) context.Context { return navegador_.Abrir(t) }
 
 // verificarNaPagina types id into the page at base, submits, and returns
 // the verdict's data-resultado and text, and each step's state.

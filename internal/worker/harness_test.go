@@ -23,6 +23,7 @@ import (
 	"github.com/formigueiro/d6a/internal/config"
 	"github.com/formigueiro/d6a/internal/evento"
 	"github.com/formigueiro/d6a/internal/pgtest"
+	"github.com/formigueiro/d6a/internal/sorteio"
 	"github.com/formigueiro/d6a/internal/worker"
 )
 
@@ -65,6 +66,7 @@ type colonia struct {
 	cancel   context.CancelFunc
 	done     chan error
 	base     atribuicao.Barramento
+	opcoes   opcoes
 }
 
 type opcoes struct {
@@ -72,6 +74,8 @@ type opcoes struct {
 	nRecusas    int
 	// base replaces bus.Base (worker.Options.Base).
 	base atribuicao.Barramento
+	// embaralhar replaces the draw (worker.Options.Embaralhar).
+	embaralhar func(base, timestamp string, elegiveis []string) (sorteio.Resultado, error)
 }
 
 func novaColonia(t *testing.T, o opcoes) *colonia {
@@ -102,6 +106,7 @@ func novaColonia(t *testing.T, o opcoes) *colonia {
 	}
 	c.cfg.JWTSecret = "segredo-de-teste"
 	c.base = o.base
+	c.opcoes = o
 	// The transparency log's development key lives here, shared by every
 	// instance of the colony.
 	c.cfg.DataDir = t.TempDir()
@@ -160,7 +165,7 @@ func (c *colonia) reiniciarNATS() {
 func (c *colonia) iniciar() {
 	c.t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	w, err := worker.New(ctx, c.cfg, worker.Options{Now: c.clock.Now, Backoff: []time.Duration{20 * time.Millisecond}, Base: c.base})
+	w, err := worker.New(ctx, c.cfg, worker.Options{Now: c.clock.Now, Backoff: []time.Duration{20 * time.Millisecond}, Base: c.base, Embaralhar: c.opcoes.embaralhar})
 	if err != nil {
 		cancel()
 		c.t.Fatal(err)

@@ -27,6 +27,7 @@ import (
 	"github.com/formigueiro/d6a/internal/httpapi"
 	"github.com/formigueiro/d6a/internal/metrics"
 	"github.com/formigueiro/d6a/internal/outbox"
+	"github.com/formigueiro/d6a/internal/sorteio"
 	"github.com/formigueiro/d6a/internal/store"
 	"github.com/formigueiro/d6a/internal/testemunha"
 	"github.com/formigueiro/d6a/internal/transparencia"
@@ -54,6 +55,9 @@ type Options struct {
 	Base atribuicao.Barramento
 	// Assinante replaces the log key's signer (tests: a signer that fails).
 	Assinante note.Signer
+	// Embaralhar replaces the draw (tests: a biased lottery for the
+	// fairness page; atribuicao.Options.Embaralhar).
+	Embaralhar func(base, timestamp string, elegiveis []string) (sorteio.Resultado, error)
 }
 
 // Worker is an assembled colony.
@@ -181,7 +185,7 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *Worker, err erro
 		Store: st, Hierarquia: hier, Barramento: base, SubjectPrefix: cfg.SubjectPrefix,
 		NRecusasSuspensao: cfg.NRecusasSuspensao, TSuspensao: cfg.TSuspensao, TimeoutResposta: cfg.TimeoutResposta, Now: o.Now,
 		Publicado: publicar(w.Relay), Alterados: w.Cache.Esquecer, Observador: observador{w.Metrics}, Logger: w.log,
-		Anexado: func() { w.Assinador.Acordar(); w.Testemunhas.Acordar() }, ChaveLog: &chave, OrigemLog: cfg.LogOrigin, Assinatura: w.assinatura,
+		Anexado: func() { w.Assinador.Acordar(); w.Testemunhas.Acordar() }, ChaveLog: &chave, OrigemLog: cfg.LogOrigin, Assinatura: w.assinatura, Embaralhar: o.Embaralhar,
 	})
 	fundo, pararFundo := context.WithCancel(context.Background())
 	w.pararFundo = pararFundo
