@@ -6,9 +6,12 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -148,4 +151,60 @@ func TestEstatisticasNaRota(t *testing.T) {
 	r.Conselheiros[0].Observado++
 	err = transparencia.DiferencaEstatisticas(r, recomputado)
 	must(t, err != nil && strings.Contains(err.Error(), r.Conselheiros[0].ID), "a changed count not named: %v", err)
+}
+
+// TestMedirRodadaTestemunha measures a witness round: from a draw's
+// commit to the witness's cosignature stored, and litewitness's CPU per
+// round (/proc). A measurement, not a check: it runs only with
+// D6A_MEDIR_TESTEMUNHA=1 (docs/bench.md, "A witness round").
+//
+//	D6A_MEDIR_TESTEMUNHA=1 go test -count=1 -run TestMedirRodadaTestemunha -v ./internal/worker
+func TestMedirRodadaTestemunha(t *testing.T) {
+	if os.Getenv("D6A_MEDIR_TESTEMUNHA") == "" {
+		t.Skip("a measurement: set D6A_MEDIR_TESTEMUNHA=1")
+	}
+	c := novaColonia(t, opcoes{})
+	skey, vkey, err := transparencia.GerarChave(c.cfg.LogOrigin)
+	must(t, err == nil, "%v", err)
+	c.cfg.LogKeyFile = filepath.Join(t.TempDir(), "log.key")
+	must(t, os.WriteFile(c.cfg.LogKeyFile, []byte(skey+"\n"+vkey+"\n"), 0o600) == nil, "write key")
+	w := novaTestemunha(t, "tce.example/w1", c.cfg.LogOrigin, vkey)
+	c.cfg.LogTestemunhas = w.url() + " " + w.vkey
+	c.iniciar()
+	bairro := c.novaUC()
+	for range 5 {
+		c.novoConselheiro(bairro)
+	}
+	cpu := func() time.Duration {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", w.cmd.Process.Pid))
+		must(t, err == nil, "%v", err)
+		f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+2:]))
+		u, _ := strconv.ParseInt(f[11], 10, 64)
+		s, _ := strconv.ParseInt(f[12], 10, 64)
+		return time.Duration(u+s) * time.Second / 100 // USER_HZ
+	}
+	const n = 100
+	var total time.Duration
+	var lat []time.Duration
+	cpu0 := cpu()
+	for range n {
+		d, s := c.novaDemanda(bairro)
+		must(t, s != uuid.Nil, "no draw")
+		inicio := time.Now()
+		tam := int64(c.contar(`SELECT count(*) FROM d6a.transparencia_registros`))
+		for {
+			k, _, err := transparencia.UltimaCossinatura(t.Context(), c.pool, w.vkey)
+			must(t, err == nil, "%v", err)
+			if k >= tam {
+				break
+			}
+			time.Sleep(200 * time.Microsecond)
+		}
+		lat = append(lat, time.Since(inicio))
+		total += lat[len(lat)-1]
+		c.processar(evento.CicloConcluido, "1.0.0", ciclo(s, d, bairro))
+	}
+	slices.Sort(lat)
+	t.Logf("witness round, %d rounds: from the draw seen committed to its cosignature stored p50 %s, p90 %s, max %s, mean %s; litewitness CPU %s per round",
+		n, lat[n/2], lat[n*9/10], lat[n-1], total/n, (cpu()-cpu0)/n)
 }
