@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -42,10 +40,7 @@ func (a *assinanteFalho) Sign(msg []byte) ([]byte, error) {
 func TestAssinaturaFalhaRetemResultados(t *testing.T) {
 	t.Parallel()
 	c := novaColonia(t, opcoes{})
-	skey, vkey, err := transparencia.GerarChave(c.cfg.LogOrigin)
-	must(t, err == nil, "%v", err)
-	c.cfg.LogKeyFile = filepath.Join(t.TempDir(), "log.key")
-	must(t, os.WriteFile(c.cfg.LogKeyFile, []byte(skey+"\n"+vkey+"\n"), 0o600) == nil, "write key")
+	skey, vkey := c.chaveDoLog()
 	signer, err := note.NewSigner(skey)
 	must(t, err == nil, "%v", err)
 	a := &assinanteFalho{Signer: signer}

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/formigueiro/d6a/internal/transparencia"
 )
 
 // litewitness is a real witness (filippo.io/torchwood's litewitness, its
@@ -166,4 +168,31 @@ func (w *litewitness) rodarCom(env []string, nome string, args ...string) string
 	out, err := cmd.CombinedOutput()
 	must(w.t, err == nil, "%s %v: %v\n%s", nome, args, err, out)
 	return string(out)
+}
+
+// chaveDoLog gives the colony a log key of its own, in a file, before it
+// starts, so a test knows the signer and verifier keys.
+func (c *colonia) chaveDoLog() (skey, vkey string) {
+	c.t.Helper()
+	skey, vkey, err := transparencia.GerarChave(c.cfg.LogOrigin)
+	must(c.t, err == nil, "%v", err)
+	c.cfg.LogKeyFile = filepath.Join(c.t.TempDir(), "log.key")
+	must(c.t, os.WriteFile(c.cfg.LogKeyFile, []byte(skey+"\n"+vkey+"\n"), 0o600) == nil, "write key")
+	return skey, vkey
+}
+
+// comTestemunhas starts one real witness per name, knowing the colony's
+// log key vkey, and configures the colony to submit to them (before
+// iniciar); the submitter then looks every 200 ms once started.
+func (c *colonia) comTestemunhas(vkey string, nomes ...string) []*litewitness {
+	c.t.Helper()
+	var ws []*litewitness
+	var cfg []string
+	for _, n := range nomes {
+		w := novaTestemunha(c.t, n, c.cfg.LogOrigin, vkey)
+		ws = append(ws, w)
+		cfg = append(cfg, w.url()+" "+w.vkey)
+	}
+	c.cfg.LogTestemunhas = strings.Join(cfg, ",")
+	return ws
 }

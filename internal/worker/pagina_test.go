@@ -9,8 +9,6 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -52,13 +50,9 @@ func TestPaginaTestemunhasEEquidade(t *testing.T) {
 	t.Parallel()
 	ctx := navegador.Abrir(t)
 	c := novaColonia(t, opcoes{})
-	skey, vkey, err := transparencia.GerarChave(c.cfg.LogOrigin)
-	must(t, err == nil, "%v", err)
-	c.cfg.LogKeyFile = filepath.Join(t.TempDir(), "log.key")
-	must(t, os.WriteFile(c.cfg.LogKeyFile, []byte(skey+"\n"+vkey+"\n"), 0o600) == nil, "write key")
-	w1 := novaTestemunha(t, "tce.example/w1", c.cfg.LogOrigin, vkey)
-	w2 := novaTestemunha(t, "mp.example/w2", c.cfg.LogOrigin, vkey)
-	c.cfg.LogTestemunhas = w1.url() + " " + w1.vkey + "," + w2.url() + " " + w2.vkey
+	skey, vkey := c.chaveDoLog()
+	ws := c.comTestemunhas(vkey, "tce.example/w1", "mp.example/w2")
+	w1, w2 := ws[0], ws[1]
 	c.iniciar()
 	c.w.Testemunhas.Intervalo = 200 * time.Millisecond
 	base := "http://" + c.w.Addr.String()
@@ -101,9 +95,7 @@ func TestPaginaTestemunhasEEquidade(t *testing.T) {
 	must(t, estado == "aviso" && strings.Contains(resumo, "1 de 2"), "witnesses panel with one down: %s %q", estado, resumo)
 
 	// A fork served with the honest cosignatures of its size.
-	nota, err := os.ReadFile(c.cfg.LogKeyFile)
-	must(t, err == nil, "%v", err)
-	signer, err := note.NewSigner(strings.SplitN(string(nota), "\n", 2)[0])
+	signer, err := note.NewSigner(skey)
 	must(t, err == nil, "%v", err)
 	falsa := tlog.Hash(sha256.Sum256([]byte("outra história")))
 	bifurcado, err := note.Sign(&note.Note{Text: transparencia.Checkpoint{Origem: c.cfg.LogOrigin, Tamanho: tt.Checkpoint.Tamanho, Raiz: falsa}.Texto()}, signer)

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -34,13 +33,9 @@ import (
 func TestTestemunhasCossinam(t *testing.T) {
 	t.Parallel()
 	c := novaColonia(t, opcoes{})
-	skey, vkey, err := transparencia.GerarChave(c.cfg.LogOrigin)
-	must(t, err == nil, "%v", err)
-	c.cfg.LogKeyFile = filepath.Join(t.TempDir(), "log.key")
-	must(t, os.WriteFile(c.cfg.LogKeyFile, []byte(skey+"\n"+vkey+"\n"), 0o600) == nil, "write key")
-	w1 := novaTestemunha(t, "tce.example/w1", c.cfg.LogOrigin, vkey)
-	w2 := novaTestemunha(t, "mp.example/w2", c.cfg.LogOrigin, vkey)
-	c.cfg.LogTestemunhas = w1.url() + " " + w1.vkey + ", " + w2.url() + " " + w2.vkey
+	skey, vkey := c.chaveDoLog()
+	ws := c.comTestemunhas(vkey, "tce.example/w1", "mp.example/w2")
+	w1, w2 := ws[0], ws[1]
 	c.iniciar()
 	// Catch-up is driven by the submitter's timer when nothing else wakes it.
 	c.w.Testemunhas.Intervalo = 200 * time.Millisecond
@@ -87,9 +82,7 @@ func TestTestemunhasCossinam(t *testing.T) {
 	must(t, err == nil && tt.Checkpoint.Tamanho == 4, "quorum 2 after the witness came back: %v (checkpoint %d)", err, tt.Checkpoint.Tamanho)
 
 	// A fork: the operator's key signs another root for the same size.
-	nota, err := os.ReadFile(c.cfg.LogKeyFile)
-	must(t, err == nil, "%v", err)
-	signer, err := note.NewSigner(strings.SplitN(string(nota), "\n", 2)[0])
+	signer, err := note.NewSigner(skey)
 	must(t, err == nil, "%v", err)
 	falsa := tlog.Hash(sha256.Sum256([]byte("outra história")))
 	bifurcado, err := note.Sign(&note.Note{Text: transparencia.Checkpoint{Origem: c.cfg.LogOrigin, Tamanho: 4, Raiz: falsa}.Texto()}, signer)
@@ -164,12 +157,8 @@ func TestMedirRodadaTestemunha(t *testing.T) {
 		t.Skip("a measurement: set D6A_MEDIR_TESTEMUNHA=1")
 	}
 	c := novaColonia(t, opcoes{})
-	skey, vkey, err := transparencia.GerarChave(c.cfg.LogOrigin)
-	must(t, err == nil, "%v", err)
-	c.cfg.LogKeyFile = filepath.Join(t.TempDir(), "log.key")
-	must(t, os.WriteFile(c.cfg.LogKeyFile, []byte(skey+"\n"+vkey+"\n"), 0o600) == nil, "write key")
-	w := novaTestemunha(t, "tce.example/w1", c.cfg.LogOrigin, vkey)
-	c.cfg.LogTestemunhas = w.url() + " " + w.vkey
+	_, vkey := c.chaveDoLog()
+	w := c.comTestemunhas(vkey, "tce.example/w1")[0]
 	c.iniciar()
 	bairro := c.novaUC()
 	for range 5 {
