@@ -57,14 +57,7 @@ func TestPaginaTestemunhasEEquidade(t *testing.T) {
 	c.w.Testemunhas.Intervalo = 200 * time.Millisecond
 	base := "http://" + c.w.Addr.String()
 	bairro := c.novaUC()
-	for range 6 {
-		c.novoConselheiro(bairro)
-	}
-	for range 30 {
-		d, s := c.novaDemanda(bairro)
-		must(t, s != uuid.Nil, "no draw")
-		c.processar(evento.CicloConcluido, "1.0.0", ciclo(s, d, bairro))
-	}
+	c.sortearEmCiclos(bairro, 6, 30)
 	cli := &transparencia.Cliente{Base: base, Chave: vkey}
 	tt, err := cli.VerificarTestemunhas(context.Background(), []string{w1.vkey, w2.vkey}, 2, 20*time.Second)
 	must(t, err == nil, "quorum: %v", err)
@@ -130,15 +123,7 @@ func TestPaginaTestemunhasEEquidade(t *testing.T) {
 		return r, err
 	}})
 	v.iniciar()
-	vb := v.novaUC()
-	for range 6 {
-		v.novoConselheiro(vb)
-	}
-	for range 30 {
-		d, s := v.novaDemanda(vb)
-		must(t, s != uuid.Nil, "no draw")
-		v.processar(evento.CicloConcluido, "1.0.0", ciclo(s, d, vb))
-	}
+	v.sortearEmCiclos(v.novaUC(), 6, 30)
 	v.eventually("statistics over the biased draws", func() bool {
 		r := v.http(http.MethodGet, "/d6a/transparencia/estatisticas", "", nil)
 		return r.status == 200 && strings.Contains(string(r.body), `"sorteios":30`)

@@ -115,14 +115,7 @@ func TestTestemunhasCossinam(t *testing.T) {
 func TestEstatisticasNaRota(t *testing.T) {
 	t.Parallel()
 	c, bairro := coloniaNoBairro(t)
-	for range 5 {
-		c.novoConselheiro(bairro)
-	}
-	for range 12 {
-		d, s := c.novaDemanda(bairro)
-		must(t, s != uuid.Nil, "no draw")
-		c.processar(evento.CicloConcluido, "1.0.0", ciclo(s, d, bairro))
-	}
+	c.sortearEmCiclos(bairro, 5, 12)
 	cli := &transparencia.Cliente{Base: "http://" + c.w.Addr.String()}
 	var r equidade.Resultado
 	c.eventually("statistics over the 12 draws", func() bool {
@@ -196,4 +189,19 @@ func TestMedirRodadaTestemunha(t *testing.T) {
 	slices.Sort(lat)
 	t.Logf("witness round, %d rounds: from the draw seen committed to its cosignature stored p50 %s, p90 %s, max %s, mean %s; litewitness CPU %s per round",
 		n, lat[n/2], lat[n*9/10], lat[n-1], total/n, (cpu()-cpu0)/n)
+}
+
+// sortearEmCiclos registers k counsellors in uc, then draws n demands
+// there one at a time, each followed by its cycle end, so every draw has
+// the whole unit to choose from.
+func (c *colonia) sortearEmCiclos(uc uuid.UUID, k, n int) {
+	c.t.Helper()
+	for range k {
+		c.novoConselheiro(uc)
+	}
+	for range n {
+		d, s := c.novaDemanda(uc)
+		must(c.t, s != uuid.Nil, "no draw")
+		c.processar(evento.CicloConcluido, "1.0.0", ciclo(s, d, uc))
+	}
 }
