@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
 	"io"
 	"net"
@@ -11,9 +12,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	fnote "github.com/transparency-dev/formats/note"
+	"golang.org/x/mod/sumdb/note"
 
 	"github.com/formigueiro/d6a/internal/config"
 	"github.com/formigueiro/d6a/internal/httpapi"
@@ -89,7 +93,51 @@ func TestVerifyURL(t *testing.T) {
 			t.Errorf("--desde visit %d: %d %q %q", i, code, out, errOut)
 		}
 	}
+	// A witness's cosignature of the checkpoint, stored as the submitter
+	// stores one: --quorum 1 with its key passes and names it.
+	wskey, wvkey, err := note.GenerateKey(rand.Reader, "w.example/w1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cvkey, err := fnote.VKeyToCosignatureV1(wvkey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cosigner, err := fnote.NewSignerForCosignatureV1(wskey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nota, tam, err := transparencia.UltimoCheckpoint(ctx, st.Pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	texto, _, _ := strings.Cut(nota, "\n\n")
+	cossinado, err := note.Sign(&note.Note{Text: texto + "\n"}, cosigner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, cs, err := transparencia.Cossinaturas(append([]byte(nota), cossinado[strings.Index(string(cossinado), "\n\n")+2:]...), chave.Verificador, []string{cvkey})
+	if err != nil || len(cs) != 1 {
+		t.Fatalf("cosignature: %v %v", cs, err)
+	}
+	if err := transparencia.GravarCossinatura(ctx, st.Pool, tam, cs[0], time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut = rodar(t, bin, "verify", "--url", url, "--chave", chave.Verificador, "--testemunha", cvkey, "--quorum", "1", "--event-id", regs[7].EventIDSorteio.String())
+	if code != 0 || !strings.Contains(out, "OK testemunhas: checkpoint tamanho=30 cossinado por 1 de 1 (quorum 1): w.example/w1 em ") {
+		t.Errorf("--testemunha --quorum 1: %d %q %q", code, out, errOut)
+	}
+	// The fairness statistics, once the service's pass has run.
+	if _, err := transparencia.ApurarEstatisticas(ctx, st.Pool, 0); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut = rodar(t, bin, "verify", "--url", url, "--chave", chave.Verificador, "--estatisticas")
+	if code != 0 || !strings.Contains(out, "estatisticas: registros=30 sorteios=30 ") || !strings.Contains(out, "iguais às servidas") {
+		t.Errorf("--estatisticas: %d %q %q", code, out, errOut)
+	}
 	for _, args := range [][]string{
+		{"--url", url, "--testemunha", cvkey, "--quorum", "2", "--all"},
+		{"--url", url, "--testemunha", wvkey, "--all"},
 		{"--url", url, "--event-id", uuid.NewString()},
 		{"--url", url, "--event-id", "nao-uuid"},
 		{"--url", "ftp://x", "--all"},

@@ -2,6 +2,7 @@ package transparencia
 
 import (
 	"bytes"
+	"encoding/base64"
 	"context"
 	"errors"
 	"fmt"
@@ -32,6 +33,14 @@ var ErrQuorum = errors.New("transparencia: too few witness cosignatures")
 // VerificadorTestemunha parses a witness's cosignature/v1 verifier key
 // (name+hash+base64, key type 0x04; CONTRACT §2 D6A_LOG_TESTEMUNHAS).
 func VerificadorTestemunha(vkey string) (note.Verifier, error) {
+	// formats would also take a plain Ed25519 key (0x01) as this one;
+	// the contract names the witness's cosignature key, so that is asked for.
+	partes := strings.SplitN(vkey, "+", 3)
+	if len(partes) == 3 {
+		if k, err := base64.StdEncoding.DecodeString(partes[2]); err == nil && len(k) > 0 && k[0] != 0x04 {
+			return nil, fmt.Errorf("witness key %q: key type 0x%02x, want 0x04 (cosignature/v1, as the witness prints it)", vkey, k[0])
+		}
+	}
 	v, err := fnote.NewVerifierForCosignatureV1(vkey)
 	if err != nil {
 		return nil, fmt.Errorf("witness key %q: %w", vkey, err)
