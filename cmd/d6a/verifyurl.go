@@ -135,13 +135,18 @@ func verificarPublico(ctx context.Context, c *transparencia.Cliente, o *opcoesUR
 				fmt.Fprintf(stderr, "d6a verify: --evento: %v\n", err)
 				return exitUsage
 			}
-			if s.Eliminado {
+			if s.SemCandidatos != nil {
+				fmt.Fprintln(stderr, "d6a verify: --evento not compared: it compares a conselheiro.sorteado")
+			} else if s.Eliminado {
 				fmt.Fprintln(stderr, "d6a verify: --evento not compared: the record was eliminated")
 			} else if code := falhou(stderr, transparencia.ConferirEvento(s.Registro, data)); code != 0 {
 				return code
 			}
 		}
-		if s.Eliminado {
+		if sc := s.SemCandidatos; sc != nil {
+			fmt.Fprintf(stdout, "OK sem_candidatos event_id=%s indice=%d demanda=%s motivo=%s cadastrados=%d ocupados=%d checkpoint=%d\n",
+				id, s.Indice, sc.DemandaID, sc.Motivo, sc.Cadastrados, sc.Ocupados, s.Checkpoint.Tamanho)
+		} else if s.Eliminado {
 			fmt.Fprintf(stdout, "ELIMINADO event_id=%s indice=%d: registro apagado (spec 2.2 / N-0d); a folha continua provada no checkpoint de tamanho %d\n", id, s.Indice, s.Checkpoint.Tamanho)
 		} else {
 			r := s.Registro

@@ -347,5 +347,8 @@ func (s *Servico) Reparar(ctx context.Context, rel consistencia.Relatorio, w io.
 // published, not a leaf of the transparency log.
 func (u *uow) descartar(eventID uuid.UUID) {
 	u.saida = slices.DeleteFunc(u.saida, func(s Saida) bool { return s.EventID == eventID })
-	u.registros = slices.DeleteFunc(u.registros, func(r transparencia.Registro) bool { return r.EventIDSorteio == eventID })
+	u.registros = slices.DeleteFunc(u.registros, func(r transparencia.Registravel) bool {
+		d, ok := r.(transparencia.Registro)
+		return ok && d.EventIDSorteio == eventID
+	})
 }

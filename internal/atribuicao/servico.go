@@ -181,8 +181,9 @@ type uow struct {
 	depois  []func() // run after commit (metrics)
 	// alterados are the citizens whose situation changed (Options.Alterados).
 	alterados []uuid.UUID
-	// registros are this unit's draws for the transparency log.
-	registros []transparencia.Registro
+	// registros are this unit's decisions for the transparency log: draws
+	// and sorteio.sem_candidatos outcomes, in decision order.
+	registros []transparencia.Registravel
 	servico   *Servico
 	// lote is what the batch decided and has not written; diferir says this
 	// unit adds to it instead of writing.
@@ -436,11 +437,11 @@ func (s *Servico) transacao(lote []job) ([]*uow, error) {
 		// Transparency log (CONTRACT §7): the batch's draws become the next
 		// leaves, in decision order, in this transaction. It goes out with
 		// the rest of the writes and COMMIT.
-		var registros []transparencia.Registro
+		var registros []transparencia.Registravel
 		for _, u := range us {
 			registros = append(registros, u.registros...)
 		}
-		if err := arvore.Anexar(ctx, p.Tx().DB, registros); err != nil {
+		if err := arvore.AnexarRegistraveis(ctx, p.Tx().DB, registros); err != nil {
 			return fmt.Errorf("transparência: %w", err)
 		}
 		if s.o.ChaveLog != nil {

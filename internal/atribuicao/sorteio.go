@@ -98,7 +98,7 @@ func (u *uow) executarSorteio(ctx context.Context, p Pedido) (Resultado, error) 
 		if err := u.enfileirarPendente(ctx, p); err != nil {
 			return Resultado{}, err
 		}
-		if err := u.publicarSemCandidatos(ctx, p, filtro.Motivo); err != nil {
+		if err := u.publicarSemCandidatos(ctx, p, filtro, cadeia); err != nil {
 			return Resultado{}, err
 		}
 		log.Info("Sorteio sem candidatos", "motivo", filtro.Motivo, "cadeia", cadeia)
@@ -227,7 +227,8 @@ func (u *uow) filtrar(ctx context.Context, cadeia []uuid.UUID, excluir *uuid.UUI
 		}
 		return r, nil
 	}
-	return elegibilidade.Resultado{Motivo: elegibilidade.MotivoPorContagem(int(d.Cadastrados), int(d.Ocupados))}, nil
+	return elegibilidade.Resultado{Motivo: elegibilidade.MotivoPorContagem(int(d.Cadastrados), int(d.Ocupados)),
+		Cadastrados: int(d.Cadastrados), Ocupados: int(d.Ocupados)}, nil
 }
 
 // entradaSeq is the unit's input for an outbox row (nil: none).
@@ -276,7 +277,8 @@ func (u *uow) enfileirarPendente(ctx context.Context, p Pedido) error {
 // guard (the spec's consultarEventos / jaPublicado): one
 // sorteio.sem_candidatos per correlacao_id. It queues an outbox row,
 // published after the commit.
-func (u *uow) publicarSemCandidatos(ctx context.Context, p Pedido, motivo string) error {
+func (u *uow) publicarSemCandidatos(ctx context.Context, p Pedido, filtro elegibilidade.Resultado, cadeia []uuid.UUID) error {
+	motivo := filtro.Motivo
 	tipo := evento.SorteioSemCandidatos
 	t := sorteio.FormatTimestamp(u.agora)
 	eventID := u.servico.o.NovoID()
@@ -298,6 +300,7 @@ func (u *uow) publicarSemCandidatos(ctx context.Context, p Pedido, motivo string
 			Envelope: data, CriadoEm: u.agora, EntradaSequence: u.entradaSeq(),
 		})
 		u.saida = append(u.saida, Saida{EventID: eventID, Subject: subject, Envelope: data})
+		u.registrarSemCandidatos(eventID, p, filtro, cadeia, t)
 		return nil
 	}
 	n, err := u.tx.InserirOutboxSeNovo(ctx, store.InserirOutboxSeNovoParams{
@@ -313,7 +316,16 @@ func (u *uow) publicarSemCandidatos(ctx context.Context, p Pedido, motivo string
 		return nil
 	}
 	u.saida = append(u.saida, Saida{EventID: eventID, Subject: subject, Envelope: data})
+	u.registrarSemCandidatos(eventID, p, filtro, cadeia, t)
 	return nil
+}
+
+// registrarSemCandidatos adds the published sorteio.sem_candidatos to the
+// transparency log (CONTRACT §7): "nobody was eligible" is as public as a
+// draw, with the counts its motive follows from.
+func (u *uow) registrarSemCandidatos(eventID uuid.UUID, p Pedido, filtro elegibilidade.Resultado, cadeia []uuid.UUID, t string) {
+	u.registros = append(u.registros, transparencia.NovoSemCandidatos(eventID, p.DemandaID, p.UC, u.entradaSeq(), t,
+		filtro.Motivo, cadeia, filtro.Cadastrados, filtro.Ocupados, p.Excluir))
 }
 
 type payloadSorteado struct {

@@ -43,6 +43,9 @@ type Resultado struct {
 	Elegiveis []uuid.UUID
 	Degrau    uuid.UUID // winning step; zero when nobody qualifies
 	Motivo    string    // set when nobody qualifies
+	// Cadastrados and Ocupados are the counts Motivo follows from: the
+	// chain's registered counsellors and those holding an assignment.
+	Cadastrados, Ocupados int
 	// Vencidos are those of Elegiveis still marked suspenso, whose
 	// suspension ended at the time given: a draw that takes one of them
 	// ends that suspension and must publish it (CONTRACT §3).

@@ -165,6 +165,8 @@ type Sorteio struct {
 	// Registro is zero and Eliminado true when the body was erased.
 	Registro  Registro
 	Eliminado bool
+	// SemCandidatos is set instead of Registro for a sorteio.sem_candidatos.
+	SemCandidatos *SemCandidatos
 }
 
 func hashDe(campo, s string) (tlog.Hash, error) {
@@ -197,11 +199,19 @@ func (c *Cliente) VerificarSorteio(ctx context.Context, eventID uuid.UUID) (Sort
 		if h := tlog.RecordHash([]byte(*r.Registro)); h != folha {
 			return s, falha("hash_folha", r.HashFolha, base64.StdEncoding.EncodeToString(h[:])+" (SHA-256 of 0x00 ‖ registro)")
 		}
-		if s.Registro, err = LerRegistro([]byte(*r.Registro)); err != nil {
+		f, err := LerRegistravel([]byte(*r.Registro))
+		if err != nil {
 			return s, err
 		}
-		if s.Registro.EventIDSorteio != eventID {
-			return s, falha("registro.event_id_sorteio", s.Registro.EventIDSorteio, eventID)
+		var ev uuid.UUID
+		switch f := f.(type) {
+		case Registro:
+			s.Registro, ev = f, f.EventIDSorteio
+		case SemCandidatos:
+			s.SemCandidatos, ev = &f, f.EventID
+		}
+		if ev != eventID {
+			return s, falha("registro.event_id", ev, eventID)
 		}
 	}
 	prova := make(tlog.RecordProof, len(r.ProvaInclusao))
@@ -213,10 +223,11 @@ func (c *Cliente) VerificarSorteio(ctx context.Context, eventID uuid.UUID) (Sort
 	if err := tlog.CheckRecord(prova, cp.Tamanho, cp.Raiz, r.Indice, folha); err != nil {
 		return s, falha("prova_inclusao", fmt.Sprintf("leaf %d not in the tree of size %d", r.Indice, cp.Tamanho), "a path to the checkpoint's root")
 	}
-	if !s.Eliminado {
-		if err := Conferir(s.Registro); err != nil {
-			return s, err
-		}
+	switch {
+	case s.SemCandidatos != nil:
+		return s, ConferirRegistravel(*s.SemCandidatos)
+	case !s.Eliminado:
+		return s, Conferir(s.Registro)
 	}
 	return s, nil
 }
@@ -343,11 +354,11 @@ func conferirFolha(registro []byte, folha tlog.Hash) error {
 	if h := tlog.RecordHash(registro); h != folha {
 		return falha("hash_folha", base64.StdEncoding.EncodeToString(folha[:]), base64.StdEncoding.EncodeToString(h[:]))
 	}
-	r, err := LerRegistro(registro)
+	r, err := LerRegistravel(registro)
 	if err != nil {
 		return err
 	}
-	return Conferir(r)
+	return ConferirRegistravel(r)
 }
 
 // memoria is a tree's stored hashes in memory.

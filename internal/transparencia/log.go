@@ -76,6 +76,15 @@ LEFT JOIN LATERAL (SELECT tamanho, raiz FROM d6a.transparencia_checkpoints ORDER
 // advances e. Its one statement may wait in a pipeline: it fails, when it
 // runs, unless the state row is still e.
 func (e *Estado) Anexar(ctx context.Context, tx DBTX, regs []Registro) error {
+	fs := make([]Registravel, len(regs))
+	for i, r := range regs {
+		fs[i] = r
+	}
+	return e.AnexarRegistraveis(ctx, tx, fs)
+}
+
+// AnexarRegistraveis is Anexar for records of any kind, in this order.
+func (e *Estado) AnexarRegistraveis(ctx context.Context, tx DBTX, regs []Registravel) error {
 	if len(regs) == 0 {
 		return nil
 	}
@@ -130,7 +139,7 @@ func fronteiraIndices(n int64) []int64 {
 
 // escrever computes the append of dados at leaf n from the frontier fr and
 // writes it (sqlAnexar); nova is the frontier after it.
-func escrever(ctx context.Context, tx DBTX, regs []Registro, dados [][]byte, n int64, fr []byte) (nova []byte, err error) {
+func escrever(ctx context.Context, tx DBTX, regs []Registravel, dados [][]byte, n int64, fr []byte) (nova []byte, err error) {
 	idx := fronteiraIndices(n)
 	if len(fr) != len(idx)*tlog.HashSize {
 		return nil, fmt.Errorf("transparencia: frontier of size %d has %d bytes, want %d", n, len(fr), len(idx)*tlog.HashSize)
@@ -173,8 +182,9 @@ func escrever(ctx context.Context, tx DBTX, regs []Registro, dados [][]byte, n i
 	hf := make([][]byte, k)
 	for i, r := range regs {
 		indices[i] = n + int64(i)
-		eventos[i] = pgtype.UUID{Bytes: r.EventIDSorteio, Valid: true}
-		demandas[i] = pgtype.UUID{Bytes: r.DemandaID, Valid: true}
+		ev, dem := r.chaves()
+		eventos[i] = pgtype.UUID{Bytes: ev, Valid: true}
+		demandas[i] = pgtype.UUID{Bytes: dem, Valid: true}
 		hf[i] = folhas[i][:]
 	}
 	hidx := make([]int64, len(novos))

@@ -105,41 +105,56 @@ func TestResultadoNoBarramentoJaAssinado(t *testing.T) {
 		FROM (SELECT gen_random_uuid() AS g FROM generate_series(1, $2)) s`, bairro, n)
 	cli := &transparencia.Cliente{Base: "http://" + c.w.Addr.String()}
 
-	ids := make(chan string, n)
-	sub, err := c.nc.Subscribe(evento.ConselheiroSorteado.Subject(c.cfg.SubjectPrefix), func(m *nats.Msg) {
+	// One demand in ten goes to a unit without counsellors: its
+	// sorteio.sem_candidatos is a record too, and fetched the same way.
+	vazia := c.novaUC()
+	const semCandidatos = n / 10
+	ids := make(chan string, n+semCandidatos)
+	receber := func(m *nats.Msg) {
 		var e struct {
 			EventID string `json:"event_id"`
 		}
 		if json.Unmarshal(m.Data, &e) == nil {
 			ids <- e.EventID
 		}
-	})
-	must(t, err == nil, "subscribe: %v", err)
-	defer sub.Unsubscribe()
+	}
+	for _, tipo := range []evento.Tipo{evento.ConselheiroSorteado, evento.SorteioSemCandidatos} {
+		sub, err := c.nc.Subscribe(tipo.Subject(c.cfg.SubjectPrefix), receber)
+		must(t, err == nil, "subscribe: %v", err)
+		defer sub.Unsubscribe()
+	}
 	must(t, c.nc.Flush() == nil, "flush")
 
 	type falha struct {
 		id  string
 		err error
 	}
-	falhas := make(chan falha, n)
+	falhas := make(chan falha, n+semCandidatos)
+	var vistosSem atomic.Int64
 	feitos := make(chan struct{})
 	go func() {
 		defer close(feitos)
-		for k := 0; k < n; k++ {
+		for k := 0; k < n+semCandidatos; k++ {
 			id := <-ids
-			if _, err := cli.VerificarSorteio(context.Background(), uuid.MustParse(id)); err != nil {
+			s, err := cli.VerificarSorteio(context.Background(), uuid.MustParse(id))
+			if err != nil {
 				falhas <- falha{id, err}
+			} else if s.SemCandidatos != nil {
+				vistosSem.Add(1)
 			}
 		}
 	}()
-	for range n {
-		c.publicar(evento.AgendaItemDisponivel, "1.0.0", agenda(uuid.New(), bairro))
+	for k := range n + semCandidatos {
+		uc := bairro
+		if k%11 == 10 {
+			uc = vazia
+		}
+		c.publicar(evento.AgendaItemDisponivel, "1.0.0", agenda(uuid.New(), uc))
 	}
 	select {
 	case <-feitos:
 	case <-time.After(2 * time.Minute):
-		t.Fatalf("fewer than %d conselheiro.sorteado arrived", n)
+		t.Fatalf("fewer than %d results arrived", n+semCandidatos)
 	}
 	close(falhas)
 	k := 0
@@ -148,5 +163,6 @@ func TestResultadoNoBarramentoJaAssinado(t *testing.T) {
 			t.Errorf("result %s on the bus, its record not served signed at once: %v", f.id, f.err)
 		}
 	}
-	must(t, k == 0, "%d of %d results fetched at once failed", k, n)
+	must(t, k == 0, "%d of %d results fetched at once failed", k, n+semCandidatos)
+	must(t, vistosSem.Load() == semCandidatos, "%d sorteio.sem_candidatos verified as such, want %d", vistosSem.Load(), semCandidatos)
 }

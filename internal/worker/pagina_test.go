@@ -77,6 +77,23 @@ func TestPaginaTestemunhasEEquidade(t *testing.T) {
 	must(t, err == nil && pontos == 6, "%d points on the plot, want 6 (%v)", pontos, err)
 	navegador.Capturar(t, ctx, "verificacao-pagina.png")
 
+	// A sorteio.sem_candidatos is a record too: the page checks its motive.
+	vazia := c.novaUC()
+	dv, _ := c.novaDemanda(vazia)
+	c.esperarOutboxVazio()
+	sem := porDemanda(c.publicados(evento.SorteioSemCandidatos), dv)
+	must(t, len(sem) == 1, "%d sorteio.sem_candidatos", len(sem))
+	err = chromedp.Do(ctx,
+		chromedp.Navigate(base+"/d6a/transparencia/?id="+sem[0]["event_id"].(string)),
+		chromedp.WaitVisible(chromedp.CSS("#veredito[data-resultado]")),
+	)
+	must(t, err == nil, "%v", err)
+	passos, err := chromedp.Run(ctx, chromedp.Evaluate[map[string]string](
+		`Object.fromEntries(Array.from(document.querySelectorAll("tr[data-passo]")).map(r => [r.dataset.passo.split(" (")[0], r.dataset.estado]))`))
+	must(t, err == nil, "%v", err)
+	veredito, err := chromedp.Run(ctx, chromedp.AttributeValue(chromedp.CSS("#veredito"), "data-resultado"))
+	must(t, err == nil && veredito.Value == "ok" && passos["Sem candidatos: motivo pelas contagens"] == "ok", "sem_candidatos on the page: %s %v", veredito.Value, passos)
+
 	// One witness down: the next checkpoint is short of cosignatures.
 	w2.parar()
 	d, s := c.novaDemanda(bairro)

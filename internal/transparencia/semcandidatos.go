@@ -1,0 +1,130 @@
+package transparencia
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/formigueiro/d6a/internal/elegibilidade"
+)
+
+// Registravel is what can be a record of the log: a draw (Registro) or a
+// record of another kind (CONTRACT §7), which starts with the key "tipo".
+type Registravel interface {
+	// Bytes is the record's canonical encoding, its leaf's content.
+	Bytes() ([]byte, error)
+	// chaves are the ids the log's routes look it up by: the published
+	// event's id and the demand's.
+	chaves() (evento, demanda uuid.UUID)
+}
+
+func (r Registro) chaves() (uuid.UUID, uuid.UUID) { return r.EventIDSorteio, r.DemandaID }
+
+// TipoSemCandidatos is the "tipo" of a sorteio.sem_candidatos record.
+const TipoSemCandidatos = "sorteio.sem_candidatos"
+
+// SemCandidatos is the record of a sorteio.sem_candidatos outcome: nobody
+// on the demand's chain was eligible, with the counts the motive follows
+// from (spec 4.3 step 5), so "nobody was eligible" is in the public log as
+// a draw is. The field order is the key order and must not change.
+type SemCandidatos struct {
+	Tipo            string    `json:"tipo"`
+	EventID         uuid.UUID `json:"event_id"`
+	DemandaID       uuid.UUID `json:"demanda_id"`
+	UnidadeCivicaID uuid.UUID `json:"unidade_civica_id"`
+	// GatilhoSequence is the stream sequence of the consumed message the
+	// decision follows (null for the console's and the boot's).
+	GatilhoSequence *int64     `json:"gatilho_sequence"`
+	Timestamp       string     `json:"timestamp"`
+	Motivo          string     `json:"motivo"`
+	Cadeia          []string   `json:"cadeia"`
+	Cadastrados     int64      `json:"cadastrados"`
+	Ocupados        int64      `json:"ocupados"`
+	Excluido        *uuid.UUID `json:"excluido"`
+}
+
+func (r SemCandidatos) chaves() (uuid.UUID, uuid.UUID) { return r.EventID, r.DemandaID }
+
+// Bytes is the canonical encoding, as Registro.Bytes.
+func (r SemCandidatos) Bytes() ([]byte, error) {
+	if r.Cadeia == nil {
+		r.Cadeia = []string{}
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(r); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// NovoSemCandidatos builds the record of a sorteio.sem_candidatos.
+func NovoSemCandidatos(eventID, demanda, uc uuid.UUID, gatilho *int64, timestamp, motivo string, cadeia []uuid.UUID, cadastrados, ocupados int, excluido *uuid.UUID) SemCandidatos {
+	c := make([]string, len(cadeia))
+	for i, u := range cadeia {
+		c[i] = u.String()
+	}
+	return SemCandidatos{
+		Tipo: TipoSemCandidatos, EventID: eventID, DemandaID: demanda, UnidadeCivicaID: uc, GatilhoSequence: gatilho,
+		Timestamp: timestamp, Motivo: motivo, Cadeia: c, Cadastrados: int64(cadastrados), Ocupados: int64(ocupados), Excluido: excluido,
+	}
+}
+
+// LerRegistravel parses a record of any kind and checks it is canonical: a
+// Registro, or a *SemCandidatos.
+func LerRegistravel(data []byte) (Registravel, error) {
+	var k struct {
+		Tipo *string `json:"tipo"`
+	}
+	if err := json.Unmarshal(data, &k); err != nil {
+		return nil, falha("registro", umaLinha(err.Error()), "the JSON record of CONTRACT §7")
+	}
+	switch {
+	case k.Tipo == nil:
+		return LerRegistro(data)
+	case *k.Tipo == TipoSemCandidatos:
+		var r SemCandidatos
+		dec := json.NewDecoder(bytes.NewReader(data))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&r); err != nil {
+			return nil, falha("registro", umaLinha(err.Error()), "the JSON sorteio.sem_candidatos record of docs/verificacao.md")
+		}
+		canon, err := r.Bytes()
+		if err != nil {
+			return nil, err
+		}
+		if !bytes.Equal(canon, data) {
+			return nil, falha("registro.canonico", resumo(data), "compact JSON, lowercase UUIDs, keys in docs/verificacao.md order")
+		}
+		return r, nil
+	default:
+		return nil, falha("registro.tipo", *k.Tipo, "a kind of record this verifier knows (a draw, "+TipoSemCandidatos+")")
+	}
+}
+
+// ConferirRegistravel checks what a record of any kind proves by itself: a
+// draw recomputes (Conferir); a sorteio.sem_candidatos's motive follows
+// from its counts (spec 4.3 step 5) and its chain starts at the demand's
+// unit.
+func ConferirRegistravel(f Registravel) error {
+	switch r := f.(type) {
+	case Registro:
+		return Conferir(r)
+	case SemCandidatos:
+		if len(r.Cadeia) == 0 || r.Cadeia[0] != r.UnidadeCivicaID.String() {
+			return falha("registro.cadeia[0]", strings.Join(r.Cadeia, ","), r.UnidadeCivicaID.String()+" (the demand's unit first)")
+		}
+		if r.Cadastrados < 0 || r.Ocupados < 0 || r.Ocupados > r.Cadastrados {
+			return falha("registro.ocupados", fmt.Sprintf("%d of %d", r.Ocupados, r.Cadastrados), "0 ≤ ocupados ≤ cadastrados")
+		}
+		if want := elegibilidade.MotivoPorContagem(int(r.Cadastrados), int(r.Ocupados)); r.Motivo != want {
+			return falha("registro.motivo", r.Motivo, want+" (from cadastrados and ocupados, spec 4.3)")
+		}
+		return nil
+	}
+	return falha("registro", fmt.Sprintf("%T", f), "a record of CONTRACT §7")
+}
