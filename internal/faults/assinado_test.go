@@ -73,11 +73,15 @@ func TestPublicadoSoAssinado(t *testing.T) {
 	fila := make(chan string, 4096)
 	segCtx, pararSeg := context.WithCancel(ctx)
 	defer pararSeg()
-	go cli.seguirSorteados(segCtx, func(eventID string, p payloadSorteado) {
-		m.aprender(eventID, p)
-		vistos.Add(1)
-		fila <- eventID
-	})
+	segFim := make(chan struct{})
+	go func() {
+		defer close(segFim)
+		cli.seguirSorteados(segCtx, func(eventID string, p payloadSorteado) {
+			m.aprender(eventID, p)
+			vistos.Add(1)
+			fila <- eventID
+		})
+	}()
 	var wg sync.WaitGroup
 	for range 4 {
 		wg.Add(1)
@@ -120,6 +124,7 @@ func TestPublicadoSoAssinado(t *testing.T) {
 	}
 	esperar(qctx, func() bool { return vistos.Load() >= sorteados })
 	pararSeg()
+	<-segFim // the follower sends no more: fila can close
 	close(fila)
 	wg.Wait()
 
