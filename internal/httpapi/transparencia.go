@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/jackc/pgx/v5"
 	"github.com/gofiber/fiber/v2/middleware/etag"
 	"github.com/gofiber/fiber/v2/middleware/limiter"
 	"github.com/google/uuid"
@@ -66,6 +67,7 @@ func (a *api) transparenciaRotas(app *fiber.App, porMinuto int, chave, testemunh
 	g.Get("/consistencia", t.consistencia)
 	g.Get("/estatisticas", t.estatisticas)
 	g.Get("/testemunhas", t.listarTestemunhas)
+	g.Get("/resumo", t.resumo)
 	g.Get("/", paginaVerificador)
 }
 
@@ -94,6 +96,29 @@ type rotasTransparencia struct {
 type testemunhaPublica struct {
 	Nome  string `json:"nome"`
 	Chave string `json:"chave"`
+}
+
+// resumo is the log as it stands, for the page's opening: the latest
+// signed checkpoint's size and root, and when it was signed.
+func (t *rotasTransparencia) resumo(c *fiber.Ctx) error {
+	ctx, cancel := t.ctx(c)
+	defer cancel()
+	c.Set(fiber.HeaderCacheControl, cacheCheckpoin)
+	var out struct {
+		Tamanho    int64     `json:"tamanho"`
+		Raiz       []byte    `json:"raiz"`
+		AssinadoEm time.Time `json:"assinado_em"`
+	}
+	err := t.db.Pool.QueryRow(ctx, `SELECT tamanho, raiz, assinado_em FROM d6a.transparencia_checkpoints ORDER BY tamanho DESC LIMIT 1`).
+		Scan(&out.Tamanho, &out.Raiz, &out.AssinadoEm)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return fiber.NewError(fiber.StatusNotFound, "nenhum checkpoint assinado ainda (nenhum sorteio registrado)")
+	}
+	if err != nil {
+		return falhaLeitura(err)
+	}
+	out.AssinadoEm = out.AssinadoEm.UTC()
+	return c.JSON(out)
 }
 
 // listarTestemunhas is the witnesses this log submits to

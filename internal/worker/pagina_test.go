@@ -75,6 +75,16 @@ func TestPaginaTestemunhasEEquidade(t *testing.T) {
 	must(t, estado == "ok" && strings.Contains(resumo, "Compatível"), "fairness panel: %s %q", estado, resumo)
 	pontos, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("#grafico-equidade circle").length`))
 	must(t, err == nil && pontos == 6, "%d points on the plot, want 6 (%v)", pontos, err)
+	// The page opens on the log as it stands: its latest decisions, each a
+	// link that verifies it.
+	_, resumo = painel(t, ctx, base, "log")
+	must(t, strings.Contains(resumo, "O log tem 30 registros"), "log panel: %q", resumo)
+	links, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll("#ultimas a[data-event-id]")).map(a => a.dataset.eventId)`))
+	must(t, err == nil && len(links) == 10, "%d links to the latest decisions (%v)", len(links), err)
+	err = chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#ultimas a[data-event-id]")), chromedp.WaitVisible(chromedp.CSS("#veredito[data-resultado]")))
+	must(t, err == nil, "%v", err)
+	clicado, err := chromedp.Run(ctx, chromedp.AttributeValue(chromedp.CSS("#veredito"), "data-resultado"))
+	must(t, err == nil && clicado.Value == "ok", "the latest decision's check: %q %v", clicado.Value, err)
 	navegador.Capturar(t, ctx, "verificacao-pagina.png")
 
 	// A sorteio.sem_candidatos is a record too: the page checks its motive.
