@@ -188,7 +188,9 @@ func (a *Acumulador) Resultado() Resultado {
 			pMax, r.Extremo = p, c.ID
 		}
 	}
-	pMax = math.Min(1, float64(m)*pMax)
+	if m > 0 { // nobody tested: pMax stays 1, nothing suspicious
+		pMax = math.Min(1, float64(m)*pMax)
+	}
 	r.PValor = math.Min(1, 2*math.Min(pPearson, pMax))
 	r.PValorQuiQuadrado, r.PValorExtremo = pPearson, pMax
 	return r

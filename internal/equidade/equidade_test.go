@@ -25,6 +25,20 @@ func TestQuiQuadradoCauda(t *testing.T) {
 	}
 }
 
+// An empty log, or one too small to test, is not suspicious.
+func TestSemSorteiosNaoESuspeito(t *testing.T) {
+	for _, a := range []*Acumulador{NovoAcumulador(), func() *Acumulador {
+		a := NovoAcumulador()
+		a.Sorteio([]string{"a", "b"}, "a")
+		a.Sorteio([]string{"c"}, "c")
+		return a
+	}()} {
+		if r := a.Resultado(); r.PValor != 1 || r.Suspeito() {
+			t.Errorf("%d draws: p = %v, suspeito = %v; want 1, false", r.Sorteios, r.PValor, r.Suspeito())
+		}
+	}
+}
+
 func TestSomasDaDefinicao(t *testing.T) {
 	a := NovoAcumulador()
 	a.Sorteio([]string{"a", "b"}, "a")
