@@ -9,8 +9,6 @@
 package transparencia
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -52,13 +50,7 @@ func (r Registro) Bytes() ([]byte, error) {
 	if r.Cadeia == nil {
 		r.Cadeia = []string{}
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(r); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	return codificar(r)
 }
 
 // NovoRegistro builds the record of a draw from its inputs and outcome.
@@ -101,19 +93,8 @@ func falha(campo string, encontrado, esperado any) *Falha {
 // draw has one leaf hash.
 func LerRegistro(data []byte) (Registro, error) {
 	var r Registro
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&r); err != nil {
-		return r, falha("registro", umaLinha(err.Error()), "the JSON record of CONTRACT §7")
-	}
-	canon, err := r.Bytes()
-	if err != nil {
-		return r, err
-	}
-	if !bytes.Equal(canon, data) {
-		return r, falha("registro.canonico", resumo(data), "compact JSON, lowercase UUIDs, keys in CONTRACT §7 order")
-	}
-	return r, nil
+	err := lerCanonico(data, &r, func() ([]byte, error) { return r.Bytes() }, "the JSON record of CONTRACT §7")
+	return r, err
 }
 
 // Conferir recomputes the draw of a record (CONTRACT §4) with

@@ -53,13 +53,7 @@ func (r SemCandidatos) Bytes() ([]byte, error) {
 	if r.Cadeia == nil {
 		r.Cadeia = []string{}
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(r); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	return codificar(r)
 }
 
 // NovoSemCandidatos builds the record of a sorteio.sem_candidatos.
@@ -88,17 +82,8 @@ func LerRegistravel(data []byte) (Registravel, error) {
 		return LerRegistro(data)
 	case *k.Tipo == TipoSemCandidatos:
 		var r SemCandidatos
-		dec := json.NewDecoder(bytes.NewReader(data))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&r); err != nil {
-			return nil, falha("registro", umaLinha(err.Error()), "the JSON sorteio.sem_candidatos record of docs/verificacao.md")
-		}
-		canon, err := r.Bytes()
-		if err != nil {
+		if err := lerCanonico(data, &r, func() ([]byte, error) { return r.Bytes() }, "the JSON sorteio.sem_candidatos record of docs/verificacao.md"); err != nil {
 			return nil, err
-		}
-		if !bytes.Equal(canon, data) {
-			return nil, falha("registro.canonico", resumo(data), "compact JSON, lowercase UUIDs, keys in docs/verificacao.md order")
 		}
 		return r, nil
 	default:
@@ -127,4 +112,36 @@ func ConferirRegistravel(f Registravel) error {
 		return nil
 	}
 	return falha("registro", fmt.Sprintf("%T", f), "a record of CONTRACT §7")
+}
+
+// lerCanonico decodes data into v, refusing unknown keys, and checks that
+// bytesDe (v's own encoding, called after the decode: a closure, since a
+// method value would copy v before it) gives data back: one record, one
+// leaf hash.
+func lerCanonico(data []byte, v any, bytesDe func() ([]byte, error), esperado string) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return falha("registro", umaLinha(err.Error()), esperado)
+	}
+	canon, err := bytesDe()
+	if err != nil {
+		return err
+	}
+	if !bytes.Equal(canon, data) {
+		return falha("registro.canonico", resumo(data), "compact JSON, lowercase UUIDs, keys in their documented order")
+	}
+	return nil
+}
+
+// codificar is a record's canonical encoding: compact UTF-8 JSON, keys in
+// the struct's order, no HTML escaping (JSON.stringify writes the same).
+func codificar(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
