@@ -403,20 +403,8 @@ func (c *Cliente) VerificarDesde(ctx context.Context, arquivo string) (antigo, n
 					base64.StdEncoding.EncodeToString(antigo.Raiz[:])+" (same size, the saved root): history rewritten")
 			}
 		case antigo.Tamanho > 0:
-			var r struct {
-				Prova []string `json:"prova"`
-			}
-			if err := c.getJSON(ctx, fmt.Sprintf("/consistencia?de=%d&para=%d", antigo.Tamanho, novo.Tamanho), &r); err != nil {
+			if err := c.provarExtensao(ctx, antigo, novo, "the saved tree", "the saved history, unchanged"); err != nil {
 				return antigo, novo, false, err
-			}
-			prova := make(tlog.TreeProof, len(r.Prova))
-			for i, p := range r.Prova {
-				if prova[i], err = hashDe(fmt.Sprintf("prova[%d]", i), p); err != nil {
-					return antigo, novo, false, err
-				}
-			}
-			if err := tlog.CheckTree(prova, novo.Tamanho, novo.Raiz, antigo.Tamanho, antigo.Raiz); err != nil {
-				return antigo, novo, false, falha("consistencia", fmt.Sprintf("tree %d is not an extension of the saved tree %d", novo.Tamanho, antigo.Tamanho), "the saved history, unchanged")
 			}
 		}
 	}

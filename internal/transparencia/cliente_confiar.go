@@ -78,6 +78,13 @@ func (c *Cliente) ConferirExtensao(ctx context.Context, a, b Checkpoint) error {
 	if a.Tamanho == 0 {
 		return nil
 	}
+	return c.provarExtensao(ctx, a, b, "the cosigned tree", "one history")
+}
+
+// provarExtensao checks, with the served consistency proof, that the tree
+// of b (the larger, 0 < a.Tamanho < b.Tamanho) extends the tree of a,
+// which the reader calls deQuem; a Falha "consistencia" otherwise.
+func (c *Cliente) provarExtensao(ctx context.Context, a, b Checkpoint, deQuem, esperado string) error {
 	var r struct {
 		Prova []string `json:"prova"`
 	}
@@ -92,7 +99,7 @@ func (c *Cliente) ConferirExtensao(ctx context.Context, a, b Checkpoint) error {
 		}
 	}
 	if err := tlog.CheckTree(prova, b.Tamanho, b.Raiz, a.Tamanho, a.Raiz); err != nil {
-		return falha("consistencia", fmt.Sprintf("tree %d is not an extension of the cosigned tree %d", b.Tamanho, a.Tamanho), "one history")
+		return falha("consistencia", fmt.Sprintf("tree %d is not an extension of %s %d", b.Tamanho, deQuem, a.Tamanho), esperado)
 	}
 	return nil
 }
