@@ -41,13 +41,7 @@ func TestPublicadoSoAssinado(t *testing.T) {
 	}
 	pubCtx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
-	publicar := func(msg mensagem) {
-		seq, err := cli.publicar(pubCtx, msg.subject, msg.msgID, msg.data)
-		if err != nil {
-			t.Fatalf("publishing %s: %v", msg.nome, err)
-		}
-		m.registrar(msg, seq)
-	}
+	publicar := cli.publicarNoModelo(t, pubCtx, m)
 	for range 400 {
 		publicar(m.cadastro())
 	}

@@ -81,6 +81,20 @@ type msgLida struct {
 
 // lerStream reads every message of stream, in order, with an ordered
 // consumer (retrying the whole read if the connection drops).
+// publicarNoModelo returns a function that publishes a model's message and
+// records its stream sequence in the model, failing the test when the bus
+// refuses it.
+func (c *cliente) publicarNoModelo(t *testing.T, ctx context.Context, m *modelo) func(mensagem) {
+	return func(msg mensagem) {
+		t.Helper()
+		seq, err := c.publicar(ctx, msg.subject, msg.msgID, msg.data)
+		if err != nil {
+			t.Fatalf("publishing %s: %v", msg.nome, err)
+		}
+		m.registrar(msg, seq)
+	}
+}
+
 func (c *cliente) lerStream(ctx context.Context, stream string) ([]msgLida, error) {
 	var ultimoErr error
 	for tentativa := 0; tentativa < 5 && ctx.Err() == nil; tentativa++ {

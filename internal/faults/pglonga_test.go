@@ -43,13 +43,7 @@ func TestQuedaLongaDoPostgres(t *testing.T) {
 	}
 	pubCtx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
-	publicar := func(msg mensagem) {
-		seq, err := cli.publicar(pubCtx, msg.subject, msg.msgID, msg.data)
-		if err != nil {
-			t.Fatalf("publishing %s: %v", msg.nome, err)
-		}
-		m.registrar(msg, seq)
-	}
+	publicar := cli.publicarNoModelo(t, pubCtx, m)
 	// Counsellors first, with the database up.
 	for k := 0; k < 12; k++ {
 		publicar(m.cadastro())
