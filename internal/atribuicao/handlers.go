@@ -53,12 +53,16 @@ func (s *Servico) aplicar(ev evento.Evento, seq uint64) func(context.Context, *u
 		if ev.CorrelacaoID != nil {
 			log = log.With("correlacao_id", *ev.CorrelacaoID)
 		}
-		return u.despachar(ctx, log, ev)
+		return u.despachar(ctx, log, ev, seq)
 	}
 }
 
-// despachar is spec 1.4 despacharEvento.
-func (u *uow) despachar(ctx context.Context, log *slog.Logger, ev evento.Evento) error {
+// despachar is spec 1.4 despacharEvento. The event at stream sequence seq
+// is the trigger of whatever this unit decides (CONTRACT §4).
+func (u *uow) despachar(ctx context.Context, log *slog.Logger, ev evento.Evento, seq uint64) error {
+	if !ev.Armazenado.IsZero() {
+		u.gatilho = &Gatilho{EventID: ev.EventID, Seq: int64(seq), Armazenado: ev.Armazenado}
+	}
 	switch ev.Tipo {
 	case evento.AgendaItemDisponivel:
 		p, _ := ev.AgendaItemDisponivel()

@@ -167,7 +167,7 @@ func (s *Servico) aplicarEntrada(ctx context.Context, e consistencia.EntradaPerd
 			return err
 		}
 		log := s.log.With("event_id", ev.EventID, "tipo", string(ev.Tipo), "sequence", e.Seq, "reparo", true)
-		if err := u.despachar(ctx, log, ev); err != nil {
+		if err := u.despachar(ctx, log, ev, e.Seq); err != nil {
 			return err
 		}
 		if err := u.tx.RegistrarProcessamento(ctx, store.RegistrarProcessamentoParams{

@@ -177,6 +177,11 @@ type uow struct {
 	// entrada is the stream sequence of the event this unit applies (0:
 	// none), recorded with every outbox row it queues.
 	entrada int64
+	// gatilho is the consumed message this unit's decision follows, the
+	// seed's base and T (CONTRACT §4); nil for a unit outside any event
+	// (Sortear). sorteou: it already led to a draw.
+	gatilho *Gatilho
+	sorteou bool
 	saida   []Saida  // outbox rows queued, published after commit
 	depois  []func() // run after commit (metrics)
 	// alterados are the citizens whose situation changed (Options.Alterados).

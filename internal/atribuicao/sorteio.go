@@ -106,13 +106,10 @@ func (u *uow) executarSorteio(ctx context.Context, p Pedido) (Resultado, error) 
 		return Resultado{Motivo: filtro.Motivo, Cadeia: cadeia}, nil
 	}
 
-	base, baseSeq, err := u.base(ctx)
+	base, baseSeq, t, err := u.semente(ctx)
 	if err != nil {
 		return Resultado{}, err
 	}
-	// T is read after the base so it lies between the base's bus time and
-	// the publication's (docs/verificacao.md).
-	t := sorteio.FormatTimestamp(s.o.Now())
 	ids := make([]string, len(filtro.Elegiveis))
 	for i, id := range filtro.Elegiveis {
 		ids[i] = id.String()
@@ -239,20 +236,46 @@ func (u *uow) entradaSeq() *int64 {
 	return &u.entrada
 }
 
-// ErrBaseDesconhecida is returned when the bus's latest message is not
-// known (bus unreachable, leader election): the draw waits and its event is
-// retried, never drawn on a base d6a chose (CONTRACT §4).
+// ErrBaseDesconhecida is returned when a draw outside any event (Sortear)
+// cannot learn the bus's latest message (bus unreachable, leader
+// election): the draw waits and is retried, never drawn on a base d6a
+// chose (CONTRACT §4).
 var ErrBaseDesconhecida = errors.New("base do sorteio desconhecida: último evento do barramento indisponível")
 
-// base is the event id and stream sequence of the latest bus message the
-// service knows of (CONTRACT §4; the spec's obterUltimoEventId without its
-// UUID fallback).
-func (u *uow) base(ctx context.Context) (string, int64, error) {
+// ErrGatilhoUsado is returned for a second draw under one trigger: one
+// trigger leads to at most one draw (CONTRACT §4), else two draws would
+// share a seed.
+var ErrGatilhoUsado = errors.New("um gatilho leva a no máximo um sorteio")
+
+// Gatilho is the consumed message a decision follows (CONTRACT §4): its
+// event_id is the seed's base, its stream sequence base_sequence, and the
+// time the bus server stored it T. Nothing d6a does after the message is
+// stored can change the seed.
+type Gatilho struct {
+	EventID    uuid.UUID
+	Seq        int64
+	Armazenado time.Time
+}
+
+// semente is the seed's inputs: the unit's trigger (CONTRACT §4). A unit
+// outside any event (Sortear: the benchmark, the tests) takes the bus's
+// latest message and the clock, the rule of the records before the
+// trigger's (docs/decisions.md, "The seed follows the trigger").
+func (u *uow) semente(ctx context.Context) (base string, seq int64, t string, err error) {
+	if g := u.gatilho; g != nil {
+		if u.sorteou {
+			return "", 0, "", ErrGatilhoUsado
+		}
+		u.sorteou = true
+		return g.EventID.String(), g.Seq, sorteio.FormatTimestamp(g.Armazenado), nil
+	}
 	id, n, err := u.servico.o.Barramento.LastEventID(ctx)
 	if err != nil || id == "" {
-		return "", 0, fmt.Errorf("%w: %v", ErrBaseDesconhecida, err)
+		return "", 0, "", fmt.Errorf("%w: %v", ErrBaseDesconhecida, err)
 	}
-	return id, int64(n), nil
+	// T is read after the base so it lies between the base's bus time and
+	// the publication's.
+	return id, int64(n), sorteio.FormatTimestamp(u.servico.o.Now()), nil
 }
 
 // enfileirarPendente is spec 4.4 step 2: enter the pending queue, or count

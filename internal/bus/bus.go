@@ -15,7 +15,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -137,8 +136,6 @@ type Bus struct {
 
 	mu     sync.Mutex
 	stream jetstream.Stream
-	// base learns of the messages received and published (IniciarBase).
-	base atomic.Pointer[Base]
 }
 
 // Connect connects to cfg.URL, or starts an embedded server when it is empty.

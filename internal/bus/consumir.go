@@ -396,7 +396,7 @@ func (b *Bus) decodificar(ctx context.Context, log *slog.Logger, tipo evento.Tip
 		b.mortaEAck(ctx, log, tipo, m, seq, entregas, err.Error())
 		return recebida{}, false
 	}
-	b.conhecer(ev.EventID.String(), seq)
+	ev.Armazenado = md.Timestamp
 	return recebida{m: m, ev: ev, seq: seq, entregas: entregas, log: log.With("event_id", ev.EventID.String())}, true
 }
 

@@ -397,7 +397,6 @@ func (b *Bus) PublishAsync(subject, eventID string, entradaSeq int64, data []byt
 	return func(ctx context.Context) (uint64, error) {
 		select {
 		case ack := <-f.Ok():
-			b.conhecer(eventID, ack.Sequence)
 			return ack.Sequence, nil
 		case err := <-f.Err():
 			return 0, fmt.Errorf("publishing %s on %s: %w", eventID, subject, err)

@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -225,6 +226,7 @@ func Verificar(ctx context.Context, st *store.Store, b Barramento, cfg Config, d
 		id      uuid.UUID
 		subject string
 		data    []byte
+		em      time.Time
 	}
 	var entradas []entrada
 	var resultados []Resultado
@@ -284,7 +286,7 @@ func Verificar(ctx context.Context, st *store.Store, b Barramento, cfg Config, d
 		if !ok || !tipo.Consumido() || mortos[m.Seq] {
 			return nil
 		}
-		entradas = append(entradas, entrada{m.Seq, tipo, uid, m.Subject, m.Data})
+		entradas = append(entradas, entrada{m.Seq, tipo, uid, m.Subject, m.Data, m.Em})
 		if m.Subject == agenda {
 			if ev, err := evento.Decodificar(tipo, m.Data); err == nil {
 				if p, ok := ev.AgendaItemDisponivel(); ok {
@@ -354,6 +356,7 @@ func Verificar(ctx context.Context, st *store.Store, b Barramento, cfg Config, d
 		if err != nil {
 			continue
 		}
+		ev.Armazenado = e.em
 		r.EntradasPerdidas = append(r.EntradasPerdidas, EntradaPerdida{Seq: e.seq, Evento: ev})
 	}
 	sort.SliceStable(r.Divergencias, func(i, j int) bool { return r.Divergencias[i].Seq < r.Divergencias[j].Seq })

@@ -8,6 +8,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/google/uuid"
@@ -58,6 +59,11 @@ type Envelope struct {
 type Evento struct {
 	Envelope
 	Payload any
+	// Armazenado is when the bus server stored the message (its JetStream
+	// timestamp), set by whoever read it from the stream: a decision that
+	// follows this event takes it as its T (CONTRACT §4). Zero when the
+	// event did not come from the stream.
+	Armazenado time.Time
 }
 
 // versoes lists the schema versions accepted per type (spec 3.1–3.8).

@@ -304,6 +304,7 @@ func (c *colonia) lerStream(stream, subject string) []map[string]any {
 			v["_h_"+k] = hv[0]
 		}
 		v["_seq"] = seq
+		v["_em"] = m.Time
 		out = append(out, v)
 	}
 	return out

@@ -51,7 +51,8 @@ type Options struct {
 	Backoff []time.Duration
 	// Listener replaces listening on cfg.HTTPAddr.
 	Listener net.Listener
-	// Base replaces bus.Base as the seed's base.
+	// Base replaces the bus as where a draw outside any event (Sortear)
+	// takes its base.
 	Base atribuicao.Barramento
 	// Assinante replaces the log key's signer (tests: a signer that fails).
 	Assinante note.Signer
@@ -87,8 +88,6 @@ type Worker struct {
 	// divergente: the boot found results on the bus the database lost, and
 	// the boot steps that draw wait for the repair (retomarAposReparo).
 	divergente atomic.Bool
-	// pararBase stops the seed's base asking the stream for its head.
-	pararBase context.CancelFunc
 	// pararFundo ends the HTTP app's background work (JWKS refresh).
 	pararFundo context.CancelFunc
 }
@@ -175,11 +174,9 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *Worker, err erro
 		w.assinatura(err)
 		return err
 	}
-	base := o.Base
-	if base == nil {
-		baseCtx, pararBase := context.WithCancel(context.Background())
-		w.pararBase = pararBase
-		base = w.Bus.IniciarBase(baseCtx)
+	var base atribuicao.Barramento = w.Bus
+	if o.Base != nil {
+		base = o.Base
 	}
 	w.Servico = atribuicao.New(atribuicao.Options{
 		Store: st, Hierarquia: hier, Barramento: base, SubjectPrefix: cfg.SubjectPrefix,
@@ -333,9 +330,6 @@ func (w *Worker) close() {
 	}
 	if w.Servico != nil {
 		w.Servico.Close()
-	}
-	if w.pararBase != nil {
-		w.pararBase()
 	}
 	if w.Bus != nil {
 		_ = w.Bus.Close()
