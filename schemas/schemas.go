@@ -29,6 +29,9 @@ const (
 	TipoAtribuicaoRecusada = "conselheiro.atribuicao_recusada"
 	// TipoSuspensaoExpirada is published when a suspension ends (spec 8.2).
 	TipoSuspensaoExpirada = "conselheiro.suspensao_expirada"
+	// TipoVarredura is a sweep D-6a decided on its own, consumed back
+	// (CONTRACT §4).
+	TipoVarredura = "d6a.varredura"
 )
 
 //go:embed *.json
@@ -44,7 +47,7 @@ const baseURL = "https://github.com/formigueiro/d6a/schemas/"
 var compiled = sync.OnceValues(func() (map[string]*jsonschema.Schema, error) {
 	c := jsonschema.NewCompiler()
 	c.Draft = jsonschema.Draft2020
-	tipos := []string{TipoConselheiroSorteado, TipoSorteioSemCandidatos, TipoAtribuicaoRecusada, TipoSuspensaoExpirada}
+	tipos := []string{TipoConselheiroSorteado, TipoSorteioSemCandidatos, TipoAtribuicaoRecusada, TipoSuspensaoExpirada, TipoVarredura}
 	for _, tipo := range tipos {
 		data, err := files.ReadFile(tipo + ".json")
 		if err != nil {

@@ -191,41 +191,72 @@ type ResultadoPendente struct {
 
 // SortearPendente runs the sweep's draw (spec 4.7) for one pending demand:
 // assigned on success (it leaves the queue), one more attempt otherwise.
+// The console publishes the draw's trigger (d6a.varredura) and the draw
+// happens when d6a consumes it back (CONTRACT §4), so the moment the
+// operator clicks cannot choose the winner; the call waits for that, up to
+// ctx.
 func (s *Servico) SortearPendente(ctx context.Context, a Acao, demandaID uuid.UUID) (ResultadoPendente, error) {
 	if err := a.validar(); err != nil {
 		return ResultadoPendente{}, err
 	}
-	var r ResultadoPendente
+	gatilho := s.o.NovoID()
 	err := s.executar(ctx, func(ctx context.Context, u *uow) error {
-		r = ResultadoPendente{}
-		p, err := u.tx.BuscarFilaPendentePorDemandaId(ctx, demandaID)
+		_, err := u.tx.BuscarFilaPendentePorDemandaId(ctx, demandaID)
 		if achou, err := store.Found(err); err != nil {
 			return err
 		} else if !achou {
 			return fmt.Errorf("%w: demanda %s não está na fila de pendentes", ErrNaoEncontrado, demandaID)
 		}
-		log := s.log.With("sub", a.Sub)
-		if _, err := u.sortearPendente(ctx, log, p); err != nil {
+		if _, err := u.publicarVarredura(ctx, gatilho, &demandaID, nil, AcaoVarreduraConsole); err != nil {
 			return err
 		}
-		var eventID *uuid.UUID
-		at, err := u.tx.BuscarAtribuicaoAtivaPorDemanda(ctx, demandaID)
-		if achou, err := store.Found(err); err != nil {
-			return err
-		} else if achou {
-			r.Sorteado, r.ConselheiroID, r.EventIDSorteio = true, &at.ConselheiroID, &at.EventIDSorteio
-			eventID = &at.EventIDSorteio
-		} else {
-			atual, err := u.tx.BuscarFilaPendentePorDemandaId(ctx, demandaID)
-			if err != nil {
-				return err
-			}
-			r.TentativasSorteio = atual.TentativasSorteio
-		}
-		log.Warn("sorteio de pendente pelo console", "demanda_id", demandaID, "sorteado", r.Sorteado)
-		return u.registrarAcao(ctx, a, AcaoSortear, demandaID.String(), eventID, map[string]any{"sorteado": r.Sorteado})
+		s.log.Warn("sorteio de pendente pelo console", "sub", a.Sub, "demanda_id", demandaID, "gatilho", gatilho)
+		return u.registrarAcao(ctx, a, AcaoSortear, demandaID.String(), &gatilho, map[string]any{"gatilho": gatilho})
 	})
-	return r, err
+	if err != nil {
+		return ResultadoPendente{}, err
+	}
+	if err := s.esperarProcessado(ctx, gatilho); err != nil {
+		return ResultadoPendente{}, err
+	}
+	var r ResultadoPendente
+	rd := s.o.Store.Read()
+	at, err := rd.BuscarAtribuicaoAtivaPorDemanda(ctx, demandaID)
+	if achou, err := store.Found(err); err != nil {
+		return r, err
+	} else if achou {
+		r.Sorteado, r.ConselheiroID, r.EventIDSorteio = true, &at.ConselheiroID, &at.EventIDSorteio
+		return r, nil
+	}
+	atual, err := rd.BuscarFilaPendentePorDemandaId(ctx, demandaID)
+	if achou, err := store.Found(err); err != nil {
+		return r, err
+	} else if achou {
+		r.TentativasSorteio = atual.TentativasSorteio
+	}
+	return r, nil
+}
+
+// ErrGatilhoPendente is returned when a console action's trigger was
+// published but not consumed back before the caller gave up: the draw
+// still happens when it is.
+var ErrGatilhoPendente = errors.New("gatilho publicado e ainda não consumido; o sorteio acontece quando for")
+
+// esperarProcessado waits until the consumed event id is in the inbox.
+func (s *Servico) esperarProcessado(ctx context.Context, id uuid.UUID) error {
+	t := time.NewTicker(20 * time.Millisecond)
+	defer t.Stop()
+	for {
+		ja, err := s.o.Store.Read().EventoJaProcessado(ctx, id)
+		if err == nil && ja {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w (%s): %w", ErrGatilhoPendente, id, ctx.Err())
+		case <-t.C:
+		}
+	}
 }
 
 // MudancaStatus is the outcome of setting or lifting inativo.
@@ -308,7 +339,10 @@ func (s *Servico) Reativar(ctx context.Context, a Acao, id uuid.UUID) (MudancaSt
 			return err
 		}
 		if novo == elegibilidade.Disponivel {
-			return u.varrerFila(ctx, log, c.UnidadeCivicaID)
+			// The sweep draws when its trigger comes back (CONTRACT §4).
+			uc := c.UnidadeCivicaID
+			_, err := u.publicarVarredura(ctx, s.o.NovoID(), nil, &uc, AcaoVarreduraConsole)
+			return err
 		}
 		return nil
 	})

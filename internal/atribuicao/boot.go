@@ -94,28 +94,30 @@ func (s *Servico) verificarConsistenciaOcupados(ctx context.Context) error {
 }
 
 // processarFilaPendentes is spec 4.7: every pending demand, oldest first,
-// each in its own unit of work so one failure does not undo the others.
+// gets a trigger on the bus (d6a.varredura) and is drawn when it comes back
+// (CONTRACT §4: one trigger per draw). Triggers are queued in units of
+// LoteTimeout.
 func (s *Servico) processarFilaPendentes(ctx context.Context) error {
 	pendentes, err := s.o.Store.Read().BuscarTodosPendentes(ctx)
 	if err != nil {
 		return err
 	}
-	for _, p := range pendentes {
+	for inicio := 0; inicio < len(pendentes); inicio += LoteTimeout {
+		parte := pendentes[inicio:min(inicio+LoteTimeout, len(pendentes))]
 		err := s.executar(ctx, func(ctx context.Context, u *uow) error {
-			// Re-read inside the lock: another instance may have drawn it.
-			atual, err := u.tx.BuscarFilaPendentePorDemandaId(ctx, p.DemandaID)
-			if achou, err := store.Found(err); err != nil || !achou {
-				return err
+			for _, p := range parte {
+				if _, err := u.publicarVarredura(ctx, IDVarreduraBoot(p.DemandaID, p.TentativasSorteio), &p.DemandaID, nil, AcaoVarreduraBoot); err != nil {
+					return err
+				}
 			}
-			ok, err := u.sortearPendente(ctx, s.log, atual)
-			if err == nil && !ok {
-				s.log.Info("Fila pendente: sem elegíveis após reinício", "demanda_id", p.DemandaID, "tentativas", atual.TentativasSorteio+1)
-			}
-			return err
+			return nil
 		})
 		if err != nil {
 			return err
 		}
+	}
+	if len(pendentes) > 0 {
+		s.log.Info("Fila pendente: varredura do reinício publicada", "pendentes", len(pendentes))
 	}
 	return nil
 }

@@ -82,6 +82,12 @@ func (u *uow) despachar(ctx context.Context, log *slog.Logger, ev evento.Evento,
 	case evento.DemandaIniciada:
 		p, _ := ev.DemandaIniciada()
 		return u.onDemandaIniciada(ctx, log, ev, p)
+	case evento.SuspensaoExpirada:
+		p, _ := ev.SuspensaoExpirada()
+		return u.onSuspensaoExpirada(ctx, log, p)
+	case evento.Varredura:
+		p, _ := ev.Varredura()
+		return u.onVarredura(ctx, log, p)
 	case evento.ElegibilidadeAtualizada:
 		// spec 4.9 onConselheiroElegibilidadeAtualizada: phase-2 stub,
 		// logged and acknowledged.

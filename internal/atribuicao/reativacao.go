@@ -32,8 +32,9 @@ type payloadSuspensaoExpirada struct {
 // ReativarVencidos is spec 4.8's reativarSuspensosVencidos, at boot and
 // periodically: every suspenso whose data_suspensao_ate has passed goes back
 // to disponivel and conselheiro.suspensao_expirada is queued (spec 8.2,
-// CONTRACT §3), in one unit of work; the queue of each one's unit is then
-// swept, as on a release. It returns how many it reactivated.
+// CONTRACT §3), in one unit of work. The queue of each one's unit is swept,
+// as on a release, when the end comes back from the bus (onSuspensaoExpirada,
+// CONTRACT §4). It returns how many it reactivated.
 func (s *Servico) ReativarVencidos(ctx context.Context) (int, error) {
 	n := 0
 	err := s.executar(ctx, func(ctx context.Context, u *uow) error {
@@ -55,9 +56,6 @@ func (s *Servico) ReativarVencidos(ctx context.Context) (int, error) {
 				return err
 			}
 			n++
-			if err := u.varrerFila(ctx, log, c.UnidadeCivicaID); err != nil {
-				return err
-			}
 		}
 		return nil
 	})

@@ -129,7 +129,9 @@ func (u *uow) executarSorteio(ctx context.Context, p Pedido) (Resultado, error) 
 			return Resultado{}, err
 		}
 	}
-	dataSorteio, _ := sorteio.ParseTimestamp(t)
+	// The assignment's date is the service's clock, which judges its
+	// response timeout; T, the seed's, is the trigger's bus time.
+	dataSorteio := u.agora
 	eventID := s.o.NovoID()
 	envelope, err := u.envelope(evento.ConselheiroSorteado, eventID, p.Dados.CorrelacaoID, t, payloadSorteado{
 		ConselheiroID: selecionado, DemandaID: p.DemandaID, UnidadeCivicaID: p.UC,

@@ -78,6 +78,7 @@ var versoes = map[Tipo][]string{
 	SorteioSemCandidatos:    {"1.0.0"},
 	DemandaIniciada:         {"1.0.0"},
 	SuspensaoExpirada:       {"1.0.0"},
+	Varredura:               {"1.0.0"},
 }
 
 // Decodificar decodes a message that arrived on the subject of subjectTipo.
@@ -161,6 +162,10 @@ func Decodificar(subjectTipo Tipo, data []byte) (Evento, error) {
 		ev.Payload, err = decodificarDuplicidade(p)
 	case DemandaIniciada:
 		ev.Payload, err = decodificarInicio(p)
+	case SuspensaoExpirada:
+		ev.Payload, err = decodificarSuspensaoExpirada(p)
+	case Varredura:
+		ev.Payload, err = decodificarVarredura(p)
 	default:
 		ev.Payload = bruto
 	}

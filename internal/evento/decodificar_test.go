@@ -47,6 +47,12 @@ func payloadsValidos() map[Tipo]map[string]any {
 		DemandaIniciada: {
 			"conselheiro_id": idPessoa, "demanda_id": idDemanda, "timestamp": "2026-11-29T14:03:07.123Z", "canal": "app",
 		},
+		SuspensaoExpirada: {
+			"conselheiro_id": idPessoa, "data_suspensao_ate": "2026-11-29T14:03:07.123Z", "timestamp": "2026-11-29T14:03:07.123Z",
+		},
+		Varredura: {
+			"demanda_id": idDemanda, "unidade_civica_id": nil, "acao": "boot", "timestamp": "2026-11-29T14:03:07.123Z",
+		},
 	}
 }
 

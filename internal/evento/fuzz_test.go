@@ -20,7 +20,7 @@ import (
 var fuzzTipos = []Tipo{
 	AgendaItemDisponivel, ConselheiroCadastrado, CicloConcluido, AtribuicaoRecusada,
 	ElegibilidadeAtualizada, DuplicidadeAgregada, ConselheiroSorteado, SorteioSemCandidatos,
-	Tipo("x.y"), DemandaIniciada, SuspensaoExpirada,
+	Tipo("x.y"), DemandaIniciada, SuspensaoExpirada, Varredura,
 }
 
 // FuzzDecodificar checks that Decodificar never panics and that a success
@@ -112,6 +112,18 @@ func verificarEvento(t *testing.T, tipo Tipo, data []byte, ev Evento) {
 		}
 	case DemandaIniciadaPayload:
 		ids(p.ConselheiroID, p.DemandaID)
+	case SuspensaoExpiradaPayload:
+		ids(p.ConselheiroID)
+	case VarreduraPayload:
+		if p.DemandaID == nil && p.UnidadeCivicaID == nil {
+			t.Fatal("varredura without demand or unit")
+		}
+		if p.DemandaID != nil {
+			ids(*p.DemandaID)
+		}
+		if p.UnidadeCivicaID != nil {
+			ids(*p.UnidadeCivicaID)
+		}
 	case json.RawMessage:
 		if tipo.Consumido() {
 			t.Fatalf("consumed type %s without typed payload", tipo)

@@ -340,3 +340,55 @@ func decodificarInicio(o objeto) (DemandaIniciadaPayload, error) {
 	}
 	return p, nil
 }
+
+// SuspensaoExpiradaPayload is the payload of conselheiro.suspensao_expirada
+// (CONTRACT §3), consumed back for the sweep that follows a suspension's end.
+type SuspensaoExpiradaPayload struct {
+	ConselheiroID uuid.UUID
+}
+
+// SuspensaoExpirada returns the payload when the event is of that type.
+func (e Evento) SuspensaoExpirada() (SuspensaoExpiradaPayload, bool) {
+	p, ok := e.Payload.(SuspensaoExpiradaPayload)
+	return p, ok
+}
+
+func decodificarSuspensaoExpirada(o objeto) (SuspensaoExpiradaPayload, error) {
+	var p SuspensaoExpiradaPayload
+	var err error
+	p.ConselheiroID, err = o.uuid("conselheiro_id")
+	return p, err
+}
+
+// VarreduraPayload is the payload of d6a.varredura: the pending demand to
+// draw, or the unit whose queue to sweep (spec 4.7), and who decided it.
+type VarreduraPayload struct {
+	// DemandaID names one pending demand (the boot's sweep, the console);
+	// nil sweeps UnidadeCivicaID's queue instead.
+	DemandaID       *uuid.UUID
+	UnidadeCivicaID *uuid.UUID
+	// Acao is what decided the sweep: "boot" or "console".
+	Acao string
+}
+
+// Varredura returns the payload when the event is of that type.
+func (e Evento) Varredura() (VarreduraPayload, bool) {
+	p, ok := e.Payload.(VarreduraPayload)
+	return p, ok
+}
+
+func decodificarVarredura(o objeto) (VarreduraPayload, error) {
+	var p VarreduraPayload
+	var err error
+	if p.DemandaID, err = o.uuidOpcional("demanda_id"); err != nil {
+		return p, err
+	}
+	if p.UnidadeCivicaID, err = o.uuidOpcional("unidade_civica_id"); err != nil {
+		return p, err
+	}
+	if p.DemandaID == nil && p.UnidadeCivicaID == nil {
+		return p, inutilizavel("payload.demanda_id e payload.unidade_civica_id ausentes: a varredura não diz o que varrer")
+	}
+	p.Acao, err = o.texto("acao")
+	return p, err
+}

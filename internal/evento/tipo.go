@@ -36,6 +36,11 @@ const (
 	// SuspensaoExpirada is published when a suspension ends (spec 8.2,
 	// CONTRACT §3), so a notification colony can tell the citizen.
 	SuspensaoExpirada Tipo = "conselheiro.suspensao_expirada"
+	// Varredura is a sweep D-6a decided on its own (the boot's sweep of the
+	// pending queue, the console's draw of a pending demand or a
+	// reactivation): published first and drawn when consumed back, so the
+	// draw has a trigger on the bus like any other (CONTRACT §4).
+	Varredura Tipo = "d6a.varredura"
 )
 
 // Consumidos lists the consumed types, one durable consumer each (CONTRACT §3).
@@ -47,11 +52,16 @@ var Consumidos = []Tipo{
 	ElegibilidadeAtualizada,
 	DuplicidadeAgregada,
 	DemandaIniciada,
+	// D-6a's own actions, consumed back (CONTRACT §4): the sweep after a
+	// suspension ends, and the sweeps it decides on its own.
+	SuspensaoExpirada,
+	Varredura,
 }
 
 // Publicados lists the types D-6a publishes. AtribuicaoRecusada is also
-// published, only for a response timeout (CONTRACT §3), and consumed back.
-var Publicados = []Tipo{ConselheiroSorteado, SorteioSemCandidatos, AtribuicaoRecusada, SuspensaoExpirada}
+// published, only for a response timeout (CONTRACT §3), and consumed back;
+// so are SuspensaoExpirada and Varredura.
+var Publicados = []Tipo{ConselheiroSorteado, SorteioSemCandidatos, AtribuicaoRecusada, SuspensaoExpirada, Varredura}
 
 // PrefixoDLQ is the subject prefix of the dead-letter stream (CONTRACT §3).
 const PrefixoDLQ = "d6a.dlq"

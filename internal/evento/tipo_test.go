@@ -17,6 +17,7 @@ func TestTipoNomes(t *testing.T) {
 		{SorteioSemCandidatos, "eventos.sorteio.sem_candidatos", "d6a-sorteio-sem-candidatos", "d6a.dlq.sorteio.sem_candidatos"},
 		{DemandaIniciada, "eventos.conselheiro.demanda_iniciada", "d6a-conselheiro-demanda-iniciada", "d6a.dlq.conselheiro.demanda_iniciada"},
 		{SuspensaoExpirada, "eventos.conselheiro.suspensao_expirada", "d6a-conselheiro-suspensao-expirada", "d6a.dlq.conselheiro.suspensao_expirada"},
+		{Varredura, "eventos.d6a.varredura", "d6a-d6a-varredura", "d6a.dlq.d6a.varredura"},
 	}
 	for _, c := range casos {
 		if got := c.tipo.Subject("eventos"); got != c.subject {
@@ -37,7 +38,7 @@ func TestTipoNomes(t *testing.T) {
 			t.Errorf("TipoDoSubject(%q) = %q, %v", c.subject, got, ok)
 		}
 	}
-	if len(Consumidos) != 7 {
+	if len(Consumidos) != 9 {
 		t.Fatalf("Consumidos has %d types", len(Consumidos))
 	}
 	for _, s := range []string{"", "agenda", "agenda.item_disponivel.x", "eventos.agenda.item_disponivel", "AGENDA.ITEM_DISPONIVEL"} {

@@ -181,6 +181,9 @@ func erroAdmin(err error) error {
 		return fiber.NewError(fiber.StatusNotFound, umaLinha(err.Error()))
 	case errors.Is(err, atribuicao.ErrConflito):
 		return fiber.NewError(fiber.StatusConflict, umaLinha(err.Error()))
+	case errors.Is(err, atribuicao.ErrGatilhoPendente):
+		// Published: the draw happens when d6a consumes it back.
+		return fiber.NewError(fiber.StatusAccepted, umaLinha(err.Error()))
 	case errors.Is(err, atribuicao.ErrEncerrado), errors.Is(err, context.DeadlineExceeded), store.Transient(err):
 		slog.Warn("administração: indisponível", "err", err)
 		return fiber.NewError(fiber.StatusServiceUnavailable, "serviço indisponível; tente de novo")

@@ -1,0 +1,99 @@
+package atribuicao
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strconv"
+
+	"github.com/google/uuid"
+
+	"github.com/formigueiro/d6a/internal/evento"
+	"github.com/formigueiro/d6a/internal/sorteio"
+	"github.com/formigueiro/d6a/internal/store"
+)
+
+// The service's own sweeps publish first and draw when consumed back
+// (CONTRACT §4): a draw decided by the boot, the console or a suspension's
+// end then has a trigger on the bus, whose stream time is its T, so the
+// moment d6a picks to act cannot choose the winner.
+
+// nsVarredura is the UUIDv5 namespace of the boot's sweep triggers.
+var nsVarredura = uuid.NewSHA1(uuid.NameSpaceURL, []byte("https://github.com/formigueiro/d6a/varredura"))
+
+// IDVarreduraBoot is the event id of the boot's sweep trigger for a pending
+// demand after tentativas attempts: two instances, or two boots before it
+// is consumed, publish it once; a demand whose attempt failed since gets a
+// new one at the next boot.
+func IDVarreduraBoot(demanda uuid.UUID, tentativas int32) uuid.UUID {
+	return uuid.NewSHA1(nsVarredura, []byte("boot|"+demanda.String()+"|"+strconv.Itoa(int(tentativas))))
+}
+
+// What decided a d6a.varredura (its payload's acao).
+const (
+	AcaoVarreduraBoot    = "boot"
+	AcaoVarreduraConsole = "console"
+)
+
+type payloadVarredura struct {
+	DemandaID       *uuid.UUID `json:"demanda_id"`
+	UnidadeCivicaID *uuid.UUID `json:"unidade_civica_id"`
+	Acao            string     `json:"acao"`
+	Timestamp       string     `json:"timestamp"`
+}
+
+// publicarVarredura queues the trigger of a sweep: of the pending demand
+// demanda, or else of uc's queue. With a fixed id, a trigger already queued
+// is not queued again (publicada false).
+func (u *uow) publicarVarredura(ctx context.Context, id uuid.UUID, demanda, uc *uuid.UUID, acao string) (publicada bool, err error) {
+	ja, err := u.tx.ExisteOutboxPorEventId(ctx, id)
+	if err != nil || ja {
+		return false, err
+	}
+	corr := ""
+	switch {
+	case demanda != nil:
+		corr = demanda.String()
+	case uc != nil:
+		corr = uc.String()
+	default:
+		return false, fmt.Errorf("varredura sem demanda nem unidade")
+	}
+	t := sorteio.FormatTimestamp(u.agora)
+	err = u.publicar(ctx, evento.Varredura, id, corr, t, payloadVarredura{DemandaID: demanda, UnidadeCivicaID: uc, Acao: acao, Timestamp: t})
+	return err == nil, err
+}
+
+// onVarredura draws what a consumed d6a.varredura names: its pending demand
+// (still pending), else the queue of its unit.
+func (u *uow) onVarredura(ctx context.Context, log *slog.Logger, p evento.VarreduraPayload) error {
+	log = log.With("acao", p.Acao)
+	if p.DemandaID == nil {
+		return u.varrerFila(ctx, log, *p.UnidadeCivicaID)
+	}
+	pend, err := u.tx.BuscarFilaPendentePorDemandaId(ctx, *p.DemandaID)
+	if achou, err := store.Found(err); err != nil {
+		return err
+	} else if !achou {
+		log.Info("varredura de demanda que já não está na fila de pendentes", "demanda_id", *p.DemandaID)
+		return nil
+	}
+	ok, err := u.sortearPendente(ctx, log, pend)
+	if err == nil && !ok {
+		log.Info("Fila pendente: sem elegíveis na varredura", "demanda_id", pend.DemandaID, "tentativas", pend.TentativasSorteio+1)
+	}
+	return err
+}
+
+// onSuspensaoExpirada sweeps the queue of a counsellor whose suspension
+// ended (spec 4.8, as on a release), once the end is on the bus.
+func (u *uow) onSuspensaoExpirada(ctx context.Context, log *slog.Logger, p evento.SuspensaoExpiradaPayload) error {
+	c, err := u.tx.BuscarConselheiroPorId(ctx, p.ConselheiroID)
+	if achou, err := store.Found(err); err != nil || !achou {
+		if !achou && err == nil {
+			log.Warn("suspensão expirada de conselheiro não cadastrado", "conselheiro_id", p.ConselheiroID)
+		}
+		return err
+	}
+	return u.varrerFila(ctx, log.With("conselheiro_id", c.ID), c.UnidadeCivicaID)
+}
