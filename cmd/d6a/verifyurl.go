@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -16,6 +17,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/schollz/progressbar/v3"
 
+	"github.com/formigueiro/d6a/internal/bus"
 	"github.com/formigueiro/d6a/internal/transparencia"
 )
 
@@ -85,6 +87,19 @@ func verifyURL(o *opcoesURL, eventID, arquivo string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	c := &transparencia.Cliente{Base: o.url, Chave: strings.TrimSpace(o.chave), Avisos: stderr}
+	// The platform's bus, read-only, when D6A_NATS_URL names one: each
+	// draw's trigger is checked there (CONTRACT §4).
+	if u := os.Getenv("D6A_NATS_URL"); u != "" && (eventID != "" || o.all) {
+		bctx, bcancel := context.WithTimeout(ctx, 5*time.Second)
+		b, err := bus.Connect(bctx, bus.Config{URL: u, Stream: cmp.Or(os.Getenv("D6A_NATS_STREAM"), "EVENTOS")})
+		bcancel()
+		if err != nil {
+			fmt.Fprintf(stderr, "d6a verify: bus unreachable (D6A_NATS_URL), triggers not checked: %v\n", err)
+		} else {
+			defer b.Close()
+			c.Barramento = b
+		}
+	}
 	return verificarPublico(ctx, c, o, id, os.Stdout, stderr)
 }
 
@@ -152,6 +167,7 @@ func verificarPublico(ctx context.Context, c *transparencia.Cliente, o *opcoesUR
 			r := s.Registro
 			fmt.Fprintf(stdout, "OK event_id=%s indice=%d conselheiro=%s total=%d seed=%s checkpoint=%d\n",
 				id, s.Indice, r.ConselheiroID, len(r.ElegiveisEntrada), r.Seed, s.Checkpoint.Tamanho)
+			fmt.Fprintln(stdout, linhaGatilho(s, c.Barramento != nil))
 		}
 	}
 	if o.all {
@@ -177,6 +193,11 @@ func verificarPublico(ctx context.Context, c *transparencia.Cliente, o *opcoesUR
 			fmt.Fprintf(stdout, "eliminados=%d (registros apagados; folhas provadas pela raiz)\n", res.Eliminados)
 		}
 		fmt.Fprintln(stdout, res.Linha())
+		if c.Barramento != nil {
+			fmt.Fprintf(stdout, "gatilhos: conferidos=%d (base e T de cada sorteio desde o índice %d conferidos no barramento)\n", res.Gatilhos, res.GatilhoDesde)
+		} else {
+			fmt.Fprintln(stdout, "gatilhos: não conferidos (sem D6A_NATS_URL: base e T de cada sorteio não comparados com o barramento)")
+		}
 		if res.Primeira != nil {
 			fmt.Fprintf(stderr, "d6a verify: FALHA %v\n", res.Primeira)
 			return 1
@@ -199,6 +220,19 @@ func verificarPublico(ctx context.Context, c *transparencia.Cliente, o *opcoesUR
 			r.Registros, r.Sorteios, len(r.Conselheiros), r.Estatistica, r.GrausLiberdade, r.PValor, veredito)
 	}
 	return 0
+}
+
+// linhaGatilho says how a draw's base and T were checked.
+func linhaGatilho(s transparencia.Sorteio, comBarramento bool) string {
+	switch {
+	case s.AntesDoGatilho:
+		return fmt.Sprintf("gatilho: registro anterior à regra do gatilho (índice %d < %d): base = último evento conhecido, T do relógio do D-6a", s.Indice, s.GatilhoDesde)
+	case s.Gatilho:
+		return fmt.Sprintf("OK gatilho: base e T são os da mensagem %d do barramento", *s.Registro.BaseSequence)
+	case !comBarramento:
+		return "gatilho: não conferido (sem D6A_NATS_URL)"
+	}
+	return "gatilho: não conferido"
 }
 
 // EsperaQuorum is how long `verify --quorum` asks again for a checkpoint

@@ -15,6 +15,7 @@ import (
 
 	"github.com/formigueiro/d6a/internal/atribuicao"
 	"github.com/formigueiro/d6a/internal/elegibilidade"
+	"github.com/formigueiro/d6a/internal/evento"
 	"github.com/formigueiro/d6a/internal/hierarquia"
 	"github.com/formigueiro/d6a/internal/pgtest"
 	"github.com/formigueiro/d6a/internal/sorteio"
@@ -94,6 +95,8 @@ type ambiente struct {
 	svc *atribuicao.Servico
 	// opcoes adjusts the Options of every service novoServico starts.
 	opcoes func(*atribuicao.Options)
+	// proximaSeq is the stream sequence devolverProprios last gave.
+	proximaSeq uint64
 }
 
 // novoAmbiente builds a Servico on a fresh migrated database, with the
@@ -477,4 +480,32 @@ func mesmoUUID(a, b *uuid.UUID) bool {
 		return a == nil && b == nil
 	}
 	return *a == *b
+}
+
+// devolverProprios hands the service's own triggers (d6a.varredura,
+// conselheiro.suspensao_expirada) it queued and has not applied back to it,
+// in outbox order, as the bus would deliver them once published (CONTRACT
+// §4): these tests run the executor without consumers. Each gets the next
+// stream sequence from proximaSeq and the clock's time as its bus time.
+func (a *ambiente) devolverProprios() int {
+	a.t.Helper()
+	n := 0
+	for _, tipo := range []evento.Tipo{evento.Varredura, evento.SuspensaoExpirada} {
+		for _, o := range a.outbox(string(tipo), "") {
+			if a.contar(`SELECT count(*) FROM d6a.eventos_processados WHERE event_id = $1`, o.EventID) > 0 {
+				continue
+			}
+			ev, err := evento.Decodificar(tipo, o.Envelope)
+			if err != nil {
+				a.t.Fatalf("own %s does not decode: %v", tipo, err)
+			}
+			ev.Armazenado = a.clk.Now()
+			a.proximaSeq++
+			if err := a.svc.Handle(a.ctx, ev, a.proximaSeq); err != nil {
+				a.t.Fatalf("own %s back from the bus: %v", tipo, err)
+			}
+			n++
+		}
+	}
+	return n
 }

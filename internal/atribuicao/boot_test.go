@@ -97,6 +97,9 @@ func TestT19_FilaPendentesFIFO(t *testing.T) {
 		t.Errorf("%d offsets seeded, want %d", len(offs), len(evento.Consumidos))
 	}
 	for _, o := range offs {
+		if o.TipoEvento == string(evento.Varredura) {
+			continue // the boot's own triggers, handed back since
+		}
 		if o.LastSequence != seqFixa {
 			t.Errorf("offset %s at %d, want %d", o.TipoEvento, o.LastSequence, seqFixa)
 		}
@@ -120,9 +123,15 @@ func TestT19_FilaPendentesFIFO(t *testing.T) {
 
 // boot runs every boot step, as a worker whose consistency check is clean
 // does.
+// The boot's sweep publishes one trigger per pending demand; they are
+// handed back as the bus would.
 func boot(a *ambiente) error {
 	if err := a.svc.Boot(a.ctx); err != nil {
 		return err
 	}
-	return a.svc.BootSorteios(a.ctx)
+	if err := a.svc.BootSorteios(a.ctx); err != nil {
+		return err
+	}
+	a.devolverProprios()
+	return nil
 }

@@ -108,9 +108,13 @@ func (t *rotasTransparencia) resumo(c *fiber.Ctx) error {
 		Tamanho    int64     `json:"tamanho"`
 		Raiz       []byte    `json:"raiz"`
 		AssinadoEm time.Time `json:"assinado_em"`
+		// GatilhoDesde is the first index whose draws follow their
+		// trigger (CONTRACT §4); earlier ones, the earlier rule.
+		GatilhoDesde int64 `json:"gatilho_desde"`
 	}
-	err := t.db.Pool.QueryRow(ctx, `SELECT tamanho, raiz, assinado_em FROM d6a.transparencia_checkpoints ORDER BY tamanho DESC LIMIT 1`).
-		Scan(&out.Tamanho, &out.Raiz, &out.AssinadoEm)
+	err := t.db.Pool.QueryRow(ctx, `SELECT c.tamanho, c.raiz, c.assinado_em, coalesce((SELECT desde_indice FROM d6a.transparencia_regras WHERE regra = 'gatilho'), 0)
+		FROM d6a.transparencia_checkpoints c ORDER BY c.tamanho DESC LIMIT 1`).
+		Scan(&out.Tamanho, &out.Raiz, &out.AssinadoEm, &out.GatilhoDesde)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return fiber.NewError(fiber.StatusNotFound, "nenhum checkpoint assinado ainda (nenhum sorteio registrado)")
 	}

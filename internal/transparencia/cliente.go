@@ -35,6 +35,11 @@ type Cliente struct {
 	// (nil once eliminated), in log order: `verify --estatisticas`
 	// recomputes the fairness statistics from the very records it proved.
 	AoRegistro func(indice int64, registro []byte)
+	// Barramento, when set (D6A_NATS_URL), is the platform's bus: each draw
+	// from the index where the trigger's rule begins is checked against its
+	// trigger there (ConferirGatilho); without it those checks are skipped
+	// and said so.
+	Barramento Barramento
 }
 
 // ErrHTTP is an answer other than 200.
@@ -167,6 +172,11 @@ type Sorteio struct {
 	Eliminado bool
 	// SemCandidatos is set instead of Registro for a sorteio.sem_candidatos.
 	SemCandidatos *SemCandidatos
+	// Gatilho: the draw's base and T were checked against its trigger on
+	// the bus (CONTRACT §4). AntesDoGatilho: the record precedes that rule
+	// (GatilhoDesde is where it begins).
+	Gatilho, AntesDoGatilho bool
+	GatilhoDesde            int64
 }
 
 func hashDe(campo, s string) (tlog.Hash, error) {
@@ -227,7 +237,19 @@ func (c *Cliente) VerificarSorteio(ctx context.Context, eventID uuid.UUID) (Sort
 	case s.SemCandidatos != nil:
 		return s, ConferirRegistravel(*s.SemCandidatos)
 	case !s.Eliminado:
-		return s, Conferir(s.Registro)
+		if err := Conferir(s.Registro); err != nil {
+			return s, err
+		}
+		if s.GatilhoDesde, err = c.gatilhoDesde(ctx); err != nil {
+			return s, err
+		}
+		s.AntesDoGatilho = r.Indice < s.GatilhoDesde
+		if c.Barramento != nil && !s.AntesDoGatilho {
+			if err := ConferirGatilho(ctx, c.Barramento, s.Registro); err != nil {
+				return s, err
+			}
+			s.Gatilho = true
+		}
 	}
 	return s, nil
 }
@@ -238,6 +260,10 @@ type Resumo struct {
 	Verificados int64
 	Eliminados  int64
 	Falhas      int64
+	// Gatilhos is how many draws were checked against their trigger on
+	// the bus (Cliente.Barramento), from GatilhoDesde on.
+	Gatilhos     int64
+	GatilhoDesde int64
 	// Primeira is the first failing record's failure.
 	Primeira error
 	Raiz     tlog.Hash
@@ -268,6 +294,11 @@ func (c *Cliente) VerificarTudo(ctx context.Context, progresso func(feitos, tota
 		return Resumo{}, cp, err
 	}
 	res := Resumo{Registros: cp.Tamanho}
+	if c.Barramento != nil {
+		if res.GatilhoDesde, err = c.gatilhoDesde(ctx); err != nil {
+			return res, cp, err
+		}
+	}
 	arvore := make(memoria, 0, 2*cp.Tamanho+64)
 	// The next page is fetched while this one is checked.
 	type pagina struct {
@@ -318,7 +349,14 @@ func (c *Cliente) VerificarTudo(ctx context.Context, progresso func(feitos, tota
 			case it.Registro == nil:
 				res.Eliminados++
 			default:
-				if err := conferirFolha([]byte(*it.Registro), folha); err != nil {
+				err := conferirFolha([]byte(*it.Registro), folha)
+				if err == nil && c.Barramento != nil && i >= res.GatilhoDesde {
+					var conferiu bool
+					if conferiu, err = c.conferirGatilhoDe(ctx, []byte(*it.Registro)); conferiu {
+						res.Gatilhos++
+					}
+				}
+				if err != nil {
 					res.Falhas++
 					if res.Primeira == nil {
 						res.Primeira = fmt.Errorf("registro %d: %w", i, err)

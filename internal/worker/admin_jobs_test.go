@@ -132,8 +132,13 @@ func TestReativacaoPeriodica_PublicaSuspensaoExpirada(t *testing.T) {
 	c.clock.Avancar(2 * time.Hour)
 	c.w.Manutencao(t.Context())
 	c.w.Manutencao(t.Context())
+	// The sweep draws when the end comes back from the bus (CONTRACT §4),
+	// its seed following conselheiro.suspensao_expirada.
+	c.eventually("the reactivated counsellor gets the pending demand", func() bool { return c.ativa(d) == a })
 	c.esperarOutboxVazio()
-	must(t, c.statusConselheiro(a) == "ocupado" && c.ativa(d) == a, "reactivated counsellor %s did not get the pending demand (%v)", c.statusConselheiro(a), c.ativa(d))
+	must(t, c.statusConselheiro(a) == "ocupado", "reactivated counsellor %s", c.statusConselheiro(a))
+	must(t, c.contar(`SELECT count(*) FROM d6a.auditoria_sorteios WHERE demanda_id = $1 AND base = $2`, d, atribuicao.IDSuspensaoExpirada(a, ate).String()) == 1,
+		"the draw does not follow the suspension's end")
 	exp := c.publicados(evento.SuspensaoExpirada)
 	must(t, len(exp) == 1, "%d suspensao_expirada, want 1", len(exp))
 	e := exp[0]
