@@ -246,7 +246,7 @@ func TestAdmin_SortearPendente(t *testing.T) {
 	must(t, len(porDemanda(c.publicados(evento.ConselheiroSorteado), d)) == 1, "conselheiro.sorteado not published once")
 	esperarStatus(t, c.admin(http.MethodPost, "fila/"+d.String()+"/sortear", justificativa("x")), 404, "sortear a demand not pending")
 	var ev string
-	_ = c.pool.QueryRow(t.Context(), `SELECT event_id::text FROM d6a.acoes_administrativas WHERE acao = 'sortear' AND event_id IS NOT NULL`).Scan(&ev)
+	_ = c.pool.QueryRow(t.Context(), `SELECT event_id::text FROM d6a.acoes_administrativas WHERE acao = 'sortear' AND event_id IS NOT NULL ORDER BY id DESC LIMIT 1`).Scan(&ev)
 	// The journal names the draw's trigger, the d6a.varredura the console
 	// published; the draw's seed follows it (CONTRACT §4).
 	var base string

@@ -309,6 +309,12 @@ func TestBootAdiaSorteiosAteOReparo(t *testing.T) {
 	}
 	c.esperarOutboxVazio()
 	c.eventually("the held boot steps to run after the repair", func() bool { return !c.w.Divergente() })
+	// The boot's sweep publishes one trigger per pending demand and draws
+	// when they come back (CONTRACT §4).
+	c.eventually("the boot's sweep triggers consumed back", func() bool {
+		return c.contar(`SELECT count(*) FROM d6a.eventos_processados WHERE tipo_evento = 'd6a.varredura'`) == 2
+	})
+	c.esperarOutboxVazio()
 	if c.ativa(d7) != m || c.ativa(d5) != uuid.Nil || c.ativa(d6) != uuid.Nil {
 		t.Errorf("after the repair: d7 -> %s (want %s), d5 -> %s, d6 -> %s (want both pending)", c.ativa(d7), m, c.ativa(d5), c.ativa(d6))
 	}

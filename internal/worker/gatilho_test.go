@@ -1,6 +1,7 @@
 package worker_test
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -8,6 +9,7 @@ import (
 
 	"github.com/formigueiro/d6a/internal/evento"
 	"github.com/formigueiro/d6a/internal/sorteio"
+	"github.com/formigueiro/d6a/internal/transparencia"
 )
 
 // CONTRACT §4, issue 22: every draw's seed comes from its trigger, the
@@ -67,5 +69,32 @@ func TestSementeDoGatilho(t *testing.T) {
 	}
 	must(t, rows.Err() == nil, "%v", rows.Err())
 	must(t, vistos == n, "%d audit records, want %d", vistos, n)
+
+	// verify --url with the bus: every draw's trigger checked, none failing.
+	cli := &transparencia.Cliente{Base: "http://" + c.w.Addr.String(), Barramento: c.w.Bus}
+	res, _, err := cli.VerificarTudo(t.Context(), nil)
+	must(t, err == nil && res.Primeira == nil, "verify --all: %v / %v", err, res.Primeira)
+	must(t, res.Gatilhos == n && res.GatilhoDesde == 0, "%d triggers checked from index %d, want %d from 0", res.Gatilhos, res.GatilhoDesde, n)
+
+	// A record whose T is 1 ms off its trigger's bus time, or whose base is
+	// another message's id, is named (the recomputed seed alone would not
+	// tell: the operator can recompute it for any T).
+	var r transparencia.Registro
+	var bruto []byte
+	must(t, c.pool.QueryRow(t.Context(), `SELECT registro FROM d6a.transparencia_registros ORDER BY indice LIMIT 1`).Scan(&bruto) == nil, "first record")
+	f, err := transparencia.LerRegistravel(bruto)
+	must(t, err == nil, "%v", err)
+	r = f.(transparencia.Registro)
+	must(t, transparencia.ConferirGatilho(t.Context(), c.w.Bus, r) == nil, "the real record fails")
+	tt, _ := sorteio.ParseTimestamp(r.Timestamp)
+	adiantado := r
+	adiantado.Timestamp = sorteio.FormatTimestamp(tt.Add(time.Millisecond))
+	var fa *transparencia.Falha
+	err = transparencia.ConferirGatilho(t.Context(), c.w.Bus, adiantado)
+	must(t, errors.As(err, &fa) && fa.Campo == "timestamp", "T 1 ms off: %v", err)
+	outra := r
+	*outra.BaseSequence = *r.BaseSequence + 1
+	err = transparencia.ConferirGatilho(t.Context(), c.w.Bus, outra)
+	must(t, errors.As(err, &fa) && fa.Campo == "base", "base_sequence of another message: %v", err)
 	c.semDLQ()
 }
