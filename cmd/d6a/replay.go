@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/formigueiro/d6a/internal/bus"
@@ -13,23 +12,20 @@ import (
 	"github.com/formigueiro/d6a/internal/evento"
 )
 
-// cmdReplay rewinds one durable consumer (CONTRACT §1, §3). The running
+// cmdReplay rewinds the durable d6a-entradas (CONTRACT §1, §3). The running
 // worker notices within its fetch wait and redelivers from there; the inbox
-// and the spec's guards make it change nothing already applied.
+// and the spec's guards make it change nothing already applied. One durable
+// carries every consumed type in stream order, so there is no rewinding one
+// type alone: --type is refused, saying why.
 func cmdReplay(args []string) int {
 	fs := flag.NewFlagSet("replay", flag.ContinueOnError)
-	tipoFlag := fs.String("type", "", "consumed event type, with or without diacritics (e.g. agenda.item_disponível)")
+	tipoFlag := fs.String("type", "", "refused: one durable, d6a-entradas, carries every consumed type in stream order")
 	from := fs.Uint64("from-seq", 0, "stream sequence delivery restarts at (≥ 1)")
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
-	tipo, ok := evento.ParseTipo(*tipoFlag)
-	if !ok || !tipo.Consumido() {
-		var nomes []string
-		for _, t := range evento.Consumidos {
-			nomes = append(nomes, string(t))
-		}
-		fmt.Fprintf(os.Stderr, "d6a replay: --type %q is not a consumed type (one of: %s)\n", *tipoFlag, strings.Join(nomes, ", "))
+	if *tipoFlag != "" {
+		fmt.Fprintf(os.Stderr, "d6a replay: --type %q not accepted: one durable, %s, consumes every type in stream order (CONTRACT §3), so a replay rewinds all of them; run it with --from-seq alone\n", *tipoFlag, evento.DurableEntradas)
 		return exitUsage
 	}
 	if *from < 1 {
@@ -48,12 +44,12 @@ func cmdReplay(args []string) int {
 		return exitUsage
 	}
 	defer b.Close()
-	before, after, err := b.Replay(ctx, tipo, *from)
+	before, after, err := b.Replay(ctx, *from)
 	if err != nil {
 		fail(err)
 		return 1
 	}
-	fmt.Printf("consumer %s (%s)\n", tipo.Durable(), tipo)
+	fmt.Printf("consumer %s (todos os tipos consumidos)\n", evento.DurableEntradas)
 	fmt.Printf("before: %s\n", before)
 	fmt.Printf("after:  %s\n", after)
 	return 0

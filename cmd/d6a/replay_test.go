@@ -35,7 +35,7 @@ func TestReplayRewindsTheDurable(t *testing.T) {
 		t.Fatal(err)
 	}
 	pendentes := func() uint64 {
-		c, err := js.Consumer(ctx, "EVENTOS", evento.AgendaItemDisponivel.Durable())
+		c, err := js.Consumer(ctx, "EVENTOS", evento.DurableEntradas)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -49,13 +49,13 @@ func TestReplayRewindsTheDurable(t *testing.T) {
 		t.Fatalf("new durable has %d pending, want 0 (created at the head)", n)
 	}
 
-	cmd := exec.Command(bin, "replay", "--type", "agenda.item_disponível", "--from-seq", "1")
+	cmd := exec.Command(bin, "replay", "--from-seq", "1")
 	cmd.Env = append(cleanEnv(), "D6A_NATS_URL="+url)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("d6a replay: %v\n%s", err, out)
 	}
-	for _, want := range []string{"d6a-agenda-item-disponivel", "before:", "after:"} {
+	for _, want := range []string{"d6a-entradas", "before:", "after:"} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -63,21 +63,18 @@ func TestReplayRewindsTheDurable(t *testing.T) {
 	if n := pendentes(); n != 3 {
 		t.Fatalf("after replay from 1: %d pending, want 3", n)
 	}
-
-	// Without diacritics too; an unknown type is a usage error (exit 2).
-	semAcento := exec.Command(bin, "replay", "--type", "agenda.item_disponivel", "--from-seq", "2")
-	semAcento.Env = cmd.Env
-	if out, err := semAcento.CombinedOutput(); err != nil {
-		t.Fatalf("type without diacritics: %v\n%s", err, out)
+	again := exec.Command(bin, "replay", "--from-seq", "2")
+	again.Env = cmd.Env
+	if out, err := again.CombinedOutput(); err != nil {
+		t.Fatalf("replay from 2: %v\n%s", err, out)
 	}
 	if n := pendentes(); n != 2 {
 		t.Fatalf("after replay from 2: %d pending, want 2", n)
 	}
-	if code, _, stderr := rodar(t, bin, "replay", "--type", "agenda.inexistente", "--from-seq", "1"); code != 2 || !strings.Contains(stderr, "not a consumed type") {
-		t.Fatalf("unknown type: exit %d, %q", code, stderr)
-	}
-	if code, _, _ := rodar(t, bin, "replay", "--type", "sorteio.sem_candidatos", "--from-seq", "1"); code != 2 {
-		t.Fatalf("published (not consumed) type: exit %d, want 2", code)
+	// One durable carries every type in stream order (CONTRACT §3): a
+	// replay of one type is refused, saying why (exit 2).
+	if code, _, stderr := rodar(t, bin, "replay", "--type", "agenda.item_disponível", "--from-seq", "1"); code != 2 || !strings.Contains(stderr, "d6a-entradas") {
+		t.Fatalf("--type: exit %d, %q", code, stderr)
 	}
 }
 

@@ -158,9 +158,9 @@ func publicarAgenda(t *testing.T, b *Bus) (uint64, string) {
 	return seq, env["event_id"].(string)
 }
 
-func infoConsumidor(t *testing.T, b *Bus, tipo evento.Tipo) *jetstream.ConsumerInfo {
+func infoConsumidor(t *testing.T, b *Bus) *jetstream.ConsumerInfo {
 	t.Helper()
-	c, err := b.JetStream().Consumer(ctxTeste(t), b.cfg.Stream, tipo.Durable())
+	c, err := b.JetStream().Consumer(ctxTeste(t), b.cfg.Stream, evento.DurableEntradas)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +192,7 @@ func consumidores(t *testing.T, b *Bus) {
 func esperarAck(t *testing.T, b *Bus, seq uint64) {
 	t.Helper()
 	esperar(t, "the ack", func() bool {
-		info := infoConsumidor(t, b, evento.AgendaItemDisponivel)
+		info := infoConsumidor(t, b)
 		return info.AckFloor.Stream == seq && info.NumAckPending == 0
 	})
 }
@@ -209,11 +209,11 @@ func esperarDLQ(t *testing.T, b *Bus, o string, n int) []*jetstream.RawStreamMsg
 	return msgs
 }
 
-// interromperPosicionamento leaves the consumer of tipo as a process that
-// died between creating it and positioning it at stream sequence cabeca.
-func interromperPosicionamento(t *testing.T, b *Bus, tipo evento.Tipo, cabeca uint64) {
+// interromperPosicionamento leaves the durable as a process that died
+// between creating it and positioning it at stream sequence cabeca.
+func interromperPosicionamento(t *testing.T, b *Bus, cabeca uint64) {
 	t.Helper()
-	cfg := b.configConsumidor(tipo)
+	cfg := b.configConsumidor()
 	pausa := pausaPosicionamento
 	cfg.PauseUntil = &pausa
 	cfg.Metadata = map[string]string{metaCabeca: strconv.FormatUint(cabeca, 10)}
@@ -318,19 +318,21 @@ func TestConsumidoresCriadosNaCabeca(t *testing.T) {
 	if err := b.Ready(ctxTeste(t)); err != nil {
 		t.Fatal(err)
 	}
+	info := infoConsumidor(t, b)
+	c := info.Config
+	var assuntos []string
 	for _, tipo := range evento.Consumidos {
-		info := infoConsumidor(t, b, tipo)
-		c := info.Config
-		if c.Durable != tipo.Durable() || c.FilterSubject != tipo.Subject("eventos") ||
-			c.AckPolicy != jetstream.AckExplicitPolicy || c.MaxDeliver != 5 || c.AckWait != 30*time.Second ||
-			c.DeliverPolicy != jetstream.DeliverAllPolicy || info.Paused {
-			t.Fatalf("%s config = %+v (paused %v)", tipo, c, info.Paused)
-		}
-		if info.NumPending != 0 {
-			t.Fatalf("%s has %d pending; want the head", tipo, info.NumPending)
-		}
+		assuntos = append(assuntos, tipo.Subject("eventos"))
 	}
-	if p, err := b.Pending(ctxTeste(t)); err != nil || p[evento.AgendaItemDisponivel] != 0 {
+	if c.Durable != evento.DurableEntradas || !slices.Equal(c.FilterSubjects, assuntos) ||
+		c.AckPolicy != jetstream.AckExplicitPolicy || c.MaxDeliver != 5 || c.AckWait != 30*time.Second ||
+		c.DeliverPolicy != jetstream.DeliverAllPolicy || info.Paused {
+		t.Fatalf("config = %+v (paused %v)", c, info.Paused)
+	}
+	if info.NumPending != 0 {
+		t.Fatalf("%d pending; want the head", info.NumPending)
+	}
+	if p, err := b.Pending(ctxTeste(t)); err != nil || p != 0 {
 		t.Fatalf("Pending = %v, %v", p, err)
 	}
 
@@ -344,11 +346,11 @@ func TestConsumidoresCriadosNaCabeca(t *testing.T) {
 	}
 	esperar(t, "nothing pending", func() bool {
 		p, err := b.Pending(ctxTeste(t))
-		return err == nil && p[evento.AgendaItemDisponivel] == 0
+		return err == nil && p == 0
 	})
 
 	// Replay from 1: all four again, in order.
-	before, after, err := b.Replay(ctxTeste(t), evento.AgendaItemDisponivel, 1)
+	before, after, err := b.Replay(ctxTeste(t), 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -383,22 +385,21 @@ func TestReplayRecriaQuandoResetRecusado(t *testing.T) {
 	t.Parallel()
 	b := busComAgendas(t, 4)
 	consumidores(t, b)
-	tipo := evento.AgendaItemDisponivel
 	// The fallback path: recreate by start sequence 3.
-	if err := b.recriar(ctxTeste(t), infoConsumidor(t, b, tipo).Config, 3); err != nil {
+	if err := b.recriar(ctxTeste(t), infoConsumidor(t, b).Config, 3); err != nil {
 		t.Fatal(err)
 	}
-	info := infoConsumidor(t, b, tipo)
+	info := infoConsumidor(t, b)
 	if info.Config.DeliverPolicy != jetstream.DeliverByStartSequencePolicy || info.Config.OptStartSeq != 3 ||
-		info.Config.FilterSubject != tipo.Subject("eventos") || info.Config.MaxDeliver != 5 || info.NumPending != 2 {
+		len(info.Config.FilterSubjects) != len(evento.Consumidos) || info.Config.MaxDeliver != 5 || info.NumPending != 2 {
 		t.Fatalf("recreated consumer = %+v, pending %d", info.Config, info.NumPending)
 	}
 	// Such a consumer refuses a native reset below its start: Replay falls
 	// back to recreating it again.
-	if _, err := b.JetStream().ResetConsumerToSequence(ctxTeste(t), "EVENTOS", tipo.Durable(), 1); !errors.Is(err, jetstream.ErrConsumerInvalidReset) {
+	if _, err := b.JetStream().ResetConsumerToSequence(ctxTeste(t), "EVENTOS", evento.DurableEntradas, 1); !errors.Is(err, jetstream.ErrConsumerInvalidReset) {
 		t.Fatalf("reset below start sequence: %v", err)
 	}
-	if _, after, err := b.Replay(ctxTeste(t), tipo, 1); err != nil || after.NumPending != 4 {
+	if _, after, err := b.Replay(ctxTeste(t), 1); err != nil || after.NumPending != 4 {
 		t.Fatalf("Replay = %s, %v", after, err)
 	}
 	g := &gravador{}
@@ -414,18 +415,15 @@ func TestReplayErros(t *testing.T) {
 	url, _ := bustest.Start(t)
 	b := novoBus(t, url, nil)
 	publicarAgenda(t, b)
-	if _, _, err := b.Replay(ctxTeste(t), evento.ConselheiroSorteado, 1); err == nil {
-		t.Fatal("replay of a published type")
-	}
-	if _, _, err := b.Replay(ctxTeste(t), evento.AgendaItemDisponivel, 0); err == nil {
+	if _, _, err := b.Replay(ctxTeste(t), 0); err == nil {
 		t.Fatal("replay from 0")
 	}
 	// A missing durable is created at the wanted sequence.
-	before, after, err := b.Replay(ctxTeste(t), evento.CicloConcluido, 1)
+	before, after, err := b.Replay(ctxTeste(t), 1)
 	if err != nil || before != (ConsumerPos{}) {
 		t.Fatalf("Replay = %s, %s, %v", before, after, err)
 	}
-	if info := infoConsumidor(t, b, evento.CicloConcluido); info.Paused || info.Config.DeliverPolicy != jetstream.DeliverAllPolicy {
+	if info := infoConsumidor(t, b); info.Paused || info.Config.DeliverPolicy != jetstream.DeliverAllPolicy {
 		t.Fatalf("created consumer: %+v", info)
 	}
 }
@@ -434,10 +432,9 @@ func TestPosicionamentoInterrompidoRetomado(t *testing.T) {
 	t.Parallel()
 	b := busComAgendas(t, 3)
 	// A process that died between creating the consumer and positioning it.
-	tipo := evento.AgendaItemDisponivel
-	interromperPosicionamento(t, b, tipo, 3)
+	interromperPosicionamento(t, b, 3)
 	consumidores(t, b)
-	info := infoConsumidor(t, b, tipo)
+	info := infoConsumidor(t, b)
 	if info.Paused || info.NumPending != 1 {
 		t.Fatalf("consumer paused %v, pending %d; want resumed at seq 3", info.Paused, info.NumPending)
 	}
@@ -499,7 +496,7 @@ func TestFalhaTransitoriaNaoContaEntregas(t *testing.T) {
 	if got := g.seqs(); len(got) != 7 {
 		t.Fatalf("handler called %d times, want 7 (6 transient failures, then success)", len(got))
 	}
-	if info := infoConsumidor(t, b, evento.AgendaItemDisponivel); info.NumRedelivered != 0 {
+	if info := infoConsumidor(t, b); info.NumRedelivered != 0 {
 		t.Fatalf("transient failures counted as redeliveries: %d", info.NumRedelivered)
 	}
 	if msgs := bustest.LerMsgs(t, b.JetStream(), DLQStream, ">"); len(msgs) != 0 {
@@ -560,7 +557,7 @@ func TestInutilizavelVaiParaDLQ(t *testing.T) {
 		t.Fatalf("handler saw %v", got)
 	}
 	esperar(t, "both acknowledged", func() bool {
-		info := infoConsumidor(t, b, evento.AgendaItemDisponivel)
+		info := infoConsumidor(t, b)
 		return info.AckFloor.Stream == seqOk && info.NumAckPending == 0 && info.NumRedelivered == 0
 	})
 }
@@ -710,7 +707,7 @@ func TestDrenagemTerminaMensagemEmMaos(t *testing.T) {
 	// The ack was flushed before Consumir returned; the server applies it
 	// to the consumer's state asynchronously.
 	esperar(t, "the ack of the message in hand", func() bool {
-		return infoConsumidor(t, b, evento.AgendaItemDisponivel).AckFloor.Stream == seq
+		return infoConsumidor(t, b).AckFloor.Stream == seq
 	})
 }
 
@@ -728,7 +725,7 @@ func TestAvisoMaxEntregasVaiParaDLQ(t *testing.T) {
 	}
 	time.Sleep(100 * time.Millisecond)
 	seq, _ := publicarAgenda(t, b)
-	c, err := b.JetStream().Consumer(ctxTeste(t), "EVENTOS", evento.AgendaItemDisponivel.Durable())
+	c, err := b.JetStream().Consumer(ctxTeste(t), "EVENTOS", evento.DurableEntradas)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -816,14 +813,13 @@ func TestSobreviveReinicioDoServidor(t *testing.T) {
 func TestReplaySobrePosicionamentoInterrompido(t *testing.T) {
 	t.Parallel()
 	b := busComAgendas(t, 3)
-	tipo := evento.AgendaItemDisponivel
-	interromperPosicionamento(t, b, tipo, 4)
-	if _, _, err := b.Replay(ctxTeste(t), tipo, 1); err != nil {
+	interromperPosicionamento(t, b, 4)
+	if _, _, err := b.Replay(ctxTeste(t), 1); err != nil {
 		t.Fatal(err)
 	}
 	// The replay wins over the interrupted positioning at 4.
 	consumidores(t, b)
-	if info := infoConsumidor(t, b, tipo); info.Paused || info.NumPending != 3 {
+	if info := infoConsumidor(t, b); info.Paused || info.NumPending != 3 {
 		t.Fatalf("paused %v, pending %d; want the replay from 1", info.Paused, info.NumPending)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -104,16 +105,19 @@ func ehPermanente(err error) bool {
 	return errors.Is(err, ErrPermanente) || errors.Is(err, evento.ErrInutilizavel)
 }
 
-// Consumir is the spec's registrarConsumidores: it pulls the six consumed
-// types, one goroutine each, and hands every
-// message to h, strictly one at a time and in stream order per type.
+// Consumir is the spec's registrarConsumidores: it pulls every consumed
+// type through the one durable d6a-entradas and hands every message to h,
+// strictly one batch at a time and in stream order across types (CONTRACT
+// §3 "Stream order"): the decision of a trigger at sequence s sees the
+// effects of every consumed message below s and of none above it.
 //
 // Unusable messages and messages whose handler failed Config.MaxEntregas
 // times are dead-lettered and acknowledged; other failures are negatively
 // acknowledged with the delay of Config.Backoff. A negatively acknowledged
-// message comes back after later messages of its type have been handled:
-// handlers are idempotent (spec 3.13), and holding every later message
-// behind one failing message would stall the type.
+// message comes back after later messages have been handled: handlers are
+// idempotent (spec 3.13), and holding every later message behind one
+// failing message would stall the bus. A transient failure (the database
+// down) is retried in place, holding the order.
 //
 // Consumir returns nil once ctx is cancelled and every goroutine has
 // finished the message in hand: fetching stops, the handler call in progress
@@ -129,9 +133,7 @@ func (b *Bus) Consumir(ctx context.Context, h Handler) error {
 	defer parar()
 
 	var wg sync.WaitGroup
-	for _, tipo := range evento.Consumidos {
-		wg.Go(func() { b.consumirTipo(ctx, hctx, tipo, h) })
-	}
+	wg.Go(func() { b.consumirEntradas(ctx, hctx, h) })
 	wg.Go(func() { b.vigiarMaxEntregas(ctx) })
 	wg.Wait()
 	// Acks are sent without waiting (ackAssincrono): make sure the server
@@ -142,26 +144,26 @@ func (b *Bus) Consumir(ctx context.Context, h Handler) error {
 	return nil
 }
 
-// consumirTipo is the loop of one durable. ctx stops fetching; hctx is given
-// to the handler and outlives ctx by the drain period.
+// consumirEntradas is the loop of the durable. ctx stops fetching; hctx is
+// given to the handler and outlives ctx by the drain period.
 //
 // Fetching and decoding run ahead of the handler (buscarAdiante), so the
 // executor finds the next batch ready when it commits one instead of
 // waiting for a round trip to the server and the decoding of every message
 // (issue 11: the executor stood idle 43% of a burst). Messages are still
 // handed over one batch at a time, in stream order.
-func (b *Bus) consumirTipo(ctx, hctx context.Context, tipo evento.Tipo, h Handler) {
-	log := b.log.With("tipo", string(tipo), "consumidor", tipo.Durable())
+func (b *Bus) consumirEntradas(ctx, hctx context.Context, h Handler) {
+	log := b.log.With("consumidor", evento.DurableEntradas)
 	prontos := make(chan []recebida)
 	var wg sync.WaitGroup
-	wg.Go(func() { b.buscarAdiante(ctx, hctx, log, tipo, prontos) })
+	wg.Go(func() { b.buscarAdiante(ctx, hctx, log, prontos) })
 	defer wg.Wait()
 	for rs := range prontos {
 		if ctx.Err() != nil {
 			devolverRecebidas(rs)
 			continue
 		}
-		b.processarLote(ctx, hctx, tipo, rs, h)
+		b.processarLote(ctx, hctx, rs, h)
 	}
 }
 
@@ -174,7 +176,7 @@ func (b *Bus) consumirTipo(ctx, hctx context.Context, tipo evento.Tipo, h Handle
 // next: at half load a result waited for two or three transactions, not
 // one or two (issue 11). The messages gathered are kept in progress on the
 // server; it closes prontos when ctx ends.
-func (b *Bus) buscarAdiante(ctx, hctx context.Context, log *slog.Logger, tipo evento.Tipo, prontos chan<- []recebida) {
+func (b *Bus) buscarAdiante(ctx, hctx context.Context, log *slog.Logger, prontos chan<- []recebida) {
 	defer close(prontos)
 	var (
 		c jetstream.Consumer
@@ -224,7 +226,7 @@ func (b *Bus) buscarAdiante(ctx, hctx context.Context, log *slog.Logger, tipo ev
 			return
 		}
 		faltam--
-		if r, ok := b.decodificar(hctx, log, tipo, m); ok {
+		if r, ok := b.decodificar(hctx, log, m); ok {
 			pendentes = append(pendentes, r)
 		}
 	}
@@ -266,7 +268,7 @@ func (b *Bus) buscarAdiante(ctx, hctx context.Context, log *slog.Logger, tipo ev
 		if pedido == nil && retomar == nil && len(pendentes) < b.cfg.Lote {
 			if c == nil {
 				var err error
-				if c, err = b.js.Consumer(ctx, b.cfg.Stream, tipo.Durable()); err != nil {
+				if c, err = b.js.Consumer(ctx, b.cfg.Stream, evento.DurableEntradas); err != nil {
 					if ctx.Err() == nil {
 						log.Error("consumer unavailable", "erro", err)
 					}
@@ -325,9 +327,9 @@ func devolverRecebidas(rs []recebida) {
 	}
 }
 
-func (b *Bus) processarLote(ctx, hctx context.Context, tipo evento.Tipo, rs []recebida, h Handler) {
+func (b *Bus) processarLote(ctx, hctx context.Context, rs []recebida, h Handler) {
 	if lh, ok := h.(LoteHandler); ok && len(rs) > 1 {
-		b.processarJuntos(ctx, hctx, tipo, rs, lh)
+		b.processarJuntos(ctx, hctx, rs, lh)
 		return
 	}
 	progresso := time.Now()
@@ -345,13 +347,14 @@ func (b *Bus) processarLote(ctx, hctx context.Context, tipo evento.Tipo, rs []re
 			progresso = time.Now()
 		}
 		inicio := time.Now()
-		b.liquidar(ctx, hctx, tipo, r, b.chamarEmProgresso(hctx, h, r.ev, r.seq, r.m), h, inicio)
+		b.liquidar(ctx, hctx, r, b.chamarEmProgresso(hctx, h, r.ev, r.seq, r.m), h, inicio)
 	}
 }
 
 // recebida is a decoded message waiting for its handler.
 type recebida struct {
 	m        jetstream.Msg
+	tipo     evento.Tipo
 	ev       evento.Evento
 	seq      uint64
 	entregas uint64
@@ -360,7 +363,7 @@ type recebida struct {
 
 // processarJuntos hands every message of the batch to the handler in one
 // call, then settles each one as processarLote would.
-func (b *Bus) processarJuntos(ctx, hctx context.Context, tipo evento.Tipo, rs []recebida, h LoteHandler) {
+func (b *Bus) processarJuntos(ctx, hctx context.Context, rs []recebida, h LoteHandler) {
 	itens := make([]Item, len(rs))
 	pendentes := make([]jetstream.Msg, len(rs))
 	for i, r := range rs {
@@ -370,13 +373,21 @@ func (b *Bus) processarJuntos(ctx, hctx context.Context, tipo evento.Tipo, rs []
 	inicio := time.Now()
 	errs := b.emProgresso(pendentes, func() []error { return b.chamarLote(hctx, h, itens) })
 	for i, r := range rs {
-		b.liquidar(ctx, hctx, tipo, r, errs[i], h, inicio)
+		b.liquidar(ctx, hctx, r, errs[i], h, inicio)
 	}
 }
 
 // decodificar reads a message's metadata and envelope; an unusable message
 // is dead-lettered (or, without metadata, handed back) and ok is false.
-func (b *Bus) decodificar(ctx context.Context, log *slog.Logger, tipo evento.Tipo, m jetstream.Msg) (recebida, bool) {
+func (b *Bus) decodificar(ctx context.Context, log *slog.Logger, m jetstream.Msg) (recebida, bool) {
+	tipo, consumido := evento.TipoDoSubject(b.cfg.Prefix, m.Subject())
+	consumido = consumido && tipo.Consumido()
+	if !consumido {
+		// Outside the durable's filter (an operator changed it): the
+		// subject's own name for the dead letter.
+		tipo = evento.Tipo(strings.TrimPrefix(m.Subject(), b.cfg.Prefix+"."))
+	}
+	log = log.With("tipo", string(tipo))
 	md, err := m.Metadata()
 	if err != nil {
 		log.Error("message without JetStream metadata", "subject", m.Subject(), "erro", err)
@@ -390,6 +401,9 @@ func (b *Bus) decodificar(ctx context.Context, log *slog.Logger, tipo evento.Tip
 	}
 	log = log.With("seq", seq, "entregas", entregas)
 	ev, err := evento.Decodificar(tipo, m.Data())
+	if err == nil && !consumido {
+		err = fmt.Errorf("subject %s não é de um tipo consumido", m.Subject())
+	}
 	if err != nil {
 		id, _ := evento.LerEventID(m.Data())
 		log.Error("unusable message; dead-lettering", "event_id", id, "motivo", err.Error())
@@ -397,7 +411,7 @@ func (b *Bus) decodificar(ctx context.Context, log *slog.Logger, tipo evento.Tip
 		return recebida{}, false
 	}
 	ev.Armazenado = md.Timestamp
-	return recebida{m: m, ev: ev, seq: seq, entregas: entregas, log: log.With("event_id", ev.EventID.String())}, true
+	return recebida{m: m, tipo: tipo, ev: ev, seq: seq, entregas: entregas, log: log.With("event_id", ev.EventID.String())}, true
 }
 
 // liquidar settles a handled message: ack, dead letter plus ack, or a
@@ -405,8 +419,8 @@ func (b *Bus) decodificar(ctx context.Context, log *slog.Logger, tipo evento.Tip
 //
 // parar stops consumption; ctx is the handler's context, which outlives
 // parar by the drain period.
-func (b *Bus) liquidar(parar, ctx context.Context, tipo evento.Tipo, r recebida, herr error, h Handler, inicio time.Time) {
-	log, m := r.log, r.m
+func (b *Bus) liquidar(parar, ctx context.Context, r recebida, herr error, h Handler, inicio time.Time) {
+	log, m, tipo := r.log, r.m, r.tipo
 	// A transient failure (the database unreachable) is retried here,
 	// holding the message, so an outage of any length is not counted
 	// against MaxEntregas and never dead-letters a good message (CONTRACT
@@ -555,10 +569,6 @@ const assuntoMaxEntregas = "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES"
 // persisted, so one sent while no instance is connected is only in the
 // server's log.
 func (b *Bus) vigiarMaxEntregas(ctx context.Context) {
-	porNome := make(map[string]evento.Tipo, len(evento.Consumidos))
-	for _, t := range evento.Consumidos {
-		porNome[t.Durable()] = t
-	}
 	ch := make(chan *nats.Msg, 256)
 	sub, err := b.nc.ChanSubscribe(assuntoMaxEntregas+"."+b.cfg.Stream+".*", ch)
 	if err != nil {
@@ -579,17 +589,16 @@ func (b *Bus) vigiarMaxEntregas(ctx context.Context) {
 			if err := json.Unmarshal(am.Data, &adv); err != nil {
 				continue
 			}
-			tipo, ok := porNome[adv.Consumer]
-			if !ok {
+			if adv.Consumer != evento.DurableEntradas {
 				continue
 			}
-			b.mortaPorAviso(ctx, tipo, adv.StreamSeq, adv.Deliveries)
+			b.mortaPorAviso(ctx, adv.StreamSeq, adv.Deliveries)
 		}
 	}
 }
 
-func (b *Bus) mortaPorAviso(ctx context.Context, tipo evento.Tipo, seq, entregas uint64) {
-	log := b.log.With("tipo", string(tipo), "seq", seq, "entregas", entregas)
+func (b *Bus) mortaPorAviso(ctx context.Context, seq, entregas uint64) {
+	log := b.log.With("seq", seq, "entregas", entregas)
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	data, subject, _, err := b.MsgPorSequencia(dctx, seq)
@@ -597,6 +606,11 @@ func (b *Bus) mortaPorAviso(ctx context.Context, tipo evento.Tipo, seq, entregas
 		log.Error("message exceeded max deliveries and cannot be read for the dead-letter stream", "erro", err)
 		return
 	}
+	tipo, ok := evento.TipoDoSubject(b.cfg.Prefix, subject)
+	if !ok {
+		tipo = evento.Tipo(strings.TrimPrefix(subject, b.cfg.Prefix+"."))
+	}
+	log = log.With("tipo", string(tipo))
 	motivo := fmt.Sprintf("excedeu %d entregas sem confirmação (pode ter sido processada)", entregas)
 	if err := b.DeadLetter(dctx, tipo, subject, seq, data, motivo); err != nil {
 		log.Error("message exceeded max deliveries and could not be dead-lettered", "erro", err)

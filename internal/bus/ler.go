@@ -84,22 +84,23 @@ func (b *Bus) Ler(ctx context.Context, stream string, desde uint64, fn func(Mens
 }
 
 // Confirmados returns, per consumed type, the stream sequence up to which
-// its durable consumer has every message acknowledged (the ack floor: a
-// message at or below it will never be delivered again unless replayed),
-// and the last sequence it delivered (messages between the two are
-// acknowledged, or in flight).
+// the durable has every message acknowledged (the ack floor: a message at
+// or below it will never be delivered again unless replayed), and the last
+// sequence it delivered (messages between the two are acknowledged, or in
+// flight). One durable serves every type, so every type has its numbers;
+// the map is empty before it exists.
 func (b *Bus) Confirmados(ctx context.Context) (piso, entregue map[evento.Tipo]uint64, err error) {
 	piso = make(map[evento.Tipo]uint64, len(evento.Consumidos))
 	entregue = make(map[evento.Tipo]uint64, len(evento.Consumidos))
+	c, err := b.js.Consumer(ctx, b.cfg.Stream, evento.DurableEntradas)
+	if errors.Is(err, jetstream.ErrConsumerNotFound) {
+		return piso, entregue, nil
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("consumer %s: %w", evento.DurableEntradas, err)
+	}
+	info := c.CachedInfo()
 	for _, tipo := range evento.Consumidos {
-		c, err := b.js.Consumer(ctx, b.cfg.Stream, tipo.Durable())
-		if errors.Is(err, jetstream.ErrConsumerNotFound) {
-			continue
-		}
-		if err != nil {
-			return nil, nil, fmt.Errorf("consumer %s: %w", tipo.Durable(), err)
-		}
-		info := c.CachedInfo()
 		piso[tipo], entregue[tipo] = info.AckFloor.Stream, info.Delivered.Stream
 	}
 	return piso, entregue, nil

@@ -63,7 +63,7 @@ func cincoReunidos(t *testing.T) (b *Bus, h *loteRetido, parar func(), primeiro 
 		depois = append(depois, seq)
 	}
 	esperar(t, "the five events delivered while the handler runs", func() bool {
-		return infoConsumidor(t, b, evento.AgendaItemDisponivel).NumAckPending == 6
+		return infoConsumidor(t, b).NumAckPending == 6
 	})
 	// The server counts a message delivered when it sends it; the client
 	// gathers it when nats.go hands it over, a moment later on a loaded
@@ -100,7 +100,7 @@ func TestPararDevolveOReunido(t *testing.T) {
 	// Stop while the five are gathered; the handler in progress finishes.
 	time.AfterFunc(50*time.Millisecond, func() { close(h.liberar) })
 	parar()
-	if info := infoConsumidor(t, b, evento.AgendaItemDisponivel); info.NumAckPending != 5 {
+	if info := infoConsumidor(t, b); info.NumAckPending != 5 {
 		t.Fatalf("after stopping: %d messages pending on the server (ack floor %d), want the 5 handed back",
 			info.NumAckPending, info.AckFloor.Stream)
 	}

@@ -95,29 +95,38 @@ const (
 // apart from one set by an operator.
 var pausaPosicionamento = time.Date(2999, 1, 1, 0, 0, 0, 0, time.UTC)
 
-// configConsumidor returns the durable consumer configuration of tipo.
+// configConsumidor returns the configuration of the durable: every
+// consumed subject, in stream order (CONTRACT §3).
 //
 // No server-side BackOff is set: the server replaces AckWait by BackOff[0]
 // and measures a NakWithDelay from BackOff[n] instead of AckWait, so a
 // BackOff of 1s, 2s, … would redeliver a message still being handled after
 // one second, and a progression starting at AckWait would stretch every Nak
 // delay. Retries are paced by Config.Backoff through NakWithDelay instead.
-func (b *Bus) configConsumidor(tipo evento.Tipo) jetstream.ConsumerConfig {
+func (b *Bus) configConsumidor() jetstream.ConsumerConfig {
+	assuntos := make([]string, len(evento.Consumidos))
+	for i, t := range evento.Consumidos {
+		assuntos[i] = t.Subject(b.cfg.Prefix)
+	}
 	return jetstream.ConsumerConfig{
-		Durable:       tipo.Durable(),
-		Description:   "d6a: " + string(tipo),
-		FilterSubject: tipo.Subject(b.cfg.Prefix),
-		AckPolicy:     jetstream.AckExplicitPolicy,
-		AckWait:       b.cfg.AckWait,
-		MaxDeliver:    b.cfg.MaxEntregas,
-		DeliverPolicy: jetstream.DeliverAllPolicy,
+		Durable:        evento.DurableEntradas,
+		Description:    "d6a: todos os tipos consumidos, na ordem do stream",
+		FilterSubjects: assuntos,
+		AckPolicy:      jetstream.AckExplicitPolicy,
+		AckWait:        b.cfg.AckWait,
+		MaxDeliver:     b.cfg.MaxEntregas,
+		DeliverPolicy:  jetstream.DeliverAllPolicy,
 	}
 }
 
-// EnsureConsumers makes sure the six durable consumers exist. A missing one is
-// created at the head of the stream, so nothing already in the stream is
+// EnsureConsumers makes sure the durable d6a-entradas exists. A missing one
+// is created at the head of the stream, so nothing already in the stream is
 // delivered (spec 4.5: cursors are seeded at the highest sequence); an
-// existing one resumes where it was and is not altered.
+// existing one resumes where it was and is not altered. Where the per-type
+// durables of earlier versions exist, it starts instead where the least
+// advanced of them has everything acknowledged, so no input is skipped
+// (what some of them already applied the inbox skips), and they are
+// deleted once it is in place.
 //
 // It is created with deliver policy all, because one created with policy new
 // or last can never be reset and one created by start sequence cannot go
@@ -127,22 +136,56 @@ func (b *Bus) configConsumidor(tipo evento.Tipo) jetstream.ConsumerConfig {
 // finds it paused and finishes the job instead of resuming it at sequence 1
 // and replaying the whole bus.
 func (b *Bus) EnsureConsumers(ctx context.Context) error {
+	if err := b.garantirConsumidor(ctx); err != nil {
+		return err
+	}
+	return b.removerAntigos(ctx)
+}
+
+// antigos returns, of the per-type durables of earlier versions that
+// still exist, the first sequence not acknowledged by all of them.
+func (b *Bus) antigos(ctx context.Context) (desde uint64, existem bool, err error) {
 	for _, tipo := range evento.Consumidos {
-		if err := b.garantirConsumidor(ctx, tipo); err != nil {
-			return err
+		c, err := b.js.Consumer(ctx, b.cfg.Stream, tipo.Durable())
+		if errors.Is(err, jetstream.ErrConsumerNotFound) {
+			continue
 		}
+		if err != nil {
+			return 0, false, fmt.Errorf("looking up consumer %s: %w", tipo.Durable(), err)
+		}
+		piso := c.CachedInfo().AckFloor.Stream + 1
+		if !existem || piso < desde {
+			desde = piso
+		}
+		existem = true
+	}
+	return desde, existem, nil
+}
+
+// removerAntigos deletes the per-type durables of earlier versions: once
+// d6a-entradas is in place they would only hold messages.
+func (b *Bus) removerAntigos(ctx context.Context) error {
+	for _, tipo := range evento.Consumidos {
+		err := b.js.DeleteConsumer(ctx, b.cfg.Stream, tipo.Durable())
+		if errors.Is(err, jetstream.ErrConsumerNotFound) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("deleting the per-type consumer %s: %w", tipo.Durable(), err)
+		}
+		b.log.Warn("per-type consumer of an earlier version deleted; d6a-entradas replaces it", "consumidor", tipo.Durable())
 	}
 	return nil
 }
 
-func (b *Bus) garantirConsumidor(ctx context.Context, tipo evento.Tipo) error {
-	nome := tipo.Durable()
+func (b *Bus) garantirConsumidor(ctx context.Context) error {
+	nome := evento.DurableEntradas
 	log := b.log.With("consumidor", nome)
 	c, err := b.js.Consumer(ctx, b.cfg.Stream, nome)
 	if err == nil {
 		info := c.CachedInfo()
 		if cabeca, ok := posicionamentoInterrompido(info); ok {
-			log.Warn("consumer creation was interrupted; positioning it at the head", "seq", cabeca)
+			log.Warn("consumer creation was interrupted; positioning it", "seq", cabeca)
 			return b.posicionar(ctx, nome, cabeca)
 		}
 		if info.Config.MaxDeliver != b.cfg.MaxEntregas {
@@ -163,7 +206,14 @@ func (b *Bus) garantirConsumidor(ctx context.Context, tipo evento.Tipo) error {
 		return fmt.Errorf("stream %s info: %w", b.cfg.Stream, err)
 	}
 	cabeca := si.State.LastSeq + 1
-	cfg := b.configConsumidor(tipo)
+	desde, migrar, err := b.antigos(ctx)
+	if err != nil {
+		return err
+	}
+	if migrar {
+		cabeca = min(cabeca, desde)
+	}
+	cfg := b.configConsumidor()
 	cfg.Metadata = map[string]string{metaCabeca: strconv.FormatUint(cabeca, 10)}
 	pausa := pausaPosicionamento
 	cfg.PauseUntil = &pausa
@@ -176,6 +226,10 @@ func (b *Bus) garantirConsumidor(ctx context.Context, tipo evento.Tipo) error {
 	}
 	if err := b.posicionar(ctx, nome, cabeca); err != nil {
 		return err
+	}
+	if migrar {
+		log.Warn("consumer created where the per-type consumers of an earlier version had everything acknowledged", "seq", cabeca)
+		return nil
 	}
 	log.Info("consumer created at the head of the stream", "seq", cabeca)
 	return nil
@@ -284,25 +338,22 @@ func posicao(info *jetstream.ConsumerInfo) ConsumerPos {
 	return ConsumerPos{StreamSeq: info.Delivered.Stream, ConsumerSeq: info.Delivered.Consumer, NumPending: info.NumPending}
 }
 
-// Replay rewinds the durable consumer of tipo so that delivery restarts at
+// Replay rewinds the durable d6a-entradas so that delivery restarts at
 // stream sequence fromSeq (CONTRACT §1, d6a replay; the spec's
 // replayDeSequence), with the server's native
 // reset; against a server without it, the durable is recreated with the same
 // name and configuration by start sequence. A missing durable is created at
 // fromSeq. A running Consumir picks the new position up at its next fetch.
-func (b *Bus) Replay(ctx context.Context, tipo evento.Tipo, fromSeq uint64) (before, after ConsumerPos, err error) {
-	if !tipo.Consumido() {
-		return before, after, fmt.Errorf("replay: %q is not a consumed type", tipo)
-	}
+func (b *Bus) Replay(ctx context.Context, fromSeq uint64) (before, after ConsumerPos, err error) {
 	if fromSeq == 0 {
 		return before, after, errors.New("replay: sequences start at 1")
 	}
-	nome := tipo.Durable()
+	nome := evento.DurableEntradas
 	c, err := b.js.Consumer(ctx, b.cfg.Stream, nome)
 	var depois *jetstream.ConsumerInfo
 	switch {
 	case errors.Is(err, jetstream.ErrConsumerNotFound):
-		cfg := b.configConsumidor(tipo)
+		cfg := b.configConsumidor()
 		pausa := pausaPosicionamento
 		cfg.PauseUntil = &pausa
 		cfg.Metadata = map[string]string{metaCabeca: strconv.FormatUint(fromSeq, 10)}
@@ -458,23 +509,19 @@ func (b *Bus) MsgPorSequencia(ctx context.Context, seq uint64) ([]byte, string, 
 	return m.Data, m.Subject, m.Time, nil
 }
 
-// Pending returns, per consumed type, the messages not yet acknowledged:
-// never delivered plus delivered and awaiting ack (the consumer lag metric).
-func (b *Bus) Pending(ctx context.Context) (map[evento.Tipo]uint64, error) {
-	out := make(map[evento.Tipo]uint64, len(evento.Consumidos))
-	for _, tipo := range evento.Consumidos {
-		c, err := b.js.Consumer(ctx, b.cfg.Stream, tipo.Durable())
-		if err != nil {
-			return nil, fmt.Errorf("consumer %s: %w", tipo.Durable(), err)
-		}
-		info := c.CachedInfo()
-		out[tipo] = info.NumPending + uint64(max(info.NumAckPending, 0))
+// Pending returns the consumed messages not yet acknowledged: never
+// delivered plus delivered and awaiting ack (the consumer lag metric).
+func (b *Bus) Pending(ctx context.Context) (uint64, error) {
+	c, err := b.js.Consumer(ctx, b.cfg.Stream, evento.DurableEntradas)
+	if err != nil {
+		return 0, fmt.Errorf("consumer %s: %w", evento.DurableEntradas, err)
 	}
-	return out, nil
+	info := c.CachedInfo()
+	return info.NumPending + uint64(max(info.NumAckPending, 0)), nil
 }
 
 // Ready returns nil when the connection is up, the bus stream answers and
-// all six consumers exist (/readyz, CONTRACT §6).
+// the durable d6a-entradas exists (/readyz, CONTRACT §3, §6).
 func (b *Bus) Ready(ctx context.Context) error {
 	if st := b.nc.Status(); st != nats.CONNECTED {
 		return fmt.Errorf("NATS connection is %s", st)
@@ -482,10 +529,8 @@ func (b *Bus) Ready(ctx context.Context) error {
 	if _, err := b.js.Stream(ctx, b.cfg.Stream); err != nil {
 		return fmt.Errorf("stream %s: %w", b.cfg.Stream, err)
 	}
-	for _, tipo := range evento.Consumidos {
-		if _, err := b.js.Consumer(ctx, b.cfg.Stream, tipo.Durable()); err != nil {
-			return fmt.Errorf("consumer %s: %w", tipo.Durable(), err)
-		}
+	if _, err := b.js.Consumer(ctx, b.cfg.Stream, evento.DurableEntradas); err != nil {
+		return fmt.Errorf("consumer %s: %w", evento.DurableEntradas, err)
 	}
 	return nil
 }

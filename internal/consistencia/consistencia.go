@@ -127,26 +127,20 @@ type Relatorio struct {
 	// (those that decode), in stream order.
 	EntradasPerdidas []EntradaPerdida
 	// ReplayDesde is, per consumed type, the lowest sequence of an input
-	// acknowledged without its inbox row: `d6a replay --type T --from-seq N`.
+	// acknowledged without its inbox row; `d6a replay --from-seq` the lowest.
 	ReplayDesde map[evento.Tipo]uint64
 }
 
 // Diverge reports whether anything disagrees.
 func (r Relatorio) Diverge() bool { return len(r.Divergencias) > 0 }
 
-// Replays are the `d6a replay` commands the divergences call for, lowest
-// sequence first.
+// Replays are the `d6a replay` commands the divergences call for: one, from
+// the lowest sequence, since one durable carries every consumed type.
 func (r Relatorio) Replays() []string {
-	tipos := make([]evento.Tipo, 0, len(r.ReplayDesde))
-	for t := range r.ReplayDesde {
-		tipos = append(tipos, t)
+	if m := r.ReplayMinimo(); m > 0 {
+		return []string{fmt.Sprintf("d6a replay --from-seq %d", m)}
 	}
-	sort.Slice(tipos, func(i, j int) bool { return r.ReplayDesde[tipos[i]] < r.ReplayDesde[tipos[j]] })
-	out := make([]string, len(tipos))
-	for i, t := range tipos {
-		out[i] = fmt.Sprintf("d6a replay --type %s --from-seq %d", t.ASCII(), r.ReplayDesde[t])
-	}
-	return out
+	return nil
 }
 
 // ReplayMinimo is the lowest sequence any replay must start from (0: none).

@@ -100,8 +100,15 @@ func (t Tipo) ASCII() string { return semDiacriticos(string(t)) }
 // Subject returns the bus subject of the type: prefix + "." + ASCII.
 func (t Tipo) Subject(prefix string) string { return prefix + "." + t.ASCII() }
 
+// DurableEntradas is the one durable pull consumer D-6a consumes through,
+// filtered on every consumed subject, which delivers in stream order across
+// types (CONTRACT §3 "Stream order"). It replaced the per-type durables
+// (Durable), which a start migrates (docs/decisions.md).
+const DurableEntradas = "d6a-entradas"
+
 // Durable returns the durable consumer name of the type: "d6a-" plus the ASCII
-// type with '.' and '_' turned into '-' (CONTRACT §3).
+// type with '.' and '_' turned into '-' (CONTRACT §3), the per-type durables
+// before DurableEntradas; a start finds and removes them.
 func (t Tipo) Durable() string {
 	return "d6a-" + strings.NewReplacer(".", "-", "_", "-").Replace(t.ASCII())
 }

@@ -575,9 +575,11 @@ func TestCluster(t *testing.T) {
 	stepDownConsumidores := func(ctx context.Context, _ time.Time) string {
 		time.Sleep(4 * time.Second)
 		n := 0
-		for _, tipo := range []evento.Tipo{evento.AgendaItemDisponivel, evento.CicloConcluido, evento.AtribuicaoRecusada, evento.ConselheiroCadastrado} {
-			if err := stepDown(ctx, cli.nc, "$JS.API.CONSUMER.LEADER.STEPDOWN."+streamBus+"."+tipo.Durable()); err != nil {
-				t.Errorf("consumer step-down %s: %v", tipo.Durable(), err)
+		// One durable carries every consumed type (CONTRACT §3): its leader
+		// moves four times.
+		for range 4 {
+			if err := stepDown(ctx, cli.nc, "$JS.API.CONSUMER.LEADER.STEPDOWN."+streamBus+"."+evento.DurableEntradas); err != nil {
+				t.Errorf("consumer step-down %s: %v", evento.DurableEntradas, err)
 				continue
 			}
 			n++

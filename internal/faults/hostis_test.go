@@ -39,6 +39,10 @@ func payloadValido(tipo evento.Tipo, uc uuid.UUID) map[string]any {
 		return pRecusa(uuid.New(), uuid.New(), uc, "recusa_explicita")
 	case evento.DuplicidadeAgregada:
 		return pAgregada(uuid.New(), []uuid.UUID{uuid.New(), uuid.New()})
+	case evento.SuspensaoExpirada:
+		return map[string]any{"conselheiro_id": uuid.New(), "data_suspensao_ate": agora(), "timestamp": agora()}
+	case evento.Varredura:
+		return map[string]any{"demanda_id": uuid.New(), "unidade_civica_id": nil, "acao": "console", "timestamp": agora()}
 	default:
 		return map[string]any{"unidade_civica_id": uc, "versao_parametros": "2026.2"}
 	}

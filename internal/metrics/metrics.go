@@ -258,7 +258,7 @@ func newGauges(f Fonte) *gauges {
 		outbox: prometheus.NewDesc("d6a_outbox_pendentes",
 			"Outbox rows not yet published to the bus.", nil, nil),
 		consumerLags: prometheus.NewDesc("d6a_consumer_lag",
-			"Messages the durable consumer of each event tipo has yet to deliver.", []string{"tipo"}, nil),
+			"Messages the durable consumer has yet to deliver (tipo=\"entradas\": d6a-entradas carries every consumed type).", []string{"tipo"}, nil),
 	}
 }
 

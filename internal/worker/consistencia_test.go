@@ -210,66 +210,6 @@ func TestConsistenciaAposFailoverAssincrono(t *testing.T) {
 	}
 }
 
-// The consumers run side by side, so an input can commit after one
-// published later in the stream. Here the agenda item for d7 waits (its
-// consumer paused) while a later cycle frees m, and only then draws d7 to
-// m. After the loss, applying the inputs in stream order would run the
-// agenda item while m is still busy and publish a sorteio.sem_candidatos
-// that never happened. Each result names its input (header
-// D6a-Entrada-Seq), so the repair applies the agenda item where its draw
-// is on the bus: after the cycle.
-func TestReparoAplicaEntradaOndeFoiCommitada(t *testing.T) {
-	c, _, _, _ := coloniaComDupla(t)
-	fila := c.novaUC()
-	m := c.novoConselheiro(fila)
-	d5, _ := c.novaDemanda(fila)
-	if c.ativa(d5) != m {
-		t.Fatalf("d5 -> %s, want %s", c.ativa(d5), m)
-	}
-	c.fotografar()
-
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	durable := evento.AgendaItemDisponivel.Durable()
-	if _, err := c.js.PauseConsumer(ctx, c.cfg.Stream, durable, time.Now().Add(time.Hour)); err != nil {
-		t.Fatal(err)
-	}
-	d7 := uuid.New()
-	agendaID, agendaSeq := c.publicar(evento.AgendaItemDisponivel, "1.0.0", agenda(d7, fila))
-	c.processar(evento.CicloConcluido, "1.0.0", ciclo(m, d5, fila))
-	if _, err := c.js.ResumeConsumer(ctx, c.cfg.Stream, durable); err != nil {
-		t.Fatal(err)
-	}
-	c.esperarProcessado(agendaID)
-	if c.ativa(d7) != m {
-		t.Fatalf("d7 -> %s, want %s (drawn after the cycle freed him)", c.ativa(d7), m)
-	}
-	c.parar()
-	c.restaurar()
-
-	rel := c.verificarConsistencia()
-	if len(rel.Perdidos) != 1 || rel.Perdidos[0].DemandaID != d7 || rel.Perdidos[0].EntradaSeq != agendaSeq {
-		t.Fatalf("lost draws %+v: want d7's, naming its agenda item at seq %d", rel.Perdidos, agendaSeq)
-	}
-	if len(rel.EntradasPerdidas) != 2 || rel.EntradasPerdidas[0].Seq != agendaSeq {
-		t.Fatalf("lost inputs %+v: want the agenda item (first in the stream) and the cycle", rel.EntradasPerdidas)
-	}
-
-	c.iniciarEReparar(rel)
-	if n := len(porDemanda(c.publicados(evento.SorteioSemCandidatos), d7)); n != 0 {
-		t.Errorf("the repair published %d sorteio.sem_candidatos for d7, which was drawn", n)
-	}
-	if n := len(porDemanda(c.publicados(evento.ConselheiroSorteado), d7)); n != 1 || c.ativa(d7) != m {
-		t.Errorf("d7: %d sorteado on the bus, active to %s: want 1, to %s", n, c.ativa(d7), m)
-	}
-	if st, _ := c.atribuicao(m, d5); st != "concluida" {
-		t.Errorf("d5's assignment %s, want concluida", st)
-	}
-	if rel := c.verificarConsistencia(); rel.Diverge() {
-		t.Errorf("still divergent after the repair:\n%s", rel)
-	}
-}
-
 // TestBootAdiaSorteiosAteOReparo: an instance that boots on a database
 // that lost draws the bus published holds back the boot's sweep of the
 // pending queue, which would decide on that database (here: give the

@@ -40,13 +40,14 @@ func h2Processado(c *colonia, id uuid.UUID) bool {
 	return c.contar(`SELECT count(*) FROM d6a.eventos_processados WHERE event_id = $1`, id) == 1
 }
 
-// h2ConsumidorEmDia reports that the durable consumer of tipo has nothing
+// h2ConsumidorEmDia reports that the durable consumer (d6a-entradas, which
+// carries tipo with every other consumed type) has nothing
 // pending and nothing waiting for an ack: every message was settled.
 func h2ConsumidorEmDia(c *colonia, tipo evento.Tipo) bool {
 	c.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	cons, err := c.js.Consumer(ctx, c.cfg.Stream, tipo.Durable())
+	cons, err := c.js.Consumer(ctx, c.cfg.Stream, evento.DurableEntradas)
 	if err != nil {
 		return false
 	}

@@ -136,13 +136,11 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *Worker, err erro
 		}
 		return nil, &ConfigError{Var: "D6A_NATS_EMBEDDED_ADDR", Err: fmt.Errorf("embedded NATS on %s: %w", cfg.NATSEmbeddedAddr, err)}
 	}
+	// One durable carries every consumed type (CONTRACT §3): one series,
+	// tipo="entradas".
 	lag := func(ctx context.Context) (map[string]uint64, error) {
-		p, err := w.Bus.Pending(ctx)
-		out := make(map[string]uint64, len(p))
-		for t, n := range p {
-			out[string(t)] = n
-		}
-		return out, err
+		n, err := w.Bus.Pending(ctx)
+		return map[string]uint64{"entradas": n}, err
 	}
 	w.Metrics = metrics.New(metrics.StoreFonte(w.Store, lag))
 	tipos := make([]string, len(evento.Consumidos))
