@@ -158,7 +158,9 @@ func verificarPublico(ctx context.Context, c *transparencia.Cliente, o *opcoesUR
 				return code
 			}
 		}
-		if sc := s.SemCandidatos; sc != nil {
+		if e := s.Entrada; e != nil {
+			fmt.Fprintf(stdout, "OK %s event_id=%s indice=%d checkpoint=%d\n", e.Tipo, id, s.Indice, s.Checkpoint.Tamanho)
+		} else if sc := s.SemCandidatos; sc != nil {
 			fmt.Fprintf(stdout, "OK sem_candidatos event_id=%s indice=%d demanda=%s motivo=%s cadastrados=%d ocupados=%d checkpoint=%d\n",
 				id, s.Indice, sc.DemandaID, sc.Motivo, sc.Cadastrados, sc.Ocupados, s.Checkpoint.Tamanho)
 		} else if s.Eliminado {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/formigueiro/d6a/internal/elegibilidade"
 	"github.com/formigueiro/d6a/internal/store"
+	"github.com/formigueiro/d6a/internal/transparencia"
 )
 
 // Transicao reports whether the counsellor state machine of spec 4.6 allows
@@ -36,11 +37,7 @@ func Transicao(from, to string) bool {
 // refusal otherwise. Lifting a suspension is only allowed once its date has
 // passed.
 func (u *uow) transitar(ctx context.Context, log *slog.Logger, c store.Conselheiro, to string, eventID uuid.UUID) error {
-	permitido := Transicao(c.Status, to)
-	if c.Status == elegibilidade.Suspenso && to == elegibilidade.Disponivel {
-		permitido = elegibilidade.SuspensaoVencida(c.DataSuspensaoAte, u.agora)
-	}
-	if !permitido {
+	if !u.permitido(c, to) {
 		log.Warn("transição de status proibida (spec 4.6) — mantida", "conselheiro_id", c.ID, "de", c.Status, "para", to)
 		return nil
 	}
@@ -54,6 +51,14 @@ func (u *uow) transitar(ctx context.Context, log *slog.Logger, c store.Conselhei
 		return u.encerrarSuspensao(ctx, log, c.ID, *c.DataSuspensaoAte, "transicao")
 	}
 	return nil
+}
+
+// permitido reports whether c may move to status to now (spec 4.6).
+func (u *uow) permitido(c store.Conselheiro, to string) bool {
+	if c.Status == elegibilidade.Suspenso && to == elegibilidade.Disponivel {
+		return elegibilidade.SuspensaoVencida(c.DataSuspensaoAte, u.agora)
+	}
+	return Transicao(c.Status, to)
 }
 
 // alterou notes a citizen whose situation this unit of work changed.
@@ -80,6 +85,9 @@ func (u *uow) suspender(ctx context.Context, log *slog.Logger, c store.Conselhei
 		return err
 	}
 	u.alterou(c.CidadaoID)
+	// CONTRACT §7: public, but not checkable from the public log alone
+	// (the refusals' motives are not in it).
+	u.registros = append(u.registros, transparencia.NovaSuspensao(eventID, u.seqGatilho(), c.ID, ate))
 	log.Warn("Conselheiro suspenso por recusas consecutivas", "conselheiro_id", c.ID,
 		"recusas_consecutivas", consecutivas, "data_suspensao_ate", ate.Format(time.RFC3339),
 		"n_recusas_suspensao", par.NRecusasSuspensao, "t_suspensao_dias", par.TSuspensaoDias)

@@ -11,6 +11,7 @@ import (
 	"github.com/formigueiro/d6a/internal/elegibilidade"
 	"github.com/formigueiro/d6a/internal/evento"
 	"github.com/formigueiro/d6a/internal/store"
+	"github.com/formigueiro/d6a/internal/transparencia"
 )
 
 // Assignment statuses (spec 2.3).
@@ -78,7 +79,7 @@ func (u *uow) despachar(ctx context.Context, log *slog.Logger, ev evento.Evento,
 		return u.onConselheiroAtribuicaoRecusada(ctx, log, ev, p)
 	case evento.DuplicidadeAgregada:
 		p, _ := ev.DuplicidadeAgregada()
-		return u.onDuplicidadeAgregada(ctx, log, p)
+		return u.onDuplicidadeAgregada(ctx, log, ev, p)
 	case evento.DemandaIniciada:
 		p, _ := ev.DemandaIniciada()
 		return u.onDemandaIniciada(ctx, log, ev, p)
@@ -186,6 +187,7 @@ func (u *uow) onConselheiroCadastrado(ctx context.Context, log *slog.Logger, ev 
 		return err
 	}
 	u.alterou(p.CidadaoID)
+	u.registros = append(u.registros, transparencia.NovoCadastro(ev.EventID, u.seqGatilho(), p.CidadaoID, p.UnidadeCivicaID, p.NivelAtuacao, status, p.CapacitacaoConcluida))
 	log.Info("Conselheiro cadastrado", "capacitacao_concluida", p.CapacitacaoConcluida, "status", status)
 	// 4. sweep the pending queue of the UC and its descendants.
 	return u.varrerFila(ctx, log, p.UnidadeCivicaID)
@@ -236,13 +238,20 @@ func (u *uow) onConselheiroCicloConcluido(ctx context.Context, log *slog.Logger,
 	// not make him disponivel while an assignment is still active
 	// (ocupado iff an active assignment exists).
 	_, err = u.tx.BuscarAtribuicaoAtivaPorConselheiro(ctx, c.ID)
+	depois := c.Status
 	if outra, err := store.Found(err); err != nil {
 		return err
 	} else if outra {
 		log.Warn("ciclo concluído para outra demanda: conselheiro mantém a atribuição ativa e segue ocupado")
-	} else if err := u.transitar(ctx, log, c, elegibilidade.Disponivel, ev.EventID); err != nil {
-		return err
+	} else {
+		if u.permitido(c, elegibilidade.Disponivel) {
+			depois = elegibilidade.Disponivel
+		}
+		if err := u.transitar(ctx, log, c, elegibilidade.Disponivel, ev.EventID); err != nil {
+			return err
+		}
 	}
+	u.registros = append(u.registros, transparencia.NovoCicloConcluido(ev.EventID, u.seqGatilho(), c.ID, p.DemandaID, depois))
 	// 5. sweep the payload's UC, else the counsellor's.
 	uc := c.UnidadeCivicaID
 	if p.UnidadeCivicaID != nil {
@@ -301,6 +310,10 @@ func (u *uow) onConselheiroAtribuicaoRecusada(ctx context.Context, log *slog.Log
 		}
 		c.Status = elegibilidade.Disponivel
 	}
+	if temConselheiro {
+		// No motive: a refusal for personal risk must not show (spec 3.12).
+		u.registros = append(u.registros, transparencia.NovaRecusa(ev.EventID, u.seqGatilho(), c.ID, a.DemandaID, c.Status))
+	}
 	motivo := string(p.Motivo)
 	u.depois = append(u.depois, func() { u.servico.o.Observador.Recusa(motivo) })
 	if p.Motivo == evento.RiscoPessoal {
@@ -358,8 +371,9 @@ func (u *uow) onConselheiroAtribuicaoRecusada(ctx context.Context, log *slog.Log
 
 // onDuplicidadeAgregada is spec 3.6: members leave the pending queue; the
 // representative stays.
-func (u *uow) onDuplicidadeAgregada(ctx context.Context, log *slog.Logger, p evento.DuplicidadeAgregadaPayload) error {
+func (u *uow) onDuplicidadeAgregada(ctx context.Context, log *slog.Logger, ev evento.Evento, p evento.DuplicidadeAgregadaPayload) error {
 	removidos := int64(0)
+	var fora []uuid.UUID
 	for _, m := range p.Membros {
 		if m == p.RepresentanteDemandaID {
 			continue
@@ -369,7 +383,11 @@ func (u *uow) onDuplicidadeAgregada(ctx context.Context, log *slog.Logger, p eve
 			return err
 		}
 		removidos += n
+		if n > 0 {
+			fora = append(fora, m)
+		}
 	}
+	u.registros = append(u.registros, transparencia.NovaAgregacao(ev.EventID, u.seqGatilho(), p.RepresentanteDemandaID, fora))
 	log.Info("Duplicidade agregada: membros removidos da fila", "agregado_id", p.AgregadoID,
 		"representante_demanda_id", p.RepresentanteDemandaID, "membros", len(p.Membros), "removidos", removidos)
 	return nil

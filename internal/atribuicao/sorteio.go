@@ -230,6 +230,15 @@ func (u *uow) filtrar(ctx context.Context, cadeia []uuid.UUID, excluir *uuid.UUI
 		Cadastrados: int(d.Cadastrados), Ocupados: int(d.Ocupados)}, nil
 }
 
+// seqGatilho is the stream sequence of the unit's trigger, for its input
+// records (nil: none, a console action or a periodic job).
+func (u *uow) seqGatilho() *int64 {
+	if u.gatilho != nil {
+		return &u.gatilho.Seq
+	}
+	return u.entradaSeq()
+}
+
 // entradaSeq is the unit's input for an outbox row (nil: none).
 func (u *uow) entradaSeq() *int64 {
 	if u.entrada == 0 {
@@ -261,8 +270,10 @@ type Gatilho struct {
 
 // semente is the seed's inputs: the unit's trigger (CONTRACT §4). A unit
 // outside any event (Sortear: the benchmark, the tests) takes the bus's
-// latest message and the clock, the rule of the records before the
-// trigger's (docs/decisions.md, "The seed follows the trigger").
+// latest message as its trigger, and T its stored time when the bus can
+// read it (a bus that cannot, a test's fixed base, leaves T to the clock,
+// the rule of the records before the trigger's; docs/decisions.md, "The
+// seed follows the trigger").
 func (u *uow) semente(ctx context.Context) (base string, seq int64, t string, err error) {
 	if g := u.gatilho; g != nil {
 		if u.sorteou {
@@ -271,13 +282,26 @@ func (u *uow) semente(ctx context.Context) (base string, seq int64, t string, er
 		u.sorteou = true
 		return g.EventID.String(), g.Seq, sorteio.FormatTimestamp(g.Armazenado), nil
 	}
-	id, n, err := u.servico.o.Barramento.LastEventID(ctx)
+	b := u.servico.o.Barramento
+	id, n, err := b.LastEventID(ctx)
 	if err != nil || id == "" {
 		return "", 0, "", fmt.Errorf("%w: %v", ErrBaseDesconhecida, err)
 	}
-	// T is read after the base so it lies between the base's bus time and
-	// the publication's.
+	if l, ok := b.(LeitorDoBarramento); ok {
+		_, _, em, err := l.MsgPorSequencia(ctx, n)
+		if err != nil {
+			return "", 0, "", fmt.Errorf("%w: %v", ErrBaseDesconhecida, err)
+		}
+		return id, int64(n), sorteio.FormatTimestamp(em), nil
+	}
 	return id, int64(n), sorteio.FormatTimestamp(u.servico.o.Now()), nil
+}
+
+// LeitorDoBarramento is a Barramento that also reads a message by stream
+// sequence (*bus.Bus): a draw outside any event then takes T from its
+// base's stored time.
+type LeitorDoBarramento interface {
+	MsgPorSequencia(ctx context.Context, seq uint64) (data []byte, subject string, armazenado time.Time, err error)
 }
 
 // enfileirarPendente is spec 4.4 step 2: enter the pending queue, or count

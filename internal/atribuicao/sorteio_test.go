@@ -460,11 +460,17 @@ func TestSorteiosSucessivosNuncaRepetemConselheiro(t *testing.T) {
 // by conselheiro, through the real handler (spec 3.12).
 func (a *ambiente) recusar(p atribuicao.Pedido, conselheiro uuid.UUID) uuid.UUID {
 	a.t.Helper()
+	return a.recusarPor(p, conselheiro, "recusa_explicita")
+}
+
+// recusarPor is recusar with the refusal's motive.
+func (a *ambiente) recusarPor(p atribuicao.Pedido, conselheiro uuid.UUID, motivo string) uuid.UUID {
+	a.t.Helper()
 	id := uuid.New()
 	data := fmt.Sprintf(`{"event_id":%q,"tipo":"conselheiro.atribuicao_recusada","origem":"D-6b","versao_schema":"1.1.0",
 		"correlacao_id":%q,"timestamp":"2026-11-29T15:00:00.000Z",
-		"payload":{"conselheiro_id":%q,"demanda_id":%q,"unidade_civica_id":%q,"motivo":"recusa_explicita"}}`,
-		id, p.Dados.CorrelacaoID, conselheiro, p.DemandaID, p.UC)
+		"payload":{"conselheiro_id":%q,"demanda_id":%q,"unidade_civica_id":%q,"motivo":%q}}`,
+		id, p.Dados.CorrelacaoID, conselheiro, p.DemandaID, p.UC, motivo)
 	ev, err := evento.Decodificar(evento.AtribuicaoRecusada, []byte(data))
 	if err != nil {
 		a.t.Fatal(err)

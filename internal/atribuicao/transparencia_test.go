@@ -30,16 +30,16 @@ func TestSorteiosEntramNoLogDeTransparencia(t *testing.T) {
 	r2 := a.sortearComSucesso(pedido(uc))
 
 	n, err := transparencia.Tamanho(a.ctx, a.st.Pool)
-	if err != nil || n != 4 {
-		t.Fatalf("log size %d, %v; want 4 (draw, sem_candidatos, re-draw, draw)", n, err)
+	if err != nil || n != 5 {
+		t.Fatalf("log size %d, %v; want 5 (draw, sem_candidatos, refusal, re-draw, draw)", n, err)
 	}
 	folhas, err := transparencia.Folhas(a.ctx, a.st.Pool, 0, n, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if folhas[0].EventIDSorteio != r1.EventIDSorteio || folhas[3].EventIDSorteio != r2.EventIDSorteio {
+	if folhas[0].EventIDSorteio != r1.EventIDSorteio || folhas[4].EventIDSorteio != r2.EventIDSorteio {
 		t.Errorf("leaf order %s, …, %s; want the decision order %s, …, %s",
-			folhas[0].EventIDSorteio, folhas[3].EventIDSorteio, r1.EventIDSorteio, r2.EventIDSorteio)
+			folhas[0].EventIDSorteio, folhas[4].EventIDSorteio, r1.EventIDSorteio, r2.EventIDSorteio)
 	}
 	for _, f := range folhas {
 		if f.HashFolha != tlog.RecordHash(f.Registro) {
@@ -76,7 +76,14 @@ func TestSorteiosEntramNoLogDeTransparencia(t *testing.T) {
 	if obs := a.outbox("sorteio.sem_candidatos", pv.Dados.CorrelacaoID); len(obs) != 1 || obs[0].EventID != semc.EventID {
 		t.Errorf("the record's event_id %s is not the published sorteio.sem_candidatos's (%v)", semc.EventID, obs)
 	}
-	redraw, _ := transparencia.LerRegistro(folhas[2].Registro)
+	// The refusal is an input record, before the re-draw it leads to, and
+	// says nothing of its motive (spec 3.12).
+	rec, err := transparencia.LerRegistravel(folhas[2].Registro)
+	if e, ok := rec.(transparencia.Entrada); err != nil || !ok || e.Tipo != transparencia.TipoRecusa || *e.ConselheiroID != r1.ConselheiroID ||
+		*e.DemandaID != p1.DemandaID || strings.Contains(string(folhas[2].Registro), "motivo") {
+		t.Errorf("leaf 2 %s (%v), want the refusal of %s for %s, without a motive", folhas[2].Registro, err, r1.ConselheiroID, p1.DemandaID)
+	}
+	redraw, _ := transparencia.LerRegistro(folhas[3].Registro)
 	if redraw.Excluido == nil || *redraw.Excluido != r1.ConselheiroID {
 		t.Errorf("re-draw record excluido = %v, want %s", redraw.Excluido, r1.ConselheiroID)
 	}
@@ -84,5 +91,48 @@ func TestSorteiosEntramNoLogDeTransparencia(t *testing.T) {
 	semc.Motivo = "todos_ocupados"
 	if err := transparencia.ConferirRegistravel(semc); err == nil || !strings.Contains(err.Error(), "registro.motivo") {
 		t.Errorf("a wrong motive passed: %v", err)
+	}
+}
+
+// Spec 3.12, CONTRACT §7: no public record reveals that a refusal was for
+// personal risk. Two refusals, one for personal risk and one explicit,
+// leave records that differ only in their ids.
+func TestRecusaPorRiscoPessoalNaoApareceNoLog(t *testing.T) {
+	t.Parallel()
+	a := novoAmbiente(t, nil)
+	uc := a.uc(uuid.Nil)
+	a.conselheiro(uc)
+	a.conselheiro(uc)
+	p1, p2 := pedido(uc), pedido(uc)
+	r1, r2 := a.sortearComSucesso(p1), a.sortearComSucesso(p2)
+	e1 := a.recusarPor(p1, r1.ConselheiroID, "risco_pessoal")
+	e2 := a.recusarPor(p2, r2.ConselheiroID, "recusa_explicita")
+	n, err := transparencia.Tamanho(a.ctx, a.st.Pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	folhas, err := transparencia.Folhas(a.ctx, a.st.Pool, 0, n, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	semIDs := map[uuid.UUID]string{}
+	for _, f := range folhas {
+		if strings.Contains(string(f.Registro), "risco") || strings.Contains(string(f.Registro), "motivo\":\"recusa") {
+			t.Errorf("leaf %d tells a refusal's motive: %s", f.Indice, f.Registro)
+		}
+		r, err := transparencia.LerRegistravel(f.Registro)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e, ok := r.(transparencia.Entrada); ok && e.Tipo == transparencia.TipoRecusa {
+			txt := string(f.Registro)
+			for _, id := range []uuid.UUID{e.EventID, *e.ConselheiroID, *e.DemandaID} {
+				txt = strings.ReplaceAll(txt, id.String(), "ID")
+			}
+			semIDs[e.EventID] = txt
+		}
+	}
+	if len(semIDs) != 2 || semIDs[e1] == "" || semIDs[e1] != semIDs[e2] {
+		t.Errorf("refusal records %v: want two, alike but for their ids", semIDs)
 	}
 }

@@ -170,8 +170,10 @@ type Sorteio struct {
 	// Registro is zero and Eliminado true when the body was erased.
 	Registro  Registro
 	Eliminado bool
-	// SemCandidatos is set instead of Registro for a sorteio.sem_candidatos.
+	// SemCandidatos is set instead of Registro for a sorteio.sem_candidatos,
+	// Entrada for an input record.
 	SemCandidatos *SemCandidatos
+	Entrada       *Entrada
 	// Gatilho: the draw's base and T were checked against its trigger on
 	// the bus (CONTRACT §4). AntesDoGatilho: the record precedes that rule
 	// (GatilhoDesde is where it begins).
@@ -219,6 +221,8 @@ func (c *Cliente) VerificarSorteio(ctx context.Context, eventID uuid.UUID) (Sort
 			s.Registro, ev = f, f.EventIDSorteio
 		case SemCandidatos:
 			s.SemCandidatos, ev = &f, f.EventID
+		case Entrada:
+			s.Entrada, ev = &f, f.EventID
 		}
 		if ev != eventID {
 			return s, falha("registro.event_id", ev, eventID)
@@ -236,6 +240,8 @@ func (c *Cliente) VerificarSorteio(ctx context.Context, eventID uuid.UUID) (Sort
 	switch {
 	case s.SemCandidatos != nil:
 		return s, ConferirRegistravel(*s.SemCandidatos)
+	case s.Entrada != nil:
+		return s, ConferirRegistravel(*s.Entrada)
 	case !s.Eliminado:
 		if err := Conferir(s.Registro); err != nil {
 			return s, err

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/google/uuid"
@@ -86,8 +87,14 @@ func LerRegistravel(data []byte) (Registravel, error) {
 			return nil, err
 		}
 		return r, nil
+	case slices.Contains(tiposEntrada, *k.Tipo):
+		var r Entrada
+		if err := lerCanonico(data, &r, func() ([]byte, error) { return r.Bytes() }, "the JSON "+*k.Tipo+" record of docs/verificacao.md"); err != nil {
+			return nil, err
+		}
+		return r, nil
 	default:
-		return nil, falha("registro.tipo", *k.Tipo, "a kind of record this verifier knows (a draw, "+TipoSemCandidatos+")")
+		return nil, falha("registro.tipo", *k.Tipo, "a kind of record this verifier knows (a draw, "+TipoSemCandidatos+", or an input of docs/verificacao.md §0.1)")
 	}
 }
 
@@ -110,6 +117,8 @@ func ConferirRegistravel(f Registravel) error {
 			return falha("registro.motivo", r.Motivo, want+" (from cadastrados and ocupados, spec 4.3)")
 		}
 		return nil
+	case Entrada:
+		return conferirEntrada(r)
 	}
 	return falha("registro", fmt.Sprintf("%T", f), "a record of CONTRACT §7")
 }

@@ -116,7 +116,9 @@ func TestCLIEventIDPontaAPonta(t *testing.T) {
 	for _, want := range []string{
 		"OK event_id=" + id + " selecionado=" + r.ConselheiroID.String() + " total=5 degrau=" + uc.String() + "\n",
 		"base: " + base["event_id"].(string) + " (sequence " + itoa(baseSeq) + ")\n",
-		"janela de tempo: ", "largura ",
+		// Under the trigger's rule (CONTRACT §4): T is the base's bus time,
+		// checked exactly.
+		"gatilho: base e T=", "são os da mensagem " + itoa(baseSeq) + " do barramento",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, out)

@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/formigueiro/d6a/internal/evento"
 	"github.com/formigueiro/d6a/internal/sorteio"
@@ -109,7 +110,11 @@ type Relatorio struct {
 	BaseFallback bool
 	BaseSequence *int64
 	Timestamp    string
-	// Janela is set when the window was checked.
+	// Gatilho: the draw follows the trigger's rule (CONTRACT §4); base and
+	// T were checked exactly when Janela is set.
+	Gatilho bool
+	// Janela is set when the window (or, under Gatilho, the trigger) was
+	// checked.
 	Janela *Janela
 	// Notas are what was not (fully) checked, one line each.
 	Notas []string
@@ -124,7 +129,9 @@ func (r Relatorio) String() string {
 	} else if r.BaseSequence != nil {
 		fmt.Fprintf(&b, "base: %s (sequence %d)\n", r.Base, *r.BaseSequence)
 	}
-	if j := r.Janela; j != nil {
+	if j := r.Janela; j != nil && r.Gatilho {
+		fmt.Fprintf(&b, "gatilho: base e T=%s são os da mensagem %d do barramento (armazenada em %s)\n", r.Timestamp, *r.BaseSequence, sorteio.FormatTimestamp(j.Inicio))
+	} else if j != nil {
 		ini := "—"
 		if !j.Inicio.IsZero() {
 			ini = sorteio.FormatTimestamp(j.Inicio)
@@ -187,7 +194,34 @@ func Verificar(ctx context.Context, st *store.Store, eventID uuid.UUID, o Opcoes
 		return rel, err
 	}
 
-	// 5: the bus.
+	// 5: the bus. A draw logged under the trigger's rule (CONTRACT §4) is
+	// checked exactly against its trigger; an earlier one by its window.
+	var gatilho bool
+	err = st.Pool.QueryRow(ctx, `SELECT r.indice >= g.desde_indice FROM d6a.transparencia_registros r, d6a.transparencia_regras g
+		WHERE r.event_id_sorteio = $1 AND g.regra = 'gatilho'`, eventID).Scan(&gatilho)
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return rel, fmt.Errorf("reading d6a.transparencia_regras: %w", err)
+	}
+	if gatilho && aud.BaseSequence != nil {
+		rel.Gatilho = true
+		if o.Barramento == nil {
+			rel.Notas = append(rel.Notas, NotaSemBarramento)
+			return rel, nil
+		}
+		data, _, t0, err := o.Barramento.MsgPorSequencia(ctx, uint64(*aud.BaseSequence))
+		if err != nil {
+			rel.Notas = append(rel.Notas, NotaSemBarramento, "  barramento: "+err.Error())
+			return rel, nil
+		}
+		if id, _ := evento.LerEventID(data); id != aud.Base {
+			return rel, divergencia("gatilho.base", aud.Base, id+fmt.Sprintf(" (event_id of the trigger at sequence %d)", *aud.BaseSequence))
+		}
+		if t := sorteio.FormatTimestamp(t0); t != aud.TimestampSorteio {
+			return rel, divergencia("gatilho.timestamp", aud.TimestampSorteio, t+fmt.Sprintf(" (bus time of the trigger at sequence %d)", *aud.BaseSequence))
+		}
+		rel.Janela = &Janela{Inicio: t0, T: T, Fim: t0}
+		return rel, nil
+	}
 	if err := conferirJanela(ctx, aud, ob, T, o, &rel); err != nil {
 		return rel, err
 	}
@@ -272,9 +306,12 @@ func conferirAtribuicao(aud store.Auditoria, at store.Atribuicao, T time.Time) e
 			return divergencia("atribuicao."+c.campo, c.encontrado, c.esperado)
 		}
 	}
-	// data_sorteio is T stored with centisecond precision (spec 2.3).
-	if d := at.DataSorteio.Sub(T); d < -10*time.Millisecond || d > 10*time.Millisecond {
-		return divergencia("atribuicao.data_sorteio", at.DataSorteio.UTC().Format(time.RFC3339Nano), aud.TimestampSorteio)
+	// data_sorteio is the service's clock at the decision (it times the
+	// response), which comes after its trigger was stored at T (CONTRACT
+	// §4) by however long delivery took; centisecond precision (spec 2.3)
+	// and the clocks' skew allowed.
+	if d := at.DataSorteio.Sub(T); d < -FolgaPadrao {
+		return divergencia("atribuicao.data_sorteio", at.DataSorteio.UTC().Format(time.RFC3339Nano), "≥ "+aud.TimestampSorteio+" (after the trigger's bus time)")
 	}
 	return nil
 }

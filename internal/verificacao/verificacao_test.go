@@ -50,6 +50,13 @@ func novoSorteio(t *testing.T, b atribuicao.Barramento, n int) *sorteioReal {
 	t.Helper()
 	ctx := context.Background()
 	st := pgtest.New(t)
+	if b == nil {
+		// A fixed base and the clock: a record of the rule before the
+		// trigger's (CONTRACT §4), checked by its window.
+		if _, err := st.Pool.Exec(ctx, `UPDATE d6a.transparencia_regras SET desde_indice = 1000000 WHERE regra = 'gatilho'`); err != nil {
+			t.Fatal(err)
+		}
+	}
 	cidade, bairro := uuid.New(), uuid.New()
 	if _, err := st.Pool.Exec(ctx, `INSERT INTO core.uc_polygons (id, parent_uc_id) VALUES ($1, NULL), ($2, $1)`, cidade, bairro); err != nil {
 		t.Fatal(err)

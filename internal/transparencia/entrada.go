@@ -1,0 +1,156 @@
+package transparencia
+
+import (
+	"bytes"
+	"slices"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/formigueiro/d6a/internal/sorteio"
+)
+
+// Kinds of the input records (CONTRACT §7): each input or state change
+// that the eligibility of spec 4.3 depends on. The consumed events keep
+// their type's name; the state changes d6a decides are "d6a.…".
+const (
+	TipoCadastro          = "conselheiro.cadastrado"
+	TipoCicloConcluido    = "conselheiro.ciclo_concluído"
+	TipoRecusa            = "conselheiro.atribuicao_recusada"
+	TipoAgregacao         = "duplicidade.agregada"
+	TipoSuspensao         = "d6a.suspensao"
+	TipoSuspensaoExpirada = "conselheiro.suspensao_expirada"
+	TipoInativacao        = "d6a.inativacao"
+	TipoReativacao        = "d6a.reativacao"
+)
+
+// tiposEntrada are the kinds an Entrada may have.
+var tiposEntrada = []string{TipoCadastro, TipoCicloConcluido, TipoRecusa, TipoAgregacao, TipoSuspensao, TipoSuspensaoExpirada, TipoInativacao, TipoReativacao}
+
+// Entrada is the record of an input or a state change that eligibility
+// depends on, appended in the order it was applied, in its transaction.
+// Which keys a kind carries is in docs/verificacao.md §0.1; absent ones are
+// left out. The field order is the key order and must not change.
+//
+// No record says why a refusal was made: a refusal for personal risk
+// (spec 3.12) carries no penalty and is sensitive, so every refusal's
+// record is alike, and a suspension's record says it cannot be checked
+// from the public log (ConferivelPublicamente false): the counsellor
+// concerned checks it with what they alone received.
+type Entrada struct {
+	Tipo string `json:"tipo"`
+	// EventID is the consumed event's id (a suspension's is derived from
+	// its refusal's: IDSuspensao).
+	EventID uuid.UUID `json:"event_id"`
+	// GatilhoSequence is the stream sequence of the consumed message it
+	// follows (null for the console's actions and the periodic job).
+	GatilhoSequence      *int64      `json:"gatilho_sequence"`
+	ConselheiroID        *uuid.UUID  `json:"conselheiro_id,omitempty"`
+	UnidadeCivicaID      *uuid.UUID  `json:"unidade_civica_id,omitempty"`
+	NivelAtuacao         *int64      `json:"nivel_atuacao,omitempty"`
+	Status               string      `json:"status,omitempty"`
+	CapacitacaoConcluida *bool       `json:"capacitacao_concluida,omitempty"`
+	DemandaID            *uuid.UUID  `json:"demanda_id,omitempty"`
+	Removidas            []uuid.UUID `json:"removidas,omitempty"`
+	DataSuspensaoAte     string      `json:"data_suspensao_ate,omitempty"`
+	// ConferivelPublicamente is false for a suspension: the refusals it
+	// counts are public, their motives are not.
+	ConferivelPublicamente *bool `json:"conferivel_publicamente,omitempty"`
+}
+
+func (r Entrada) chaves() (uuid.UUID, uuid.UUID) {
+	if r.DemandaID != nil {
+		return r.EventID, *r.DemandaID
+	}
+	return r.EventID, uuid.Nil
+}
+
+// Bytes is the canonical encoding, as Registro.Bytes.
+func (r Entrada) Bytes() ([]byte, error) { return codificar(r) }
+
+// nsSuspensao is the namespace of the ids of suspension records.
+var nsSuspensao = uuid.NewSHA1(uuid.NameSpaceURL, []byte("https://github.com/formigueiro/d6a/transparencia/suspensao"))
+
+// IDSuspensao is the record id of the suspension a refusal led to.
+func IDSuspensao(recusa uuid.UUID) uuid.UUID { return uuid.NewSHA1(nsSuspensao, recusa[:]) }
+
+// NovoCadastro is the record of a counsellor's registration.
+func NovoCadastro(eventID uuid.UUID, gatilho *int64, conselheiro, uc uuid.UUID, nivel int, status string, capacitacao bool) Entrada {
+	n := int64(nivel)
+	return Entrada{Tipo: TipoCadastro, EventID: eventID, GatilhoSequence: gatilho, ConselheiroID: &conselheiro,
+		UnidadeCivicaID: &uc, NivelAtuacao: &n, Status: status, CapacitacaoConcluida: &capacitacao}
+}
+
+// NovoCicloConcluido is the record of a cycle end: status is what the
+// counsellor is after it (disponivel when it freed them).
+func NovoCicloConcluido(eventID uuid.UUID, gatilho *int64, conselheiro, demanda uuid.UUID, status string) Entrada {
+	return Entrada{Tipo: TipoCicloConcluido, EventID: eventID, GatilhoSequence: gatilho, ConselheiroID: &conselheiro, DemandaID: &demanda, Status: status}
+}
+
+// NovaRecusa is the record of a refusal, without its motive.
+func NovaRecusa(eventID uuid.UUID, gatilho *int64, conselheiro, demanda uuid.UUID, status string) Entrada {
+	return Entrada{Tipo: TipoRecusa, EventID: eventID, GatilhoSequence: gatilho, ConselheiroID: &conselheiro, DemandaID: &demanda, Status: status}
+}
+
+// NovaAgregacao is the record of a duplicidade.agregada: the demands that
+// left the pending queue, sorted.
+func NovaAgregacao(eventID uuid.UUID, gatilho *int64, representante uuid.UUID, removidas []uuid.UUID) Entrada {
+	r := slices.Clone(removidas)
+	slices.SortFunc(r, func(a, b uuid.UUID) int { return bytes.Compare(a[:], b[:]) })
+	if r == nil {
+		r = []uuid.UUID{}
+	}
+	return Entrada{Tipo: TipoAgregacao, EventID: eventID, GatilhoSequence: gatilho, DemandaID: &representante, Removidas: r}
+}
+
+// NovaSuspensao is the record of a suspension a refusal led to.
+func NovaSuspensao(recusa uuid.UUID, gatilho *int64, conselheiro uuid.UUID, ate time.Time) Entrada {
+	f := false
+	return Entrada{Tipo: TipoSuspensao, EventID: IDSuspensao(recusa), GatilhoSequence: gatilho, ConselheiroID: &conselheiro,
+		DataSuspensaoAte: sorteio.FormatTimestamp(ate), ConferivelPublicamente: &f}
+}
+
+// NovaSuspensaoExpirada is the record of a suspension's end (its
+// conselheiro.suspensao_expirada's id).
+func NovaSuspensaoExpirada(eventID uuid.UUID, gatilho *int64, conselheiro uuid.UUID, ate time.Time) Entrada {
+	return Entrada{Tipo: TipoSuspensaoExpirada, EventID: eventID, GatilhoSequence: gatilho, ConselheiroID: &conselheiro, DataSuspensaoAte: sorteio.FormatTimestamp(ate)}
+}
+
+// NovaMudancaStatus is the record of the console setting (inativo) or
+// lifting (status after it) a counsellor's inactivity.
+func NovaMudancaStatus(tipo string, eventID, conselheiro uuid.UUID, status string) Entrada {
+	return Entrada{Tipo: tipo, EventID: eventID, ConselheiroID: &conselheiro, Status: status}
+}
+
+// conferirEntrada checks what an input record shows by itself: a kind this
+// verifier knows, with the keys that kind needs.
+func conferirEntrada(r Entrada) error {
+	if !slices.Contains(tiposEntrada, r.Tipo) {
+		return falha("registro.tipo", r.Tipo, "a kind of input record (docs/verificacao.md §0.1)")
+	}
+	precisa := func(ok bool, campo string) error {
+		if !ok {
+			return falha("registro."+campo, "(absent)", "present in a "+r.Tipo+" record")
+		}
+		return nil
+	}
+	switch r.Tipo {
+	case TipoCadastro:
+		if err := precisa(r.ConselheiroID != nil && r.UnidadeCivicaID != nil && r.NivelAtuacao != nil && r.Status != "" && r.CapacitacaoConcluida != nil, "conselheiro_id/unidade_civica_id/nivel_atuacao/status/capacitacao_concluida"); err != nil {
+			return err
+		}
+	case TipoCicloConcluido, TipoRecusa:
+		return precisa(r.ConselheiroID != nil && r.DemandaID != nil && r.Status != "", "conselheiro_id/demanda_id/status")
+	case TipoAgregacao:
+		return precisa(r.DemandaID != nil && r.Removidas != nil, "demanda_id/removidas")
+	case TipoSuspensao:
+		if err := precisa(r.ConselheiroID != nil && r.DataSuspensaoAte != "" && r.ConferivelPublicamente != nil, "conselheiro_id/data_suspensao_ate/conferivel_publicamente"); err != nil {
+			return err
+		}
+	case TipoSuspensaoExpirada:
+		return precisa(r.ConselheiroID != nil && r.DataSuspensaoAte != "", "conselheiro_id/data_suspensao_ate")
+	case TipoInativacao, TipoReativacao:
+		return precisa(r.ConselheiroID != nil && r.Status != "", "conselheiro_id/status")
+	}
+	return nil
+}
