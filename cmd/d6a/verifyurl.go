@@ -24,7 +24,8 @@ import (
 // opcoesURL are the flags of `d6a verify --url` (CONTRACT §1, §7).
 type opcoesURL struct {
 	url, desde, chave, evento string
-	all, estatisticas         bool
+	all, estatisticas, replay bool
+	conselheiro               string
 	testemunhas               []string
 	quorum                    int
 }
@@ -44,6 +45,8 @@ func flagsURL(fs *flag.FlagSet) *opcoesURL {
 		return nil
 	})
 	fs.BoolVar(&o.estatisticas, "estatisticas", false, "with --url: prove the whole log and recompute the fairness statistics from its records; exit 1 when they differ from what is served")
+	fs.BoolVar(&o.replay, "replay", false, "with --url --all: rebuild the state from the records alone, in log order, and recompute every decision's eligible list, step and motive (CONTRACT §7)")
+	fs.StringVar(&o.conselheiro, "conselheiro", "", "with --url: a counsellor's own check: their timeline as the log shows it and every decision of their coverage while available, with whether they were in the list; exit 1 naming each that left them out")
 	fs.IntVar(&o.quorum, "quorum", 0, "with --url: fail unless the checkpoint carries this many valid cosignatures from the --testemunha keys")
 	return o
 }
@@ -61,9 +64,19 @@ func verifyURL(o *opcoesURL, eventID, arquivo string) int {
 		fmt.Fprintf(stderr, "d6a verify: %v\n", err)
 		return exitUsage
 	}
-	if eventID == "" && !o.all && o.desde == "" && !o.estatisticas && o.quorum == 0 {
-		fmt.Fprintln(stderr, "d6a verify: with --url give --event-id UUID, --all, --estatisticas, --quorum and/or --desde FILE")
+	if eventID == "" && !o.all && o.desde == "" && !o.estatisticas && o.quorum == 0 && o.conselheiro == "" {
+		fmt.Fprintln(stderr, "d6a verify: with --url give --event-id UUID, --all [--replay], --conselheiro UUID, --estatisticas, --quorum and/or --desde FILE")
 		return exitUsage
+	}
+	if o.replay && !o.all {
+		fmt.Fprintln(stderr, "d6a verify: --replay goes with --all")
+		return exitUsage
+	}
+	if o.conselheiro != "" {
+		if _, err := uuid.Parse(o.conselheiro); err != nil {
+			fmt.Fprintf(stderr, "d6a verify: --conselheiro %q is not a UUID\n", o.conselheiro)
+			return exitUsage
+		}
 	}
 	if o.quorum < 0 || o.quorum > len(o.testemunhas) {
 		fmt.Fprintf(stderr, "d6a verify: --quorum %d needs at least that many --testemunha keys (got %d)\n", o.quorum, len(o.testemunhas))
@@ -89,7 +102,7 @@ func verifyURL(o *opcoesURL, eventID, arquivo string) int {
 	c := &transparencia.Cliente{Base: o.url, Chave: strings.TrimSpace(o.chave), Avisos: stderr}
 	// The platform's bus, read-only, when D6A_NATS_URL names one: each
 	// draw's trigger is checked there (CONTRACT §4).
-	if u := os.Getenv("D6A_NATS_URL"); u != "" && (eventID != "" || o.all) {
+	if u := os.Getenv("D6A_NATS_URL"); u != "" && (eventID != "" || o.all || o.conselheiro != "") {
 		bctx, bcancel := context.WithTimeout(ctx, 5*time.Second)
 		b, err := bus.Connect(bctx, bus.Config{URL: u, Stream: cmp.Or(os.Getenv("D6A_NATS_STREAM"), "EVENTOS")})
 		bcancel()
@@ -172,6 +185,9 @@ func verificarPublico(ctx context.Context, c *transparencia.Cliente, o *opcoesUR
 			fmt.Fprintln(stdout, linhaGatilho(s, c.Barramento != nil))
 		}
 	}
+	if (o.all && o.replay) || o.conselheiro != "" {
+		return reproduzir(ctx, c, o, stdout, stderr)
+	}
 	if o.all {
 		var bar *progressbar.ProgressBar
 		res, cp, err := c.VerificarTudo(ctx, func(feitos, total int64) {
@@ -222,6 +238,66 @@ func verificarPublico(ctx context.Context, c *transparencia.Cliente, o *opcoesUR
 			r.Registros, r.Sorteios, len(r.Conselheiros), r.Estatistica, r.GrausLiberdade, r.PValor, veredito)
 	}
 	return 0
+}
+
+// reproduzir is `verify --url --all --replay` and `--conselheiro`: the log
+// mirrored and proven, its records replayed in order (CONTRACT §7).
+func reproduzir(ctx context.Context, c *transparencia.Cliente, o *opcoesURL, stdout, stderr io.Writer) int {
+	alvo := uuid.Nil
+	if o.conselheiro != "" {
+		alvo = uuid.MustParse(o.conselheiro)
+	}
+	var bar *progressbar.ProgressBar
+	res, err := c.Reproduzir(ctx, alvo, func(feitos, total int64) {
+		if bar == nil {
+			bar = progressbar.NewOptions64(total, progressbar.OptionSetWriter(stderr),
+				progressbar.OptionSetDescription("replay"), progressbar.OptionShowCount(), progressbar.OptionThrottle(200e6))
+		}
+		_ = bar.Set64(feitos)
+	})
+	if bar != nil {
+		_ = bar.Finish()
+		fmt.Fprintln(stderr)
+	}
+	if code := falhou(stderr, err); code != 0 {
+		return code
+	}
+	rp := res.Replay
+	code := 0
+	if alvo != uuid.Nil {
+		fmt.Fprintf(stdout, "conselheiro %s: linha do tempo segundo o log\n", alvo)
+		for _, a := range rp.Linha {
+			fmt.Fprintf(stdout, "  [%d] %s\n", a.Indice, a.Texto)
+		}
+		for _, a := range rp.Deixado {
+			fmt.Fprintf(stderr, "d6a verify: DEIXADO DE FORA registro %d: %s\n", a.Indice, a.Texto)
+			code = 1
+		}
+		if len(rp.Deixado) == 0 {
+			fmt.Fprintln(stdout, "nenhuma decisão o deixou de fora enquanto o log o mostra disponível")
+		}
+	}
+	if o.replay {
+		if c.Barramento == nil {
+			fmt.Fprintln(stdout, "gatilhos: não conferidos (sem D6A_NATS_URL)")
+		}
+		if n := rp.Desconhecidos(); n > 0 {
+			fmt.Fprintf(stdout, "desconhecidos=%d (conselheiros em decisões sem registro de cadastro no log: as listas que os incluem são conferidas só quanto aos conhecidos)\n", n)
+		}
+		if res.Eliminados > 0 {
+			fmt.Fprintf(stdout, "eliminados=%d (registros apagados: o replay nada prova sobre o que nomeavam)\n", res.Eliminados)
+		}
+		fmt.Fprintln(stdout, res.Linha())
+		if len(rp.Divergencias) > 0 {
+			fmt.Fprintf(stderr, "d6a verify: DIVERGÊNCIA %v\n", rp.Divergencias[0])
+			code = 1
+		}
+	}
+	if res.Primeira != nil {
+		fmt.Fprintf(stderr, "d6a verify: FALHA %v\n", res.Primeira)
+		code = 1
+	}
+	return code
 }
 
 // linhaGatilho says how a draw's base and T were checked.

@@ -522,3 +522,10 @@ func must(t *testing.T, cond bool, format string, args ...any) {
 }
 
 var _ = fmt.Sprintf
+
+// tamanhoLog is the transparency log's size: draws, sem_candidatos and the
+// input records (CONTRACT §7).
+func (c *colonia) tamanhoLog() int64 {
+	c.t.Helper()
+	return int64(c.contar(`SELECT count(*) FROM d6a.transparencia_registros`))
+}

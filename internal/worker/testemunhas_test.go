@@ -59,7 +59,7 @@ func TestTestemunhasCossinam(t *testing.T) {
 	sortear(2)
 	tt, err := quorum(ambas, 2, 20*time.Second)
 	must(t, err == nil, "quorum 2 with both witnesses up: %v", err)
-	must(t, len(tt.Cossinaturas) == 2 && tt.Checkpoint.Tamanho == 2, "cosignatures %+v of checkpoint %d", tt.Cossinaturas, tt.Checkpoint.Tamanho)
+	must(t, len(tt.Cossinaturas) == 2 && tt.Checkpoint.Tamanho == c.tamanhoLog(), "cosignatures %+v of checkpoint %d", tt.Cossinaturas, tt.Checkpoint.Tamanho)
 	for _, cs := range tt.Cossinaturas {
 		must(t, time.Since(cs.Em) < time.Minute, "cosigned at %s", cs.Em)
 	}
@@ -72,23 +72,24 @@ func TestTestemunhasCossinam(t *testing.T) {
 	w2.parar()
 	sortear(2)
 	tt, err = quorum([]string{w1.vkey}, 1, 20*time.Second)
-	must(t, err == nil && tt.Checkpoint.Tamanho == 4, "quorum 1 with one witness gone: %v (checkpoint %d)", err, tt.Checkpoint.Tamanho)
+	must(t, err == nil && tt.Checkpoint.Tamanho == c.tamanhoLog(), "quorum 1 with one witness gone: %v (checkpoint %d)", err, tt.Checkpoint.Tamanho)
 	_, err = quorum(ambas, 2, time.Second)
 	must(t, errors.Is(err, transparencia.ErrQuorum), "quorum 2 with one witness gone: %v, want ErrQuorum", err)
 
 	// Back: it catches up from the size it cosigned last (2) to 4.
 	w2.iniciar()
 	tt, err = quorum(ambas, 2, 20*time.Second)
-	must(t, err == nil && tt.Checkpoint.Tamanho == 4, "quorum 2 after the witness came back: %v (checkpoint %d)", err, tt.Checkpoint.Tamanho)
+	must(t, err == nil && tt.Checkpoint.Tamanho == c.tamanhoLog(), "quorum 2 after the witness came back: %v (checkpoint %d)", err, tt.Checkpoint.Tamanho)
 
 	// A fork: the operator's key signs another root for the same size.
 	signer, err := note.NewSigner(skey)
 	must(t, err == nil, "%v", err)
 	falsa := tlog.Hash(sha256.Sum256([]byte("outra história")))
-	bifurcado, err := note.Sign(&note.Note{Text: transparencia.Checkpoint{Origem: c.cfg.LogOrigin, Tamanho: 4, Raiz: falsa}.Texto()}, signer)
+	n := c.tamanhoLog()
+	bifurcado, err := note.Sign(&note.Note{Text: transparencia.Checkpoint{Origem: c.cfg.LogOrigin, Tamanho: n, Raiz: falsa}.Texto()}, signer)
 	must(t, err == nil, "%v", err)
 	for _, w := range []*litewitness{w1, w2} {
-		res, err := http.Post(w.url()+"add-checkpoint", "text/plain", bytes.NewReader(append([]byte("old 4\n\n"), bifurcado...)))
+		res, err := http.Post(w.url()+"add-checkpoint", "text/plain", bytes.NewReader(append([]byte(fmt.Sprintf("old %d\n\n", n)), bifurcado...)))
 		must(t, err == nil, "%v", err)
 		res.Body.Close()
 		must(t, res.StatusCode == http.StatusUnprocessableEntity, "witness %s answered %d to a fork, want 422", w.nome, res.StatusCode)
@@ -122,7 +123,7 @@ func TestEstatisticasNaRota(t *testing.T) {
 		res := c.http(http.MethodGet, "/d6a/transparencia/estatisticas", "", nil)
 		return res.status == 200 && json.Unmarshal(res.body, &r) == nil && r.Sorteios == 12
 	})
-	must(t, r.Registros == 12 && len(r.Conselheiros) == 5 && r.Metodo == equidade.Metodo, "served %+v", r)
+	must(t, r.Registros == c.tamanhoLog() && len(r.Conselheiros) == 5 && r.Metodo == equidade.Metodo, "served %+v", r)
 	var soma float64
 	var obs int64
 	for _, cs := range r.Conselheiros {

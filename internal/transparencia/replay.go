@@ -1,0 +1,310 @@
+package transparencia
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/formigueiro/d6a/internal/elegibilidade"
+	"github.com/formigueiro/d6a/internal/sorteio"
+)
+
+// Replay rebuilds, from the log's records alone and in log order, the
+// state eligibility depends on (CONTRACT §7 "Replay"), and checks every
+// decision against it with the executor's own rule of spec 4.3
+// (elegibilidade.Filtrar): a draw's winning step and eligible list, a
+// sorteio.sem_candidatos's counts and motive. It holds one state view, not
+// the log.
+//
+// A counsellor that a decision names but no registration record does (a
+// log begun before the input records) is unknown: the checks it takes part
+// in are left out and counted (Desconhecidos), never guessed.
+type Replay struct {
+	conselheiros  map[uuid.UUID]*estadoConselheiro
+	desconhecidos map[uuid.UUID]bool
+	// Decisoes counts the draws and sorteio.sem_candidatos checked.
+	Decisoes int64
+	// Divergencias are the decisions that do not follow from the records
+	// before them, in log order.
+	Divergencias []Divergencia
+	// alvo, when set, is the counsellor whose own check is kept (Linha).
+	alvo     uuid.UUID
+	Linha    []Acontecimento
+	Deixado  []Acontecimento
+	registro int64
+}
+
+type estadoConselheiro struct {
+	uc          uuid.UUID
+	status      string
+	capacitacao bool
+	ate         *time.Time
+}
+
+// Divergencia is a decision the replay recomputes differently.
+type Divergencia struct {
+	Indice int64
+	// Conselheiro names the counsellor left out of, or wrongly in, the
+	// decision, when that is the difference.
+	Conselheiro *uuid.UUID
+	Motivo      string
+}
+
+func (d Divergencia) Error() string { return fmt.Sprintf("registro %d: %s", d.Indice, d.Motivo) }
+
+// Acontecimento is a line of a counsellor's timeline (--conselheiro).
+type Acontecimento struct {
+	Indice int64
+	Tipo   string
+	Texto  string
+}
+
+// NovoReplay starts an empty replay; alvo (uuid.Nil: none) is the
+// counsellor whose timeline and coverage are kept.
+func NovoReplay(alvo uuid.UUID) *Replay {
+	return &Replay{conselheiros: map[uuid.UUID]*estadoConselheiro{}, desconhecidos: map[uuid.UUID]bool{}, alvo: alvo}
+}
+
+// Desconhecidos is how many counsellors decisions named without a
+// registration record.
+func (r *Replay) Desconhecidos() int { return len(r.desconhecidos) }
+
+// Aplicar takes the record at indice (nil body: eliminated, spec 2.2) and
+// checks it if it is a decision, then applies it.
+func (r *Replay) Aplicar(indice int64, reg Registravel) {
+	r.registro = indice
+	switch f := reg.(type) {
+	case Registro:
+		r.sorteio(indice, f)
+	case SemCandidatos:
+		r.semCandidatos(indice, f)
+	case Entrada:
+		r.entrada(indice, f)
+	}
+}
+
+func (r *Replay) divergir(indice int64, c *uuid.UUID, formato string, args ...any) {
+	r.Divergencias = append(r.Divergencias, Divergencia{Indice: indice, Conselheiro: c, Motivo: fmt.Sprintf(formato, args...)})
+}
+
+// candidatos are the known counsellors registered on the chain, as
+// elegibilidade.Filtrar takes them.
+func (r *Replay) candidatos(cadeia []uuid.UUID) []elegibilidade.Candidato {
+	var out []elegibilidade.Candidato
+	for id, c := range r.conselheiros {
+		if !slices.Contains(cadeia, c.uc) {
+			continue
+		}
+		out = append(out, elegibilidade.Candidato{ID: id, UC: c.uc, Status: c.status, Capacitacao: c.capacitacao,
+			SuspensaoAte: c.ate, Ocupado: c.status == elegibilidade.Ocupado})
+	}
+	slices.SortFunc(out, func(a, b elegibilidade.Candidato) int { return strings.Compare(a.ID.String(), b.ID.String()) })
+	return out
+}
+
+func uuids(ss []string) []uuid.UUID {
+	out := make([]uuid.UUID, 0, len(ss))
+	for _, s := range ss {
+		if u, err := uuid.Parse(s); err == nil {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+func (r *Replay) sorteio(indice int64, s Registro) {
+	r.Decisoes++
+	T, err := sorteio.ParseTimestamp(s.Timestamp)
+	if err != nil {
+		r.divergir(indice, nil, "timestamp %q ilegível", s.Timestamp)
+		return
+	}
+	cadeia := uuids(s.Cadeia)
+	lista := uuids(s.ElegiveisEntrada)
+	for _, id := range lista {
+		if _, ok := r.conselheiros[id]; !ok {
+			r.desconhecidos[id] = true
+		}
+	}
+	esperado := elegibilidade.Filtrar(cadeia, r.candidatos(cadeia), s.Excluido, T)
+	r.cobertura(indice, cadeia, esperado, lista, s.Excluido, T, "sorteio "+s.EventIDSorteio.String())
+	switch {
+	case len(esperado.Elegiveis) == 0 && !r.temDesconhecido(lista):
+		r.divergir(indice, nil, "sorteio %s: pelos registros anteriores ninguém era elegível na cadeia (motivo %s), mas a lista tem %d", s.EventIDSorteio, esperado.Motivo, len(lista))
+	case len(esperado.Elegiveis) > 0 && esperado.Degrau != s.Degrau:
+		r.divergir(indice, nil, "sorteio %s: degrau %s, mas pelos registros anteriores o primeiro degrau com elegíveis é %s", s.EventIDSorteio, s.Degrau, esperado.Degrau)
+	case len(esperado.Elegiveis) > 0:
+		for _, id := range esperado.Elegiveis {
+			if !slices.Contains(lista, id) {
+				r.divergir(indice, &id, "sorteio %s: conselheiro %s estava disponível no degrau %s e ficou fora da lista", s.EventIDSorteio, id, s.Degrau)
+				return
+			}
+		}
+		for _, id := range lista {
+			if !slices.Contains(esperado.Elegiveis, id) && !r.desconhecidos[id] {
+				c := r.conselheiros[id]
+				r.divergir(indice, &id, "sorteio %s: conselheiro %s está na lista, mas pelos registros anteriores não era elegível no degrau (status %s, unidade %s)", s.EventIDSorteio, id, c.status, c.uc)
+				return
+			}
+		}
+	}
+	// The draw makes its winner busy.
+	if c, ok := r.conselheiros[s.ConselheiroID]; ok {
+		c.status = elegibilidade.Ocupado
+	}
+	if s.ConselheiroID == r.alvo {
+		r.Linha = append(r.Linha, Acontecimento{indice, "sorteado", fmt.Sprintf("sorteado para a demanda %s (sorteio %s, %s)", s.DemandaID, s.EventIDSorteio, s.Timestamp)})
+	}
+}
+
+func (r *Replay) temDesconhecido(lista []uuid.UUID) bool {
+	for _, id := range lista {
+		if r.desconhecidos[id] {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *Replay) semCandidatos(indice int64, s SemCandidatos) {
+	r.Decisoes++
+	T, err := sorteio.ParseTimestamp(s.Timestamp)
+	if err != nil {
+		r.divergir(indice, nil, "timestamp %q ilegível", s.Timestamp)
+		return
+	}
+	cadeia := uuids(s.Cadeia)
+	cands := r.candidatos(cadeia)
+	esperado := elegibilidade.Filtrar(cadeia, cands, s.Excluido, T)
+	r.cobertura(indice, cadeia, esperado, nil, s.Excluido, T, "sem_candidatos "+s.EventID.String())
+	if len(esperado.Elegiveis) > 0 {
+		id := esperado.Elegiveis[0]
+		r.divergir(indice, &id, "sem_candidatos %s: conselheiro %s estava disponível no degrau %s", s.EventID, id, esperado.Degrau)
+		return
+	}
+	ocupados := 0
+	for _, c := range cands {
+		if c.Ocupado {
+			ocupados++
+		}
+	}
+	if len(r.desconhecidos) == 0 && (int64(len(cands)) != s.Cadastrados || int64(ocupados) != s.Ocupados) {
+		r.divergir(indice, nil, "sem_candidatos %s: %d cadastrados e %d ocupados na cadeia, mas pelos registros anteriores são %d e %d", s.EventID, s.Cadastrados, s.Ocupados, len(cands), ocupados)
+	}
+}
+
+// cobertura keeps, for the counsellor of --conselheiro, each decision of
+// their coverage (the chain holds their unit) made while the records show
+// them eligible, and whether they were in the list.
+func (r *Replay) cobertura(indice int64, cadeia []uuid.UUID, esperado elegibilidade.Resultado, lista []uuid.UUID, excluido *uuid.UUID, T time.Time, nome string) {
+	c, ok := r.conselheiros[r.alvo]
+	if r.alvo == uuid.Nil || !ok || !slices.Contains(cadeia, c.uc) || (excluido != nil && *excluido == r.alvo) {
+		return
+	}
+	cand := elegibilidade.Candidato{ID: r.alvo, UC: c.uc, Status: c.status, Capacitacao: c.capacitacao, SuspensaoAte: c.ate, Ocupado: c.status == elegibilidade.Ocupado}
+	if !elegibilidade.Elegivel(cand, T) {
+		return
+	}
+	// Eligible, on the chain: they belong in the list unless a step below
+	// theirs had eligible counsellors.
+	passo := slices.Index(cadeia, c.uc)
+	if len(esperado.Elegiveis) > 0 && slices.Index(cadeia, esperado.Degrau) < passo {
+		return
+	}
+	a := Acontecimento{indice, "cobertura", nome}
+	if slices.Contains(lista, r.alvo) {
+		a.Texto += ": na lista"
+		r.Linha = append(r.Linha, a)
+		return
+	}
+	a.Texto += ": DEIXADO DE FORA (disponível no degrau " + c.uc.String() + ")"
+	r.Linha = append(r.Linha, a)
+	r.Deixado = append(r.Deixado, a)
+}
+
+func (r *Replay) entrada(indice int64, e Entrada) {
+	if e.ConselheiroID == nil {
+		return
+	}
+	id := *e.ConselheiroID
+	c := r.conselheiros[id]
+	switch e.Tipo {
+	case TipoCadastro:
+		r.conselheiros[id] = &estadoConselheiro{uc: *e.UnidadeCivicaID, status: e.Status, capacitacao: *e.CapacitacaoConcluida}
+		delete(r.desconhecidos, id)
+	case TipoSuspensao:
+		if c != nil {
+			c.status = elegibilidade.Suspenso
+			if t, err := sorteio.ParseTimestamp(e.DataSuspensaoAte); err == nil {
+				c.ate = &t
+			}
+		}
+	case TipoSuspensaoExpirada:
+		if c != nil && c.status == elegibilidade.Suspenso {
+			c.status = elegibilidade.Disponivel
+		}
+	default: // cycle ends, refusals, the console: the status after them
+		if c != nil && e.Status != "" {
+			c.status = e.Status
+		}
+	}
+	if id == r.alvo {
+		texto := e.Tipo
+		if e.DemandaID != nil {
+			texto += " (demanda " + e.DemandaID.String() + ")"
+		}
+		if e.Status != "" {
+			texto += " → " + e.Status
+		}
+		if e.DataSuspensaoAte != "" {
+			texto += " até " + e.DataSuspensaoAte
+		}
+		r.Linha = append(r.Linha, Acontecimento{indice, e.Tipo, texto})
+	}
+}
+
+// ResumoReplay is the outcome of Cliente.Reproduzir.
+type ResumoReplay struct {
+	Resumo
+	Replay     *Replay
+	Eliminados int64
+}
+
+// Linha is the summary line of `d6a verify --url --all --replay` (CONTRACT
+// §7).
+func (r ResumoReplay) Linha() string {
+	return fmt.Sprintf("replay: registros=%d decisoes=%d divergencias=%d gatilhos=%d raiz=%s",
+		r.Registros, r.Replay.Decisoes, len(r.Replay.Divergencias), r.Gatilhos, base64Raiz(r.Raiz))
+}
+
+// Reproduzir mirrors and verifies the whole log (VerificarTudo) and replays
+// its records in order (Replay); alvo, when set, keeps that counsellor's
+// own check.
+func (c *Cliente) Reproduzir(ctx context.Context, alvo uuid.UUID, progresso func(feitos, total int64)) (ResumoReplay, error) {
+	rp := NovoReplay(alvo)
+	res := ResumoReplay{Replay: rp}
+	anterior := c.AoRegistro
+	defer func() { c.AoRegistro = anterior }()
+	c.AoRegistro = func(i int64, b []byte) {
+		if anterior != nil {
+			anterior(i, b)
+		}
+		if b == nil {
+			res.Eliminados++
+			return
+		}
+		if f, err := LerRegistravel(b); err == nil {
+			rp.Aplicar(i, f)
+		}
+	}
+	r, _, err := c.VerificarTudo(ctx, progresso)
+	res.Resumo = r
+	return res, err
+}
+
+func base64Raiz(h [32]byte) string { return base64.StdEncoding.EncodeToString(h[:]) }
