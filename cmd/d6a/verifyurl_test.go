@@ -71,6 +71,20 @@ func TestVerifyURL(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "transparencia: registros=30 verificados=30 falhas=0 raiz=") {
 		t.Errorf("--all: %d %q %q", code, out, errOut)
 	}
+	// The replay (CONTRACT §7): these synthetic draws name counsellors no
+	// registration record does, so they are counted unknown, not guessed.
+	code, out, errOut = rodar(t, bin, "verify", "--url", url, "--all", "--replay", "--chave", chave.Verificador)
+	if code != 0 || !strings.Contains(out, "replay: registros=30 decisoes=30 divergencias=0 gatilhos=0 raiz=") ||
+		!strings.Contains(out, "desconhecidos=") || !strings.Contains(out, "gatilhos: não conferidos") {
+		t.Errorf("--all --replay: %d %q %q", code, out, errOut)
+	}
+	code, out, errOut = rodar(t, bin, "verify", "--url", url, "--conselheiro", regs[3].ConselheiroID.String(), "--chave", chave.Verificador)
+	if code != 0 || !strings.Contains(out, "linha do tempo") || !strings.Contains(out, "nenhuma decisão o deixou de fora") {
+		t.Errorf("--conselheiro: %d %q %q", code, out, errOut)
+	}
+	if code, _, errOut = rodar(t, bin, "verify", "--url", url, "--replay", "--estatisticas"); code != 2 || !strings.Contains(errOut, "--replay goes with --all") {
+		t.Errorf("--replay without --all: %d %q", code, errOut)
+	}
 	code, out, errOut = rodar(t, bin, "verify", "--url", url, "--event-id", regs[7].EventIDSorteio.String())
 	if code != 0 || !strings.HasPrefix(out, "OK event_id="+regs[7].EventIDSorteio.String()+" indice=7") || !strings.Contains(errOut, chave.Verificador) {
 		t.Errorf("--event-id, trust on first use: %d %q %q", code, out, errOut)

@@ -1,0 +1,169 @@
+package worker_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/uuid"
+
+	"github.com/formigueiro/d6a/internal/evento"
+	"github.com/formigueiro/d6a/internal/sorteio"
+	"github.com/formigueiro/d6a/internal/transparencia"
+)
+
+// historia runs a colony through registrations, draws, a queue, cycle ends
+// and refusals, every input by the bus, and returns its log's records in
+// order, with the two counsellors of the unit where a cycle end frees the
+// only counsellor for the next demand (so and uc).
+func historia(t *testing.T) (c *colonia, regs []transparencia.Registravel, so, bairro uuid.UUID) {
+	t.Helper()
+	c, bairro = coloniaNoBairro(t)
+	a := c.novoConselheiro(bairro)
+	b := c.novoConselheiro(bairro)
+	d1, x1 := c.novaDemanda(bairro)
+	d2, x2 := c.novaDemanda(bairro)
+	must(t, x1 != uuid.Nil && x2 != uuid.Nil && x1 != x2, "two draws to %v, %v", x1, x2)
+	d3, x3 := c.novaDemanda(bairro) // both busy: queued
+	must(t, x3 == uuid.Nil, "third demand drawn to %v", x3)
+	c.processar(evento.CicloConcluido, "1.0.0", ciclo(x1, d1, bairro)) // frees x1, the sweep draws d3
+	c.eventually("d3 drawn by the sweep", func() bool { return c.ativa(d3) == x1 })
+	c.processar(evento.AtribuicaoRecusada, "1.1.0", recusa(x2, d2, bairro, "risco_pessoal")) // re-draw: nobody else free
+	c.processar(evento.CicloConcluido, "1.0.0", ciclo(x1, d3, bairro))
+	c.eventually("d2 drawn again", func() bool { return c.ativa(d2) != uuid.Nil })
+	_ = a
+	_ = b
+
+	// A unit with one counsellor: a cycle end frees them for the next item.
+	so = c.novaUC()
+	m := c.novoConselheiro(so)
+	e1, y1 := c.novaDemanda(so)
+	must(t, y1 == m, "drawn to %v", y1)
+	c.processar(evento.CicloConcluido, "1.0.0", ciclo(m, e1, so))
+	_, y2 := c.novaDemanda(so)
+	must(t, y2 == m, "drawn to %v", y2)
+	c.novaDemanda(c.novaUC()) // nobody registered there: sem_candidatos
+	c.esperarOutboxVazio()
+
+	rows, err := c.pool.Query(t.Context(), `SELECT registro FROM d6a.transparencia_registros ORDER BY indice`)
+	must(t, err == nil, "%v", err)
+	defer rows.Close()
+	for rows.Next() {
+		var b []byte
+		must(t, rows.Scan(&b) == nil, "scan")
+		f, err := transparencia.LerRegistravel(b)
+		must(t, err == nil, "record %s: %v", b, err)
+		regs = append(regs, f)
+	}
+	return c, regs, so, bairro
+}
+
+func reproduzir(regs []transparencia.Registravel, alvo uuid.UUID) *transparencia.Replay {
+	rp := transparencia.NovoReplay(alvo)
+	for i, r := range regs {
+		rp.Aplicar(int64(i), r)
+	}
+	return rp
+}
+
+// CONTRACT §7 "Replay", issue 22: the log of an honest colony replays with
+// no divergence, every counsellor known; logs rigged but self-consistent
+// (each draw recomputed so that it verifies by itself) are caught, the
+// record and the counsellor named, and the counsellor's own check names
+// the decision that left them out.
+func TestReplayDoLog(t *testing.T) {
+	t.Parallel()
+	c, regs, so, _ := historia(t)
+
+	// Honest: through the public routes, as `verify --url --all --replay`.
+	cli := &transparencia.Cliente{Base: "http://" + c.w.Addr.String(), Barramento: c.w.Bus}
+	res, err := cli.Reproduzir(t.Context(), uuid.Nil, nil)
+	must(t, err == nil && res.Primeira == nil, "replay: %v / %v", err, res.Primeira)
+	rp := res.Replay
+	must(t, len(rp.Divergencias) == 0, "honest log diverges: %v", rp.Divergencias)
+	must(t, rp.Desconhecidos() == 0 && rp.Decisoes >= 8, "%d unknown counsellors, %d decisions", rp.Desconhecidos(), rp.Decisoes)
+	must(t, strings.HasPrefix(res.Linha(), "replay: registros=") && strings.Contains(res.Linha(), " divergencias=0 "), "summary %q", res.Linha())
+	sorteios := 0
+	for _, r := range regs {
+		if _, ok := r.(transparencia.Registro); ok {
+			sorteios++
+		}
+	}
+	must(t, res.Gatilhos == int64(sorteios), "%d triggers checked on the bus, want every draw's (%d)", res.Gatilhos, sorteios)
+
+	// 1. A draw whose list lacks one available counsellor, ordenados, hash
+	// and winner recomputed so the record verifies by itself.
+	i := slices.IndexFunc(regs, func(r transparencia.Registravel) bool {
+		s, ok := r.(transparencia.Registro)
+		return ok && len(s.ElegiveisEntrada) >= 2
+	})
+	must(t, i >= 0, "no draw among two")
+	orig := regs[i].(transparencia.Registro)
+	fora := orig.ElegiveisEntrada[0]
+	rig := orig
+	rig.ElegiveisEntrada = orig.ElegiveisEntrada[1:]
+	r, err := sorteio.Sortear(rig.Base, rig.Timestamp, rig.ElegiveisEntrada)
+	must(t, err == nil, "%v", err)
+	rig.Ordenados, rig.ListaElegiveisHash, rig.Seed = r.Ordenados, r.ListaHash, r.Seed
+	rig.ConselheiroID = uuid.MustParse(r.Selecionado)
+	must(t, transparencia.Conferir(rig) == nil, "the rigged draw does not verify by itself")
+	rigado := slices.Clone(regs)
+	rigado[i] = rig
+	rp = reproduzir(rigado, uuid.Nil)
+	must(t, len(rp.Divergencias) > 0 && rp.Divergencias[0].Indice == int64(i) && rp.Divergencias[0].Conselheiro != nil &&
+		rp.Divergencias[0].Conselheiro.String() == fora, "list without %s: %v", fora, rp.Divergencias)
+	proprio := reproduzir(rigado, uuid.MustParse(fora))
+	must(t, len(proprio.Deixado) >= 1 && proprio.Deixado[0].Indice == int64(i), "the counsellor's own check: left out of %v, want record %d", proprio.Deixado, i)
+	honesto := reproduzir(regs, uuid.MustParse(fora))
+	must(t, len(honesto.Deixado) == 0 && len(honesto.Linha) > 0, "honest log: left out of %v; timeline %v", honesto.Deixado, honesto.Linha)
+
+	// 2. A sorteio.sem_candidatos that hides an available counsellor: the
+	// draw replaced by "everyone busy", counts to match.
+	sem := transparencia.NovoSemCandidatos(orig.EventIDSorteio, orig.DemandaID, orig.UnidadeCivicaID, orig.BaseSequence, orig.Timestamp,
+		"todos_ocupados", uuidsDe(orig.Cadeia), 2, 2, orig.Excluido)
+	must(t, transparencia.ConferirRegistravel(sem) == nil, "the rigged sem_candidatos does not verify by itself")
+	rigado = slices.Clone(regs)
+	rigado[i] = sem
+	rp = reproduzir(rigado, uuid.Nil)
+	must(t, len(rp.Divergencias) > 0 && rp.Divergencias[0].Indice == int64(i) && rp.Divergencias[0].Conselheiro != nil,
+		"sem_candidatos hiding a counsellor: %v", rp.Divergencias)
+	proprio = reproduzir(rigado, *rp.Divergencias[0].Conselheiro)
+	must(t, len(proprio.Deixado) >= 1 && proprio.Deixado[0].Indice == int64(i), "own check of the hidden counsellor: %v", proprio.Deixado)
+
+	// 3. An input applied after a decision whose trigger comes later: the
+	// cycle end that freed so's only counsellor moved after the draw that
+	// needed them free.
+	j := slices.IndexFunc(regs, func(r transparencia.Registravel) bool {
+		e, ok := r.(transparencia.Entrada)
+		return ok && e.Tipo == transparencia.TipoCicloConcluido && cadeiaDe(regs, e) == so
+	})
+	must(t, j >= 0 && j+1 < len(regs), "no cycle end in the one-counsellor unit")
+	_, proximo := regs[j+1].(transparencia.Registro)
+	must(t, proximo, "record after the cycle end is %T, want its unit's next draw", regs[j+1])
+	rigado = slices.Clone(regs)
+	rigado[j], rigado[j+1] = rigado[j+1], rigado[j]
+	rp = reproduzir(rigado, uuid.Nil)
+	must(t, len(rp.Divergencias) > 0 && rp.Divergencias[0].Indice == int64(j), "input after the decision it precedes: %v", rp.Divergencias)
+	c.semDLQ()
+}
+
+func uuidsDe(ss []string) []uuid.UUID {
+	out := make([]uuid.UUID, len(ss))
+	for i, s := range ss {
+		out[i] = uuid.MustParse(s)
+	}
+	return out
+}
+
+// cadeiaDe is the unit of the draw that follows input e in the log (the
+// unit its sweep or the next item drew in), or uuid.Nil.
+func cadeiaDe(regs []transparencia.Registravel, e transparencia.Entrada) uuid.UUID {
+	for k, r := range regs {
+		if en, ok := r.(transparencia.Entrada); ok && en.EventID == e.EventID && k+1 < len(regs) {
+			if s, ok := regs[k+1].(transparencia.Registro); ok {
+				return s.UnidadeCivicaID
+			}
+		}
+	}
+	return uuid.Nil
+}
