@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -73,4 +74,69 @@ func BenchmarkVerifyURLAll(b *testing.B) {
 		}
 	}
 	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/verify-all")
+}
+
+// BenchmarkVerifyURLReplay times the real `d6a verify --url BASE --all
+// --replay` over a consistent log (transparencia.HistoriaSintetica: 5,000
+// registrations, then D6A_BENCH_DECISOES draws, default 50,000, each
+// followed by its winner's cycle end: 105,000 records), and reports the
+// verifier's peak RSS (docs/bench.md):
+//
+//	go test -run '^$' -bench VerifyURLReplay -benchtime 3x ./cmd/d6a
+func BenchmarkVerifyURLReplay(b *testing.B) {
+	n := 50_000
+	if v, err := strconv.Atoi(os.Getenv("D6A_BENCH_DECISOES")); err == nil && v > 0 {
+		n = v
+	}
+	ctx := context.Background()
+	bin := d6aBin(b)
+	skey, _, err := transparencia.GerarChave(transparencia.OrigemPadrao)
+	if err != nil {
+		b.Fatal(err)
+	}
+	chave, _ := transparencia.NovaChave(skey)
+	st := pgtest.New(b)
+	regs := transparencia.HistoriaSintetica("bench", n)
+	for de := 0; de < len(regs); de += 1000 {
+		parte := regs[de:min(de+1000, len(regs))]
+		if err := pgx.BeginTxFunc(ctx, st.Pool, pgx.TxOptions{}, func(tx pgx.Tx) error {
+			e, err := transparencia.LerEstado(ctx, tx)
+			if err != nil {
+				return err
+			}
+			return e.AnexarRegistraveis(ctx, tx, parte)
+		}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if _, err := transparencia.Assinar(ctx, st.Pool, chave, transparencia.OrigemPadrao); err != nil {
+		b.Fatal(err)
+	}
+	cfg, _ := config.Parse(func(string) (string, bool) { return "", false })
+	app, err := httpapi.New(httpapi.Options{Config: cfg, Store: st, ChaveLog: chave.Verificador})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	go func() { _ = httpapi.Servir(app, ln) }()
+	defer func() { _ = app.Shutdown() }()
+	url := "http://" + ln.Addr().String()
+	want := "replay: registros=" + strconv.Itoa(len(regs)) + " decisoes=" + strconv.Itoa(n) + " divergencias=0 "
+	var rss int64
+	b.ResetTimer()
+	for b.Loop() {
+		cmd := exec.Command(bin, "verify", "--url", url, "--all", "--replay", "--chave", chave.Verificador)
+		out, err := cmd.Output()
+		if err != nil || !strings.Contains(string(out), want) {
+			b.Fatalf("verify --all --replay: %v %q", err, out)
+		}
+		if u, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+			rss = max(rss, u.Maxrss)
+		}
+	}
+	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/verify-replay")
+	b.ReportMetric(float64(rss)/1024, "MiB-rss")
 }

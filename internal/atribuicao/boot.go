@@ -7,6 +7,7 @@ import (
 	"github.com/formigueiro/d6a/internal/elegibilidade"
 	"github.com/formigueiro/d6a/internal/evento"
 	"github.com/formigueiro/d6a/internal/store"
+	"github.com/formigueiro/d6a/internal/transparencia"
 )
 
 // Boot runs the start-up steps of spec 4.5 (onModuleInit → iniciar) that
@@ -82,12 +83,14 @@ func (s *Servico) verificarConsistenciaOcupados(ctx context.Context) error {
 				continue
 			}
 			s.log.Warn("Conselheiro ocupado sem atribuição ativa. Corrigindo.", "conselheiro_id", c.ID, "motivo", "consistencia-repair")
+			id := s.o.NovoID()
 			if _, err := u.tx.AtualizarStatusConselheiro(ctx, store.AtualizarStatusConselheiroParams{
-				ID: c.ID, Status: elegibilidade.Disponivel, EventID: s.o.NovoID(), Agora: u.agora,
+				ID: c.ID, Status: elegibilidade.Disponivel, EventID: id, Agora: u.agora,
 			}); err != nil {
 				return err
 			}
 			u.alterou(c.CidadaoID)
+			u.registros = append(u.registros, transparencia.NovaMudancaStatus(transparencia.TipoLiberacao, id, c.ID, elegibilidade.Disponivel))
 		}
 		return nil
 	})

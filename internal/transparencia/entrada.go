@@ -22,10 +22,13 @@ const (
 	TipoSuspensaoExpirada = "conselheiro.suspensao_expirada"
 	TipoInativacao        = "d6a.inativacao"
 	TipoReativacao        = "d6a.reativacao"
+	// TipoLiberacao is the boot's repair of an occupied counsellor
+	// without an active assignment (spec 4.8).
+	TipoLiberacao = "d6a.liberacao"
 )
 
 // tiposEntrada are the kinds an Entrada may have.
-var tiposEntrada = []string{TipoCadastro, TipoCicloConcluido, TipoRecusa, TipoAgregacao, TipoSuspensao, TipoSuspensaoExpirada, TipoInativacao, TipoReativacao}
+var tiposEntrada = []string{TipoCadastro, TipoCicloConcluido, TipoRecusa, TipoAgregacao, TipoSuspensao, TipoSuspensaoExpirada, TipoInativacao, TipoReativacao, TipoLiberacao}
 
 // Entrada is the record of an input or a state change that eligibility
 // depends on, appended in the order it was applied, in its transaction.
@@ -117,7 +120,8 @@ func NovaSuspensaoExpirada(eventID uuid.UUID, gatilho *int64, conselheiro uuid.U
 }
 
 // NovaMudancaStatus is the record of the console setting (inativo) or
-// lifting (status after it) a counsellor's inactivity.
+// lifting (status after it) a counsellor's inactivity, or of the boot's
+// repair (TipoLiberacao).
 func NovaMudancaStatus(tipo string, eventID, conselheiro uuid.UUID, status string) Entrada {
 	return Entrada{Tipo: tipo, EventID: eventID, ConselheiroID: &conselheiro, Status: status}
 }
@@ -149,7 +153,7 @@ func conferirEntrada(r Entrada) error {
 		}
 	case TipoSuspensaoExpirada:
 		return precisa(r.ConselheiroID != nil && r.DataSuspensaoAte != "", "conselheiro_id/data_suspensao_ate")
-	case TipoInativacao, TipoReativacao:
+	case TipoInativacao, TipoReativacao, TipoLiberacao:
 		return precisa(r.ConselheiroID != nil && r.Status != "", "conselheiro_id/status")
 	}
 	return nil

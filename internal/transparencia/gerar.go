@@ -2,6 +2,7 @@ package transparencia
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/google/uuid"
 
@@ -39,4 +40,47 @@ func RegistroSintetico(semente string, i int) Registro {
 		panic(err)
 	}
 	return r
+}
+
+// HistoriaSintetica is a consistent log of n decisions for the replay's
+// benchmark: counsellors registered five per unit on 1,000 units under 10
+// parents, then n draws, each among the five of its unit (all free) and
+// followed by the winner's cycle end. Replayed, it shows no divergence.
+func HistoriaSintetica(semente string, n int) []Registravel {
+	id := func(tipo string, k int) uuid.UUID {
+		return uuid.NewSHA1(uuid.NameSpaceOID, fmt.Appendf(nil, "%s/%s/%d", semente, tipo, k))
+	}
+	const unidades, porUnidade = 1000, 5
+	var out []Registravel
+	lista := make([][]string, unidades)
+	seq := int64(0)
+	for u := range unidades {
+		for k := range porUnidade {
+			c := id("conselheiro", u*porUnidade+k)
+			seq++
+			out = append(out, NovoCadastro(id("cadastro", u*porUnidade+k), &seq, c, id("uc", u), 3, "disponivel", true))
+			lista[u] = append(lista[u], c.String())
+		}
+		slices.Sort(lista[u])
+	}
+	for i := range n {
+		u := i % unidades
+		uc, pai := id("uc", u), id("uc-pai", u%10)
+		base := id("base", i).String()
+		seq++
+		s := seq
+		t := fmt.Sprintf("2026-11-30T%02d:%02d:%02d.%03dZ", (i/3600000)%24, (i/60000)%60, (i/1000)%60, i%1000)
+		res, err := sorteio.Sortear(base, t, lista[u])
+		if err != nil {
+			panic(err)
+		}
+		demanda := id("demanda", i)
+		r, err := NovoRegistro(id("evento", i), demanda, uc, base, &s, t, res, uc, []uuid.UUID{uc, pai}, nil)
+		if err != nil {
+			panic(err)
+		}
+		seq++
+		out = append(out, r, NovoCicloConcluido(id("ciclo", i), &seq, r.ConselheiroID, demanda, "disponivel"))
+	}
+	return out
 }

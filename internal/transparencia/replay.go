@@ -25,7 +25,10 @@ import (
 // log begun before the input records) is unknown: the checks it takes part
 // in are left out and counted (Desconhecidos), never guessed.
 type Replay struct {
-	conselheiros  map[uuid.UUID]*estadoConselheiro
+	conselheiros map[uuid.UUID]*estadoConselheiro
+	// porUC indexes conselheiros by unit: a decision reads its chain's
+	// units only, so the replay costs the chain, not the country.
+	porUC         map[uuid.UUID][]uuid.UUID
 	desconhecidos map[uuid.UUID]bool
 	// Decisoes counts the draws and sorteio.sem_candidatos checked.
 	Decisoes int64
@@ -67,7 +70,7 @@ type Acontecimento struct {
 // NovoReplay starts an empty replay; alvo (uuid.Nil: none) is the
 // counsellor whose timeline and coverage are kept.
 func NovoReplay(alvo uuid.UUID) *Replay {
-	return &Replay{conselheiros: map[uuid.UUID]*estadoConselheiro{}, desconhecidos: map[uuid.UUID]bool{}, alvo: alvo}
+	return &Replay{conselheiros: map[uuid.UUID]*estadoConselheiro{}, porUC: map[uuid.UUID][]uuid.UUID{}, desconhecidos: map[uuid.UUID]bool{}, alvo: alvo}
 }
 
 // Desconhecidos is how many counsellors decisions named without a
@@ -96,12 +99,12 @@ func (r *Replay) divergir(indice int64, c *uuid.UUID, formato string, args ...an
 // elegibilidade.Filtrar takes them.
 func (r *Replay) candidatos(cadeia []uuid.UUID) []elegibilidade.Candidato {
 	var out []elegibilidade.Candidato
-	for id, c := range r.conselheiros {
-		if !slices.Contains(cadeia, c.uc) {
-			continue
+	for _, uc := range cadeia {
+		for _, id := range r.porUC[uc] {
+			c := r.conselheiros[id]
+			out = append(out, elegibilidade.Candidato{ID: id, UC: c.uc, Status: c.status, Capacitacao: c.capacitacao,
+				SuspensaoAte: c.ate, Ocupado: c.status == elegibilidade.Ocupado})
 		}
-		out = append(out, elegibilidade.Candidato{ID: id, UC: c.uc, Status: c.status, Capacitacao: c.capacitacao,
-			SuspensaoAte: c.ate, Ocupado: c.status == elegibilidade.Ocupado})
 	}
 	slices.SortFunc(out, func(a, b elegibilidade.Candidato) int { return strings.Compare(a.ID.String(), b.ID.String()) })
 	return out
@@ -235,6 +238,9 @@ func (r *Replay) entrada(indice int64, e Entrada) {
 	c := r.conselheiros[id]
 	switch e.Tipo {
 	case TipoCadastro:
+		if c == nil {
+			r.porUC[*e.UnidadeCivicaID] = append(r.porUC[*e.UnidadeCivicaID], id)
+		}
 		r.conselheiros[id] = &estadoConselheiro{uc: *e.UnidadeCivicaID, status: e.Status, capacitacao: *e.CapacitacaoConcluida}
 		delete(r.desconhecidos, id)
 	case TipoSuspensao:
