@@ -4,7 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/formigueiro/d6a/internal/sorteio"
 )
@@ -55,16 +58,67 @@ func (c *Cliente) gatilhoDesde(ctx context.Context) (int64, error) {
 	return *r.GatilhoDesde, nil
 }
 
-// conferirGatilhoDe checks the trigger of a draw record (other kinds have
-// none to check): conferiu says it was one.
+// conferirGatilhoDe checks a record against the bus: a draw's trigger
+// (conferiu: it was a draw), an input's message (ConferirEntrada).
 func (c *Cliente) conferirGatilhoDe(ctx context.Context, registro []byte) (conferiu bool, err error) {
 	f, err := LerRegistravel(registro)
 	if err != nil {
 		return false, err
 	}
-	r, ok := f.(Registro)
-	if !ok {
+	switch r := f.(type) {
+	case Registro:
+		return true, ConferirGatilho(ctx, c.Barramento, r)
+	case Entrada:
+		_, err := ConferirEntrada(ctx, c.Barramento, r)
+		return false, err
+	}
+	return false, nil
+}
+
+// ConferirEntrada checks an input record that copies a consumed message
+// (a registration, cycle end, refusal or aggregation) against that message
+// on the bus: the message at gatilho_sequence has the record's event_id
+// and names the same counsellor and demand. conferiu is false for the
+// kinds d6a derives itself (a suspension, its end, the console's).
+func ConferirEntrada(ctx context.Context, b Barramento, e Entrada) (conferiu bool, err error) {
+	switch e.Tipo {
+	case TipoCadastro, TipoCicloConcluido, TipoRecusa, TipoAgregacao:
+	default:
 		return false, nil
 	}
-	return true, ConferirGatilho(ctx, c.Barramento, r)
+	if e.GatilhoSequence == nil {
+		return true, falha("gatilho_sequence", "null", "the stream sequence of the consumed "+e.Tipo)
+	}
+	data, _, _, err := b.MsgPorSequencia(ctx, uint64(*e.GatilhoSequence))
+	if err != nil {
+		return true, fmt.Errorf("entrada: mensagem %d do barramento: %w", *e.GatilhoSequence, err)
+	}
+	var env struct {
+		EventID string `json:"event_id"`
+		Payload struct {
+			ConselheiroID *string `json:"conselheiro_id"`
+			CidadaoID     *string `json:"cidadao_id"`
+			DemandaID     *string `json:"demanda_id"`
+			Representante *string `json:"representante_demanda_id"`
+		} `json:"payload"`
+	}
+	if err := json.Unmarshal(data, &env); err != nil || env.EventID != e.EventID.String() {
+		return true, falha("event_id", e.EventID, fmt.Sprintf("%q (event_id of the message at sequence %d)", env.EventID, *e.GatilhoSequence))
+	}
+	igual := func(campo string, no *string, reg *uuid.UUID) error {
+		if reg == nil || no == nil || !strings.EqualFold(*no, reg.String()) {
+			return falha(campo, fmt.Sprint(reg), fmt.Sprintf("the %s of the message at sequence %d", campo, *e.GatilhoSequence))
+		}
+		return nil
+	}
+	switch e.Tipo {
+	case TipoCadastro:
+		return true, igual("conselheiro_id", env.Payload.CidadaoID, e.ConselheiroID)
+	case TipoAgregacao:
+		return true, igual("demanda_id", env.Payload.Representante, e.DemandaID)
+	}
+	if err := igual("conselheiro_id", env.Payload.ConselheiroID, e.ConselheiroID); err != nil {
+		return true, err
+	}
+	return true, igual("demanda_id", env.Payload.DemandaID, e.DemandaID)
 }

@@ -1,6 +1,7 @@
 package worker_test
 
 import (
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -90,6 +91,22 @@ func TestReplayDoLog(t *testing.T) {
 		}
 	}
 	must(t, res.Gatilhos == int64(sorteios), "%d triggers checked on the bus, want every draw's (%d)", res.Gatilhos, sorteios)
+
+	// Each input record is its consumed message: checked on the bus, and a
+	// record naming another demand than its message is caught.
+	k := slices.IndexFunc(regs, func(r transparencia.Registravel) bool {
+		e, ok := r.(transparencia.Entrada)
+		return ok && e.Tipo == transparencia.TipoCicloConcluido
+	})
+	must(t, k >= 0, "no cycle end in the log")
+	ciclo := regs[k].(transparencia.Entrada)
+	conferiu, err := transparencia.ConferirEntrada(t.Context(), c.w.Bus, ciclo)
+	must(t, conferiu && err == nil, "the cycle end's record against its message: %v %v", conferiu, err)
+	outraDemanda := uuid.New()
+	ciclo.DemandaID = &outraDemanda
+	var fa *transparencia.Falha
+	_, err = transparencia.ConferirEntrada(t.Context(), c.w.Bus, ciclo)
+	must(t, errors.As(err, &fa) && fa.Campo == "demanda_id", "a cycle end's record naming another demand: %v", err)
 
 	// 1. A draw whose list lacks one available counsellor, ordenados, hash
 	// and winner recomputed so the record verifies by itself.
