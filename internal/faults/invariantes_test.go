@@ -149,8 +149,14 @@ func verificarInvariantes(t *testing.T, ctx context.Context, pool *pgxpool.Pool,
 	for _, mm := range msgs {
 		porSeq[mm.Seq] = mm
 		if proprios[mm.Subject] && mm.Subject != subjSorteado && mm.Subject != subjSem {
-			if id, ok := evento.LerEventID(mm.Data); ok {
-				idsPublicados[id]++
+			// Other producers publish refusals too (and re-send their ids
+			// on purpose): only d6a's own count.
+			var env struct {
+				EventID string `json:"event_id"`
+				Origem  string `json:"origem"`
+			}
+			if json.Unmarshal(mm.Data, &env) == nil && env.Origem == "D-6a" {
+				idsPublicados[env.EventID]++
 			}
 		}
 		if mm.Subject != subjSorteado && mm.Subject != subjSem {
