@@ -23,6 +23,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/formigueiro/d6a/internal/bus"
 	"github.com/formigueiro/d6a/internal/evento"
 	"github.com/formigueiro/d6a/internal/pglocal"
 )
@@ -681,7 +682,12 @@ func TestCluster(t *testing.T) {
 
 	cenarios := []cenarioCluster{
 		{"stream-leader-stepdown", stepDownStream, 10 * time.Second},
-		{"consumer-leader-stepdown", stepDownConsumidores, 10 * time.Second},
+		// A message the old consumer leader sent as the leadership moved
+		// can be lost in flight; the server redelivers it after AckWait.
+		// With one durable in stream order (CONTRACT §3) no other type's
+		// results fill that wait, so the bound is AckWait plus the
+		// resumption (docs/decisions.md, "One durable in stream order").
+		{"consumer-leader-stepdown", stepDownConsumidores, bus.AckWaitPadrao + retomadaMaxima},
 		{"nats-kill9-stream-leader", matarLiderNATS, 10 * time.Second},
 		{"pg-kill9-promote", failoverPG, 30 * time.Second},
 	}
