@@ -225,3 +225,9 @@ type D6aTransparenciaRegistro struct {
 	HashFolha      []byte
 	EliminadoEm    *time.Time
 }
+
+type D6aTransparenciaRegra struct {
+	Regra        string
+	DesdeIndice  int64
+	RegistradaEm time.Time
+}
