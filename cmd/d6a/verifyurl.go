@@ -189,18 +189,9 @@ func verificarPublico(ctx context.Context, c *transparencia.Cliente, o *opcoesUR
 		return reproduzir(ctx, c, o, stdout, stderr)
 	}
 	if o.all {
-		var bar *progressbar.ProgressBar
-		res, cp, err := c.VerificarTudo(ctx, func(feitos, total int64) {
-			if bar == nil {
-				bar = progressbar.NewOptions64(total, progressbar.OptionSetWriter(stderr),
-					progressbar.OptionSetDescription("registros"), progressbar.OptionShowCount(), progressbar.OptionThrottle(200e6))
-			}
-			_ = bar.Set64(feitos)
-		})
-		if bar != nil {
-			_ = bar.Finish()
-			fmt.Fprintln(stderr)
-		}
+		progresso, fim := barra(stderr, "registros")
+		res, cp, err := c.VerificarTudo(ctx, progresso)
+		fim()
 		if code := falhou(stderr, err); code != 0 {
 			return code
 		}
@@ -240,6 +231,26 @@ func verificarPublico(ctx context.Context, c *transparencia.Cliente, o *opcoesUR
 	return 0
 }
 
+// barra is the progress bar of a mirror of the whole log on stderr: the
+// callback the client reports to, and what ends it.
+func barra(stderr io.Writer, descricao string) (progresso func(feitos, total int64), fim func()) {
+	var bar *progressbar.ProgressBar
+	progresso = func(feitos, total int64) {
+		if bar == nil {
+			bar = progressbar.NewOptions64(total, progressbar.OptionSetWriter(stderr),
+				progressbar.OptionSetDescription(descricao), progressbar.OptionShowCount(), progressbar.OptionThrottle(200e6))
+		}
+		_ = bar.Set64(feitos)
+	}
+	fim = func() {
+		if bar != nil {
+			_ = bar.Finish()
+			fmt.Fprintln(stderr)
+		}
+	}
+	return progresso, fim
+}
+
 // reproduzir is `verify --url --all --replay` and `--conselheiro`: the log
 // mirrored and proven, its records replayed in order (CONTRACT §7).
 func reproduzir(ctx context.Context, c *transparencia.Cliente, o *opcoesURL, stdout, stderr io.Writer) int {
@@ -247,18 +258,9 @@ func reproduzir(ctx context.Context, c *transparencia.Cliente, o *opcoesURL, std
 	if o.conselheiro != "" {
 		alvo = uuid.MustParse(o.conselheiro)
 	}
-	var bar *progressbar.ProgressBar
-	res, err := c.Reproduzir(ctx, alvo, func(feitos, total int64) {
-		if bar == nil {
-			bar = progressbar.NewOptions64(total, progressbar.OptionSetWriter(stderr),
-				progressbar.OptionSetDescription("replay"), progressbar.OptionShowCount(), progressbar.OptionThrottle(200e6))
-		}
-		_ = bar.Set64(feitos)
-	})
-	if bar != nil {
-		_ = bar.Finish()
-		fmt.Fprintln(stderr)
-	}
+	progresso, fim := barra(stderr, "replay")
+	res, err := c.Reproduzir(ctx, alvo, progresso)
+	fim()
 	if code := falhou(stderr, err); code != 0 {
 		return code
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/formigueiro/d6a/internal/config"
 	"github.com/formigueiro/d6a/internal/httpapi"
 	"github.com/formigueiro/d6a/internal/pgtest"
+	"github.com/formigueiro/d6a/internal/store"
 	"github.com/formigueiro/d6a/internal/transparencia"
 )
 
@@ -53,18 +54,7 @@ func BenchmarkVerifyURLAll(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Logf("%d records generated, appended and signed in %s", n, time.Since(inicio).Round(time.Millisecond))
-	cfg, _ := config.Parse(func(string) (string, bool) { return "", false })
-	app, err := httpapi.New(httpapi.Options{Config: cfg, Store: st, ChaveLog: chave.Verificador})
-	if err != nil {
-		b.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	go func() { _ = httpapi.Servir(app, ln) }()
-	defer func() { _ = app.Shutdown() }()
-	url := "http://" + ln.Addr().String()
+	url := servirLog(b, st, chave)
 	want := "transparencia: registros=" + strconv.Itoa(n) + " verificados=" + strconv.Itoa(n) + " falhas=0 raiz="
 	b.ResetTimer()
 	for b.Loop() {
@@ -112,18 +102,7 @@ func BenchmarkVerifyURLReplay(b *testing.B) {
 	if _, err := transparencia.Assinar(ctx, st.Pool, chave, transparencia.OrigemPadrao); err != nil {
 		b.Fatal(err)
 	}
-	cfg, _ := config.Parse(func(string) (string, bool) { return "", false })
-	app, err := httpapi.New(httpapi.Options{Config: cfg, Store: st, ChaveLog: chave.Verificador})
-	if err != nil {
-		b.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	go func() { _ = httpapi.Servir(app, ln) }()
-	defer func() { _ = app.Shutdown() }()
-	url := "http://" + ln.Addr().String()
+	url := servirLog(b, st, chave)
 	want := "replay: registros=" + strconv.Itoa(len(regs)) + " decisoes=" + strconv.Itoa(n) + " divergencias=0 "
 	var rss int64
 	b.ResetTimer()
@@ -139,4 +118,22 @@ func BenchmarkVerifyURLReplay(b *testing.B) {
 	}
 	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/verify-replay")
 	b.ReportMetric(float64(rss)/1024, "MiB-rss")
+}
+
+// servirLog serves st's log through the real public API (default per-IP
+// limit) on loopback until the benchmark ends, and returns its URL.
+func servirLog(b *testing.B, st *store.Store, chave transparencia.Chave) string {
+	b.Helper()
+	cfg, _ := config.Parse(func(string) (string, bool) { return "", false })
+	app, err := httpapi.New(httpapi.Options{Config: cfg, Store: st, ChaveLog: chave.Verificador})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	go func() { _ = httpapi.Servir(app, ln) }()
+	b.Cleanup(func() { _ = app.Shutdown() })
+	return "http://" + ln.Addr().String()
 }

@@ -120,22 +120,35 @@ func uuids(ss []string) []uuid.UUID {
 	return out
 }
 
-func (r *Replay) sorteio(indice int64, s Registro) {
+// recalcular is a decision's eligibility from the records before it: the
+// rule of spec 4.3 over the replayed state of its chain, at its T (ok false
+// when T cannot be read), and the counsellor's own check on it. lista is
+// the decision's eligible list (nil for a sorteio.sem_candidatos).
+func (r *Replay) recalcular(indice int64, nome, timestamp string, cadeiaTxt []string, excluido *uuid.UUID, lista []uuid.UUID) (esperado elegibilidade.Resultado, cands []elegibilidade.Candidato, ok bool) {
 	r.Decisoes++
-	T, err := sorteio.ParseTimestamp(s.Timestamp)
+	T, err := sorteio.ParseTimestamp(timestamp)
 	if err != nil {
-		r.divergir(indice, nil, "timestamp %q ilegível", s.Timestamp)
-		return
+		r.divergir(indice, nil, "%s: timestamp %q ilegível", nome, timestamp)
+		return esperado, nil, false
 	}
-	cadeia := uuids(s.Cadeia)
+	cadeia := uuids(cadeiaTxt)
+	cands = r.candidatos(cadeia)
+	esperado = elegibilidade.Filtrar(cadeia, cands, excluido, T)
+	r.cobertura(indice, cadeia, esperado, lista, excluido, T, nome)
+	return esperado, cands, true
+}
+
+func (r *Replay) sorteio(indice int64, s Registro) {
 	lista := uuids(s.ElegiveisEntrada)
 	for _, id := range lista {
 		if _, ok := r.conselheiros[id]; !ok {
 			r.desconhecidos[id] = true
 		}
 	}
-	esperado := elegibilidade.Filtrar(cadeia, r.candidatos(cadeia), s.Excluido, T)
-	r.cobertura(indice, cadeia, esperado, lista, s.Excluido, T, "sorteio "+s.EventIDSorteio.String())
+	esperado, _, ok := r.recalcular(indice, "sorteio "+s.EventIDSorteio.String(), s.Timestamp, s.Cadeia, s.Excluido, lista)
+	if !ok {
+		return
+	}
 	switch {
 	case len(esperado.Elegiveis) == 0 && !r.temDesconhecido(lista):
 		r.divergir(indice, nil, "sorteio %s: pelos registros anteriores ninguém era elegível na cadeia (motivo %s), mas a lista tem %d", s.EventIDSorteio, esperado.Motivo, len(lista))
@@ -175,16 +188,10 @@ func (r *Replay) temDesconhecido(lista []uuid.UUID) bool {
 }
 
 func (r *Replay) semCandidatos(indice int64, s SemCandidatos) {
-	r.Decisoes++
-	T, err := sorteio.ParseTimestamp(s.Timestamp)
-	if err != nil {
-		r.divergir(indice, nil, "timestamp %q ilegível", s.Timestamp)
+	esperado, cands, ok := r.recalcular(indice, "sem_candidatos "+s.EventID.String(), s.Timestamp, s.Cadeia, s.Excluido, nil)
+	if !ok {
 		return
 	}
-	cadeia := uuids(s.Cadeia)
-	cands := r.candidatos(cadeia)
-	esperado := elegibilidade.Filtrar(cadeia, cands, s.Excluido, T)
-	r.cobertura(indice, cadeia, esperado, nil, s.Excluido, T, "sem_candidatos "+s.EventID.String())
 	if len(esperado.Elegiveis) > 0 {
 		id := esperado.Elegiveis[0]
 		r.divergir(indice, &id, "sem_candidatos %s: conselheiro %s estava disponível no degrau %s", s.EventID, id, esperado.Degrau)
@@ -285,7 +292,7 @@ type ResumoReplay struct {
 // §7).
 func (r ResumoReplay) Linha() string {
 	return fmt.Sprintf("replay: registros=%d decisoes=%d divergencias=%d gatilhos=%d raiz=%s",
-		r.Registros, r.Replay.Decisoes, len(r.Replay.Divergencias), r.Gatilhos, base64Raiz(r.Raiz))
+		r.Registros, r.Replay.Decisoes, len(r.Replay.Divergencias), r.Gatilhos, base64.StdEncoding.EncodeToString(r.Raiz[:]))
 }
 
 // Reproduzir mirrors and verifies the whole log (VerificarTudo) and replays
@@ -312,5 +319,3 @@ func (c *Cliente) Reproduzir(ctx context.Context, alvo uuid.UUID, progresso func
 	res.Resumo = r
 	return res, err
 }
-
-func base64Raiz(h [32]byte) string { return base64.StdEncoding.EncodeToString(h[:]) }

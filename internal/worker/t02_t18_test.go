@@ -40,10 +40,10 @@ func h2Processado(c *colonia, id uuid.UUID) bool {
 	return c.contar(`SELECT count(*) FROM d6a.eventos_processados WHERE event_id = $1`, id) == 1
 }
 
-// h2ConsumidorEmDia reports that the durable consumer (d6a-entradas, which
-// carries tipo with every other consumed type) has nothing
+// h2ConsumidorEmDia reports that the durable consumer d6a-entradas (every
+// consumed type) has nothing
 // pending and nothing waiting for an ack: every message was settled.
-func h2ConsumidorEmDia(c *colonia, tipo evento.Tipo) bool {
+func h2ConsumidorEmDia(c *colonia) bool {
 	c.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -397,7 +397,7 @@ func TestT10_CadastroDuplicado(t *testing.T) {
 	must(t, c.contar(`SELECT count(*) FROM d6a.conselheiros WHERE cidadao_id = $1`, a) == 1, "want one counsellor row")
 	must(t, c.contar(`SELECT count(*) FROM d6a.conselheiros WHERE id = $1 AND event_id_cadastro = $2 AND event_id_ultima_alteracao = $2`, a, ev1) == 1,
 		"the first registration's row was modified")
-	must(t, h2ConsumidorEmDia(c, evento.ConselheiroCadastrado), "cadastrado consumer has unsettled messages (the duplicate was not acked)")
+	must(t, h2ConsumidorEmDia(c), "cadastrado consumer has unsettled messages (the duplicate was not acked)")
 	must(t, len(c.dlq()) == 0, "duplicate went to the DLQ: %v", c.dlq())
 	// The counsellor still works normally.
 	_, sorteado := c.novaDemanda(bairro)
@@ -531,7 +531,7 @@ func h2DLQEAvanca(t *testing.T, c *colonia, tipo evento.Tipo, versao string, rui
 	bomID, bomSeq := c.publicar(tipo, versao, bom)
 	c.esperarProcessado(bomID)
 	must(t, h2Offset(c, tipo) == int64(bomSeq), "cursor %d, want the good event's %d", h2Offset(c, tipo), bomSeq)
-	c.eventually("consumer settled", func() bool { return h2ConsumidorEmDia(c, tipo) })
+	c.eventually("consumer settled", func() bool { return h2ConsumidorEmDia(c) })
 	must(t, len(c.dlq()) == 1, "more dead letters: %v", c.dlq())
 }
 
@@ -625,7 +625,7 @@ func TestT18x_StubElegibilidadeAtualizada(t *testing.T) {
 	_ = c.pool.QueryRow(t.Context(), `SELECT tipo_evento, sequence FROM d6a.eventos_processados WHERE event_id = $1`, id).Scan(&tipo, &seqReg)
 	must(t, tipo == string(evento.ElegibilidadeAtualizada) && seqReg == int64(seq), "eventos_processados %q/%d, want %q/%d", tipo, seqReg, evento.ElegibilidadeAtualizada, seq)
 	must(t, h2Offset(c, evento.ElegibilidadeAtualizada) == int64(seq), "cursor %d, want %d", h2Offset(c, evento.ElegibilidadeAtualizada), seq)
-	c.eventually("consumer settled", func() bool { return h2ConsumidorEmDia(c, evento.ElegibilidadeAtualizada) })
+	c.eventually("consumer settled", func() bool { return h2ConsumidorEmDia(c) })
 	if err := c.pool.QueryRow(t.Context(), foto).Scan(&depois); err != nil {
 		t.Fatal(err)
 	}
