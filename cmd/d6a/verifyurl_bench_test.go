@@ -122,7 +122,7 @@ func BenchmarkVerifyURLReplay(b *testing.B) {
 
 // servirLog serves st's log through the real public API (default per-IP
 // limit) on loopback until the benchmark ends, and returns its URL.
-func servirLog(b *testing.B, st *store.Store, chave transparencia.Chave) string {
+func servirLog(b testing.TB, st *store.Store, chave transparencia.Chave) string {
 	b.Helper()
 	cfg, _ := config.Parse(func(string) (string, bool) { return "", false })
 	app, err := httpapi.New(httpapi.Options{Config: cfg, Store: st, ChaveLog: chave.Verificador})

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -22,6 +23,7 @@ import (
 	"github.com/formigueiro/d6a/internal/config"
 	"github.com/formigueiro/d6a/internal/httpapi"
 	"github.com/formigueiro/d6a/internal/pgtest"
+	"github.com/formigueiro/d6a/internal/sorteio"
 	"github.com/formigueiro/d6a/internal/transparencia"
 )
 
@@ -180,5 +182,71 @@ func TestVerifyURL(t *testing.T) {
 	code, out, errOut = rodar(t, bin, "verify", "--url", falso.URL, "--all", "--chave", chave.Verificador)
 	if code != 1 || !strings.Contains(out, "falhas=1") || !strings.Contains(errOut, "FALHA registro 3: hash_folha") {
 		t.Errorf("--all over a tampered record: %d %q %q", code, out, errOut)
+	}
+}
+
+// `verify --url --all --replay` and `--conselheiro` from the binary on a
+// rigged log, rebuilt and signed with the operator's own key: one draw's
+// list lacks an available counsellor, its order, hash and winner
+// recomputed so the record verifies by itself. Both exit 1, naming the
+// record and the counsellor (CONTRACT §7).
+func TestVerifyURLReplayAdulterado(t *testing.T) {
+	bin := d6aBin(t)
+	ctx := context.Background()
+	id := func(s string) uuid.UUID { return uuid.NewSHA1(uuid.NameSpaceOID, []byte("adulterado/"+s)) }
+	uc, pai := id("uc"), id("pai")
+	var lista []string
+	var regs []transparencia.Registravel
+	for k := range 3 {
+		seq := int64(k + 1)
+		c := id(fmt.Sprint("conselheiro", k))
+		lista = append(lista, c.String())
+		regs = append(regs, transparencia.NovoCadastro(id(fmt.Sprint("cadastro", k)), &seq, c, uc, 3, "disponivel", true))
+	}
+	slices.Sort(lista)
+	fora := lista[1]
+	rigada := []string{lista[0], lista[2]}
+	base, ts, seq := id("gatilho").String(), "2026-12-02T10:00:00.000Z", int64(4)
+	res, err := sorteio.Sortear(base, ts, rigada)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := transparencia.NovoRegistro(id("sorteio"), id("demanda"), uc, base, &seq, ts, res, uc, []uuid.UUID{uc, pai}, nil)
+	if err != nil || transparencia.Conferir(r) != nil {
+		t.Fatalf("the rigged draw does not verify by itself: %v %v", err, transparencia.Conferir(r))
+	}
+	regs = append(regs, r)
+
+	skey, _, err := transparencia.GerarChave(transparencia.OrigemPadrao)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chave, _ := transparencia.NovaChave(skey)
+	st := pgtest.New(t)
+	if err := pgx.BeginTxFunc(ctx, st.Pool, pgx.TxOptions{}, func(tx pgx.Tx) error {
+		e, err := transparencia.LerEstado(ctx, tx)
+		if err != nil {
+			return err
+		}
+		return e.AnexarRegistraveis(ctx, tx, regs)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := transparencia.Assinar(ctx, st.Pool, chave, transparencia.OrigemPadrao); err != nil {
+		t.Fatal(err)
+	}
+	url := servirLog(t, st, chave)
+
+	code, out, errOut := rodar(t, bin, "verify", "--url", url, "--all", "--chave", chave.Verificador)
+	if code != 0 || !strings.Contains(out, "falhas=0") {
+		t.Fatalf("--all, every record by itself: %d %q %q", code, out, errOut)
+	}
+	code, out, errOut = rodar(t, bin, "verify", "--url", url, "--all", "--replay", "--chave", chave.Verificador)
+	if code != 1 || !strings.Contains(out, "divergencias=1 ") || !strings.Contains(errOut, "registro 3") || !strings.Contains(errOut, fora) {
+		t.Errorf("--all --replay on the rigged log: %d %q %q", code, out, errOut)
+	}
+	code, out, errOut = rodar(t, bin, "verify", "--url", url, "--conselheiro", fora, "--chave", chave.Verificador)
+	if code != 1 || !strings.Contains(out+errOut, "DEIXADO DE FORA") || !strings.Contains(out+errOut, id("demanda").String()) {
+		t.Errorf("--conselheiro %s on the rigged log: %d %q %q", fora, code, out, errOut)
 	}
 }

@@ -145,7 +145,7 @@ func (r *Replay) sorteio(indice int64, s Registro) {
 			r.desconhecidos[id] = true
 		}
 	}
-	esperado, _, ok := r.recalcular(indice, "sorteio "+s.EventIDSorteio.String(), s.Timestamp, s.Cadeia, s.Excluido, lista)
+	esperado, _, ok := r.recalcular(indice, "sorteio "+s.EventIDSorteio.String()+" (demanda "+s.DemandaID.String()+")", s.Timestamp, s.Cadeia, s.Excluido, lista)
 	if !ok {
 		return
 	}
@@ -188,7 +188,7 @@ func (r *Replay) temDesconhecido(lista []uuid.UUID) bool {
 }
 
 func (r *Replay) semCandidatos(indice int64, s SemCandidatos) {
-	esperado, cands, ok := r.recalcular(indice, "sem_candidatos "+s.EventID.String(), s.Timestamp, s.Cadeia, s.Excluido, nil)
+	esperado, cands, ok := r.recalcular(indice, "sem_candidatos "+s.EventID.String()+" (demanda "+s.DemandaID.String()+")", s.Timestamp, s.Cadeia, s.Excluido, nil)
 	if !ok {
 		return
 	}

@@ -2,13 +2,21 @@ package worker_test
 
 import (
 	"errors"
+	"net"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
+	"github.com/formigueiro/d6a/internal/config"
 	"github.com/formigueiro/d6a/internal/evento"
+	"github.com/formigueiro/d6a/internal/httpapi"
+	"github.com/formigueiro/d6a/internal/pgtest"
 	"github.com/formigueiro/d6a/internal/sorteio"
 	"github.com/formigueiro/d6a/internal/transparencia"
 )
@@ -59,12 +67,38 @@ func historia(t *testing.T) (c *colonia, regs []transparencia.Registravel, so, b
 	return c, regs, so, bairro
 }
 
-func reproduzir(regs []transparencia.Registravel, alvo uuid.UUID) *transparencia.Replay {
-	rp := transparencia.NovoReplay(alvo)
-	for i, r := range regs {
-		rp.Aplicar(int64(i), r)
-	}
-	return rp
+// servirAdulterado publishes regs as a log of their own, the tree rebuilt
+// and its checkpoint signed with the colony's own key (what an operator
+// could serve), through the real public API, and replays it as `d6a
+// verify --url --all --replay` does with D6A_NATS_URL set, trusting that
+// key. alvo, when set, is the counsellor of `--conselheiro`.
+func (c *colonia) servirAdulterado(regs []transparencia.Registravel, alvo uuid.UUID) transparencia.ResumoReplay {
+	t := c.t
+	t.Helper()
+	ctx := t.Context()
+	st := pgtest.New(t)
+	err := pgx.BeginTxFunc(ctx, st.Pool, pgx.TxOptions{}, func(tx pgx.Tx) error {
+		e, err := transparencia.LerEstado(ctx, tx)
+		if err != nil {
+			return err
+		}
+		return e.AnexarRegistraveis(ctx, tx, regs)
+	})
+	must(t, err == nil, "append the rigged log: %v", err)
+	chave, err := transparencia.CarregarChave(filepath.Join(c.cfg.DataDir, transparencia.ArquivoChaveDev))
+	must(t, err == nil, "the colony's key: %v", err)
+	_, err = transparencia.Assinar(ctx, st.Pool, chave, c.cfg.LogOrigin)
+	must(t, err == nil, "sign the rigged log: %v", err)
+	app, err := httpapi.New(httpapi.Options{Config: config.Config{}, Store: st, ChaveLog: chave.Verificador})
+	must(t, err == nil, "%v", err)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	must(t, err == nil, "%v", err)
+	go func() { _ = httpapi.Servir(app, ln) }()
+	t.Cleanup(func() { _ = app.Shutdown() })
+	cli := &transparencia.Cliente{Base: "http://" + ln.Addr().String(), Chave: chave.Verificador, Barramento: c.w.Bus}
+	res, err := cli.Reproduzir(ctx, alvo, nil)
+	must(t, err == nil && res.Registros == int64(len(regs)), "replay of the rigged log: %v (%d records)", err, res.Registros)
+	return res
 }
 
 // CONTRACT §7 "Replay", issue 22: the log of an honest colony replays with
@@ -126,13 +160,13 @@ func TestReplayDoLog(t *testing.T) {
 	must(t, transparencia.Conferir(rig) == nil, "the rigged draw does not verify by itself")
 	rigado := slices.Clone(regs)
 	rigado[i] = rig
-	rp = reproduzir(rigado, uuid.Nil)
+	rp = c.servirAdulterado(rigado, uuid.Nil).Replay
 	must(t, len(rp.Divergencias) > 0 && rp.Divergencias[0].Indice == int64(i) && rp.Divergencias[0].Conselheiro != nil &&
 		rp.Divergencias[0].Conselheiro.String() == fora, "list without %s: %v", fora, rp.Divergencias)
-	proprio := reproduzir(rigado, uuid.MustParse(fora))
+	proprio := c.servirAdulterado(rigado, uuid.MustParse(fora)).Replay
 	must(t, len(proprio.Deixado) >= 1 && proprio.Deixado[0].Indice == int64(i), "the counsellor's own check: left out of %v, want record %d", proprio.Deixado, i)
-	honesto := reproduzir(regs, uuid.MustParse(fora))
-	must(t, len(honesto.Deixado) == 0 && len(honesto.Linha) > 0, "honest log: left out of %v; timeline %v", honesto.Deixado, honesto.Linha)
+	honesto, err := cli.Reproduzir(t.Context(), uuid.MustParse(fora), nil)
+	must(t, err == nil && len(honesto.Replay.Deixado) == 0 && len(honesto.Replay.Linha) > 0, "honest log: %v, left out of %v; timeline %v", err, honesto.Replay.Deixado, honesto.Replay.Linha)
 
 	// 2. A sorteio.sem_candidatos that hides an available counsellor: the
 	// draw replaced by "everyone busy", counts to match.
@@ -141,10 +175,10 @@ func TestReplayDoLog(t *testing.T) {
 	must(t, transparencia.ConferirRegistravel(sem) == nil, "the rigged sem_candidatos does not verify by itself")
 	rigado = slices.Clone(regs)
 	rigado[i] = sem
-	rp = reproduzir(rigado, uuid.Nil)
+	rp = c.servirAdulterado(rigado, uuid.Nil).Replay
 	must(t, len(rp.Divergencias) > 0 && rp.Divergencias[0].Indice == int64(i) && rp.Divergencias[0].Conselheiro != nil,
 		"sem_candidatos hiding a counsellor: %v", rp.Divergencias)
-	proprio = reproduzir(rigado, *rp.Divergencias[0].Conselheiro)
+	proprio = c.servirAdulterado(rigado, *rp.Divergencias[0].Conselheiro).Replay
 	must(t, len(proprio.Deixado) >= 1 && proprio.Deixado[0].Indice == int64(i), "own check of the hidden counsellor: %v", proprio.Deixado)
 
 	// 3. An input applied after a decision whose trigger comes later: the
@@ -159,8 +193,27 @@ func TestReplayDoLog(t *testing.T) {
 	must(t, proximo, "record after the cycle end is %T, want its unit's next draw", regs[j+1])
 	rigado = slices.Clone(regs)
 	rigado[j], rigado[j+1] = rigado[j+1], rigado[j]
-	rp = reproduzir(rigado, uuid.Nil)
+	rp = c.servirAdulterado(rigado, uuid.Nil).Replay
 	must(t, len(rp.Divergencias) > 0 && rp.Divergencias[0].Indice == int64(j), "input after the decision it precedes: %v", rp.Divergencias)
+
+	// 4. A draw whose T is 1 ms after its trigger's stream time, seed,
+	// order and winner recomputed: every record verifies by itself and the
+	// replay agrees (T changes no eligibility here), but the trigger on the
+	// bus does not.
+	rig = orig
+	tt, err := sorteio.ParseTimestamp(orig.Timestamp)
+	must(t, err == nil, "%v", err)
+	rig.Timestamp = sorteio.FormatTimestamp(tt.Add(time.Millisecond))
+	r, err = sorteio.Sortear(rig.Base, rig.Timestamp, rig.ElegiveisEntrada)
+	must(t, err == nil, "%v", err)
+	rig.Ordenados, rig.ListaElegiveisHash, rig.Seed = r.Ordenados, r.ListaHash, r.Seed
+	rig.ConselheiroID = uuid.MustParse(r.Selecionado)
+	must(t, transparencia.Conferir(rig) == nil, "the rigged draw does not verify by itself")
+	rigado = slices.Clone(regs)
+	rigado[i] = rig
+	res = c.servirAdulterado(rigado, uuid.Nil)
+	must(t, errors.As(res.Primeira, &fa) && fa.Campo == "timestamp" && strings.HasPrefix(res.Primeira.Error(), "registro "+strconv.Itoa(i)+":"),
+		"T 1 ms off its trigger: %v", res.Primeira)
 	c.semDLQ()
 }
 
