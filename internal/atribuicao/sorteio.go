@@ -329,7 +329,11 @@ func (u *uow) enfileirarPendente(ctx context.Context, p Pedido) error {
 func (u *uow) publicarSemCandidatos(ctx context.Context, p Pedido, filtro elegibilidade.Resultado, cadeia []uuid.UUID) error {
 	motivo := filtro.Motivo
 	tipo := evento.SorteioSemCandidatos
+	// A decision's time is its trigger's T, as a draw's (CONTRACT §4).
 	t := sorteio.FormatTimestamp(u.agora)
+	if u.gatilho != nil {
+		t = sorteio.FormatTimestamp(u.gatilho.Armazenado)
+	}
 	eventID := u.servico.o.NovoID()
 	data, err := u.envelope(tipo, eventID, p.Dados.CorrelacaoID, t, payloadSemCandidatos{
 		DemandaID: p.DemandaID, UnidadeCivicaID: p.UC, TotalElegiveis: 0, Motivo: motivo, Timestamp: t,

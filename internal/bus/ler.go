@@ -105,3 +105,16 @@ func (b *Bus) Confirmados(ctx context.Context) (piso, entregue map[evento.Tipo]u
 	}
 	return piso, entregue, nil
 }
+
+// Entradas hands fn every consumed message of the bus stream (a type of
+// evento.Consumidos) from sequence desde to the last one stored when it
+// starts, in order, with its type: what `verify --replay` checks the log's
+// input records against (none dropped, CONTRACT §7).
+func (b *Bus) Entradas(ctx context.Context, desde uint64, fn func(seq uint64, tipo string, data []byte) error) error {
+	return b.Ler(ctx, b.cfg.Stream, desde, func(m Mensagem) error {
+		if t, ok := evento.TipoDoSubject(b.cfg.Prefix, m.Subject); ok && t.Consumido() {
+			return fn(m.Seq, string(t), m.Data)
+		}
+		return nil
+	})
+}

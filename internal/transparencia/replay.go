@@ -40,6 +40,7 @@ type Replay struct {
 	Linha    []Acontecimento
 	Deixado  []Acontecimento
 	registro int64
+	barramento
 }
 
 type estadoConselheiro struct {
@@ -70,7 +71,8 @@ type Acontecimento struct {
 // NovoReplay starts an empty replay; alvo (uuid.Nil: none) is the
 // counsellor whose timeline and coverage are kept.
 func NovoReplay(alvo uuid.UUID) *Replay {
-	return &Replay{conselheiros: map[uuid.UUID]*estadoConselheiro{}, porUC: map[uuid.UUID][]uuid.UUID{}, desconhecidos: map[uuid.UUID]bool{}, alvo: alvo}
+	return &Replay{conselheiros: map[uuid.UUID]*estadoConselheiro{}, porUC: map[uuid.UUID][]uuid.UUID{}, desconhecidos: map[uuid.UUID]bool{}, alvo: alvo,
+		barramento: barramento{ativas: map[uuid.UUID]uuid.UUID{}, vistos: map[uuid.UUID]bool{}, omitidas: map[uuid.UUID]Divergencia{}}}
 }
 
 // Desconhecidos is how many counsellors decisions named without a
@@ -81,6 +83,7 @@ func (r *Replay) Desconhecidos() int { return len(r.desconhecidos) }
 // checks it if it is a decision, then applies it.
 func (r *Replay) Aplicar(indice int64, reg Registravel) {
 	r.registro = indice
+	r.passar(indice, reg)
 	switch f := reg.(type) {
 	case Registro:
 		r.sorteio(indice, f)
@@ -169,10 +172,11 @@ func (r *Replay) sorteio(indice int64, s Registro) {
 			}
 		}
 	}
-	// The draw makes its winner busy.
+	// The draw makes its winner busy, holding the demand.
 	if c, ok := r.conselheiros[s.ConselheiroID]; ok {
 		c.status = elegibilidade.Ocupado
 	}
+	r.ativas[s.ConselheiroID] = s.DemandaID
 	if s.ConselheiroID == r.alvo {
 		r.Linha = append(r.Linha, Acontecimento{indice, "sorteado", fmt.Sprintf("sorteado para a demanda %s (sorteio %s, %s)", s.DemandaID, s.EventIDSorteio, s.Timestamp)})
 	}
@@ -243,6 +247,9 @@ func (r *Replay) entrada(indice int64, e Entrada) {
 	}
 	id := *e.ConselheiroID
 	c := r.conselheiros[id]
+	if (e.Tipo == TipoCicloConcluido || e.Tipo == TipoRecusa) && e.DemandaID != nil && r.ativas[id] == *e.DemandaID {
+		delete(r.ativas, id)
+	}
 	switch e.Tipo {
 	case TipoCadastro:
 		if c == nil {
@@ -286,6 +293,9 @@ type ResumoReplay struct {
 	Resumo
 	Replay     *Replay
 	Eliminados int64
+	// Barramento: the bus's input messages were checked against the
+	// records (Replay.Mensagens and the counts beside it).
+	Barramento bool
 }
 
 // Linha is the summary line of `d6a verify --url --all --replay` (CONTRACT
@@ -301,6 +311,15 @@ func (r ResumoReplay) Linha() string {
 func (c *Cliente) Reproduzir(ctx context.Context, alvo uuid.UUID, progresso func(feitos, total int64)) (ResumoReplay, error) {
 	rp := NovoReplay(alvo)
 	res := ResumoReplay{Replay: rp}
+	leitor, _ := c.Barramento.(LeitorDeEntradas)
+	var desde int64
+	var erroBarramento error
+	if leitor != nil {
+		var err error
+		if desde, err = c.gatilhoDesde(ctx); err != nil {
+			return res, err
+		}
+	}
 	anterior := c.AoRegistro
 	defer func() { c.AoRegistro = anterior }()
 	c.AoRegistro = func(i int64, b []byte) {
@@ -311,11 +330,24 @@ func (c *Cliente) Reproduzir(ctx context.Context, alvo uuid.UUID, progresso func
 			res.Eliminados++
 			return
 		}
-		if f, err := LerRegistravel(b); err == nil {
-			rp.Aplicar(i, f)
+		f, err := LerRegistravel(b)
+		if err != nil {
+			return
 		}
+		// The bus's input messages, from the first sequence a record under
+		// the trigger's rule names (none dropped, CONTRACT §7).
+		if s := seqDe(f); s != nil && leitor != nil && !res.Barramento && i >= desde && erroBarramento == nil {
+			if erroBarramento = rp.CarregarMensagens(ctx, leitor, uint64(*s)); erroBarramento == nil {
+				res.Barramento = true
+			}
+		}
+		rp.Aplicar(i, f)
 	}
 	r, _, err := c.VerificarTudo(ctx, progresso)
+	rp.Fechar()
 	res.Resumo = r
+	if err == nil && erroBarramento != nil {
+		err = fmt.Errorf("mensagens de entrada do barramento: %w", erroBarramento)
+	}
 	return res, err
 }

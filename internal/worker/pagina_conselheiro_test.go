@@ -40,10 +40,32 @@ func conferirNaPagina(t *testing.T, c context.Context, base string, conselheiro 
 	return a.Value, resumo
 }
 
-// The page's counsellor's check (CONTRACT §7, issue 22), in Chromium: on an
-// honest colony's log the counsellor was in every list of their coverage;
-// served a log where one draw's list lacks them, the page says they were
-// left out, and of which decision.
+// reproduzirNaPagina asks the page at base "Todas as decisões seguem do
+// log?" and returns the panel's state, its summary, and the first
+// divergence's record index and counsellor ("" when none).
+func reproduzirNaPagina(t *testing.T, c context.Context, base string) (estado, resumo, indice, conselheiro string) {
+	t.Helper()
+	err := chromedp.Do(c,
+		chromedp.Navigate(base+"/d6a/transparencia/"),
+		chromedp.WaitVisible(chromedp.CSS("#reproduzir")),
+		chromedp.Click(chromedp.CSS("#reproduzir")),
+		chromedp.WaitVisible(chromedp.CSS("#replay[data-estado] [data-resumo]")),
+	)
+	must(t, err == nil, "page %s, whole-log replay: %v", base, err)
+	a, err := chromedp.Run(c, chromedp.AttributeValue(chromedp.CSS("#replay"), "data-estado"))
+	must(t, err == nil, "%v", err)
+	resumo, err = chromedp.Run(c, chromedp.Text(chromedp.CSS("#replay [data-resumo]")))
+	must(t, err == nil, "%v", err)
+	d, err := chromedp.Run(c, chromedp.Evaluate[[]string](`(l => l ? [l.dataset.indice, l.dataset.conselheiro] : ["", ""])(document.querySelector("#divergencias li"))`))
+	must(t, err == nil && len(d) == 2, "%v %v", d, err)
+	return a.Value, resumo, d[0], d[1]
+}
+
+// The page's counsellor's check and whole-log replay (CONTRACT §7, issue
+// 22), in Chromium: on an honest colony's log the counsellor was in every
+// list of their coverage and every decision follows; served a log where
+// one draw's list lacks them, the page says they were left out, and of
+// which decision, and the replay names that record and that counsellor.
 func TestPaginaConselheiroDeixadoDeFora(t *testing.T) {
 	t.Parallel()
 	ctx := navegador.Abrir(t)
@@ -62,6 +84,8 @@ func TestPaginaConselheiroDeixadoDeFora(t *testing.T) {
 
 	estado, resumo := conferirNaPagina(t, ctx, base, fora)
 	must(t, estado == "ok" && strings.Contains(resumo, "Nenhuma decisão o deixou de fora"), "honest log: %s %q", estado, resumo)
+	estado, resumo, indice, quem := reproduzirNaPagina(t, ctx, base)
+	must(t, estado == "ok" && strings.HasPrefix(resumo, "Todas as ") && indice == "", "honest log, whole replay: %s %q, first divergence %s %s", estado, resumo, indice, quem)
 
 	// The same log served with record i's list lacking them.
 	alvo, _ := url.Parse(base)
@@ -113,5 +137,9 @@ func TestPaginaConselheiroDeixadoDeFora(t *testing.T) {
 	must(t, err == nil && len(itens) == 1 && strings.Contains(itens[0], "folha "+strconv.Itoa(i)+" ") && strings.Contains(itens[0], orig.DemandaID.String()),
 		"left-out decisions %v (%v), want record %d of demand %s", itens, err, i, orig.DemandaID)
 	navegador.Capturar(t, ctx, "verificacao-conselheiro.png")
+	estado, resumo, indice, quem = reproduzirNaPagina(t, ctx, rigado.URL)
+	must(t, estado == "falha" && strings.HasPrefix(resumo, "1 de ") && indice == strconv.Itoa(i) && quem == fora.String(),
+		"rigged log, whole replay: %s %q, first divergence %s %s, want record %d and %s", estado, resumo, indice, quem, i, fora)
+	navegador.Capturar(t, ctx, "verificacao-replay.png")
 	c.semDLQ()
 }

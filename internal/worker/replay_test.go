@@ -125,6 +125,8 @@ func TestReplayDoLog(t *testing.T) {
 		}
 	}
 	must(t, res.Gatilhos == int64(sorteios), "%d triggers checked on the bus, want every draw's (%d)", res.Gatilhos, sorteios)
+	must(t, res.Barramento && rp.Mensagens >= 7 && rp.Registradas+rp.SemEfeito == rp.Mensagens && rp.Invalidas == 0,
+		"the bus's input messages against the records: checked %v, %d messages, %d recorded, %d without effect, %d invalid", res.Barramento, rp.Mensagens, rp.Registradas, rp.SemEfeito, rp.Invalidas)
 
 	// Each input record is its consumed message: checked on the bus, and a
 	// record naming another demand than its message is caught.
@@ -195,6 +197,29 @@ func TestReplayDoLog(t *testing.T) {
 	rigado[j], rigado[j+1] = rigado[j+1], rigado[j]
 	rp = c.servirAdulterado(rigado, uuid.Nil).Replay
 	must(t, len(rp.Divergencias) > 0 && rp.Divergencias[0].Indice == int64(j), "input after the decision it precedes: %v", rp.Divergencias)
+
+	// 3b. An input dropped: the same cycle end left out of the log, and the
+	// draw it made possible told as "everyone busy". The log is consistent
+	// by itself (the replay without the bus finds nothing); the bus has
+	// the cycle end, and the check of its input messages names it and the
+	// counsellor it freed.
+	draw := regs[j+1].(transparencia.Registro)
+	liberado := *regs[j].(transparencia.Entrada).ConselheiroID
+	rigado = slices.Clone(regs[:j])
+	rigado = append(rigado, transparencia.NovoSemCandidatos(draw.EventIDSorteio, draw.DemandaID, draw.UnidadeCivicaID, draw.BaseSequence, draw.Timestamp,
+		"todos_ocupados", uuidsDe(draw.Cadeia), 1, 1, nil))
+	rigado = append(rigado, regs[j+2:]...)
+	sozinho := transparencia.NovoReplay(uuid.Nil)
+	for k, r := range rigado {
+		sozinho.Aplicar(int64(k), r)
+	}
+	sozinho.Fechar()
+	must(t, len(sozinho.Divergencias) == 0, "the log without the cycle end, replayed without the bus: %v", sozinho.Divergencias)
+	res = c.servirAdulterado(rigado, uuid.Nil)
+	rp = res.Replay
+	must(t, res.Barramento && len(rp.Divergencias) == 1 && rp.Divergencias[0].Indice == int64(j) && rp.Divergencias[0].Conselheiro != nil &&
+		*rp.Divergencias[0].Conselheiro == liberado && strings.Contains(rp.Divergencias[0].Motivo, transparencia.TipoCicloConcluido),
+		"a cycle end dropped from the log: %v, want record %d naming %s", rp.Divergencias, j, liberado)
 
 	// 4. A draw whose T is 1 ms after its trigger's stream time, seed,
 	// order and winner recomputed: every record verifies by itself and the

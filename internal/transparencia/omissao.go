@@ -1,0 +1,212 @@
+package transparencia
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/google/uuid"
+)
+
+// LeitorDeEntradas reads the bus stream's consumed messages in order
+// (*bus.Bus is one): with it the replay checks that every message that
+// changes eligibility has its record, none dropped (CONTRACT §7).
+type LeitorDeEntradas interface {
+	Entradas(ctx context.Context, desde uint64, fn func(seq uint64, tipo string, data []byte) error) error
+}
+
+// mensagemEntrada is a consumed bus message of an input kind, with the
+// ids its check needs.
+type mensagemEntrada struct {
+	seq                  uint64
+	tipo                 string
+	eventID              uuid.UUID
+	conselheiro, demanda uuid.UUID
+}
+
+// barramento is the replay's side of the "none dropped" check: the bus's
+// input messages from the first sequence under the trigger's rule, merged
+// with the records in stream order.
+type barramento struct {
+	mensagens []mensagemEntrada
+	proxima   int
+	// ativas is the demand each counsellor holds by the records (a
+	// refusal of another pair changes nothing, spec 3.12).
+	ativas map[uuid.UUID]uuid.UUID
+	// vistos are the event ids of the input records.
+	vistos   map[uuid.UUID]bool
+	omitidas map[uuid.UUID]Divergencia
+	ultima   uint64
+	// Mensagens is how many input messages of the bus were checked,
+	// Registradas how many of them have their record, SemEfeito how many
+	// change nothing by the records before them (a second registration,
+	// a cycle end of a counsellor never registered, a refusal of a pair
+	// without an assignment), and Invalidas how many cannot be read (the
+	// service dead-letters those). Adiante are those after the last record
+	// that names a sequence: not yet processed, left unjudged.
+	Mensagens, Registradas, SemEfeito, Invalidas, Adiante int64
+}
+
+// lerMensagem takes the ids of an input message of kind tipo; ok false
+// when it is not one of the kinds checked, invalida when it cannot be read.
+func lerMensagem(seq uint64, tipo string, data []byte) (m mensagemEntrada, ok, invalida bool) {
+	switch tipo {
+	case TipoCadastro, TipoCicloConcluido, TipoRecusa, TipoAgregacao, TipoSuspensaoExpirada:
+	default:
+		return m, false, false
+	}
+	var env struct {
+		EventID string `json:"event_id"`
+		Payload struct {
+			ConselheiroID string `json:"conselheiro_id"`
+			CidadaoID     string `json:"cidadao_id"`
+			DemandaID     string `json:"demanda_id"`
+			Representante string `json:"representante_demanda_id"`
+		} `json:"payload"`
+	}
+	if json.Unmarshal(data, &env) != nil {
+		return m, true, true
+	}
+	m = mensagemEntrada{seq: seq, tipo: tipo}
+	var err error
+	if m.eventID, err = uuid.Parse(env.EventID); err != nil {
+		return m, true, true
+	}
+	quem, demanda := env.Payload.ConselheiroID, env.Payload.DemandaID
+	switch tipo {
+	case TipoCadastro:
+		quem = env.Payload.CidadaoID
+	case TipoAgregacao:
+		quem, demanda = "", env.Payload.Representante
+	}
+	if quem != "" {
+		if m.conselheiro, err = uuid.Parse(quem); err != nil {
+			return m, true, true
+		}
+	}
+	if demanda != "" {
+		if m.demanda, err = uuid.Parse(demanda); err != nil {
+			return m, true, true
+		}
+	}
+	return m, true, false
+}
+
+// CarregarMensagens reads the bus's input messages from sequence desde
+// (the first one a record under the trigger's rule names).
+func (r *Replay) CarregarMensagens(ctx context.Context, b LeitorDeEntradas, desde uint64) error {
+	r.mensagens = r.mensagens[:0]
+	return b.Entradas(ctx, desde, func(seq uint64, tipo string, data []byte) error {
+		m, ok, invalida := lerMensagem(seq, tipo, data)
+		switch {
+		case invalida:
+			r.Invalidas++
+		case ok:
+			r.mensagens = append(r.mensagens, m)
+		}
+		return nil
+	})
+}
+
+// seqDe is the stream sequence a record names: its trigger's.
+func seqDe(reg Registravel) *int64 {
+	switch f := reg.(type) {
+	case Registro:
+		return f.BaseSequence
+	case SemCandidatos:
+		return f.GatilhoSequence
+	case Entrada:
+		return f.GatilhoSequence
+	}
+	return nil
+}
+
+// passar merges the bus's input messages below the record's sequence into
+// the replay before the record is applied: records follow their triggers'
+// stream order, and a message's input record comes before the decisions
+// it leads to, so a message not recorded by then is judged on the state
+// the records before it give. A record that turns up later (a redelivery
+// out of order) clears the judgement.
+func (r *Replay) passar(indice int64, reg Registravel) {
+	e, entrada := reg.(Entrada)
+	if entrada {
+		r.vistos[e.EventID] = true
+		delete(r.omitidas, e.EventID)
+	}
+	seq := seqDe(reg)
+	if seq == nil || r.mensagens == nil {
+		return
+	}
+	g := uint64(*seq)
+	r.ultima = max(r.ultima, g)
+	for r.proxima < len(r.mensagens) && r.mensagens[r.proxima].seq < g {
+		r.julgar(indice, r.mensagens[r.proxima])
+		r.proxima++
+	}
+	if r.proxima < len(r.mensagens) && r.mensagens[r.proxima].seq == g {
+		if m := r.mensagens[r.proxima]; !entrada || e.EventID != m.eventID {
+			r.julgar(indice, m)
+		} else {
+			r.Mensagens++
+			r.Registradas++
+		}
+		r.proxima++
+	}
+}
+
+// julgar checks one input message that reached indice without its record:
+// recorded before (a second delivery of one event), without effect by the
+// handlers' rules, or dropped.
+func (r *Replay) julgar(indice int64, m mensagemEntrada) {
+	r.Mensagens++
+	if r.vistos[m.eventID] {
+		r.Registradas++
+		return
+	}
+	_, conhecido := r.conselheiros[m.conselheiro]
+	semEfeito := false
+	switch m.tipo {
+	case TipoCadastro:
+		semEfeito = conhecido
+	case TipoCicloConcluido:
+		semEfeito = !conhecido
+	case TipoRecusa:
+		semEfeito = r.ativas[m.conselheiro] != m.demanda
+	}
+	if semEfeito {
+		r.SemEfeito++
+		return
+	}
+	d := Divergencia{Indice: indice, Motivo: fmt.Sprintf("mensagem %d do barramento (%s, event_id %s) muda a elegibilidade e não tem registro no log", m.seq, m.tipo, m.eventID)}
+	if m.conselheiro != uuid.Nil {
+		c := m.conselheiro
+		d.Conselheiro = &c
+		d.Motivo += " (conselheiro " + c.String() + ")"
+	}
+	r.omitidas[m.eventID] = d
+}
+
+// Fechar ends the replay: the input messages up to the last sequence a
+// record names are judged, and those still without their record become
+// divergences, in log order with the rest.
+func (r *Replay) Fechar() {
+	for ; r.proxima < len(r.mensagens); r.proxima++ {
+		if m := r.mensagens[r.proxima]; m.seq <= r.ultima {
+			r.julgar(r.registro+1, m)
+		} else {
+			r.Adiante++
+		}
+	}
+	if len(r.omitidas) == 0 {
+		return
+	}
+	for _, d := range r.omitidas {
+		r.Divergencias = append(r.Divergencias, d)
+	}
+	clear(r.omitidas)
+	slices.SortStableFunc(r.Divergencias, func(a, b Divergencia) int {
+		return cmp.Or(cmp.Compare(a.Indice, b.Indice), cmp.Compare(a.Motivo, b.Motivo))
+	})
+}
