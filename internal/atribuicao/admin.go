@@ -324,10 +324,7 @@ func (s *Servico) Reativar(ctx context.Context, a Acao, id uuid.UUID) (MudancaSt
 		if c.Status != elegibilidade.Inativo {
 			return fmt.Errorf("%w: conselheiro %s não está inativo (status %s)", ErrConflito, id, c.Status)
 		}
-		novo := elegibilidade.Disponivel
-		if c.DataSuspensaoAte != nil && !elegibilidade.SuspensaoVencida(c.DataSuspensaoAte, u.agora) {
-			novo = elegibilidade.Suspenso
-		}
+		novo := elegibilidade.StatusReativado(c.DataSuspensaoAte, u.agora)
 		m = MudancaStatus{ConselheiroID: id, StatusAnterior: c.Status, Status: novo, EventID: s.o.NovoID()}
 		if _, err := u.tx.AtualizarStatusConselheiro(ctx, store.AtualizarStatusConselheiroParams{
 			ID: id, Status: novo, EventID: m.EventID, Agora: u.agora,

@@ -12,27 +12,6 @@ import (
 	"github.com/formigueiro/d6a/internal/transparencia"
 )
 
-// Transicao reports whether the counsellor state machine of spec 4.6 allows
-// from → to. Forbidden: suspenso → ocupado, inativo → anything,
-// ocupado → suspenso; and a current suspension is not lifted by a cycle or
-// a refusal (only by its date).
-func Transicao(from, to string) bool {
-	if from == to {
-		return true
-	}
-	switch from {
-	case elegibilidade.Inativo:
-		return false
-	case elegibilidade.Disponivel:
-		return to == elegibilidade.Ocupado || to == elegibilidade.Suspenso
-	case elegibilidade.Ocupado:
-		return to == elegibilidade.Disponivel
-	case elegibilidade.Suspenso:
-		return to == elegibilidade.Disponivel
-	}
-	return false
-}
-
 // transitar moves c to status `to` when spec 4.6 allows it, and logs the
 // refusal otherwise. Lifting a suspension is only allowed once its date has
 // passed.
@@ -55,10 +34,7 @@ func (u *uow) transitar(ctx context.Context, log *slog.Logger, c store.Conselhei
 
 // permitido reports whether c may move to status to now (spec 4.6).
 func (u *uow) permitido(c store.Conselheiro, to string) bool {
-	if c.Status == elegibilidade.Suspenso && to == elegibilidade.Disponivel {
-		return elegibilidade.SuspensaoVencida(c.DataSuspensaoAte, u.agora)
-	}
-	return Transicao(c.Status, to)
+	return elegibilidade.Permitido(c.Status, c.DataSuspensaoAte, to, u.agora)
 }
 
 // alterou notes a citizen whose situation this unit of work changed.
@@ -68,7 +44,7 @@ func (u *uow) alterou(cidadao uuid.UUID) { u.alterados = append(u.alterados, cid
 // of the parameters in force from now, rescheduled when already suspended
 // (spec 3.13), recorded in d6a.suspensoes with the version.
 func (u *uow) suspender(ctx context.Context, log *slog.Logger, c store.Conselheiro, eventID uuid.UUID, consecutivas int64, par Parametros) error {
-	if c.Status != elegibilidade.Disponivel && c.Status != elegibilidade.Suspenso {
+	if !elegibilidade.PodeSuspender(c.Status) {
 		log.Warn("suspensão não aplicada: transição proibida (spec 4.6)", "conselheiro_id", c.ID, "status", c.Status)
 		return nil
 	}

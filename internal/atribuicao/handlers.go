@@ -173,10 +173,7 @@ func (u *uow) onConselheiroCadastrado(ctx context.Context, log *slog.Logger, ev 
 		}
 		return err
 	}
-	status := elegibilidade.Disponivel
-	if p.Status == elegibilidade.Inativo {
-		status = elegibilidade.Inativo
-	}
+	status := elegibilidade.StatusCadastro(p.Status)
 	if err := u.tx.InserirConselheiro(ctx, store.InserirConselheiroParams{
 		CidadaoID: p.CidadaoID, UnidadeCivicaID: p.UnidadeCivicaID, NivelAtuacao: int32(p.NivelAtuacao),
 		Status: status, CapacitacaoConcluida: p.CapacitacaoConcluida, Agora: u.agora, EventID: ev.EventID,
@@ -238,18 +235,15 @@ func (u *uow) onConselheiroCicloConcluido(ctx context.Context, log *slog.Logger,
 	// not make him disponivel while an assignment is still active
 	// (ocupado iff an active assignment exists).
 	_, err = u.tx.BuscarAtribuicaoAtivaPorConselheiro(ctx, c.ID)
-	depois := c.Status
-	if outra, err := store.Found(err); err != nil {
+	outra, err := store.Found(err)
+	if err != nil {
 		return err
-	} else if outra {
+	}
+	depois := elegibilidade.StatusAposCiclo(c.Status, c.DataSuspensaoAte, outra, u.agora)
+	if outra {
 		log.Warn("ciclo concluído para outra demanda: conselheiro mantém a atribuição ativa e segue ocupado")
-	} else {
-		if u.permitido(c, elegibilidade.Disponivel) {
-			depois = elegibilidade.Disponivel
-		}
-		if err := u.transitar(ctx, log, c, elegibilidade.Disponivel, ev.EventID); err != nil {
-			return err
-		}
+	} else if err := u.transitar(ctx, log, c, elegibilidade.Disponivel, ev.EventID); err != nil {
+		return err
 	}
 	u.registros = append(u.registros, transparencia.NovoCicloConcluido(ev.EventID, u.seqGatilho(), c.ID, p.DemandaID, depois))
 	// 5. sweep the payload's UC, else the counsellor's.
@@ -304,11 +298,13 @@ func (u *uow) onConselheiroAtribuicaoRecusada(ctx context.Context, log *slog.Log
 		return err
 	}
 	// The refuser goes back to disponivel; a suspended one is not released.
-	if temConselheiro && c.Status == elegibilidade.Ocupado {
-		if err := u.transitar(ctx, log, c, elegibilidade.Disponivel, ev.EventID); err != nil {
-			return err
+	if temConselheiro {
+		if depois := elegibilidade.StatusAposRecusa(c.Status); depois != c.Status {
+			if err := u.transitar(ctx, log, c, depois, ev.EventID); err != nil {
+				return err
+			}
+			c.Status = depois
 		}
-		c.Status = elegibilidade.Disponivel
 	}
 	if temConselheiro {
 		// No motive: a refusal for personal risk must not show (spec 3.12).

@@ -2,6 +2,7 @@ package atribuicao
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -132,7 +133,7 @@ func (u *uow) executarSorteio(ctx context.Context, p Pedido) (Resultado, error) 
 	// The assignment's date is the service's clock, which judges its
 	// response timeout; T, the seed's, is the trigger's bus time.
 	dataSorteio := u.agora
-	eventID := s.o.NovoID()
+	eventID := u.novoID()
 	envelope, err := u.envelope(evento.ConselheiroSorteado, eventID, p.Dados.CorrelacaoID, t, payloadSorteado{
 		ConselheiroID: selecionado, DemandaID: p.DemandaID, UnidadeCivicaID: p.UC,
 		MetodoSorteio: sorteio.Metodo, SeedPublico: res.Seed, ListaElegiveisHash: res.ListaHash,
@@ -150,7 +151,7 @@ func (u *uow) executarSorteio(ctx context.Context, p Pedido) (Resultado, error) 
 	// batch's set-based write (diferido), or written now in one round trip.
 	if u.diferir {
 		u.lote.sorteio(linhaSorteio{
-			AtribuicaoID: s.o.NovoID(), EventIDSorteio: eventID, ConselheiroID: selecionado,
+			AtribuicaoID: u.novoID(), EventIDSorteio: eventID, ConselheiroID: selecionado,
 			DemandaID: p.DemandaID, UnidadeCivicaID: p.UC, Seed: res.Seed,
 			PosicaoSorteada: sorteio.PosicaoSorteada, TotalElegiveis: int32(len(ids)),
 			ListaElegiveisHash: res.ListaHash, DataSorteio: dataSorteio,
@@ -164,7 +165,7 @@ func (u *uow) executarSorteio(ctx context.Context, p Pedido) (Resultado, error) 
 			CorrelacaoID: p.Dados.CorrelacaoID, Envelope: envelope, CriadoEm: u.agora, EntradaSequence: u.entradaSeq(),
 		})
 	} else if err := u.tx.GravarSorteio(ctx, store.GravarSorteioParams{
-		AtribuicaoID: s.o.NovoID(), EventIDSorteio: eventID, ConselheiroID: selecionado,
+		AtribuicaoID: u.novoID(), EventIDSorteio: eventID, ConselheiroID: selecionado,
 		DemandaID: p.DemandaID, UnidadeCivicaID: p.UC, Seed: res.Seed,
 		PosicaoSorteada: sorteio.PosicaoSorteada, TotalElegiveis: int32(len(ids)),
 		ListaElegiveisHash: &res.ListaHash, DataSorteio: dataSorteio,
@@ -297,6 +298,30 @@ func (u *uow) semente(ctx context.Context) (base string, seq int64, t string, er
 	return id, int64(n), sorteio.FormatTimestamp(u.servico.o.Now()), nil
 }
 
+// novoID is an id for what the unit decides. Under a trigger it is a
+// function of the trigger (its event_id and how many ids the unit asked
+// for before), laid out as a UUIDv7 stamped with T: the same bus prefix
+// gives the same ids, bit for bit, and they still grow in time order
+// (docs/decisions.md, "Ids in time order"). Outside any trigger (Sortear)
+// they come from Options.NovoID.
+func (u *uow) novoID() uuid.UUID {
+	g := u.gatilho
+	if g == nil {
+		return u.servico.o.NovoID()
+	}
+	u.ids++
+	h := sha256.Sum256(fmt.Appendf(nil, "d6a/id|%s|%d|%d", g.EventID, g.Seq, u.ids))
+	var id uuid.UUID
+	ms := uint64(g.Armazenado.UnixMilli())
+	for i := range 6 {
+		id[i] = byte(ms >> (40 - 8*i))
+	}
+	copy(id[6:], h[:10])
+	id[6] = 0x70 | id[6]&0x0f // version 7
+	id[8] = 0x80 | id[8]&0x3f // RFC 9562 variant
+	return id
+}
+
 // LeitorDoBarramento is a Barramento that also reads a message by stream
 // sequence (*bus.Bus): a draw outside any event then takes T from its
 // base's stored time.
@@ -334,7 +359,7 @@ func (u *uow) publicarSemCandidatos(ctx context.Context, p Pedido, filtro elegib
 	if u.gatilho != nil {
 		t = sorteio.FormatTimestamp(u.gatilho.Armazenado)
 	}
-	eventID := u.servico.o.NovoID()
+	eventID := u.novoID()
 	data, err := u.envelope(tipo, eventID, p.Dados.CorrelacaoID, t, payloadSemCandidatos{
 		DemandaID: p.DemandaID, UnidadeCivicaID: p.UC, TotalElegiveis: 0, Motivo: motivo, Timestamp: t,
 	})

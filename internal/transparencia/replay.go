@@ -40,6 +40,9 @@ type Replay struct {
 	Linha    []Acontecimento
 	Deixado  []Acontecimento
 	registro int64
+	// ultimoT is the latest decision's T: the time an input record's
+	// status is judged at (records carry no time of their own).
+	ultimoT time.Time
 	barramento
 }
 
@@ -134,6 +137,7 @@ func (r *Replay) recalcular(indice int64, nome, timestamp string, cadeiaTxt []st
 		r.divergir(indice, nil, "%s: timestamp %q ilegível", nome, timestamp)
 		return esperado, nil, false
 	}
+	r.ultimoT = T
 	cadeia := uuids(cadeiaTxt)
 	cands = r.candidatos(cadeia)
 	esperado = elegibilidade.Filtrar(cadeia, cands, excluido, T)
@@ -250,6 +254,7 @@ func (r *Replay) entrada(indice int64, e Entrada) {
 	if (e.Tipo == TipoCicloConcluido || e.Tipo == TipoRecusa) && e.DemandaID != nil && r.ativas[id] == *e.DemandaID {
 		delete(r.ativas, id)
 	}
+	r.conferirStatus(indice, e, c)
 	switch e.Tipo {
 	case TipoCadastro:
 		if c == nil {
@@ -350,4 +355,52 @@ func (c *Cliente) Reproduzir(ctx context.Context, alvo uuid.UUID, progresso func
 		err = fmt.Errorf("mensagens de entrada do barramento: %w", erroBarramento)
 	}
 	return res, err
+}
+
+// conferirStatus checks the status an input record shows against the one
+// the state machine gives (elegibilidade, spec 4.6, run by the executor's
+// handlers too) from the counsellor's replayed state. Records carry no time
+// of their own, so where the outcome turns on whether a suspension had
+// ended (a cycle end or a reactivation of a suspended counsellor), either
+// outcome is accepted.
+func (r *Replay) conferirStatus(indice int64, e Entrada, c *estadoConselheiro) {
+	id := *e.ConselheiroID
+	var esperado []string
+	switch e.Tipo {
+	case TipoCadastro:
+		esperado = []string{elegibilidade.StatusCadastro(e.Status)}
+	case TipoInativacao:
+		esperado = []string{elegibilidade.Inativo}
+	case TipoLiberacao:
+		esperado = []string{elegibilidade.Disponivel}
+	}
+	if c != nil {
+		_, outra := r.ativas[id]
+		switch e.Tipo {
+		case TipoCicloConcluido:
+			esperado = []string{elegibilidade.StatusAposCiclo(c.status, c.ate, outra, r.ultimoT)}
+			if c.status == elegibilidade.Suspenso && !outra {
+				esperado = []string{elegibilidade.Suspenso, elegibilidade.Disponivel}
+			}
+		case TipoRecusa:
+			esperado = []string{elegibilidade.StatusAposRecusa(c.status)}
+		case TipoReativacao:
+			esperado = []string{elegibilidade.StatusReativado(c.ate, r.ultimoT)}
+			if c.ate != nil {
+				esperado = []string{elegibilidade.Suspenso, elegibilidade.Disponivel}
+			}
+		case TipoSuspensao:
+			if !elegibilidade.PodeSuspender(c.status) {
+				r.divergir(indice, &id, "%s: conselheiro %s suspenso a partir de %s, que a máquina de estados (spec 4.6) não permite", e.Tipo, id, c.status)
+			}
+			return
+		}
+	}
+	if esperado != nil && !slices.Contains(esperado, e.Status) {
+		de := "?"
+		if c != nil {
+			de = c.status
+		}
+		r.divergir(indice, &id, "%s: conselheiro %s fica %s, mas de %s a máquina de estados (spec 4.6) dá %s", e.Tipo, id, e.Status, de, strings.Join(esperado, " ou "))
+	}
 }

@@ -33,11 +33,17 @@ func TestMain(m *testing.M) { os.Exit(pgtest.Run(m)) }
 type relogio struct {
 	mu sync.Mutex
 	t  time.Time
+	// parado: every reading gives the same time (the determinism test:
+	// two runs make different numbers of readings).
+	parado bool
 }
 
 func (r *relogio) Now() time.Time {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.parado {
+		return r.t
+	}
 	// Advance a millisecond per reading so draws and rows keep their order.
 	r.t = r.t.Add(time.Millisecond)
 	return r.t

@@ -221,6 +221,18 @@ func TestReplayDoLog(t *testing.T) {
 		*rp.Divergencias[0].Conselheiro == liberado && strings.Contains(rp.Divergencias[0].Motivo, transparencia.TipoCicloConcluido),
 		"a cycle end dropped from the log: %v, want record %d naming %s", rp.Divergencias, j, liberado)
 
+	// 3c. A cycle end whose record keeps the freed counsellor busy, as if
+	// another assignment were active: the state machine, run by the
+	// handlers and the replay alike, gives disponivel.
+	rigado = slices.Clone(regs)
+	ocupado := regs[j].(transparencia.Entrada)
+	ocupado.Status = "ocupado"
+	rigado[j] = ocupado
+	rp = c.servirAdulterado(rigado, uuid.Nil).Replay
+	must(t, len(rp.Divergencias) > 0 && rp.Divergencias[0].Indice == int64(j) && rp.Divergencias[0].Conselheiro != nil &&
+		*rp.Divergencias[0].Conselheiro == liberado && strings.Contains(rp.Divergencias[0].Motivo, "spec 4.6"),
+		"a cycle end recorded as leaving its counsellor busy: %v", rp.Divergencias)
+
 	// 4. A draw whose T is 1 ms after its trigger's stream time, seed,
 	// order and winner recomputed: every record verifies by itself and the
 	// replay agrees (T changes no eligibility here), but the trigger on the

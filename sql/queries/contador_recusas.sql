@@ -8,8 +8,10 @@ WHERE conselheiro_id = @conselheiro_id
   AND (sqlc.narg('desde')::timestamptz IS NULL OR data_ultima_recusa > sqlc.narg('desde')::timestamptz);
 
 -- name: InserirRecusa :exec
+-- The row id comes from the refusal, not at random (issue 22, determinism
+-- from the bus).
 INSERT INTO d6a.contador_recusas (
-    conselheiro_id, recusas_consecutivas, data_ultima_recusa, demanda_id_recusada, evento_id_recusa
+    id, conselheiro_id, recusas_consecutivas, data_ultima_recusa, demanda_id_recusada, evento_id_recusa
 ) VALUES (
-    @conselheiro_id, @recusas_consecutivas, @agora::timestamptz, @demanda_id_recusada, @evento_id_recusa
+    md5('d6a.contador_recusas|' || (@evento_id_recusa::uuid)::text)::uuid, @conselheiro_id, @recusas_consecutivas, @agora::timestamptz, @demanda_id_recusada, @evento_id_recusa
 );

@@ -1,9 +1,12 @@
 -- name: InserirFilaPendente :exec
+-- Every insert into the queue takes its row id from the demand, not at
+-- random: the same bus prefix gives the same tables (issue 22,
+-- determinism from the bus).
 INSERT INTO d6a.fila_pendentes (
-    demanda_id, unidade_civica_id, categoria_id, nivel_precedencia, score_final,
+    id, demanda_id, unidade_civica_id, categoria_id, nivel_precedencia, score_final,
     grupo_id, data_entrada, event_id_origem, tentativas_sorteio
 ) VALUES (
-    @demanda_id, @unidade_civica_id, @categoria_id, @nivel_precedencia, @score_final,
+    md5('d6a.fila_pendentes|' || (@demanda_id::uuid)::text)::uuid, @demanda_id::uuid, @unidade_civica_id, @categoria_id, @nivel_precedencia, @score_final,
     @grupo_id, @agora::timestamptz, @event_id_origem, 1
 );
 
@@ -48,10 +51,10 @@ SELECT count(*) FROM d6a.fila_pendentes;
 -- spec 4.4 step 2 in one round trip: the demand enters the pending queue,
 -- or, already there, counts one more failed attempt (T35).
 INSERT INTO d6a.fila_pendentes (
-    demanda_id, unidade_civica_id, categoria_id, nivel_precedencia, score_final,
+    id, demanda_id, unidade_civica_id, categoria_id, nivel_precedencia, score_final,
     grupo_id, data_entrada, event_id_origem, tentativas_sorteio
 ) VALUES (
-    @demanda_id, @unidade_civica_id, @categoria_id, @nivel_precedencia, @score_final,
+    md5('d6a.fila_pendentes|' || (@demanda_id::uuid)::text)::uuid, @demanda_id::uuid, @unidade_civica_id, @categoria_id, @nivel_precedencia, @score_final,
     @grupo_id, @agora::timestamptz, @event_id_origem, 1
 )
 ON CONFLICT (demanda_id) DO UPDATE
@@ -61,10 +64,10 @@ SET tentativas_sorteio = d6a.fila_pendentes.tentativas_sorteio + 1;
 -- EnfileirarPendente for the demands a batch queued in memory, in their
 -- order (the FIFO's ordem_entrada follows it), in one round trip.
 INSERT INTO d6a.fila_pendentes (
-    demanda_id, unidade_civica_id, categoria_id, nivel_precedencia, score_final,
+    id, demanda_id, unidade_civica_id, categoria_id, nivel_precedencia, score_final,
     grupo_id, data_entrada, event_id_origem, tentativas_sorteio
 )
-SELECT demanda_id, unidade_civica_id, categoria_id, nivel_precedencia, score_final,
+SELECT md5('d6a.fila_pendentes|' || demanda_id::text)::uuid, demanda_id, unidade_civica_id, categoria_id, nivel_precedencia, score_final,
     grupo_id, agora, event_id_origem, tentativas
 FROM ROWS FROM (jsonb_to_recordset(@linhas::jsonb) AS (
     demanda_id uuid, unidade_civica_id uuid, categoria_id text, nivel_precedencia int,

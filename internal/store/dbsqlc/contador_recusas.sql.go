@@ -51,27 +51,29 @@ func (q *Queries) ContarRecusasDesdeData(ctx context.Context, arg ContarRecusasD
 
 const inserirRecusa = `-- name: InserirRecusa :exec
 INSERT INTO d6a.contador_recusas (
-    conselheiro_id, recusas_consecutivas, data_ultima_recusa, demanda_id_recusada, evento_id_recusa
+    id, conselheiro_id, recusas_consecutivas, data_ultima_recusa, demanda_id_recusada, evento_id_recusa
 ) VALUES (
-    $1, $2, $3::timestamptz, $4, $5
+    md5('d6a.contador_recusas|' || ($1::uuid)::text)::uuid, $2, $3, $4::timestamptz, $5, $1
 )
 `
 
 type InserirRecusaParams struct {
+	EventoIDRecusa      uuid.UUID
 	ConselheiroID       uuid.UUID
 	RecusasConsecutivas int32
 	Agora               time.Time
 	DemandaIDRecusada   uuid.UUID
-	EventoIDRecusa      uuid.UUID
 }
 
+// The row id comes from the refusal, not at random (issue 22, determinism
+// from the bus).
 func (q *Queries) InserirRecusa(ctx context.Context, arg InserirRecusaParams) error {
 	_, err := q.db.Exec(ctx, inserirRecusa,
+		arg.EventoIDRecusa,
 		arg.ConselheiroID,
 		arg.RecusasConsecutivas,
 		arg.Agora,
 		arg.DemandaIDRecusada,
-		arg.EventoIDRecusa,
 	)
 	return err
 }

@@ -145,10 +145,10 @@ func (q *Queries) ContarPendentes(ctx context.Context) (int64, error) {
 
 const enfileirarPendente = `-- name: EnfileirarPendente :exec
 INSERT INTO d6a.fila_pendentes (
-    demanda_id, unidade_civica_id, categoria_id, nivel_precedencia, score_final,
+    id, demanda_id, unidade_civica_id, categoria_id, nivel_precedencia, score_final,
     grupo_id, data_entrada, event_id_origem, tentativas_sorteio
 ) VALUES (
-    $1, $2, $3, $4, $5,
+    md5('d6a.fila_pendentes|' || ($1::uuid)::text)::uuid, $1::uuid, $2, $3, $4, $5,
     $6, $7::timestamptz, $8, 1
 )
 ON CONFLICT (demanda_id) DO UPDATE
@@ -184,10 +184,10 @@ func (q *Queries) EnfileirarPendente(ctx context.Context, arg EnfileirarPendente
 
 const enfileirarPendentes = `-- name: EnfileirarPendentes :exec
 INSERT INTO d6a.fila_pendentes (
-    demanda_id, unidade_civica_id, categoria_id, nivel_precedencia, score_final,
+    id, demanda_id, unidade_civica_id, categoria_id, nivel_precedencia, score_final,
     grupo_id, data_entrada, event_id_origem, tentativas_sorteio
 )
-SELECT demanda_id, unidade_civica_id, categoria_id, nivel_precedencia, score_final,
+SELECT md5('d6a.fila_pendentes|' || demanda_id::text)::uuid, demanda_id, unidade_civica_id, categoria_id, nivel_precedencia, score_final,
     grupo_id, agora, event_id_origem, tentativas
 FROM ROWS FROM (jsonb_to_recordset($1::jsonb) AS (
     demanda_id uuid, unidade_civica_id uuid, categoria_id text, nivel_precedencia int,
@@ -223,10 +223,10 @@ func (q *Queries) IncrementarTentativasFilaPendente(ctx context.Context, demanda
 
 const inserirFilaPendente = `-- name: InserirFilaPendente :exec
 INSERT INTO d6a.fila_pendentes (
-    demanda_id, unidade_civica_id, categoria_id, nivel_precedencia, score_final,
+    id, demanda_id, unidade_civica_id, categoria_id, nivel_precedencia, score_final,
     grupo_id, data_entrada, event_id_origem, tentativas_sorteio
 ) VALUES (
-    $1, $2, $3, $4, $5,
+    md5('d6a.fila_pendentes|' || ($1::uuid)::text)::uuid, $1::uuid, $2, $3, $4, $5,
     $6, $7::timestamptz, $8, 1
 )
 `
@@ -242,6 +242,9 @@ type InserirFilaPendenteParams struct {
 	EventIDOrigem    uuid.UUID
 }
 
+// Every insert into the queue takes its row id from the demand, not at
+// random: the same bus prefix gives the same tables (issue 22,
+// determinism from the bus).
 func (q *Queries) InserirFilaPendente(ctx context.Context, arg InserirFilaPendenteParams) error {
 	_, err := q.db.Exec(ctx, inserirFilaPendente,
 		arg.DemandaID,

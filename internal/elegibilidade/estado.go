@@ -1,0 +1,80 @@
+package elegibilidade
+
+import "time"
+
+// The counsellor state machine of spec 4.6 and the statuses each input
+// leads to (spec 3.10–3.12, 4.8), as pure functions: the executor's
+// handlers and the replay verifier (transparencia.Replay) both run these,
+// so a record whose status the rules do not give is a divergence.
+
+// Transicao reports whether spec 4.6 allows from → to. Forbidden:
+// suspenso → ocupado, inativo → anything (only the console lifts it, see
+// StatusReativado), ocupado → suspenso.
+func Transicao(from, to string) bool {
+	if from == to {
+		return true
+	}
+	switch from {
+	case Inativo:
+		return false
+	case Disponivel:
+		return to == Ocupado || to == Suspenso
+	case Ocupado:
+		return to == Disponivel
+	case Suspenso:
+		return to == Disponivel
+	}
+	return false
+}
+
+// Permitido is Transicao at time t: a current suspension is lifted only by
+// its date, never by a cycle or a refusal.
+func Permitido(from string, ate *time.Time, to string, t time.Time) bool {
+	if from == Suspenso && to == Disponivel {
+		return SuspensaoVencida(ate, t)
+	}
+	return Transicao(from, to)
+}
+
+// StatusCadastro is a registration's status (spec 3.10): inativo when the
+// event says so, else disponivel.
+func StatusCadastro(doEvento string) string {
+	if doEvento == Inativo {
+		return Inativo
+	}
+	return Disponivel
+}
+
+// StatusAposCiclo is the status after a cycle end (spec 3.11): released to
+// disponivel where the machine allows it, unless the counsellor still
+// holds another assignment (ocupado iff an active assignment exists).
+func StatusAposCiclo(status string, ate *time.Time, outraAtiva bool, t time.Time) string {
+	if !outraAtiva && Permitido(status, ate, Disponivel, t) {
+		return Disponivel
+	}
+	return status
+}
+
+// StatusAposRecusa is the refuser's status after a refusal (spec 3.12):
+// a busy one goes back to disponivel, any other keeps theirs (a suspended
+// one is not released).
+func StatusAposRecusa(status string) string {
+	if status == Ocupado {
+		return Disponivel
+	}
+	return status
+}
+
+// PodeSuspender reports whether a suspension applies to status (spec 3.12
+// step 4, 4.6): to a disponivel one, or a suspended one rescheduled.
+func PodeSuspender(status string) bool { return status == Disponivel || status == Suspenso }
+
+// StatusReativado is the status the console's reactivation gives an
+// inativo counsellor (spec 4.6): suspenso while a suspension decided
+// before the inactivation has not ended at t, else disponivel.
+func StatusReativado(ate *time.Time, t time.Time) string {
+	if ate != nil && !SuspensaoVencida(ate, t) {
+		return Suspenso
+	}
+	return Disponivel
+}

@@ -1,0 +1,48 @@
+package elegibilidade
+
+import (
+	"testing"
+	"time"
+)
+
+// The state machine of spec 4.6 and the status each input gives, as the
+// handlers and the replay run them.
+func TestMaquinaDeEstados(t *testing.T) {
+	agora := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	passou, falta := agora.Add(-time.Hour), agora.Add(time.Hour)
+	proibidas := [][2]string{{Suspenso, Ocupado}, {Ocupado, Suspenso}, {Inativo, Disponivel}, {Inativo, Ocupado}, {Disponivel, Inativo}}
+	for _, p := range proibidas {
+		if Transicao(p[0], p[1]) {
+			t.Errorf("%s → %s allowed", p[0], p[1])
+		}
+	}
+	for _, p := range [][2]string{{Disponivel, Ocupado}, {Disponivel, Suspenso}, {Ocupado, Disponivel}, {Suspenso, Disponivel}, {Inativo, Inativo}} {
+		if !Transicao(p[0], p[1]) {
+			t.Errorf("%s → %s forbidden", p[0], p[1])
+		}
+	}
+	casos := []struct {
+		nome, got, want string
+	}{
+		{"cycle end of a busy one", StatusAposCiclo(Ocupado, nil, false, agora), Disponivel},
+		{"cycle end while another assignment is active", StatusAposCiclo(Ocupado, nil, true, agora), Ocupado},
+		{"cycle end of a current suspension", StatusAposCiclo(Suspenso, &falta, false, agora), Suspenso},
+		{"cycle end of an ended suspension", StatusAposCiclo(Suspenso, &passou, false, agora), Disponivel},
+		{"cycle end of an inactive one", StatusAposCiclo(Inativo, nil, false, agora), Inativo},
+		{"refusal of a busy one", StatusAposRecusa(Ocupado), Disponivel},
+		{"refusal of a suspended one", StatusAposRecusa(Suspenso), Suspenso},
+		{"registration", StatusCadastro("qualquer"), Disponivel},
+		{"inactive registration", StatusCadastro(Inativo), Inativo},
+		{"reactivation, suspension pending", StatusReativado(&falta, agora), Suspenso},
+		{"reactivation, suspension ended", StatusReativado(&passou, agora), Disponivel},
+		{"reactivation, never suspended", StatusReativado(nil, agora), Disponivel},
+	}
+	for _, c := range casos {
+		if c.got != c.want {
+			t.Errorf("%s: %s, want %s", c.nome, c.got, c.want)
+		}
+	}
+	if PodeSuspender(Ocupado) || PodeSuspender(Inativo) || !PodeSuspender(Disponivel) || !PodeSuspender(Suspenso) {
+		t.Error("suspension allowed from the wrong statuses")
+	}
+}
