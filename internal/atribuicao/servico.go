@@ -182,7 +182,7 @@ type uow struct {
 	// (Sortear). sorteou: it already led to a draw.
 	gatilho *Gatilho
 	sorteou bool
-	ids     int // novoID's count under the trigger
+	ids     int      // novoID's count under the trigger
 	saida   []Saida  // outbox rows queued, published after commit
 	depois  []func() // run after commit (metrics)
 	// alterados are the citizens whose situation changed (Options.Alterados).

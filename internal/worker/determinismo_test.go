@@ -234,4 +234,3 @@ func mapKeys[V any](m map[string]V) func(func(string) bool) {
 		}
 	}
 }
-
