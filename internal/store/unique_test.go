@@ -114,13 +114,19 @@ func TestUniqueEventIdSorteio(t *testing.T) {
 
 func TestUniqueFilaPendenteDemanda(t *testing.T) {
 	t.Parallel()
-	ctx, _, q := open(t)
+	ctx, st, q := open(t)
 	p := pendenteParams(uuid.New(), at(0))
 	check(t, q.InserirFilaPendente(ctx, p))
 
 	dup := pendenteParams(uuid.New(), at(time.Hour))
 	dup.DemandaID = p.DemandaID
-	violates(t, "duplicate pending demand", q.InserirFilaPendente(ctx, dup), "fila_pendentes_demanda_id_key")
+	// The row id is a function of the demand, so the query meets the
+	// primary key first; the unique key on demanda_id still stands for a
+	// row with any other id.
+	violates(t, "duplicate pending demand", q.InserirFilaPendente(ctx, dup), "fila_pendentes_pkey")
+	_, err := st.Pool.Exec(ctx, `INSERT INTO d6a.fila_pendentes (id, demanda_id, unidade_civica_id, categoria_id, nivel_precedencia, score_final, data_entrada, event_id_origem, tentativas_sorteio)
+		VALUES (gen_random_uuid(), $1, $2, 'x', 1, 1, now(), gen_random_uuid(), 1)`, p.DemandaID, p.UnidadeCivicaID)
+	violates(t, "duplicate pending demand under another id", err, "fila_pendentes_demanda_id_key")
 
 	if n := val(q.ContarPendentes(ctx)).must(t); n != 1 {
 		t.Fatalf("ContarPendentes = %d, want 1", n)
@@ -132,14 +138,18 @@ func TestUniqueFilaPendenteDemanda(t *testing.T) {
 
 func TestUniqueRecusaEvento(t *testing.T) {
 	t.Parallel()
-	ctx, _, q := open(t)
+	ctx, st, q := open(t)
 	c := uuid.New()
 	p := store.InserirRecusaParams{ConselheiroID: c, RecusasConsecutivas: 1, Agora: at(0), DemandaIDRecusada: uuid.New(), EventoIDRecusa: uuid.New()}
 	check(t, q.InserirRecusa(ctx, p))
 
 	dup := p
 	dup.Agora, dup.DemandaIDRecusada, dup.RecusasConsecutivas = at(time.Hour), uuid.New(), 2
-	violates(t, "duplicate refusal event", q.InserirRecusa(ctx, dup), "contador_recusas_evento_id_recusa_key")
+	// As for the queue: the id comes from the refusal event.
+	violates(t, "duplicate refusal event", q.InserirRecusa(ctx, dup), "contador_recusas_pkey")
+	_, err := st.Pool.Exec(ctx, `INSERT INTO d6a.contador_recusas (id, conselheiro_id, recusas_consecutivas, data_ultima_recusa, demanda_id_recusada, evento_id_recusa)
+		VALUES (gen_random_uuid(), $1, 2, now(), gen_random_uuid(), $2)`, c, p.EventoIDRecusa)
+	violates(t, "duplicate refusal event under another id", err, "contador_recusas_evento_id_recusa_key")
 
 	if n := val(q.ContarRecusasDesdeData(ctx, store.ContarRecusasDesdeDataParams{ConselheiroID: c})).must(t); n != 1 {
 		t.Fatalf("ContarRecusasDesdeData = %d, want 1 (the duplicate must not count)", n)
