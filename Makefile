@@ -105,7 +105,7 @@ fuzz:
 ## bench: d6a serve at national scale: K = 1,000 / 100,000 / 1,000,000 counsellors, sparse and dense-upper-level countries, a fresh never-analyzed database, the bare durable loop (15-25 min); then the situacao HTTP route against a bare fiber handler (2 min); docs/bench.md
 bench:
 	$(GO) run ./cmd/d6a-bench
-	$(GO) run ./cmd/d6a-httpbench -d 10s -c 32 -rate 1000
+	$(GO) run ./cmd/d6a-bench http -d 10s -c 32 -rate 1000
 
 ## test-faults: fault suite (internal/faults, build tag faults): kills, outages, two instances, hostile input, HTTP attacks; about 3 minutes
 test-faults:

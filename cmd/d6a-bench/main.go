@@ -81,16 +81,32 @@ type opcoes struct {
 }
 
 func main() {
-	o, err := lerFlags(os.Args[1:])
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "d6a-bench:", err)
-		os.Exit(2)
+	// The HTTP mode re-executes this binary as its server process.
+	if os.Getenv(envPapel) == papelServidor {
+		sair("d6a-bench (server)", servir(), 1)
+		return
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := executar(ctx, o); err != nil {
-		fmt.Fprintln(os.Stderr, "d6a-bench:", err)
-		os.Exit(1)
+	if len(os.Args) > 1 && os.Args[1] == "http" {
+		o, err := lerFlagsHTTP(os.Args[2:])
+		sair("d6a-bench http", err, 2)
+		sair("d6a-bench http", executarHTTP(ctx, o), 1)
+		return
+	}
+	o, err := lerFlags(os.Args[1:])
+	sair("d6a-bench", err, 2)
+	sair("d6a-bench", executar(ctx, o), 1)
+}
+
+// sair exits with code on an error (0 after -h).
+func sair(quem string, err error, code int) {
+	if errors.Is(err, flag.ErrHelp) {
+		os.Exit(0)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, quem+":", err)
+		os.Exit(code)
 	}
 }
 

@@ -29,8 +29,8 @@ import (
 )
 
 // ambiente is what the measurements run against.
-type ambiente struct {
-	o       opcoes
+type ambienteHTTP struct {
+	o       opcoesHTTP
 	base    string
 	cluster *pglocal.Cluster
 	versao  string // PostgreSQL server_version
@@ -51,7 +51,7 @@ type ambiente struct {
 	clienteMetricasSem *fasthttp.HostClient
 	// The cached app's cache counters after the answers check, before
 	// any run (the server's readiness probe included).
-	cacheInicial metricas
+	cacheInicial metricasHTTP
 
 	tokens          []string // one per counsellor, registered counsellors only
 	tokensInvalidos []string // same subjects, signed with another key
@@ -61,10 +61,10 @@ type ambiente struct {
 
 // prepararAmbiente starts PostgreSQL, seeds it and starts the server
 // process. The returned ambiente (even with an error) must be closed.
-func prepararAmbiente(ctx context.Context, o opcoes) (*ambiente, error) {
-	a := &ambiente{o: o}
+func prepararAmbiente(ctx context.Context, o opcoesHTTP) (*ambienteHTTP, error) {
+	a := &ambienteHTTP{o: o}
 	var err error
-	if a.base, err = os.MkdirTemp("", "d6a-httpbench-"); err != nil {
+	if a.base, err = os.MkdirTemp("", "d6a-bench-http-"); err != nil {
 		return nil, err
 	}
 	// When root, PostgreSQL runs as another user: let it traverse the base.
@@ -114,7 +114,7 @@ func segredo() string {
 // semear registers the counsellors the way the conselheiro.cadastrado
 // handler does (id = cidadao_id) and gives the first -ativos an active
 // assignment, marking them ocupado as a draw does.
-func (a *ambiente) semear(ctx context.Context) error {
+func (a *ambienteHTTP) semear(ctx context.Context) error {
 	agora := time.Now().UTC()
 	err := a.st.InTx(ctx, func(tx store.Tx) error {
 		for i := 0; i < a.o.conselheiros; i++ {
@@ -171,7 +171,7 @@ const (
 // iniciarServidor starts this binary as the server process: the d6a app and
 // the bare app in their own Go runtime (GOMAXPROCS = nproc, own GC), as
 // `d6a serve` would run, with the request log on stderr going to a file.
-func (a *ambiente) iniciarServidor(ctx context.Context) error {
+func (a *ambienteHTTP) iniciarServidor(ctx context.Context) error {
 	exe, err := os.Executable()
 	if err != nil {
 		return err
@@ -288,7 +288,7 @@ func (a *ambiente) iniciarServidor(ctx context.Context) error {
 // the counsellor's own, with or without the assignment as seeded. The cached
 // app is asked twice: the first answer is read from PostgreSQL (a miss),
 // the second must come from the cache (a hit), and be the same.
-func (a *ambiente) conferir() error {
+func (a *ambienteHTTP) conferir() error {
 	req, res := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
 	defer fasthttp.ReleaseRequest(req)
 	defer fasthttp.ReleaseResponse(res)
@@ -350,7 +350,7 @@ func (a *ambiente) conferir() error {
 
 // avisosServidor counts the server's log records above info and the
 // request lines it wrote.
-func (a *ambiente) avisosServidor() avisos {
+func (a *ambienteHTTP) avisosServidor() avisos {
 	var v avisos
 	f, err := os.Open(a.logServidor)
 	if err != nil {
@@ -386,7 +386,7 @@ type avisos struct {
 	linhas   int
 }
 
-func (a *ambiente) encerrar() {
+func (a *ambienteHTTP) encerrar() {
 	if a.stdin != nil {
 		_ = a.stdin.Close()
 	}
@@ -405,12 +405,12 @@ func (a *ambiente) encerrar() {
 	}
 	if a.cluster != nil {
 		if err := a.cluster.Stop(); err != nil {
-			fmt.Fprintln(os.Stderr, "d6a-httpbench:", err)
+			fmt.Fprintln(os.Stderr, "d6a-bench http:", err)
 		}
 	}
 	if a.base != "" {
 		if err := os.RemoveAll(a.base); err != nil && !errors.Is(err, os.ErrNotExist) {
-			fmt.Fprintln(os.Stderr, "d6a-httpbench:", err)
+			fmt.Fprintln(os.Stderr, "d6a-bench http:", err)
 		}
 	}
 }
@@ -425,7 +425,7 @@ func tail(s string, n int) string {
 // assinaturaRS256 makes this run's RSA keys: tokens signed with the first
 // (its public key in a PEM file for D6A_JWT_PUBLIC_KEY_FILE), invalid ones
 // with the second.
-func (a *ambiente) assinaturaRS256() (func(bool, uuid.UUID) (string, error), string, error) {
+func (a *ambienteHTTP) assinaturaRS256() (func(bool, uuid.UUID) (string, error), string, error) {
 	boa, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
 		return nil, "", err

@@ -52,7 +52,7 @@ func (r resultado) Vazao() float64 {
 
 func (r resultado) resumo() string {
 	s := fmt.Sprintf("%.0f req/s, p50 %s, p99 %s, max %s, %d errors; CPU %s",
-		r.Vazao(), ms(r.Lat.P50), ms(r.Lat.P99), ms(r.Lat.Max), r.Erros, r.CPU.resumo())
+		r.Vazao(), msHTTP(r.Lat.P50), msHTTP(r.Lat.P99), msHTTP(r.Lat.Max), r.Erros, r.CPU.resumo())
 	if r.CPU.Contadas > 0 {
 		s += fmt.Sprintf("; the d6a app timed %.0f situacao requests in the window (load generator: %d)", r.CPU.Contadas, r.OK+r.Erros)
 	}
@@ -64,12 +64,12 @@ func (r resultado) resumo() string {
 	}
 	if r.Modo == "open" {
 		s += fmt.Sprintf("; %d sent > 1 ms late (worst %s), %d not sent; from the actual send p50 %s, p99 %s",
-			r.Atrasadas, ms(r.AtrasoMax), r.NaoEnviadas, ms(r.LatEnvio.P50), ms(r.LatEnvio.P99))
+			r.Atrasadas, msHTTP(r.AtrasoMax), r.NaoEnviadas, msHTTP(r.LatEnvio.P50), msHTTP(r.LatEnvio.P99))
 	}
 	return s
 }
 
-func ms(d time.Duration) string { return strconv.FormatFloat(float64(d)/1e6, 'f', 2, 64) + " ms" }
+func msHTTP(d time.Duration) string { return strconv.FormatFloat(float64(d)/1e6, 'f', 2, 64) + " ms" }
 
 // coletor gathers one worker's samples.
 type coletor struct {
@@ -119,7 +119,7 @@ type pedido struct {
 // request as soon as the previous one ends; worker w sends requests w,
 // w+c, w+2c… Requests started in the warm-up are not counted; the window is
 // -d. The caller names the result.
-func (a *ambiente) fechado(ctx context.Context, c int, novo func() pedido) (resultado, error) {
+func (a *ambienteHTTP) fechado(ctx context.Context, c int, novo func() pedido) (resultado, error) {
 	inicio := time.Now()
 	medir := inicio.Add(a.o.aquecimento)
 	fim := medir.Add(a.o.d)
@@ -174,8 +174,8 @@ func (a *ambiente) fechado(ctx context.Context, c int, novo func() pedido) (resu
 // called when the window closes, gives the CPU used in it. A window still
 // unopened by then (a warm-up longer than the run: never in practice)
 // opens at that call.
-func (a *ambiente) janelaCPU(ctx context.Context, inicio time.Time) func() cpu {
-	var amostra *amostraCPU
+func (a *ambienteHTTP) janelaCPU(ctx context.Context, inicio time.Time) func() cpu {
+	var amostra *amostraHTTP
 	var once sync.Once
 	go func() {
 		select {
@@ -193,7 +193,7 @@ func (a *ambiente) janelaCPU(ctx context.Context, inicio time.Time) func() cpu {
 // fechadoHTTP is the closed loop over HTTP: each worker has its own
 // keep-alive connection and uses the tokens round-robin, worker w starting
 // at token w; any status but want is an error.
-func (a *ambiente) fechadoHTTP(ctx context.Context, nome, addr string, tokens []string, c, want int) (resultado, error) {
+func (a *ambienteHTTP) fechadoHTTP(ctx context.Context, nome, addr string, tokens []string, c, want int) (resultado, error) {
 	hc := novoCliente(addr, c)
 	uri := "http://" + addr + httpapi.RotaSituacao
 	r, err := a.fechado(ctx, c, func() pedido {
@@ -226,7 +226,7 @@ func (a *ambiente) fechadoHTTP(ctx context.Context, nome, addr string, tokens []
 // sends it; latency runs from the scheduled time to the answer, so a request
 // that waited for a free sender (because the server stalled) is charged the
 // wait. The warm-up is paced too and not counted.
-func (a *ambiente) abertoHTTP(ctx context.Context, addr string, tokens []string) (resultado, error) {
+func (a *ambienteHTTP) abertoHTTP(ctx context.Context, addr string, tokens []string) (resultado, error) {
 	taxa := a.o.taxa
 	intervalo := float64(time.Second) / float64(taxa)
 	nAquec := int(a.o.aquecimento.Seconds() * float64(taxa))
@@ -372,7 +372,7 @@ func (c *cpu) porReq(n int) {
 }
 
 // amostraCPU is one reading of the clocks.
-type amostraCPU struct {
+type amostraHTTP struct {
 	t                          time.Time
 	carga, servidor, postgres  float64 // CPU seconds
 	maquinaOcupada, maquinaTot float64 // /proc/stat ticks
@@ -382,8 +382,8 @@ type amostraCPU struct {
 	hit, miss                  float64 // the cached app's d6a_situacao_cache_total
 }
 
-func (a *ambiente) amostrar() *amostraCPU {
-	s := &amostraCPU{t: time.Now()}
+func (a *ambienteHTTP) amostrar() *amostraHTTP {
+	s := &amostraHTTP{t: time.Now()}
 	s.carga = cpuProcesso(os.Getpid())
 	if a.servidor != nil && a.servidor.Process != nil {
 		s.servidor = cpuProcesso(a.servidor.Process.Pid)
@@ -398,7 +398,7 @@ func (a *ambiente) amostrar() *amostraCPU {
 	return s
 }
 
-func (s *amostraCPU) ate(f *amostraCPU) cpu {
+func (s *amostraHTTP) ate(f *amostraHTTP) cpu {
 	if s == nil || f == nil {
 		return cpu{}
 	}
@@ -477,7 +477,7 @@ const limiteSilencio = 0.2
 // esperarSilencio waits, up to -wait-quiet, until other processes use less
 // than limiteSilencio cores over one second. It only reports when it gives
 // up: the report shows what other processes took during each run anyway.
-func (a *ambiente) esperarSilencio(ctx context.Context) error {
+func (a *ambienteHTTP) esperarSilencio(ctx context.Context) error {
 	if a.o.silencio <= 0 {
 		return nil
 	}
@@ -507,7 +507,7 @@ func (a *ambiente) esperarSilencio(ctx context.Context) error {
 
 // perfilar, with -cpuprofile, fetches the server's CPU profile over the
 // measured window of the run that starts now and writes it to the file.
-func (a *ambiente) perfilar(ctx context.Context) <-chan error {
+func (a *ambienteHTTP) perfilar(ctx context.Context) <-chan error {
 	feito := make(chan error, 1)
 	if a.enderecoPprof == "" {
 		feito <- nil
@@ -552,14 +552,14 @@ func (a *ambiente) perfilar(ctx context.Context) <-chan error {
 }
 
 // metricas is what the tool reads from a d6a app's /metrics.
-type metricas struct {
+type metricasHTTP struct {
 	contadas  float64 // situacao requests timed, every status (d6a_http_duracao_segundos_count)
 	hit, miss float64 // d6a_situacao_cache_total
 }
 
 // lerMetricas parses the Prometheus text format of a d6a app's /metrics.
-func lerMetricas(corpo string) metricas {
-	var m metricas
+func lerMetricas(corpo string) metricasHTTP {
+	var m metricasHTTP
 	valor := func(l string) float64 {
 		i := strings.LastIndexByte(l, ' ')
 		if i < 0 {
@@ -583,16 +583,16 @@ func lerMetricas(corpo string) metricas {
 
 // metricasDe reads the /metrics of the d6a app at addr through hc; zero
 // when it cannot.
-func metricasDe(hc *fasthttp.HostClient, addr string) metricas {
+func metricasDe(hc *fasthttp.HostClient, addr string) metricasHTTP {
 	if hc == nil || addr == "" {
-		return metricas{}
+		return metricasHTTP{}
 	}
 	req, res := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
 	defer fasthttp.ReleaseRequest(req)
 	defer fasthttp.ReleaseResponse(res)
 	req.SetRequestURI("http://" + addr + httpapi.RotaMetrics)
 	if err := hc.Do(req, res); err != nil || res.StatusCode() != 200 {
-		return metricas{}
+		return metricasHTTP{}
 	}
 	return lerMetricas(string(res.Body()))
 }
@@ -600,9 +600,9 @@ func metricasDe(hc *fasthttp.HostClient, addr string) metricas {
 // metricasServidor reads both d6a apps' /metrics: the situacao requests
 // timed by either (only one is driven at a time) and the cache counters of
 // the cached app (the other has no cache).
-func (a *ambiente) metricasServidor() metricas {
+func (a *ambienteHTTP) metricasServidor() metricasHTTP {
 	if a.enderecoD6A == "" {
-		return metricas{}
+		return metricasHTTP{}
 	}
 	if a.clienteMetricas == nil {
 		a.clienteMetricas = novoCliente(a.enderecoD6A, 1)

@@ -108,7 +108,7 @@ FROM d6a.atribuicoes WHERE conselheiro_id = $1 AND status = 'ativa'`
 // place of the HTTP request: -c goroutines share the load generator's pool,
 // whose size is pgxpool's default, the same as the server's. A read fails
 // on an error or, unless f.semDados, on an answer other than the seed's.
-func (a *ambiente) fechadoBanco(ctx context.Context, f formaConsulta) (resultado, error) {
+func (a *ambienteHTTP) fechadoBanco(ctx context.Context, f formaConsulta) (resultado, error) {
 	r, err := a.fechado(ctx, a.o.c, func() pedido {
 		var k int
 		return pedido{

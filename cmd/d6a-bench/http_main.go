@@ -52,13 +52,11 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 )
 
-type opcoes struct {
+type opcoesHTTP struct {
 	d            time.Duration
 	aquecimento  time.Duration
 	c            int
@@ -79,33 +77,9 @@ type opcoes struct {
 	alg string
 }
 
-func main() {
-	if os.Getenv(envPapel) == papelServidor {
-		if err := servir(); err != nil {
-			fmt.Fprintln(os.Stderr, "d6a-httpbench (server):", err)
-			os.Exit(1)
-		}
-		return
-	}
-	o, err := lerFlags(os.Args[1:])
-	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			os.Exit(0)
-		}
-		fmt.Fprintln(os.Stderr, "d6a-httpbench:", err)
-		os.Exit(2)
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := executar(ctx, o); err != nil {
-		fmt.Fprintln(os.Stderr, "d6a-httpbench:", err)
-		os.Exit(1)
-	}
-}
-
-func lerFlags(args []string) (opcoes, error) {
-	fs := flag.NewFlagSet("d6a-httpbench", flag.ContinueOnError)
-	var o opcoes
+func lerFlagsHTTP(args []string) (opcoesHTTP, error) {
+	fs := flag.NewFlagSet("d6a-bench http", flag.ContinueOnError)
+	var o opcoesHTTP
 	fs.DurationVar(&o.d, "d", 10*time.Second, "measured duration of each run")
 	fs.DurationVar(&o.aquecimento, "warmup", 2*time.Second, "warm-up before each run, not measured")
 	fs.IntVar(&o.c, "c", 32, "concurrent keep-alive connections of the closed-loop runs")
@@ -156,12 +130,12 @@ func lerFlags(args []string) (opcoes, error) {
 	case o.alg != "HS256" && o.alg != "RS256":
 		return o, errors.New("-alg must be HS256 or RS256")
 	}
-	o.comando = strings.TrimSpace("go run ./cmd/d6a-httpbench " + strings.Join(args, " "))
+	o.comando = strings.TrimSpace("go run ./cmd/d6a-bench http " + strings.Join(args, " "))
 	return o, nil
 }
 
 // executar is one whole run: environment, measurements, report.
-func executar(ctx context.Context, o opcoes) error {
+func executarHTTP(ctx context.Context, o opcoesHTTP) error {
 	inicio := time.Now()
 	a, err := prepararAmbiente(ctx, o)
 	if a != nil {
@@ -170,7 +144,7 @@ func executar(ctx context.Context, o opcoes) error {
 	if err != nil {
 		return err
 	}
-	r := &relatorio{o: o, a: a, data: inicio.UTC()}
+	r := &relatorioHTTP{o: o, a: a, data: inicio.UTC()}
 
 	// What the machine does without us: other processes share the cores.
 	if err := a.esperarSilencio(ctx); err != nil {
@@ -246,7 +220,7 @@ func executar(ctx context.Context, o opcoes) error {
 		if err := atualizarDoc(o.doc, r.markdown()); err != nil {
 			return fmt.Errorf("write %s: %w", o.doc, err)
 		}
-		fmt.Printf("\n%s: section %q rewritten\n", o.doc, tituloSecao)
+		fmt.Printf("\n%s: section %q rewritten\n", o.doc, tituloHTTP)
 	}
 	return nil
 }
