@@ -9,11 +9,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"encoding/pem"
-	"errors"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -38,8 +35,7 @@ type ambienteHTTP struct {
 	st      *store.Store // the load generator's own pool, for the database-only runs
 	poolMax int32
 
-	servidor    *exec.Cmd
-	stdin       io.WriteCloser
+	servidor    *processo
 	logServidor string
 
 	enderecoD6A        string // the app as `d6a serve` runs it: situacao cache on
@@ -215,13 +211,7 @@ func (a *ambienteHTTP) iniciarServidor(ctx context.Context) error {
 	if chaveEnv == "" {
 		chaveEnv = "D6A_JWT_SECRET=" + chave
 	}
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "D6A_") {
-			env = append(env, kv)
-		}
-	}
-	env = append(env,
+	env := append(ambienteLimpo(),
 		envPapel+"="+papelServidor,
 		"D6A_DATABASE_URL="+a.url,
 		chaveEnv,
@@ -234,52 +224,24 @@ func (a *ambienteHTTP) iniciarServidor(ctx context.Context) error {
 		env = append(env, envPprof+"=1")
 	}
 	a.logServidor = filepath.Join(a.base, "server.log")
-	logf, err := os.Create(a.logServidor)
+	if a.servidor, err = iniciar("server process", a.logServidor, env, exe); err != nil {
+		return err
+	}
+	// "listening <d6a> <d6a cache off> <bare> <pprof or -> <cache size>"
+	l, err := esperarLinha(ctx, a.servidor, "listening ", time.Minute)
 	if err != nil {
 		return err
 	}
-	defer logf.Close()
-	cmd := exec.Command(exe)
-	cmd.Env = env
-	cmd.Stderr = logf
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return err
+	f := strings.Fields(l)
+	if len(f) != 6 {
+		return fmt.Errorf("bad address line %q", l)
 	}
-	if a.stdin, err = cmd.StdinPipe(); err != nil {
-		return err
+	if a.tamanhoCache, err = strconv.Atoi(f[5]); err != nil {
+		return fmt.Errorf("bad address line %q", l)
 	}
-	if err := cmd.Start(); err != nil {
-		return err
-	}
-	a.servidor = cmd
-	linha := make(chan string, 1)
-	go func() {
-		s := bufio.NewScanner(out)
-		if s.Scan() {
-			linha <- s.Text()
-		}
-		close(linha)
-		_, _ = io.Copy(io.Discard, out)
-	}()
-	select {
-	case l, ok := <-linha:
-		// "listening <d6a> <d6a cache off> <bare> <pprof or -> <cache size>"
-		f := strings.Fields(l)
-		var errTam error
-		if ok && len(f) == 6 {
-			a.tamanhoCache, errTam = strconv.Atoi(f[5])
-		}
-		if !ok || len(f) != 6 || f[0] != "listening" || errTam != nil {
-			log, _ := os.ReadFile(a.logServidor)
-			return fmt.Errorf("no address line (got %q): %s", l, tail(string(log), 2000))
-		}
-		a.enderecoD6A, a.enderecoSemCache, a.enderecoBare = f[1], f[2], f[3]
-		if f[4] != "-" {
-			a.enderecoPprof = f[4]
-		}
-	case <-ctx.Done():
-		return ctx.Err()
+	a.enderecoD6A, a.enderecoSemCache, a.enderecoBare = f[1], f[2], f[3]
+	if f[4] != "-" {
+		a.enderecoPprof = f[4]
 	}
 	return nil
 }
@@ -387,39 +349,18 @@ type avisos struct {
 }
 
 func (a *ambienteHTTP) encerrar() {
-	if a.stdin != nil {
-		_ = a.stdin.Close()
-	}
-	if a.servidor != nil {
-		feito := make(chan error, 1)
-		go func() { feito <- a.servidor.Wait() }()
-		select {
-		case <-feito:
-		case <-time.After(10 * time.Second):
-			_ = a.servidor.Process.Kill()
-			<-feito
-		}
+	if err := a.servidor.parar(10 * time.Second); err != nil {
+		logf("server process: %v", err)
 	}
 	if a.st != nil {
 		a.st.Close()
 	}
 	if a.cluster != nil {
 		if err := a.cluster.Stop(); err != nil {
-			fmt.Fprintln(os.Stderr, "d6a-bench http:", err)
+			logf("stopping PostgreSQL: %v", err)
 		}
 	}
-	if a.base != "" {
-		if err := os.RemoveAll(a.base); err != nil && !errors.Is(err, os.ErrNotExist) {
-			fmt.Fprintln(os.Stderr, "d6a-bench http:", err)
-		}
-	}
-}
-
-func tail(s string, n int) string {
-	if len(s) > n {
-		return s[len(s)-n:]
-	}
-	return s
+	_ = os.RemoveAll(a.base)
 }
 
 // assinaturaRS256 makes this run's RSA keys: tokens signed with the first

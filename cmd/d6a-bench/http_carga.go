@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,8 +16,6 @@ import (
 
 	"github.com/formigueiro/d6a/internal/httpapi"
 	"github.com/formigueiro/d6a/internal/latency"
-	"github.com/formigueiro/d6a/internal/pglocal"
-	"github.com/formigueiro/d6a/internal/procstat"
 )
 
 // resultado is one measured run.
@@ -33,7 +30,7 @@ type resultado struct {
 	Erros    int           // transport errors and other statuses
 	Status   map[int]int   // unexpected statuses
 	Lat      latency.Summary
-	CPU      cpu
+	CPU      usoCPU
 
 	// Open loop only.
 	LatEnvio    latency.Summary // from the actual send, not the schedule: the server's share
@@ -60,7 +57,7 @@ func (r resultado) resumo() string {
 		s += fmt.Sprintf("; cache %.0f hits / %.0f misses (%.2f%% hits)", r.CPU.CacheHit, r.CPU.CacheMiss, 100*h)
 	}
 	if r.Viagens == 0 {
-		s += fmt.Sprintf("; server read(2)/write(2) per request %.1f/%.1f", r.CPU.LeiturasServidor, r.CPU.EscritasServidor)
+		s += fmt.Sprintf("; server read(2)/write(2) per request %.1f/%.1f", r.CPU.Por(r.CPU.Lidas), r.CPU.Por(r.CPU.Escritas))
 	}
 	if r.Modo == "open" {
 		s += fmt.Sprintf("; %d sent > 1 ms late (worst %s), %d not sent; from the actual send p50 %s, p99 %s",
@@ -165,7 +162,7 @@ func (a *ambienteHTTP) fechado(ctx context.Context, c int, novo func() pedido) (
 	var lat []time.Duration
 	lat, r.OK, r.Erros, r.Status = juntar(cs)
 	r.Lat = latency.Summarize(lat)
-	r.CPU.porReq(r.OK + r.Erros)
+	r.CPU.N = r.OK + r.Erros
 	return r, nil
 }
 
@@ -174,8 +171,8 @@ func (a *ambienteHTTP) fechado(ctx context.Context, c int, novo func() pedido) (
 // called when the window closes, gives the CPU used in it. A window still
 // unopened by then (a warm-up longer than the run: never in practice)
 // opens at that call.
-func (a *ambienteHTTP) janelaCPU(ctx context.Context, inicio time.Time) func() cpu {
-	var amostra *amostraHTTP
+func (a *ambienteHTTP) janelaCPU(ctx context.Context, inicio time.Time) func() usoCPU {
+	var amostra amostraCPU
 	var once sync.Once
 	go func() {
 		select {
@@ -184,9 +181,9 @@ func (a *ambienteHTTP) janelaCPU(ctx context.Context, inicio time.Time) func() c
 		case <-ctx.Done():
 		}
 	}()
-	return func() cpu {
+	return func() usoCPU {
 		once.Do(func() { amostra = a.amostrar() })
-		return amostra.ate(a.amostrar())
+		return calcularUso(amostra, a.amostrar(), 0)
 	}
 }
 
@@ -320,189 +317,38 @@ func (a *ambienteHTTP) abertoHTTP(ctx context.Context, addr string, tokens []str
 		envio = append(envio, c.envio...)
 	}
 	r.LatEnvio = latency.Summarize(envio)
-	r.CPU.porReq(r.OK + r.Erros)
+	r.CPU.N = r.OK + r.Erros
 	return r, nil
-}
-
-// cpu is the CPU time each party used during a window, in cores (CPU
-// seconds per wall second) and in microseconds per request.
-type cpu struct {
-	Carga, Servidor, Postgres, Maquina float64 // cores; Maquina = whole machine, all processes
-	Kernel                             float64 // cores: interrupt and softirq time (loopback networking lands here)
-	Outros                             float64 // cores: Maquina minus the three parties and Kernel (other processes, kernel threads)
-	Nucleos                            int
-	janela                             time.Duration
-	UsCarga, UsServidor, UsPostgres    float64 // µs of CPU per request
-	UsKernel                           float64
-	// Server process read(2)/write(2) calls per request (/proc/<pid>/io);
-	// each PostgreSQL round trip is at least one of each.
-	LeiturasServidor, EscritasServidor float64
-	lerSrv, escSrv                     float64 // totals over the window
-	// Contadas is how many situacao requests the d6a app itself timed in
-	// the window (d6a_http_duracao_segundos_count): a check on the load
-	// generator's count.
-	Contadas float64
-	// CacheHit and CacheMiss are the cached d6a app's situacao reads
-	// answered from its cache and from PostgreSQL in the window
-	// (d6a_situacao_cache_total).
-	CacheHit, CacheMiss float64
 }
 
 // RazaoCache is the share of the window's situacao reads the cache
 // answered; ok is false when the cache counted none.
-func (c cpu) RazaoCache() (r float64, ok bool) {
+func (c usoCPU) RazaoCache() (r float64, ok bool) {
 	if n := c.CacheHit + c.CacheMiss; n > 0 {
 		return c.CacheHit / n, true
 	}
 	return 0, false
 }
 
-func (c cpu) resumo() string {
+func (c usoCPU) resumo() string {
 	return fmt.Sprintf("load generator %.2f + server %.2f + PostgreSQL %.2f + irq/softirq %.2f + others %.2f cores (machine %.0f%% busy)",
-		c.Carga, c.Servidor, c.Postgres, c.Kernel, c.Outros, 100*c.Maquina/float64(max(1, c.Nucleos)))
+		c.Eu, c.D6A, c.PG, c.Kernel, c.Outros, 100*c.Ocupacao())
 }
 
-func (c *cpu) porReq(n int) {
-	if n == 0 || c.janela <= 0 {
-		return
+// medidos are the processes of the HTTP mode's CPU accounting.
+func (a *ambienteHTTP) medidos() processosMedidos {
+	p := processosMedidos{pgDir: a.cluster.Dir}
+	if a.servidor != nil {
+		p.d6a = a.servidor.Pid()
 	}
-	f := c.janela.Seconds() * 1e6 / float64(n)
-	c.UsCarga, c.UsServidor, c.UsPostgres, c.UsKernel = c.Carga*f, c.Servidor*f, c.Postgres*f, c.Kernel*f
-	c.LeiturasServidor, c.EscritasServidor = c.lerSrv/float64(n), c.escSrv/float64(n)
+	return p
 }
 
-// amostraCPU is one reading of the clocks.
-type amostraHTTP struct {
-	t                          time.Time
-	carga, servidor, postgres  float64 // CPU seconds
-	maquinaOcupada, maquinaTot float64 // /proc/stat ticks
-	maquinaIRQ                 float64 // /proc/stat ticks in irq and softirq
-	lerSrv, escSrv             float64 // server's syscr, syscw
-	contadas                   float64 // situacao requests in the d6a apps' own histograms
-	hit, miss                  float64 // the cached app's d6a_situacao_cache_total
-}
-
-func (a *ambienteHTTP) amostrar() *amostraHTTP {
-	s := &amostraHTTP{t: time.Now()}
-	s.carga = cpuProcesso(os.Getpid())
-	if a.servidor != nil && a.servidor.Process != nil {
-		s.servidor = cpuProcesso(a.servidor.Process.Pid)
-		s.lerSrv, s.escSrv = syscalls(a.servidor.Process.Pid)
-		m := a.metricasServidor()
-		s.contadas, s.hit, s.miss = m.contadas, m.hit, m.miss
-	}
-	if pm, _ := pglocal.Postmaster(a.cluster.Dir); pm > 0 {
-		s.postgres = cpuArvore(pm)
-	}
-	s.maquinaOcupada, s.maquinaTot, s.maquinaIRQ = cpuMaquina()
+// amostrar reads the clocks and the server's counters together.
+func (a *ambienteHTTP) amostrar() amostraCPU {
+	s := amostrar(a.medidos())
+	s.metricas = a.metricasServidor()
 	return s
-}
-
-func (s *amostraHTTP) ate(f *amostraHTTP) cpu {
-	if s == nil || f == nil {
-		return cpu{}
-	}
-	j := f.t.Sub(s.t)
-	if j <= 0 {
-		return cpu{}
-	}
-	c := cpu{janela: j, Nucleos: nucleos()}
-	c.Carga = (f.carga - s.carga) / j.Seconds()
-	c.Servidor = (f.servidor - s.servidor) / j.Seconds()
-	c.Postgres = (f.postgres - s.postgres) / j.Seconds()
-	if tot := f.maquinaTot - s.maquinaTot; tot > 0 {
-		c.Maquina = float64(c.Nucleos) * (f.maquinaOcupada - s.maquinaOcupada) / tot
-		c.Kernel = float64(c.Nucleos) * (f.maquinaIRQ - s.maquinaIRQ) / tot
-	}
-	c.Outros = max(0, c.Maquina-c.Carga-c.Servidor-c.Postgres-c.Kernel)
-	c.lerSrv, c.escSrv = f.lerSrv-s.lerSrv, f.escSrv-s.escSrv
-	c.Contadas = f.contadas - s.contadas
-	c.CacheHit, c.CacheMiss = f.hit-s.hit, f.miss-s.miss
-	return c
-}
-
-// syscalls reads the read- and write-family system calls pid has made
-// (syscr, syscw of /proc/<pid>/io; Go's sockets use read(2) and write(2)).
-func syscalls(pid int) (r, w float64) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/io")
-	if err != nil {
-		return 0, 0
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		k, v, _ := strings.Cut(l, ":")
-		n, _ := strconv.ParseFloat(strings.TrimSpace(v), 64)
-		switch k {
-		case "syscr":
-			r = n
-		case "syscw":
-			w = n
-		}
-	}
-	return r, w
-}
-
-// cpuProcesso is the CPU time pid has used, in seconds.
-func cpuProcesso(pid int) float64 {
-	p, _ := procstat.Read(pid)
-	return float64(p.Own) / procstat.HZ
-}
-
-// cpuArvore is the CPU of pid and its direct children (the postmaster and
-// its backends and auxiliary processes).
-func cpuArvore(pid int) float64 {
-	total := cpuProcesso(pid)
-	for _, f := range procstat.Children(pid) {
-		total += float64(f.Own) / procstat.HZ
-	}
-	return total
-}
-
-// cpuMaquina reads busy, total, and irq+softirq ticks of all CPUs from
-// /proc/stat. Interrupt time is not in any process's utime/stime.
-func cpuMaquina() (ocupado, total, irq float64) {
-	m, ok := procstat.ReadMachine()
-	if !ok {
-		return 0, 0, 0
-	}
-	return float64(m.Busy()), float64(m.Total()), float64(m.IRQ + m.SoftIRQ)
-}
-
-// nucleos is the CPUs this process may run on (what nproc prints).
-func nucleos() int { return runtime.NumCPU() }
-
-// limiteSilencio is the CPU other processes may use for the machine to
-// count as quiet.
-const limiteSilencio = 0.2
-
-// esperarSilencio waits, up to -wait-quiet, until other processes use less
-// than limiteSilencio cores over one second. It only reports when it gives
-// up: the report shows what other processes took during each run anyway.
-func (a *ambienteHTTP) esperarSilencio(ctx context.Context) error {
-	if a.o.silencio <= 0 {
-		return nil
-	}
-	limite := time.Now().Add(a.o.silencio)
-	avisou := false
-	for {
-		s := a.amostrar()
-		select {
-		case <-time.After(time.Second):
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-		c := s.ate(a.amostrar())
-		if c.Outros < limiteSilencio {
-			return nil
-		}
-		if time.Now().After(limite) {
-			fmt.Fprintf(os.Stderr, "   other processes still use %.2f cores after %s; measuring anyway\n", c.Outros, a.o.silencio)
-			return nil
-		}
-		if !avisou {
-			fmt.Fprintf(os.Stderr, "   other processes use %.2f cores; waiting up to %s for a quiet machine\n", c.Outros, a.o.silencio)
-			avisou = true
-		}
-	}
 }
 
 // perfilar, with -cpuprofile, fetches the server's CPU profile over the
@@ -551,50 +397,25 @@ func (a *ambienteHTTP) perfilar(ctx context.Context) <-chan error {
 	return feito
 }
 
-// metricas is what the tool reads from a d6a app's /metrics.
+// metricasHTTP is what the HTTP mode reads from a d6a app's /metrics.
 type metricasHTTP struct {
 	contadas  float64 // situacao requests timed, every status (d6a_http_duracao_segundos_count)
 	hit, miss float64 // d6a_situacao_cache_total
 }
 
-// lerMetricas parses the Prometheus text format of a d6a app's /metrics.
-func lerMetricas(corpo string) metricasHTTP {
-	var m metricasHTTP
-	valor := func(l string) float64 {
-		i := strings.LastIndexByte(l, ' ')
-		if i < 0 {
-			return 0
-		}
-		v, _ := strconv.ParseFloat(l[i+1:], 64)
-		return v
-	}
-	for _, l := range strings.Split(corpo, "\n") {
+func situacaoDe(m metricas) metricasHTTP {
+	var s metricasHTTP
+	for k, v := range m {
 		switch {
-		case strings.HasPrefix(l, `d6a_http_duracao_segundos_count{`) && strings.Contains(l, `rota="`+httpapi.RotaSituacao+`"`):
-			m.contadas += valor(l)
-		case strings.HasPrefix(l, `d6a_situacao_cache_total{`) && strings.Contains(l, `resultado="hit"`):
-			m.hit += valor(l)
-		case strings.HasPrefix(l, `d6a_situacao_cache_total{`) && strings.Contains(l, `resultado="miss"`):
-			m.miss += valor(l)
+		case strings.HasPrefix(k, `d6a_http_duracao_segundos_count{`) && strings.Contains(k, `rota="`+httpapi.RotaSituacao+`"`):
+			s.contadas += v
+		case strings.HasPrefix(k, `d6a_situacao_cache_total{`) && strings.Contains(k, `resultado="hit"`):
+			s.hit += v
+		case strings.HasPrefix(k, `d6a_situacao_cache_total{`) && strings.Contains(k, `resultado="miss"`):
+			s.miss += v
 		}
 	}
-	return m
-}
-
-// metricasDe reads the /metrics of the d6a app at addr through hc; zero
-// when it cannot.
-func metricasDe(hc *fasthttp.HostClient, addr string) metricasHTTP {
-	if hc == nil || addr == "" {
-		return metricasHTTP{}
-	}
-	req, res := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
-	defer fasthttp.ReleaseRequest(req)
-	defer fasthttp.ReleaseResponse(res)
-	req.SetRequestURI("http://" + addr + httpapi.RotaMetrics)
-	if err := hc.Do(req, res); err != nil || res.StatusCode() != 200 {
-		return metricasHTTP{}
-	}
-	return lerMetricas(string(res.Body()))
+	return s
 }
 
 // metricasServidor reads both d6a apps' /metrics: the situacao requests
@@ -604,15 +425,9 @@ func (a *ambienteHTTP) metricasServidor() metricasHTTP {
 	if a.enderecoD6A == "" {
 		return metricasHTTP{}
 	}
-	if a.clienteMetricas == nil {
-		a.clienteMetricas = novoCliente(a.enderecoD6A, 1)
-	}
-	m := metricasDe(a.clienteMetricas, a.enderecoD6A)
+	m := situacaoDe(raspar(a.enderecoD6A))
 	if a.enderecoSemCache != "" {
-		if a.clienteMetricasSem == nil {
-			a.clienteMetricasSem = novoCliente(a.enderecoSemCache, 1)
-		}
-		m.contadas += metricasDe(a.clienteMetricasSem, a.enderecoSemCache).contadas
+		m.contadas += situacaoDe(raspar(a.enderecoSemCache)).contadas
 	}
 	return m
 }

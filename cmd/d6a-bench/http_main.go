@@ -147,21 +147,19 @@ func executarHTTP(ctx context.Context, o opcoesHTTP) error {
 	r := &relatorioHTTP{o: o, a: a, data: inicio.UTC()}
 
 	// What the machine does without us: other processes share the cores.
-	if err := a.esperarSilencio(ctx); err != nil {
-		return err
-	}
+	esperarSossego(a.medidos(), o.silencio, "the runs")
 	s := a.amostrar()
 	select {
 	case <-time.After(2 * time.Second):
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	r.fundo = s.ate(a.amostrar())
-	fmt.Fprintf(os.Stderr, "== before the runs, other processes use %.2f of %d cores\n", r.fundo.Outros, nucleos())
+	r.fundo = calcularUso(s, a.amostrar(), 0)
+	fmt.Fprintf(os.Stderr, "== before the runs, other processes use %.2f of %d cores\n", r.fundo.Outros, r.fundo.Nucleos)
 
 	passo := func(nome string) {
 		fmt.Fprintf(os.Stderr, "== %s\n", nome)
-		_ = a.esperarSilencio(ctx)
+		esperarSossego(a.medidos(), o.silencio, nome)
 	}
 
 	passo(fmt.Sprintf("closed loop, bare fiber handler: %d connections, %s + %s warm-up", o.c, o.d, o.aquecimento))

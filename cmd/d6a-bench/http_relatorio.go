@@ -37,7 +37,7 @@ type relatorioHTTP struct {
 	// closed-loop situacao run (warm-up included).
 	cacheAntes, cacheDepois metricasHTTP
 	avisos                  avisos
-	fundo                   cpu // 2 s before the runs: the machine without our load
+	fundo                   usoCPU // 2 s before the runs: the machine without our load
 }
 
 // outrosMax is the most CPU other processes took during any run.
@@ -83,7 +83,7 @@ func (r *relatorioHTTP) imprimir(w io.Writer) {
 	fmt.Fprintf(w, "%-52s %-42s %9s %8s %8s %8s %8s %7s  %s\n", "run", "load", "req/s", "p50 ms", "p90 ms", "p99 ms", "max ms", "errors", "CPU µs/req: loadgen / server / PostgreSQL / irq; other processes (cores)")
 	for _, x := range r.linhas() {
 		fmt.Fprintf(w, "%-52s %-42s %9.0f %8s %8s %8s %8s %7d  %.0f / %.0f / %.0f / %.0f; %.2f\n", x.Nome, carga(x), x.Vazao(),
-			msn(x.Lat.P50), msn(x.Lat.P90), msn(x.Lat.P99), msn(x.Lat.Max), x.Erros, x.CPU.UsCarga, x.CPU.UsServidor, x.CPU.UsPostgres, x.CPU.UsKernel, x.CPU.Outros)
+			msn(x.Lat.P50), msn(x.Lat.P90), msn(x.Lat.P99), msn(x.Lat.Max), x.Erros, x.CPU.Us(x.CPU.Eu), x.CPU.Us(x.CPU.D6A), x.CPU.Us(x.CPU.PG), x.CPU.Us(x.CPU.Kernel), x.CPU.Outros)
 	}
 	fmt.Fprintf(w, "\nopen loop from the actual send (not the schedule): p50 %s, p90 %s, p99 %s, max %s ms; %d sent > 1 ms late (worst %s ms)\n",
 		msn(r.aberto.LatEnvio.P50), msn(r.aberto.LatEnvio.P90), msn(r.aberto.LatEnvio.P99), msn(r.aberto.LatEnvio.Max), r.aberto.Atrasadas, msn(r.aberto.AtrasoMax))
@@ -168,8 +168,8 @@ func (r *relatorioHTTP) markdown() string {
 	// The commit measured and what the working tree changes in the code
 	// the route runs.
 	fmt.Fprintf(&b, "- code: %s\n", benchdoc.Revision("", "--", "internal/httpapi", "internal/store", "internal/config", "internal/metrics", "sql", "cmd/d6a-bench", "go.mod", "go.sum"))
-	fmt.Fprintf(&b, "- machine: `nproc` = %d; CPU %s; memory %s; kernel %s; %s; PostgreSQL %s\n", nucleos(), benchdoc.CPUModel(), benchdoc.Memory(), benchdoc.Kernel(), runtime.Version(), a.versao)
-	fmt.Fprintf(&b, "- **the load generator, the server and PostgreSQL all run on these %d cores**: every number below is what is left to the server once the load generator and the database have taken their share (the CPU columns show each share). A separate load-generator machine would give higher req/s for both routes.\n", nucleos())
+	fmt.Fprintf(&b, "- machine: `nproc` = %d; CPU %s; memory %s; kernel %s; %s; PostgreSQL %s\n", runtime.NumCPU(), benchdoc.CPUModel(), benchdoc.Memory(), benchdoc.Kernel(), runtime.Version(), a.versao)
+	fmt.Fprintf(&b, "- **the load generator, the server and PostgreSQL all run on these %d cores**: every number below is what is left to the server once the load generator and the database have taken their share (the CPU columns show each share). A separate load-generator machine would give higher req/s for both routes.\n", runtime.NumCPU())
 	if om := r.outrosMax(); om >= 0.15 {
 		fmt.Fprintf(&b, "- **other processes were using the machine**: %.2f cores in the 2 s before the runs, up to %.2f cores during them (the \"other processes\" CPU column); the req/s are lower, and the latencies higher, than on a quiet machine\n", r.fundo.Outros, om)
 	} else {
@@ -178,7 +178,7 @@ func (r *relatorioHTTP) markdown() string {
 	fmt.Fprintf(&b, "- database: a fresh PostgreSQL from `internal/pglocal` (`Durable: true`, default settings otherwise), migrated, with %d counsellors registered as `conselheiro.cadastrado` does, %d of them `ocupado` with an active assignment; each request carries the "+r.o.alg+" session token of one of them, round-robin, so %d%% of the answers include `atribuicao_ativa`\n",
 		len(a.cidadaos), a.comAtribuicao, 100*a.comAtribuicao/max(1, len(a.cidadaos)))
 	fmt.Fprintf(&b, "- server: a separate process (this binary re-executed; GOMAXPROCS = %d) serving the real `httpapi.New` app assembled as `d6a serve` assembles it: configured through `config.FromEnv` (`D6A_THROTTLE_POR_MINUTO=0`, pool of %d connections = pgxpool's default, a JSON request log line at info per request written to a file — %s lines in this run, both d6a apps together), with the situacao cache below. On a second port, the same app with its own pool and metrics and `Cache: nil`: the route reading PostgreSQL on every request (the **cache off** diagnostic row). On a third, the **bare app**: fiber with the same server limits (`BodyLimit`, `ReadBufferSize`, timeouts), no middleware, one handler on the same path answering the constant `%s`\n",
-		nucleos(), a.poolMax, benchdoc.Thousands(r.avisos.linhas), corpoBare)
+		runtime.NumCPU(), a.poolMax, benchdoc.Thousands(r.avisos.linhas), corpoBare)
 	if a.tamanhoCache > 0 {
 		fmt.Fprintf(&b, "- situacao cache: `httpapi.NovoCache(cfg.SituacaoCache)` (`D6A_SITUACAO_CACHE`, default %s citizens) passed as `httpapi.Options.Cache`, with `Cache.Escutar` running on the store's pool as in `d6a serve`. It keeps, per process and per citizen, the database row the route reads (the status is still derived on every request), and answers from it only while `Escutar` holds a LISTEN connection on channel `%s`: triggers on `d6a.conselheiros` and `d6a.atribuicoes` (migration `20261129140000_d6a_notificar_situacao.sql`) NOTIFY every change, committed by any process, and each notification drops the citizen's entry; an entry is also re-read once it is older than `httpapi.CacheTTL` (%s). Without the LISTEN connection every read goes to PostgreSQL. The server announces its addresses only after the cache has answered a probe request (a hit counted in `d6a_situacao_cache_total`), so no run starts before the cache listens.\n",
 			benchdoc.Thousands(a.tamanhoCache), httpapi.CanalSituacao, httpapi.CacheTTL)
@@ -186,7 +186,7 @@ func (r *relatorioHTTP) markdown() string {
 		fmt.Fprintf(&b, "- situacao cache: **off** (`D6A_SITUACAO_CACHE` = %d): both d6a apps read PostgreSQL on every request\n", a.tamanhoCache)
 	}
 	fmt.Fprintf(&b, "- load generator: fasthttp `HostClient` in the parent process, keep-alive connections on loopback. **Closed loop**: %d connections, each sending its next request when the previous answer arrives, %s warm-up then %s measured. **Open loop**: requests scheduled every %s (%s req/s) for %s after a %s paced warm-up, sent by a pool of %d senders; latency runs from each request's *scheduled* time to its answer, so a stall is charged to every request it delays (no coordinated omission). Any answer but 200 counts as an error. Before each run the tool waits up to %s (`-wait-quiet`) for other processes to use under %.1f cores.\n\n",
-		o.c, o.aquecimento, o.d, time.Duration(float64(time.Second)/float64(o.taxa)), benchdoc.Thousands(o.taxa), o.d, o.aquecimento, o.conexoesAbrt, o.silencio, limiteSilencio)
+		o.c, o.aquecimento, o.d, time.Duration(float64(time.Second)/float64(o.taxa)), benchdoc.Thousands(o.taxa), o.d, o.aquecimento, o.conexoesAbrt, o.silencio, limiteQuieto)
 
 	fmt.Fprintf(&b, "### Results\n\n")
 	fmt.Fprintf(&b, "| run | load | req/s | p50 / p90 / p99 / max (ms) | errors | CPU cores: load gen + server + PostgreSQL + irq/softirq + other processes (machine busy) | CPU µs per request: load gen / server / PostgreSQL / irq+softirq | server read(2) / write(2) per request |\n")
@@ -229,12 +229,12 @@ func (r *relatorioHTTP) markdown() string {
 		}
 		sys := "–"
 		if x.Viagens == 0 {
-			sys = fmt.Sprintf("%.1f / %.1f", x.CPU.LeiturasServidor, x.CPU.EscritasServidor)
+			sys = fmt.Sprintf("%.1f / %.1f", x.CPU.Por(x.CPU.Lidas), x.CPU.Por(x.CPU.Escritas))
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %.2f + %.2f + %.2f + %.2f + %.2f (%.0f%%) | %.0f / %.0f / %.0f / %.0f | %s |\n",
 			nome, carga(x), vazao, lat, erros,
-			x.CPU.Carga, x.CPU.Servidor, x.CPU.Postgres, x.CPU.Kernel, x.CPU.Outros, 100*x.CPU.Maquina/float64(max(1, x.CPU.Nucleos)),
-			x.CPU.UsCarga, x.CPU.UsServidor, x.CPU.UsPostgres, x.CPU.UsKernel, sys)
+			x.CPU.Eu, x.CPU.D6A, x.CPU.PG, x.CPU.Kernel, x.CPU.Outros, 100*x.CPU.Ocupacao(),
+			x.CPU.Us(x.CPU.Eu), x.CPU.Us(x.CPU.D6A), x.CPU.Us(x.CPU.PG), x.CPU.Us(x.CPU.Kernel), sys)
 	}
 	fmt.Fprintf(&b, "\nOpen loop: %d of %s requests were sent more than 1 ms after their scheduled time (worst %s ms), %d not sent; measured from the actual send instead of the schedule, p50 / p90 / p99 / max = %s / %s / %s / %s ms (the difference is time the request waited for the load generator, which shares the cores).",
 		r.aberto.Atrasadas, benchdoc.Thousands(r.aberto.Lat.N), msn(r.aberto.AtrasoMax), r.aberto.NaoEnviadas,
@@ -268,8 +268,10 @@ func (r *relatorioHTTP) markdown() string {
 // d6a_situacao_cache_total.
 func (r *relatorioHTTP) analise() string {
 	var b strings.Builder
-	tot := func(x resultado) float64 { return x.CPU.UsCarga + x.CPU.UsServidor + x.CPU.UsPostgres + x.CPU.UsKernel }
-	pc := func(c cpu) float64 { return 100 * c.Maquina / float64(max(1, c.Nucleos)) }
+	tot := func(x resultado) float64 {
+		return x.CPU.Us(x.CPU.Eu) + x.CPU.Us(x.CPU.D6A) + x.CPU.Us(x.CPU.PG) + x.CPU.Us(x.CPU.Kernel)
+	}
+	pc := func(c usoCPU) float64 { return 100 * c.Maquina / float64(max(1, c.Nucleos)) }
 	porReq := func(n float64, x resultado) float64 { return n / float64(max(1, x.OK+x.Erros)) }
 	bare, sit, sb, sc := r.bare, r.situacao, r.semBanco, r.semCache
 	diag := r.o.diag && len(r.banco) == len(formasConsulta)
@@ -278,44 +280,44 @@ func (r *relatorioHTTP) analise() string {
 	fmt.Fprintf(&b, "- **CPU per request.** Both closed-loop runs keep the machine busy (%.0f%% and %.0f%% of %d cores; other processes took %.2f and %.2f cores), so req/s is about the cores left to this run divided by the CPU one request costs the whole machine. "+
 		"A bare-handler request costs %.0f µs (load generator %.0f, server %.0f, kernel irq/softirq %.0f); a situacao request costs %.0f µs (load generator %.0f, d6a %.0f, PostgreSQL %.0f, irq/softirq %.0f). "+
 		"%.0f ÷ %.0f = %.1f%%, against the measured ratio of %.1f%%.\n",
-		pc(bare.CPU), pc(sit.CPU), nucleos(), bare.CPU.Outros, sit.CPU.Outros,
-		tot(bare), bare.CPU.UsCarga, bare.CPU.UsServidor, bare.CPU.UsKernel,
-		tot(sit), sit.CPU.UsCarga, sit.CPU.UsServidor, sit.CPU.UsPostgres, sit.CPU.UsKernel,
+		pc(bare.CPU), pc(sit.CPU), runtime.NumCPU(), bare.CPU.Outros, sit.CPU.Outros,
+		tot(bare), bare.CPU.Us(bare.CPU.Eu), bare.CPU.Us(bare.CPU.D6A), bare.CPU.Us(bare.CPU.Kernel),
+		tot(sit), sit.CPU.Us(sit.CPU.Eu), sit.CPU.Us(sit.CPU.D6A), sit.CPU.Us(sit.CPU.PG), sit.CPU.Us(sit.CPU.Kernel),
 		tot(bare), tot(sit), 100*tot(bare)/max(1, tot(sit)), 100*r.razao())
 
 	fmt.Fprintf(&b, "- **The cache.** ")
 	if temCache {
 		fmt.Fprintf(&b, "In the measured window the cache answered %.2f%% of the situacao reads (%s hits, %s misses: %.4f reads of PostgreSQL per request), and PostgreSQL used %.2f cores, %.0f µs per request. ",
-			100*hr, benchdoc.Thousands(int(sit.CPU.CacheHit)), benchdoc.Thousands(int(sit.CPU.CacheMiss)), porReq(sit.CPU.CacheMiss, sit), sit.CPU.Postgres, sit.CPU.UsPostgres)
+			100*hr, benchdoc.Thousands(int(sit.CPU.CacheHit)), benchdoc.Thousands(int(sit.CPU.CacheMiss)), porReq(sit.CPU.CacheMiss, sit), sit.CPU.PG, sit.CPU.Us(sit.CPU.PG))
 	} else {
 		fmt.Fprintf(&b, "The cached app counted no cache reads in the measured window (D6A_SITUACAO_CACHE = %d): every request read PostgreSQL. ", r.a.tamanhoCache)
 	}
 	if r.o.diag {
 		fmt.Fprintf(&b, "Without it (the last row: the same app with `Cache: nil`), the route serves %s req/s, %.1f%% of the bare handler, at %.0f µs of machine CPU per request (load generator %.0f, d6a %.0f, PostgreSQL %.0f, irq/softirq %.0f), against %.0f µs with it: the cached route's rate is %.1f× the cache-off rate.",
-			benchdoc.Thousands(int(sc.Vazao())), 100*sc.Vazao()/max(1, bare.Vazao()), tot(sc), sc.CPU.UsCarga, sc.CPU.UsServidor, sc.CPU.UsPostgres, sc.CPU.UsKernel,
+			benchdoc.Thousands(int(sc.Vazao())), 100*sc.Vazao()/max(1, bare.Vazao()), tot(sc), sc.CPU.Us(sc.CPU.Eu), sc.CPU.Us(sc.CPU.D6A), sc.CPU.Us(sc.CPU.PG), sc.CPU.Us(sc.CPU.Kernel),
 			tot(sit), sit.Vazao()/max(1, sc.Vazao()))
 	}
 	fmt.Fprintf(&b, "\n")
 	if r.o.diag {
 		fmt.Fprintf(&b, "- **The app without the database.** With a wrong-key token (401 after the full HS256 check) the d6a app serves %s req/s, %.0f%% of the bare handler, at %.0f µs of server CPU per request (bare: %.0f): fiber, the logging/metrics middleware and its JSON log line, recover, HS256. "+
 			"A situacao request costs d6a %.0f µs with the cache and %.0f µs without it, %+.0f and %+.0f µs against the 401 path: the handler (cache lookup, status, JSON answer) and, without the cache, its database read.\n",
-			benchdoc.Thousands(int(sb.Vazao())), 100*sb.Vazao()/max(1, bare.Vazao()), sb.CPU.UsServidor, bare.CPU.UsServidor,
-			sit.CPU.UsServidor, sc.CPU.UsServidor, sit.CPU.UsServidor-sb.CPU.UsServidor, sc.CPU.UsServidor-sb.CPU.UsServidor)
+			benchdoc.Thousands(int(sb.Vazao())), 100*sb.Vazao()/max(1, bare.Vazao()), sb.CPU.Us(sb.CPU.D6A), bare.CPU.Us(bare.CPU.D6A),
+			sit.CPU.Us(sit.CPU.D6A), sc.CPU.Us(sc.CPU.D6A), sit.CPU.Us(sit.CPU.D6A)-sb.CPU.Us(sb.CPU.D6A), sc.CPU.Us(sc.CPU.D6A)-sb.CPU.Us(sb.CPU.D6A))
 		fmt.Fprintf(&b, "- **Round trips.** Per request the d6a process made %.1f read(2) / %.1f write(2) calls on the 401 path, which answers and logs the same way but reads nothing; %.1f / %.1f on the situacao route with the cache; %.1f / %.1f without it. "+
 			"The writes beyond the 401 path's are the handler's round trips to PostgreSQL: **≈ %.2f per request with the cache** (it missed %.4f reads per request), **≈ %.2f without it**. "+
 			"On loopback each round trip runs the receiving side of the network stack and wakes a backend, and its answer wakes a d6a goroutine: without the cache d6a spends %.0f µs per request, the kernel's irq/softirq %.0f µs and PostgreSQL %.0f µs; with it, %.0f, %.0f and %.0f µs.\n",
-			sb.CPU.LeiturasServidor, sb.CPU.EscritasServidor, sit.CPU.LeiturasServidor, sit.CPU.EscritasServidor, sc.CPU.LeiturasServidor, sc.CPU.EscritasServidor,
-			sit.CPU.EscritasServidor-sb.CPU.EscritasServidor, porReq(sit.CPU.CacheMiss, sit), sc.CPU.EscritasServidor-sb.CPU.EscritasServidor,
-			sc.CPU.UsServidor, sc.CPU.UsKernel, sc.CPU.UsPostgres, sit.CPU.UsServidor, sit.CPU.UsKernel, sit.CPU.UsPostgres)
+			sb.CPU.Por(sb.CPU.Lidas), sb.CPU.Por(sb.CPU.Escritas), sit.CPU.Por(sit.CPU.Lidas), sit.CPU.Por(sit.CPU.Escritas), sc.CPU.Por(sc.CPU.Lidas), sc.CPU.Por(sc.CPU.Escritas),
+			sit.CPU.Por(sit.CPU.Escritas)-sb.CPU.Por(sb.CPU.Escritas), porReq(sit.CPU.CacheMiss, sit), sc.CPU.Por(sc.CPU.Escritas)-sb.CPU.Por(sb.CPU.Escritas),
+			sc.CPU.Us(sc.CPU.D6A), sc.CPU.Us(sc.CPU.Kernel), sc.CPU.Us(sc.CPU.PG), sit.CPU.Us(sit.CPU.D6A), sit.CPU.Us(sit.CPU.Kernel), sit.CPU.Us(sit.CPU.PG))
 	}
-	custo := func(x resultado) float64 { return x.CPU.UsCarga + x.CPU.UsPostgres + x.CPU.UsKernel }
+	custo := func(x resultado) float64 { return x.CPU.Us(x.CPU.Eu) + x.CPU.Us(x.CPU.PG) + x.CPU.Us(x.CPU.Kernel) }
 	if diag {
 		h, um, velho := r.banco[0], r.banco[1], r.banco[2]
 		fmt.Fprintf(&b, "- **The read alone**, what a miss and every cache-off request pay. Driven directly with pgx from %d goroutines (no HTTP), the handler's query does %s reads/s and costs %.0f µs per read (client %.0f, PostgreSQL %.0f, irq/softirq %.0f); "+
 			"`SELECT 1`, a round trip that does no work, %s/s at %.0f µs (client %.0f, PostgreSQL %.0f, irq/softirq %.0f). "+
 			"So %.0f%% of the read's cost is the round trip itself, not the join. The handler before commit 37bcf25 (a REPEATABLE READ transaction of %d round trips) does %s reads/s at %.0f µs: the current query is %.1f× its rate.\n",
-			r.o.c, benchdoc.Thousands(int(h.Vazao())), custo(h), h.CPU.UsCarga, h.CPU.UsPostgres, h.CPU.UsKernel,
-			benchdoc.Thousands(int(um.Vazao())), custo(um), um.CPU.UsCarga, um.CPU.UsPostgres, um.CPU.UsKernel,
+			r.o.c, benchdoc.Thousands(int(h.Vazao())), custo(h), h.CPU.Us(h.CPU.Eu), h.CPU.Us(h.CPU.PG), h.CPU.Us(h.CPU.Kernel),
+			benchdoc.Thousands(int(um.Vazao())), custo(um), um.CPU.Us(um.CPU.Eu), um.CPU.Us(um.CPU.PG), um.CPU.Us(um.CPU.Kernel),
 			100*min(1, custo(um)/max(1, custo(h))), velho.Viagens, benchdoc.Thousands(int(velho.Vazao())), custo(velho), h.Vazao()/max(1, velho.Vazao()))
 	}
 	alvos := r.alvos()
@@ -338,11 +340,11 @@ func (r *relatorioHTTP) analise() string {
 		fmt.Fprintf(&b, "). ")
 	}
 	fmt.Fprintf(&b, "The server process alone spends %.0f µs on a bare request and %.0f µs on a situacao request (%.1f%%): the ratio the two rates would approach if the server's own CPU were the only limit, as with the load generator and PostgreSQL on other machines (measured here, sharing the cores: %.1f%%).",
-		bare.CPU.UsServidor, sit.CPU.UsServidor, 100*bare.CPU.UsServidor/max(1, sit.CPU.UsServidor), 100*r.razao())
+		bare.CPU.Us(bare.CPU.D6A), sit.CPU.Us(sit.CPU.D6A), 100*bare.CPU.Us(bare.CPU.D6A)/max(1, sit.CPU.Us(sit.CPU.D6A)), 100*r.razao())
 	if !alvos[1].ok {
 		fmt.Fprintf(&b, " **The p99 target at %s req/s is missed**: p99 %s ms from the schedule, %s ms from the actual send; %d requests left the load generator more than 1 ms late (worst %s ms). At %.0f%% of the closed-loop capacity the machine was %.0f%% busy; every request waits for the scheduler to run d6a goroutines (and, on a cache miss, a PostgreSQL backend) on %d shared cores, so a burst of arrivals queues on the CPUs.",
 			benchdoc.Thousands(r.o.taxa), msn(r.aberto.Lat.P99), msn(r.aberto.LatEnvio.P99), r.aberto.Atrasadas, msn(r.aberto.AtrasoMax),
-			100*float64(r.o.taxa)/max(1, sit.Vazao()), pc(r.aberto.CPU), nucleos())
+			100*float64(r.o.taxa)/max(1, sit.Vazao()), pc(r.aberto.CPU), runtime.NumCPU())
 	} else {
 		fmt.Fprintf(&b, " The p99 target is met: %s req/s is %.0f%% of the closed-loop capacity, the machine was %.0f%% busy and p99 was %s ms (%s ms from the actual send).",
 			benchdoc.Thousands(r.o.taxa), 100*float64(r.o.taxa)/max(1, sit.Vazao()), pc(r.aberto.CPU), msn(r.aberto.Lat.P99), msn(r.aberto.LatEnvio.P99))

@@ -64,7 +64,7 @@ d6a_http_duracao_segundos_count{rota="/d6a/conselheiros/me/situacao",status="401
 d6a_http_duracao_segundos_count{rota="/metrics",status="200"} 7
 d6a_http_duracao_segundos_sum{rota="/d6a/conselheiros/me/situacao",status="200"} 3.5
 `
-	if got, want := lerMetricas(corpo), (metricasHTTP{contadas: 1200010, hit: 12345, miss: 300}); got != want {
+	if got, want := situacaoDe(lerMetricas(strings.NewReader(corpo))), (metricasHTTP{contadas: 1200010, hit: 12345, miss: 300}); got != want {
 		t.Errorf("got %+v, want %+v", got, want)
 	}
 }
@@ -73,13 +73,11 @@ d6a_http_duracao_segundos_sum{rota="/d6a/conselheiros/me/situacao",status="200"}
 // the results table, the hit ratio under it and the cache bullet of the
 // analysis; and no unformatted or non-finite number.
 func TestMarkdownCache(t *testing.T) {
-	c := func(carga, srv, pg, kern float64, n int, hit, miss float64) cpu {
-		x := cpu{Carga: carga, Servidor: srv, Postgres: pg, Kernel: kern, Maquina: carga + srv + pg + kern, Nucleos: 2, janela: time.Second,
-			lerSrv: 2 * float64(n), escSrv: 2 * float64(n), CacheHit: hit, CacheMiss: miss}
-		x.porReq(n)
-		return x
+	c := func(carga, srv, pg, kern float64, n int, hit, miss float64) usoCPU {
+		return usoCPU{Eu: carga, D6A: srv, PG: pg, Kernel: kern, Maquina: carga + srv + pg + kern, Nucleos: 2, Janela: time.Second, N: n,
+			Lidas: 2 * float64(n), Escritas: 2 * float64(n), CacheHit: hit, CacheMiss: miss}
 	}
-	run := func(nome string, n int, cp cpu) resultado {
+	run := func(nome string, n int, cp usoCPU) resultado {
 		return resultado{Nome: nome, Modo: "closed", Conexoes: 32, Janela: time.Second, OK: n, CPU: cp,
 			Lat: latency.Summary{N: n, P50: time.Millisecond, P90: 2 * time.Millisecond, P99: 3 * time.Millisecond, Max: 9 * time.Millisecond}}
 	}

@@ -627,7 +627,7 @@ func (a *ambiente) passe(ctx context.Context, bus *barramento, srv *servidor, na
 		nome, p.Quietas.N, limiteQuieto, ms(p.Quietas.P50), ms(p.Quietas.P99), ms(p.Quietas.Max))
 	logf("%s: d6a's own handler time (its histogram): p50 ≤ %.1f ms, p99 ≤ %.1f ms; bus delivery · opening · decisions · writes and COMMIT (ms), p50 / p99: %s; batches: %s", nome, ms(p.HandlerP50), ms(p.HandlerP99), p.Divisao, p.Lotes)
 	logf("%s: CPU per draw: d6a serve %.2f ms, PostgreSQL %.2f ms, nats-server %.2f ms; machine %.0f%% busy, other processes %.2f cores",
-		nome, p.CPU.D6AmsPorSorteio, p.CPU.PGmsPorSorteio, p.CPU.NATSmsPorSorteio, 100*p.CPU.OcupacaoMaquina, p.CPU.OutrosNucleos)
+		nome, p.CPU.Ms(p.CPU.D6A), p.CPU.Ms(p.CPU.PG), p.CPU.Ms(p.CPU.NATS), 100*p.CPU.Ocupacao(), p.CPU.Outros)
 	return p, nil
 }
 
@@ -697,7 +697,7 @@ func (a *ambiente) medirLacos(ctx context.Context) (resultadoLacos, error) {
 			return l, err
 		}
 		logf("bare loop, commit ≤ %d: %.0f msgs/s (%.2f× pgbench; inputs published at %.0f/s); CPU per message: loop+publisher %.2f ms, PostgreSQL %.2f ms, nats-server %.2f ms",
-			lote, x.Vazao(), razao(x.Vazao(), l.PgbenchTPS), float64(x.M)/x.Publicacao.Seconds(), x.CPU.BenchMsPorSorteio, x.CPU.PGmsPorSorteio, x.CPU.NATSmsPorSorteio)
+			lote, x.Vazao(), razao(x.Vazao(), l.PgbenchTPS), float64(x.M)/x.Publicacao.Seconds(), x.CPU.Ms(x.CPU.Eu), x.CPU.Ms(x.CPU.PG), x.CPU.Ms(x.CPU.NATS))
 		l.Lacos = append(l.Lacos, x)
 	}
 	// The light pass's rate, one commit per message: the latency floor of
@@ -728,18 +728,12 @@ func (a *ambiente) medirLacos(ctx context.Context) (resultadoLacos, error) {
 	return l, nil
 }
 
-// sossegar waits for a quiet machine (-wait-quiet) and says so when it
-// is not; a noisy start is recorded in r.
+// sossegar waits for a quiet machine (-wait-quiet); a noisy start is
+// recorded in r.
 func (a *ambiente) sossegar(r *resultadoK, oque string, p processosMedidos) (float64, bool) {
-	if a.o.sossego <= 0 {
-		return 0, true
-	}
-	outros, quieto := esperarSossego(p, a.o.sossego)
-	if !quieto {
-		logf("WARNING: other processes still use %.2f cores after waiting %s; measuring %s anyway", outros, a.o.sossego, oque)
-		if r != nil {
-			r.Ruido = append(r.Ruido, fmt.Sprintf("%s started with other processes at %.2f cores", oque, outros))
-		}
+	outros, quieto := esperarSossego(p, a.o.sossego, oque)
+	if !quieto && r != nil {
+		r.Ruido = append(r.Ruido, fmt.Sprintf("%s started with other processes at %.2f cores", oque, outros))
 	}
 	return outros, quieto
 }

@@ -48,6 +48,8 @@ func iniciar(nome, log string, env []string, bin string, args ...string) (*proce
 	cmd := exec.Command(bin, args...)
 	cmd.Env = env
 	cmd.Stdout, cmd.Stderr = f, f
+	// Children die with the bench, even when it is killed.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("%s: %w", nome, err)
@@ -72,7 +74,7 @@ func (p *processo) vivo() error {
 
 // parar sends SIGTERM (the drain path) and waits, then kills.
 func (p *processo) parar(espera time.Duration) error {
-	if p == nil {
+	if p == nil || p.cmd == nil {
 		return nil
 	}
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
@@ -86,6 +88,28 @@ func (p *processo) parar(espera time.Duration) error {
 		p.done <- err
 		return fmt.Errorf("%s did not stop within %s; killed", p.nome, espera)
 	}
+}
+
+// esperarLinha waits for p to write a line starting with prefixo in its
+// log, and returns it.
+func esperarLinha(ctx context.Context, p *processo, prefixo string, limite time.Duration) (string, error) {
+	fim := time.Now().Add(limite)
+	for ctx.Err() == nil {
+		b, _ := os.ReadFile(p.log)
+		for _, l := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(l, prefixo) {
+				return l, nil
+			}
+		}
+		if err := p.vivo(); err != nil {
+			return "", err
+		}
+		if time.Now().After(fim) {
+			return "", fmt.Errorf("%s: no %q line after %s; log:\n%s", p.nome, prefixo, limite, cauda(p.log, 2000))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return "", ctx.Err()
 }
 
 func cauda(path string, n int) string {

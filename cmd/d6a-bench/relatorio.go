@@ -30,16 +30,16 @@ func imprimirTabela(w io.Writer, rs []resultadoK, l resultadoLacos) {
 	}
 	for _, x := range l.Lacos {
 		fmt.Fprintf(tw, "bare loop, commit ≤ %d\t%.0f\t%.0f msgs/s\t%.2f×\t\t%.2f / %.2f / %.2f\t\t\t\t\t\t\t\n", x.Lote, l.PgbenchTPS, x.Vazao(), razao(x.Vazao(), l.PgbenchTPS),
-			x.CPU.BenchMsPorSorteio, x.CPU.PGmsPorSorteio, x.CPU.NATSmsPorSorteio)
+			x.CPU.Ms(x.CPU.Eu), x.CPU.Ms(x.CPU.PG), x.CPU.Ms(x.CPU.NATS))
 	}
 	tw.Flush()
 }
 
 func cpuPorSorteio(u usoCPU) string {
-	return fmt.Sprintf("%.2f / %.2f / %.2f", u.D6AmsPorSorteio, u.PGmsPorSorteio, u.NATSmsPorSorteio)
+	return fmt.Sprintf("%.2f / %.2f / %.2f", u.Ms(u.D6A), u.Ms(u.PG), u.Ms(u.NATS))
 }
 
-func cpuTotal(u usoCPU) float64 { return u.D6AmsPorSorteio + u.PGmsPorSorteio + u.NATSmsPorSorteio }
+func cpuTotal(u usoCPU) float64 { return u.Ms(u.D6A) + u.Ms(u.PG) + u.Ms(u.NATS) }
 
 // limite prints a histogram bucket bound in ms ("?" when unknown).
 func limite(d time.Duration) string {
@@ -342,7 +342,7 @@ func (r *relatorio) markdown() string {
 				nome = "commit per message"
 			}
 			fmt.Fprintf(&b, "| %s | %.0f | **%.0f** | **%.2f×** | %.0f | %.2f / %.2f / %.2f |\n", nome, r.lacos.PgbenchTPS, x.Vazao(), razao(x.Vazao(), r.lacos.PgbenchTPS),
-				float64(x.M)/x.Publicacao.Seconds(), x.CPU.BenchMsPorSorteio, x.CPU.PGmsPorSorteio, x.CPU.NATSmsPorSorteio)
+				float64(x.M)/x.Publicacao.Seconds(), x.CPU.Ms(x.CPU.Eu), x.CPU.Ms(x.CPU.PG), x.CPU.Ms(x.CPU.NATS))
 		}
 		if l := r.lacos.Leve; l.M > 0 {
 			fmt.Fprintf(&b, "\nThe bare loop at the light pass's rate (%g/s, %s messages, one commit per message): publish → result on a core subscription p50 **%.1f ms**, p99 **%.1f ms**, the floor under d6a's light-load latency on this bus and database.\n",
@@ -421,8 +421,8 @@ func (r *relatorio) markdown() string {
 			}
 			fmt.Fprintf(&b, "| %s | %s | %.1f / %.1f | %s, %.1f / %.1f | ≤ %s / ≤ %s | %s | %s / %.2f | %s | %.0f%% | %.2f |\n", x.cenario, p.nome,
 				ms(p.p.Lat.P50), ms(p.p.Lat.P99), benchdoc.Thousands(p.p.Quietas.N), ms(p.p.Quietas.P50), ms(p.p.Quietas.P99),
-				limite(p.p.HandlerP50), limite(p.p.HandlerP99), p.p.Divisao, cpuPorSorteio(p.p.CPU), p.p.CPU.BenchMsPorSorteio, wal,
-				100*p.p.CPU.OcupacaoMaquina, p.p.CPU.OutrosNucleos)
+				limite(p.p.HandlerP50), limite(p.p.HandlerP99), p.p.Divisao, cpuPorSorteio(p.p.CPU), p.p.CPU.Ms(p.p.CPU.Eu), wal,
+				100*p.p.CPU.Ocupacao(), p.p.CPU.Outros)
 		}
 	}
 	b.WriteString("\n")
