@@ -214,11 +214,17 @@ func executarHTTP(ctx context.Context, o opcoesHTTP) error {
 
 	fmt.Println()
 	r.imprimir(os.Stdout)
-	if o.escrever {
-		if err := atualizarDoc(o.doc, r.markdown()); err != nil {
-			return fmt.Errorf("write %s: %w", o.doc, err)
-		}
-		fmt.Printf("\n%s: section %q rewritten\n", o.doc, tituloHTTP)
+	if !o.escrever {
+		return nil
 	}
+	raiz, err := raizDoModulo()
+	if err != nil {
+		return err
+	}
+	p := caminho(raiz, o.doc)
+	if err := reescrever(p, "http", tituloHTTP, r.markdown()); err != nil {
+		return err
+	}
+	logf("wrote %s", p)
 	return nil
 }

@@ -12,45 +12,44 @@ import (
 	"github.com/formigueiro/d6a/internal/latency"
 )
 
-func TestSubstituirSecao(t *testing.T) {
-	sec := tituloHTTP + "\n\nnovo\n\n### Results\n\nx\n"
-	outra := "## Draws at national scale\n\n<!-- a -->\nfoo\n<!-- b -->\n"
-	casos := []struct{ nome, antes, depois string }{
-		{"empty file", "", "# Benchmarks\n\n" + sec},
-		{"appended at the end", "# Benchmarks\n\n" + outra, "# Benchmarks\n\n" + outra + "\n" + sec},
-		{"appended after trailing blank lines", "# Benchmarks\n\n" + outra + "\n\n", "# Benchmarks\n\n" + outra + "\n" + sec},
-		{"replaced at the end", "# Benchmarks\n\n" + outra + "\n" + tituloHTTP + "\n\nvelho\n### Targets\nold\n", "# Benchmarks\n\n" + outra + "\n" + sec},
-		{"replaced in the middle", "# Benchmarks\n\n" + tituloHTTP + "\n\nvelho\n\n" + outra, "# Benchmarks\n\n" + sec + "\n" + outra},
-		{"replaced at the start", tituloHTTP + "\nvelho\n" + outra, sec + "\n" + outra},
-	}
-	for _, c := range casos {
-		if got := substituirSecao(c.antes, sec); got != c.depois {
-			t.Errorf("%s:\n got %q\nwant %q", c.nome, got, c.depois)
-		}
-	}
-	// A heading that merely starts like ours is another section.
-	antes := "# B\n\n" + tituloHTTP + " (old)\n\nx\n"
-	if got, want := substituirSecao(antes, sec), antes+"\n"+sec; got != want {
-		t.Errorf("similar heading:\n got %q\nwant %q", got, want)
-	}
-}
-
-func TestAtualizarDocKeepsOthers(t *testing.T) {
+// The generated block is replaced in place, wherever it is; a file
+// without it gets the section appended; everything else is kept.
+func TestReescrever(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "docs", "bench.md")
-	sec := tituloHTTP + "\n\nprimeiro\n"
-	if err := atualizarDoc(p, sec); err != nil {
+	if err := reescrever(p, "http", tituloHTTP, "primeiro\n"); err != nil {
 		t.Fatal(err)
 	}
 	b, _ := os.ReadFile(p)
-	if err := os.WriteFile(p, append(b, "\n## Depois\n\nalheio\n"...), 0o644); err != nil {
+	if !strings.HasPrefix(string(b), "# Benchmarks\n\n"+tituloHTTP+"\n\n<!-- d6a-bench:http:begin") || !strings.HasSuffix(string(b), "\nprimeiro\n<!-- d6a-bench:http:end -->\n") {
+		t.Fatalf("new file: %q", b)
+	}
+	antes := "# B\n\nescrito à mão\n\n" + string(b) + "\nmais à mão\n\n## Depois\n\nalheio\n"
+	if err := os.WriteFile(p, []byte(antes), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := atualizarDoc(p, tituloHTTP+"\n\nsegundo\n"); err != nil {
+	if err := reescrever(p, "http", tituloHTTP, "segundo"); err != nil {
 		t.Fatal(err)
 	}
 	b, _ = os.ReadFile(p)
-	if want := "# Benchmarks\n\n" + tituloHTTP + "\n\nsegundo\n\n## Depois\n\nalheio\n"; string(b) != want {
+	want := strings.Replace(antes, "\nprimeiro\n", "\nsegundo\n", 1)
+	if string(b) != want {
 		t.Errorf("got %q\nwant %q", b, want)
+	}
+	// Another block is another section.
+	if err := reescrever(p, "draws", "## Draws", "x"); err != nil {
+		t.Fatal(err)
+	}
+	b, _ = os.ReadFile(p)
+	if !strings.HasPrefix(string(b), want) || !strings.Contains(string(b), "\n\n## Draws\n\n<!-- d6a-bench:draws:begin") {
+		t.Errorf("appended: %q", b)
+	}
+}
+
+func TestMilhares(t *testing.T) {
+	for n, want := range map[int]string{0: "0", 999: "999", 1000: "1,000", 1234567: "1,234,567", -4500: "-4,500", -999: "-999"} {
+		if got := milhares(n); got != want {
+			t.Errorf("milhares(%d) = %q, want %q", n, got, want)
+		}
 	}
 }
 

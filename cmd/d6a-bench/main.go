@@ -34,7 +34,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/schollz/progressbar/v3"
 
-	"github.com/formigueiro/d6a/internal/benchdoc"
 	"github.com/formigueiro/d6a/internal/latency"
 	"github.com/formigueiro/d6a/internal/pglocal"
 	"github.com/formigueiro/d6a/internal/procstat"
@@ -50,7 +49,7 @@ type cenario struct {
 }
 
 func (c cenario) String() string {
-	s := "K=" + benchdoc.Thousands(c.K) + " " + c.Forma
+	s := "K=" + milhares(c.K) + " " + c.Forma
 	if c.Fresco {
 		s += " fresh"
 	}
@@ -275,7 +274,7 @@ func executar(ctx context.Context, o opcoes) (err error) {
 	if o.escrever {
 		if o.doc != "" {
 			p := caminho(raiz, o.doc)
-			if err := rel.atualizarDoc(p); err != nil {
+			if err := reescrever(p, "draws", tituloSecao, rel.markdown()); err != nil {
 				return err
 			}
 			logf("wrote %s", p)
@@ -403,7 +402,7 @@ func (a *ambiente) medir(ctx context.Context, c cenario) (r resultadoK, err erro
 	}
 	fim(b)
 	r.CargaConselheiros = time.Since(t)
-	logf("%s counsellors (%s) loaded with COPY in %s", benchdoc.Thousands(c.K), descreverForma(c.Forma), r.CargaConselheiros.Round(time.Millisecond))
+	logf("%s counsellors (%s) loaded with COPY in %s", milhares(c.K), descreverForma(c.Forma), r.CargaConselheiros.Round(time.Millisecond))
 	// A server that has been serving for a while holds the counsellors and
 	// their indexes in shared_buffers; COPY went through a small ring.
 	if _, err := conn.Exec(ctx, `SELECT pg_prewarm(c.oid) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
@@ -468,7 +467,7 @@ func (a *ambiente) medir(ctx context.Context, c cenario) (r resultadoK, err erro
 		return r, err
 	}
 	logf("first draw in %s: hierarchy of %s UCs cached in %s; RSS %.1f → %.1f MB",
-		r.Aquecimento.Round(time.Millisecond), benchdoc.Thousands(r.Hierarquia.UCs), r.Hierarquia.Duracao.Round(time.Millisecond),
+		r.Aquecimento.Round(time.Millisecond), milhares(r.Hierarquia.UCs), r.Hierarquia.Duracao.Round(time.Millisecond),
 		mb(r.MemAntes.RSS), mb(r.MemDepois.RSS))
 
 	// Pass 1: light load, one draw at a time (latency of a draw alone).
