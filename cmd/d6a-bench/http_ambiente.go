@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"crypto/rand"
 	"crypto/rsa"
@@ -228,7 +227,7 @@ func (a *ambienteHTTP) iniciarServidor(ctx context.Context) error {
 		return err
 	}
 	// "listening <d6a> <d6a cache off> <bare> <pprof or -> <cache size>"
-	l, err := esperarLinha(ctx, a.servidor, "listening ", time.Minute)
+	l, err := esperarLinha(a.servidor, "listening ", time.Minute)
 	if err != nil {
 		return err
 	}
@@ -313,39 +312,13 @@ func (a *ambienteHTTP) conferir() error {
 // avisosServidor counts the server's log records above info and the
 // request lines it wrote.
 func (a *ambienteHTTP) avisosServidor() avisos {
-	var v avisos
-	f, err := os.Open(a.logServidor)
-	if err != nil {
-		return v
-	}
-	defer f.Close()
-	s := bufio.NewScanner(f)
-	s.Buffer(make([]byte, 1<<20), 1<<20)
-	for s.Scan() {
-		var rec struct {
-			Level string `json:"level"`
-			Msg   string `json:"msg"`
-		}
-		if json.Unmarshal(s.Bytes(), &rec) != nil {
-			continue
-		}
-		switch {
-		case rec.Level == "WARN" || rec.Level == "ERROR":
-			v.n++
-			if v.primeiro == "" {
-				v.primeiro = rec.Msg
-			}
-		case rec.Msg == "http request":
-			v.linhas++
-		}
-	}
-	return v
+	v, linhas := lerLog(a.logServidor)
+	return avisos{v, linhas}
 }
 
 type avisos struct {
-	n        int
-	primeiro string
-	linhas   int
+	lista  []string
+	linhas int
 }
 
 func (a *ambienteHTTP) encerrar() {

@@ -3,9 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
-	"net/http"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -362,37 +359,10 @@ func (a *ambienteHTTP) perfilar(ctx context.Context) <-chan error {
 	go func() {
 		select {
 		case <-time.After(a.o.aquecimento):
+			feito <- perfilGo(ctx, a.enderecoPprof, a.o.perfil, max(1, int(a.o.d.Seconds())))
 		case <-ctx.Done():
 			feito <- ctx.Err()
-			return
 		}
-		url := fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", a.enderecoPprof, max(1, int(a.o.d.Seconds())))
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-		if err != nil {
-			feito <- err
-			return
-		}
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			feito <- err
-			return
-		}
-		defer res.Body.Close()
-		if res.StatusCode != 200 {
-			feito <- fmt.Errorf("pprof: status %d", res.StatusCode)
-			return
-		}
-		f, err := os.Create(a.o.perfil)
-		if err != nil {
-			feito <- err
-			return
-		}
-		if _, err := io.Copy(f, res.Body); err != nil {
-			f.Close()
-			feito <- err
-			return
-		}
-		feito <- f.Close()
 	}()
 	return feito
 }

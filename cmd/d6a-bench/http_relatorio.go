@@ -97,8 +97,8 @@ func (r *relatorioHTTP) imprimir(w io.Writer) {
 		}
 		fmt.Fprintf(w, "%s  %s: %s (%s)\n", marca, a.nome, strings.ReplaceAll(a.medido, "**", ""), a.margem)
 	}
-	if r.avisos.n > 0 {
-		fmt.Fprintf(w, "\nthe server logged %d warnings/errors; first: %s\n", r.avisos.n, r.avisos.primeiro)
+	if len(r.avisos.lista) > 0 {
+		fmt.Fprintf(w, "\nthe server logged %d warnings/errors; first: %s\n", len(r.avisos.lista), r.avisos.lista[0])
 	}
 }
 
@@ -231,8 +231,8 @@ func (r *relatorioHTTP) markdown() string {
 	fmt.Fprintf(&b, "\nOpen loop: %d of %s requests were sent more than 1 ms after their scheduled time (worst %s ms), %d not sent; measured from the actual send instead of the schedule, p50 / p90 / p99 / max = %s / %s / %s / %s ms (the difference is time the request waited for the load generator, which shares the cores).",
 		r.aberto.Atrasadas, milhares(r.aberto.Lat.N), msn(r.aberto.AtrasoMax), r.aberto.NaoEnviadas,
 		msn(r.aberto.LatEnvio.P50), msn(r.aberto.LatEnvio.P90), msn(r.aberto.LatEnvio.P99), msn(r.aberto.LatEnvio.Max))
-	if r.avisos.n > 0 {
-		fmt.Fprintf(&b, " **The server logged %d warnings/errors** (first: %s).", r.avisos.n, r.avisos.primeiro)
+	if len(r.avisos.lista) > 0 {
+		fmt.Fprintf(&b, " **The server logged %d warnings/errors** (first: %s).", len(r.avisos.lista), r.avisos.lista[0])
 	} else {
 		fmt.Fprintf(&b, " The server logged no warning or error.")
 	}

@@ -71,23 +71,14 @@ func servir() error {
 	slog.SetDefault(slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel})))
 	ctx := context.Background()
 
-	// The app as `d6a serve` runs it (internal/worker: w.Cache, Escutar).
-	st, err := store.Open(ctx, cfg.DatabaseURL)
+	// The app as `d6a serve` runs it (internal/worker: w.Cache, Escutar),
+	// and the same app on its own pool and metrics without the cache.
+	cache := httpapi.NovoCache(cfg.SituacaoCache)
+	app, st, err := novoApp(ctx, cfg, cache)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	cache := httpapi.NovoCache(cfg.SituacaoCache)
-	app, err := httpapi.New(httpapi.Options{
-		Config:  cfg,
-		Store:   st,
-		Metrics: metrics.New(metrics.StoreFonte(st, nil)),
-		Ready:   func(context.Context) error { return nil },
-		Cache:   cache,
-	})
-	if err != nil {
-		return err
-	}
 	escutaCtx, pararEscuta := context.WithCancel(ctx)
 	escutaFim := make(chan struct{})
 	go func() {
@@ -98,22 +89,11 @@ func servir() error {
 		pararEscuta()
 		<-escutaFim
 	}()
-
-	// The same app without the cache, on its own pool and metrics.
-	stSem, err := store.Open(ctx, cfg.DatabaseURL)
+	appSem, stSem, err := novoApp(ctx, cfg, nil)
 	if err != nil {
 		return err
 	}
 	defer stSem.Close()
-	appSem, err := httpapi.New(httpapi.Options{
-		Config:  cfg,
-		Store:   stSem,
-		Metrics: metrics.New(metrics.StoreFonte(stSem, nil)),
-		Ready:   func(context.Context) error { return nil },
-	})
-	if err != nil {
-		return err
-	}
 
 	bare := novoBare()
 	var lns [3]net.Listener
@@ -154,6 +134,27 @@ func servir() error {
 	_ = appSem.ShutdownWithTimeout(5 * time.Second)
 	_ = bare.ShutdownWithTimeout(5 * time.Second)
 	return nil
+}
+
+// novoApp is httpapi.New as `d6a serve` assembles it, on a store of its
+// own, with cache (nil: off).
+func novoApp(ctx context.Context, cfg config.Config, cache *httpapi.Cache) (*fiber.App, *store.Store, error) {
+	st, err := store.Open(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return nil, nil, err
+	}
+	app, err := httpapi.New(httpapi.Options{
+		Config:  cfg,
+		Store:   st,
+		Metrics: metrics.New(metrics.StoreFonte(st, nil)),
+		Ready:   func(context.Context) error { return nil },
+		Cache:   cache,
+	})
+	if err != nil {
+		st.Close()
+		return nil, nil, err
+	}
+	return app, st, nil
 }
 
 // esperaCache bounds esperarCache.

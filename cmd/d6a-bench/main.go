@@ -526,7 +526,7 @@ func (a *ambiente) medir(ctx context.Context, c cenario) (r resultadoK, err erro
 	if err := srv.parar(30 * time.Second); err != nil {
 		logf("d6a serve exit: %v", err)
 	}
-	r.Avisos = contarAvisos(srv.log)
+	r.Avisos, _ = lerLog(srv.log)
 	for i, av := range r.Avisos {
 		if i == 5 {
 			logf("  … %d more", len(r.Avisos)-5)
@@ -574,7 +574,14 @@ func (a *ambiente) passe(ctx context.Context, bus *barramento, srv *servidor, na
 		time.Sleep(500 * time.Millisecond) // let perf attach
 		if srv.pprof != "" {
 			segundos := min(60, max(5, m/150))
-			go perfilGo(srv.pprof, filepath.Join(filepath.Dir(srv.log), "d6a-serve-"+k+".pprof"), segundos)
+			out := filepath.Join(filepath.Dir(srv.log), "d6a-serve-"+k+".pprof")
+			go func() {
+				if err := perfilGo(ctx, srv.pprof, out, segundos); err != nil {
+					logf("pprof of d6a serve: %v", err)
+					return
+				}
+				logf("Go CPU profile of d6a serve: %s (.txt beside it)", out)
+			}()
 		}
 	}
 	antes := amostrar(medidos)

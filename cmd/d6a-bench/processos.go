@@ -92,24 +92,18 @@ func (p *processo) parar(espera time.Duration) error {
 
 // esperarLinha waits for p to write a line starting with prefixo in its
 // log, and returns it.
-func esperarLinha(ctx context.Context, p *processo, prefixo string, limite time.Duration) (string, error) {
-	fim := time.Now().Add(limite)
-	for ctx.Err() == nil {
+func esperarLinha(p *processo, prefixo string, limite time.Duration) (linha string, err error) {
+	err = esperarPronto(p, limite, func() bool {
 		b, _ := os.ReadFile(p.log)
 		for _, l := range strings.Split(string(b), "\n") {
 			if strings.HasPrefix(l, prefixo) {
-				return l, nil
+				linha = l
+				return true
 			}
 		}
-		if err := p.vivo(); err != nil {
-			return "", err
-		}
-		if time.Now().After(fim) {
-			return "", fmt.Errorf("%s: no %q line after %s; log:\n%s", p.nome, prefixo, limite, cauda(p.log, 2000))
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return "", ctx.Err()
+		return false
+	})
+	return linha, err
 }
 
 func cauda(path string, n int) string {
@@ -171,35 +165,40 @@ func iniciarNATS(bin, dir string) (*natsExterno, error) {
 		return nil, err
 	}
 	n := &natsExterno{processo: p, url: fmt.Sprintf("nats://127.0.0.1:%d", porta)}
-	if err := esperarNATS(n.url, p, 30*time.Second); err != nil {
+	if err := esperarPronto(p, 30*time.Second, func() bool { return natsPronto(n.url) }); err != nil {
 		_ = p.parar(5 * time.Second)
 		return nil, err
 	}
 	return n, nil
 }
 
-// esperarNATS waits until JetStream answers at url.
-func esperarNATS(url string, p *processo, limite time.Duration) error {
+// natsPronto reports whether JetStream answers at url.
+func natsPronto(url string) bool {
+	nc, err := nats.Connect(url, nats.Timeout(time.Second))
+	if err != nil {
+		return false
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	_, err = js.AccountInfo(ctx)
+	return err == nil
+}
+
+// esperarPronto polls pronto until it holds, p exits or limite passes.
+func esperarPronto(p *processo, limite time.Duration, pronto func() bool) error {
 	fim := time.Now().Add(limite)
-	for {
+	for !pronto() {
 		if err := p.vivo(); err != nil {
 			return err
 		}
-		if nc, err := nats.Connect(url, nats.Timeout(time.Second)); err == nil {
-			js, _ := jetstream.New(nc)
-			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-			_, err = js.AccountInfo(ctx)
-			cancel()
-			nc.Close()
-			if err == nil {
-				return nil
-			}
-		}
 		if time.Now().After(fim) {
-			return fmt.Errorf("NATS at %s not ready after %s", url, limite)
+			return fmt.Errorf("%s not ready after %s; log:\n%s", p.nome, limite, cauda(p.log, 3000))
 		}
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond)
 	}
+	return nil
 }
 
 // servidor is one `d6a serve`.
@@ -253,24 +252,20 @@ func iniciarServe(bin, dir, dbURL, natsURL string, pprof bool) (*servidor, error
 		return nil, err
 	}
 	s.processo = p
-	fim := time.Now().Add(2 * time.Minute)
 	cli := &http.Client{Timeout: time.Second}
-	for {
-		if err := p.vivo(); err != nil {
-			return nil, err
+	err = esperarPronto(p, 2*time.Minute, func() bool {
+		r, err := cli.Get("http://" + s.http + "/readyz")
+		if err != nil {
+			return false
 		}
-		if r, err := cli.Get("http://" + s.http + "/readyz"); err == nil {
-			r.Body.Close()
-			if r.StatusCode == http.StatusOK {
-				return s, nil
-			}
-		}
-		if time.Now().After(fim) {
-			_ = p.parar(10 * time.Second)
-			return nil, fmt.Errorf("d6a serve not ready after 2 min; log:\n%s", cauda(p.log, 3000))
-		}
-		time.Sleep(50 * time.Millisecond)
+		r.Body.Close()
+		return r.StatusCode == http.StatusOK
+	})
+	if err != nil {
+		_ = p.parar(10 * time.Second)
+		return nil, err
 	}
+	return s, nil
 }
 
 // ambienteLimpo is this process's environment without D6A_* variables, so
@@ -332,12 +327,13 @@ func lerCargaHierarquia(log string) (cargaHierarquia, error) {
 	return cargaHierarquia{}, errSemLinha
 }
 
-// contarAvisos returns the log lines at level WARN or ERROR but the JWT
-// warning and the answers to the bench's /readyz polling.
-func contarAvisos(log string) (avisos []string) {
-	f, err := os.Open(log)
+// lerLog returns the JSON log lines of path at level WARN or ERROR but the
+// JWT warning and the answers to the bench's /readyz polling, and counts
+// the request log lines.
+func lerLog(path string) (avisos []string, pedidos int) {
+	f, err := os.Open(path)
 	if err != nil {
-		return nil
+		return nil, 0
 	}
 	defer f.Close()
 	s := bufio.NewScanner(f)
@@ -348,15 +344,14 @@ func contarAvisos(log string) (avisos []string) {
 			Msg   string `json:"msg"`
 			Path  string `json:"path"`
 		}
-		if json.Unmarshal(s.Bytes(), &l) != nil {
-			continue
-		}
-		if l.Path == "/readyz" {
-			continue // the bench's own polling before boot completes (503)
-		}
-		if (l.Level == "WARN" || l.Level == "ERROR") && !strings.Contains(l.Msg, "JWT") {
+		switch {
+		case json.Unmarshal(s.Bytes(), &l) != nil || l.Path == "/readyz":
+			// not JSON, or the bench's own polling before boot completes (503)
+		case (l.Level == "WARN" || l.Level == "ERROR") && !strings.Contains(l.Msg, "JWT"):
 			avisos = append(avisos, l.Level+" "+l.Msg)
+		case l.Msg == "http request":
+			pedidos++
 		}
 	}
-	return avisos
+	return avisos, pedidos
 }
