@@ -212,8 +212,8 @@ func executarHTTP(ctx context.Context, o opcoesHTTP) error {
 	r.dur = time.Since(inicio)
 	r.avisos = a.avisosServidor()
 
-	fmt.Println()
-	r.imprimir(os.Stdout)
+	// The terminal gets the report as docs/bench.md would.
+	fmt.Print("\n" + r.markdown())
 	if !o.escrever {
 		return nil
 	}

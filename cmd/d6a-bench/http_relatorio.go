@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"runtime"
 	"sort"
 	"strconv"
@@ -73,76 +72,45 @@ func carga(x resultado) string {
 
 func msn(d time.Duration) string { return strconv.FormatFloat(float64(d)/1e6, 'f', 2, 64) }
 
-// imprimir writes the summary for the terminal.
-func (r *relatorioHTTP) imprimir(w io.Writer) {
-	fmt.Fprintf(w, "%-52s %-42s %9s %8s %8s %8s %8s %7s  %s\n", "run", "load", "req/s", "p50 ms", "p90 ms", "p99 ms", "max ms", "errors", "CPU µs/req: loadgen / server / PostgreSQL / irq; other processes (cores)")
-	for _, x := range r.linhas() {
-		fmt.Fprintf(w, "%-52s %-42s %9.0f %8s %8s %8s %8s %7d  %.0f / %.0f / %.0f / %.0f; %.2f\n", x.Nome, carga(x), x.Vazao(),
-			msn(x.Lat.P50), msn(x.Lat.P90), msn(x.Lat.P99), msn(x.Lat.Max), x.Erros, x.CPU.Us(x.CPU.Eu), x.CPU.Us(x.CPU.D6A), x.CPU.Us(x.CPU.PG), x.CPU.Us(x.CPU.Kernel), x.CPU.Outros)
-	}
-	fmt.Fprintf(w, "\nopen loop from the actual send (not the schedule): p50 %s, p90 %s, p99 %s, max %s ms; %d sent > 1 ms late (worst %s ms)\n",
-		msn(r.aberto.LatEnvio.P50), msn(r.aberto.LatEnvio.P90), msn(r.aberto.LatEnvio.P99), msn(r.aberto.LatEnvio.Max), r.aberto.Atrasadas, msn(r.aberto.AtrasoMax))
-	fmt.Fprintf(w, "other processes: %.2f cores before the runs, at most %.2f during them\n", r.fundo.Outros, r.outrosMax())
-	if r.a != nil && r.a.tamanhoCache > 0 {
-		h, _ := r.situacao.CPU.RazaoCache()
-		fmt.Fprintf(w, "situacao cache (D6A_SITUACAO_CACHE=%d): closed-loop window %.0f hits / %.0f misses (%.2f%% hits); whole closed-loop run, warm-up included, %.0f / %.0f; before the runs (probe + answers check) %.0f / %.0f\n",
-			r.a.tamanhoCache, r.situacao.CPU.CacheHit, r.situacao.CPU.CacheMiss, 100*h,
-			r.cacheDepois.hit-r.cacheAntes.hit, r.cacheDepois.miss-r.cacheAntes.miss, r.a.cacheInicial.hit, r.a.cacheInicial.miss)
-	}
-	fmt.Fprintln(w)
-	for _, a := range r.alvos() {
-		marca := "MET   "
-		if !a.ok {
-			marca = "MISSED"
-		}
-		fmt.Fprintf(w, "%s  %s: %s (%s)\n", marca, a.nome, strings.ReplaceAll(a.medido, "**", ""), a.margem)
-	}
-	if len(r.avisos.lista) > 0 {
-		fmt.Fprintf(w, "\nthe server logged %d warnings/errors; first: %s\n", len(r.avisos.lista), r.avisos.lista[0])
-	}
-}
-
-type alvoHTTP struct {
-	nome, medido, margem string
-	ok                   bool
-}
-
-func (r *relatorioHTTP) alvos() []alvoHTTP {
+func (r *relatorioHTTP) alvos() []alvo {
 	razao := r.razao()
-	a1 := alvoHTTP{
-		nome:   "situacao req/s ≥ 30% of the bare fiber handler's (closed loop)",
-		medido: fmt.Sprintf("**%.1f%%** (%s ÷ %s req/s)", 100*razao, milhares(int(r.situacao.Vazao())), milhares(int(r.bare.Vazao()))),
-		ok:     razao >= alvoRazao && r.situacao.Erros == 0,
+	a1 := alvo{
+		Nome:   "situacao req/s ≥ 30% of the bare fiber handler's (closed loop)",
+		Medido: fmt.Sprintf("**%.1f%%** (%s ÷ %s req/s)", 100*razao, milhares(int(r.situacao.Vazao())), milhares(int(r.bare.Vazao()))),
+		Ok:     razao >= alvoRazao && r.situacao.Erros == 0,
 	}
 	precisa := alvoRazao * r.bare.Vazao()
 	if razao >= alvoRazao {
-		a1.margem = fmt.Sprintf("met by %.1f points: %s req/s above the %s req/s the target asks", 100*(razao-alvoRazao), milhares(int(r.situacao.Vazao()-precisa)), milhares(int(precisa)))
+		a1.Veredito = fmt.Sprintf("met by %.1f points: %s req/s above the %s req/s the target asks", 100*(razao-alvoRazao), milhares(int(r.situacao.Vazao()-precisa)), milhares(int(precisa)))
 	} else {
-		a1.margem = fmt.Sprintf("missed by %.1f points: %s req/s short of the %s req/s the target asks", 100*(alvoRazao-razao), milhares(int(precisa-r.situacao.Vazao())), milhares(int(precisa)))
+		a1.Veredito = fmt.Sprintf("missed by %.1f points: %s req/s short of the %s req/s the target asks", 100*(alvoRazao-razao), milhares(int(precisa-r.situacao.Vazao())), milhares(int(precisa)))
 	}
 	if r.situacao.Erros > 0 {
-		a1.margem += fmt.Sprintf("; %d errors", r.situacao.Erros)
+		a1.Veredito += fmt.Sprintf("; %d errors", r.situacao.Erros)
 	}
 
 	p99 := r.aberto.Lat.P99
-	a2 := alvoHTTP{
-		nome: fmt.Sprintf("situacao p99 < 10 ms at %s req/s (open loop)", milhares(r.o.taxa)),
-		medido: fmt.Sprintf("**%s ms** (p50 %s, p99.9 %s, max %s ms; %.0f req/s achieved)",
+	a2 := alvo{
+		Nome: fmt.Sprintf("situacao p99 < 10 ms at %s req/s (open loop)", milhares(r.o.taxa)),
+		Medido: fmt.Sprintf("**%s ms** (p50 %s, p99.9 %s, max %s ms; %.0f req/s achieved)",
 			msn(p99), msn(r.aberto.Lat.P50), msn(r.aberto.Lat.P999), msn(r.aberto.Lat.Max), r.aberto.Vazao()),
-		ok: p99 < alvoP99 && r.aberto.Erros == 0,
+		Ok: p99 < alvoP99 && r.aberto.Erros == 0,
 	}
 	if p99 < alvoP99 {
-		a2.margem = fmt.Sprintf("met with %s ms to spare (%.0f%% of the budget used)", msn(alvoP99-p99), 100*float64(p99)/float64(alvoP99))
+		a2.Veredito = fmt.Sprintf("met with %s ms to spare (%.0f%% of the budget used)", msn(alvoP99-p99), 100*float64(p99)/float64(alvoP99))
 	} else {
-		a2.margem = fmt.Sprintf("missed by %s ms", msn(p99-alvoP99))
+		a2.Veredito = fmt.Sprintf("missed by %s ms", msn(p99-alvoP99))
 	}
 	if r.aberto.Erros > 0 {
-		a2.margem += fmt.Sprintf("; %d errors/unsent", r.aberto.Erros)
+		a2.Veredito += fmt.Sprintf("; %d errors/unsent", r.aberto.Erros)
 	}
 	if r.o.taxa != 1000 {
-		a2.margem += fmt.Sprintf(" — note: measured at %s req/s, the target is stated at 1,000", milhares(r.o.taxa))
+		a2.Veredito += fmt.Sprintf(" — note: measured at %s req/s, the target is stated at 1,000", milhares(r.o.taxa))
 	}
-	return []alvoHTTP{a1, a2}
+	for _, a := range []*alvo{&a1, &a2} {
+		a.Veredito = map[bool]string{true: "**met** — ", false: "**missed** — "}[a.Ok] + a.Veredito
+	}
+	return []alvo{a1, a2}
 }
 
 const tituloHTTP = "## HTTP: situacao route"
@@ -241,14 +209,7 @@ func (r *relatorioHTTP) markdown() string {
 	}
 	fmt.Fprintf(&b, "\n\n%s\n\n", r.cacheTexto())
 
-	fmt.Fprintf(&b, "### Targets\n\n| target | measured | verdict |\n|---|---|---|\n")
-	for _, x := range r.alvos() {
-		v := "**met**"
-		if !x.ok {
-			v = "**missed**"
-		}
-		fmt.Fprintf(&b, "| %s | %s | %s — %s |\n", x.nome, x.medido, v, x.margem)
-	}
+	tabelaAlvos(&b, r.alvos())
 	fmt.Fprintf(&b, "\n### What bounds the situacao route\n\n%s\n\n", r.analise())
 	return b.String()
 }
@@ -315,7 +276,7 @@ func (r *relatorioHTTP) analise() string {
 	alvos := r.alvos()
 	orcamento := tot(bare) / alvoRazao
 	fmt.Fprintf(&b, "- **Verdict.** ")
-	if !alvos[0].ok {
+	if !alvos[0].Ok {
 		fmt.Fprintf(&b, "**The 30%% target is missed.** A bare request costs the machine %.0f µs, so 30%% of its rate leaves a budget of **%.0f µs** per situacao request; the route costs %.0f µs, %.1f× the budget. ",
 			tot(bare), orcamento, tot(sit), tot(sit)/max(1, orcamento))
 	} else {
@@ -333,7 +294,7 @@ func (r *relatorioHTTP) analise() string {
 	}
 	fmt.Fprintf(&b, "The server process alone spends %.0f µs on a bare request and %.0f µs on a situacao request (%.1f%%): the ratio the two rates would approach if the server's own CPU were the only limit, as with the load generator and PostgreSQL on other machines (measured here, sharing the cores: %.1f%%).",
 		bare.CPU.Us(bare.CPU.D6A), sit.CPU.Us(sit.CPU.D6A), 100*bare.CPU.Us(bare.CPU.D6A)/max(1, sit.CPU.Us(sit.CPU.D6A)), 100*r.razao())
-	if !alvos[1].ok {
+	if !alvos[1].Ok {
 		fmt.Fprintf(&b, " **The p99 target at %s req/s is missed**: p99 %s ms from the schedule, %s ms from the actual send; %d requests left the load generator more than 1 ms late (worst %s ms). At %.0f%% of the closed-loop capacity the machine was %.0f%% busy; every request waits for the scheduler to run d6a goroutines (and, on a cache miss, a PostgreSQL backend) on %d shared cores, so a burst of arrivals queues on the CPUs.",
 			milhares(r.o.taxa), msn(r.aberto.Lat.P99), msn(r.aberto.LatEnvio.P99), r.aberto.Atrasadas, msn(r.aberto.AtrasoMax),
 			100*float64(r.o.taxa)/max(1, sit.Vazao()), pc(r.aberto.CPU), runtime.NumCPU())

@@ -261,16 +261,11 @@ func executar(ctx context.Context, o opcoes) (err error) {
 			return fmt.Errorf("%s: %w", c, err)
 		}
 		rs = append(rs, r)
-		fmt.Fprintln(os.Stderr)
-		imprimirTabela(os.Stderr, rs, lacos)
-		fmt.Fprintln(os.Stderr)
 	}
 
+	// The terminal gets the report as docs/bench.md would.
 	rel := novoRelatorio(a, rs, lacos, time.Since(inicio))
-	fmt.Println()
-	imprimirTabela(os.Stdout, rs, lacos)
-	fmt.Println()
-	rel.imprimirAlvos(os.Stdout)
+	fmt.Print("\n" + rel.markdown())
 	if o.escrever {
 		if o.doc != "" {
 			p := caminho(raiz, o.doc)

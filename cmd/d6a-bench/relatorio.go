@@ -2,34 +2,13 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"math"
 	"runtime"
 	"sort"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 )
-
-// imprimirTabela writes the summary table for the terminal.
-func imprimirTabela(w io.Writer, rs []resultadoK, l resultadoLacos) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "run\tpgbench tps\tdraws/s\t÷ pgbench\t÷ bare loop\tCPU ms/draw d6a/PG/NATS\tunits/tx\tlight p50/p99 ms\toffered/s\tpaced p50/p99 ms\tsorteado\tRSS end/peak MB\t")
-	for _, r := range rs {
-		fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%.2f×\t%.2f×\t%s\t%.1f\t%.1f / %.1f\t%.0f\t%.1f / %.1f\t%.0f%%\t%.1f / %.1f\t\n",
-			r.cenario, r.PgbenchTPS, r.Maxima.Vazao(), razao(r.Maxima.Vazao(), r.PgbenchTPS), razao(r.Maxima.Vazao(), l.Lote().Vazao()),
-			cpuPorSorteio(r.Maxima.CPU), razao(r.Maxima.Lotes.Unidades, r.Maxima.Lotes.Transacoes),
-			ms(r.Leve.Lat.P50), ms(r.Leve.Lat.P99), r.Ritmada.TaxaOfertada, ms(r.Ritmada.Lat.P50), ms(r.Ritmada.Lat.P99),
-			pct(r.Maxima.Sorteados+r.Ritmada.Sorteados, r.Maxima.Recebidos+r.Ritmada.Recebidos),
-			mb(r.MemFim.RSS), mb(r.MemFim.HWM))
-	}
-	for _, x := range l.Lacos {
-		fmt.Fprintf(tw, "bare loop, commit ≤ %d\t%.0f\t%.0f msgs/s\t%.2f×\t\t%.2f / %.2f / %.2f\t\t\t\t\t\t\t\n", x.Lote, l.PgbenchTPS, x.Vazao(), razao(x.Vazao(), l.PgbenchTPS),
-			x.CPU.Ms(x.CPU.Eu), x.CPU.Ms(x.CPU.PG), x.CPU.Ms(x.CPU.NATS))
-	}
-	tw.Flush()
-}
 
 func cpuPorSorteio(u usoCPU) string {
 	return fmt.Sprintf("%.2f / %.2f / %.2f", u.Ms(u.D6A), u.Ms(u.PG), u.Ms(u.NATS))
@@ -247,13 +226,11 @@ func (r *relatorio) avaliar() []alvo {
 	return out
 }
 
-func (r *relatorio) imprimirAlvos(w io.Writer) {
-	for _, a := range r.alvos {
-		marca := "MET   "
-		if !a.Ok {
-			marca = "MISSED"
-		}
-		fmt.Fprintf(w, "%s  %s\n        %s\n", marca, a.Nome, strings.ReplaceAll(a.Medido, "**", ""))
+// tabelaAlvos writes the targets table of either mode.
+func tabelaAlvos(b *strings.Builder, alvos []alvo) {
+	fmt.Fprintf(b, "### Targets\n\n| target | measured | verdict |\n|---|---|---|\n")
+	for _, a := range alvos {
+		fmt.Fprintf(b, "| %s | %s | %s |\n", a.Nome, a.Medido, a.Veredito)
 	}
 }
 
@@ -394,10 +371,7 @@ func (r *relatorio) markdown() string {
 	}
 	b.WriteString("\n")
 
-	fmt.Fprintf(&b, "### Targets\n\n| target | measured | verdict |\n|---|---|---|\n")
-	for _, a := range r.alvos {
-		fmt.Fprintf(&b, "| %s | %s | %s |\n", a.Nome, a.Medido, a.Veredito)
-	}
+	tabelaAlvos(&b, r.alvos)
 
 	// Server-side breakdown of the burst at K≈100,000, dense.
 	x, ok := achar(r.rs, 100_000, "dense", false)
