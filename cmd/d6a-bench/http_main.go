@@ -1,49 +1,13 @@
-// Command d6a-httpbench measures GET /d6a/conselheiros/me/situacao, d6a's
-// only HTTP route for users (CONTRACT §6), against a bare fiber handler in
-// the same run (docs/bench.md, section "HTTP: situacao route"), and checks
-// the issue's targets: ≥ 30% of the bare handler's requests/s, p99 < 10 ms at
-// 1,000 requests/s.
-//
-// One run:
-//
-//  1. starts a fresh PostgreSQL (internal/pglocal, durable) in a temporary
-//     directory, migrates it and registers -conselheiros counsellors, -ativos
-//     of them with an active assignment, and signs one session token each;
-//  2. starts a server process (this binary again) that serves the real
-//     httpapi.New app as `d6a serve` assembles it (throttle off, JSON
-//     request logs at info): with the situacao cache,
-//     httpapi.NovoCache(cfg.SituacaoCache) and its Escutar (LISTEN
-//     d6a_situacao) running on the store's pool; on a second port the same
-//     app with Cache nil (PostgreSQL on every request); on a third, a bare
-//     fiber app whose one handler answers a constant JSON on the same path
-//     with the same server limits. It announces its addresses only once the
-//     cache has answered a probe request from memory (a hit in
-//     d6a_situacao_cache_total), so no run starts before the cache listens;
-//     every token is then asked twice on the cached app (a miss, then a hit,
-//     same answer) and once on the cache-off app;
-//  3. drives the bare app and then the cached app with a closed loop of -c
-//     keep-alive fasthttp connections for -d after a -warmup, round-robin
-//     over the tokens: requests/s and p50/p90/p99/max latency, any non-200
-//     an error; d6a_situacao_cache_total is read from the app's /metrics
-//     around the run and its measured window, for the cache hit ratio;
-//  4. drives the cached app's situacao route with an open loop paced at -rate requests/s
-//     for -d, latency measured from each request's scheduled send time, so a
-//     stall is charged to every request it delays (no coordinated omission);
-//  5. with -diag (default), measures what the route is made of: the d6a app
-//     without the database (a wrong-key token, 401 after the full HS256
-//     check); the database read alone through the same pool: the handler's
-//     query, a `SELECT 1` round trip, and the 5-statement transaction the
-//     handler used before; and, last, the closed loop of step 3 on the
-//     cache-off app;
-//  6. prints a summary and rewrites its section of docs/bench.md.
-//
-// The load generator, the server and PostgreSQL share the machine's cores;
-// -wait-quiet holds each run until other processes leave them alone, and the
-// report shows what each party (and anything else) used. -cpuprofile saves
-// the server's CPU profile of the closed-loop situacao run.
-//
-//	go run ./cmd/d6a-httpbench                    # -d 10s -c 32 -rate 1000 (make bench)
-//	go run ./cmd/d6a-httpbench -quick             # 2 s runs; docs not written unless -doc is given
+// The HTTP mode (d6a-bench http) measures GET /d6a/conselheiros/me/situacao
+// against a bare fiber handler in the same run: a fresh PostgreSQL with
+// -conselheiros counsellors and a token each; a server process (this binary
+// re-executed) serving the real httpapi.New app with the situacao cache, the
+// same app with the cache off, and the bare app; closed loops of -c
+// connections, an open loop paced at -rate (latency from each request's
+// scheduled time: no coordinated omission), and with -diag what the route
+// is made of. The report (docs/bench.md, "HTTP: situacao route") says how
+// each is set up.
+
 package main
 
 import (

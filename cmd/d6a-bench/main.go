@@ -12,9 +12,11 @@
 //	go run ./cmd/d6a-bench                       # the default runs (make bench)
 //	go run ./cmd/d6a-bench -quick                # small runs; checks the tool in < 3 min
 //	go run ./cmd/d6a-bench -runs 100000/dense/fresh -m 10000
+//	go run ./cmd/d6a-bench http -d 10s -c 32 -rate 1000   # the HTTP mode (http_main.go)
+//	go run ./cmd/d6a-bench http -quick
 //
-// The results table of docs/bench.md and docs/bench-draws.svg are rewritten
-// at the end (not in -quick mode unless -doc is given).
+// Each mode rewrites its block of docs/bench.md at the end (docs/bench-draws.svg
+// too; not with -quick unless -doc is given) and prints it.
 package main
 
 import (
