@@ -104,12 +104,12 @@ FROM d6a.conselheiros WHERE cidadao_id = $1 ORDER BY data_cadastro, id`
 FROM d6a.atribuicoes WHERE conselheiro_id = $1 AND status = 'ativa'`
 )
 
-// fechadoBanco is the closed loop of fechadoHTTP with a database read in
+// fechadoBanco is the closed loop of rodarHTTP with a database read in
 // place of the HTTP request: -c goroutines share the load generator's pool,
 // whose size is pgxpool's default, the same as the server's. A read fails
 // on an error or, unless f.semDados, on an answer other than the seed's.
 func (a *ambienteHTTP) fechadoBanco(ctx context.Context, f formaConsulta) (resultado, error) {
-	r, err := a.fechado(ctx, a.o.c, func() pedido {
+	r, err := a.rodar(ctx, a.o.c, 0, func() pedido {
 		var k int
 		return pedido{
 			preparar: func(i int) { k = i % len(a.cidadaos) },

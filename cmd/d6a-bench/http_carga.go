@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"sync"
@@ -74,19 +75,6 @@ type coletor struct {
 	status map[int]int
 }
 
-func juntar(cs []*coletor) (lat []time.Duration, ok, erros int, status map[int]int) {
-	status = map[int]int{}
-	for _, c := range cs {
-		lat = append(lat, c.lat...)
-		ok += c.ok
-		erros += c.erros
-		for k, v := range c.status {
-			status[k] += v
-		}
-	}
-	return
-}
-
 func novoCliente(addr string, conns int) *fasthttp.HostClient {
 	return &fasthttp.HostClient{
 		Addr:                addr,
@@ -98,7 +86,7 @@ func novoCliente(addr string, conns int) *fasthttp.HostClient {
 	}
 }
 
-// pedido is one worker's side of a closed loop.
+// pedido is one worker's side of a run.
 type pedido struct {
 	// preparar readies request i, outside the timed interval.
 	preparar func(i int)
@@ -109,37 +97,74 @@ type pedido struct {
 	liberar func()
 }
 
-// fechado is a closed loop: c workers, each made by novo, send the next
-// request as soon as the previous one ends; worker w sends requests w,
-// w+c, w+2c… Requests started in the warm-up are not counted; the window is
-// -d. The caller names the result.
-func (a *ambienteHTTP) fechado(ctx context.Context, c int, novo func() pedido) (resultado, error) {
-	inicio := time.Now()
-	medir := inicio.Add(a.o.aquecimento)
-	fim := medir.Add(a.o.d)
-	cs := make([]*coletor, c)
+// rodar runs w workers, each made by novo, over requests 0, 1, 2… taken in
+// turn, -warmup (not counted) then -d. With taxa 0 it is a closed loop: a
+// worker sends its next request as soon as its previous one ends. Else it
+// is an open loop: request i is scheduled at start + i/taxa whatever
+// happened to the others, and its latency runs from that time, so a request
+// that waited for a free worker (because the server stalled) is charged the
+// wait.
+func (a *ambienteHTTP) rodar(ctx context.Context, w, taxa int, novo func() pedido) (resultado, error) {
+	inicio := time.Now().Add(50 * time.Millisecond)
+	medir, fim := inicio.Add(a.o.aquecimento), inicio.Add(a.o.aquecimento+a.o.d)
+	nAquec, total := 0, math.MaxInt
+	var agendado func(i int) time.Time
+	if taxa > 0 {
+		intervalo := float64(time.Second) / float64(taxa)
+		nAquec = int(a.o.aquecimento.Seconds() * float64(taxa))
+		total = nAquec + int(a.o.d.Seconds()*float64(taxa))
+		agendado = func(i int) time.Time { return inicio.Add(time.Duration(float64(i) * intervalo)) }
+		// A request not sent 10 s after the schedule ends is given up.
+		medir, fim = agendado(nAquec), agendado(total).Add(10*time.Second)
+	}
+	var prox, atrasadas, naoEnviadas, atrasoMax atomic.Int64
+	cs := make([]*coletor, w)
 	var wg sync.WaitGroup
-	for w := range c {
-		cs[w] = &coletor{lat: make([]time.Duration, 0, 1<<14), status: map[int]int{}}
+	for k := range w {
+		cs[k] = &coletor{status: map[int]int{}}
 		wg.Add(1)
-		go func(w int, col *coletor) {
+		go func(col *coletor) {
 			defer wg.Done()
 			p := novo()
 			if p.liberar != nil {
 				defer p.liberar()
 			}
-			for i := w; ctx.Err() == nil; i += c {
-				p.preparar(i)
-				t0 := time.Now()
-				if !t0.Before(fim) {
+			for ctx.Err() == nil {
+				i := int(prox.Add(1) - 1)
+				if i >= total {
 					return
+				}
+				p.preparar(i)
+				t := time.Now()
+				if agendado != nil {
+					t = agendado(i)
+					time.Sleep(time.Until(t))
+				}
+				envio := time.Now()
+				if !envio.Before(fim) {
+					if agendado == nil {
+						return
+					}
+					if i >= nAquec {
+						naoEnviadas.Add(1)
+					}
+					continue
 				}
 				status, ok := p.fazer()
 				t1 := time.Now()
-				if t0.Before(medir) {
+				if t.Before(medir) {
 					continue
 				}
-				col.lat = append(col.lat, t1.Sub(t0))
+				if atraso := envio.Sub(t); agendado != nil && atraso > time.Millisecond {
+					atrasadas.Add(1)
+					for m := atrasoMax.Load(); int64(atraso) > m; m = atrasoMax.Load() {
+						if atrasoMax.CompareAndSwap(m, int64(atraso)) {
+							break
+						}
+					}
+				}
+				col.lat = append(col.lat, t1.Sub(t))
+				col.envio = append(col.envio, t1.Sub(envio))
 				if !ok {
 					col.erros++
 					col.status[status]++
@@ -147,18 +172,30 @@ func (a *ambienteHTTP) fechado(ctx context.Context, c int, novo func() pedido) (
 				}
 				col.ok++
 			}
-		}(w, cs[w])
+		}(cs[k])
 	}
 	cpuJanela := a.janelaCPU(ctx, medir)
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
 		return resultado{}, err
 	}
-	r := resultado{Modo: "closed", Conexoes: c, Janela: time.Since(medir)}
+	r := resultado{Modo: "closed", Conexoes: w, Janela: time.Since(medir), Status: map[int]int{}}
+	if agendado != nil {
+		r.Modo, r.Taxa = "open", taxa
+		r.NaoEnviadas, r.Atrasadas, r.AtrasoMax = int(naoEnviadas.Load()), int(atrasadas.Load()), time.Duration(atrasoMax.Load())
+	}
 	r.CPU = cpuJanela()
-	var lat []time.Duration
-	lat, r.OK, r.Erros, r.Status = juntar(cs)
-	r.Lat = latency.Summarize(lat)
+	var lat, envio []time.Duration
+	for _, c := range cs {
+		lat, envio = append(lat, c.lat...), append(envio, c.envio...)
+		r.OK += c.ok
+		r.Erros += c.erros
+		for k, v := range c.status {
+			r.Status[k] += v
+		}
+	}
+	r.Erros += r.NaoEnviadas
+	r.Lat, r.LatEnvio = latency.Summarize(lat), latency.Summarize(envio)
 	r.CPU.N = r.OK + r.Erros
 	return r, nil
 }
@@ -184,13 +221,13 @@ func (a *ambienteHTTP) janelaCPU(ctx context.Context, inicio time.Time) func() u
 	}
 }
 
-// fechadoHTTP is the closed loop over HTTP: each worker has its own
-// keep-alive connection and uses the tokens round-robin, worker w starting
-// at token w; any status but want is an error.
-func (a *ambienteHTTP) fechadoHTTP(ctx context.Context, nome, addr string, tokens []string, c, want int) (resultado, error) {
-	hc := novoCliente(addr, c)
+// rodarHTTP is a run over HTTP (rodar: closed loop when taxa is 0): each
+// worker has its own keep-alive connection and uses the tokens
+// round-robin; any status but want is an error.
+func (a *ambienteHTTP) rodarHTTP(ctx context.Context, nome, addr string, tokens []string, w, taxa, want int) (resultado, error) {
+	hc := novoCliente(addr, w)
 	uri := "http://" + addr + httpapi.RotaSituacao
-	r, err := a.fechado(ctx, c, func() pedido {
+	r, err := a.rodar(ctx, w, taxa, func() pedido {
 		req, res := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
 		req.SetRequestURI(uri)
 		return pedido{
@@ -207,115 +244,8 @@ func (a *ambienteHTTP) fechadoHTTP(ctx context.Context, nome, addr string, token
 			},
 		}
 	})
-	if err != nil {
-		return resultado{}, err
-	}
 	r.Nome = nome
-	return r, nil
-}
-
-// abertoHTTP is an open loop: request i is scheduled at start + i/rate,
-// whatever happened to the others. A pool of -open-c senders, each with its
-// own connection, takes the next scheduled request, waits for its time and
-// sends it; latency runs from the scheduled time to the answer, so a request
-// that waited for a free sender (because the server stalled) is charged the
-// wait. The warm-up is paced too and not counted.
-func (a *ambienteHTTP) abertoHTTP(ctx context.Context, addr string, tokens []string) (resultado, error) {
-	taxa := a.o.taxa
-	intervalo := float64(time.Second) / float64(taxa)
-	nAquec := int(a.o.aquecimento.Seconds() * float64(taxa))
-	nMedidas := int(a.o.d.Seconds() * float64(taxa))
-	total := nAquec + nMedidas
-	w := a.o.conexoesAbrt
-	hc := novoCliente(addr, w)
-	uri := "http://" + addr + httpapi.RotaSituacao
-	inicio := time.Now().Add(50 * time.Millisecond)
-	agendado := func(i int) time.Time { return inicio.Add(time.Duration(float64(i) * intervalo)) }
-	// A request not sent 10 s after the schedule ends is given up.
-	limite := agendado(total).Add(10 * time.Second)
-
-	var prox atomic.Int64
-	var atrasadas, naoEnviadas atomic.Int64
-	var atrasoMax atomic.Int64
-	cs := make([]*coletor, w)
-	var wg sync.WaitGroup
-	for k := range w {
-		cs[k] = &coletor{lat: make([]time.Duration, 0, nMedidas/w+64), envio: make([]time.Duration, 0, nMedidas/w+64), status: map[int]int{}}
-		wg.Add(1)
-		go func(col *coletor) {
-			defer wg.Done()
-			req, res := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
-			defer fasthttp.ReleaseRequest(req)
-			defer fasthttp.ReleaseResponse(res)
-			req.SetRequestURI(uri)
-			for ctx.Err() == nil {
-				i := int(prox.Add(1) - 1)
-				if i >= total {
-					return
-				}
-				t := agendado(i)
-				if d := time.Until(t); d > 0 {
-					time.Sleep(d)
-				}
-				envio := time.Now()
-				if envio.After(limite) {
-					if i >= nAquec {
-						naoEnviadas.Add(1)
-					}
-					continue
-				}
-				req.Header.Set("Authorization", "Bearer "+tokens[i%len(tokens)])
-				err := hc.Do(req, res)
-				t1 := time.Now()
-				if i < nAquec {
-					continue
-				}
-				if atraso := envio.Sub(t); atraso > time.Millisecond {
-					atrasadas.Add(1)
-					for {
-						m := atrasoMax.Load()
-						if int64(atraso) <= m || atrasoMax.CompareAndSwap(m, int64(atraso)) {
-							break
-						}
-					}
-				}
-				col.lat = append(col.lat, t1.Sub(t))
-				col.envio = append(col.envio, t1.Sub(envio))
-				switch {
-				case err != nil:
-					col.erros++
-					col.status[0]++
-				case res.StatusCode() != 200:
-					col.erros++
-					col.status[res.StatusCode()]++
-				default:
-					col.ok++
-				}
-			}
-		}(cs[k])
-	}
-	cpuJanela := a.janelaCPU(ctx, agendado(nAquec))
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
-		return resultado{}, err
-	}
-	r := resultado{
-		Nome: "situacao route", Modo: "open", Conexoes: w, Taxa: taxa,
-		Janela:      time.Since(agendado(nAquec)),
-		NaoEnviadas: int(naoEnviadas.Load()), Atrasadas: int(atrasadas.Load()), AtrasoMax: time.Duration(atrasoMax.Load()),
-	}
-	r.CPU = cpuJanela()
-	var lat []time.Duration
-	lat, r.OK, r.Erros, r.Status = juntar(cs)
-	r.Erros += r.NaoEnviadas
-	r.Lat = latency.Summarize(lat)
-	var envio []time.Duration
-	for _, c := range cs {
-		envio = append(envio, c.envio...)
-	}
-	r.LatEnvio = latency.Summarize(envio)
-	r.CPU.N = r.OK + r.Erros
-	return r, nil
+	return r, err
 }
 
 // RazaoCache is the share of the window's situacao reads the cache

@@ -127,14 +127,14 @@ func executarHTTP(ctx context.Context, o opcoesHTTP) error {
 	}
 
 	passo(fmt.Sprintf("closed loop, bare fiber handler: %d connections, %s + %s warm-up", o.c, o.d, o.aquecimento))
-	if r.bare, err = a.fechadoHTTP(ctx, "bare fiber handler", a.enderecoBare, a.tokens, o.c, 200); err != nil {
+	if r.bare, err = a.rodarHTTP(ctx, "bare fiber handler", a.enderecoBare, a.tokens, o.c, 0, 200); err != nil {
 		return err
 	}
 	fmt.Fprintln(os.Stderr, "   ", r.bare.resumo())
 	passo(fmt.Sprintf("closed loop, situacao route: %d connections, %s + %s warm-up", o.c, o.d, o.aquecimento))
 	perfil := a.perfilar(ctx)
 	r.cacheAntes = a.metricasServidor()
-	if r.situacao, err = a.fechadoHTTP(ctx, "situacao route", a.enderecoD6A, a.tokens, o.c, 200); err != nil {
+	if r.situacao, err = a.rodarHTTP(ctx, "situacao route", a.enderecoD6A, a.tokens, o.c, 0, 200); err != nil {
 		return err
 	}
 	r.cacheDepois = a.metricasServidor()
@@ -145,13 +145,13 @@ func executarHTTP(ctx context.Context, o opcoesHTTP) error {
 	fmt.Fprintf(os.Stderr, "    cache over the whole run, warm-up included: %.0f hits, %.0f misses\n",
 		r.cacheDepois.hit-r.cacheAntes.hit, r.cacheDepois.miss-r.cacheAntes.miss)
 	passo(fmt.Sprintf("open loop, situacao route: %d requests/s for %s + %s warm-up", o.taxa, o.d, o.aquecimento))
-	if r.aberto, err = a.abertoHTTP(ctx, a.enderecoD6A, a.tokens); err != nil {
+	if r.aberto, err = a.rodarHTTP(ctx, "situacao route", a.enderecoD6A, a.tokens, o.conexoesAbrt, o.taxa, 200); err != nil {
 		return err
 	}
 	fmt.Fprintln(os.Stderr, "   ", r.aberto.resumo())
 	if o.diag {
 		passo("diagnostic: situacao route with a wrong-key token (401, no database)")
-		if r.semBanco, err = a.fechadoHTTP(ctx, "situacao route, 401 (no database)", a.enderecoD6A, a.tokensInvalidos, o.c, 401); err != nil {
+		if r.semBanco, err = a.rodarHTTP(ctx, "situacao route, 401 (no database)", a.enderecoD6A, a.tokensInvalidos, o.c, 0, 401); err != nil {
 			return err
 		}
 		fmt.Fprintln(os.Stderr, "   ", r.semBanco.resumo())
@@ -165,7 +165,7 @@ func executarHTTP(ctx context.Context, o opcoesHTTP) error {
 			r.banco = append(r.banco, res)
 		}
 		passo(fmt.Sprintf("diagnostic: closed loop, situacao route with the cache off: %d connections, %s + %s warm-up", o.c, o.d, o.aquecimento))
-		if r.semCache, err = a.fechadoHTTP(ctx, nomeSemCache, a.enderecoSemCache, a.tokens, o.c, 200); err != nil {
+		if r.semCache, err = a.rodarHTTP(ctx, nomeSemCache, a.enderecoSemCache, a.tokens, o.c, 0, 200); err != nil {
 			return err
 		}
 		fmt.Fprintln(os.Stderr, "   ", r.semCache.resumo())
