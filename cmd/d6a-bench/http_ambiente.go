@@ -20,16 +20,13 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/formigueiro/d6a/internal/httpapi"
-	"github.com/formigueiro/d6a/internal/pglocal"
 	"github.com/formigueiro/d6a/internal/store"
 )
 
 // ambiente is what the measurements run against.
 type ambienteHTTP struct {
+	*base
 	o       opcoesHTTP
-	base    string
-	cluster *pglocal.Cluster
-	versao  string // PostgreSQL server_version
 	url     string
 	st      *store.Store // the load generator's own pool, for the database-only runs
 	poolMax int32
@@ -37,13 +34,11 @@ type ambienteHTTP struct {
 	servidor    *processo
 	logServidor string
 
-	enderecoD6A        string // the app as `d6a serve` runs it: situacao cache on
-	enderecoSemCache   string // the same app with Cache nil (diagnostic)
-	enderecoBare       string
-	enderecoPprof      string // -cpuprofile only
-	tamanhoCache       int    // cfg.SituacaoCache of the server (D6A_SITUACAO_CACHE)
-	clienteMetricas    *fasthttp.HostClient
-	clienteMetricasSem *fasthttp.HostClient
+	enderecoD6A      string // the app as `d6a serve` runs it: situacao cache on
+	enderecoSemCache string // the same app with Cache nil (diagnostic)
+	enderecoBare     string
+	enderecoPprof    string // -cpuprofile only
+	tamanhoCache     int    // cfg.SituacaoCache of the server (D6A_SITUACAO_CACHE)
 	// The cached app's cache counters after the answers check, before
 	// any run (the server's readiness probe included).
 	cacheInicial metricasHTTP
@@ -59,31 +54,20 @@ type ambienteHTTP struct {
 func prepararAmbiente(ctx context.Context, o opcoesHTTP) (*ambienteHTTP, error) {
 	a := &ambienteHTTP{o: o}
 	var err error
-	if a.base, err = os.MkdirTemp("", "d6a-bench-http-"); err != nil {
-		return nil, err
-	}
-	// When root, PostgreSQL runs as another user: let it traverse the base.
-	if err := os.Chmod(a.base, 0o755); err != nil {
-		return a, err
-	}
-	fmt.Fprintf(os.Stderr, "== PostgreSQL in %s\n", a.base)
 	pctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
-	if a.cluster, err = pglocal.Start(pctx, pglocal.Options{Dir: filepath.Join(a.base, "pg"), Durable: true}); err != nil {
-		return a, fmt.Errorf("start PostgreSQL: %w", err)
+	if a.base, err = abrirBase(pctx, "", nil); err != nil {
+		return a, err
 	}
-	if err := a.cluster.CreateDatabase(pctx, "d6a", ""); err != nil {
-		return a, fmt.Errorf("create database: %w", err)
+	if err := a.pg.CreateDatabase(pctx, "d6a", ""); err != nil {
+		return a, err
 	}
-	a.url = a.cluster.URL("d6a")
+	a.url = a.pg.URL("d6a")
 	if a.st, err = store.Open(pctx, a.url); err != nil {
 		return a, err
 	}
 	a.poolMax = a.st.Pool.Config().MaxConns
 	if err := store.Migrate(pctx, a.st.Pool); err != nil {
-		return a, err
-	}
-	if err := a.st.Pool.QueryRow(pctx, "SHOW server_version").Scan(&a.versao); err != nil {
 		return a, err
 	}
 	if err := a.semear(pctx); err != nil {
@@ -222,7 +206,7 @@ func (a *ambienteHTTP) iniciarServidor(ctx context.Context) error {
 	if a.o.perfil != "" {
 		env = append(env, envPprof+"=1")
 	}
-	a.logServidor = filepath.Join(a.base, "server.log")
+	a.logServidor = filepath.Join(a.dir, "server.log")
 	if a.servidor, err = iniciar("server process", a.logServidor, env, exe); err != nil {
 		return err
 	}
@@ -328,12 +312,9 @@ func (a *ambienteHTTP) encerrar() {
 	if a.st != nil {
 		a.st.Close()
 	}
-	if a.cluster != nil {
-		if err := a.cluster.Stop(); err != nil {
-			logf("stopping PostgreSQL: %v", err)
-		}
+	if a.base != nil {
+		a.fechar(false)
 	}
-	_ = os.RemoveAll(a.base)
 }
 
 // assinaturaRS256 makes this run's RSA keys: tokens signed with the first
@@ -352,7 +333,7 @@ func (a *ambienteHTTP) assinaturaRS256() (func(bool, uuid.UUID) (string, error),
 	if err != nil {
 		return nil, "", err
 	}
-	arquivo := filepath.Join(a.base, "jwt-rs256.pem")
+	arquivo := filepath.Join(a.dir, "jwt-rs256.pem")
 	if err := os.WriteFile(arquivo, pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}), 0o600); err != nil {
 		return nil, "", err
 	}

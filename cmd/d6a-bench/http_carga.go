@@ -264,7 +264,7 @@ func (c usoCPU) resumo() string {
 
 // medidos are the processes of the HTTP mode's CPU accounting.
 func (a *ambienteHTTP) medidos() processosMedidos {
-	p := processosMedidos{pgDir: a.cluster.Dir}
+	p := processosMedidos{pgDir: a.pg.Dir}
 	if a.servidor != nil {
 		p.d6a = a.servidor.Pid()
 	}

@@ -80,7 +80,7 @@ func TestMarkdownCache(t *testing.T) {
 		return resultado{Nome: nome, Modo: "closed", Conexoes: 32, Janela: time.Second, OK: n, CPU: cp,
 			Lat: latency.Summary{N: n, P50: time.Millisecond, P90: 2 * time.Millisecond, P99: 3 * time.Millisecond, Max: 9 * time.Millisecond}}
 	}
-	a := &ambienteHTTP{versao: "15", poolMax: 4, tamanhoCache: 100000, tokens: make([]string, 3), cidadaos: make([]uuid.UUID, 3), comAtribuicao: 1,
+	a := &ambienteHTTP{base: &base{versao: "15"}, poolMax: 4, tamanhoCache: 100000, tokens: make([]string, 3), cidadaos: make([]uuid.UUID, 3), comAtribuicao: 1,
 		cacheInicial: metricasHTTP{hit: 4, miss: 4}}
 	r := &relatorioHTTP{o: opcoesHTTP{d: time.Second, c: 32, taxa: 1000, conexoesAbrt: 128, diag: true, comando: "go run ./cmd/d6a-bench http"}, a: a, data: time.Unix(0, 0).UTC(),
 		bare:       run("bare fiber handler", 60000, c(0.9, 0.9, 0, 0.2, 60000, 0, 0)),

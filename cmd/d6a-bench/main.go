@@ -185,67 +185,34 @@ func lerFlags(args []string) (opcoes, error) {
 
 // ambiente is what every K shares.
 type ambiente struct {
+	*base
 	o       opcoes
-	raiz    string
-	dir     string
 	binD6A  string
 	binNATS string
-	pg      *pglocal.Cluster
 	pais    *pais
-	versao  string // PostgreSQL server version
 }
 
 func executar(ctx context.Context, o opcoes) (err error) {
 	inicio := time.Now()
-	raiz, err := raizDoModulo()
-	if err != nil {
-		return err
-	}
-	a := &ambiente{o: o, raiz: raiz}
-	if o.dir != "" {
-		a.dir, err = filepath.Abs(o.dir)
-		if err == nil {
-			err = os.MkdirAll(a.dir, 0o755)
-		}
-	} else {
-		a.dir, err = os.MkdirTemp("", "d6a-bench-")
+	a := &ambiente{o: o}
+	a.base, err = abrirBase(ctx, o.dir, configuracaoPG)
+	if a.base != nil {
+		defer func() { a.fechar(o.manter || err != nil) }()
 	}
 	if err != nil {
 		return err
 	}
-	// The server runs as an unprivileged user when we are root: let it in.
-	_ = os.Chmod(a.dir, 0o755)
-	defer func() {
-		if o.manter || err != nil {
-			logf("work directory kept: %s", a.dir)
-			return
-		}
-		_ = os.RemoveAll(a.dir)
-	}()
 	logf("d6a-bench: runs %s, M = %d, work directory %s", juntarRuns(o.runs), o.m, a.dir)
-
 	logf("building d6a and nats-server")
 	a.binD6A = filepath.Join(a.dir, "bin", "d6a")
-	if err := compilar(ctx, raiz, a.binD6A, "./cmd/d6a"); err != nil {
+	a.binNATS = filepath.Join(a.dir, "bin", "nats-server")
+	if err := compilar(ctx, a.raiz, a.binD6A, "./cmd/d6a"); err != nil {
 		return err
 	}
-	if !o.embutido {
-		a.binNATS = filepath.Join(a.dir, "bin", "nats-server")
-		if err := compilar(ctx, raiz, a.binNATS, "github.com/nats-io/nats-server/v2"); err != nil {
-			return err
-		}
-	}
-
-	logf("starting a durable PostgreSQL (fsync on, synchronous_commit on)")
-	a.pg, err = pglocal.Start(ctx, pglocal.Options{Dir: filepath.Join(a.dir, "pg"), Durable: true, Settings: configuracaoPG})
-	if err != nil {
+	// The bare loop needs nats-server even with -embedded-nats.
+	if err := compilar(ctx, a.raiz, a.binNATS, "github.com/nats-io/nats-server/v2"); err != nil {
 		return err
 	}
-	defer func() {
-		if e := a.pg.Stop(); e != nil {
-			logf("stopping PostgreSQL: %v", e)
-		}
-	}()
 	if err := a.prepararBase(ctx); err != nil {
 		return err
 	}
@@ -270,14 +237,14 @@ func executar(ctx context.Context, o opcoes) (err error) {
 	fmt.Print("\n" + rel.markdown())
 	if o.escrever {
 		if o.doc != "" {
-			p := caminho(raiz, o.doc)
+			p := caminho(a.raiz, o.doc)
 			if err := reescrever(p, "draws", tituloSecao, rel.markdown()); err != nil {
 				return err
 			}
 			logf("wrote %s", p)
 		}
 		if o.svg != "" {
-			p := caminho(raiz, o.svg)
+			p := caminho(a.raiz, o.svg)
 			if err := os.WriteFile(p, []byte(desenharSVG(rs, o.carga)), 0o644); err != nil {
 				return err
 			}
@@ -308,9 +275,6 @@ func (a *ambiente) prepararBase(ctx context.Context) error {
 		return err
 	}
 	defer conn.Close(ctx)
-	if err := conn.QueryRow(ctx, `SHOW server_version`).Scan(&a.versao); err != nil {
-		return err
-	}
 	for _, ext := range []string{"pg_stat_statements", "pg_prewarm"} {
 		if _, err := conn.Exec(ctx, `CREATE EXTENSION IF NOT EXISTS `+ext); err != nil {
 			return err
@@ -670,14 +634,7 @@ func (a *ambiente) medirLacos(ctx context.Context) (resultadoLacos, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return l, err
 	}
-	bin := a.binNATS
-	if bin == "" {
-		bin = filepath.Join(a.dir, "bin", "nats-server")
-		if err := compilar(ctx, a.raiz, bin, "github.com/nats-io/nats-server/v2"); err != nil {
-			return l, err
-		}
-	}
-	nats, err := iniciarNATS(bin, filepath.Join(dir, "nats"))
+	nats, err := iniciarNATS(a.binNATS, filepath.Join(dir, "nats"))
 	if err != nil {
 		return l, err
 	}

@@ -15,11 +15,67 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/formigueiro/d6a/internal/loopback"
+	"github.com/formigueiro/d6a/internal/pglocal"
 )
+
+// base is what both modes run in: the module's root, a work directory and
+// a durable PostgreSQL in it.
+type base struct {
+	raiz, dir string
+	pg        *pglocal.Cluster
+	versao    string // PostgreSQL server_version
+}
+
+// abrirBase makes the work directory (dir, or a fresh temporary one) and
+// starts PostgreSQL in it, durable, with settings on top of pglocal's.
+func abrirBase(ctx context.Context, dir string, settings map[string]string) (*base, error) {
+	b := &base{}
+	var err error
+	if b.raiz, err = raizDoModulo(); err != nil {
+		return nil, err
+	}
+	if dir != "" {
+		if b.dir, err = filepath.Abs(dir); err == nil {
+			err = os.MkdirAll(b.dir, 0o755)
+		}
+	} else {
+		b.dir, err = os.MkdirTemp("", "d6a-bench-")
+	}
+	if err != nil {
+		return nil, err
+	}
+	// PostgreSQL runs as an unprivileged user when we are root: let it in.
+	_ = os.Chmod(b.dir, 0o755)
+	logf("starting a durable PostgreSQL (fsync on, synchronous_commit on) in %s", b.dir)
+	if b.pg, err = pglocal.Start(ctx, pglocal.Options{Dir: filepath.Join(b.dir, "pg"), Durable: true, Settings: settings}); err != nil {
+		return b, err
+	}
+	conn, err := pgx.Connect(ctx, b.pg.URL("postgres"))
+	if err != nil {
+		return b, err
+	}
+	defer conn.Close(ctx)
+	return b, conn.QueryRow(ctx, `SHOW server_version`).Scan(&b.versao)
+}
+
+// fechar stops PostgreSQL and removes the work directory unless manter.
+func (b *base) fechar(manter bool) {
+	if b.pg != nil {
+		if err := b.pg.Stop(); err != nil {
+			logf("stopping PostgreSQL: %v", err)
+		}
+	}
+	if manter {
+		logf("work directory kept: %s", b.dir)
+		return
+	}
+	_ = os.RemoveAll(b.dir)
+}
 
 // compilar builds pkg (a path of this module, or a module package such as
 // github.com/nats-io/nats-server/v2) into out.
