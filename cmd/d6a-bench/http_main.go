@@ -44,17 +44,18 @@ type opcoesHTTP struct {
 func lerFlagsHTTP(args []string) (opcoesHTTP, error) {
 	fs := flag.NewFlagSet("d6a-bench http", flag.ContinueOnError)
 	var o opcoesHTTP
-	fs.DurationVar(&o.d, "d", 10*time.Second, "measured duration of each run")
-	fs.DurationVar(&o.aquecimento, "warmup", 2*time.Second, "warm-up before each run, not measured")
+	q := rapido(args)
+	fs.DurationVar(&o.d, "d", se(q, 2*time.Second, 10*time.Second), "measured duration of each run")
+	fs.DurationVar(&o.aquecimento, "warmup", se(q, time.Second, 2*time.Second), "warm-up before each run, not measured")
 	fs.IntVar(&o.c, "c", 32, "concurrent keep-alive connections of the closed-loop runs")
 	fs.IntVar(&o.taxa, "rate", 1000, "requests/s of the open-loop (paced) run on the situacao route")
 	fs.IntVar(&o.conexoesAbrt, "open-c", 128, "connections (and senders) available to the open-loop run")
 	fs.IntVar(&o.conselheiros, "conselheiros", 300, "registered counsellors, one token each")
 	fs.IntVar(&o.ativos, "ativos", 100, "how many of them have an active assignment")
-	fs.DurationVar(&o.silencio, "wait-quiet", time.Minute, "before each run, wait up to this long for other processes to use under 0.2 cores (0: don't wait)")
+	fs.DurationVar(&o.silencio, "wait-quiet", se(q, 0, time.Minute), "before each run, wait up to this long for other processes to use under 0.25 cores (0: don't wait)")
 	fs.StringVar(&o.perfil, "cpuprofile", "", "write the server process's CPU profile during the closed-loop situacao run to this file (go tool pprof)")
 	fs.BoolVar(&o.diag, "diag", true, "also measure the d6a app without the database and the database transaction alone")
-	fs.BoolVar(&o.rapido, "quick", false, "2 s runs with a 1 s warm-up (unless -d/-warmup are given); docs are not written unless -doc is given")
+	fs.BoolVar(&o.rapido, "quick", false, "2 s runs with a 1 s warm-up, no -wait-quiet (unless given); docs are not written unless -doc is given")
 	fs.StringVar(&o.alg, "alg", "HS256", "session token algorithm: HS256 or RS256")
 	fs.StringVar(&o.doc, "doc", "docs/bench.md", "markdown file whose \"## HTTP: situacao route\" section is rewritten (empty: none)")
 	if err := fs.Parse(args); err != nil {
@@ -65,14 +66,6 @@ func lerFlagsHTTP(args []string) (opcoesHTTP, error) {
 	}
 	dado := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { dado[f.Name] = true })
-	if o.rapido {
-		if !dado["d"] {
-			o.d = 2 * time.Second
-		}
-		if !dado["warmup"] {
-			o.aquecimento = time.Second
-		}
-	}
 	o.escrever = o.doc != "" && (!o.rapido || dado["doc"])
 	switch {
 	case o.d <= 0:

@@ -100,6 +100,24 @@ func main() {
 	sair("d6a-bench", executar(ctx, o), 1)
 }
 
+// rapido reports whether args hold -quick: its defaults are the flags'.
+func rapido(args []string) bool {
+	for _, a := range args {
+		if a == "-quick" || a == "--quick" || a == "-quick=true" || a == "--quick=true" {
+			return true
+		}
+	}
+	return false
+}
+
+// se is a when c, else b.
+func se[T any](c bool, a, b T) T {
+	if c {
+		return a
+	}
+	return b
+}
+
 // sair exits with code on an error (0 after -h).
 func sair(quem string, err error, code int) {
 	if errors.Is(err, flag.ErrHelp) {
@@ -114,19 +132,20 @@ func sair(quem string, err error, code int) {
 func lerFlags(args []string) (opcoes, error) {
 	fs := flag.NewFlagSet("d6a-bench", flag.ContinueOnError)
 	var o opcoes
-	runsFlag := fs.String("runs", runsPadrao, "runs, comma separated: K/shape[/fresh], shape sparse or dense; fresh = counsellors bulk-loaded, never analyzed, autovacuum off on the d6a tables")
-	fs.IntVar(&o.m, "m", 5000, "agenda.item_disponível events of the max-load burst and of the paced pass (≥ 1)")
-	fs.IntVar(&o.leve, "light-m", 300, "events of the light-load pass (0: none)")
+	q := rapido(args)
+	runsFlag := fs.String("runs", se(q, "1000/sparse,10000/dense,10000/dense/fresh", runsPadrao), "runs, comma separated: K/shape[/fresh], shape sparse or dense; fresh = counsellors bulk-loaded, never analyzed, autovacuum off on the d6a tables")
+	fs.IntVar(&o.m, "m", se(q, 1000, 5000), "agenda.item_disponível events of the max-load burst and of the paced pass (≥ 1)")
+	fs.IntVar(&o.leve, "light-m", se(q, 50, 300), "events of the light-load pass (0: none)")
 	fs.Float64Var(&o.taxaLeve, "light-rate", 10, "events per second of the light-load pass")
-	fs.IntVar(&o.laco, "bare-m", 5000, "messages per bare-loop measurement (0: none)")
+	fs.IntVar(&o.laco, "bare-m", se(q, 1000, 5000), "messages per bare-loop measurement (0: none)")
 	fs.BoolVar(&o.rapido, "quick", false, "runs 1000/sparse,10000/dense,10000/dense/fresh, M = 1000, light pass 50 events, bare loop 1000 (unless given), pgbench 5 s, no -wait-quiet: checks the tool in under 3 minutes; docs are not written unless -doc/-svg are given")
 	fs.Float64Var(&o.carga, "load", 0.5, "offered load of the paced pass, as a fraction of the measured maximum draw rate")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the synthetic country, counsellors and demands")
 	fs.StringVar(&o.doc, "doc", "docs/bench.md", "markdown file whose results section is rewritten (empty: none)")
 	fs.StringVar(&o.svg, "svg", "docs/bench-draws.svg", "SVG plot of latency and throughput against K (empty: none)")
 	fs.BoolVar(&o.embutido, "embedded-nats", false, "use d6a serve's embedded NATS server instead of a separate nats-server (its memory then counts in d6a's RSS)")
-	fs.IntVar(&o.pgbenchT, "pgbench-t", 10, "seconds of each pgbench run")
-	fs.DurationVar(&o.sossego, "wait-quiet", 30*time.Second, "before pgbench and each pass, wait up to this long for other processes to use under 0.25 cores (0: don't wait)")
+	fs.IntVar(&o.pgbenchT, "pgbench-t", se(q, 5, 10), "seconds of each pgbench run")
+	fs.DurationVar(&o.sossego, "wait-quiet", se(q, 0, 30*time.Second), "before pgbench and each pass, wait up to this long for other processes to use under 0.25 cores (0: don't wait)")
 	fs.BoolVar(&o.manter, "keep", false, "keep the work directory (logs, PostgreSQL and NATS data) for inspection")
 	fs.StringVar(&o.dir, "dir", "", "work directory (default: a fresh temporary directory)")
 	fs.BoolVar(&o.perf, "perf", false, "record `perf` CPU profiles of d6a serve, nats-server and PostgreSQL during each max-load pass (reports in the work directory, which is then kept)")
@@ -138,26 +157,6 @@ func lerFlags(args []string) (opcoes, error) {
 	}
 	dado := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { dado[f.Name] = true })
-	if o.rapido {
-		if !dado["runs"] {
-			*runsFlag = "1000/sparse,10000/dense,10000/dense/fresh"
-		}
-		if !dado["m"] {
-			o.m = 1000
-		}
-		if !dado["light-m"] {
-			o.leve = 50
-		}
-		if !dado["bare-m"] {
-			o.laco = 1000
-		}
-		if !dado["pgbench-t"] {
-			o.pgbenchT = 5
-		}
-		if !dado["wait-quiet"] {
-			o.sossego = 0
-		}
-	}
 	o.escrever = !o.rapido || dado["doc"] || dado["svg"]
 	if o.perf {
 		o.manter = true
