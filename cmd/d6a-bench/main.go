@@ -274,17 +274,15 @@ func (a *ambiente) prepararBase(ctx context.Context) error {
 		return err
 	}
 	defer conn.Close(ctx)
-	for _, ext := range []string{"pg_stat_statements", "pg_prewarm"} {
-		if _, err := conn.Exec(ctx, `CREATE EXTENSION IF NOT EXISTS `+ext); err != nil {
-			return err
-		}
+	if err := executarSQL(ctx, conn, `CREATE EXTENSION IF NOT EXISTS pg_stat_statements`, `CREATE EXTENSION IF NOT EXISTS pg_prewarm`); err != nil {
+		return err
 	}
 	b := barra(a.pais.Tamanho(), "core.uc_polygons   ")
 	t := time.Now()
 	if err := criarHierarquia(ctx, conn, a.pais, func(n int) { _ = b.Set(n) }); err != nil {
 		return err
 	}
-	fim(b)
+	_ = b.Finish()
 	var partes []string
 	for n := range nNiveis {
 		partes = append(partes, fmt.Sprintf("%d %s", len(a.pais.porNivel[n]), nomeNivel[n]))
@@ -347,7 +345,7 @@ func (a *ambiente) medir(ctx context.Context, c cenario) (r resultadoK, err erro
 	defer conn.Close(context.Background())
 	if c.Fresco {
 		// Autovacuum would analyze the tables during the run.
-		if _, err := conn.Exec(ctx, `DO $$ DECLARE t regclass; BEGIN
+		if err := executarSQL(ctx, conn, `DO $$ DECLARE t regclass; BEGIN
 			FOR t IN SELECT c.oid FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'd6a' AND c.relkind = 'r' LOOP
 				EXECUTE format('ALTER TABLE %s SET (autovacuum_enabled = off, toast.autovacuum_enabled = off)', t);
 			END LOOP; END $$`); err != nil {
@@ -360,16 +358,13 @@ func (a *ambiente) medir(ctx context.Context, c cenario) (r resultadoK, err erro
 	if err := carregarConselheiros(ctx, conn, a.pais, c.Forma, c.K, a.o.seed, !c.Fresco, func(n int) { _ = b.Set(n) }); err != nil {
 		return r, err
 	}
-	fim(b)
+	_ = b.Finish()
 	r.CargaConselheiros = time.Since(t)
 	logf("%s counsellors (%s) loaded with COPY in %s", milhares(c.K), descreverForma(c.Forma), r.CargaConselheiros.Round(time.Millisecond))
 	// A server that has been serving for a while holds the counsellors and
 	// their indexes in shared_buffers; COPY went through a small ring.
-	if _, err := conn.Exec(ctx, `SELECT pg_prewarm(c.oid) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-		WHERE n.nspname IN ('d6a', 'core') AND c.relkind IN ('r', 'i')`); err != nil {
-		return r, err
-	}
-	if _, err := conn.Exec(ctx, `CHECKPOINT`); err != nil {
+	if err := executarSQL(ctx, conn, `SELECT pg_prewarm(c.oid) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+		WHERE n.nspname IN ('d6a', 'core') AND c.relkind IN ('r', 'i')`, `CHECKPOINT`); err != nil {
 		return r, err
 	}
 
@@ -408,9 +403,7 @@ func (a *ambiente) medir(ctx context.Context, c cenario) (r resultadoK, err erro
 	rng := rand.New(rand.NewPCG(a.o.seed, uint64(c.K)^0xde3a4d))
 
 	// First draw: loads the hierarchy cache.
-	if r.MemAntes, err = lerMemoria(srv.Pid()); err != nil {
-		return r, err
-	}
+	r.MemAntes = lerMemoria(srv.Pid())
 	aq := gerarDemandas(rng, a.pais, 1)
 	bus.registrar(aq)
 	if _, err := bus.publicar(ctx, assuntoAgenda, aq, 0, func(int) {}); err != nil {
@@ -420,9 +413,7 @@ func (a *ambiente) medir(ctx context.Context, c cenario) (r resultadoK, err erro
 		return r, fmt.Errorf("first draw: no result within 2 min; log:\n%s", cauda(srv.log, 3000))
 	}
 	r.Aquecimento = relogioBase.Add(time.Duration(aq[0].recv.Load())).Sub(aq[0].pub)
-	if r.MemDepois, err = lerMemoria(srv.Pid()); err != nil {
-		return r, err
-	}
+	r.MemDepois = lerMemoria(srv.Pid())
 	if r.Hierarquia, err = lerCargaHierarquia(srv.log); err != nil {
 		return r, err
 	}
@@ -475,11 +466,9 @@ func (a *ambiente) medir(ctx context.Context, c cenario) (r resultadoK, err erro
 		logf("pg_statistic rows of the d6a tables at the end: %d (0 = never analyzed)", r.Estatisticas)
 	}
 
-	if r.MemFim, err = lerMemoria(srv.Pid()); err != nil {
-		return r, err
-	}
+	r.MemFim = lerMemoria(srv.Pid())
 	if nats != nil {
-		r.NATSMem, _ = lerMemoria(nats.Pid())
+		r.NATSMem = lerMemoria(nats.Pid())
 	}
 	logf("d6a serve RSS %.1f MB, peak (VmHWM) %.1f MB", mb(r.MemFim.RSS), mb(r.MemFim.HWM))
 	parado = true
@@ -559,13 +548,13 @@ func (a *ambiente) passe(ctx context.Context, bus *barramento, srv *servidor, na
 	if err != nil {
 		return passe{}, err
 	}
-	fim(bp)
+	_ = bp.Finish()
 	br := barra(len(ds), "results on the bus  ")
 	n := bus.esperar(ctx, ds, time.Minute, func(n int) { _ = br.Set(n) })
 	depois := amostrar(medidos)
 	close(pararVigia)
 	js := <-janelas
-	fim(br)
+	_ = br.Finish()
 	mDepois := raspar(srv.http)
 	for _, p := range perfis {
 		if rel := p.parar(); rel != "" {
@@ -725,12 +714,7 @@ func liberar(ctx context.Context, conn *pgx.Conn, fresco bool) error {
 	if fresco {
 		sqls = append(sqls[:2], sqls[3])
 	}
-	for _, sql := range sqls {
-		if _, err := conn.Exec(ctx, sql); err != nil {
-			return fmt.Errorf("%s: %w", sql, err)
-		}
-	}
-	return nil
+	return executarSQL(ctx, conn, sqls...)
 }
 
 func raizDoModulo() (string, error) {
@@ -770,10 +754,6 @@ func barra(total int, desc string) *progressbar.ProgressBar {
 		progressbar.OptionSetPredictTime(true),
 		progressbar.OptionClearOnFinish(),
 	)
-}
-
-func fim(b *progressbar.ProgressBar) {
-	_ = b.Finish()
 }
 
 func logf(format string, args ...any) {

@@ -173,10 +173,11 @@ func cauda(path string, n int) string {
 // memoria is VmRSS and VmHWM (peak RSS) of a process, in bytes.
 type memoria struct{ RSS, HWM int64 }
 
-func lerMemoria(pid int) (memoria, error) {
+// lerMemoria is zero when pid is gone.
+func lerMemoria(pid int) memoria {
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		return memoria{}, err
+		return memoria{}
 	}
 	defer f.Close()
 	var m memoria
@@ -193,7 +194,7 @@ func lerMemoria(pid int) (memoria, error) {
 			m.HWM = kb * 1024
 		}
 	}
-	return m, nil
+	return m
 }
 
 // natsExterno is a nats-server started from the module with the durability
