@@ -73,7 +73,7 @@ func prepararAmbiente(ctx context.Context, o opcoesHTTP) (*ambienteHTTP, error) 
 	if err := a.semear(pctx); err != nil {
 		return a, fmt.Errorf("seed: %w", err)
 	}
-	fmt.Fprintf(os.Stderr, "== %d counsellors registered, %d with an active assignment; starting the server process\n", len(a.cidadaos), a.comAtribuicao)
+	logf("%d counsellors registered, %d with an active assignment; starting the server process", len(a.cidadaos), a.comAtribuicao)
 	if err := a.iniciarServidor(pctx); err != nil {
 		return a, fmt.Errorf("server process: %w", err)
 	}
@@ -291,18 +291,6 @@ func (a *ambienteHTTP) conferir() error {
 		return fmt.Errorf("bare handler: status %d: %s", res.StatusCode(), res.Body())
 	}
 	return nil
-}
-
-// avisosServidor counts the server's log records above info and the
-// request lines it wrote.
-func (a *ambienteHTTP) avisosServidor() avisos {
-	v, linhas := lerLog(a.logServidor)
-	return avisos{v, linhas}
-}
-
-type avisos struct {
-	lista  []string
-	linhas int
 }
 
 func (a *ambienteHTTP) encerrar() {

@@ -245,6 +245,9 @@ func (a *ambienteHTTP) rodarHTTP(ctx context.Context, nome, addr string, tokens 
 		}
 	})
 	r.Nome = nome
+	if err == nil {
+		logf("    %s", r.resumo())
+	}
 	return r, err
 }
 

@@ -15,7 +15,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 )
@@ -112,10 +111,10 @@ func executarHTTP(ctx context.Context, o opcoesHTTP) error {
 		return ctx.Err()
 	}
 	r.fundo = calcularUso(s, a.amostrar(), 0)
-	fmt.Fprintf(os.Stderr, "== before the runs, other processes use %.2f of %d cores\n", r.fundo.Outros, r.fundo.Nucleos)
+	logf("before the runs, other processes use %.2f of %d cores", r.fundo.Outros, r.fundo.Nucleos)
 
 	passo := func(nome string) {
-		fmt.Fprintf(os.Stderr, "== %s\n", nome)
+		logf("%s", nome)
 		esperarSossego(a.medidos(), o.silencio, nome)
 	}
 
@@ -123,7 +122,6 @@ func executarHTTP(ctx context.Context, o opcoesHTTP) error {
 	if r.bare, err = a.rodarHTTP(ctx, "bare fiber handler", a.enderecoBare, a.tokens, o.c, 0, 200); err != nil {
 		return err
 	}
-	fmt.Fprintln(os.Stderr, "   ", r.bare.resumo())
 	passo(fmt.Sprintf("closed loop, situacao route: %d connections, %s + %s warm-up", o.c, o.d, o.aquecimento))
 	perfil := a.perfilar(ctx)
 	r.cacheAntes = a.metricasServidor()
@@ -134,40 +132,34 @@ func executarHTTP(ctx context.Context, o opcoesHTTP) error {
 	if err := <-perfil; err != nil {
 		return fmt.Errorf("-cpuprofile: %w", err)
 	}
-	fmt.Fprintln(os.Stderr, "   ", r.situacao.resumo())
-	fmt.Fprintf(os.Stderr, "    cache over the whole run, warm-up included: %.0f hits, %.0f misses\n",
-		r.cacheDepois.hit-r.cacheAntes.hit, r.cacheDepois.miss-r.cacheAntes.miss)
+	logf("    cache over the whole run, warm-up included: %.0f hits, %.0f misses", r.cacheDepois.hit-r.cacheAntes.hit, r.cacheDepois.miss-r.cacheAntes.miss)
 	passo(fmt.Sprintf("open loop, situacao route: %d requests/s for %s + %s warm-up", o.taxa, o.d, o.aquecimento))
 	if r.aberto, err = a.rodarHTTP(ctx, "situacao route", a.enderecoD6A, a.tokens, o.conexoesAbrt, o.taxa, 200); err != nil {
 		return err
 	}
-	fmt.Fprintln(os.Stderr, "   ", r.aberto.resumo())
 	if o.diag {
 		passo("diagnostic: situacao route with a wrong-key token (401, no database)")
 		if r.semBanco, err = a.rodarHTTP(ctx, "situacao route, 401 (no database)", a.enderecoD6A, a.tokensInvalidos, o.c, 0, 401); err != nil {
 			return err
 		}
-		fmt.Fprintln(os.Stderr, "   ", r.semBanco.resumo())
 		for _, f := range formasConsulta {
 			passo("diagnostic: database only, " + f.nome)
 			res, err := a.fechadoBanco(ctx, f)
 			if err != nil {
 				return err
 			}
-			fmt.Fprintln(os.Stderr, "   ", res.resumo())
 			r.banco = append(r.banco, res)
 		}
 		passo(fmt.Sprintf("diagnostic: closed loop, situacao route with the cache off: %d connections, %s + %s warm-up", o.c, o.d, o.aquecimento))
 		if r.semCache, err = a.rodarHTTP(ctx, nomeSemCache, a.enderecoSemCache, a.tokens, o.c, 0, 200); err != nil {
 			return err
 		}
-		fmt.Fprintln(os.Stderr, "   ", r.semCache.resumo())
 	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	r.dur = time.Since(inicio)
-	r.avisos = a.avisosServidor()
+	r.avisos, r.pedidos = lerLog(a.logServidor)
 
 	// The terminal gets the report as docs/bench.md would.
 	fmt.Print("\n" + r.markdown())

@@ -30,8 +30,9 @@ type relatorioHTTP struct {
 	// The cached app's counters just before and just after the
 	// closed-loop situacao run (warm-up included).
 	cacheAntes, cacheDepois metricasHTTP
-	avisos                  avisos
-	fundo                   usoCPU // 2 s before the runs: the machine without our load
+	avisos                  []string // the server's log records above info
+	pedidos                 int      // and its request log lines
+	fundo                   usoCPU   // 2 s before the runs: the machine without our load
 }
 
 // outrosMax is the most CPU other processes took during any run.
@@ -138,7 +139,7 @@ func (r *relatorioHTTP) markdown() string {
 	fmt.Fprintf(&b, "- database: a fresh PostgreSQL from `internal/pglocal` (`Durable: true`, default settings otherwise), migrated, with %d counsellors registered as `conselheiro.cadastrado` does, %d of them `ocupado` with an active assignment; each request carries the "+r.o.alg+" session token of one of them, round-robin, so %d%% of the answers include `atribuicao_ativa`\n",
 		len(a.cidadaos), a.comAtribuicao, 100*a.comAtribuicao/max(1, len(a.cidadaos)))
 	fmt.Fprintf(&b, "- server: a separate process (this binary re-executed; GOMAXPROCS = %d) serving the real `httpapi.New` app assembled as `d6a serve` assembles it: configured through `config.FromEnv` (`D6A_THROTTLE_POR_MINUTO=0`, pool of %d connections = pgxpool's default, a JSON request log line at info per request written to a file — %s lines in this run, both d6a apps together), with the situacao cache below. On a second port, the same app with its own pool and metrics and `Cache: nil`: the route reading PostgreSQL on every request (the **cache off** diagnostic row). On a third, the **bare app**: fiber with the same server limits (`BodyLimit`, `ReadBufferSize`, timeouts), no middleware, one handler on the same path answering the constant `%s`\n",
-		runtime.NumCPU(), a.poolMax, milhares(r.avisos.linhas), corpoBare)
+		runtime.NumCPU(), a.poolMax, milhares(r.pedidos), corpoBare)
 	if a.tamanhoCache > 0 {
 		fmt.Fprintf(&b, "- situacao cache: `httpapi.NovoCache(cfg.SituacaoCache)` (`D6A_SITUACAO_CACHE`, default %s citizens) passed as `httpapi.Options.Cache`, with `Cache.Escutar` running on the store's pool as in `d6a serve`. It keeps, per process and per citizen, the database row the route reads (the status is still derived on every request), and answers from it only while `Escutar` holds a LISTEN connection on channel `%s`: triggers on `d6a.conselheiros` and `d6a.atribuicoes` (migration `20261129140000_d6a_notificar_situacao.sql`) NOTIFY every change, committed by any process, and each notification drops the citizen's entry; an entry is also re-read once it is older than `httpapi.CacheTTL` (%s). Without the LISTEN connection every read goes to PostgreSQL. The server announces its addresses only after the cache has answered a probe request (a hit counted in `d6a_situacao_cache_total`), so no run starts before the cache listens.\n",
 			milhares(a.tamanhoCache), httpapi.CanalSituacao, httpapi.CacheTTL)
@@ -199,8 +200,8 @@ func (r *relatorioHTTP) markdown() string {
 	fmt.Fprintf(&b, "\nOpen loop: %d of %s requests were sent more than 1 ms after their scheduled time (worst %s ms), %d not sent; measured from the actual send instead of the schedule, p50 / p90 / p99 / max = %s / %s / %s / %s ms (the difference is time the request waited for the load generator, which shares the cores).",
 		r.aberto.Atrasadas, milhares(r.aberto.Lat.N), msn(r.aberto.AtrasoMax), r.aberto.NaoEnviadas,
 		msn(r.aberto.LatEnvio.P50), msn(r.aberto.LatEnvio.P90), msn(r.aberto.LatEnvio.P99), msn(r.aberto.LatEnvio.Max))
-	if len(r.avisos.lista) > 0 {
-		fmt.Fprintf(&b, " **The server logged %d warnings/errors** (first: %s).", len(r.avisos.lista), r.avisos.lista[0])
+	if len(r.avisos) > 0 {
+		fmt.Fprintf(&b, " **The server logged %d warnings/errors** (first: %s).", len(r.avisos), r.avisos[0])
 	} else {
 		fmt.Fprintf(&b, " The server logged no warning or error.")
 	}
