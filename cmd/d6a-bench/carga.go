@@ -56,7 +56,6 @@ type barramento struct {
 	mu        sync.RWMutex
 	porID     map[uuid.UUID]*demanda
 	recebidos atomic.Int64
-	estranhos atomic.Int64
 	novo      chan struct{}
 }
 
@@ -107,14 +106,12 @@ func (b *barramento) resultado(m *nats.Msg, tipo uint32) {
 		} `json:"payload"`
 	}
 	if json.Unmarshal(m.Data, &e) != nil {
-		b.estranhos.Add(1)
 		return
 	}
 	b.mu.RLock()
 	d := b.porID[e.Payload.DemandaID]
 	b.mu.RUnlock()
 	if d == nil {
-		b.estranhos.Add(1)
 		return
 	}
 	if d.recv.CompareAndSwap(0, agora) {

@@ -201,7 +201,7 @@ func executar(ctx context.Context, o opcoes) (err error) {
 	if err != nil {
 		return err
 	}
-	logf("d6a-bench: runs %s, M = %d, work directory %s", juntarRuns(o.runs), o.m, a.dir)
+	logf("d6a-bench: runs %s, M = %d, work directory %s", o.runs, o.m, a.dir)
 	logf("building d6a and nats-server")
 	a.binD6A = filepath.Join(a.dir, "bin", "d6a")
 	a.binNATS = filepath.Join(a.dir, "bin", "nats-server")
@@ -762,11 +762,3 @@ func logf(format string, args ...any) {
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 func mb(b int64) float64         { return float64(b) / (1 << 20) }
-
-func juntarRuns(cs []cenario) string {
-	var p []string
-	for _, c := range cs {
-		p = append(p, c.String())
-	}
-	return strings.Join(p, "; ")
-}

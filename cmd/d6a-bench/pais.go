@@ -56,7 +56,7 @@ func gerarPais(seed uint64) *pais {
 	add(nivelPais, -1)
 	for nivel := nivelEstado; nivel < nNiveis; nivel++ {
 		acima := p.porNivel[nivel-1]
-		escolher := escolhaUniforme(rng, len(acima))
+		escolher := func() int { return rng.IntN(len(acima)) }
 		if nivel != nivelMicroarea {
 			escolher = escolhaZipf(rng, len(acima), 0.9)
 		}
@@ -82,10 +82,6 @@ func uuidDe(rng *rand.Rand) uuid.UUID {
 	u[6] = u[6]&0x0f | 0x40
 	u[8] = u[8]&0x3f | 0x80
 	return u
-}
-
-func escolhaUniforme(rng *rand.Rand, n int) func() int {
-	return func() int { return rng.IntN(n) }
 }
 
 // escolhaZipf picks among n items with weight 1/(rank^s), ranks shuffled so

@@ -353,8 +353,6 @@ type cargaHierarquia struct {
 	Duracao time.Duration
 }
 
-var errSemLinha = errors.New("no \"hierarquia de UCs carregada\" line in the log of d6a serve")
-
 func lerCargaHierarquia(log string) (cargaHierarquia, error) {
 	f, err := os.Open(log)
 	if err != nil {
@@ -381,7 +379,7 @@ func lerCargaHierarquia(log string) (cargaHierarquia, error) {
 		}
 		return cargaHierarquia{UCs: l.UCs, Duracao: d}, nil
 	}
-	return cargaHierarquia{}, errSemLinha
+	return cargaHierarquia{}, errors.New("no \"hierarquia de UCs carregada\" line in the log of d6a serve")
 }
 
 // lerLog returns the JSON log lines of path at level WARN or ERROR but the
