@@ -62,7 +62,7 @@ var formasConsulta = []formaConsulta{
 				if err != nil {
 					return err
 				}
-				at, err := linha(ctx, tx, sqlAtribuicao, uuid.UUID(c[0].([16]byte)))
+				at, err := linha(ctx, tx, sqlAtribuicao, c[0])
 				ativa = at != nil
 				return err
 			})
