@@ -9,7 +9,7 @@ FUZZTIME ?= 500000x
 # Go sources for gofmt: everything but local state, git and test data.
 GOFILES = $(shell find . \( -path ./.data -o -path ./.git -o -path ./bin -o -name testdata \) -prune -o -name '*.go' -print)
 
-.PHONY: run stop-db tools test test-short generate check-generated lint build fuzz bench test-faults test-cluster soak clean
+.PHONY: run stop-db tools test test-short generate check-generated lint build fuzz bench bench-quick test-faults test-cluster soak clean
 
 ## run: local PostgreSQL (unless D6A_DATABASE_URL is set) + d6a serve with embedded NATS.
 ## The same as `go run ./cmd/d6a serve`, but built first and exec'd so Ctrl-C
@@ -105,7 +105,12 @@ fuzz:
 ## bench: d6a serve at national scale: K = 1,000 / 100,000 / 1,000,000 counsellors, sparse and dense-upper-level countries, a fresh never-analyzed database, the bare durable loop (15-25 min); then the situacao HTTP route against a bare fiber handler (2 min); docs/bench.md
 bench:
 	$(GO) run ./cmd/d6a-bench
-	$(GO) run ./cmd/d6a-httpbench -d 10s -c 32 -rate 1000
+	$(GO) run ./cmd/d6a-bench http -d 10s -c 32 -rate 1000
+
+## bench-quick: both modes of cmd/d6a-bench small (draws -quick, HTTP -quick: 2 s runs), docs untouched: checks the tool in under 3 minutes
+bench-quick:
+	$(GO) run ./cmd/d6a-bench -quick
+	$(GO) run ./cmd/d6a-bench http -quick
 
 ## test-faults: fault suite (internal/faults, build tag faults): kills, outages, two instances, hostile input, HTTP attacks; about 3 minutes
 test-faults:

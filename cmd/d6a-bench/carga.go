@@ -43,10 +43,6 @@ type demanda struct {
 	tipo    atomic.Uint32
 }
 
-// limiteQuieto is the load of other processes (cores, over 250 ms) under
-// which a moment counts as quiet.
-const limiteQuieto = 0.25
-
 // relogioBase anchors arrival times to the monotonic clock.
 var relogioBase = time.Now()
 
@@ -60,7 +56,6 @@ type barramento struct {
 	mu        sync.RWMutex
 	porID     map[uuid.UUID]*demanda
 	recebidos atomic.Int64
-	estranhos atomic.Int64
 	novo      chan struct{}
 }
 
@@ -111,14 +106,12 @@ func (b *barramento) resultado(m *nats.Msg, tipo uint32) {
 		} `json:"payload"`
 	}
 	if json.Unmarshal(m.Data, &e) != nil {
-		b.estranhos.Add(1)
 		return
 	}
 	b.mu.RLock()
 	d := b.porID[e.Payload.DemandaID]
 	b.mu.RUnlock()
 	if d == nil {
-		b.estranhos.Add(1)
 		return
 	}
 	if d.recv.CompareAndSwap(0, agora) {
@@ -262,7 +255,6 @@ type passe struct {
 	Sorteados     int
 	SemCandidatos int
 	Lat           latency.Summary // publish → result, all results
-	LatSorteado   latency.Summary // conselheiro.sorteado only
 	CPU           usoCPU
 	// Quietas: draws during which other processes stayed under
 	// limiteQuieto cores (a shared machine's disturbance left out).
@@ -284,7 +276,7 @@ func (p passe) Vazao() float64 {
 
 func resumir(ds []*demanda, taxa float64, pub time.Duration) passe {
 	p := passe{M: len(ds), TaxaOfertada: taxa, Publicacao: pub}
-	var todas, sort []time.Duration
+	var todas []time.Duration
 	inicio := ds[0].pub
 	var fim int64
 	for _, d := range ds {
@@ -302,7 +294,6 @@ func resumir(ds []*demanda, taxa float64, pub time.Duration) passe {
 		switch d.tipo.Load() {
 		case sorteado:
 			p.Sorteados++
-			sort = append(sort, l)
 		case semCandidatos:
 			p.SemCandidatos++
 		}
@@ -310,6 +301,6 @@ func resumir(ds []*demanda, taxa float64, pub time.Duration) passe {
 	if fim > 0 {
 		p.Duracao = relogioBase.Add(time.Duration(fim)).Sub(inicio)
 	}
-	p.Lat, p.LatSorteado = latency.Summarize(todas), latency.Summarize(sort)
+	p.Lat = latency.Summarize(todas)
 	return p
 }

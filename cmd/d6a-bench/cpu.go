@@ -3,36 +3,43 @@ package main
 import (
 	"os"
 	"runtime"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/formigueiro/d6a/internal/pglocal"
 	"github.com/formigueiro/d6a/internal/procstat"
 )
 
-// CPU accounting of a pass from /proc: the CPU time of d6a serve, of the
-// PostgreSQL cluster (postmaster, its live children and the children it
-// reaped) and of the separate nats-server, per draw; and how busy the whole
-// machine was, so a run disturbed by other processes shows it.
-
-type amostraCPU struct {
-	quando            time.Time
-	total, ocioso     uint64 // /proc/stat "cpu" line, ticks
-	d6a, pg, nats, eu uint64 // ticks
-}
+// CPU accounting of a measurement window from /proc, shared by both modes:
+// the CPU time of the measured server (d6a serve, or the HTTP mode's
+// server process), of the PostgreSQL cluster (postmaster, its live
+// children and the children it reaped), of a separate nats-server and of
+// this process; and how busy the whole machine was, so a run disturbed by
+// other processes shows it.
 
 type processosMedidos struct {
 	d6a, nats int    // pids (0 = none)
 	pgDir     string // data directory: postmaster.pid
 }
 
+type amostraCPU struct {
+	quando              time.Time
+	total, ocupado, irq uint64       // /proc/stat "cpu" line, ticks of all CPUs
+	d6a, pg, nats, eu   uint64       // ticks
+	lidas, escritas     float64      // the server's syscr, syscw
+	metricas            metricasHTTP // the HTTP mode's counters, read with the clocks
+}
+
 func amostrar(p processosMedidos) amostraCPU {
 	a := amostraCPU{quando: time.Now()}
 	if m, ok := procstat.ReadMachine(); ok {
-		a.total, a.ocioso = m.Total(), m.Idle+m.IOWait
+		a.total, a.ocupado, a.irq = m.Total(), m.Busy(), m.IRQ+m.SoftIRQ
 	}
 	if p.d6a > 0 {
 		pr, _ := procstat.Read(p.d6a)
 		a.d6a = pr.Own
+		a.lidas, a.escritas = syscalls(p.d6a)
 	}
 	if p.nats > 0 {
 		pr, _ := procstat.Read(p.nats)
@@ -40,10 +47,7 @@ func amostrar(p processosMedidos) amostraCPU {
 	}
 	eu, _ := procstat.Read(os.Getpid())
 	a.eu = eu.Own + eu.Reaped
-	if p.pgDir == "" {
-		return a
-	}
-	if pm, _ := pglocal.Postmaster(p.pgDir); pm > 0 {
+	if pm, _ := pglocal.Postmaster(p.pgDir); p.pgDir != "" && pm > 0 {
 		pr, _ := procstat.Read(pm)
 		a.pg = pr.Own + pr.Reaped
 		for _, filho := range procstat.Children(pm) {
@@ -53,35 +57,78 @@ func amostrar(p processosMedidos) amostraCPU {
 	return a
 }
 
-// usoCPU is a pass's CPU: milliseconds per draw of each process, and the
-// machine's load from everything else, in cores.
-type usoCPU struct {
-	D6AmsPorSorteio, PGmsPorSorteio, NATSmsPorSorteio float64
-	BenchMsPorSorteio                                 float64 // this process: the publisher (and the bare loop)
-	OcupacaoMaquina                                   float64 // busy fraction of all CPUs
-	OutrosNucleos                                     float64 // CPUs used by other processes, average
+// syscalls reads the read- and write-family system calls pid has made
+// (syscr, syscw of /proc/<pid>/io; Go's sockets use read(2) and write(2)).
+func syscalls(pid int) (r, w float64) {
+	b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/io")
+	for _, l := range strings.Split(string(b), "\n") {
+		k, v, _ := strings.Cut(l, ":")
+		n, _ := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		switch k {
+		case "syscr":
+			r = n
+		case "syscw":
+			w = n
+		}
+	}
+	return r, w
 }
 
-func calcularUso(a, b amostraCPU, sorteios int) usoCPU {
-	var u usoCPU
-	if sorteios <= 0 || b.total <= a.total {
+// usoCPU is a window's CPU in cores (CPU seconds per wall second) of each
+// party, and per unit of work (a draw, a request) through Ms and Us.
+type usoCPU struct {
+	Janela              time.Duration
+	Nucleos             int
+	N                   int     // units of work in the window
+	D6A, PG, NATS, Eu   float64 // cores; Eu = this process (publisher, bare loop, load generator)
+	Maquina             float64 // cores busy, all processes
+	Kernel              float64 // cores in irq and softirq (in no process's time; loopback networking lands here)
+	Outros              float64 // Maquina minus the parties above: other processes, kernel threads
+	Lidas, Escritas     float64 // the server's read(2) and write(2) calls in the window
+	Contadas            float64 // HTTP mode: situacao requests the d6a apps timed themselves
+	CacheHit, CacheMiss float64 // HTTP mode: the cached app's d6a_situacao_cache_total
+}
+
+func calcularUso(a, b amostraCPU, n int) usoCPU {
+	u := usoCPU{Janela: b.quando.Sub(a.quando), Nucleos: runtime.NumCPU(), N: n}
+	s := u.Janela.Seconds()
+	if s <= 0 || b.total <= a.total {
 		return u
 	}
-	porSorteio := func(x, y uint64) float64 {
-		return float64(y-x) * 1000 / procstat.HZ / float64(sorteios)
+	cores := func(x, y uint64) float64 {
+		if y < x {
+			return 0 // a process replaced between the samples
+		}
+		return float64(y-x) / procstat.HZ / s
 	}
-	u.D6AmsPorSorteio = porSorteio(a.d6a, b.d6a)
-	u.PGmsPorSorteio = porSorteio(a.pg, b.pg)
-	u.NATSmsPorSorteio = porSorteio(a.nats, b.nats)
-	u.BenchMsPorSorteio = porSorteio(a.eu, b.eu)
-	dt := float64(b.total - a.total) // ticks over all CPUs
-	ocupado := dt - float64(b.ocioso-a.ocioso)
-	u.OcupacaoMaquina = ocupado / dt
-	nossos := float64((b.d6a - a.d6a) + (b.pg - a.pg) + (b.nats - a.nats) + (b.eu - a.eu))
-	ncpu := float64(runtime.NumCPU())
-	u.OutrosNucleos = max(0, (ocupado-nossos)/dt*ncpu)
+	u.D6A, u.PG, u.NATS, u.Eu = cores(a.d6a, b.d6a), cores(a.pg, b.pg), cores(a.nats, b.nats), cores(a.eu, b.eu)
+	dt := float64(b.total - a.total)
+	u.Maquina = float64(u.Nucleos) * float64(b.ocupado-a.ocupado) / dt
+	u.Kernel = float64(u.Nucleos) * float64(b.irq-a.irq) / dt
+	u.Outros = max(0, u.Maquina-u.D6A-u.PG-u.NATS-u.Eu-u.Kernel)
+	u.Lidas, u.Escritas = b.lidas-a.lidas, b.escritas-a.escritas
+	u.Contadas = b.metricas.contadas - a.metricas.contadas
+	u.CacheHit, u.CacheMiss = b.metricas.hit-a.metricas.hit, b.metricas.miss-a.metricas.miss
 	return u
 }
+
+// Ms is the milliseconds of CPU per unit of work that cores stand for.
+func (u usoCPU) Ms(cores float64) float64 {
+	return u.Por(cores * u.Janela.Seconds() * 1000)
+}
+
+// Us is Ms in microseconds.
+func (u usoCPU) Us(cores float64) float64 { return 1000 * u.Ms(cores) }
+
+// Por is x per unit of work.
+func (u usoCPU) Por(x float64) float64 { return x / float64(max(1, u.N)) }
+
+// Ocupacao is the busy fraction of all CPUs.
+func (u usoCPU) Ocupacao() float64 { return u.Maquina / float64(max(1, u.Nucleos)) }
+
+// limiteQuieto is the load of other processes (cores) under which the
+// machine counts as quiet.
+const limiteQuieto = 0.25
 
 // janela is the machine's load from other processes over a short window.
 type janela struct {
@@ -106,7 +153,7 @@ func vigia(p processosMedidos, periodo time.Duration, stop <-chan struct{}) <-ch
 				return
 			case <-t.C:
 				a := amostrar(p)
-				js = append(js, janela{ini: ant.quando, fim: a.quando, outros: calcularUso(ant, a, 1).OutrosNucleos})
+				js = append(js, janela{ini: ant.quando, fim: a.quando, outros: calcularUso(ant, a, 1).Outros})
 				ant = a
 			}
 		}
@@ -142,16 +189,24 @@ func quietas(ds []*demanda, js []janela, limite float64) []time.Duration {
 
 // esperarSossego waits, up to limite, for a 2-second window in which other
 // processes use under limiteQuieto cores, so a measurement on a shared
-// machine starts when the machine is quiet. It returns the last window's
-// load and whether it was quiet.
-func esperarSossego(p processosMedidos, limite time.Duration) (float64, bool) {
+// machine starts when the machine is quiet; it warns when it gives up
+// (oque: what is measured next). It returns the last window's load and
+// whether it was quiet.
+func esperarSossego(p processosMedidos, limite time.Duration, oque string) (float64, bool) {
+	if limite <= 0 {
+		return 0, true
+	}
 	fim := time.Now().Add(limite)
 	for {
 		a := amostrar(p)
 		time.Sleep(2 * time.Second)
-		outros := calcularUso(a, amostrar(p), 1).OutrosNucleos
-		if outros < limiteQuieto || !time.Now().Before(fim) {
-			return outros, outros < limiteQuieto
+		outros := calcularUso(a, amostrar(p), 1).Outros
+		if outros < limiteQuieto {
+			return outros, true
+		}
+		if !time.Now().Before(fim) {
+			logf("WARNING: other processes still use %.2f cores after waiting %s; measuring %s anyway", outros, limite, oque)
+			return outros, false
 		}
 	}
 }

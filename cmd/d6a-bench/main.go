@@ -12,9 +12,11 @@
 //	go run ./cmd/d6a-bench                       # the default runs (make bench)
 //	go run ./cmd/d6a-bench -quick                # small runs; checks the tool in < 3 min
 //	go run ./cmd/d6a-bench -runs 100000/dense/fresh -m 10000
+//	go run ./cmd/d6a-bench http -d 10s -c 32 -rate 1000   # the HTTP mode (http_main.go)
+//	go run ./cmd/d6a-bench http -quick
 //
-// The results table of docs/bench.md and docs/bench-draws.svg are rewritten
-// at the end (not in -quick mode unless -doc is given).
+// Each mode rewrites its block of docs/bench.md at the end (docs/bench-draws.svg
+// too; not with -quick unless -doc is given) and prints it.
 package main
 
 import (
@@ -34,7 +36,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/schollz/progressbar/v3"
 
-	"github.com/formigueiro/d6a/internal/benchdoc"
 	"github.com/formigueiro/d6a/internal/latency"
 	"github.com/formigueiro/d6a/internal/pglocal"
 	"github.com/formigueiro/d6a/internal/procstat"
@@ -50,7 +51,7 @@ type cenario struct {
 }
 
 func (c cenario) String() string {
-	s := "K=" + benchdoc.Thousands(c.K) + " " + c.Forma
+	s := "K=" + milhares(c.K) + " " + c.Forma
 	if c.Fresco {
 		s += " fresh"
 	}
@@ -81,35 +82,70 @@ type opcoes struct {
 }
 
 func main() {
-	o, err := lerFlags(os.Args[1:])
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "d6a-bench:", err)
-		os.Exit(2)
+	// The HTTP mode re-executes this binary as its server process.
+	if os.Getenv(envPapel) == papelServidor {
+		sair("d6a-bench (server)", servir(), 1)
+		return
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := executar(ctx, o); err != nil {
-		fmt.Fprintln(os.Stderr, "d6a-bench:", err)
-		os.Exit(1)
+	if len(os.Args) > 1 && os.Args[1] == "http" {
+		o, err := lerFlagsHTTP(os.Args[2:])
+		sair("d6a-bench http", err, 2)
+		sair("d6a-bench http", executarHTTP(ctx, o), 1)
+		return
+	}
+	o, err := lerFlags(os.Args[1:])
+	sair("d6a-bench", err, 2)
+	sair("d6a-bench", executar(ctx, o), 1)
+}
+
+// rapido reports whether args hold -quick: its defaults are the flags'.
+func rapido(args []string) bool {
+	for _, a := range args {
+		if a == "-quick" || a == "--quick" || a == "-quick=true" || a == "--quick=true" {
+			return true
+		}
+	}
+	return false
+}
+
+// se is a when c, else b.
+func se[T any](c bool, a, b T) T {
+	if c {
+		return a
+	}
+	return b
+}
+
+// sair exits with code on an error (0 after -h).
+func sair(quem string, err error, code int) {
+	if errors.Is(err, flag.ErrHelp) {
+		os.Exit(0)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, quem+":", err)
+		os.Exit(code)
 	}
 }
 
 func lerFlags(args []string) (opcoes, error) {
 	fs := flag.NewFlagSet("d6a-bench", flag.ContinueOnError)
 	var o opcoes
-	runsFlag := fs.String("runs", runsPadrao, "runs, comma separated: K/shape[/fresh], shape sparse or dense; fresh = counsellors bulk-loaded, never analyzed, autovacuum off on the d6a tables")
-	fs.IntVar(&o.m, "m", 5000, "agenda.item_disponível events of the max-load burst and of the paced pass (≥ 1)")
-	fs.IntVar(&o.leve, "light-m", 300, "events of the light-load pass (0: none)")
+	q := rapido(args)
+	runsFlag := fs.String("runs", se(q, "1000/sparse,10000/dense,10000/dense/fresh", runsPadrao), "runs, comma separated: K/shape[/fresh], shape sparse or dense; fresh = counsellors bulk-loaded, never analyzed, autovacuum off on the d6a tables")
+	fs.IntVar(&o.m, "m", se(q, 1000, 5000), "agenda.item_disponível events of the max-load burst and of the paced pass (≥ 1)")
+	fs.IntVar(&o.leve, "light-m", se(q, 50, 300), "events of the light-load pass (0: none)")
 	fs.Float64Var(&o.taxaLeve, "light-rate", 10, "events per second of the light-load pass")
-	fs.IntVar(&o.laco, "bare-m", 5000, "messages per bare-loop measurement (0: none)")
+	fs.IntVar(&o.laco, "bare-m", se(q, 1000, 5000), "messages per bare-loop measurement (0: none)")
 	fs.BoolVar(&o.rapido, "quick", false, "runs 1000/sparse,10000/dense,10000/dense/fresh, M = 1000, light pass 50 events, bare loop 1000 (unless given), pgbench 5 s, no -wait-quiet: checks the tool in under 3 minutes; docs are not written unless -doc/-svg are given")
 	fs.Float64Var(&o.carga, "load", 0.5, "offered load of the paced pass, as a fraction of the measured maximum draw rate")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the synthetic country, counsellors and demands")
 	fs.StringVar(&o.doc, "doc", "docs/bench.md", "markdown file whose results section is rewritten (empty: none)")
 	fs.StringVar(&o.svg, "svg", "docs/bench-draws.svg", "SVG plot of latency and throughput against K (empty: none)")
 	fs.BoolVar(&o.embutido, "embedded-nats", false, "use d6a serve's embedded NATS server instead of a separate nats-server (its memory then counts in d6a's RSS)")
-	fs.IntVar(&o.pgbenchT, "pgbench-t", 10, "seconds of each pgbench run")
-	fs.DurationVar(&o.sossego, "wait-quiet", 30*time.Second, "before pgbench and each pass, wait up to this long for other processes to use under 0.25 cores (0: don't wait)")
+	fs.IntVar(&o.pgbenchT, "pgbench-t", se(q, 5, 10), "seconds of each pgbench run")
+	fs.DurationVar(&o.sossego, "wait-quiet", se(q, 0, 30*time.Second), "before pgbench and each pass, wait up to this long for other processes to use under 0.25 cores (0: don't wait)")
 	fs.BoolVar(&o.manter, "keep", false, "keep the work directory (logs, PostgreSQL and NATS data) for inspection")
 	fs.StringVar(&o.dir, "dir", "", "work directory (default: a fresh temporary directory)")
 	fs.BoolVar(&o.perf, "perf", false, "record `perf` CPU profiles of d6a serve, nats-server and PostgreSQL during each max-load pass (reports in the work directory, which is then kept)")
@@ -121,26 +157,6 @@ func lerFlags(args []string) (opcoes, error) {
 	}
 	dado := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { dado[f.Name] = true })
-	if o.rapido {
-		if !dado["runs"] {
-			*runsFlag = "1000/sparse,10000/dense,10000/dense/fresh"
-		}
-		if !dado["m"] {
-			o.m = 1000
-		}
-		if !dado["light-m"] {
-			o.leve = 50
-		}
-		if !dado["bare-m"] {
-			o.laco = 1000
-		}
-		if !dado["pgbench-t"] {
-			o.pgbenchT = 5
-		}
-		if !dado["wait-quiet"] {
-			o.sossego = 0
-		}
-	}
 	o.escrever = !o.rapido || dado["doc"] || dado["svg"]
 	if o.perf {
 		o.manter = true
@@ -168,67 +184,34 @@ func lerFlags(args []string) (opcoes, error) {
 
 // ambiente is what every K shares.
 type ambiente struct {
+	*base
 	o       opcoes
-	raiz    string
-	dir     string
 	binD6A  string
 	binNATS string
-	pg      *pglocal.Cluster
 	pais    *pais
-	versao  string // PostgreSQL server version
 }
 
 func executar(ctx context.Context, o opcoes) (err error) {
 	inicio := time.Now()
-	raiz, err := raizDoModulo()
-	if err != nil {
-		return err
-	}
-	a := &ambiente{o: o, raiz: raiz}
-	if o.dir != "" {
-		a.dir, err = filepath.Abs(o.dir)
-		if err == nil {
-			err = os.MkdirAll(a.dir, 0o755)
-		}
-	} else {
-		a.dir, err = os.MkdirTemp("", "d6a-bench-")
+	a := &ambiente{o: o}
+	a.base, err = abrirBase(ctx, o.dir, configuracaoPG)
+	if a.base != nil {
+		defer func() { a.fechar(o.manter || err != nil) }()
 	}
 	if err != nil {
 		return err
 	}
-	// The server runs as an unprivileged user when we are root: let it in.
-	_ = os.Chmod(a.dir, 0o755)
-	defer func() {
-		if o.manter || err != nil {
-			logf("work directory kept: %s", a.dir)
-			return
-		}
-		_ = os.RemoveAll(a.dir)
-	}()
-	logf("d6a-bench: runs %s, M = %d, work directory %s", juntarRuns(o.runs), o.m, a.dir)
-
+	logf("d6a-bench: runs %s, M = %d, work directory %s", o.runs, o.m, a.dir)
 	logf("building d6a and nats-server")
 	a.binD6A = filepath.Join(a.dir, "bin", "d6a")
-	if err := compilar(ctx, raiz, a.binD6A, "./cmd/d6a"); err != nil {
+	a.binNATS = filepath.Join(a.dir, "bin", "nats-server")
+	if err := compilar(ctx, a.raiz, a.binD6A, "./cmd/d6a"); err != nil {
 		return err
 	}
-	if !o.embutido {
-		a.binNATS = filepath.Join(a.dir, "bin", "nats-server")
-		if err := compilar(ctx, raiz, a.binNATS, "github.com/nats-io/nats-server/v2"); err != nil {
-			return err
-		}
-	}
-
-	logf("starting a durable PostgreSQL (fsync on, synchronous_commit on)")
-	a.pg, err = pglocal.Start(ctx, pglocal.Options{Dir: filepath.Join(a.dir, "pg"), Durable: true, Settings: configuracaoPG})
-	if err != nil {
+	// The bare loop needs nats-server even with -embedded-nats.
+	if err := compilar(ctx, a.raiz, a.binNATS, "github.com/nats-io/nats-server/v2"); err != nil {
 		return err
 	}
-	defer func() {
-		if e := a.pg.Stop(); e != nil {
-			logf("stopping PostgreSQL: %v", e)
-		}
-	}()
 	if err := a.prepararBase(ctx); err != nil {
 		return err
 	}
@@ -246,26 +229,21 @@ func executar(ctx context.Context, o opcoes) (err error) {
 			return fmt.Errorf("%s: %w", c, err)
 		}
 		rs = append(rs, r)
-		fmt.Fprintln(os.Stderr)
-		imprimirTabela(os.Stderr, rs, lacos)
-		fmt.Fprintln(os.Stderr)
 	}
 
+	// The terminal gets the report as docs/bench.md would.
 	rel := novoRelatorio(a, rs, lacos, time.Since(inicio))
-	fmt.Println()
-	imprimirTabela(os.Stdout, rs, lacos)
-	fmt.Println()
-	rel.imprimirAlvos(os.Stdout)
+	fmt.Print("\n" + rel.markdown())
 	if o.escrever {
 		if o.doc != "" {
-			p := caminho(raiz, o.doc)
-			if err := rel.atualizarDoc(p); err != nil {
+			p := caminho(a.raiz, o.doc)
+			if err := reescrever(p, "draws", tituloSecao, rel.markdown()); err != nil {
 				return err
 			}
 			logf("wrote %s", p)
 		}
 		if o.svg != "" {
-			p := caminho(raiz, o.svg)
+			p := caminho(a.raiz, o.svg)
 			if err := os.WriteFile(p, []byte(desenharSVG(rs, o.carga)), 0o644); err != nil {
 				return err
 			}
@@ -296,20 +274,15 @@ func (a *ambiente) prepararBase(ctx context.Context) error {
 		return err
 	}
 	defer conn.Close(ctx)
-	if err := conn.QueryRow(ctx, `SHOW server_version`).Scan(&a.versao); err != nil {
+	if err := executarSQL(ctx, conn, `CREATE EXTENSION IF NOT EXISTS pg_stat_statements`, `CREATE EXTENSION IF NOT EXISTS pg_prewarm`); err != nil {
 		return err
-	}
-	for _, ext := range []string{"pg_stat_statements", "pg_prewarm"} {
-		if _, err := conn.Exec(ctx, `CREATE EXTENSION IF NOT EXISTS `+ext); err != nil {
-			return err
-		}
 	}
 	b := barra(a.pais.Tamanho(), "core.uc_polygons   ")
 	t := time.Now()
 	if err := criarHierarquia(ctx, conn, a.pais, func(n int) { _ = b.Set(n) }); err != nil {
 		return err
 	}
-	fim(b)
+	_ = b.Finish()
 	var partes []string
 	for n := range nNiveis {
 		partes = append(partes, fmt.Sprintf("%d %s", len(a.pais.porNivel[n]), nomeNivel[n]))
@@ -372,7 +345,7 @@ func (a *ambiente) medir(ctx context.Context, c cenario) (r resultadoK, err erro
 	defer conn.Close(context.Background())
 	if c.Fresco {
 		// Autovacuum would analyze the tables during the run.
-		if _, err := conn.Exec(ctx, `DO $$ DECLARE t regclass; BEGIN
+		if err := executarSQL(ctx, conn, `DO $$ DECLARE t regclass; BEGIN
 			FOR t IN SELECT c.oid FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'd6a' AND c.relkind = 'r' LOOP
 				EXECUTE format('ALTER TABLE %s SET (autovacuum_enabled = off, toast.autovacuum_enabled = off)', t);
 			END LOOP; END $$`); err != nil {
@@ -385,16 +358,13 @@ func (a *ambiente) medir(ctx context.Context, c cenario) (r resultadoK, err erro
 	if err := carregarConselheiros(ctx, conn, a.pais, c.Forma, c.K, a.o.seed, !c.Fresco, func(n int) { _ = b.Set(n) }); err != nil {
 		return r, err
 	}
-	fim(b)
+	_ = b.Finish()
 	r.CargaConselheiros = time.Since(t)
-	logf("%s counsellors (%s) loaded with COPY in %s", benchdoc.Thousands(c.K), descreverForma(c.Forma), r.CargaConselheiros.Round(time.Millisecond))
+	logf("%s counsellors (%s) loaded with COPY in %s", milhares(c.K), descreverForma(c.Forma), r.CargaConselheiros.Round(time.Millisecond))
 	// A server that has been serving for a while holds the counsellors and
 	// their indexes in shared_buffers; COPY went through a small ring.
-	if _, err := conn.Exec(ctx, `SELECT pg_prewarm(c.oid) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-		WHERE n.nspname IN ('d6a', 'core') AND c.relkind IN ('r', 'i')`); err != nil {
-		return r, err
-	}
-	if _, err := conn.Exec(ctx, `CHECKPOINT`); err != nil {
+	if err := executarSQL(ctx, conn, `SELECT pg_prewarm(c.oid) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+		WHERE n.nspname IN ('d6a', 'core') AND c.relkind IN ('r', 'i')`, `CHECKPOINT`); err != nil {
 		return r, err
 	}
 
@@ -433,9 +403,7 @@ func (a *ambiente) medir(ctx context.Context, c cenario) (r resultadoK, err erro
 	rng := rand.New(rand.NewPCG(a.o.seed, uint64(c.K)^0xde3a4d))
 
 	// First draw: loads the hierarchy cache.
-	if r.MemAntes, err = lerMemoria(srv.Pid()); err != nil {
-		return r, err
-	}
+	r.MemAntes = lerMemoria(srv.Pid())
 	aq := gerarDemandas(rng, a.pais, 1)
 	bus.registrar(aq)
 	if _, err := bus.publicar(ctx, assuntoAgenda, aq, 0, func(int) {}); err != nil {
@@ -445,14 +413,12 @@ func (a *ambiente) medir(ctx context.Context, c cenario) (r resultadoK, err erro
 		return r, fmt.Errorf("first draw: no result within 2 min; log:\n%s", cauda(srv.log, 3000))
 	}
 	r.Aquecimento = relogioBase.Add(time.Duration(aq[0].recv.Load())).Sub(aq[0].pub)
-	if r.MemDepois, err = lerMemoria(srv.Pid()); err != nil {
-		return r, err
-	}
+	r.MemDepois = lerMemoria(srv.Pid())
 	if r.Hierarquia, err = lerCargaHierarquia(srv.log); err != nil {
 		return r, err
 	}
 	logf("first draw in %s: hierarchy of %s UCs cached in %s; RSS %.1f → %.1f MB",
-		r.Aquecimento.Round(time.Millisecond), benchdoc.Thousands(r.Hierarquia.UCs), r.Hierarquia.Duracao.Round(time.Millisecond),
+		r.Aquecimento.Round(time.Millisecond), milhares(r.Hierarquia.UCs), r.Hierarquia.Duracao.Round(time.Millisecond),
 		mb(r.MemAntes.RSS), mb(r.MemDepois.RSS))
 
 	// Pass 1: light load, one draw at a time (latency of a draw alone).
@@ -500,18 +466,16 @@ func (a *ambiente) medir(ctx context.Context, c cenario) (r resultadoK, err erro
 		logf("pg_statistic rows of the d6a tables at the end: %d (0 = never analyzed)", r.Estatisticas)
 	}
 
-	if r.MemFim, err = lerMemoria(srv.Pid()); err != nil {
-		return r, err
-	}
+	r.MemFim = lerMemoria(srv.Pid())
 	if nats != nil {
-		r.NATSMem, _ = lerMemoria(nats.Pid())
+		r.NATSMem = lerMemoria(nats.Pid())
 	}
 	logf("d6a serve RSS %.1f MB, peak (VmHWM) %.1f MB", mb(r.MemFim.RSS), mb(r.MemFim.HWM))
 	parado = true
 	if err := srv.parar(30 * time.Second); err != nil {
 		logf("d6a serve exit: %v", err)
 	}
-	r.Avisos = contarAvisos(srv.log)
+	r.Avisos, _ = lerLog(srv.log)
 	for i, av := range r.Avisos {
 		if i == 5 {
 			logf("  … %d more", len(r.Avisos)-5)
@@ -559,7 +523,14 @@ func (a *ambiente) passe(ctx context.Context, bus *barramento, srv *servidor, na
 		time.Sleep(500 * time.Millisecond) // let perf attach
 		if srv.pprof != "" {
 			segundos := min(60, max(5, m/150))
-			go perfilGo(srv.pprof, filepath.Join(filepath.Dir(srv.log), "d6a-serve-"+k+".pprof"), segundos)
+			out := filepath.Join(filepath.Dir(srv.log), "d6a-serve-"+k+".pprof")
+			go func() {
+				if err := perfilGo(ctx, srv.pprof, out, segundos); err != nil {
+					logf("pprof of d6a serve: %v", err)
+					return
+				}
+				logf("Go CPU profile of d6a serve: %s (.txt beside it)", out)
+			}()
 		}
 	}
 	antes := amostrar(medidos)
@@ -577,13 +548,13 @@ func (a *ambiente) passe(ctx context.Context, bus *barramento, srv *servidor, na
 	if err != nil {
 		return passe{}, err
 	}
-	fim(bp)
+	_ = bp.Finish()
 	br := barra(len(ds), "results on the bus  ")
 	n := bus.esperar(ctx, ds, time.Minute, func(n int) { _ = br.Set(n) })
 	depois := amostrar(medidos)
 	close(pararVigia)
 	js := <-janelas
-	fim(br)
+	_ = br.Finish()
 	mDepois := raspar(srv.http)
 	for _, p := range perfis {
 		if rel := p.parar(); rel != "" {
@@ -611,7 +582,7 @@ func (a *ambiente) passe(ctx context.Context, bus *barramento, srv *servidor, na
 		nome, p.Quietas.N, limiteQuieto, ms(p.Quietas.P50), ms(p.Quietas.P99), ms(p.Quietas.Max))
 	logf("%s: d6a's own handler time (its histogram): p50 ≤ %.1f ms, p99 ≤ %.1f ms; bus delivery · opening · decisions · writes and COMMIT (ms), p50 / p99: %s; batches: %s", nome, ms(p.HandlerP50), ms(p.HandlerP99), p.Divisao, p.Lotes)
 	logf("%s: CPU per draw: d6a serve %.2f ms, PostgreSQL %.2f ms, nats-server %.2f ms; machine %.0f%% busy, other processes %.2f cores",
-		nome, p.CPU.D6AmsPorSorteio, p.CPU.PGmsPorSorteio, p.CPU.NATSmsPorSorteio, 100*p.CPU.OcupacaoMaquina, p.CPU.OutrosNucleos)
+		nome, p.CPU.Ms(p.CPU.D6A), p.CPU.Ms(p.CPU.PG), p.CPU.Ms(p.CPU.NATS), 100*p.CPU.Ocupacao(), p.CPU.Outros)
 	return p, nil
 }
 
@@ -651,14 +622,7 @@ func (a *ambiente) medirLacos(ctx context.Context) (resultadoLacos, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return l, err
 	}
-	bin := a.binNATS
-	if bin == "" {
-		bin = filepath.Join(a.dir, "bin", "nats-server")
-		if err := compilar(ctx, a.raiz, bin, "github.com/nats-io/nats-server/v2"); err != nil {
-			return l, err
-		}
-	}
-	nats, err := iniciarNATS(bin, filepath.Join(dir, "nats"))
+	nats, err := iniciarNATS(a.binNATS, filepath.Join(dir, "nats"))
 	if err != nil {
 		return l, err
 	}
@@ -681,7 +645,7 @@ func (a *ambiente) medirLacos(ctx context.Context) (resultadoLacos, error) {
 			return l, err
 		}
 		logf("bare loop, commit ≤ %d: %.0f msgs/s (%.2f× pgbench; inputs published at %.0f/s); CPU per message: loop+publisher %.2f ms, PostgreSQL %.2f ms, nats-server %.2f ms",
-			lote, x.Vazao(), razao(x.Vazao(), l.PgbenchTPS), float64(x.M)/x.Publicacao.Seconds(), x.CPU.BenchMsPorSorteio, x.CPU.PGmsPorSorteio, x.CPU.NATSmsPorSorteio)
+			lote, x.Vazao(), razao(x.Vazao(), l.PgbenchTPS), float64(x.M)/x.Publicacao.Seconds(), x.CPU.Ms(x.CPU.Eu), x.CPU.Ms(x.CPU.PG), x.CPU.Ms(x.CPU.NATS))
 		l.Lacos = append(l.Lacos, x)
 	}
 	// The light pass's rate, one commit per message: the latency floor of
@@ -712,18 +676,12 @@ func (a *ambiente) medirLacos(ctx context.Context) (resultadoLacos, error) {
 	return l, nil
 }
 
-// sossegar waits for a quiet machine (-wait-quiet) and says so when it
-// is not; a noisy start is recorded in r.
+// sossegar waits for a quiet machine (-wait-quiet); a noisy start is
+// recorded in r.
 func (a *ambiente) sossegar(r *resultadoK, oque string, p processosMedidos) (float64, bool) {
-	if a.o.sossego <= 0 {
-		return 0, true
-	}
-	outros, quieto := esperarSossego(p, a.o.sossego)
-	if !quieto {
-		logf("WARNING: other processes still use %.2f cores after waiting %s; measuring %s anyway", outros, a.o.sossego, oque)
-		if r != nil {
-			r.Ruido = append(r.Ruido, fmt.Sprintf("%s started with other processes at %.2f cores", oque, outros))
-		}
+	outros, quieto := esperarSossego(p, a.o.sossego, oque)
+	if !quieto && r != nil {
+		r.Ruido = append(r.Ruido, fmt.Sprintf("%s started with other processes at %.2f cores", oque, outros))
 	}
 	return outros, quieto
 }
@@ -756,12 +714,7 @@ func liberar(ctx context.Context, conn *pgx.Conn, fresco bool) error {
 	if fresco {
 		sqls = append(sqls[:2], sqls[3])
 	}
-	for _, sql := range sqls {
-		if _, err := conn.Exec(ctx, sql); err != nil {
-			return fmt.Errorf("%s: %w", sql, err)
-		}
-	}
-	return nil
+	return executarSQL(ctx, conn, sqls...)
 }
 
 func raizDoModulo() (string, error) {
@@ -803,21 +756,9 @@ func barra(total int, desc string) *progressbar.ProgressBar {
 	)
 }
 
-func fim(b *progressbar.ProgressBar) {
-	_ = b.Finish()
-}
-
 func logf(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "%s  %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 func mb(b int64) float64         { return float64(b) / (1 << 20) }
-
-func juntarRuns(cs []cenario) string {
-	var p []string
-	for _, c := range cs {
-		p = append(p, c.String())
-	}
-	return strings.Join(p, "; ")
-}

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"math"
 	"net/http"
 	"sort"
@@ -22,8 +23,13 @@ func raspar(httpAddr string) metricas {
 		return nil
 	}
 	defer r.Body.Close()
+	return lerMetricas(r.Body)
+}
+
+// lerMetricas parses the Prometheus text format.
+func lerMetricas(corpo io.Reader) metricas {
 	m := metricas{}
-	s := bufio.NewScanner(r.Body)
+	s := bufio.NewScanner(corpo)
 	s.Buffer(make([]byte, 1<<20), 1<<20)
 	for s.Scan() {
 		l := s.Text()

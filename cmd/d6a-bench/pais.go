@@ -56,7 +56,7 @@ func gerarPais(seed uint64) *pais {
 	add(nivelPais, -1)
 	for nivel := nivelEstado; nivel < nNiveis; nivel++ {
 		acima := p.porNivel[nivel-1]
-		escolher := escolhaUniforme(rng, len(acima))
+		escolher := func() int { return rng.IntN(len(acima)) }
 		if nivel != nivelMicroarea {
 			escolher = escolhaZipf(rng, len(acima), 0.9)
 		}
@@ -84,10 +84,6 @@ func uuidDe(rng *rand.Rand) uuid.UUID {
 	return u
 }
 
-func escolhaUniforme(rng *rand.Rand, n int) func() int {
-	return func() int { return rng.IntN(n) }
-}
-
 // escolhaZipf picks among n items with weight 1/(rank^s), ranks shuffled so
 // the big items are not the first ones generated.
 func escolhaZipf(rng *rand.Rand, n int, s float64) func() int {
@@ -110,13 +106,8 @@ func (p *pais) Tamanho() int { return len(p.ids) }
 // criarHierarquia creates core.uc_polygons (the table d6a reads, CONTRACT
 // §5) and loads the country into it with COPY.
 func criarHierarquia(ctx context.Context, conn *pgx.Conn, p *pais, prog func(int)) error {
-	for _, sql := range []string{
-		`CREATE SCHEMA IF NOT EXISTS core`,
-		`CREATE TABLE core.uc_polygons (id uuid NOT NULL, parent_uc_id uuid)`,
-	} {
-		if _, err := conn.Exec(ctx, sql); err != nil {
-			return fmt.Errorf("%s: %w", sql, err)
-		}
+	if err := executarSQL(ctx, conn, `CREATE SCHEMA IF NOT EXISTS core`, `CREATE TABLE core.uc_polygons (id uuid NOT NULL, parent_uc_id uuid)`); err != nil {
+		return err
 	}
 	i := 0
 	n, err := conn.CopyFrom(ctx, pgx.Identifier{"core", "uc_polygons"}, []string{"id", "parent_uc_id"},
@@ -142,15 +133,7 @@ func criarHierarquia(ctx context.Context, conn *pgx.Conn, p *pais, prog func(int
 		return fmt.Errorf("COPY core.uc_polygons: %d rows, want %d", n, len(p.ids))
 	}
 	// The key is built after the load: one sort instead of 255,598 inserts.
-	for _, sql := range []string{
-		`ALTER TABLE core.uc_polygons ADD PRIMARY KEY (id)`,
-		`ANALYZE core.uc_polygons`,
-	} {
-		if _, err := conn.Exec(ctx, sql); err != nil {
-			return fmt.Errorf("%s: %w", sql, err)
-		}
-	}
-	return nil
+	return executarSQL(ctx, conn, `ALTER TABLE core.uc_polygons ADD PRIMARY KEY (id)`, `ANALYZE core.uc_polygons`)
 }
 
 // formas are the country shapes: where counsellors register, as shares of

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -72,33 +73,36 @@ func (p *perfil) parar() string {
 	return rel
 }
 
-// perfilGo fetches a CPU profile of d6a serve from its pprof listener
-// (D6A_PPROF_ADDR, when the binary has it) and writes `go tool pprof -top`
-// beside it.
-func perfilGo(addr, out string, segundos int) {
-	cli := &http.Client{Timeout: time.Duration(segundos+30) * time.Second}
-	r, err := cli.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, segundos))
+// perfilGo fetches a Go CPU profile of segundos from the pprof listener at
+// addr (d6a serve's D6A_PPROF_ADDR, the HTTP mode's server process) into
+// out, and writes `go tool pprof -top` beside it.
+func perfilGo(ctx context.Context, addr, out string, segundos int) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, segundos), nil)
 	if err != nil {
-		logf("pprof of d6a serve: %v", err)
-		return
+		return err
+	}
+	r, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
 	}
 	defer r.Body.Close()
 	if r.StatusCode != http.StatusOK {
-		logf("pprof of d6a serve: %s (this d6a has no D6A_PPROF_ADDR?)", r.Status)
-		return
+		return fmt.Errorf("pprof: %s", r.Status)
 	}
 	f, err := os.Create(out)
 	if err != nil {
-		return
+		return err
 	}
-	_, err = io.Copy(f, r.Body)
-	f.Close()
-	if err != nil {
-		return
+	if _, err := io.Copy(f, r.Body); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
 	}
 	txt, err := exec.Command("go", "tool", "pprof", "-top", "-nodecount=60", out).CombinedOutput()
 	if err == nil {
-		_ = os.WriteFile(strings.TrimSuffix(out, ".pprof")+".pprof.txt", txt, 0o644)
-		logf("Go CPU profile of d6a serve: %s (.txt beside it)", out)
+		err = os.WriteFile(out+".txt", txt, 0o644)
 	}
+	return err
 }

@@ -120,6 +120,16 @@ type estatisticasPG struct {
 	AtualizacoesConselheiros, HOTConselheiros int64
 }
 
+// executarSQL runs each statement in turn.
+func executarSQL(ctx context.Context, conn *pgx.Conn, sqls ...string) error {
+	for _, sql := range sqls {
+		if _, err := conn.Exec(ctx, sql); err != nil {
+			return fmt.Errorf("%s: %w", strings.Fields(sql)[0], err)
+		}
+	}
+	return nil
+}
+
 func zerarEstatisticas(ctx context.Context, conn *pgx.Conn) error {
 	_, err := conn.Exec(ctx, `SELECT pg_stat_statements_reset(), pg_stat_reset_shared('wal'), pg_stat_reset()`)
 	return err

@@ -15,11 +15,67 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/formigueiro/d6a/internal/loopback"
+	"github.com/formigueiro/d6a/internal/pglocal"
 )
+
+// base is what both modes run in: the module's root, a work directory and
+// a durable PostgreSQL in it.
+type base struct {
+	raiz, dir string
+	pg        *pglocal.Cluster
+	versao    string // PostgreSQL server_version
+}
+
+// abrirBase makes the work directory (dir, or a fresh temporary one) and
+// starts PostgreSQL in it, durable, with settings on top of pglocal's.
+func abrirBase(ctx context.Context, dir string, settings map[string]string) (*base, error) {
+	b := &base{}
+	var err error
+	if b.raiz, err = raizDoModulo(); err != nil {
+		return nil, err
+	}
+	if dir != "" {
+		if b.dir, err = filepath.Abs(dir); err == nil {
+			err = os.MkdirAll(b.dir, 0o755)
+		}
+	} else {
+		b.dir, err = os.MkdirTemp("", "d6a-bench-")
+	}
+	if err != nil {
+		return nil, err
+	}
+	// PostgreSQL runs as an unprivileged user when we are root: let it in.
+	_ = os.Chmod(b.dir, 0o755)
+	logf("starting a durable PostgreSQL (fsync on, synchronous_commit on) in %s", b.dir)
+	if b.pg, err = pglocal.Start(ctx, pglocal.Options{Dir: filepath.Join(b.dir, "pg"), Durable: true, Settings: settings}); err != nil {
+		return b, err
+	}
+	conn, err := pgx.Connect(ctx, b.pg.URL("postgres"))
+	if err != nil {
+		return b, err
+	}
+	defer conn.Close(ctx)
+	return b, conn.QueryRow(ctx, `SHOW server_version`).Scan(&b.versao)
+}
+
+// fechar stops PostgreSQL and removes the work directory unless manter.
+func (b *base) fechar(manter bool) {
+	if b.pg != nil {
+		if err := b.pg.Stop(); err != nil {
+			logf("stopping PostgreSQL: %v", err)
+		}
+	}
+	if manter {
+		logf("work directory kept: %s", b.dir)
+		return
+	}
+	_ = os.RemoveAll(b.dir)
+}
 
 // compilar builds pkg (a path of this module, or a module package such as
 // github.com/nats-io/nats-server/v2) into out.
@@ -48,6 +104,8 @@ func iniciar(nome, log string, env []string, bin string, args ...string) (*proce
 	cmd := exec.Command(bin, args...)
 	cmd.Env = env
 	cmd.Stdout, cmd.Stderr = f, f
+	// Children die with the bench, even when it is killed.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("%s: %w", nome, err)
@@ -72,7 +130,7 @@ func (p *processo) vivo() error {
 
 // parar sends SIGTERM (the drain path) and waits, then kills.
 func (p *processo) parar(espera time.Duration) error {
-	if p == nil {
+	if p == nil || p.cmd == nil {
 		return nil
 	}
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
@@ -88,6 +146,22 @@ func (p *processo) parar(espera time.Duration) error {
 	}
 }
 
+// esperarLinha waits for p to write a line starting with prefixo in its
+// log, and returns it.
+func esperarLinha(p *processo, prefixo string, limite time.Duration) (linha string, err error) {
+	err = esperarPronto(p, limite, func() bool {
+		b, _ := os.ReadFile(p.log)
+		for _, l := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(l, prefixo) {
+				linha = l
+				return true
+			}
+		}
+		return false
+	})
+	return linha, err
+}
+
 func cauda(path string, n int) string {
 	b, _ := os.ReadFile(path)
 	if len(b) > n {
@@ -99,10 +173,11 @@ func cauda(path string, n int) string {
 // memoria is VmRSS and VmHWM (peak RSS) of a process, in bytes.
 type memoria struct{ RSS, HWM int64 }
 
-func lerMemoria(pid int) (memoria, error) {
+// lerMemoria is zero when pid is gone.
+func lerMemoria(pid int) memoria {
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		return memoria{}, err
+		return memoria{}
 	}
 	defer f.Close()
 	var m memoria
@@ -119,7 +194,7 @@ func lerMemoria(pid int) (memoria, error) {
 			m.HWM = kb * 1024
 		}
 	}
-	return m, nil
+	return m
 }
 
 // natsExterno is a nats-server started from the module with the durability
@@ -147,35 +222,40 @@ func iniciarNATS(bin, dir string) (*natsExterno, error) {
 		return nil, err
 	}
 	n := &natsExterno{processo: p, url: fmt.Sprintf("nats://127.0.0.1:%d", porta)}
-	if err := esperarNATS(n.url, p, 30*time.Second); err != nil {
+	if err := esperarPronto(p, 30*time.Second, func() bool { return natsPronto(n.url) }); err != nil {
 		_ = p.parar(5 * time.Second)
 		return nil, err
 	}
 	return n, nil
 }
 
-// esperarNATS waits until JetStream answers at url.
-func esperarNATS(url string, p *processo, limite time.Duration) error {
+// natsPronto reports whether JetStream answers at url.
+func natsPronto(url string) bool {
+	nc, err := nats.Connect(url, nats.Timeout(time.Second))
+	if err != nil {
+		return false
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	_, err = js.AccountInfo(ctx)
+	return err == nil
+}
+
+// esperarPronto polls pronto until it holds, p exits or limite passes.
+func esperarPronto(p *processo, limite time.Duration, pronto func() bool) error {
 	fim := time.Now().Add(limite)
-	for {
+	for !pronto() {
 		if err := p.vivo(); err != nil {
 			return err
 		}
-		if nc, err := nats.Connect(url, nats.Timeout(time.Second)); err == nil {
-			js, _ := jetstream.New(nc)
-			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-			_, err = js.AccountInfo(ctx)
-			cancel()
-			nc.Close()
-			if err == nil {
-				return nil
-			}
-		}
 		if time.Now().After(fim) {
-			return fmt.Errorf("NATS at %s not ready after %s", url, limite)
+			return fmt.Errorf("%s not ready after %s; log:\n%s", p.nome, limite, cauda(p.log, 3000))
 		}
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond)
 	}
+	return nil
 }
 
 // servidor is one `d6a serve`.
@@ -229,24 +309,20 @@ func iniciarServe(bin, dir, dbURL, natsURL string, pprof bool) (*servidor, error
 		return nil, err
 	}
 	s.processo = p
-	fim := time.Now().Add(2 * time.Minute)
 	cli := &http.Client{Timeout: time.Second}
-	for {
-		if err := p.vivo(); err != nil {
-			return nil, err
+	err = esperarPronto(p, 2*time.Minute, func() bool {
+		r, err := cli.Get("http://" + s.http + "/readyz")
+		if err != nil {
+			return false
 		}
-		if r, err := cli.Get("http://" + s.http + "/readyz"); err == nil {
-			r.Body.Close()
-			if r.StatusCode == http.StatusOK {
-				return s, nil
-			}
-		}
-		if time.Now().After(fim) {
-			_ = p.parar(10 * time.Second)
-			return nil, fmt.Errorf("d6a serve not ready after 2 min; log:\n%s", cauda(p.log, 3000))
-		}
-		time.Sleep(50 * time.Millisecond)
+		r.Body.Close()
+		return r.StatusCode == http.StatusOK
+	})
+	if err != nil {
+		_ = p.parar(10 * time.Second)
+		return nil, err
 	}
+	return s, nil
 }
 
 // ambienteLimpo is this process's environment without D6A_* variables, so
@@ -277,8 +353,6 @@ type cargaHierarquia struct {
 	Duracao time.Duration
 }
 
-var errSemLinha = errors.New("no \"hierarquia de UCs carregada\" line in the log of d6a serve")
-
 func lerCargaHierarquia(log string) (cargaHierarquia, error) {
 	f, err := os.Open(log)
 	if err != nil {
@@ -305,15 +379,16 @@ func lerCargaHierarquia(log string) (cargaHierarquia, error) {
 		}
 		return cargaHierarquia{UCs: l.UCs, Duracao: d}, nil
 	}
-	return cargaHierarquia{}, errSemLinha
+	return cargaHierarquia{}, errors.New("no \"hierarquia de UCs carregada\" line in the log of d6a serve")
 }
 
-// contarAvisos returns the log lines at level WARN or ERROR but the JWT
-// warning and the answers to the bench's /readyz polling.
-func contarAvisos(log string) (avisos []string) {
-	f, err := os.Open(log)
+// lerLog returns the JSON log lines of path at level WARN or ERROR but the
+// JWT warning and the answers to the bench's /readyz polling, and counts
+// the request log lines.
+func lerLog(path string) (avisos []string, pedidos int) {
+	f, err := os.Open(path)
 	if err != nil {
-		return nil
+		return nil, 0
 	}
 	defer f.Close()
 	s := bufio.NewScanner(f)
@@ -324,15 +399,14 @@ func contarAvisos(log string) (avisos []string) {
 			Msg   string `json:"msg"`
 			Path  string `json:"path"`
 		}
-		if json.Unmarshal(s.Bytes(), &l) != nil {
-			continue
-		}
-		if l.Path == "/readyz" {
-			continue // the bench's own polling before boot completes (503)
-		}
-		if (l.Level == "WARN" || l.Level == "ERROR") && !strings.Contains(l.Msg, "JWT") {
+		switch {
+		case json.Unmarshal(s.Bytes(), &l) != nil || l.Path == "/readyz":
+			// not JSON, or the bench's own polling before boot completes (503)
+		case (l.Level == "WARN" || l.Level == "ERROR") && !strings.Contains(l.Msg, "JWT"):
 			avisos = append(avisos, l.Level+" "+l.Msg)
+		case l.Msg == "http request":
+			pedidos++
 		}
 	}
-	return avisos
+	return avisos, pedidos
 }

@@ -2,44 +2,19 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"math"
-	"os"
-	"os/exec"
 	"runtime"
 	"sort"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
-
-	"github.com/formigueiro/d6a/internal/benchdoc"
 )
 
-// imprimirTabela writes the summary table for the terminal.
-func imprimirTabela(w io.Writer, rs []resultadoK, l resultadoLacos) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "run\tpgbench tps\tdraws/s\t÷ pgbench\t÷ bare loop\tCPU ms/draw d6a/PG/NATS\tunits/tx\tlight p50/p99 ms\toffered/s\tpaced p50/p99 ms\tsorteado\tRSS end/peak MB\t")
-	for _, r := range rs {
-		fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%.2f×\t%.2f×\t%s\t%.1f\t%.1f / %.1f\t%.0f\t%.1f / %.1f\t%.0f%%\t%.1f / %.1f\t\n",
-			r.cenario, r.PgbenchTPS, r.Maxima.Vazao(), razao(r.Maxima.Vazao(), r.PgbenchTPS), razao(r.Maxima.Vazao(), l.Lote().Vazao()),
-			cpuPorSorteio(r.Maxima.CPU), razao(r.Maxima.Lotes.Unidades, r.Maxima.Lotes.Transacoes),
-			ms(r.Leve.Lat.P50), ms(r.Leve.Lat.P99), r.Ritmada.TaxaOfertada, ms(r.Ritmada.Lat.P50), ms(r.Ritmada.Lat.P99),
-			pct(r.Maxima.Sorteados+r.Ritmada.Sorteados, r.Maxima.Recebidos+r.Ritmada.Recebidos),
-			mb(r.MemFim.RSS), mb(r.MemFim.HWM))
-	}
-	for _, x := range l.Lacos {
-		fmt.Fprintf(tw, "bare loop, commit ≤ %d\t%.0f\t%.0f msgs/s\t%.2f×\t\t%.2f / %.2f / %.2f\t\t\t\t\t\t\t\n", x.Lote, l.PgbenchTPS, x.Vazao(), razao(x.Vazao(), l.PgbenchTPS),
-			x.CPU.BenchMsPorSorteio, x.CPU.PGmsPorSorteio, x.CPU.NATSmsPorSorteio)
-	}
-	tw.Flush()
-}
-
 func cpuPorSorteio(u usoCPU) string {
-	return fmt.Sprintf("%.2f / %.2f / %.2f", u.D6AmsPorSorteio, u.PGmsPorSorteio, u.NATSmsPorSorteio)
+	return fmt.Sprintf("%.2f / %.2f / %.2f", u.Ms(u.D6A), u.Ms(u.PG), u.Ms(u.NATS))
 }
 
-func cpuTotal(u usoCPU) float64 { return u.D6AmsPorSorteio + u.PGmsPorSorteio + u.NATSmsPorSorteio }
+func cpuTotal(u usoCPU) float64 { return u.Ms(u.D6A) + u.Ms(u.PG) + u.Ms(u.NATS) }
 
 // limite prints a histogram bucket bound in ms ("?" when unknown).
 func limite(d time.Duration) string {
@@ -144,7 +119,7 @@ func (r *relatorio) avaliar() []alvo {
 		q := razao(x.Maxima.Vazao(), x.PgbenchTPS)
 		ok, v := margem(q, 1.0, false)
 		out = append(out, alvo{
-			Nome: fmt.Sprintf("burst of %s: draws/s on the bus ≥ 1.0 × pgbench tps (%s)", benchdoc.Thousands(x.Maxima.M), x.cenario),
+			Nome: fmt.Sprintf("burst of %s: draws/s on the bus ≥ 1.0 × pgbench tps (%s)", milhares(x.Maxima.M), x.cenario),
 			Medido: fmt.Sprintf("%.0f draws/s ÷ %.0f tps = **%.2f×**; %.2f× the bare loop with commits of ≤ %d (%.0f msgs/s)",
 				x.Maxima.Vazao(), x.PgbenchTPS, q, razao(x.Maxima.Vazao(), bare.Vazao()), bare.Lote, bare.Vazao()),
 			Ok: ok, Veredito: v,
@@ -185,7 +160,7 @@ func (r *relatorio) avaliar() []alvo {
 		}
 		out = append(out, alvo{
 			Nome:   fmt.Sprintf("light load (%g events/s): publish → result on the bus p50 ≤ 2 ms, p99 ≤ 10 ms", r.a.o.taxaLeve),
-			Medido: fmt.Sprintf("worst p50 **%.1f ms**, worst p99 **%.1f ms** (p50 / p99: %s; %s events each)%s", p50, p99, strings.Join(todos, ", "), benchdoc.Thousands(r.a.o.leve), piso(r.lacos.Leve, "at the same rate, one commit per message")),
+			Medido: fmt.Sprintf("worst p50 **%.1f ms**, worst p99 **%.1f ms** (p50 / p99: %s; %s events each)%s", p50, p99, strings.Join(todos, ", "), milhares(r.a.o.leve), piso(r.lacos.Leve, "at the same rate, one commit per message")),
 			Ok:     ok1 && ok2, Veredito: v,
 		})
 	}
@@ -231,7 +206,7 @@ func (r *relatorio) avaliar() []alvo {
 	ok, v := margem(mb(grande.MemFim.HWM), 150, true)
 	out = append(out, alvo{
 		Nome:   "`d6a serve` RSS ≤ 150 MB at K=1,000,000",
-		Medido: fmt.Sprintf("%s, %s UCs: peak (VmHWM) **%.1f MB**, at the end (VmRSS) %.1f MB", grande.cenario, benchdoc.Thousands(grande.UCs), mb(grande.MemFim.HWM), mb(grande.MemFim.RSS)),
+		Medido: fmt.Sprintf("%s, %s UCs: peak (VmHWM) **%.1f MB**, at the end (VmRSS) %.1f MB", grande.cenario, milhares(grande.UCs), mb(grande.MemFim.HWM), mb(grande.MemFim.RSS)),
 		Ok:     ok, Veredito: v,
 	})
 	// 6. Hierarchy cache load.
@@ -245,52 +220,21 @@ func (r *relatorio) avaliar() []alvo {
 	out = append(out, alvo{
 		Nome: "hierarchy cache load ≤ 2 s",
 		Medido: fmt.Sprintf("slowest **%.2f s** (%s, %s UCs; RSS +%.1f MB over the first draw)", pior.Hierarquia.Duracao.Seconds(),
-			pior.cenario, benchdoc.Thousands(pior.Hierarquia.UCs), mb(pior.MemDepois.RSS-pior.MemAntes.RSS)),
+			pior.cenario, milhares(pior.Hierarquia.UCs), mb(pior.MemDepois.RSS-pior.MemAntes.RSS)),
 		Ok: ok, Veredito: v,
 	})
 	return out
 }
 
-func (r *relatorio) imprimirAlvos(w io.Writer) {
-	for _, a := range r.alvos {
-		marca := "MET   "
-		if !a.Ok {
-			marca = "MISSED"
-		}
-		fmt.Fprintf(w, "%s  %s\n        %s\n", marca, a.Nome, strings.ReplaceAll(a.Medido, "**", ""))
+// tabelaAlvos writes the targets table of either mode.
+func tabelaAlvos(b *strings.Builder, alvos []alvo) {
+	fmt.Fprintf(b, "### Targets\n\n| target | measured | verdict |\n|---|---|---|\n")
+	for _, a := range alvos {
+		fmt.Fprintf(b, "| %s | %s | %s |\n", a.Nome, a.Medido, a.Veredito)
 	}
 }
 
-const (
-	marcaInicio = "<!-- d6a-bench:draws:begin (generated by go run ./cmd/d6a-bench; edits inside are overwritten) -->"
-	marcaFim    = "<!-- d6a-bench:draws:end -->"
-	tituloSecao = "## Draws at national scale"
-)
-
-// atualizarDoc rewrites the generated block of path (between the markers),
-// creating the file or the section when missing; everything else is kept.
-func (r *relatorio) atualizarDoc(path string) error {
-	bloco := marcaInicio + "\n" + r.markdown() + marcaFim + "\n"
-	antigo, err := os.ReadFile(path)
-	if os.IsNotExist(err) {
-		return os.WriteFile(path, []byte("# Benchmarks\n\n"+tituloSecao+"\n\n"+bloco), 0o644)
-	}
-	if err != nil {
-		return err
-	}
-	s := string(antigo)
-	i, j := strings.Index(s, marcaInicio), strings.Index(s, marcaFim)
-	switch {
-	case i >= 0 && j > i:
-		s = s[:i] + bloco + s[j+len(marcaFim)+1:]
-	case strings.Contains(s, tituloSecao+"\n"):
-		k := strings.Index(s, tituloSecao+"\n") + len(tituloSecao) + 1
-		s = s[:k] + "\n" + bloco + s[k:]
-	default:
-		s = strings.TrimRight(s, "\n") + "\n\n" + tituloSecao + "\n\n" + bloco
-	}
-	return os.WriteFile(path, []byte(s), 0o644)
-}
+const tituloSecao = "## Draws at national scale"
 
 func (r *relatorio) markdown() string {
 	var b strings.Builder
@@ -304,8 +248,8 @@ func (r *relatorio) markdown() string {
 	fmt.Fprintf(&b, "```\n%s\n```\n\n", o.comando)
 	// Other work in progress is measured too: only the bench's own files
 	// and the docs it writes are left out.
-	fmt.Fprintf(&b, "- code: %s\n", benchdoc.Revision(r.a.raiz, "--untracked-files=no", "--", ".", ":!cmd/d6a-bench", ":!docs"))
-	fmt.Fprintf(&b, "- machine: `nproc` = %s; `free -g`: %s; CPU %s; kernel %s; %s\n", comando("nproc"), memoriaLivre(), benchdoc.CPUModel(), benchdoc.Kernel(), runtime.Version())
+	fmt.Fprintf(&b, "- code: %s\n", revisao(r.a.raiz, "--untracked-files=no", "--", ".", ":!cmd/d6a-bench", ":!docs"))
+	fmt.Fprintf(&b, "- machine: %s\n", maquina())
 	var ajustes []string
 	for k, v := range configuracaoPG {
 		ajustes = append(ajustes, k+"="+v)
@@ -313,11 +257,11 @@ func (r *relatorio) markdown() string {
 	sort.Strings(ajustes)
 	fmt.Fprintf(&b, "- PostgreSQL %s from `internal/pglocal` with `Durable: true` (fsync, synchronous_commit and full_page_writes on), fresh in a temporary directory on the machine's disk, %s\n", r.a.versao, strings.Join(ajustes, ", "))
 	fmt.Fprintf(&b, "- bus: %s\n", nats)
-	fmt.Fprintf(&b, "- country: %s UCs in `core.uc_polygons` (1 country → 27 states → 5,570 municipalities → 50,000 neighbourhoods → 200,000 micro-areas, analyzed); counsellors loaded with COPY into a fresh database per run (after `d6a migrate`), then `pg_prewarm`ed into shared_buffers as on a server that has been running. Shapes: **sparse** = %s; **dense** (upper levels) = %s. Demands fall on random micro-areas.\n", benchdoc.Thousands(r.a.pais.Tamanho()), descreverForma("sparse"), descreverForma("dense"))
+	fmt.Fprintf(&b, "- country: %s UCs in `core.uc_polygons` (1 country → 27 states → 5,570 municipalities → 50,000 neighbourhoods → 200,000 micro-areas, analyzed); counsellors loaded with COPY into a fresh database per run (after `d6a migrate`), then `pg_prewarm`ed into shared_buffers as on a server that has been running. Shapes: **sparse** = %s; **dense** (upper levels) = %s. Demands fall on random micro-areas.\n", milhares(r.a.pais.Tamanho()), descreverForma("sparse"), descreverForma("dense"))
 	fmt.Fprintf(&b, "- **analyzed** runs: `VACUUM (ANALYZE)` after the load and between passes. **fresh** runs: autovacuum off on every d6a table (`autovacuum_enabled = off`) before the load, no ANALYZE or VACUUM at any time; the bench counts the d6a tables' `pg_statistic` rows at the end (0 = never analyzed).\n")
-	fmt.Fprintf(&b, "- per run: `pgbench -i` + `pgbench -c 1 -j 1 -T %d -N`, then a fresh `d6a serve` (default configuration, JSON logs at info); one warm-up draw (loads the hierarchy cache); a **light pass** of %s demands at %g/s; a **burst** of M = %s published as fast as JetStream acknowledges them; a **paced pass** of M more at %.0f%% of the burst's draw rate. Between passes the assignments are ended (as `ciclo_concluído` would). Latency = publish → the result (`conselheiro.sorteado` or `sorteio.sem_candidatos`, matched by `demanda_id`) arriving on a core NATS subscription; draws/s = results ÷ (first publish → last result on the bus).\n", o.pgbenchT, benchdoc.Thousands(o.leve), o.taxaLeve, benchdoc.Thousands(o.m), o.carga*100)
+	fmt.Fprintf(&b, "- per run: `pgbench -i` + `pgbench -c 1 -j 1 -T %d -N`, then a fresh `d6a serve` (default configuration, JSON logs at info); one warm-up draw (loads the hierarchy cache); a **light pass** of %s demands at %g/s; a **burst** of M = %s published as fast as JetStream acknowledges them; a **paced pass** of M more at %.0f%% of the burst's draw rate. Between passes the assignments are ended (as `ciclo_concluído` would). Latency = publish → the result (`conselheiro.sorteado` or `sorteio.sem_candidatos`, matched by `demanda_id`) arriving on a core NATS subscription; draws/s = results ÷ (first publish → last result on the bus).\n", o.pgbenchT, milhares(o.leve), o.taxaLeve, milhares(o.m), o.carga*100)
 	if len(r.lacos.Lacos) > 0 {
-		fmt.Fprintf(&b, "- **bare loop** (`cmd/d6a-bench/laco.go`), in the bench process, on a nats-server of its own (same binary and settings) and the same PostgreSQL, after a pgbench of its own: one JetStream pull consumer; per message one `INSERT` (pipelined, one commit per message or per batch of ≤ 64 / ≤ 256); then an async publish of a result per message with `Nats-Msg-Id`, waiting for every ack; then the ack of the inputs. %s messages each, published as fast as acknowledged while it runs; msgs/s = messages ÷ (first publish → last result acknowledged). Then, as latency floors under d6a's light and paced passes: one commit per message at the light pass's rate, and the batched loop at %.0f%% of its own maximum.\n", benchdoc.Thousands(o.laco), o.carga*100)
+		fmt.Fprintf(&b, "- **bare loop** (`cmd/d6a-bench/laco.go`), in the bench process, on a nats-server of its own (same binary and settings) and the same PostgreSQL, after a pgbench of its own: one JetStream pull consumer; per message one `INSERT` (pipelined, one commit per message or per batch of ≤ 64 / ≤ 256); then an async publish of a result per message with `Nats-Msg-Id`, waiting for every ack; then the ack of the inputs. %s messages each, published as fast as acknowledged while it runs; msgs/s = messages ÷ (first publish → last result acknowledged). Then, as latency floors under d6a's light and paced passes: one commit per message at the light pass's rate, and the batched loop at %.0f%% of its own maximum.\n", milhares(o.laco), o.carga*100)
 	}
 	b.WriteString("\n")
 
@@ -342,11 +286,11 @@ func (r *relatorio) markdown() string {
 				nome = "commit per message"
 			}
 			fmt.Fprintf(&b, "| %s | %.0f | **%.0f** | **%.2f×** | %.0f | %.2f / %.2f / %.2f |\n", nome, r.lacos.PgbenchTPS, x.Vazao(), razao(x.Vazao(), r.lacos.PgbenchTPS),
-				float64(x.M)/x.Publicacao.Seconds(), x.CPU.BenchMsPorSorteio, x.CPU.PGmsPorSorteio, x.CPU.NATSmsPorSorteio)
+				float64(x.M)/x.Publicacao.Seconds(), x.CPU.Ms(x.CPU.Eu), x.CPU.Ms(x.CPU.PG), x.CPU.Ms(x.CPU.NATS))
 		}
 		if l := r.lacos.Leve; l.M > 0 {
 			fmt.Fprintf(&b, "\nThe bare loop at the light pass's rate (%g/s, %s messages, one commit per message): publish → result on a core subscription p50 **%.1f ms**, p99 **%.1f ms**, the floor under d6a's light-load latency on this bus and database.\n",
-				l.Taxa, benchdoc.Thousands(l.M), ms(l.Lat.P50), ms(l.Lat.P99))
+				l.Taxa, milhares(l.M), ms(l.Lat.P50), ms(l.Lat.P99))
 		}
 	}
 
@@ -371,7 +315,7 @@ func (r *relatorio) markdown() string {
 			notas = append(notas, fmt.Sprintf("%s: d6a serve logged %d warnings/errors (first: %s)", x.cenario, len(x.Avisos), x.Avisos[0]))
 		}
 	}
-	fmt.Fprintf(&b, "\nHierarchy of %s UCs cached in", benchdoc.Thousands(r.rs[0].Hierarquia.UCs))
+	fmt.Fprintf(&b, "\nHierarchy of %s UCs cached in", milhares(r.rs[0].Hierarquia.UCs))
 	for _, x := range r.rs {
 		fmt.Fprintf(&b, " %.2f s", x.Hierarquia.Duracao.Seconds())
 	}
@@ -403,7 +347,7 @@ func (r *relatorio) markdown() string {
 		fmt.Fprintf(&b, "| %s | %s |\n", x.cenario, x.Maxima.Lotes)
 	}
 
-	fmt.Fprintf(&b, "\nPer pass: the end-to-end latency against d6a's own handler time (`d6a_handler_duracao_segundos` of `agenda.item_disponível`, its bucket bounds), the CPU per draw of each process (from /proc; PostgreSQL = the cluster's postmaster and backends; bench = the publisher), the WAL flushes and bytes per draw (`pg_stat_wal`; light pass not counted), and how busy the machine was. \"d6a's split\" is from d6a serve's own histograms (bucket bounds, ms, p50 then p99): the bus's delivery of each message, from its storage in the stream (`d6a_entrega_atraso_segundos`), then each transaction's opening, decisions, and writes with COMMIT (`d6a_transacao_fase_segundos`). \"Other processes\" is CPU used by anything but d6a serve, PostgreSQL, nats-server and the bench, in cores out of %s: when it is high, the run shared the machine and its figures are pessimistic. \"Quiet draws\" are those during which (from 100 ms before the publish to the result) other processes never used more than %.2f cores over a 250 ms window.\n\n", comando("nproc"), limiteQuieto)
+	fmt.Fprintf(&b, "\nPer pass: the end-to-end latency against d6a's own handler time (`d6a_handler_duracao_segundos` of `agenda.item_disponível`, its bucket bounds), the CPU per draw of each process (from /proc; PostgreSQL = the cluster's postmaster and backends; bench = the publisher), the WAL flushes and bytes per draw (`pg_stat_wal`; light pass not counted), and how busy the machine was. \"d6a's split\" is from d6a serve's own histograms (bucket bounds, ms, p50 then p99): the bus's delivery of each message, from its storage in the stream (`d6a_entrega_atraso_segundos`), then each transaction's opening, decisions, and writes with COMMIT (`d6a_transacao_fase_segundos`). \"Other processes\" is CPU used by anything but d6a serve, PostgreSQL, nats-server and the bench, in cores out of %d: when it is high, the run shared the machine and its figures are pessimistic. \"Quiet draws\" are those during which (from 100 ms before the publish to the result) other processes never used more than %.2f cores over a 250 ms window.\n\n", runtime.NumCPU(), limiteQuieto)
 	fmt.Fprintf(&b, "| run | pass | end-to-end p50 / p99 (ms) | quiet draws: n, p50 / p99 (ms) | d6a handler p50 / p99 (ms) | d6a's split: delivery · opening · decisions · writes and COMMIT, p50 / p99 (ms) | CPU ms/draw: d6a / PostgreSQL / nats-server / bench | WAL flushes/draw, kB/draw | machine busy | other processes (cores) |\n|---|---|--:|--:|--:|--:|--:|--:|--:|--:|\n")
 	for _, x := range r.rs {
 		for _, p := range []struct {
@@ -420,17 +364,14 @@ func (r *relatorio) markdown() string {
 				wal = fmt.Sprintf("%.2f, %.1f", float64(p.pg.WAL.Syncs)/n, float64(p.pg.WAL.Bytes)/1024/n)
 			}
 			fmt.Fprintf(&b, "| %s | %s | %.1f / %.1f | %s, %.1f / %.1f | ≤ %s / ≤ %s | %s | %s / %.2f | %s | %.0f%% | %.2f |\n", x.cenario, p.nome,
-				ms(p.p.Lat.P50), ms(p.p.Lat.P99), benchdoc.Thousands(p.p.Quietas.N), ms(p.p.Quietas.P50), ms(p.p.Quietas.P99),
-				limite(p.p.HandlerP50), limite(p.p.HandlerP99), p.p.Divisao, cpuPorSorteio(p.p.CPU), p.p.CPU.BenchMsPorSorteio, wal,
-				100*p.p.CPU.OcupacaoMaquina, p.p.CPU.OutrosNucleos)
+				ms(p.p.Lat.P50), ms(p.p.Lat.P99), milhares(p.p.Quietas.N), ms(p.p.Quietas.P50), ms(p.p.Quietas.P99),
+				limite(p.p.HandlerP50), limite(p.p.HandlerP99), p.p.Divisao, cpuPorSorteio(p.p.CPU), p.p.CPU.Ms(p.p.CPU.Eu), wal,
+				100*p.p.CPU.Ocupacao(), p.p.CPU.Outros)
 		}
 	}
 	b.WriteString("\n")
 
-	fmt.Fprintf(&b, "### Targets\n\n| target | measured | verdict |\n|---|---|---|\n")
-	for _, a := range r.alvos {
-		fmt.Fprintf(&b, "| %s | %s | %s |\n", a.Nome, a.Medido, a.Veredito)
-	}
+	tabelaAlvos(&b, r.alvos)
 
 	// Server-side breakdown of the burst at K≈100,000, dense.
 	x, ok := achar(r.rs, 100_000, "dense", false)
@@ -446,7 +387,7 @@ func (r *relatorio) markdown() string {
 			exec += i.TotalMs
 		}
 		fmt.Fprintf(&b, "From `pg_stat_statements` and `pg_stat_wal`, reset before the burst; per draw = total ÷ %s results. Wall time per draw: **%.3f ms** (1 ÷ draws/s). Statement execution in the server: %.3f ms per draw. WAL flushes: %.2f per draw at %.2f ms each = **%.3f ms per draw** (%d syncs, %.1f MB of WAL = %.1f kB per draw); commits in the database: %.2f per draw.\n\n",
-			benchdoc.Thousands(int(n)), wall, exec/n, float64(x.PG.WAL.Syncs)/n, razao(x.PG.WAL.SyncMs, float64(x.PG.WAL.Syncs)), x.PG.WAL.SyncMs/n,
+			milhares(int(n)), wall, exec/n, float64(x.PG.WAL.Syncs)/n, razao(x.PG.WAL.SyncMs, float64(x.PG.WAL.Syncs)), x.PG.WAL.SyncMs/n,
 			x.PG.WAL.Syncs, float64(x.PG.WAL.Bytes)/(1<<20), float64(x.PG.WAL.Bytes)/1024/n, float64(x.PG.Commits)/n)
 		if u := x.PG.AtualizacoesConselheiros; u > 0 {
 			fmt.Fprintf(&b, "`d6a.conselheiros`: %d updates, %.0f%% HOT.\n\n", u, 100*float64(x.PG.HOTConselheiros)/float64(u))
@@ -461,28 +402,4 @@ func (r *relatorio) markdown() string {
 	}
 	b.WriteString("\n")
 	return b.String()
-}
-
-func comando(nome string, args ...string) string {
-	out, err := exec.Command(nome, args...).Output()
-	if err != nil {
-		return "?"
-	}
-	return strings.TrimSpace(string(out))
-}
-
-func memoriaLivre() string {
-	out, err := exec.Command("free", "-g").Output()
-	if err != nil {
-		return "?"
-	}
-	for _, l := range strings.Split(string(out), "\n") {
-		if strings.HasPrefix(l, "Mem:") {
-			f := strings.Fields(l)
-			if len(f) >= 2 {
-				return fmt.Sprintf("%s GB total (`%s`)", f[1], strings.Join(f, " "))
-			}
-		}
-	}
-	return "?"
 }

@@ -244,7 +244,7 @@ func benchHandle(b *testing.B, svc *atribuicao.Servico, t *rastreador) {
 	b.ReportMetric(float64(b.N)/dur.Seconds(), "draws/s")
 	b.ReportMetric(float64(depois.pg-antes.pg)*1000/procstat.HZ/float64(b.N), "pg-cpu-ms/draw")
 	b.ReportMetric(float64(depois.eu-antes.eu)*1000/procstat.HZ/float64(b.N), "proc-cpu-ms/draw") // d6a code + the embedded NATS server
-	b.ReportMetric(calcularUso(antes, depois, b.N).OutrosNucleos, "other-cores")
+	b.ReportMetric(calcularUso(antes, depois, b.N).Outros, "other-cores")
 	if b.N >= 100 {
 		fmt.Fprintf(os.Stderr, "\n%s (K=%d, %d draws, %.3f ms per draw wall):\n%s", b.Name(), bancada.k, b.N, ms(dur)/float64(b.N), t.tabela(b.N, dur))
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -51,45 +50,39 @@ var formasConsulta = []formaConsulta{
 		rotulo:  "database only: previous handler",
 		nome:    "the handler before commit 37bcf25: BEGIN; SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY; 2 SELECTs; COMMIT",
 		viagens: 5,
-		ler: func(ctx context.Context, st *store.Store, cidadao uuid.UUID) (bool, error) {
-			var ativa bool
-			err := pgx.BeginFunc(ctx, st.Pool, func(tx pgx.Tx) error {
+		ler: func(ctx context.Context, st *store.Store, cidadao uuid.UUID) (ativa bool, err error) {
+			err = pgx.BeginFunc(ctx, st.Pool, func(tx pgx.Tx) error {
 				if _, err := tx.Exec(ctx, "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY"); err != nil {
 					return err
 				}
-				var id uuid.UUID
-				var c struct {
-					uc                           uuid.UUID
-					nivel                        int32
-					status                       string
-					capacitacao                  bool
-					cadastro, atualizado         time.Time
-					ultima, suspensao            *time.Time
-					eventoCadastro, eventoUltimo uuid.UUID
-					cidadaoID                    uuid.UUID
+				c, err := linha(ctx, tx, sqlConselheiro, cidadao)
+				if c == nil && err == nil {
+					err = pgx.ErrNoRows // every counsellor asked is registered
 				}
-				if err := tx.QueryRow(ctx, sqlConselheiro, cidadao).Scan(&id, &c.cidadaoID, &c.uc, &c.nivel, &c.status, &c.capacitacao,
-					&c.cadastro, &c.ultima, &c.suspensao, &c.eventoCadastro, &c.eventoUltimo, &c.atualizado); err != nil {
+				if err != nil {
 					return err
 				}
-				var a struct {
-					id, conselheiro, demanda, uc, evento uuid.UUID
-					seed, metodo, status, categoria      string
-					posicao, total, nivel                int32
-					hash                                 *string
-					data, criado                         time.Time
-					encerramento, grupo                  *uuid.UUID
-					score                                float64
-				}
-				err := tx.QueryRow(ctx, sqlAtribuicao, id).Scan(&a.id, &a.conselheiro, &a.demanda, &a.uc, &a.seed, &a.metodo,
-					&a.posicao, &a.total, &a.hash, &a.status, &a.data, &a.evento, &a.encerramento, &a.criado, &a.score,
-					&a.categoria, &a.nivel, &a.grupo)
-				ativa, err = store.Found(err)
+				at, err := linha(ctx, tx, sqlAtribuicao, c[0])
+				ativa = at != nil
 				return err
 			})
 			return ativa, err
 		},
 	},
+}
+
+// linha reads the first row of sql with every column decoded, as sqlc's
+// code did; nil when there is none.
+func linha(ctx context.Context, tx pgx.Tx, sql string, arg any) ([]any, error) {
+	rows, err := tx.Query(ctx, sql, arg)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		return nil, rows.Err()
+	}
+	return rows.Values()
 }
 
 // The two queries of the handler before commit 37bcf25 (sqlc's
@@ -104,12 +97,12 @@ FROM d6a.conselheiros WHERE cidadao_id = $1 ORDER BY data_cadastro, id`
 FROM d6a.atribuicoes WHERE conselheiro_id = $1 AND status = 'ativa'`
 )
 
-// fechadoBanco is the closed loop of fechadoHTTP with a database read in
+// fechadoBanco is the closed loop of rodarHTTP with a database read in
 // place of the HTTP request: -c goroutines share the load generator's pool,
 // whose size is pgxpool's default, the same as the server's. A read fails
 // on an error or, unless f.semDados, on an answer other than the seed's.
-func (a *ambiente) fechadoBanco(ctx context.Context, f formaConsulta) (resultado, error) {
-	r, err := a.fechado(ctx, a.o.c, func() pedido {
+func (a *ambienteHTTP) fechadoBanco(ctx context.Context, f formaConsulta) (resultado, error) {
+	r, err := a.rodar(ctx, a.o.c, 0, func() pedido {
 		var k int
 		return pedido{
 			preparar: func(i int) { k = i % len(a.cidadaos) },
@@ -127,5 +120,6 @@ func (a *ambiente) fechadoBanco(ctx context.Context, f formaConsulta) (resultado
 		viagens = "1 round trip"
 	}
 	r.Nome, r.Detalhe, r.Viagens = f.rotulo+" ("+viagens+")", f.nome, f.viagens
+	logf("    %s", r.resumo())
 	return r, nil
 }

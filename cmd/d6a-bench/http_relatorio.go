@@ -1,19 +1,13 @@
 package main
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
-	"io"
-	"os"
-	"path/filepath"
 	"runtime"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/formigueiro/d6a/internal/benchdoc"
 	"github.com/formigueiro/d6a/internal/httpapi"
 )
 
@@ -23,9 +17,9 @@ const (
 	alvoP99   = 10 * time.Millisecond // p99 at -rate (1,000/s) below this
 )
 
-type relatorio struct {
-	o    opcoes
-	a    *ambiente
+type relatorioHTTP struct {
+	o    opcoesHTTP
+	a    *ambienteHTTP
 	data time.Time
 	dur  time.Duration
 
@@ -35,13 +29,14 @@ type relatorio struct {
 	semCache               resultado   // -diag: the situacao route of the app with Cache nil
 	// The cached app's counters just before and just after the
 	// closed-loop situacao run (warm-up included).
-	cacheAntes, cacheDepois metricas
-	avisos                  avisos
-	fundo                   cpu // 2 s before the runs: the machine without our load
+	cacheAntes, cacheDepois metricasHTTP
+	avisos                  []string // the server's log records above info
+	pedidos                 int      // and its request log lines
+	fundo                   usoCPU   // 2 s before the runs: the machine without our load
 }
 
 // outrosMax is the most CPU other processes took during any run.
-func (r *relatorio) outrosMax() float64 {
+func (r *relatorioHTTP) outrosMax() float64 {
 	m := r.fundo.Outros
 	for _, x := range r.linhas() {
 		m = max(m, x.CPU.Outros)
@@ -49,14 +44,14 @@ func (r *relatorio) outrosMax() float64 {
 	return m
 }
 
-func (r *relatorio) razao() float64 {
+func (r *relatorioHTTP) razao() float64 {
 	if r.bare.Vazao() == 0 {
 		return 0
 	}
 	return r.situacao.Vazao() / r.bare.Vazao()
 }
 
-func (r *relatorio) linhas() []resultado {
+func (r *relatorioHTTP) linhas() []resultado {
 	out := []resultado{r.bare, r.situacao, r.aberto}
 	if r.o.diag {
 		out = append(out, r.semBanco)
@@ -68,7 +63,7 @@ func (r *relatorio) linhas() []resultado {
 
 func carga(x resultado) string {
 	if x.Modo == "open" {
-		return fmt.Sprintf("open loop, %s req/s offered, %d senders", benchdoc.Thousands(x.Taxa), x.Conexoes)
+		return fmt.Sprintf("open loop, %s req/s offered, %d senders", milhares(x.Taxa), x.Conexoes)
 	}
 	if strings.HasPrefix(x.Nome, "database") {
 		return fmt.Sprintf("closed loop, %d goroutines", x.Conexoes)
@@ -78,98 +73,64 @@ func carga(x resultado) string {
 
 func msn(d time.Duration) string { return strconv.FormatFloat(float64(d)/1e6, 'f', 2, 64) }
 
-// imprimir writes the summary for the terminal.
-func (r *relatorio) imprimir(w io.Writer) {
-	fmt.Fprintf(w, "%-52s %-42s %9s %8s %8s %8s %8s %7s  %s\n", "run", "load", "req/s", "p50 ms", "p90 ms", "p99 ms", "max ms", "errors", "CPU µs/req: loadgen / server / PostgreSQL / irq; other processes (cores)")
-	for _, x := range r.linhas() {
-		fmt.Fprintf(w, "%-52s %-42s %9.0f %8s %8s %8s %8s %7d  %.0f / %.0f / %.0f / %.0f; %.2f\n", x.Nome, carga(x), x.Vazao(),
-			msn(x.Lat.P50), msn(x.Lat.P90), msn(x.Lat.P99), msn(x.Lat.Max), x.Erros, x.CPU.UsCarga, x.CPU.UsServidor, x.CPU.UsPostgres, x.CPU.UsKernel, x.CPU.Outros)
-	}
-	fmt.Fprintf(w, "\nopen loop from the actual send (not the schedule): p50 %s, p90 %s, p99 %s, max %s ms; %d sent > 1 ms late (worst %s ms)\n",
-		msn(r.aberto.LatEnvio.P50), msn(r.aberto.LatEnvio.P90), msn(r.aberto.LatEnvio.P99), msn(r.aberto.LatEnvio.Max), r.aberto.Atrasadas, msn(r.aberto.AtrasoMax))
-	fmt.Fprintf(w, "other processes: %.2f cores before the runs, at most %.2f during them\n", r.fundo.Outros, r.outrosMax())
-	if r.a != nil && r.a.tamanhoCache > 0 {
-		h, _ := r.situacao.CPU.RazaoCache()
-		fmt.Fprintf(w, "situacao cache (D6A_SITUACAO_CACHE=%d): closed-loop window %.0f hits / %.0f misses (%.2f%% hits); whole closed-loop run, warm-up included, %.0f / %.0f; before the runs (probe + answers check) %.0f / %.0f\n",
-			r.a.tamanhoCache, r.situacao.CPU.CacheHit, r.situacao.CPU.CacheMiss, 100*h,
-			r.cacheDepois.hit-r.cacheAntes.hit, r.cacheDepois.miss-r.cacheAntes.miss, r.a.cacheInicial.hit, r.a.cacheInicial.miss)
-	}
-	fmt.Fprintln(w)
-	for _, a := range r.alvos() {
-		marca := "MET   "
-		if !a.ok {
-			marca = "MISSED"
-		}
-		fmt.Fprintf(w, "%s  %s: %s (%s)\n", marca, a.nome, strings.ReplaceAll(a.medido, "**", ""), a.margem)
-	}
-	if r.avisos.n > 0 {
-		fmt.Fprintf(w, "\nthe server logged %d warnings/errors; first: %s\n", r.avisos.n, r.avisos.primeiro)
-	}
-}
-
-type alvo struct {
-	nome, medido, margem string
-	ok                   bool
-}
-
-func (r *relatorio) alvos() []alvo {
+func (r *relatorioHTTP) alvos() []alvo {
 	razao := r.razao()
 	a1 := alvo{
-		nome:   "situacao req/s ≥ 30% of the bare fiber handler's (closed loop)",
-		medido: fmt.Sprintf("**%.1f%%** (%s ÷ %s req/s)", 100*razao, benchdoc.Thousands(int(r.situacao.Vazao())), benchdoc.Thousands(int(r.bare.Vazao()))),
-		ok:     razao >= alvoRazao && r.situacao.Erros == 0,
+		Nome:   "situacao req/s ≥ 30% of the bare fiber handler's (closed loop)",
+		Medido: fmt.Sprintf("**%.1f%%** (%s ÷ %s req/s)", 100*razao, milhares(int(r.situacao.Vazao())), milhares(int(r.bare.Vazao()))),
+		Ok:     razao >= alvoRazao && r.situacao.Erros == 0,
 	}
 	precisa := alvoRazao * r.bare.Vazao()
 	if razao >= alvoRazao {
-		a1.margem = fmt.Sprintf("met by %.1f points: %s req/s above the %s req/s the target asks", 100*(razao-alvoRazao), benchdoc.Thousands(int(r.situacao.Vazao()-precisa)), benchdoc.Thousands(int(precisa)))
+		a1.Veredito = fmt.Sprintf("met by %.1f points: %s req/s above the %s req/s the target asks", 100*(razao-alvoRazao), milhares(int(r.situacao.Vazao()-precisa)), milhares(int(precisa)))
 	} else {
-		a1.margem = fmt.Sprintf("missed by %.1f points: %s req/s short of the %s req/s the target asks", 100*(alvoRazao-razao), benchdoc.Thousands(int(precisa-r.situacao.Vazao())), benchdoc.Thousands(int(precisa)))
+		a1.Veredito = fmt.Sprintf("missed by %.1f points: %s req/s short of the %s req/s the target asks", 100*(alvoRazao-razao), milhares(int(precisa-r.situacao.Vazao())), milhares(int(precisa)))
 	}
 	if r.situacao.Erros > 0 {
-		a1.margem += fmt.Sprintf("; %d errors", r.situacao.Erros)
+		a1.Veredito += fmt.Sprintf("; %d errors", r.situacao.Erros)
 	}
 
 	p99 := r.aberto.Lat.P99
 	a2 := alvo{
-		nome: fmt.Sprintf("situacao p99 < 10 ms at %s req/s (open loop)", benchdoc.Thousands(r.o.taxa)),
-		medido: fmt.Sprintf("**%s ms** (p50 %s, p99.9 %s, max %s ms; %.0f req/s achieved)",
+		Nome: fmt.Sprintf("situacao p99 < 10 ms at %s req/s (open loop)", milhares(r.o.taxa)),
+		Medido: fmt.Sprintf("**%s ms** (p50 %s, p99.9 %s, max %s ms; %.0f req/s achieved)",
 			msn(p99), msn(r.aberto.Lat.P50), msn(r.aberto.Lat.P999), msn(r.aberto.Lat.Max), r.aberto.Vazao()),
-		ok: p99 < alvoP99 && r.aberto.Erros == 0,
+		Ok: p99 < alvoP99 && r.aberto.Erros == 0,
 	}
 	if p99 < alvoP99 {
-		a2.margem = fmt.Sprintf("met with %s ms to spare (%.0f%% of the budget used)", msn(alvoP99-p99), 100*float64(p99)/float64(alvoP99))
+		a2.Veredito = fmt.Sprintf("met with %s ms to spare (%.0f%% of the budget used)", msn(alvoP99-p99), 100*float64(p99)/float64(alvoP99))
 	} else {
-		a2.margem = fmt.Sprintf("missed by %s ms", msn(p99-alvoP99))
+		a2.Veredito = fmt.Sprintf("missed by %s ms", msn(p99-alvoP99))
 	}
 	if r.aberto.Erros > 0 {
-		a2.margem += fmt.Sprintf("; %d errors/unsent", r.aberto.Erros)
+		a2.Veredito += fmt.Sprintf("; %d errors/unsent", r.aberto.Erros)
 	}
 	if r.o.taxa != 1000 {
-		a2.margem += fmt.Sprintf(" — note: measured at %s req/s, the target is stated at 1,000", benchdoc.Thousands(r.o.taxa))
+		a2.Veredito += fmt.Sprintf(" — note: measured at %s req/s, the target is stated at 1,000", milhares(r.o.taxa))
+	}
+	for _, a := range []*alvo{&a1, &a2} {
+		a.Veredito = map[bool]string{true: "**met** — ", false: "**missed** — "}[a.Ok] + a.Veredito
 	}
 	return []alvo{a1, a2}
 }
 
-const tituloSecao = "## HTTP: situacao route"
+const tituloHTTP = "## HTTP: situacao route"
 
 // nomeSemCache names the diagnostic row of the app with the cache off.
 const nomeSemCache = "situacao route, cache off"
 
-// markdown is the whole section, heading included; it holds no other
-// level-2 heading, so it ends where the next "## " begins.
-func (r *relatorio) markdown() string {
+// markdown is the generated block of the section.
+func (r *relatorioHTTP) markdown() string {
 	var b strings.Builder
 	o, a := r.o, r.a
-	fmt.Fprintf(&b, "%s\n\n", tituloSecao)
-	fmt.Fprintf(&b, "<!-- generated by go run ./cmd/d6a-httpbench; the tool rewrites this section, from its heading to the next level-2 heading, on every run -->\n\n")
 	fmt.Fprintf(&b, "`GET /d6a/conselheiros/me/situacao` (CONTRACT §6) with the throttle off and the situacao cache on, as `d6a serve` runs it, against a bare fiber handler measured in the same run. Measured %s UTC (whole run %s) with:\n\n",
 		r.data.Format("2006-01-02 15:04"), r.dur.Round(time.Second))
 	fmt.Fprintf(&b, "```\n%s\n```\n\n", o.comando)
 	// The commit measured and what the working tree changes in the code
 	// the route runs.
-	fmt.Fprintf(&b, "- code: %s\n", benchdoc.Revision("", "--", "internal/httpapi", "internal/store", "internal/config", "internal/metrics", "sql", "cmd/d6a-httpbench", "go.mod", "go.sum"))
-	fmt.Fprintf(&b, "- machine: `nproc` = %d; CPU %s; memory %s; kernel %s; %s; PostgreSQL %s\n", nucleos(), benchdoc.CPUModel(), benchdoc.Memory(), benchdoc.Kernel(), runtime.Version(), a.versao)
-	fmt.Fprintf(&b, "- **the load generator, the server and PostgreSQL all run on these %d cores**: every number below is what is left to the server once the load generator and the database have taken their share (the CPU columns show each share). A separate load-generator machine would give higher req/s for both routes.\n", nucleos())
+	fmt.Fprintf(&b, "- code: %s\n", revisao("", "--", "internal/httpapi", "internal/store", "internal/config", "internal/metrics", "sql", "cmd/d6a-bench", "go.mod", "go.sum"))
+	fmt.Fprintf(&b, "- machine: %s; PostgreSQL %s\n", maquina(), a.versao)
+	fmt.Fprintf(&b, "- **the load generator, the server and PostgreSQL all run on these %d cores**: every number below is what is left to the server once the load generator and the database have taken their share (the CPU columns show each share). A separate load-generator machine would give higher req/s for both routes.\n", runtime.NumCPU())
 	if om := r.outrosMax(); om >= 0.15 {
 		fmt.Fprintf(&b, "- **other processes were using the machine**: %.2f cores in the 2 s before the runs, up to %.2f cores during them (the \"other processes\" CPU column); the req/s are lower, and the latencies higher, than on a quiet machine\n", r.fundo.Outros, om)
 	} else {
@@ -178,15 +139,15 @@ func (r *relatorio) markdown() string {
 	fmt.Fprintf(&b, "- database: a fresh PostgreSQL from `internal/pglocal` (`Durable: true`, default settings otherwise), migrated, with %d counsellors registered as `conselheiro.cadastrado` does, %d of them `ocupado` with an active assignment; each request carries the "+r.o.alg+" session token of one of them, round-robin, so %d%% of the answers include `atribuicao_ativa`\n",
 		len(a.cidadaos), a.comAtribuicao, 100*a.comAtribuicao/max(1, len(a.cidadaos)))
 	fmt.Fprintf(&b, "- server: a separate process (this binary re-executed; GOMAXPROCS = %d) serving the real `httpapi.New` app assembled as `d6a serve` assembles it: configured through `config.FromEnv` (`D6A_THROTTLE_POR_MINUTO=0`, pool of %d connections = pgxpool's default, a JSON request log line at info per request written to a file — %s lines in this run, both d6a apps together), with the situacao cache below. On a second port, the same app with its own pool and metrics and `Cache: nil`: the route reading PostgreSQL on every request (the **cache off** diagnostic row). On a third, the **bare app**: fiber with the same server limits (`BodyLimit`, `ReadBufferSize`, timeouts), no middleware, one handler on the same path answering the constant `%s`\n",
-		nucleos(), a.poolMax, benchdoc.Thousands(r.avisos.linhas), corpoBare)
+		runtime.NumCPU(), a.poolMax, milhares(r.pedidos), corpoBare)
 	if a.tamanhoCache > 0 {
 		fmt.Fprintf(&b, "- situacao cache: `httpapi.NovoCache(cfg.SituacaoCache)` (`D6A_SITUACAO_CACHE`, default %s citizens) passed as `httpapi.Options.Cache`, with `Cache.Escutar` running on the store's pool as in `d6a serve`. It keeps, per process and per citizen, the database row the route reads (the status is still derived on every request), and answers from it only while `Escutar` holds a LISTEN connection on channel `%s`: triggers on `d6a.conselheiros` and `d6a.atribuicoes` (migration `20261129140000_d6a_notificar_situacao.sql`) NOTIFY every change, committed by any process, and each notification drops the citizen's entry; an entry is also re-read once it is older than `httpapi.CacheTTL` (%s). Without the LISTEN connection every read goes to PostgreSQL. The server announces its addresses only after the cache has answered a probe request (a hit counted in `d6a_situacao_cache_total`), so no run starts before the cache listens.\n",
-			benchdoc.Thousands(a.tamanhoCache), httpapi.CanalSituacao, httpapi.CacheTTL)
+			milhares(a.tamanhoCache), httpapi.CanalSituacao, httpapi.CacheTTL)
 	} else {
 		fmt.Fprintf(&b, "- situacao cache: **off** (`D6A_SITUACAO_CACHE` = %d): both d6a apps read PostgreSQL on every request\n", a.tamanhoCache)
 	}
 	fmt.Fprintf(&b, "- load generator: fasthttp `HostClient` in the parent process, keep-alive connections on loopback. **Closed loop**: %d connections, each sending its next request when the previous answer arrives, %s warm-up then %s measured. **Open loop**: requests scheduled every %s (%s req/s) for %s after a %s paced warm-up, sent by a pool of %d senders; latency runs from each request's *scheduled* time to its answer, so a stall is charged to every request it delays (no coordinated omission). Any answer but 200 counts as an error. Before each run the tool waits up to %s (`-wait-quiet`) for other processes to use under %.1f cores.\n\n",
-		o.c, o.aquecimento, o.d, time.Duration(float64(time.Second)/float64(o.taxa)), benchdoc.Thousands(o.taxa), o.d, o.aquecimento, o.conexoesAbrt, o.silencio, limiteSilencio)
+		o.c, o.aquecimento, o.d, time.Duration(float64(time.Second)/float64(o.taxa)), milhares(o.taxa), o.d, o.aquecimento, o.conexoesAbrt, o.silencio, limiteQuieto)
 
 	fmt.Fprintf(&b, "### Results\n\n")
 	fmt.Fprintf(&b, "| run | load | req/s | p50 / p90 / p99 / max (ms) | errors | CPU cores: load gen + server + PostgreSQL + irq/softirq + other processes (machine busy) | CPU µs per request: load gen / server / PostgreSQL / irq+softirq | server read(2) / write(2) per request |\n")
@@ -206,7 +167,7 @@ func (r *relatorio) markdown() string {
 			}
 			nome = fmt.Sprintf("database only, %d %s: %s", x.Viagens, v, x.Detalhe)
 		}
-		vazao := benchdoc.Thousands(int(x.Vazao()))
+		vazao := milhares(int(x.Vazao()))
 		if i < 2 {
 			vazao = "**" + vazao + "**"
 		}
@@ -229,18 +190,18 @@ func (r *relatorio) markdown() string {
 		}
 		sys := "–"
 		if x.Viagens == 0 {
-			sys = fmt.Sprintf("%.1f / %.1f", x.CPU.LeiturasServidor, x.CPU.EscritasServidor)
+			sys = fmt.Sprintf("%.1f / %.1f", x.CPU.Por(x.CPU.Lidas), x.CPU.Por(x.CPU.Escritas))
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %.2f + %.2f + %.2f + %.2f + %.2f (%.0f%%) | %.0f / %.0f / %.0f / %.0f | %s |\n",
 			nome, carga(x), vazao, lat, erros,
-			x.CPU.Carga, x.CPU.Servidor, x.CPU.Postgres, x.CPU.Kernel, x.CPU.Outros, 100*x.CPU.Maquina/float64(max(1, x.CPU.Nucleos)),
-			x.CPU.UsCarga, x.CPU.UsServidor, x.CPU.UsPostgres, x.CPU.UsKernel, sys)
+			x.CPU.Eu, x.CPU.D6A, x.CPU.PG, x.CPU.Kernel, x.CPU.Outros, 100*x.CPU.Ocupacao(),
+			x.CPU.Us(x.CPU.Eu), x.CPU.Us(x.CPU.D6A), x.CPU.Us(x.CPU.PG), x.CPU.Us(x.CPU.Kernel), sys)
 	}
 	fmt.Fprintf(&b, "\nOpen loop: %d of %s requests were sent more than 1 ms after their scheduled time (worst %s ms), %d not sent; measured from the actual send instead of the schedule, p50 / p90 / p99 / max = %s / %s / %s / %s ms (the difference is time the request waited for the load generator, which shares the cores).",
-		r.aberto.Atrasadas, benchdoc.Thousands(r.aberto.Lat.N), msn(r.aberto.AtrasoMax), r.aberto.NaoEnviadas,
+		r.aberto.Atrasadas, milhares(r.aberto.Lat.N), msn(r.aberto.AtrasoMax), r.aberto.NaoEnviadas,
 		msn(r.aberto.LatEnvio.P50), msn(r.aberto.LatEnvio.P90), msn(r.aberto.LatEnvio.P99), msn(r.aberto.LatEnvio.Max))
-	if r.avisos.n > 0 {
-		fmt.Fprintf(&b, " **The server logged %d warnings/errors** (first: %s).", r.avisos.n, r.avisos.primeiro)
+	if len(r.avisos) > 0 {
+		fmt.Fprintf(&b, " **The server logged %d warnings/errors** (first: %s).", len(r.avisos), r.avisos[0])
 	} else {
 		fmt.Fprintf(&b, " The server logged no warning or error.")
 	}
@@ -249,14 +210,7 @@ func (r *relatorio) markdown() string {
 	}
 	fmt.Fprintf(&b, "\n\n%s\n\n", r.cacheTexto())
 
-	fmt.Fprintf(&b, "### Targets\n\n| target | measured | verdict |\n|---|---|---|\n")
-	for _, x := range r.alvos() {
-		v := "**met**"
-		if !x.ok {
-			v = "**missed**"
-		}
-		fmt.Fprintf(&b, "| %s | %s | %s — %s |\n", x.nome, x.medido, v, x.margem)
-	}
+	tabelaAlvos(&b, r.alvos())
 	fmt.Fprintf(&b, "\n### What bounds the situacao route\n\n%s\n\n", r.analise())
 	return b.String()
 }
@@ -266,10 +220,12 @@ func (r *relatorio) markdown() string {
 // Nothing in it assumes how the handler reads the database: the round trips
 // are inferred from the server's write(2) calls, the cache's share from
 // d6a_situacao_cache_total.
-func (r *relatorio) analise() string {
+func (r *relatorioHTTP) analise() string {
 	var b strings.Builder
-	tot := func(x resultado) float64 { return x.CPU.UsCarga + x.CPU.UsServidor + x.CPU.UsPostgres + x.CPU.UsKernel }
-	pc := func(c cpu) float64 { return 100 * c.Maquina / float64(max(1, c.Nucleos)) }
+	tot := func(x resultado) float64 {
+		return x.CPU.Us(x.CPU.Eu) + x.CPU.Us(x.CPU.D6A) + x.CPU.Us(x.CPU.PG) + x.CPU.Us(x.CPU.Kernel)
+	}
+	pc := func(c usoCPU) float64 { return 100 * c.Maquina / float64(max(1, c.Nucleos)) }
 	porReq := func(n float64, x resultado) float64 { return n / float64(max(1, x.OK+x.Erros)) }
 	bare, sit, sb, sc := r.bare, r.situacao, r.semBanco, r.semCache
 	diag := r.o.diag && len(r.banco) == len(formasConsulta)
@@ -278,50 +234,50 @@ func (r *relatorio) analise() string {
 	fmt.Fprintf(&b, "- **CPU per request.** Both closed-loop runs keep the machine busy (%.0f%% and %.0f%% of %d cores; other processes took %.2f and %.2f cores), so req/s is about the cores left to this run divided by the CPU one request costs the whole machine. "+
 		"A bare-handler request costs %.0f µs (load generator %.0f, server %.0f, kernel irq/softirq %.0f); a situacao request costs %.0f µs (load generator %.0f, d6a %.0f, PostgreSQL %.0f, irq/softirq %.0f). "+
 		"%.0f ÷ %.0f = %.1f%%, against the measured ratio of %.1f%%.\n",
-		pc(bare.CPU), pc(sit.CPU), nucleos(), bare.CPU.Outros, sit.CPU.Outros,
-		tot(bare), bare.CPU.UsCarga, bare.CPU.UsServidor, bare.CPU.UsKernel,
-		tot(sit), sit.CPU.UsCarga, sit.CPU.UsServidor, sit.CPU.UsPostgres, sit.CPU.UsKernel,
+		pc(bare.CPU), pc(sit.CPU), runtime.NumCPU(), bare.CPU.Outros, sit.CPU.Outros,
+		tot(bare), bare.CPU.Us(bare.CPU.Eu), bare.CPU.Us(bare.CPU.D6A), bare.CPU.Us(bare.CPU.Kernel),
+		tot(sit), sit.CPU.Us(sit.CPU.Eu), sit.CPU.Us(sit.CPU.D6A), sit.CPU.Us(sit.CPU.PG), sit.CPU.Us(sit.CPU.Kernel),
 		tot(bare), tot(sit), 100*tot(bare)/max(1, tot(sit)), 100*r.razao())
 
 	fmt.Fprintf(&b, "- **The cache.** ")
 	if temCache {
 		fmt.Fprintf(&b, "In the measured window the cache answered %.2f%% of the situacao reads (%s hits, %s misses: %.4f reads of PostgreSQL per request), and PostgreSQL used %.2f cores, %.0f µs per request. ",
-			100*hr, benchdoc.Thousands(int(sit.CPU.CacheHit)), benchdoc.Thousands(int(sit.CPU.CacheMiss)), porReq(sit.CPU.CacheMiss, sit), sit.CPU.Postgres, sit.CPU.UsPostgres)
+			100*hr, milhares(int(sit.CPU.CacheHit)), milhares(int(sit.CPU.CacheMiss)), porReq(sit.CPU.CacheMiss, sit), sit.CPU.PG, sit.CPU.Us(sit.CPU.PG))
 	} else {
 		fmt.Fprintf(&b, "The cached app counted no cache reads in the measured window (D6A_SITUACAO_CACHE = %d): every request read PostgreSQL. ", r.a.tamanhoCache)
 	}
 	if r.o.diag {
 		fmt.Fprintf(&b, "Without it (the last row: the same app with `Cache: nil`), the route serves %s req/s, %.1f%% of the bare handler, at %.0f µs of machine CPU per request (load generator %.0f, d6a %.0f, PostgreSQL %.0f, irq/softirq %.0f), against %.0f µs with it: the cached route's rate is %.1f× the cache-off rate.",
-			benchdoc.Thousands(int(sc.Vazao())), 100*sc.Vazao()/max(1, bare.Vazao()), tot(sc), sc.CPU.UsCarga, sc.CPU.UsServidor, sc.CPU.UsPostgres, sc.CPU.UsKernel,
+			milhares(int(sc.Vazao())), 100*sc.Vazao()/max(1, bare.Vazao()), tot(sc), sc.CPU.Us(sc.CPU.Eu), sc.CPU.Us(sc.CPU.D6A), sc.CPU.Us(sc.CPU.PG), sc.CPU.Us(sc.CPU.Kernel),
 			tot(sit), sit.Vazao()/max(1, sc.Vazao()))
 	}
 	fmt.Fprintf(&b, "\n")
 	if r.o.diag {
 		fmt.Fprintf(&b, "- **The app without the database.** With a wrong-key token (401 after the full HS256 check) the d6a app serves %s req/s, %.0f%% of the bare handler, at %.0f µs of server CPU per request (bare: %.0f): fiber, the logging/metrics middleware and its JSON log line, recover, HS256. "+
 			"A situacao request costs d6a %.0f µs with the cache and %.0f µs without it, %+.0f and %+.0f µs against the 401 path: the handler (cache lookup, status, JSON answer) and, without the cache, its database read.\n",
-			benchdoc.Thousands(int(sb.Vazao())), 100*sb.Vazao()/max(1, bare.Vazao()), sb.CPU.UsServidor, bare.CPU.UsServidor,
-			sit.CPU.UsServidor, sc.CPU.UsServidor, sit.CPU.UsServidor-sb.CPU.UsServidor, sc.CPU.UsServidor-sb.CPU.UsServidor)
+			milhares(int(sb.Vazao())), 100*sb.Vazao()/max(1, bare.Vazao()), sb.CPU.Us(sb.CPU.D6A), bare.CPU.Us(bare.CPU.D6A),
+			sit.CPU.Us(sit.CPU.D6A), sc.CPU.Us(sc.CPU.D6A), sit.CPU.Us(sit.CPU.D6A)-sb.CPU.Us(sb.CPU.D6A), sc.CPU.Us(sc.CPU.D6A)-sb.CPU.Us(sb.CPU.D6A))
 		fmt.Fprintf(&b, "- **Round trips.** Per request the d6a process made %.1f read(2) / %.1f write(2) calls on the 401 path, which answers and logs the same way but reads nothing; %.1f / %.1f on the situacao route with the cache; %.1f / %.1f without it. "+
 			"The writes beyond the 401 path's are the handler's round trips to PostgreSQL: **≈ %.2f per request with the cache** (it missed %.4f reads per request), **≈ %.2f without it**. "+
 			"On loopback each round trip runs the receiving side of the network stack and wakes a backend, and its answer wakes a d6a goroutine: without the cache d6a spends %.0f µs per request, the kernel's irq/softirq %.0f µs and PostgreSQL %.0f µs; with it, %.0f, %.0f and %.0f µs.\n",
-			sb.CPU.LeiturasServidor, sb.CPU.EscritasServidor, sit.CPU.LeiturasServidor, sit.CPU.EscritasServidor, sc.CPU.LeiturasServidor, sc.CPU.EscritasServidor,
-			sit.CPU.EscritasServidor-sb.CPU.EscritasServidor, porReq(sit.CPU.CacheMiss, sit), sc.CPU.EscritasServidor-sb.CPU.EscritasServidor,
-			sc.CPU.UsServidor, sc.CPU.UsKernel, sc.CPU.UsPostgres, sit.CPU.UsServidor, sit.CPU.UsKernel, sit.CPU.UsPostgres)
+			sb.CPU.Por(sb.CPU.Lidas), sb.CPU.Por(sb.CPU.Escritas), sit.CPU.Por(sit.CPU.Lidas), sit.CPU.Por(sit.CPU.Escritas), sc.CPU.Por(sc.CPU.Lidas), sc.CPU.Por(sc.CPU.Escritas),
+			sit.CPU.Por(sit.CPU.Escritas)-sb.CPU.Por(sb.CPU.Escritas), porReq(sit.CPU.CacheMiss, sit), sc.CPU.Por(sc.CPU.Escritas)-sb.CPU.Por(sb.CPU.Escritas),
+			sc.CPU.Us(sc.CPU.D6A), sc.CPU.Us(sc.CPU.Kernel), sc.CPU.Us(sc.CPU.PG), sit.CPU.Us(sit.CPU.D6A), sit.CPU.Us(sit.CPU.Kernel), sit.CPU.Us(sit.CPU.PG))
 	}
-	custo := func(x resultado) float64 { return x.CPU.UsCarga + x.CPU.UsPostgres + x.CPU.UsKernel }
+	custo := func(x resultado) float64 { return x.CPU.Us(x.CPU.Eu) + x.CPU.Us(x.CPU.PG) + x.CPU.Us(x.CPU.Kernel) }
 	if diag {
 		h, um, velho := r.banco[0], r.banco[1], r.banco[2]
 		fmt.Fprintf(&b, "- **The read alone**, what a miss and every cache-off request pay. Driven directly with pgx from %d goroutines (no HTTP), the handler's query does %s reads/s and costs %.0f µs per read (client %.0f, PostgreSQL %.0f, irq/softirq %.0f); "+
 			"`SELECT 1`, a round trip that does no work, %s/s at %.0f µs (client %.0f, PostgreSQL %.0f, irq/softirq %.0f). "+
 			"So %.0f%% of the read's cost is the round trip itself, not the join. The handler before commit 37bcf25 (a REPEATABLE READ transaction of %d round trips) does %s reads/s at %.0f µs: the current query is %.1f× its rate.\n",
-			r.o.c, benchdoc.Thousands(int(h.Vazao())), custo(h), h.CPU.UsCarga, h.CPU.UsPostgres, h.CPU.UsKernel,
-			benchdoc.Thousands(int(um.Vazao())), custo(um), um.CPU.UsCarga, um.CPU.UsPostgres, um.CPU.UsKernel,
-			100*min(1, custo(um)/max(1, custo(h))), velho.Viagens, benchdoc.Thousands(int(velho.Vazao())), custo(velho), h.Vazao()/max(1, velho.Vazao()))
+			r.o.c, milhares(int(h.Vazao())), custo(h), h.CPU.Us(h.CPU.Eu), h.CPU.Us(h.CPU.PG), h.CPU.Us(h.CPU.Kernel),
+			milhares(int(um.Vazao())), custo(um), um.CPU.Us(um.CPU.Eu), um.CPU.Us(um.CPU.PG), um.CPU.Us(um.CPU.Kernel),
+			100*min(1, custo(um)/max(1, custo(h))), velho.Viagens, milhares(int(velho.Vazao())), custo(velho), h.Vazao()/max(1, velho.Vazao()))
 	}
 	alvos := r.alvos()
 	orcamento := tot(bare) / alvoRazao
 	fmt.Fprintf(&b, "- **Verdict.** ")
-	if !alvos[0].ok {
+	if !alvos[0].Ok {
 		fmt.Fprintf(&b, "**The 30%% target is missed.** A bare request costs the machine %.0f µs, so 30%% of its rate leaves a budget of **%.0f µs** per situacao request; the route costs %.0f µs, %.1f× the budget. ",
 			tot(bare), orcamento, tot(sit), tot(sit)/max(1, orcamento))
 	} else {
@@ -338,14 +294,14 @@ func (r *relatorio) analise() string {
 		fmt.Fprintf(&b, "). ")
 	}
 	fmt.Fprintf(&b, "The server process alone spends %.0f µs on a bare request and %.0f µs on a situacao request (%.1f%%): the ratio the two rates would approach if the server's own CPU were the only limit, as with the load generator and PostgreSQL on other machines (measured here, sharing the cores: %.1f%%).",
-		bare.CPU.UsServidor, sit.CPU.UsServidor, 100*bare.CPU.UsServidor/max(1, sit.CPU.UsServidor), 100*r.razao())
-	if !alvos[1].ok {
+		bare.CPU.Us(bare.CPU.D6A), sit.CPU.Us(sit.CPU.D6A), 100*bare.CPU.Us(bare.CPU.D6A)/max(1, sit.CPU.Us(sit.CPU.D6A)), 100*r.razao())
+	if !alvos[1].Ok {
 		fmt.Fprintf(&b, " **The p99 target at %s req/s is missed**: p99 %s ms from the schedule, %s ms from the actual send; %d requests left the load generator more than 1 ms late (worst %s ms). At %.0f%% of the closed-loop capacity the machine was %.0f%% busy; every request waits for the scheduler to run d6a goroutines (and, on a cache miss, a PostgreSQL backend) on %d shared cores, so a burst of arrivals queues on the CPUs.",
-			benchdoc.Thousands(r.o.taxa), msn(r.aberto.Lat.P99), msn(r.aberto.LatEnvio.P99), r.aberto.Atrasadas, msn(r.aberto.AtrasoMax),
-			100*float64(r.o.taxa)/max(1, sit.Vazao()), pc(r.aberto.CPU), nucleos())
+			milhares(r.o.taxa), msn(r.aberto.Lat.P99), msn(r.aberto.LatEnvio.P99), r.aberto.Atrasadas, msn(r.aberto.AtrasoMax),
+			100*float64(r.o.taxa)/max(1, sit.Vazao()), pc(r.aberto.CPU), runtime.NumCPU())
 	} else {
 		fmt.Fprintf(&b, " The p99 target is met: %s req/s is %.0f%% of the closed-loop capacity, the machine was %.0f%% busy and p99 was %s ms (%s ms from the actual send).",
-			benchdoc.Thousands(r.o.taxa), 100*float64(r.o.taxa)/max(1, sit.Vazao()), pc(r.aberto.CPU), msn(r.aberto.Lat.P99), msn(r.aberto.LatEnvio.P99))
+			milhares(r.o.taxa), 100*float64(r.o.taxa)/max(1, sit.Vazao()), pc(r.aberto.CPU), msn(r.aberto.Lat.P99), msn(r.aberto.LatEnvio.P99))
 	}
 	fmt.Fprintf(&b, "\n\n`-cpuprofile FILE` saves the server process's CPU profile of the closed-loop situacao run for `go tool pprof`.")
 	return b.String()
@@ -354,7 +310,7 @@ func (r *relatorio) analise() string {
 // cacheTexto is the paragraph under the results table on the cache
 // counters: before the runs, in the closed-loop situacao run's warm-up and
 // window, in the open-loop run's window.
-func (r *relatorio) cacheTexto() string {
+func (r *relatorioHTTP) cacheTexto() string {
 	if r.a.tamanhoCache <= 0 {
 		return fmt.Sprintf("**Cache:** off (D6A_SITUACAO_CACHE = %d): every situacao request read PostgreSQL.", r.a.tamanhoCache)
 	}
@@ -363,80 +319,16 @@ func (r *relatorio) cacheTexto() string {
 	hitTudo, missTudo := r.cacheDepois.hit-r.cacheAntes.hit, r.cacheDepois.miss-r.cacheAntes.miss
 	var b strings.Builder
 	fmt.Fprintf(&b, "**Cache** (`d6a_situacao_cache_total` of the cached app, read from its /metrics): in the closed-loop situacao run's measured window, %s hits and %s misses, **%.2f%% hits**; over that whole run, warm-up included, %s hits and %s misses. ",
-		benchdoc.Thousands(int(sit.CacheHit)), benchdoc.Thousands(int(sit.CacheMiss)), 100*janela, benchdoc.Thousands(int(hitTudo)), benchdoc.Thousands(int(missTudo)))
+		milhares(int(sit.CacheHit)), milhares(int(sit.CacheMiss)), 100*janela, milhares(int(hitTudo)), milhares(int(missTudo)))
 	if h, ok := ab.RazaoCache(); ok {
-		fmt.Fprintf(&b, "Open-loop window: %s hits, %s misses (%.2f%%). ", benchdoc.Thousands(int(ab.CacheHit)), benchdoc.Thousands(int(ab.CacheMiss)), 100*h)
+		fmt.Fprintf(&b, "Open-loop window: %s hits, %s misses (%.2f%%). ", milhares(int(ab.CacheHit)), milhares(int(ab.CacheMiss)), 100*h)
 	}
 	fmt.Fprintf(&b, "Before the runs, the server's readiness probe and the answers check (which asks each of the %d tokens twice: a miss, then a hit) had counted %s hits and %s misses. "+
 		"The first request of each citizen is a miss; so is the first one after an entry is older than `httpapi.CacheTTL` (%s) or was dropped by a notification (nothing writes to the counsellors during the runs). "+
 		"Nearly all of a window's reads are therefore hits: the rows with the cache on measure the route's steady state for counsellors polling their own situation, not a citizen's first request, which costs what a cache-off request costs.",
-		len(r.a.tokens), benchdoc.Thousands(int(r.a.cacheInicial.hit)), benchdoc.Thousands(int(r.a.cacheInicial.miss)), httpapi.CacheTTL)
+		len(r.a.tokens), milhares(int(r.a.cacheInicial.hit)), milhares(int(r.a.cacheInicial.miss)), httpapi.CacheTTL)
 	if janela < 0.99 {
 		fmt.Fprintf(&b, " **In this run only %.2f%% of the closed-loop window's reads were hits**: see the server log for a lost LISTEN connection.", 100*janela)
 	}
 	return b.String()
-}
-
-// atualizarDoc puts secao (which starts with its own "## " heading) in
-// path: in place of the section with the same heading (up to the next "## "
-// heading or the end), or appended at the end. Other engineers' sections
-// are left byte for byte; if the file changes while this runs, it is read
-// again.
-func atualizarDoc(path, secao string) error {
-	secao = strings.TrimRight(secao, "\n") + "\n"
-	for tentativa := 0; tentativa < 5; tentativa++ {
-		antigo, err := os.ReadFile(path)
-		if err != nil && !errors.Is(err, os.ErrNotExist) {
-			return err
-		}
-		novo := substituirSecao(string(antigo), secao)
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			return err
-		}
-		tmp, err := os.CreateTemp(filepath.Dir(path), ".bench.md.*")
-		if err != nil {
-			return err
-		}
-		if _, err := tmp.WriteString(novo); err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-			return err
-		}
-		if err := tmp.Close(); err != nil {
-			os.Remove(tmp.Name())
-			return err
-		}
-		// Compare-and-swap by content: only replace what was read.
-		agora, err := os.ReadFile(path)
-		if (err == nil && bytes.Equal(agora, antigo)) || (errors.Is(err, os.ErrNotExist) && antigo == nil) {
-			if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-				os.Remove(tmp.Name())
-				return err
-			}
-			return os.Rename(tmp.Name(), path)
-		}
-		os.Remove(tmp.Name())
-		time.Sleep(200 * time.Millisecond)
-	}
-	return errors.New("the file kept changing while being rewritten")
-}
-
-func substituirSecao(s, secao string) string {
-	if s == "" {
-		return "# Benchmarks\n\n" + secao
-	}
-	i := -1
-	if strings.HasPrefix(s, tituloSecao+"\n") {
-		i = 0
-	} else if k := strings.Index(s, "\n"+tituloSecao+"\n"); k >= 0 {
-		i = k + 1
-	}
-	if i < 0 {
-		return strings.TrimRight(s, "\n") + "\n\n" + secao
-	}
-	resto := s[i+len(tituloSecao)+1:]
-	if j := strings.Index(resto, "\n## "); j >= 0 {
-		return s[:i] + secao + "\n" + resto[j+1:]
-	}
-	return s[:i] + secao
 }

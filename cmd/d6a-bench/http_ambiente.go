@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"crypto/rand"
 	"crypto/rsa"
@@ -9,11 +8,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"encoding/pem"
-	"errors"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -24,34 +20,28 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/formigueiro/d6a/internal/httpapi"
-	"github.com/formigueiro/d6a/internal/pglocal"
 	"github.com/formigueiro/d6a/internal/store"
 )
 
 // ambiente is what the measurements run against.
-type ambiente struct {
-	o       opcoes
-	base    string
-	cluster *pglocal.Cluster
-	versao  string // PostgreSQL server_version
+type ambienteHTTP struct {
+	*base
+	o       opcoesHTTP
 	url     string
 	st      *store.Store // the load generator's own pool, for the database-only runs
 	poolMax int32
 
-	servidor    *exec.Cmd
-	stdin       io.WriteCloser
+	servidor    *processo
 	logServidor string
 
-	enderecoD6A        string // the app as `d6a serve` runs it: situacao cache on
-	enderecoSemCache   string // the same app with Cache nil (diagnostic)
-	enderecoBare       string
-	enderecoPprof      string // -cpuprofile only
-	tamanhoCache       int    // cfg.SituacaoCache of the server (D6A_SITUACAO_CACHE)
-	clienteMetricas    *fasthttp.HostClient
-	clienteMetricasSem *fasthttp.HostClient
+	enderecoD6A      string // the app as `d6a serve` runs it: situacao cache on
+	enderecoSemCache string // the same app with Cache nil (diagnostic)
+	enderecoBare     string
+	enderecoPprof    string // -cpuprofile only
+	tamanhoCache     int    // cfg.SituacaoCache of the server (D6A_SITUACAO_CACHE)
 	// The cached app's cache counters after the answers check, before
 	// any run (the server's readiness probe included).
-	cacheInicial metricas
+	cacheInicial metricasHTTP
 
 	tokens          []string // one per counsellor, registered counsellors only
 	tokensInvalidos []string // same subjects, signed with another key
@@ -61,26 +51,18 @@ type ambiente struct {
 
 // prepararAmbiente starts PostgreSQL, seeds it and starts the server
 // process. The returned ambiente (even with an error) must be closed.
-func prepararAmbiente(ctx context.Context, o opcoes) (*ambiente, error) {
-	a := &ambiente{o: o}
+func prepararAmbiente(ctx context.Context, o opcoesHTTP) (*ambienteHTTP, error) {
+	a := &ambienteHTTP{o: o}
 	var err error
-	if a.base, err = os.MkdirTemp("", "d6a-httpbench-"); err != nil {
-		return nil, err
-	}
-	// When root, PostgreSQL runs as another user: let it traverse the base.
-	if err := os.Chmod(a.base, 0o755); err != nil {
-		return a, err
-	}
-	fmt.Fprintf(os.Stderr, "== PostgreSQL in %s\n", a.base)
 	pctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
-	if a.cluster, err = pglocal.Start(pctx, pglocal.Options{Dir: filepath.Join(a.base, "pg"), Durable: true}); err != nil {
-		return a, fmt.Errorf("start PostgreSQL: %w", err)
+	if a.base, err = abrirBase(pctx, "", nil); err != nil {
+		return a, err
 	}
-	if err := a.cluster.CreateDatabase(pctx, "d6a", ""); err != nil {
-		return a, fmt.Errorf("create database: %w", err)
+	if err := a.pg.CreateDatabase(pctx, "d6a", ""); err != nil {
+		return a, err
 	}
-	a.url = a.cluster.URL("d6a")
+	a.url = a.pg.URL("d6a")
 	if a.st, err = store.Open(pctx, a.url); err != nil {
 		return a, err
 	}
@@ -88,13 +70,10 @@ func prepararAmbiente(ctx context.Context, o opcoes) (*ambiente, error) {
 	if err := store.Migrate(pctx, a.st.Pool); err != nil {
 		return a, err
 	}
-	if err := a.st.Pool.QueryRow(pctx, "SHOW server_version").Scan(&a.versao); err != nil {
-		return a, err
-	}
 	if err := a.semear(pctx); err != nil {
 		return a, fmt.Errorf("seed: %w", err)
 	}
-	fmt.Fprintf(os.Stderr, "== %d counsellors registered, %d with an active assignment; starting the server process\n", len(a.cidadaos), a.comAtribuicao)
+	logf("%d counsellors registered, %d with an active assignment; starting the server process", len(a.cidadaos), a.comAtribuicao)
 	if err := a.iniciarServidor(pctx); err != nil {
 		return a, fmt.Errorf("server process: %w", err)
 	}
@@ -114,7 +93,7 @@ func segredo() string {
 // semear registers the counsellors the way the conselheiro.cadastrado
 // handler does (id = cidadao_id) and gives the first -ativos an active
 // assignment, marking them ocupado as a draw does.
-func (a *ambiente) semear(ctx context.Context) error {
+func (a *ambienteHTTP) semear(ctx context.Context) error {
 	agora := time.Now().UTC()
 	err := a.st.InTx(ctx, func(tx store.Tx) error {
 		for i := 0; i < a.o.conselheiros; i++ {
@@ -171,7 +150,7 @@ const (
 // iniciarServidor starts this binary as the server process: the d6a app and
 // the bare app in their own Go runtime (GOMAXPROCS = nproc, own GC), as
 // `d6a serve` would run, with the request log on stderr going to a file.
-func (a *ambiente) iniciarServidor(ctx context.Context) error {
+func (a *ambienteHTTP) iniciarServidor(ctx context.Context) error {
 	exe, err := os.Executable()
 	if err != nil {
 		return err
@@ -215,13 +194,7 @@ func (a *ambiente) iniciarServidor(ctx context.Context) error {
 	if chaveEnv == "" {
 		chaveEnv = "D6A_JWT_SECRET=" + chave
 	}
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "D6A_") {
-			env = append(env, kv)
-		}
-	}
-	env = append(env,
+	env := append(ambienteLimpo(),
 		envPapel+"="+papelServidor,
 		"D6A_DATABASE_URL="+a.url,
 		chaveEnv,
@@ -233,53 +206,25 @@ func (a *ambiente) iniciarServidor(ctx context.Context) error {
 	if a.o.perfil != "" {
 		env = append(env, envPprof+"=1")
 	}
-	a.logServidor = filepath.Join(a.base, "server.log")
-	logf, err := os.Create(a.logServidor)
+	a.logServidor = filepath.Join(a.dir, "server.log")
+	if a.servidor, err = iniciar("server process", a.logServidor, env, exe); err != nil {
+		return err
+	}
+	// "listening <d6a> <d6a cache off> <bare> <pprof or -> <cache size>"
+	l, err := esperarLinha(a.servidor, "listening ", time.Minute)
 	if err != nil {
 		return err
 	}
-	defer logf.Close()
-	cmd := exec.Command(exe)
-	cmd.Env = env
-	cmd.Stderr = logf
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return err
+	f := strings.Fields(l)
+	if len(f) != 6 {
+		return fmt.Errorf("bad address line %q", l)
 	}
-	if a.stdin, err = cmd.StdinPipe(); err != nil {
-		return err
+	if a.tamanhoCache, err = strconv.Atoi(f[5]); err != nil {
+		return fmt.Errorf("bad address line %q", l)
 	}
-	if err := cmd.Start(); err != nil {
-		return err
-	}
-	a.servidor = cmd
-	linha := make(chan string, 1)
-	go func() {
-		s := bufio.NewScanner(out)
-		if s.Scan() {
-			linha <- s.Text()
-		}
-		close(linha)
-		_, _ = io.Copy(io.Discard, out)
-	}()
-	select {
-	case l, ok := <-linha:
-		// "listening <d6a> <d6a cache off> <bare> <pprof or -> <cache size>"
-		f := strings.Fields(l)
-		var errTam error
-		if ok && len(f) == 6 {
-			a.tamanhoCache, errTam = strconv.Atoi(f[5])
-		}
-		if !ok || len(f) != 6 || f[0] != "listening" || errTam != nil {
-			log, _ := os.ReadFile(a.logServidor)
-			return fmt.Errorf("no address line (got %q): %s", l, tail(string(log), 2000))
-		}
-		a.enderecoD6A, a.enderecoSemCache, a.enderecoBare = f[1], f[2], f[3]
-		if f[4] != "-" {
-			a.enderecoPprof = f[4]
-		}
-	case <-ctx.Done():
-		return ctx.Err()
+	a.enderecoD6A, a.enderecoSemCache, a.enderecoBare = f[1], f[2], f[3]
+	if f[4] != "-" {
+		a.enderecoPprof = f[4]
 	}
 	return nil
 }
@@ -288,7 +233,7 @@ func (a *ambiente) iniciarServidor(ctx context.Context) error {
 // the counsellor's own, with or without the assignment as seeded. The cached
 // app is asked twice: the first answer is read from PostgreSQL (a miss),
 // the second must come from the cache (a hit), and be the same.
-func (a *ambiente) conferir() error {
+func (a *ambienteHTTP) conferir() error {
 	req, res := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
 	defer fasthttp.ReleaseRequest(req)
 	defer fasthttp.ReleaseResponse(res)
@@ -348,84 +293,22 @@ func (a *ambiente) conferir() error {
 	return nil
 }
 
-// avisosServidor counts the server's log records above info and the
-// request lines it wrote.
-func (a *ambiente) avisosServidor() avisos {
-	var v avisos
-	f, err := os.Open(a.logServidor)
-	if err != nil {
-		return v
-	}
-	defer f.Close()
-	s := bufio.NewScanner(f)
-	s.Buffer(make([]byte, 1<<20), 1<<20)
-	for s.Scan() {
-		var rec struct {
-			Level string `json:"level"`
-			Msg   string `json:"msg"`
-		}
-		if json.Unmarshal(s.Bytes(), &rec) != nil {
-			continue
-		}
-		switch {
-		case rec.Level == "WARN" || rec.Level == "ERROR":
-			v.n++
-			if v.primeiro == "" {
-				v.primeiro = rec.Msg
-			}
-		case rec.Msg == "http request":
-			v.linhas++
-		}
-	}
-	return v
-}
-
-type avisos struct {
-	n        int
-	primeiro string
-	linhas   int
-}
-
-func (a *ambiente) encerrar() {
-	if a.stdin != nil {
-		_ = a.stdin.Close()
-	}
-	if a.servidor != nil {
-		feito := make(chan error, 1)
-		go func() { feito <- a.servidor.Wait() }()
-		select {
-		case <-feito:
-		case <-time.After(10 * time.Second):
-			_ = a.servidor.Process.Kill()
-			<-feito
-		}
+func (a *ambienteHTTP) encerrar() {
+	if err := a.servidor.parar(10 * time.Second); err != nil {
+		logf("server process: %v", err)
 	}
 	if a.st != nil {
 		a.st.Close()
 	}
-	if a.cluster != nil {
-		if err := a.cluster.Stop(); err != nil {
-			fmt.Fprintln(os.Stderr, "d6a-httpbench:", err)
-		}
+	if a.base != nil {
+		a.fechar(false)
 	}
-	if a.base != "" {
-		if err := os.RemoveAll(a.base); err != nil && !errors.Is(err, os.ErrNotExist) {
-			fmt.Fprintln(os.Stderr, "d6a-httpbench:", err)
-		}
-	}
-}
-
-func tail(s string, n int) string {
-	if len(s) > n {
-		return s[len(s)-n:]
-	}
-	return s
 }
 
 // assinaturaRS256 makes this run's RSA keys: tokens signed with the first
 // (its public key in a PEM file for D6A_JWT_PUBLIC_KEY_FILE), invalid ones
 // with the second.
-func (a *ambiente) assinaturaRS256() (func(bool, uuid.UUID) (string, error), string, error) {
+func (a *ambienteHTTP) assinaturaRS256() (func(bool, uuid.UUID) (string, error), string, error) {
 	boa, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
 		return nil, "", err
@@ -438,7 +321,7 @@ func (a *ambiente) assinaturaRS256() (func(bool, uuid.UUID) (string, error), str
 	if err != nil {
 		return nil, "", err
 	}
-	arquivo := filepath.Join(a.base, "jwt-rs256.pem")
+	arquivo := filepath.Join(a.dir, "jwt-rs256.pem")
 	if err := os.WriteFile(arquivo, pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}), 0o600); err != nil {
 		return nil, "", err
 	}

@@ -12,45 +12,44 @@ import (
 	"github.com/formigueiro/d6a/internal/latency"
 )
 
-func TestSubstituirSecao(t *testing.T) {
-	sec := tituloSecao + "\n\nnovo\n\n### Results\n\nx\n"
-	outra := "## Draws at national scale\n\n<!-- a -->\nfoo\n<!-- b -->\n"
-	casos := []struct{ nome, antes, depois string }{
-		{"empty file", "", "# Benchmarks\n\n" + sec},
-		{"appended at the end", "# Benchmarks\n\n" + outra, "# Benchmarks\n\n" + outra + "\n" + sec},
-		{"appended after trailing blank lines", "# Benchmarks\n\n" + outra + "\n\n", "# Benchmarks\n\n" + outra + "\n" + sec},
-		{"replaced at the end", "# Benchmarks\n\n" + outra + "\n" + tituloSecao + "\n\nvelho\n### Targets\nold\n", "# Benchmarks\n\n" + outra + "\n" + sec},
-		{"replaced in the middle", "# Benchmarks\n\n" + tituloSecao + "\n\nvelho\n\n" + outra, "# Benchmarks\n\n" + sec + "\n" + outra},
-		{"replaced at the start", tituloSecao + "\nvelho\n" + outra, sec + "\n" + outra},
-	}
-	for _, c := range casos {
-		if got := substituirSecao(c.antes, sec); got != c.depois {
-			t.Errorf("%s:\n got %q\nwant %q", c.nome, got, c.depois)
-		}
-	}
-	// A heading that merely starts like ours is another section.
-	antes := "# B\n\n" + tituloSecao + " (old)\n\nx\n"
-	if got, want := substituirSecao(antes, sec), antes+"\n"+sec; got != want {
-		t.Errorf("similar heading:\n got %q\nwant %q", got, want)
-	}
-}
-
-func TestAtualizarDocKeepsOthers(t *testing.T) {
+// The generated block is replaced in place, wherever it is; a file
+// without it gets the section appended; everything else is kept.
+func TestReescrever(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "docs", "bench.md")
-	sec := tituloSecao + "\n\nprimeiro\n"
-	if err := atualizarDoc(p, sec); err != nil {
+	if err := reescrever(p, "http", tituloHTTP, "primeiro\n"); err != nil {
 		t.Fatal(err)
 	}
 	b, _ := os.ReadFile(p)
-	if err := os.WriteFile(p, append(b, "\n## Depois\n\nalheio\n"...), 0o644); err != nil {
+	if !strings.HasPrefix(string(b), "# Benchmarks\n\n"+tituloHTTP+"\n\n<!-- d6a-bench:http:begin") || !strings.HasSuffix(string(b), "\nprimeiro\n<!-- d6a-bench:http:end -->\n") {
+		t.Fatalf("new file: %q", b)
+	}
+	antes := "# B\n\nescrito à mão\n\n" + string(b) + "\nmais à mão\n\n## Depois\n\nalheio\n"
+	if err := os.WriteFile(p, []byte(antes), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := atualizarDoc(p, tituloSecao+"\n\nsegundo\n"); err != nil {
+	if err := reescrever(p, "http", tituloHTTP, "segundo"); err != nil {
 		t.Fatal(err)
 	}
 	b, _ = os.ReadFile(p)
-	if want := "# Benchmarks\n\n" + tituloSecao + "\n\nsegundo\n\n## Depois\n\nalheio\n"; string(b) != want {
+	want := strings.Replace(antes, "\nprimeiro\n", "\nsegundo\n", 1)
+	if string(b) != want {
 		t.Errorf("got %q\nwant %q", b, want)
+	}
+	// Another block is another section.
+	if err := reescrever(p, "draws", "## Draws", "x"); err != nil {
+		t.Fatal(err)
+	}
+	b, _ = os.ReadFile(p)
+	if !strings.HasPrefix(string(b), want) || !strings.Contains(string(b), "\n\n## Draws\n\n<!-- d6a-bench:draws:begin") {
+		t.Errorf("appended: %q", b)
+	}
+}
+
+func TestMilhares(t *testing.T) {
+	for n, want := range map[int]string{0: "0", 999: "999", 1000: "1,000", 1234567: "1,234,567", -4500: "-4,500", -999: "-999"} {
+		if got := milhares(n); got != want {
+			t.Errorf("milhares(%d) = %q, want %q", n, got, want)
+		}
 	}
 }
 
@@ -64,7 +63,7 @@ d6a_http_duracao_segundos_count{rota="/d6a/conselheiros/me/situacao",status="401
 d6a_http_duracao_segundos_count{rota="/metrics",status="200"} 7
 d6a_http_duracao_segundos_sum{rota="/d6a/conselheiros/me/situacao",status="200"} 3.5
 `
-	if got, want := lerMetricas(corpo), (metricas{contadas: 1200010, hit: 12345, miss: 300}); got != want {
+	if got, want := situacaoDe(lerMetricas(strings.NewReader(corpo))), (metricasHTTP{contadas: 1200010, hit: 12345, miss: 300}); got != want {
 		t.Errorf("got %+v, want %+v", got, want)
 	}
 }
@@ -73,24 +72,22 @@ d6a_http_duracao_segundos_sum{rota="/d6a/conselheiros/me/situacao",status="200"}
 // the results table, the hit ratio under it and the cache bullet of the
 // analysis; and no unformatted or non-finite number.
 func TestMarkdownCache(t *testing.T) {
-	c := func(carga, srv, pg, kern float64, n int, hit, miss float64) cpu {
-		x := cpu{Carga: carga, Servidor: srv, Postgres: pg, Kernel: kern, Maquina: carga + srv + pg + kern, Nucleos: 2, janela: time.Second,
-			lerSrv: 2 * float64(n), escSrv: 2 * float64(n), CacheHit: hit, CacheMiss: miss}
-		x.porReq(n)
-		return x
+	c := func(carga, srv, pg, kern float64, n int, hit, miss float64) usoCPU {
+		return usoCPU{Eu: carga, D6A: srv, PG: pg, Kernel: kern, Maquina: carga + srv + pg + kern, Nucleos: 2, Janela: time.Second, N: n,
+			Lidas: 2 * float64(n), Escritas: 2 * float64(n), CacheHit: hit, CacheMiss: miss}
 	}
-	run := func(nome string, n int, cp cpu) resultado {
+	run := func(nome string, n int, cp usoCPU) resultado {
 		return resultado{Nome: nome, Modo: "closed", Conexoes: 32, Janela: time.Second, OK: n, CPU: cp,
 			Lat: latency.Summary{N: n, P50: time.Millisecond, P90: 2 * time.Millisecond, P99: 3 * time.Millisecond, Max: 9 * time.Millisecond}}
 	}
-	a := &ambiente{versao: "15", poolMax: 4, tamanhoCache: 100000, tokens: make([]string, 3), cidadaos: make([]uuid.UUID, 3), comAtribuicao: 1,
-		cacheInicial: metricas{hit: 4, miss: 4}}
-	r := &relatorio{o: opcoes{d: time.Second, c: 32, taxa: 1000, conexoesAbrt: 128, diag: true, comando: "go run ./cmd/d6a-httpbench"}, a: a, data: time.Unix(0, 0).UTC(),
+	a := &ambienteHTTP{base: &base{versao: "15"}, poolMax: 4, tamanhoCache: 100000, tokens: make([]string, 3), cidadaos: make([]uuid.UUID, 3), comAtribuicao: 1,
+		cacheInicial: metricasHTTP{hit: 4, miss: 4}}
+	r := &relatorioHTTP{o: opcoesHTTP{d: time.Second, c: 32, taxa: 1000, conexoesAbrt: 128, diag: true, comando: "go run ./cmd/d6a-bench http"}, a: a, data: time.Unix(0, 0).UTC(),
 		bare:       run("bare fiber handler", 60000, c(0.9, 0.9, 0, 0.2, 60000, 0, 0)),
 		situacao:   run("situacao route", 20000, c(0.5, 1.1, 0.01, 0.2, 20000, 19990, 10)),
 		semBanco:   run("situacao route, 401 (no database)", 24000, c(0.6, 1.1, 0, 0.2, 24000, 0, 0)),
 		semCache:   run(nomeSemCache, 7000, c(0.3, 0.9, 0.5, 0.2, 7000, 0, 0)),
-		cacheAntes: metricas{hit: 4, miss: 4}, cacheDepois: metricas{hit: 30000, miss: 10}}
+		cacheAntes: metricasHTTP{hit: 4, miss: 4}, cacheDepois: metricasHTTP{hit: 30000, miss: 10}}
 	r.aberto = run("situacao route", 1000, c(0.2, 0.2, 0, 0.1, 1000, 1000, 0))
 	r.aberto.Modo, r.aberto.Taxa, r.aberto.Conexoes = "open", 1000, 128
 	for _, f := range formasConsulta {

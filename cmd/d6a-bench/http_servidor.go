@@ -10,6 +10,8 @@ import (
 	"net/http"
 	_ "net/http/pprof" // served only with -cpuprofile
 	"os"
+	"os/signal"
+	"syscall"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -57,7 +59,7 @@ func novoBare() *fiber.App {
 //
 // Once the cache answers (esperarCache), it prints "listening <d6a addr>
 // <d6a cache-off addr> <bare addr> <pprof addr or -> <cache size>" and
-// serves until its stdin closes.
+// serves until SIGTERM.
 func servir() error {
 	cfg, err := config.FromEnv()
 	if err != nil {
@@ -69,23 +71,14 @@ func servir() error {
 	slog.SetDefault(slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel})))
 	ctx := context.Background()
 
-	// The app as `d6a serve` runs it (internal/worker: w.Cache, Escutar).
-	st, err := store.Open(ctx, cfg.DatabaseURL)
+	// The app as `d6a serve` runs it (internal/worker: w.Cache, Escutar),
+	// and the same app on its own pool and metrics without the cache.
+	cache := httpapi.NovoCache(cfg.SituacaoCache)
+	app, st, err := novoApp(ctx, cfg, cache)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	cache := httpapi.NovoCache(cfg.SituacaoCache)
-	app, err := httpapi.New(httpapi.Options{
-		Config:  cfg,
-		Store:   st,
-		Metrics: metrics.New(metrics.StoreFonte(st, nil)),
-		Ready:   func(context.Context) error { return nil },
-		Cache:   cache,
-	})
-	if err != nil {
-		return err
-	}
 	escutaCtx, pararEscuta := context.WithCancel(ctx)
 	escutaFim := make(chan struct{})
 	go func() {
@@ -96,22 +89,11 @@ func servir() error {
 		pararEscuta()
 		<-escutaFim
 	}()
-
-	// The same app without the cache, on its own pool and metrics.
-	stSem, err := store.Open(ctx, cfg.DatabaseURL)
+	appSem, stSem, err := novoApp(ctx, cfg, nil)
 	if err != nil {
 		return err
 	}
 	defer stSem.Close()
-	appSem, err := httpapi.New(httpapi.Options{
-		Config:  cfg,
-		Store:   stSem,
-		Metrics: metrics.New(metrics.StoreFonte(stSem, nil)),
-		Ready:   func(context.Context) error { return nil },
-	})
-	if err != nil {
-		return err
-	}
 
 	bare := novoBare()
 	var lns [3]net.Listener
@@ -140,13 +122,11 @@ func servir() error {
 	}
 	fmt.Printf("listening %s %s %s %s %d\n", lns[0].Addr(), lns[1].Addr(), lns[2].Addr(), pprof, max(0, cfg.SituacaoCache))
 
-	fim := make(chan struct{})
-	go func() {
-		_, _ = io.Copy(io.Discard, os.Stdin)
-		close(fim)
-	}()
+	// The bench stops this process with SIGTERM.
+	fim, pare := signal.NotifyContext(ctx, syscall.SIGTERM, os.Interrupt)
+	defer pare()
 	select {
-	case <-fim:
+	case <-fim.Done():
 	case err := <-erros:
 		return err
 	}
@@ -154,6 +134,27 @@ func servir() error {
 	_ = appSem.ShutdownWithTimeout(5 * time.Second)
 	_ = bare.ShutdownWithTimeout(5 * time.Second)
 	return nil
+}
+
+// novoApp is httpapi.New as `d6a serve` assembles it, on a store of its
+// own, with cache (nil: off).
+func novoApp(ctx context.Context, cfg config.Config, cache *httpapi.Cache) (*fiber.App, *store.Store, error) {
+	st, err := store.Open(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return nil, nil, err
+	}
+	app, err := httpapi.New(httpapi.Options{
+		Config:  cfg,
+		Store:   st,
+		Metrics: metrics.New(metrics.StoreFonte(st, nil)),
+		Ready:   func(context.Context) error { return nil },
+		Cache:   cache,
+	})
+	if err != nil {
+		st.Close()
+		return nil, nil, err
+	}
+	return app, st, nil
 }
 
 // esperaCache bounds esperarCache.
@@ -177,35 +178,29 @@ func esperarCache(ctx context.Context, cfg config.Config, addr string, limite ti
 		}
 	}
 	cli := &http.Client{Timeout: 5 * time.Second}
-	pedir := func(path, token string) (string, error) {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+path, nil)
+	pedir := func() error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+httpapi.RotaSituacao, nil)
 		if err != nil {
-			return "", err
+			return err
 		}
-		if token != "" {
-			req.Header.Set("Authorization", "Bearer "+token)
-		}
+		req.Header.Set("Authorization", "Bearer "+token)
 		res, err := cli.Do(req)
 		if err != nil {
-			return "", err
+			return err
 		}
 		defer res.Body.Close()
 		b, err := io.ReadAll(res.Body)
 		if err == nil && res.StatusCode != http.StatusOK {
-			err = fmt.Errorf("GET %s: status %d: %s", path, res.StatusCode, b)
+			err = fmt.Errorf("GET %s: status %d: %s", httpapi.RotaSituacao, res.StatusCode, b)
 		}
-		return string(b), err
+		return err
 	}
 	prazo := time.Now().Add(limite)
 	for {
-		if _, err := pedir(httpapi.RotaSituacao, token); err != nil {
+		if err := pedir(); err != nil {
 			return fmt.Errorf("cache probe: %w", err)
 		}
-		corpo, err := pedir(httpapi.RotaMetrics, "")
-		if err != nil {
-			return fmt.Errorf("cache probe: %w", err)
-		}
-		if lerMetricas(corpo).hit > 0 {
+		if situacaoDe(raspar(addr)).hit > 0 {
 			return nil
 		}
 		if time.Now().After(prazo) {

@@ -1,0 +1,179 @@
+// The HTTP mode (d6a-bench http) measures GET /d6a/conselheiros/me/situacao
+// against a bare fiber handler in the same run: a fresh PostgreSQL with
+// -conselheiros counsellors and a token each; a server process (this binary
+// re-executed) serving the real httpapi.New app with the situacao cache, the
+// same app with the cache off, and the bare app; closed loops of -c
+// connections, an open loop paced at -rate (latency from each request's
+// scheduled time: no coordinated omission), and with -diag what the route
+// is made of. The report (docs/bench.md, "HTTP: situacao route") says how
+// each is set up.
+
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"strings"
+	"time"
+)
+
+type opcoesHTTP struct {
+	d            time.Duration
+	aquecimento  time.Duration
+	c            int
+	taxa         int
+	conexoesAbrt int
+	conselheiros int
+	ativos       int
+	silencio     time.Duration
+	perfil       string
+	diag         bool
+	doc          string
+	escrever     bool
+	rapido       bool
+	comando      string
+	// alg signs the session tokens: HS256 (D6A_JWT_SECRET) or RS256 (a
+	// 2048-bit key through D6A_JWT_PUBLIC_KEY_FILE, the cost of an identity
+	// provider's tokens; the verified-token cache is what keeps it cheap).
+	alg string
+}
+
+func lerFlagsHTTP(args []string) (opcoesHTTP, error) {
+	fs := flag.NewFlagSet("d6a-bench http", flag.ContinueOnError)
+	var o opcoesHTTP
+	q := rapido(args)
+	fs.DurationVar(&o.d, "d", se(q, 2*time.Second, 10*time.Second), "measured duration of each run")
+	fs.DurationVar(&o.aquecimento, "warmup", se(q, time.Second, 2*time.Second), "warm-up before each run, not measured")
+	fs.IntVar(&o.c, "c", 32, "concurrent keep-alive connections of the closed-loop runs")
+	fs.IntVar(&o.taxa, "rate", 1000, "requests/s of the open-loop (paced) run on the situacao route")
+	fs.IntVar(&o.conexoesAbrt, "open-c", 128, "connections (and senders) available to the open-loop run")
+	fs.IntVar(&o.conselheiros, "conselheiros", 300, "registered counsellors, one token each")
+	fs.IntVar(&o.ativos, "ativos", 100, "how many of them have an active assignment")
+	fs.DurationVar(&o.silencio, "wait-quiet", se(q, 0, time.Minute), "before each run, wait up to this long for other processes to use under 0.25 cores (0: don't wait)")
+	fs.StringVar(&o.perfil, "cpuprofile", "", "write the server process's CPU profile during the closed-loop situacao run to this file (go tool pprof)")
+	fs.BoolVar(&o.diag, "diag", true, "also measure the d6a app without the database and the database transaction alone")
+	fs.BoolVar(&o.rapido, "quick", false, "2 s runs with a 1 s warm-up, no -wait-quiet (unless given); docs are not written unless -doc is given")
+	fs.StringVar(&o.alg, "alg", "HS256", "session token algorithm: HS256 or RS256")
+	fs.StringVar(&o.doc, "doc", "docs/bench.md", "markdown file whose \"## HTTP: situacao route\" section is rewritten (empty: none)")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	dado := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { dado[f.Name] = true })
+	o.escrever = o.doc != "" && (!o.rapido || dado["doc"])
+	switch {
+	case o.d <= 0:
+		return o, errors.New("-d must be positive")
+	case o.aquecimento < 0:
+		return o, errors.New("-warmup must not be negative")
+	case o.silencio < 0:
+		return o, errors.New("-wait-quiet must not be negative")
+	case o.c < 1:
+		return o, errors.New("-c must be at least 1")
+	case o.taxa < 1:
+		return o, errors.New("-rate must be at least 1")
+	case o.conexoesAbrt < 1:
+		return o, errors.New("-open-c must be at least 1")
+	case o.conselheiros < 1:
+		return o, errors.New("-conselheiros must be at least 1")
+	case o.ativos < 0 || o.ativos > o.conselheiros:
+		return o, errors.New("-ativos must be between 0 and -conselheiros")
+	case o.alg != "HS256" && o.alg != "RS256":
+		return o, errors.New("-alg must be HS256 or RS256")
+	}
+	o.comando = strings.TrimSpace("go run ./cmd/d6a-bench http " + strings.Join(args, " "))
+	return o, nil
+}
+
+// executar is one whole run: environment, measurements, report.
+func executarHTTP(ctx context.Context, o opcoesHTTP) error {
+	inicio := time.Now()
+	a, err := prepararAmbiente(ctx, o)
+	if a != nil {
+		defer a.encerrar()
+	}
+	if err != nil {
+		return err
+	}
+	r := &relatorioHTTP{o: o, a: a, data: inicio.UTC()}
+
+	// What the machine does without us: other processes share the cores.
+	esperarSossego(a.medidos(), o.silencio, "the runs")
+	s := a.amostrar()
+	select {
+	case <-time.After(2 * time.Second):
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	r.fundo = calcularUso(s, a.amostrar(), 0)
+	logf("before the runs, other processes use %.2f of %d cores", r.fundo.Outros, r.fundo.Nucleos)
+
+	passo := func(nome string) {
+		logf("%s", nome)
+		esperarSossego(a.medidos(), o.silencio, nome)
+	}
+
+	passo(fmt.Sprintf("closed loop, bare fiber handler: %d connections, %s + %s warm-up", o.c, o.d, o.aquecimento))
+	if r.bare, err = a.rodarHTTP(ctx, "bare fiber handler", a.enderecoBare, a.tokens, o.c, 0, 200); err != nil {
+		return err
+	}
+	passo(fmt.Sprintf("closed loop, situacao route: %d connections, %s + %s warm-up", o.c, o.d, o.aquecimento))
+	perfil := a.perfilar(ctx)
+	r.cacheAntes = a.metricasServidor()
+	if r.situacao, err = a.rodarHTTP(ctx, "situacao route", a.enderecoD6A, a.tokens, o.c, 0, 200); err != nil {
+		return err
+	}
+	r.cacheDepois = a.metricasServidor()
+	if err := <-perfil; err != nil {
+		return fmt.Errorf("-cpuprofile: %w", err)
+	}
+	logf("    cache over the whole run, warm-up included: %.0f hits, %.0f misses", r.cacheDepois.hit-r.cacheAntes.hit, r.cacheDepois.miss-r.cacheAntes.miss)
+	passo(fmt.Sprintf("open loop, situacao route: %d requests/s for %s + %s warm-up", o.taxa, o.d, o.aquecimento))
+	if r.aberto, err = a.rodarHTTP(ctx, "situacao route", a.enderecoD6A, a.tokens, o.conexoesAbrt, o.taxa, 200); err != nil {
+		return err
+	}
+	if o.diag {
+		passo("diagnostic: situacao route with a wrong-key token (401, no database)")
+		if r.semBanco, err = a.rodarHTTP(ctx, "situacao route, 401 (no database)", a.enderecoD6A, a.tokensInvalidos, o.c, 0, 401); err != nil {
+			return err
+		}
+		for _, f := range formasConsulta {
+			passo("diagnostic: database only, " + f.nome)
+			res, err := a.fechadoBanco(ctx, f)
+			if err != nil {
+				return err
+			}
+			r.banco = append(r.banco, res)
+		}
+		passo(fmt.Sprintf("diagnostic: closed loop, situacao route with the cache off: %d connections, %s + %s warm-up", o.c, o.d, o.aquecimento))
+		if r.semCache, err = a.rodarHTTP(ctx, nomeSemCache, a.enderecoSemCache, a.tokens, o.c, 0, 200); err != nil {
+			return err
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	r.dur = time.Since(inicio)
+	r.avisos, r.pedidos = lerLog(a.logServidor)
+
+	// The terminal gets the report as docs/bench.md would.
+	fmt.Print("\n" + r.markdown())
+	if !o.escrever {
+		return nil
+	}
+	raiz, err := raizDoModulo()
+	if err != nil {
+		return err
+	}
+	p := caminho(raiz, o.doc)
+	if err := reescrever(p, "http", tituloHTTP, r.markdown()); err != nil {
+		return err
+	}
+	logf("wrote %s", p)
+	return nil
+}
