@@ -89,6 +89,10 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if len(os.Args) > 1 && os.Args[1] == "escala" {
+		sair("d6a-bench escala", executarEscala(os.Args[2:]), 2)
+		return
+	}
 	if len(os.Args) > 1 && os.Args[1] == "http" {
 		o, err := lerFlagsHTTP(os.Args[2:])
 		sair("d6a-bench http", err, 2)
