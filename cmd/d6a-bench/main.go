@@ -48,6 +48,10 @@ type cenario struct {
 	K      int
 	Forma  string
 	Fresco bool
+	// Tmpfs: in a second durable PostgreSQL whose data directory is on
+	// /dev/shm, the fast disk of issue 24 (fsync costs next to nothing),
+	// with its own pgbench to compare with.
+	Tmpfs bool
 }
 
 func (c cenario) String() string {
@@ -55,10 +59,13 @@ func (c cenario) String() string {
 	if c.Fresco {
 		s += " fresh"
 	}
+	if c.Tmpfs {
+		s += " tmpfs"
+	}
 	return s
 }
 
-const runsPadrao = "1000/sparse,100000/sparse,100000/dense,100000/dense/fresh,1000000/sparse,1000000/dense"
+const runsPadrao = "1000/sparse,100000/sparse,100000/dense,100000/dense/fresh,100000/dense/fresh/tmpfs,1000000/sparse,1000000/dense"
 
 type opcoes struct {
 	runs     []cenario
@@ -137,7 +144,7 @@ func lerFlags(args []string) (opcoes, error) {
 	fs := flag.NewFlagSet("d6a-bench", flag.ContinueOnError)
 	var o opcoes
 	q := rapido(args)
-	runsFlag := fs.String("runs", se(q, "1000/sparse,10000/dense,10000/dense/fresh", runsPadrao), "runs, comma separated: K/shape[/fresh], shape sparse or dense; fresh = counsellors bulk-loaded, never analyzed, autovacuum off on the d6a tables")
+	runsFlag := fs.String("runs", se(q, "1000/sparse,10000/dense,10000/dense/fresh", runsPadrao), "runs, comma separated: K/shape[/fresh][/tmpfs], shape sparse or dense; fresh = counsellors bulk-loaded, never analyzed, autovacuum off on the d6a tables; tmpfs = in a second PostgreSQL on /dev/shm (the fast disk), with its own pgbench")
 	fs.IntVar(&o.m, "m", se(q, 1000, 5000), "agenda.item_disponível events of the max-load burst and of the paced pass (≥ 1)")
 	fs.IntVar(&o.leve, "light-m", se(q, 50, 300), "events of the light-load pass (0: none)")
 	fs.Float64Var(&o.taxaLeve, "light-rate", 10, "events per second of the light-load pass")
@@ -168,10 +175,24 @@ func lerFlags(args []string) (opcoes, error) {
 	for _, s := range strings.Split(*runsFlag, ",") {
 		p := strings.Split(strings.TrimSpace(s), "/")
 		k, err := strconv.Atoi(strings.ReplaceAll(p[0], "_", ""))
-		if err != nil || k < 1 || len(p) < 2 || len(p) > 3 || formas[p[1]] == nil || (len(p) == 3 && p[2] != "fresh") {
-			return o, fmt.Errorf("-runs: %q is not K/shape[/fresh] with shape sparse or dense", s)
+		c := cenario{K: k}
+		if err == nil && len(p) >= 2 {
+			c.Forma = p[1]
+			for _, v := range p[2:] {
+				switch v {
+				case "fresh":
+					c.Fresco = true
+				case "tmpfs":
+					c.Tmpfs = true
+				default:
+					err = fmt.Errorf("unknown variant %q", v)
+				}
+			}
 		}
-		o.runs = append(o.runs, cenario{K: k, Forma: p[1], Fresco: len(p) == 3})
+		if err != nil || k < 1 || len(p) < 2 || len(p) > 4 || formas[c.Forma] == nil {
+			return o, fmt.Errorf("-runs: %q is not K/shape[/fresh][/tmpfs] with shape sparse or dense", s)
+		}
+		o.runs = append(o.runs, c)
 	}
 	if o.m < 1 {
 		return o, errors.New("-m must be at least 1")
@@ -189,18 +210,49 @@ func lerFlags(args []string) (opcoes, error) {
 // ambiente is what every K shares.
 type ambiente struct {
 	*base
-	o       opcoes
-	binD6A  string
-	binNATS string
-	pais    *pais
+	// lenta is the disk's PostgreSQL and rapida the one on /dev/shm,
+	// started for the first tmpfs run; base is whichever the run uses.
+	lenta, rapida *base
+	o             opcoes
+	binD6A        string
+	binNATS       string
+	pais          *pais
+}
+
+// noTmpfs switches the runs to the PostgreSQL on /dev/shm (starting it and
+// building its country the first time) or back to the disk's.
+func (a *ambiente) noTmpfs(ctx context.Context, sim bool) error {
+	if !sim {
+		a.base = a.lenta
+		return nil
+	}
+	if a.rapida == nil {
+		dir, err := os.MkdirTemp("/dev/shm", "d6a-bench-")
+		if err != nil {
+			return fmt.Errorf("tmpfs run: %w", err)
+		}
+		if a.rapida, err = abrirBase(ctx, dir, configuracaoPG); err != nil {
+			return fmt.Errorf("tmpfs run: %w", err)
+		}
+		a.base = a.rapida
+		return a.prepararBase(ctx)
+	}
+	a.base = a.rapida
+	return nil
 }
 
 func executar(ctx context.Context, o opcoes) (err error) {
 	inicio := time.Now()
 	a := &ambiente{o: o}
 	a.base, err = abrirBase(ctx, o.dir, configuracaoPG)
+	a.lenta = a.base
 	if a.base != nil {
-		defer func() { a.fechar(o.manter || err != nil) }()
+		defer func() {
+			a.lenta.fechar(o.manter || err != nil)
+			if a.rapida != nil {
+				a.rapida.fechar(false)
+			}
+		}()
 	}
 	if err != nil {
 		return err
@@ -228,6 +280,9 @@ func executar(ctx context.Context, o opcoes) (err error) {
 	}
 	var rs []resultadoK
 	for _, c := range o.runs {
+		if err := a.noTmpfs(ctx, c.Tmpfs); err != nil {
+			return err
+		}
 		r, err := a.medir(ctx, c)
 		if err != nil {
 			return fmt.Errorf("%s: %w", c, err)
@@ -235,6 +290,7 @@ func executar(ctx context.Context, o opcoes) (err error) {
 		rs = append(rs, r)
 	}
 
+	a.base = a.lenta
 	// The terminal gets the report as docs/bench.md would.
 	rel := novoRelatorio(a, rs, lacos, time.Since(inicio))
 	fmt.Print("\n" + rel.markdown())
