@@ -284,8 +284,8 @@ func reproduzir(ctx context.Context, c *transparencia.Cliente, o *opcoesURL, std
 			fmt.Fprintln(stdout, "gatilhos: não conferidos (sem D6A_NATS_URL)")
 			fmt.Fprintln(stdout, "entradas: não conferidas contra o barramento (sem D6A_NATS_URL)")
 		} else if res.Barramento {
-			fmt.Fprintf(stdout, "entradas: mensagens=%d registradas=%d sem_efeito=%d invalidas=%d adiante=%d (mensagens do barramento que mudam a elegibilidade, cada uma com seu registro ou sem efeito pelos registros anteriores)\n",
-				rp.Mensagens, rp.Registradas, rp.SemEfeito, rp.Invalidas, rp.Adiante)
+			fmt.Fprintf(stdout, "entradas: mensagens=%d registradas=%d sem_efeito=%d mortas=%d invalidas=%d adiante=%d (mensagens do barramento que mudam a elegibilidade: cada uma com seu registro, sem efeito pelos registros anteriores ou na fila de mensagens mortas)\n",
+				rp.Mensagens, rp.Registradas, rp.SemEfeito, rp.Mortas, rp.Invalidas, rp.Adiante)
 		}
 		if n := rp.Desconhecidos(); n > 0 {
 			fmt.Fprintf(stdout, "desconhecidos=%d (conselheiros em decisões sem registro de cadastro no log: as listas que os incluem são conferidas só quanto aos conhecidos)\n", n)

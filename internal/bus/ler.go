@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -117,4 +118,23 @@ func (b *Bus) Entradas(ctx context.Context, desde uint64, fn func(seq uint64, ti
 		}
 		return nil
 	})
+}
+
+// MortasDesde returns the stream sequences of the bus messages from desde on
+// that were dead-lettered, with the reason (D6a-Seq-Original and D6a-Erro of
+// the dead-letter stream, CONTRACT §3): a consumed message without a record
+// is accounted for when it is here (verify --replay, none dropped).
+func (b *Bus) MortasDesde(ctx context.Context, desde uint64) (map[uint64]string, error) {
+	out := map[uint64]string{}
+	err := b.Ler(ctx, DLQStream, 1, func(m Mensagem) error {
+		if m.Header == nil {
+			return nil
+		}
+		seq, err := strconv.ParseUint(m.Header.Get(HeaderSeqOriginal), 10, 64)
+		if err == nil && seq >= desde {
+			out[seq] = m.Header.Get(HeaderErro)
+		}
+		return nil
+	})
+	return out, err
 }

@@ -15,6 +15,9 @@ import (
 // changes eligibility has its record, none dropped (CONTRACT §7).
 type LeitorDeEntradas interface {
 	Entradas(ctx context.Context, desde uint64, fn func(seq uint64, tipo string, data []byte) error) error
+	// MortasDesde is the stream sequences dead-lettered from desde on,
+	// with the reason: bad input the service refused, publicly.
+	MortasDesde(ctx context.Context, desde uint64) (map[uint64]string, error)
 }
 
 // mensagemEntrada is a consumed bus message of an input kind, with the
@@ -38,6 +41,7 @@ type barramento struct {
 	// vistos are the event ids of the input records.
 	vistos   map[uuid.UUID]bool
 	omitidas map[uuid.UUID]Divergencia
+	mortas   map[uint64]string
 	ultima   uint64
 	// Mensagens is how many input messages of the bus were checked,
 	// Registradas how many of them have their record, SemEfeito how many
@@ -45,8 +49,9 @@ type barramento struct {
 	// a cycle end of a counsellor never registered, a refusal of a pair
 	// without an assignment), and Invalidas how many cannot be read (the
 	// service dead-letters those). Adiante are those after the last record
-	// that names a sequence: not yet processed, left unjudged.
-	Mensagens, Registradas, SemEfeito, Invalidas, Adiante int64
+	// that names a sequence: not yet processed, left unjudged. Mortas are
+	// those dead-lettered (the dead-letter stream names them and why).
+	Mensagens, Registradas, SemEfeito, Invalidas, Mortas, Adiante int64
 }
 
 // lerMensagem takes the ids of an input message of kind tipo; ok false
@@ -98,6 +103,10 @@ func lerMensagem(seq uint64, tipo string, data []byte) (m mensagemEntrada, ok, i
 // (the first one a record under the trigger's rule names).
 func (r *Replay) CarregarMensagens(ctx context.Context, b LeitorDeEntradas, desde uint64) error {
 	r.mensagens = r.mensagens[:0]
+	var err error
+	if r.mortas, err = b.MortasDesde(ctx, desde); err != nil {
+		return err
+	}
 	return b.Entradas(ctx, desde, func(seq uint64, tipo string, data []byte) error {
 		m, ok, invalida := lerMensagem(seq, tipo, data)
 		switch {
@@ -157,12 +166,16 @@ func (r *Replay) passar(indice int64, reg Registravel) {
 }
 
 // julgar checks one input message that reached indice without its record:
-// recorded before (a second delivery of one event), without effect by the
-// handlers' rules, or dropped.
+// recorded before (a second delivery of one event), dead-lettered as bad
+// input, without effect by the handlers' rules, or dropped.
 func (r *Replay) julgar(indice int64, m mensagemEntrada) {
 	r.Mensagens++
 	if r.vistos[m.eventID] {
 		r.Registradas++
+		return
+	}
+	if _, morta := r.mortas[m.seq]; morta {
+		r.Mortas++
 		return
 	}
 	_, conhecido := r.conselheiros[m.conselheiro]

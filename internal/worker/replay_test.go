@@ -274,3 +274,25 @@ func cadeiaDe(regs []transparencia.Registravel, e transparencia.Entrada) uuid.UU
 	}
 	return uuid.Nil
 }
+
+// None dropped, and bad input is not a drop: a refusal the service
+// dead-letters (an unknown motive) has no record, and the replay with the
+// bus finds it on the dead-letter stream instead of calling it dropped.
+func TestReplayMensagemMortaNaoEOmitida(t *testing.T) {
+	t.Parallel()
+	c, bairro := coloniaNoBairro(t)
+	a := c.novoConselheiro(bairro)
+	d, x := c.novaDemanda(bairro)
+	must(t, x == a, "drawn to %v", x)
+	c.publicar(evento.AtribuicaoRecusada, "1.1.0", recusa(a, d, bairro, "sem_disponibilidade"))
+	c.eventually("the refusal dead-lettered", func() bool { return len(c.dlq()) == 1 })
+	c.processar(evento.CicloConcluido, "1.0.0", ciclo(a, d, bairro)) // a later record: the dead one is judged
+	c.novaDemanda(bairro)
+	c.esperarOutboxVazio()
+	cli := &transparencia.Cliente{Base: "http://" + c.w.Addr.String(), Barramento: c.w.Bus}
+	res, err := cli.Reproduzir(t.Context(), uuid.Nil, nil)
+	must(t, err == nil && res.Primeira == nil, "replay: %v / %v", err, res.Primeira)
+	rp := res.Replay
+	must(t, res.Barramento && len(rp.Divergencias) == 0 && rp.Mortas == 1 && rp.Registradas >= 2,
+		"divergences %v; %d dead, %d recorded of %d messages", rp.Divergencias, rp.Mortas, rp.Registradas, rp.Mensagens)
+}
