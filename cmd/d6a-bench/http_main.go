@@ -57,14 +57,10 @@ func lerFlagsHTTP(args []string) (opcoesHTTP, error) {
 	fs.BoolVar(&o.rapido, "quick", false, "2 s runs with a 1 s warm-up, no -wait-quiet (unless given); docs are not written unless -doc is given")
 	fs.StringVar(&o.alg, "alg", "HS256", "session token algorithm: HS256 or RS256")
 	fs.StringVar(&o.doc, "doc", "docs/bench.md", "markdown file whose \"## HTTP: situacao route\" section is rewritten (empty: none)")
-	if err := fs.Parse(args); err != nil {
+	dado, err := analisarFlags(fs, args)
+	if err != nil {
 		return o, err
 	}
-	if fs.NArg() > 0 {
-		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
-	}
-	dado := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { dado[f.Name] = true })
 	o.escrever = o.doc != "" && (!o.rapido || dado["doc"])
 	switch {
 	case o.d <= 0:

@@ -160,14 +160,10 @@ func lerFlags(args []string) (opcoes, error) {
 	fs.BoolVar(&o.manter, "keep", false, "keep the work directory (logs, PostgreSQL and NATS data) for inspection")
 	fs.StringVar(&o.dir, "dir", "", "work directory (default: a fresh temporary directory)")
 	fs.BoolVar(&o.perf, "perf", false, "record `perf` CPU profiles of d6a serve, nats-server and PostgreSQL during each max-load pass (reports in the work directory, which is then kept)")
-	if err := fs.Parse(args); err != nil {
+	dado, err := analisarFlags(fs, args)
+	if err != nil {
 		return o, err
 	}
-	if fs.NArg() > 0 {
-		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
-	}
-	dado := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { dado[f.Name] = true })
 	o.escrever = !o.rapido || dado["doc"] || dado["svg"]
 	if o.perf {
 		o.manter = true
@@ -312,6 +308,21 @@ func executar(ctx context.Context, o opcoes) (err error) {
 	}
 	logf("done in %s", time.Since(inicio).Round(time.Second))
 	return nil
+}
+
+// analisarFlags parses args into fs, refusing positional arguments, and
+// returns the names of the flags given (either mode's -quick leaves those
+// alone).
+func analisarFlags(fs *flag.FlagSet, args []string) (map[string]bool, error) {
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	dado := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { dado[f.Name] = true })
+	return dado, nil
 }
 
 func caminho(raiz, p string) string {

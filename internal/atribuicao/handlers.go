@@ -305,8 +305,6 @@ func (u *uow) onConselheiroAtribuicaoRecusada(ctx context.Context, log *slog.Log
 			}
 			c.Status = depois
 		}
-	}
-	if temConselheiro {
 		// No motive: a refusal for personal risk must not show (spec 3.12).
 		u.registros = append(u.registros, transparencia.NovaRecusa(ev.EventID, u.seqGatilho(), c.ID, a.DemandaID, c.Status))
 	}

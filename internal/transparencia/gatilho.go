@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -93,32 +92,26 @@ func ConferirEntrada(ctx context.Context, b Barramento, e Entrada) (conferiu boo
 	if err != nil {
 		return true, fmt.Errorf("entrada: mensagem %d do barramento: %w", *e.GatilhoSequence, err)
 	}
-	var env struct {
-		EventID string `json:"event_id"`
-		Payload struct {
-			ConselheiroID *string `json:"conselheiro_id"`
-			CidadaoID     *string `json:"cidadao_id"`
-			DemandaID     *string `json:"demanda_id"`
-			Representante *string `json:"representante_demanda_id"`
-		} `json:"payload"`
+	m, _, invalida := lerMensagem(uint64(*e.GatilhoSequence), e.Tipo, data)
+	if invalida || m.eventID != e.EventID {
+		return true, falha("event_id", e.EventID, fmt.Sprintf("%q (event_id of the message at sequence %d)", m.eventID, *e.GatilhoSequence))
 	}
-	if err := json.Unmarshal(data, &env); err != nil || env.EventID != e.EventID.String() {
-		return true, falha("event_id", e.EventID, fmt.Sprintf("%q (event_id of the message at sequence %d)", env.EventID, *e.GatilhoSequence))
-	}
-	igual := func(campo string, no *string, reg *uuid.UUID) error {
-		if reg == nil || no == nil || !strings.EqualFold(*no, reg.String()) {
+	igual := func(campo string, no uuid.UUID, reg *uuid.UUID) error {
+		if reg == nil || no != *reg {
 			return falha(campo, fmt.Sprint(reg), fmt.Sprintf("the %s of the message at sequence %d", campo, *e.GatilhoSequence))
 		}
 		return nil
 	}
-	switch e.Tipo {
-	case TipoCadastro:
-		return true, igual("conselheiro_id", env.Payload.CidadaoID, e.ConselheiroID)
-	case TipoAgregacao:
-		return true, igual("demanda_id", env.Payload.Representante, e.DemandaID)
+	// lerMensagem reads a registration's counsellor from cidadao_id and an
+	// aggregation's demand from its representative, and leaves out what a
+	// kind does not name.
+	if e.Tipo != TipoAgregacao {
+		if err := igual("conselheiro_id", m.conselheiro, e.ConselheiroID); err != nil {
+			return true, err
+		}
 	}
-	if err := igual("conselheiro_id", env.Payload.ConselheiroID, e.ConselheiroID); err != nil {
-		return true, err
+	if e.Tipo == TipoCadastro {
+		return true, nil
 	}
-	return true, igual("demanda_id", env.Payload.DemandaID, e.DemandaID)
+	return true, igual("demanda_id", m.demanda, e.DemandaID)
 }
