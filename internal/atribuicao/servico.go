@@ -335,9 +335,9 @@ func (s *Servico) runLote(lote []job) {
 // applied before, or earlier in the same batch (a redelivery), is skipped
 // (spec 3.13: the spec's own guards catch most, this catches every one).
 //
-// A lone event pays round trips, not work (issue 11): BEGIN goes with the
-// lock; the inbox, the transparency log's state and the head's guards and
-// eligibility go together; COMMIT goes with the writes.
+// A lone event pays two round trips (issues 11 and 24): BEGIN, the lock,
+// the inbox, the transparency log's state and the head's guards and
+// eligibility go in the first; the writes with COMMIT in the second.
 func (s *Servico) transacao(lote []job) ([]*uow, error) {
 	ctx := lote[0].ctx
 	if len(lote) > 1 {
@@ -348,50 +348,44 @@ func (s *Servico) transacao(lote []job) ([]*uow, error) {
 	us := make([]*uow, 0, len(lote))
 	d := novoDiferido()
 	var (
-		trava       store.Trava
 		processados map[uuid.UUID]bool
 		arvore      *transparencia.Estado
 		abertura    store.Leituras
 	)
-	// BEGIN and the lock (with the tables' sizes) go first, alone: every
-	// read after the lock sees what the previous holder committed, and
-	// runs on plans refitted to the tables (store.Planos), even in the
-	// first batch after a bulk load.
-	abertura.Ler(func(tx store.Tx) (err error) {
-		if trava, err = tx.AdvisoryLockSorteio(ctx, lockSorteio); err != nil {
+	// BEGIN, the lock (with the tables' sizes) and the batch's other
+	// opening reads go in one round trip: the inbox, the transparency log's
+	// state and, for agenda items at the head, their guards and eligibility
+	// as at the first unit's clock reading. Under READ COMMITTED each read
+	// takes its snapshot when it starts, after the lock was granted, so it
+	// sees what the previous holder committed. The clock is read before the
+	// lock: a draw's T is its trigger's (CONTRACT §4), so a lock wait no
+	// longer moves anything a verifier checks.
+	// The lock's statement also refits the connection's generic plans to
+	// the tables (d6a.ajustar_planos) before the reads behind it are
+	// planned, even in the first batch after a bulk load.
+	agora := s.agora()
+	abertura.Ler(func(tx store.Tx) error {
+		if _, err := tx.AdvisoryLockSorteio(ctx, lockSorteio); err != nil {
 			return fmt.Errorf("advisory lock: %w", err)
 		}
 		return nil
 	})
+	abertura.Ler(func(tx store.Tx) (err error) {
+		processados, err = jaProcessados(ctx, tx, lote)
+		return err
+	})
+	abertura.Ler(func(tx store.Tx) (err error) {
+		arvore, err = transparencia.LerEstado(ctx, tx.DB)
+		return err
+	})
+	if lote[0].guarda != nil {
+		d.lerAdiante(ctx, &abertura, s.o.Hierarquia, lote, agora)
+	}
 	inicio := time.Now()
 	var aberta, decidida time.Time
 	err := s.o.Store.InTxPipelined(ctx, &abertura, func(tx store.Tx, p *store.Pipeline) error {
 		aberta = time.Now()
 		defer func() { decidida = time.Now() }()
-		if err := s.o.Store.Planos.Ajustar(ctx, tx, trava.Pid, trava.Tamanhos); err != nil {
-			return fmt.Errorf("planos: %w", err)
-		}
-		// The batch's other opening reads, in one round trip: the inbox,
-		// the transparency log's state and, for agenda items at the head,
-		// their guards and eligibility as at the first unit's clock
-		// reading, taken after the lock (a draw's T must not precede a
-		// lock wait: CONTRACT §4's window).
-		agora := s.agora()
-		var leituras store.Leituras
-		leituras.Ler(func(tx store.Tx) (err error) {
-			processados, err = jaProcessados(ctx, tx, lote)
-			return err
-		})
-		leituras.Ler(func(tx store.Tx) (err error) {
-			arvore, err = transparencia.LerEstado(ctx, tx.DB)
-			return err
-		})
-		if lote[0].guarda != nil {
-			d.lerAdiante(ctx, &leituras, s.o.Hierarquia, lote, agora)
-		}
-		if err := leituras.Enviar(ctx, tx); err != nil {
-			return err
-		}
 		var inbox []entrada
 		for i, j := range lote {
 			if err := j.ctx.Err(); err != nil {

@@ -169,7 +169,7 @@ mais:
 	}
 	if len(ids) > 0 {
 		err := r.st.InTxWith(ctx, semEsperarWAL, func(tx store.Tx) error {
-			if err := r.st.Planos.AjustarFora(ctx, tx); err != nil {
+			if _, err := tx.AjustarPlanos(ctx); err != nil {
 				return err
 			}
 			return tx.MarcarOutboxPublicadosPorEventId(ctx, store.MarcarPorEventIdParams{EventIds: ids, Sequences: seqs, Agora: r.now().UTC()})
@@ -196,11 +196,11 @@ var semEsperarWAL = pgx.TxOptions{BeginQuery: "BEGIN; SET LOCAL synchronous_comm
 // crash in between republishes it under the same Nats-Msg-Id, which the
 // stream deduplicates. The whole batch is sent before any ack is awaited and
 // marked by one statement, so a pass costs five statements (with the
-// tables' sizes, store.Planos) however many rows it carries.
+// plans' refit, d6a.ajustar_planos) however many rows it carries.
 func (r *Relay) Pass(ctx context.Context) (int, error) {
 	n := 0
 	err := r.st.InTxWith(ctx, semEsperarWAL, func(tx store.Tx) error {
-		if err := r.st.Planos.AjustarFora(ctx, tx); err != nil {
+		if _, err := tx.AjustarPlanos(ctx); err != nil {
 			return err
 		}
 		rows, err := tx.BuscarOutboxPendentes(ctx, r.lote)

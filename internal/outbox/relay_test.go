@@ -286,19 +286,17 @@ func TestPassaTemCincoComandosQualquerQueSejaOLote(t *testing.T) {
 			t.Fatalf("Pass of %d rows = %d, %v", lote, n, err)
 		}
 		sqls, preparados := cmds.zerar()
-		// A table that doubled (the outbox, here) also replans once.
-		sqls = slices.DeleteFunc(sqls, func(s string) bool { return s == "DISCARD PLANS" })
-		// BEGIN with synchronous_commit off, the tables' sizes (store.Planos),
+		// BEGIN with synchronous_commit off, the plans' refit (d6a.ajustar_planos),
 		// take the rows, mark them, COMMIT: no SET of its own, no statement
 		// per row.
 		if len(sqls) != 5 {
-			t.Fatalf("a pass of %d rows sent %d statements, want 5 (begin, sizes, select, update, commit): %q", lote, len(sqls), sqls)
+			t.Fatalf("a pass of %d rows sent %d statements, want 5 (begin, refit, select, update, commit): %q", lote, len(sqls), sqls)
 		}
 		if !strings.Contains(sqls[0], "BEGIN") || !strings.Contains(sqls[0], "synchronous_commit = off") ||
-			!strings.Contains(sqls[1], "TamanhosDasTabelas") ||
+			!strings.Contains(sqls[1], "AjustarPlanos") ||
 			!strings.Contains(sqls[2], "BuscarOutboxPendentes") || !strings.Contains(sqls[3], "MarcarOutboxPublicados") ||
 			!strings.EqualFold(sqls[4], "commit") {
-			t.Fatalf("a pass sent %q, want begin with synchronous_commit off, sizes, select, update, commit", sqls)
+			t.Fatalf("a pass sent %q, want begin with synchronous_commit off, refit, select, update, commit", sqls)
 		}
 		// One prepare per statement at most, only on a connection the
 		// warm-up did not use.

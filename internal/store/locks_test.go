@@ -256,7 +256,7 @@ func TestBuscarConselheiroPorIdParaAtualizarTravaALinha(t *testing.T) {
 // The unit of work plans for the tables as they are. The pool keeps generic
 // plans, built once per connection: built while d6a.atribuicoes held one
 // row, the candidates probe scanned the table instead of probing its index,
-// and kept doing so while a burst of draws grew it. Planos discards them
+// and kept doing so while a burst of draws grew it. d6a.ajustar_planos, run by the lock's statement, discards them
 // once the table doubled.
 func TestUnidadeDeTrabalhoPlanejaParaATabelaAtual(t *testing.T) {
 	t.Parallel()
@@ -292,11 +292,7 @@ func TestUnidadeDeTrabalhoPlanejaParaATabelaAtual(t *testing.T) {
 		t.Helper()
 		check(t, pgx.BeginFunc(ctx, conn, func(ptx pgx.Tx) error {
 			tx := store.On(ptx)
-			trava, err := tx.AdvisoryLockSorteio(ctx, 42)
-			if err != nil {
-				return err
-			}
-			if err := s.Planos.Ajustar(ctx, tx, trava.Pid, trava.Tamanhos); err != nil {
+			if _, err := tx.AdvisoryLockSorteio(ctx, 42); err != nil {
 				return err
 			}
 			return fn(tx)

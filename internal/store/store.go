@@ -35,8 +35,6 @@ var ErrNotFound = errors.New("not found")
 // Store holds the connection pool.
 type Store struct {
 	Pool *pgxpool.Pool
-	// Planos keeps the pool's generic plans fitted to the tables.
-	Planos Planos
 }
 
 // Tx runs the generated queries inside one transaction (or on the pool,
@@ -64,8 +62,8 @@ func Config(url string) (*pgxpool.Config, error) {
 	}
 	// Every d6a query is short and shaped for its indexes; custom plans only
 	// add planning to each execution (half of PostgreSQL's CPU per draw).
-	// Planos replans a connection when the tables it planned for doubled or
-	// halved.
+	// d6a.ajustar_planos (run by the draw lock's statement and the relay)
+	// replans a connection when the tables it planned for doubled or halved.
 	if _, set := cfg.ConnConfig.RuntimeParams["plan_cache_mode"]; !set {
 		cfg.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_generic_plan"
 	}

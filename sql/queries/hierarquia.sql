@@ -4,25 +4,25 @@ SELECT id, parent_uc_id FROM core.uc_polygons;
 
 -- name: AdvisoryLockSorteio :one
 -- Serializes draws across d6a processes for the life of the transaction,
--- and in the same round trip tells the connection's backend and the size of
--- the tables the draw path reads (store.TamanhosDasTabelas order), so the
--- connection's generic plans are discarded when a table doubled or halved
--- (store.AjustarPlanos).
-SELECT pg_backend_pid()::int AS pid, (
+-- and in the same statement refits the connection's generic plans to the
+-- tables the draw path reads (d6a.ajustar_planos), before the reads queued
+-- behind it are planned.
+SELECT pg_backend_pid()::int AS pid, t.tamanhos, d6a.ajustar_planos(t.tamanhos) AS descartou
+FROM (
     SELECT ARRAY[
         pg_relation_size('d6a.conselheiros'), pg_relation_size('d6a.atribuicoes'),
         pg_relation_size('d6a.fila_pendentes'), pg_relation_size('d6a.outbox'),
         pg_relation_size('d6a.eventos_processados'), pg_relation_size('d6a.auditoria_sorteios'),
         pg_relation_size('d6a.contador_recusas')
-    ]::bigint[]
-) AS tamanhos
-FROM (SELECT pg_advisory_xact_lock(@chave::bigint)) AS trava;
+    ]::bigint[] AS tamanhos
+    FROM (SELECT pg_advisory_xact_lock(@chave::bigint)) AS trava
+) AS t;
 
--- name: TamanhosDasTabelas :one
--- AdvisoryLockSorteio's sizes, for the relay's transactions.
-SELECT pg_backend_pid()::int AS pid, ARRAY[
+-- name: AjustarPlanos :one
+-- AdvisoryLockSorteio's refit, for the relay's transactions.
+SELECT d6a.ajustar_planos(ARRAY[
     pg_relation_size('d6a.conselheiros'), pg_relation_size('d6a.atribuicoes'),
     pg_relation_size('d6a.fila_pendentes'), pg_relation_size('d6a.outbox'),
     pg_relation_size('d6a.eventos_processados'), pg_relation_size('d6a.auditoria_sorteios'),
     pg_relation_size('d6a.contador_recusas')
-]::bigint[] AS tamanhos;
+]::bigint[]);

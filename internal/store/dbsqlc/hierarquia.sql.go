@@ -10,32 +10,50 @@ import (
 )
 
 const advisoryLockSorteio = `-- name: AdvisoryLockSorteio :one
-SELECT pg_backend_pid()::int AS pid, (
+SELECT pg_backend_pid()::int AS pid, t.tamanhos, d6a.ajustar_planos(t.tamanhos) AS descartou
+FROM (
     SELECT ARRAY[
         pg_relation_size('d6a.conselheiros'), pg_relation_size('d6a.atribuicoes'),
         pg_relation_size('d6a.fila_pendentes'), pg_relation_size('d6a.outbox'),
         pg_relation_size('d6a.eventos_processados'), pg_relation_size('d6a.auditoria_sorteios'),
         pg_relation_size('d6a.contador_recusas')
-    ]::bigint[]
-) AS tamanhos
-FROM (SELECT pg_advisory_xact_lock($1::bigint)) AS trava
+    ]::bigint[] AS tamanhos
+    FROM (SELECT pg_advisory_xact_lock($1::bigint)) AS trava
+) AS t
 `
 
 type AdvisoryLockSorteioRow struct {
-	Pid      int32
-	Tamanhos []int64
+	Pid       int32
+	Tamanhos  []int64
+	Descartou bool
 }
 
 // Serializes draws across d6a processes for the life of the transaction,
-// and in the same round trip tells the connection's backend and the size of
-// the tables the draw path reads (store.TamanhosDasTabelas order), so the
-// connection's generic plans are discarded when a table doubled or halved
-// (store.AjustarPlanos).
+// and in the same statement refits the connection's generic plans to the
+// tables the draw path reads (d6a.ajustar_planos), before the reads queued
+// behind it are planned.
 func (q *Queries) AdvisoryLockSorteio(ctx context.Context, chave int64) (AdvisoryLockSorteioRow, error) {
 	row := q.db.QueryRow(ctx, advisoryLockSorteio, chave)
 	var i AdvisoryLockSorteioRow
-	err := row.Scan(&i.Pid, &i.Tamanhos)
+	err := row.Scan(&i.Pid, &i.Tamanhos, &i.Descartou)
 	return i, err
+}
+
+const ajustarPlanos = `-- name: AjustarPlanos :one
+SELECT d6a.ajustar_planos(ARRAY[
+    pg_relation_size('d6a.conselheiros'), pg_relation_size('d6a.atribuicoes'),
+    pg_relation_size('d6a.fila_pendentes'), pg_relation_size('d6a.outbox'),
+    pg_relation_size('d6a.eventos_processados'), pg_relation_size('d6a.auditoria_sorteios'),
+    pg_relation_size('d6a.contador_recusas')
+]::bigint[])
+`
+
+// AdvisoryLockSorteio's refit, for the relay's transactions.
+func (q *Queries) AjustarPlanos(ctx context.Context) (bool, error) {
+	row := q.db.QueryRow(ctx, ajustarPlanos)
+	var ajustar_planos bool
+	err := row.Scan(&ajustar_planos)
+	return ajustar_planos, err
 }
 
 const buscarTodasHierarquias = `-- name: BuscarTodasHierarquias :many
@@ -61,26 +79,4 @@ func (q *Queries) BuscarTodasHierarquias(ctx context.Context) ([]CoreUcPolygon, 
 		return nil, err
 	}
 	return items, nil
-}
-
-const tamanhosDasTabelas = `-- name: TamanhosDasTabelas :one
-SELECT pg_backend_pid()::int AS pid, ARRAY[
-    pg_relation_size('d6a.conselheiros'), pg_relation_size('d6a.atribuicoes'),
-    pg_relation_size('d6a.fila_pendentes'), pg_relation_size('d6a.outbox'),
-    pg_relation_size('d6a.eventos_processados'), pg_relation_size('d6a.auditoria_sorteios'),
-    pg_relation_size('d6a.contador_recusas')
-]::bigint[] AS tamanhos
-`
-
-type TamanhosDasTabelasRow struct {
-	Pid      int32
-	Tamanhos []int64
-}
-
-// AdvisoryLockSorteio's sizes, for the relay's transactions.
-func (q *Queries) TamanhosDasTabelas(ctx context.Context) (TamanhosDasTabelasRow, error) {
-	row := q.db.QueryRow(ctx, tamanhosDasTabelas)
-	var i TamanhosDasTabelasRow
-	err := row.Scan(&i.Pid, &i.Tamanhos)
-	return i, err
 }
