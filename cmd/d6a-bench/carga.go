@@ -259,20 +259,15 @@ type passe struct {
 	// Quietas: draws during which other processes stayed under
 	// limiteQuieto cores (a shared machine's disturbance left out).
 	Quietas latency.Summary
-	Ruido   string // set when the pass started on a busy machine
-	// d6a serve's handler histogram over the pass (bucket upper bounds).
-	HandlerP50, HandlerP99 time.Duration
-	Divisao                divisao
-	Lotes                  lotes // units of work per committed transaction
+	// d6a serve's own histograms over the pass (bucket upper bounds):
+	// the handler's p50 and p99, and where the time went.
+	Handler [2]time.Duration
+	Divisao divisao
+	Lotes   lotes // units of work per committed transaction
 }
 
 // Vazao is the draw rate: results per second, first publish → last result.
-func (p passe) Vazao() float64 {
-	if p.Duracao <= 0 {
-		return 0
-	}
-	return float64(p.Recebidos) / p.Duracao.Seconds()
-}
+func (p passe) Vazao() float64 { return razao(float64(p.Recebidos), p.Duracao.Seconds()) }
 
 func resumir(ds []*demanda, taxa float64, pub time.Duration) passe {
 	p := passe{M: len(ds), TaxaOfertada: taxa, Publicacao: pub}
@@ -289,8 +284,7 @@ func resumir(ds []*demanda, taxa float64, pub time.Duration) passe {
 		}
 		p.Recebidos++
 		fim = max(fim, r)
-		l := relogioBase.Add(time.Duration(r)).Sub(d.pub)
-		todas = append(todas, l)
+		todas = append(todas, relogioBase.Add(time.Duration(r)).Sub(d.pub))
 		switch d.tipo.Load() {
 		case sorteado:
 			p.Sorteados++

@@ -42,12 +42,7 @@ type laco struct {
 	CPU        usoCPU // the bench process (loop and publisher) is counted as "d6a"
 }
 
-func (l laco) Vazao() float64 {
-	if l.Duracao <= 0 {
-		return 0
-	}
-	return float64(l.M) / l.Duracao.Seconds()
-}
+func (l laco) Vazao() float64 { return razao(float64(l.M), l.Duracao.Seconds()) }
 
 // medirLaco publishes m demands to laco.in as fast as the bus takes them
 // (taxa 0) or at taxa per second while the loop consumes them, committing

@@ -12,65 +12,79 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/formigueiro/d6a/internal/pglocal"
+	"github.com/formigueiro/d6a/internal/procstat"
 )
 
-// perfil is a `perf record` of some processes during a pass (-perf): d6a
-// serve has no pprof endpoint, and PostgreSQL and nats-server are not Go
-// programs of ours. Samples are cpu-clock (works in VMs without PMU).
-type perfil struct {
-	nome string
-	cmd  *exec.Cmd
-	out  string
-}
-
-func iniciarPerf(dir, nome string, pids []int) (*perfil, error) {
+// gravarPerf starts, for -perf, a `perf record` of d6a serve, nats-server and
+// the PostgreSQL cluster during a burst (PostgreSQL and nats-server are
+// not Go programs of ours; cpu-clock samples work in VMs without a PMU),
+// and a Go CPU profile of d6a serve from D6A_PPROF_ADDR. The returned
+// function stops the recordings and writes a flat report beside each.
+func gravarPerf(ctx context.Context, srv *servidor, natsPid int, pgDir string, m int) (parar func(), err error) {
 	bin, err := exec.LookPath("perf")
 	if err != nil {
 		return nil, fmt.Errorf("-perf: %w", err)
 	}
-	var ps []string
-	for _, p := range pids {
-		if p > 0 {
-			ps = append(ps, strconv.Itoa(p))
+	dir := filepath.Dir(srv.log)
+	k := filepath.Base(dir)
+	alvos := map[string][]int{"d6a-serve-" + k: {srv.Pid()}, "nats-server-" + k: {natsPid}}
+	if pm, _ := pglocal.Postmaster(pgDir); pm > 0 {
+		alvos["postgres-"+k] = []int{pm}
+		for _, f := range procstat.Children(pm) {
+			alvos["postgres-"+k] = append(alvos["postgres-"+k], f.PID)
 		}
 	}
-	if len(ps) == 0 {
-		return nil, nil
+	var cmds []*exec.Cmd
+	var saidas []string
+	for nome, pids := range alvos {
+		var ps []string
+		for _, p := range pids {
+			if p > 0 {
+				ps = append(ps, strconv.Itoa(p))
+			}
+		}
+		if len(ps) == 0 {
+			continue
+		}
+		out := filepath.Join(dir, nome+".perf.data")
+		cmd := exec.Command(bin, "record", "-e", "cpu-clock", "-F", "499", "-g", "-o", out, "-p", strings.Join(ps, ","))
+		if err := cmd.Start(); err != nil {
+			return nil, err
+		}
+		cmds, saidas = append(cmds, cmd), append(saidas, out)
 	}
-	p := &perfil{nome: nome, out: filepath.Join(dir, nome+".perf.data")}
-	p.cmd = exec.Command(bin, "record", "-e", "cpu-clock", "-F", "499", "-g", "-o", p.out, "-p", strings.Join(ps, ","))
-	p.cmd.Stdout, p.cmd.Stderr = nil, nil
-	if err := p.cmd.Start(); err != nil {
-		return nil, err
+	time.Sleep(500 * time.Millisecond) // let perf attach
+	if srv.pprof != "" {
+		out := filepath.Join(dir, "d6a-serve-"+k+".pprof")
+		go func() {
+			if err := perfilGo(ctx, srv.pprof, out, min(60, max(5, m/150))); err != nil {
+				logf("pprof of d6a serve: %v", err)
+				return
+			}
+			logf("Go CPU profile of d6a serve: %s (.txt beside it)", out)
+		}()
 	}
-	return p, nil
-}
-
-// parar stops the recording and writes a flat report of the top symbols
-// beside it; it returns the report's path.
-func (p *perfil) parar() string {
-	if p == nil {
-		return ""
-	}
-	_ = p.cmd.Process.Signal(syscall.SIGINT)
-	done := make(chan struct{})
-	go func() { _ = p.cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(30 * time.Second):
-		_ = p.cmd.Process.Kill()
-		<-done
-	}
-	rel := strings.TrimSuffix(p.out, ".perf.data") + ".perf.txt"
-	out, err := exec.Command("perf", "report", "-i", p.out, "--stdio", "--no-children", "--sort", "comm,dso,symbol",
-		"--percent-limit", "0.7", "-g", "none").CombinedOutput()
-	if err != nil {
-		return ""
-	}
-	if os.WriteFile(rel, out, 0o644) != nil {
-		return ""
-	}
-	return rel
+	return func() {
+		for i, cmd := range cmds {
+			_ = cmd.Process.Signal(syscall.SIGINT)
+			done := make(chan struct{})
+			go func() { _ = cmd.Wait(); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(30 * time.Second):
+				_ = cmd.Process.Kill()
+				<-done
+			}
+			rel := strings.TrimSuffix(saidas[i], ".perf.data") + ".perf.txt"
+			out, err := exec.Command("perf", "report", "-i", saidas[i], "--stdio", "--no-children", "--sort", "comm,dso,symbol",
+				"--percent-limit", "0.7", "-g", "none").CombinedOutput()
+			if err == nil && os.WriteFile(rel, out, 0o644) == nil {
+				logf("perf report: %s", rel)
+			}
+		}
+	}, nil
 }
 
 // perfilGo fetches a Go CPU profile of segundos from the pprof listener at
@@ -93,11 +107,11 @@ func perfilGo(ctx context.Context, addr, out string, segundos int) error {
 	if err != nil {
 		return err
 	}
-	if _, err := io.Copy(f, r.Body); err != nil {
-		f.Close()
-		return err
+	_, err = io.Copy(f, r.Body)
+	if cerr := f.Close(); err == nil {
+		err = cerr
 	}
-	if err := f.Close(); err != nil {
+	if err != nil {
 		return err
 	}
 	txt, err := exec.Command("go", "tool", "pprof", "-top", "-nodecount=60", out).CombinedOutput()
