@@ -39,7 +39,7 @@ type laco struct {
 	// Publicacao is first publish → last publish ack of the inputs: when it
 	// is close to Duracao, the publisher bounded the loop.
 	Publicacao time.Duration
-	CPU        usoCPU // the bench process (loop and publisher) is counted as "d6a"
+	CPU        usoCPU // the bench process (loop and publisher) is Eu
 }
 
 func (l laco) Vazao() float64 { return razao(float64(l.M), l.Duracao.Seconds()) }
