@@ -56,11 +56,12 @@ type barramento struct {
 
 // conectar connects and watches d6a's result subjects, or, when given,
 // these subjects instead (the bare loop's).
-func conectar(url string, assuntos ...string) (b *barramento, err error) {
-	b = &barramento{porID: map[uuid.UUID]*demanda{}, novo: make(chan struct{}, 1)}
-	if b.nc, err = nats.Connect(url, nats.Name("d6a-bench"), nats.MaxReconnects(-1)); err != nil {
+func conectar(url string, assuntos ...string) (*barramento, error) {
+	nc, err := nats.Connect(url, nats.Name("d6a-bench"), nats.MaxReconnects(-1))
+	if err != nil {
 		return nil, err
 	}
+	b := &barramento{nc: nc, porID: map[uuid.UUID]*demanda{}, novo: make(chan struct{}, 1)}
 	vigiados := map[string]uint32{assuntoSorteado: sorteado, assuntoSemCandida: semCandidatos}
 	if len(assuntos) > 0 {
 		vigiados = map[string]uint32{}
@@ -68,21 +69,21 @@ func conectar(url string, assuntos ...string) (b *barramento, err error) {
 			vigiados[a] = sorteado
 		}
 	}
-	b.js, err = jetstream.New(b.nc, jetstream.WithPublishAsyncMaxPending(1024))
+	b.js, err = jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(1024))
 	for subj, tipo := range vigiados {
+		var sub *nats.Subscription
 		if err != nil {
 			break
 		}
-		var sub *nats.Subscription
-		if sub, err = b.nc.Subscribe(subj, func(m *nats.Msg) { b.resultado(m, tipo) }); err == nil {
+		if sub, err = nc.Subscribe(subj, func(m *nats.Msg) { b.resultado(m, tipo) }); err == nil {
 			_ = sub.SetPendingLimits(-1, -1)
 		}
 	}
 	if err == nil {
-		err = b.nc.Flush()
+		err = nc.Flush()
 	}
 	if err != nil {
-		b.nc.Close()
+		nc.Close()
 		return nil, err
 	}
 	return b, nil
