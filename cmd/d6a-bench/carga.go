@@ -25,17 +25,15 @@ const (
 	assuntoSemCandida = "eventos.sorteio.sem_candidatos"
 )
 
-// Kinds of result on the bus.
+// Kinds of result on the bus (0: none yet).
 const (
-	semResultado uint32 = iota
-	sorteado
+	sorteado uint32 = 1 + iota
 	semCandidatos
 )
 
 // demanda is one published agenda.item_disponível and what came back.
 type demanda struct {
 	id      uuid.UUID
-	uc      uuid.UUID
 	dados   []byte
 	eventID string
 	pub     time.Time
@@ -47,16 +45,13 @@ type demanda struct {
 var relogioBase = time.Now()
 
 // barramento is the bench's own connection to the bus: it publishes demands
-// and watches the two result subjects with core NATS subscriptions.
+// and watches the result subjects with core NATS subscriptions.
 type barramento struct {
-	nc   *nats.Conn
-	js   jetstream.JetStream
-	subs []*nats.Subscription
-
-	mu        sync.RWMutex
-	porID     map[uuid.UUID]*demanda
-	recebidos atomic.Int64
-	novo      chan struct{}
+	nc    *nats.Conn
+	js    jetstream.JetStream
+	mu    sync.RWMutex
+	porID map[uuid.UUID]*demanda
+	novo  chan struct{}
 }
 
 // conectar connects and watches d6a's result subjects, or, when given,
@@ -66,12 +61,7 @@ func conectar(url string, assuntos ...string) (*barramento, error) {
 	if err != nil {
 		return nil, err
 	}
-	js, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(1024))
-	if err != nil {
-		nc.Close()
-		return nil, err
-	}
-	b := &barramento{nc: nc, js: js, porID: map[uuid.UUID]*demanda{}, novo: make(chan struct{}, 1)}
+	b := &barramento{nc: nc, porID: map[uuid.UUID]*demanda{}, novo: make(chan struct{}, 1)}
 	vigiados := map[string]uint32{assuntoSorteado: sorteado, assuntoSemCandida: semCandidatos}
 	if len(assuntos) > 0 {
 		vigiados = map[string]uint32{}
@@ -79,16 +69,20 @@ func conectar(url string, assuntos ...string) (*barramento, error) {
 			vigiados[a] = sorteado
 		}
 	}
+	b.js, err = jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(1024))
 	for subj, tipo := range vigiados {
-		sub, err := nc.Subscribe(subj, func(m *nats.Msg) { b.resultado(m, tipo) })
+		var sub *nats.Subscription
 		if err != nil {
-			nc.Close()
-			return nil, err
+			break
 		}
-		_ = sub.SetPendingLimits(-1, -1)
-		b.subs = append(b.subs, sub)
+		if sub, err = nc.Subscribe(subj, func(m *nats.Msg) { b.resultado(m, tipo) }); err == nil {
+			_ = sub.SetPendingLimits(-1, -1)
+		}
 	}
-	if err := nc.Flush(); err != nil {
+	if err == nil {
+		err = nc.Flush()
+	}
+	if err != nil {
 		nc.Close()
 		return nil, err
 	}
@@ -111,12 +105,8 @@ func (b *barramento) resultado(m *nats.Msg, tipo uint32) {
 	b.mu.RLock()
 	d := b.porID[e.Payload.DemandaID]
 	b.mu.RUnlock()
-	if d == nil {
-		return
-	}
-	if d.recv.CompareAndSwap(0, agora) {
+	if d != nil && d.recv.CompareAndSwap(0, agora) {
 		d.tipo.Store(tipo)
-		b.recebidos.Add(1)
 		select {
 		case b.novo <- struct{}{}:
 		default:
@@ -130,14 +120,14 @@ func gerarDemandas(rng *rand.Rand, p *pais, m int) []*demanda {
 	micro := p.porNivel[nivelMicroarea]
 	out := make([]*demanda, m)
 	for i := range out {
-		d := &demanda{id: uuidDe(rng), uc: p.ids[micro[rng.IntN(len(micro))]]}
-		ev := uuidDe(rng)
-		d.eventID = ev.String()
+		d := &demanda{id: uuidDe(rng)}
+		uc := p.ids[micro[rng.IntN(len(micro))]]
+		d.eventID = uuidDe(rng).String()
 		env := map[string]any{
 			"event_id": d.eventID, "tipo": "agenda.item_disponível", "origem": "D-5", "versao_schema": "1.0.0",
 			"correlacao_id": nil, "timestamp": time.Now().UTC().Format("2006-01-02T15:04:05.000Z"),
 			"payload": map[string]any{
-				"demanda_id": d.id, "unidade_civica_id": d.uc, "posicao_no_backlog": 1 + rng.IntN(500),
+				"demanda_id": d.id, "unidade_civica_id": uc, "posicao_no_backlog": 1 + rng.IntN(500),
 				"score_final": math.Round(rng.Float64()*10000) / 100, "categoria_id": "SAUDE",
 				"nivel_precedencia": 1 + rng.IntN(5), "grupo_id": nil,
 				"timestamp": time.Now().UTC().Format("2006-01-02T15:04:05.000Z"),
@@ -259,20 +249,15 @@ type passe struct {
 	// Quietas: draws during which other processes stayed under
 	// limiteQuieto cores (a shared machine's disturbance left out).
 	Quietas latency.Summary
-	Ruido   string // set when the pass started on a busy machine
-	// d6a serve's handler histogram over the pass (bucket upper bounds).
-	HandlerP50, HandlerP99 time.Duration
-	Divisao                divisao
-	Lotes                  lotes // units of work per committed transaction
+	// d6a serve's own histograms over the pass (bucket upper bounds):
+	// the handler's p50 and p99, and where the time went.
+	Handler [2]time.Duration
+	Divisao divisao
+	Lotes   lotes // units of work per committed transaction
 }
 
 // Vazao is the draw rate: results per second, first publish → last result.
-func (p passe) Vazao() float64 {
-	if p.Duracao <= 0 {
-		return 0
-	}
-	return float64(p.Recebidos) / p.Duracao.Seconds()
-}
+func (p passe) Vazao() float64 { return razao(float64(p.Recebidos), p.Duracao.Seconds()) }
 
 func resumir(ds []*demanda, taxa float64, pub time.Duration) passe {
 	p := passe{M: len(ds), TaxaOfertada: taxa, Publicacao: pub}
@@ -289,8 +274,7 @@ func resumir(ds []*demanda, taxa float64, pub time.Duration) passe {
 		}
 		p.Recebidos++
 		fim = max(fim, r)
-		l := relogioBase.Add(time.Duration(r)).Sub(d.pub)
-		todas = append(todas, l)
+		todas = append(todas, relogioBase.Add(time.Duration(r)).Sub(d.pub))
 		switch d.tipo.Load() {
 		case sorteado:
 			p.Sorteados++

@@ -3,8 +3,8 @@ package main
 import (
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/formigueiro/d6a/internal/pglocal"
@@ -36,17 +36,12 @@ func amostrar(p processosMedidos) amostraCPU {
 	if m, ok := procstat.ReadMachine(); ok {
 		a.total, a.ocupado, a.irq = m.Total(), m.Busy(), m.IRQ+m.SoftIRQ
 	}
-	if p.d6a > 0 {
-		pr, _ := procstat.Read(p.d6a)
-		a.d6a = pr.Own
-		a.lidas, a.escritas = syscalls(p.d6a)
-	}
-	if p.nats > 0 {
-		pr, _ := procstat.Read(p.nats)
-		a.nats = pr.Own
-	}
+	// A pid of 0 reads as nothing.
+	d6a, _ := procstat.Read(p.d6a)
+	nats, _ := procstat.Read(p.nats)
 	eu, _ := procstat.Read(os.Getpid())
-	a.eu = eu.Own + eu.Reaped
+	a.d6a, a.nats, a.eu = d6a.Own, nats.Own, eu.Own+eu.Reaped
+	a.lidas, a.escritas = syscalls(p.d6a)
 	if pm, _ := pglocal.Postmaster(p.pgDir); p.pgDir != "" && pm > 0 {
 		pr, _ := procstat.Read(pm)
 		a.pg = pr.Own + pr.Reaped
@@ -60,17 +55,9 @@ func amostrar(p processosMedidos) amostraCPU {
 // syscalls reads the read- and write-family system calls pid has made
 // (syscr, syscw of /proc/<pid>/io; Go's sockets use read(2) and write(2)).
 func syscalls(pid int) (r, w float64) {
-	b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/io")
-	for _, l := range strings.Split(string(b), "\n") {
-		k, v, _ := strings.Cut(l, ":")
-		n, _ := strconv.ParseFloat(strings.TrimSpace(v), 64)
-		switch k {
-		case "syscr":
-			r = n
-		case "syscw":
-			w = n
-		}
-	}
+	io := "/proc/" + strconv.Itoa(pid) + "/io"
+	r, _ = strconv.ParseFloat(procField(io, "syscr"), 64)
+	w, _ = strconv.ParseFloat(procField(io, "syscw"), 64)
 	return r, w
 }
 
@@ -113,9 +100,7 @@ func calcularUso(a, b amostraCPU, n int) usoCPU {
 }
 
 // Ms is the milliseconds of CPU per unit of work that cores stand for.
-func (u usoCPU) Ms(cores float64) float64 {
-	return u.Por(cores * u.Janela.Seconds() * 1000)
-}
+func (u usoCPU) Ms(cores float64) float64 { return u.Por(cores * u.Janela.Seconds() * 1000) }
 
 // Us is Ms in microseconds.
 func (u usoCPU) Us(cores float64) float64 { return 1000 * u.Ms(cores) }
@@ -167,21 +152,11 @@ func vigia(p processosMedidos, periodo time.Duration, stop <-chan struct{}) <-ch
 func quietas(ds []*demanda, js []janela, limite float64) []time.Duration {
 	var out []time.Duration
 	for _, d := range ds {
-		r := d.recv.Load()
-		if r == 0 {
-			continue
-		}
-		fim := relogioBase.Add(time.Duration(r))
-		ini := d.pub.Add(-100 * time.Millisecond)
-		ok := true
-		for _, j := range js {
-			if j.fim.After(ini) && j.ini.Before(fim) && j.outros > limite {
-				ok = false
-				break
+		if r := d.recv.Load(); r != 0 {
+			ini, fim := d.pub.Add(-100*time.Millisecond), relogioBase.Add(time.Duration(r))
+			if !slices.ContainsFunc(js, func(j janela) bool { return j.fim.After(ini) && j.ini.Before(fim) && j.outros > limite }) {
+				out = append(out, fim.Sub(d.pub))
 			}
-		}
-		if ok {
-			out = append(out, fim.Sub(d.pub))
 		}
 	}
 	return out

@@ -5,7 +5,6 @@ package main
 // the generated blocks themselves.
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"os"
@@ -19,74 +18,44 @@ import (
 // milhares writes n with thousands separators: 1,000,000.
 func milhares(n int) string {
 	s := strconv.Itoa(n)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
 	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
+	return s
 }
 
-// modeloCPU is the CPU's model name from /proc/cpuinfo, in backquotes; "?"
-// when unknown.
-func modeloCPU() string {
-	if v, ok := procField("/proc/cpuinfo", "model name"); ok {
-		return "`" + v + "`"
+// procField is the value of the first "key: value" line of a /proc file
+// ("?" when missing).
+func procField(path, key string) string {
+	b, _ := os.ReadFile(path)
+	for _, l := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(l, ":"); ok && strings.TrimSpace(k) == key {
+			return strings.TrimSpace(v)
+		}
 	}
 	return "?"
 }
 
-// memoriaTotal is the machine's memory (MemTotal of /proc/meminfo) in GiB; "?"
-// when unknown.
-func memoriaTotal() string {
-	v, ok := procField("/proc/meminfo", "MemTotal")
-	if !ok {
-		return "?"
+// maquina is the machine line of both reports.
+func maquina() string {
+	cpu, mem := procField("/proc/cpuinfo", "model name"), procField("/proc/meminfo", "MemTotal")
+	if cpu != "?" {
+		cpu = "`" + cpu + "`"
 	}
-	kb, err := strconv.Atoi(strings.TrimSuffix(v, " kB"))
+	if kb, err := strconv.Atoi(strings.TrimSuffix(mem, " kB")); err == nil {
+		mem = fmt.Sprintf("%.1f GiB (MemTotal)", float64(kb)/(1<<20))
+	}
+	kernel, err := os.ReadFile("/proc/sys/kernel/osrelease")
 	if err != nil {
-		return v
+		kernel = []byte("?")
 	}
-	return fmt.Sprintf("%.1f GiB (MemTotal)", float64(kb)/(1<<20))
-}
-
-// procField is the value of the first "key: value" line of a /proc file.
-func procField(path, key string) (string, bool) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", false
-	}
-	defer f.Close()
-	for s := bufio.NewScanner(f); s.Scan(); {
-		if k, v, ok := strings.Cut(s.Text(), ":"); ok && strings.TrimSpace(k) == key {
-			return strings.TrimSpace(v), true
-		}
-	}
-	return "", false
-}
-
-// kernel is the running kernel's release (what `uname -r` prints); "?"
-// when unknown.
-func kernel() string {
-	b, err := os.ReadFile("/proc/sys/kernel/osrelease")
-	if err != nil {
-		return "?"
-	}
-	return strings.TrimSpace(string(b))
+	return fmt.Sprintf("`nproc` = %d; CPU %s; memory %s; kernel %s; %s", runtime.NumCPU(), cpu, mem, strings.TrimSpace(string(kernel)), runtime.Version())
 }
 
 // revisao names the commit checked out in dir ("" for the working
 // directory) and the files with uncommitted changes among those that
-// status selects: the flags and pathspecs that follow
-// `git status --porcelain`. Each mode picks the files whose changes its
-// measurement would include.
+// status selects (flags and pathspecs after `git status --porcelain`):
+// each mode names the files whose changes its measurement includes.
 func revisao(dir string, status ...string) string {
 	git := func(args ...string) ([]byte, error) {
 		cmd := exec.Command("git", args...)
@@ -98,10 +67,7 @@ func revisao(dir string, status ...string) string {
 		return "? (not a git checkout)"
 	}
 	s := "commit `" + strings.TrimSpace(string(rev)) + "`"
-	out, err := git(append([]string{"status", "--porcelain"}, status...)...)
-	if err != nil {
-		return s
-	}
+	out, _ := git(append([]string{"status", "--porcelain"}, status...)...)
 	var changed []string
 	for _, l := range strings.Split(string(out), "\n") {
 		if len(l) > 3 {
@@ -112,11 +78,6 @@ func revisao(dir string, status ...string) string {
 		s += " plus uncommitted changes to " + strings.Join(changed, ", ")
 	}
 	return s
-}
-
-// maquina is the machine line of both reports.
-func maquina() string {
-	return fmt.Sprintf("`nproc` = %d; CPU %s; memory %s; kernel %s; %s", runtime.NumCPU(), modeloCPU(), memoriaTotal(), kernel(), runtime.Version())
 }
 
 // reescrever puts bloco between the markers of the generated block nome in

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"sort"
 )
 
 // `d6a-bench escala` simulates, over the bench's country, what a
@@ -34,28 +33,17 @@ func executarEscala(args []string) error {
 	}
 	// "dense, 0.1% at the root" is what breaks a partition: a counsellor
 	// every chain reaches.
-	formasEscala := map[string][]struct {
-		nivel  int
-		fracao float64
-	}{"sparse": formas["sparse"], "dense": formas["dense"],
-		"dense, 0.1% at the root": {{nivelPais, 0.001}, {nivelEstado, 0.01}, {nivelMunicipio, 0.089}, {nivelBairro, 0.90}}}
 	nomes := []string{"sparse", "dense", "dense, 0.1% at the root"}
+	dists := [][]parcela{formas["sparse"], formas["dense"], {{nivelPais, 0.001}, {nivelEstado, 0.01}, {nivelMunicipio, 0.089}, {nivelBairro, 0.90}}}
 	fmt.Printf("Scale-out simulation: the bench's country (%s units), K = %s, a burst of %s draws and a steady run of %s, on random micro-areas, seed %d.\n\n",
 		milhares(len(p.ids)), milhares(*k), milhares(*rajada), milhares(*m), *seed)
 	fmt.Println("| shape | regime | partitioned by | partitions | units of work | crossing partitions | largest partition | speed-up bound |")
 	fmt.Println("|---|---|---|--:|--:|--:|--:|--:|")
-	for _, forma := range nomes {
+	for f, forma := range nomes {
 		for _, estavel := range []bool{false, true} {
 			for _, nivelParticao := range []int{nivelEstado, nivelMunicipio} {
-				n := *rajada
-				if estavel {
-					n = *m
-				}
-				r := simular(p, nivel, formasEscala[forma], *k, n, *ocupados, estavel, nivelParticao, *seed)
-				regime := "burst (no release)"
-				if estavel {
-					regime = fmt.Sprintf("steady (%.0f%% busy)", 100**ocupados)
-				}
+				r := simular(p, nivel, dists[f], *k, se(estavel, *m, *rajada), *ocupados, estavel, nivelParticao, *seed)
+				regime := se(estavel, fmt.Sprintf("steady (%.0f%% busy)", 100**ocupados), "burst (no release)")
 				fmt.Printf("| %s | %s | %s | %s | %s | %.2f%% | %.2f%% | %.1f× |\n", forma, regime, nomeNivel[nivelParticao],
 					milhares(len(p.porNivel[nivelParticao])), milhares(r.unidades), 100*float64(r.cruzam)/float64(r.unidades),
 					100*float64(r.maior)/float64(r.unidades), float64(r.unidades)/float64(r.cruzam+r.maior))
@@ -74,10 +62,7 @@ type resultadoEscala struct{ unidades, cruzam, maior int }
 // below that level, crossing otherwise. A draw reads its chain up to the
 // winning step; a sem_candidatos reads the whole chain; a release writes
 // its counsellor's unit and sweeps that unit's descendants.
-func simular(p *pais, nivel []int8, dist []struct {
-	nivel  int
-	fracao float64
-}, k, m int, ocupados float64, estavel bool, nivelParticao int, seed uint64) resultadoEscala {
+func simular(p *pais, nivel []int8, dist []parcela, k, m int, ocupados float64, estavel bool, nivelParticao int, seed uint64) resultadoEscala {
 	rng := rand.New(rand.NewPCG(seed, uint64(k)))
 	livres := make([]int32, len(p.ids))
 	acima := false // anyone registered above the partition level
@@ -138,13 +123,8 @@ func simular(p *pais, nivel []int8, dist []struct {
 		ocupado = append(ocupado, passo)
 		contar(u, int(nivel[passo]) < nivelParticao)
 	}
-	ns := make([]int, 0, len(local))
 	for _, n := range local {
-		ns = append(ns, n)
-	}
-	sort.Ints(ns)
-	if len(ns) > 0 {
-		r.maior = ns[len(ns)-1]
+		r.maior = max(r.maior, n)
 	}
 	return r
 }

@@ -39,15 +39,10 @@ type laco struct {
 	// Publicacao is first publish → last publish ack of the inputs: when it
 	// is close to Duracao, the publisher bounded the loop.
 	Publicacao time.Duration
-	CPU        usoCPU // the bench process (loop and publisher) is counted as "d6a"
+	CPU        usoCPU // the bench process (loop and publisher) is Eu
 }
 
-func (l laco) Vazao() float64 {
-	if l.Duracao <= 0 {
-		return 0
-	}
-	return float64(l.M) / l.Duracao.Seconds()
-}
+func (l laco) Vazao() float64 { return razao(float64(l.M), l.Duracao.Seconds()) }
 
 // medirLaco publishes m demands to laco.in as fast as the bus takes them
 // (taxa 0) or at taxa per second while the loop consumes them, committing

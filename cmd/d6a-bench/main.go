@@ -1,22 +1,20 @@
 // Command d6a-bench measures `d6a serve` at national scale (docs/bench.md):
-// a durable PostgreSQL of its own, a NATS JetStream bus, a synthetic country
-// of 255,598 civic units in core.uc_polygons and K counsellors in one of two
-// shapes (sparse, or dense upper levels), analyzed or freshly bulk-loaded;
-// for each run it starts `d6a serve` as a separate process, publishes
-// agenda.item_disponível events and times every draw end to end, from the
-// publish to the result (conselheiro.sorteado or sorteio.sem_candidatos) on
-// the bus. The yardsticks, measured in the same run: pgbench's one-client
-// simple-update tps on the same server, and a bare durable loop of the
+// a durable PostgreSQL of its own, a JetStream bus, a synthetic country of
+// 255,598 civic units and K counsellors in one of two shapes, analyzed or
+// freshly bulk-loaded. Each run starts `d6a serve` as a separate process,
+// publishes agenda.item_disponível events and times every draw from the
+// publish to its result on the bus, against two yardsticks measured in the
+// same run: pgbench on the same server and a bare durable loop of the
 // draw's shape (laco.go).
 //
 //	go run ./cmd/d6a-bench                       # the default runs (make bench)
 //	go run ./cmd/d6a-bench -quick                # small runs; checks the tool in < 3 min
 //	go run ./cmd/d6a-bench -runs 100000/dense/fresh -m 10000
 //	go run ./cmd/d6a-bench http -d 10s -c 32 -rate 1000   # the HTTP mode (http_main.go)
-//	go run ./cmd/d6a-bench http -quick
+//	go run ./cmd/d6a-bench escala                # the scale-out simulation (escala.go)
 //
-// Each mode rewrites its block of docs/bench.md at the end (docs/bench-draws.svg
-// too; not with -quick unless -doc is given) and prints it.
+// Each mode prints its block of docs/bench.md and rewrites it (and
+// docs/bench-draws.svg), not with -quick unless -doc is given.
 package main
 
 import (
@@ -37,55 +35,34 @@ import (
 	"github.com/schollz/progressbar/v3"
 
 	"github.com/formigueiro/d6a/internal/latency"
-	"github.com/formigueiro/d6a/internal/pglocal"
-	"github.com/formigueiro/d6a/internal/procstat"
 )
 
 // cenario is one measured run: K counsellors in a country shape, on an
-// analyzed database or a fresh one (bulk-loaded, never analyzed, autovacuum
-// off on the d6a tables).
+// analyzed database or a fresh one (bulk-loaded, never analyzed,
+// autovacuum off on the d6a tables); Tmpfs runs go to a second durable
+// PostgreSQL on /dev/shm, the fast disk of issue 24, with its own pgbench.
 type cenario struct {
-	K      int
-	Forma  string
-	Fresco bool
-	// Tmpfs: in a second durable PostgreSQL whose data directory is on
-	// /dev/shm, the fast disk of issue 24 (fsync costs next to nothing),
-	// with its own pgbench to compare with.
-	Tmpfs bool
+	K             int
+	Forma         string
+	Fresco, Tmpfs bool
 }
 
 func (c cenario) String() string {
-	s := "K=" + milhares(c.K) + " " + c.Forma
-	if c.Fresco {
-		s += " fresh"
-	}
-	if c.Tmpfs {
-		s += " tmpfs"
-	}
-	return s
+	return "K=" + milhares(c.K) + " " + c.Forma + se(c.Fresco, " fresh", "") + se(c.Tmpfs, " tmpfs", "")
 }
 
 const runsPadrao = "1000/sparse,100000/sparse,100000/dense,100000/dense/fresh,100000/dense/fresh/tmpfs,1000000/sparse,1000000/dense"
 
 type opcoes struct {
-	runs     []cenario
-	m        int
-	leve     int     // events of the light pass
-	taxaLeve float64 // their rate
-	laco     int     // messages per bare-loop measurement
-	carga    float64
-	seed     uint64
-	doc      string
-	svg      string
-	embutido bool
-	pgbenchT int
-	manter   bool
-	dir      string
-	comando  string
-	rapido   bool
-	escrever bool
-	perf     bool
-	sossego  time.Duration
+	runs                   []cenario
+	m, leve, laco          int     // burst and paced pass, light pass, each bare-loop measurement
+	taxaLeve, carga        float64 // the light pass's rate; the paced pass's fraction of the burst's
+	seed                   uint64
+	doc, svg, dir, comando string
+	pgbenchT               int
+	sossego                time.Duration
+	embutido, manter       bool
+	rapido, escrever       bool
 }
 
 func main() {
@@ -96,19 +73,22 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if len(os.Args) > 1 && os.Args[1] == "escala" {
-		sair("d6a-bench escala", executarEscala(os.Args[2:]), 2)
-		return
+	modo := ""
+	if len(os.Args) > 1 {
+		modo = os.Args[1]
 	}
-	if len(os.Args) > 1 && os.Args[1] == "http" {
+	switch modo {
+	case "escala":
+		sair("d6a-bench escala", executarEscala(os.Args[2:]), 2)
+	case "http":
 		o, err := lerFlagsHTTP(os.Args[2:])
 		sair("d6a-bench http", err, 2)
 		sair("d6a-bench http", executarHTTP(ctx, o), 1)
-		return
+	default:
+		o, err := lerFlags(os.Args[1:])
+		sair("d6a-bench", err, 2)
+		sair("d6a-bench", executar(ctx, o), 1)
 	}
-	o, err := lerFlags(os.Args[1:])
-	sair("d6a-bench", err, 2)
-	sair("d6a-bench", executar(ctx, o), 1)
 }
 
 // rapido reports whether args hold -quick: its defaults are the flags'.
@@ -144,7 +124,7 @@ func lerFlags(args []string) (opcoes, error) {
 	fs := flag.NewFlagSet("d6a-bench", flag.ContinueOnError)
 	var o opcoes
 	q := rapido(args)
-	runsFlag := fs.String("runs", se(q, "1000/sparse,10000/dense,10000/dense/fresh", runsPadrao), "runs, comma separated: K/shape[/fresh][/tmpfs], shape sparse or dense; fresh = counsellors bulk-loaded, never analyzed, autovacuum off on the d6a tables; tmpfs = in a second PostgreSQL on /dev/shm (the fast disk), with its own pgbench")
+	runs := fs.String("runs", se(q, "1000/sparse,10000/dense,10000/dense/fresh", runsPadrao), "runs, comma separated: K/shape[/fresh][/tmpfs], shape sparse or dense; fresh = counsellors bulk-loaded, never analyzed, autovacuum off on the d6a tables; tmpfs = in a second PostgreSQL on /dev/shm (the fast disk), with its own pgbench")
 	fs.IntVar(&o.m, "m", se(q, 1000, 5000), "agenda.item_disponível events of the max-load burst and of the paced pass (≥ 1)")
 	fs.IntVar(&o.leve, "light-m", se(q, 50, 300), "events of the light-load pass (0: none)")
 	fs.Float64Var(&o.taxaLeve, "light-rate", 10, "events per second of the light-load pass")
@@ -159,30 +139,19 @@ func lerFlags(args []string) (opcoes, error) {
 	fs.DurationVar(&o.sossego, "wait-quiet", se(q, 0, 30*time.Second), "before pgbench and each pass, wait up to this long for other processes to use under 0.25 cores (0: don't wait)")
 	fs.BoolVar(&o.manter, "keep", false, "keep the work directory (logs, PostgreSQL and NATS data) for inspection")
 	fs.StringVar(&o.dir, "dir", "", "work directory (default: a fresh temporary directory)")
-	fs.BoolVar(&o.perf, "perf", false, "record `perf` CPU profiles of d6a serve, nats-server and PostgreSQL during each max-load pass (reports in the work directory, which is then kept)")
 	dado, err := analisarFlags(fs, args)
 	if err != nil {
 		return o, err
 	}
 	o.escrever = !o.rapido || dado["doc"] || dado["svg"]
-	if o.perf {
-		o.manter = true
-	}
-	for _, s := range strings.Split(*runsFlag, ",") {
+	for _, s := range strings.Split(*runs, ",") {
 		p := strings.Split(strings.TrimSpace(s), "/")
 		k, err := strconv.Atoi(strings.ReplaceAll(p[0], "_", ""))
-		c := cenario{K: k}
-		if err == nil && len(p) >= 2 {
-			c.Forma = p[1]
-			for _, v := range p[2:] {
-				switch v {
-				case "fresh":
-					c.Fresco = true
-				case "tmpfs":
-					c.Tmpfs = true
-				default:
-					err = fmt.Errorf("unknown variant %q", v)
-				}
+		c := cenario{K: k, Forma: p[min(1, len(p)-1)]}
+		for _, v := range p[min(2, len(p)):] {
+			c.Fresco, c.Tmpfs = c.Fresco || v == "fresh", c.Tmpfs || v == "tmpfs"
+			if v != "fresh" && v != "tmpfs" {
+				err = fmt.Errorf("unknown variant %q", v)
 			}
 		}
 		if err != nil || k < 1 || len(p) < 2 || len(p) > 4 || formas[c.Forma] == nil {
@@ -190,124 +159,16 @@ func lerFlags(args []string) (opcoes, error) {
 		}
 		o.runs = append(o.runs, c)
 	}
-	if o.m < 1 {
+	switch {
+	case o.m < 1:
 		return o, errors.New("-m must be at least 1")
-	}
-	if o.leve > 0 && o.taxaLeve <= 0 {
+	case o.leve > 0 && o.taxaLeve <= 0:
 		return o, errors.New("-light-rate must be positive")
-	}
-	if o.carga <= 0 || o.carga > 1 {
+	case o.carga <= 0 || o.carga > 1:
 		return o, errors.New("-load must be in (0, 1]")
 	}
 	o.comando = strings.TrimSpace("go run ./cmd/d6a-bench " + strings.Join(args, " "))
 	return o, nil
-}
-
-// ambiente is what every K shares.
-type ambiente struct {
-	*base
-	// lenta is the disk's PostgreSQL and rapida the one on /dev/shm,
-	// started for the first tmpfs run; base is whichever the run uses.
-	lenta, rapida *base
-	o             opcoes
-	binD6A        string
-	binNATS       string
-	pais          *pais
-}
-
-// noTmpfs switches the runs to the PostgreSQL on /dev/shm (starting it and
-// building its country the first time) or back to the disk's.
-func (a *ambiente) noTmpfs(ctx context.Context, sim bool) error {
-	if !sim {
-		a.base = a.lenta
-		return nil
-	}
-	if a.rapida == nil {
-		dir, err := os.MkdirTemp("/dev/shm", "d6a-bench-")
-		if err != nil {
-			return fmt.Errorf("tmpfs run: %w", err)
-		}
-		if a.rapida, err = abrirBase(ctx, dir, configuracaoPG); err != nil {
-			return fmt.Errorf("tmpfs run: %w", err)
-		}
-		a.base = a.rapida
-		return a.prepararBase(ctx)
-	}
-	a.base = a.rapida
-	return nil
-}
-
-func executar(ctx context.Context, o opcoes) (err error) {
-	inicio := time.Now()
-	a := &ambiente{o: o}
-	a.base, err = abrirBase(ctx, o.dir, configuracaoPG)
-	a.lenta = a.base
-	if a.base != nil {
-		defer func() {
-			a.lenta.fechar(o.manter || err != nil)
-			if a.rapida != nil {
-				a.rapida.fechar(false)
-			}
-		}()
-	}
-	if err != nil {
-		return err
-	}
-	logf("d6a-bench: runs %s, M = %d, work directory %s", o.runs, o.m, a.dir)
-	logf("building d6a and nats-server")
-	a.binD6A = filepath.Join(a.dir, "bin", "d6a")
-	a.binNATS = filepath.Join(a.dir, "bin", "nats-server")
-	if err := compilar(ctx, a.raiz, a.binD6A, "./cmd/d6a"); err != nil {
-		return err
-	}
-	// The bare loop needs nats-server even with -embedded-nats.
-	if err := compilar(ctx, a.raiz, a.binNATS, "github.com/nats-io/nats-server/v2"); err != nil {
-		return err
-	}
-	if err := a.prepararBase(ctx); err != nil {
-		return err
-	}
-
-	var lacos resultadoLacos
-	if o.laco > 0 {
-		if lacos, err = a.medirLacos(ctx); err != nil {
-			return fmt.Errorf("bare loop: %w", err)
-		}
-	}
-	var rs []resultadoK
-	for _, c := range o.runs {
-		if err := a.noTmpfs(ctx, c.Tmpfs); err != nil {
-			return err
-		}
-		r, err := a.medir(ctx, c)
-		if err != nil {
-			return fmt.Errorf("%s: %w", c, err)
-		}
-		rs = append(rs, r)
-	}
-
-	a.base = a.lenta
-	// The terminal gets the report as docs/bench.md would.
-	rel := novoRelatorio(a, rs, lacos, time.Since(inicio))
-	fmt.Print("\n" + rel.markdown())
-	if o.escrever {
-		if o.doc != "" {
-			p := caminho(a.raiz, o.doc)
-			if err := reescrever(p, "draws", tituloSecao, rel.markdown()); err != nil {
-				return err
-			}
-			logf("wrote %s", p)
-		}
-		if o.svg != "" {
-			p := caminho(a.raiz, o.svg)
-			if err := os.WriteFile(p, []byte(desenharSVG(rs, o.carga)), 0o644); err != nil {
-				return err
-			}
-			logf("wrote %s", p)
-		}
-	}
-	logf("done in %s", time.Since(inicio).Round(time.Second))
-	return nil
 }
 
 // analisarFlags parses args into fs, refusing positional arguments, and
@@ -330,6 +191,106 @@ func caminho(raiz, p string) string {
 		return p
 	}
 	return filepath.Join(raiz, p)
+}
+
+// ambiente is what every K shares.
+type ambiente struct {
+	*base
+	// lenta is the disk's PostgreSQL and rapida the one on /dev/shm,
+	// started for the first tmpfs run; base is whichever the run uses.
+	lenta, rapida   *base
+	o               opcoes
+	binD6A, binNATS string
+	pais            *pais
+	ruido           []string // measurements started on a busy machine
+}
+
+// noTmpfs switches the runs to the PostgreSQL on /dev/shm (starting it and
+// building its country the first time) or back to the disk's.
+func (a *ambiente) noTmpfs(ctx context.Context, sim bool) (err error) {
+	switch {
+	case !sim:
+		a.base = a.lenta
+	case a.rapida != nil:
+		a.base = a.rapida
+	default:
+		dir, err := os.MkdirTemp("/dev/shm", "d6a-bench-")
+		if err == nil {
+			a.rapida, err = abrirBase(ctx, dir, configuracaoPG)
+		}
+		if err != nil {
+			return fmt.Errorf("tmpfs run: %w", err)
+		}
+		a.base = a.rapida
+		return a.prepararBase(ctx)
+	}
+	return nil
+}
+
+func executar(ctx context.Context, o opcoes) (err error) {
+	inicio := time.Now()
+	a := &ambiente{o: o}
+	a.base, err = abrirBase(ctx, o.dir, configuracaoPG)
+	if a.lenta = a.base; a.base != nil {
+		defer func() {
+			a.lenta.fechar(o.manter || err != nil)
+			if a.rapida != nil {
+				a.rapida.fechar(false)
+			}
+		}()
+	}
+	if err != nil {
+		return err
+	}
+	logf("d6a-bench: runs %s, M = %d, work directory %s", o.runs, o.m, a.dir)
+	logf("building d6a and nats-server")
+	a.binD6A, a.binNATS = filepath.Join(a.dir, "bin", "d6a"), filepath.Join(a.dir, "bin", "nats-server")
+	// The bare loop needs nats-server even with -embedded-nats.
+	for _, b := range [][2]string{{a.binD6A, "./cmd/d6a"}, {a.binNATS, "github.com/nats-io/nats-server/v2"}} {
+		if err := compilar(ctx, a.raiz, b[0], b[1]); err != nil {
+			return err
+		}
+	}
+	if err := a.prepararBase(ctx); err != nil {
+		return err
+	}
+	var lacos resultadoLacos
+	if o.laco > 0 {
+		if lacos, err = a.medirLacos(ctx); err != nil {
+			return fmt.Errorf("bare loop: %w", err)
+		}
+	}
+	var rs []resultadoK
+	for _, c := range o.runs {
+		if err := a.noTmpfs(ctx, c.Tmpfs); err != nil {
+			return err
+		}
+		r, err := a.medir(ctx, c)
+		if err != nil {
+			return fmt.Errorf("%s: %w", c, err)
+		}
+		rs = append(rs, r)
+	}
+	a.base = a.lenta
+	rel := relatorio{a: a, rs: rs, lacos: lacos, dur: time.Since(inicio), data: time.Now().UTC()}
+	md := rel.markdown()
+	fmt.Print("\n" + md) // the terminal gets the report as docs/bench.md would
+	for _, f := range []struct {
+		p        string
+		escrever func(string) error
+	}{
+		{o.doc, func(p string) error { return reescrever(p, "draws", tituloSecao, md) }},
+		{o.svg, func(p string) error { return os.WriteFile(p, []byte(desenharSVG(rs, o.carga)), 0o644) }},
+	} {
+		if o.escrever && f.p != "" {
+			if err := f.escrever(caminho(a.raiz, f.p)); err != nil {
+				return err
+			}
+			logf("wrote %s", caminho(a.raiz, f.p))
+		}
+	}
+	logf("done in %s", time.Since(inicio).Round(time.Second))
+	return nil
 }
 
 // prepararBase builds the country once in database bench_base, the template
@@ -359,43 +320,29 @@ func (a *ambiente) prepararBase(ctx context.Context) error {
 		partes = append(partes, fmt.Sprintf("%d %s", len(a.pais.porNivel[n]), nomeNivel[n]))
 	}
 	logf("core.uc_polygons: %d units (%s) in %s", a.pais.Tamanho(), strings.Join(partes, ", "), time.Since(t).Round(time.Millisecond))
-	if err := a.pg.CreateDatabase(ctx, "pgbench", ""); err != nil {
-		return err
-	}
-	return nil
+	return a.pg.CreateDatabase(ctx, "pgbench", "")
 }
 
 // resultadoK is everything measured in one run.
 type resultadoK struct {
 	cenario
-	UCs               int
-	CargaConselheiros time.Duration
-	PgbenchTPS        float64
-	PgbenchLat        time.Duration
-	Hierarquia        cargaHierarquia
-	MemAntes          memoria // d6a serve once ready, before the first draw
-	MemDepois         memoria // after the first draw (hierarchy cached)
-	MemFim            memoria // after every pass
-	NATSMem           memoria // the separate nats-server, when used
-	Aquecimento       time.Duration
-	Leve              passe          // light load (-light-rate)
-	Maxima            passe          // the burst
-	Ritmada           passe          // paced at -load of the burst's rate
-	PG                estatisticasPG // burst
-	PGRitmada         estatisticasPG // paced pass
+	UCs        int
+	PgbenchTPS float64
+	Hierarquia cargaHierarquia
+	// d6a serve once ready, after the first draw (hierarchy cached), after
+	// every pass; the separate nats-server, when used.
+	MemAntes, MemDepois, MemFim, NATSMem memoria
+	Leve, Maxima, Ritmada                passe          // light (-light-rate), burst, paced at -load of the burst's rate
+	PG, PGRitmada                        estatisticasPG // burst, paced pass
 	// Estatisticas counts pg_statistic rows of the d6a tables at the end:
 	// 0 proves a fresh run stayed never-analyzed.
 	Estatisticas int
 	Avisos       []string
-	Ruido        []string // measurements started on a busy machine
 }
 
 func (a *ambiente) medir(ctx context.Context, c cenario) (r resultadoK, err error) {
 	r = resultadoK{cenario: c, UCs: a.pais.Tamanho()}
-	nome := fmt.Sprintf("k%d_%s", c.K, c.Forma)
-	if c.Fresco {
-		nome += "_fresh"
-	}
+	nome := fmt.Sprintf("k%d_%s", c.K, c.Forma) + se(c.Fresco, "_fresh", "")
 	dir := filepath.Join(a.dir, nome)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return r, err
@@ -423,15 +370,13 @@ func (a *ambiente) medir(ctx context.Context, c cenario) (r resultadoK, err erro
 			return r, err
 		}
 	}
-
 	b := barra(c.K, "d6a.conselheiros   ")
 	t := time.Now()
 	if err := carregarConselheiros(ctx, conn, a.pais, c.Forma, c.K, a.o.seed, !c.Fresco, func(n int) { _ = b.Set(n) }); err != nil {
 		return r, err
 	}
 	_ = b.Finish()
-	r.CargaConselheiros = time.Since(t)
-	logf("%s counsellors (%s) loaded with COPY in %s", milhares(c.K), descreverForma(c.Forma), r.CargaConselheiros.Round(time.Millisecond))
+	logf("%s counsellors (%s) loaded with COPY in %s", milhares(c.K), descreverForma(c.Forma), time.Since(t).Round(time.Millisecond))
 	// A server that has been serving for a while holds the counsellors and
 	// their indexes in shared_buffers; COPY went through a small ring.
 	if err := executarSQL(ctx, conn, `SELECT pg_prewarm(c.oid) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
@@ -439,12 +384,14 @@ func (a *ambiente) medir(ctx context.Context, c cenario) (r resultadoK, err erro
 		return r, err
 	}
 
-	a.sossegar(&r, "pgbench", processosMedidos{pgDir: a.pg.Dir})
+	a.sossegar(c.String()+": ", "pgbench", processosMedidos{pgDir: a.pg.Dir})
 	logf("pgbench -i, then pgbench -c 1 -j 1 -T %d -N (simple update, one client)", a.o.pgbenchT)
-	if r.PgbenchTPS, r.PgbenchLat, err = pgbench(ctx, a.pg, "pgbench", a.o.pgbenchT, filepath.Join(dir, "pgbench.log")); err != nil {
+	tps, lat, err := pgbench(ctx, a.pg, "pgbench", a.o.pgbenchT, filepath.Join(dir, "pgbench.log"))
+	if err != nil {
 		return r, err
 	}
-	logf("pgbench: %.1f tps, latency %.2f ms", r.PgbenchTPS, ms(r.PgbenchLat))
+	r.PgbenchTPS = tps
+	logf("pgbench: %.1f tps, latency %.2f ms", tps, ms(lat))
 
 	natsURL := ""
 	var nats *natsExterno
@@ -455,7 +402,7 @@ func (a *ambiente) medir(ctx context.Context, c cenario) (r resultadoK, err erro
 		defer func() { _ = nats.parar(10 * time.Second) }()
 		natsURL = nats.url
 	}
-	srv, err := iniciarServe(a.binD6A, dir, url, natsURL, a.o.perf)
+	srv, err := iniciarServe(a.binD6A, dir, url, natsURL)
 	if err != nil {
 		return r, err
 	}
@@ -471,6 +418,10 @@ func (a *ambiente) medir(ctx context.Context, c cenario) (r resultadoK, err erro
 		return r, err
 	}
 	defer bus.Close()
+	medidos := processosMedidos{d6a: srv.Pid(), pgDir: a.pg.Dir}
+	if nats != nil {
+		medidos.nats = nats.Pid()
+	}
 	rng := rand.New(rand.NewPCG(a.o.seed, uint64(c.K)^0xde3a4d))
 
 	// First draw: loads the hierarchy cache.
@@ -481,52 +432,57 @@ func (a *ambiente) medir(ctx context.Context, c cenario) (r resultadoK, err erro
 		return r, err
 	}
 	if bus.esperar(ctx, aq, 2*time.Minute, func(int) {}) != 1 {
-		return r, fmt.Errorf("first draw: no result within 2 min; log:\n%s", cauda(srv.log, 3000))
+		return r, fmt.Errorf("first draw: no result within 2 min; log:\n%s", cauda(srv.log))
 	}
-	r.Aquecimento = relogioBase.Add(time.Duration(aq[0].recv.Load())).Sub(aq[0].pub)
+	aquecimento := relogioBase.Add(time.Duration(aq[0].recv.Load())).Sub(aq[0].pub)
 	r.MemDepois = lerMemoria(srv.Pid())
 	if r.Hierarquia, err = lerCargaHierarquia(srv.log); err != nil {
 		return r, err
 	}
 	logf("first draw in %s: hierarchy of %s UCs cached in %s; RSS %.1f → %.1f MB",
-		r.Aquecimento.Round(time.Millisecond), milhares(r.Hierarquia.UCs), r.Hierarquia.Duracao.Round(time.Millisecond),
+		aquecimento.Round(time.Millisecond), milhares(r.Hierarquia.UCs), r.Hierarquia.Duracao.Round(time.Millisecond),
 		mb(r.MemAntes.RSS), mb(r.MemDepois.RSS))
 
-	// Pass 1: light load, one draw at a time (latency of a draw alone).
+	// The passes: light load (a draw alone), the burst as fast as the bus
+	// takes it, then paced at a fraction of the burst's rate (p99 target).
+	// Between passes the assignments end; server statistics are read
+	// over the burst and the paced pass.
+	passar := func(p *passe, m int, taxa float64, nome string, pg *estatisticasPG) error {
+		if pg != nil {
+			if err := zerarEstatisticas(ctx, conn); err != nil {
+				return err
+			}
+		}
+		var err error
+		if *p, err = a.passe(ctx, bus, srv, medidos, rng, m, taxa, c.String()+": ", nome); err != nil {
+			return err
+		}
+		if pg != nil {
+			if *pg, err = lerEstatisticas(ctx, conn); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	if a.o.leve > 0 {
-		if r.Leve, err = a.passe(ctx, bus, srv, nats, rng, a.o.leve, a.o.taxaLeve, fmt.Sprintf("%g/s", a.o.taxaLeve)); err != nil {
+		if err := passar(&r.Leve, a.o.leve, a.o.taxaLeve, fmt.Sprintf("%g/s", a.o.taxaLeve), nil); err != nil {
 			return r, err
 		}
 		if err := liberar(ctx, conn, c.Fresco); err != nil {
 			return r, err
 		}
 	}
-	// Pass 2: the burst, as fast as the bus takes them.
-	if err := zerarEstatisticas(ctx, conn); err != nil {
-		return r, err
-	}
-	if r.Maxima, err = a.passe(ctx, bus, srv, nats, rng, a.o.m, 0, "max load"); err != nil {
-		return r, err
-	}
-	if r.PG, err = lerEstatisticas(ctx, conn); err != nil {
+	if err := passar(&r.Maxima, a.o.m, 0, "max load", &r.PG); err != nil {
 		return r, err
 	}
 	if err := liberar(ctx, conn, c.Fresco); err != nil {
 		return r, err
 	}
-
-	// Pass 3: paced at a fraction of the measured maximum (p99 target).
 	taxa := a.o.carga * r.Maxima.Vazao()
 	if taxa <= 0 {
 		return r, errors.New("max-load pass produced no results")
 	}
-	if err := zerarEstatisticas(ctx, conn); err != nil {
-		return r, err
-	}
-	if r.Ritmada, err = a.passe(ctx, bus, srv, nats, rng, a.o.m, taxa, fmt.Sprintf("%.0f%% load", a.o.carga*100)); err != nil {
-		return r, err
-	}
-	if r.PGRitmada, err = lerEstatisticas(ctx, conn); err != nil {
+	if err := passar(&r.Ritmada, a.o.m, taxa, fmt.Sprintf("%.0f%% load", a.o.carga*100), &r.PGRitmada); err != nil {
 		return r, err
 	}
 	if err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_statistic s JOIN pg_class c ON c.oid = s.starelid
@@ -537,87 +493,40 @@ func (a *ambiente) medir(ctx context.Context, c cenario) (r resultadoK, err erro
 		logf("pg_statistic rows of the d6a tables at the end: %d (0 = never analyzed)", r.Estatisticas)
 	}
 
-	r.MemFim = lerMemoria(srv.Pid())
-	if nats != nil {
-		r.NATSMem = lerMemoria(nats.Pid())
-	}
+	r.MemFim, r.NATSMem = lerMemoria(srv.Pid()), lerMemoria(medidos.nats)
 	logf("d6a serve RSS %.1f MB, peak (VmHWM) %.1f MB", mb(r.MemFim.RSS), mb(r.MemFim.HWM))
 	parado = true
 	if err := srv.parar(30 * time.Second); err != nil {
 		logf("d6a serve exit: %v", err)
 	}
 	r.Avisos, _ = lerLog(srv.log)
-	for i, av := range r.Avisos {
-		if i == 5 {
-			logf("  … %d more", len(r.Avisos)-5)
-			break
-		}
+	for _, av := range r.Avisos[:min(5, len(r.Avisos))] {
 		logf("  d6a serve logged: %s", av)
+	}
+	if len(r.Avisos) > 5 {
+		logf("  … %d more", len(r.Avisos)-5)
 	}
 	return r, nil
 }
 
 // passe publishes m fresh demands (paced at taxa per second, or as fast as
 // possible when 0) and waits for every result.
-func (a *ambiente) passe(ctx context.Context, bus *barramento, srv *servidor, nats *natsExterno, rng *rand.Rand, m int, taxa float64, nome string) (p passe, err error) {
-	var ruido string
-	defer func() { p.Ruido = ruido }()
+func (a *ambiente) passe(ctx context.Context, bus *barramento, srv *servidor, medidos processosMedidos, rng *rand.Rand, m int, taxa float64, quem, nome string) (p passe, err error) {
 	ds := gerarDemandas(rng, a.pais, m)
 	bus.registrar(ds)
-	medidos := processosMedidos{d6a: srv.Pid(), pgDir: a.pg.Dir}
-	if nats != nil {
-		medidos.nats = nats.Pid()
-	}
-	if p, quieto := a.sossegar(nil, nome+" pass", medidos); !quieto {
-		ruido = fmt.Sprintf("%s pass started with other processes at %.2f cores", nome, p)
-	}
-	var perfis []*perfil
-	if a.o.perf && taxa == 0 {
-		k := filepath.Base(filepath.Dir(srv.log))
-		alvos := map[string][]int{"d6a-serve-" + k: {srv.Pid()}, "nats-server-" + k: {medidos.nats}}
-		if pm, _ := pglocal.Postmaster(a.pg.Dir); pm > 0 {
-			pids := []int{pm}
-			for _, f := range procstat.Children(pm) {
-				pids = append(pids, f.PID)
-			}
-			alvos["postgres-"+k] = pids
-		}
-		for nome, pids := range alvos {
-			p, err := iniciarPerf(filepath.Dir(srv.log), nome, pids)
-			if err != nil {
-				return passe{}, err
-			}
-			if p != nil {
-				perfis = append(perfis, p)
-			}
-		}
-		time.Sleep(500 * time.Millisecond) // let perf attach
-		if srv.pprof != "" {
-			segundos := min(60, max(5, m/150))
-			out := filepath.Join(filepath.Dir(srv.log), "d6a-serve-"+k+".pprof")
-			go func() {
-				if err := perfilGo(ctx, srv.pprof, out, segundos); err != nil {
-					logf("pprof of d6a serve: %v", err)
-					return
-				}
-				logf("Go CPU profile of d6a serve: %s (.txt beside it)", out)
-			}()
-		}
-	}
-	antes := amostrar(medidos)
-	mAntes := raspar(srv.http)
+	a.sossegar(quem, nome+" pass", medidos)
+	antes, mAntes := amostrar(medidos), raspar(srv.http)
 	pararVigia := make(chan struct{})
 	janelas := vigia(medidos, 250*time.Millisecond, pararVigia)
-	desc := fmt.Sprintf("publish %-9s   ", nome)
 	if taxa > 0 {
 		logf("%s pass: %d demands at %.1f/s", nome, m, taxa)
 	} else {
 		logf("%s pass: %d demands as fast as the bus acknowledges", nome, m)
 	}
-	bp := barra(len(ds), desc)
+	bp := barra(len(ds), fmt.Sprintf("publish %-9s   ", nome))
 	pub, err := bus.publicar(ctx, assuntoAgenda, ds, taxa, func(n int) { _ = bp.Set(n) })
 	if err != nil {
-		return passe{}, err
+		return p, err
 	}
 	_ = bp.Finish()
 	br := barra(len(ds), "results on the bus  ")
@@ -627,23 +536,17 @@ func (a *ambiente) passe(ctx context.Context, bus *barramento, srv *servidor, na
 	js := <-janelas
 	_ = br.Finish()
 	mDepois := raspar(srv.http)
-	for _, p := range perfis {
-		if rel := p.parar(); rel != "" {
-			logf("perf report: %s", rel)
-		}
-	}
 	if err := ctx.Err(); err != nil {
-		return passe{}, err
+		return p, err
 	}
-	if e := srv.vivo(); e != nil {
-		return passe{}, e
+	if err := srv.vivo(); err != nil {
+		return p, err
 	}
 	p = resumir(ds, taxa, pub)
 	p.CPU = calcularUso(antes, depois, p.Recebidos)
 	p.Quietas = latency.Summarize(quietas(ds, js, limiteQuieto))
-	p.HandlerP50, p.HandlerP99 = handler(mAntes, mDepois)
-	p.Divisao = lerDivisao(mAntes, mDepois)
-	p.Lotes = lerLotes(mAntes, mDepois)
+	p.Handler = quantis(mAntes, mDepois, "d6a_handler_duracao_segundos", "agenda", `"ok"`)
+	p.Divisao, p.Lotes = lerDivisao(mAntes, mDepois), lerLotes(mAntes, mDepois)
 	if n < len(ds) {
 		logf("WARNING: %d of %d results never reached the bus (no progress for 1 min)", len(ds)-n, len(ds))
 	}
@@ -651,27 +554,25 @@ func (a *ambiente) passe(ctx context.Context, bus *barramento, srv *servidor, na
 		nome, p.Vazao(), float64(p.M)/p.Publicacao.Seconds(), ms(p.Lat.P50), ms(p.Lat.P99), ms(p.Lat.Max), p.Sorteados, p.SemCandidatos)
 	logf("%s: %d draws never overlapped other processes using > %.2f cores: p50 %.1f ms, p99 %.1f ms, max %.1f ms",
 		nome, p.Quietas.N, limiteQuieto, ms(p.Quietas.P50), ms(p.Quietas.P99), ms(p.Quietas.Max))
-	logf("%s: d6a's own handler time (its histogram): p50 ≤ %.1f ms, p99 ≤ %.1f ms; bus delivery · opening · decisions · writes and COMMIT (ms), p50 / p99: %s; batches: %s", nome, ms(p.HandlerP50), ms(p.HandlerP99), p.Divisao, p.Lotes)
+	logf("%s: d6a's own handler time (its histogram): p50 ≤ %.1f ms, p99 ≤ %.1f ms; bus delivery · opening · decisions · writes and COMMIT (ms), p50 / p99: %s; batches: %s",
+		nome, ms(p.Handler[0]), ms(p.Handler[1]), p.Divisao, p.Lotes)
 	logf("%s: CPU per draw: d6a serve %.2f ms, PostgreSQL %.2f ms, nats-server %.2f ms; machine %.0f%% busy, other processes %.2f cores",
 		nome, p.CPU.Ms(p.CPU.D6A), p.CPU.Ms(p.CPU.PG), p.CPU.Ms(p.CPU.NATS), 100*p.CPU.Ocupacao(), p.CPU.Outros)
 	return p, nil
 }
 
 // resultadoLacos is the bare loop at each commit size, with the pgbench
-// measured just before it.
+// measured just before it; then at the light pass's rate and, batched,
+// paced at -load of its own maximum as d6a's paced pass is (M = 0 when
+// not measured).
 type resultadoLacos struct {
-	PgbenchTPS float64
-	Lacos      []laco
-	Leve       laco // at the light pass's rate (M = 0 when not measured)
-	// Ritmado: batched, paced at -load of its own maximum, as the paced
-	// pass of d6a is (M = 0 when not measured).
-	Ritmado laco
-	Ruido   []string
+	PgbenchTPS    float64
+	Lacos         []laco
+	Leve, Ritmado laco
 }
 
 // Lote returns the bare loop with the largest commit.
-func (l resultadoLacos) Lote() laco {
-	var best laco
+func (l resultadoLacos) Lote() (best laco) {
 	for _, x := range l.Lacos {
 		if x.Lote > best.Lote {
 			best = x
@@ -680,15 +581,11 @@ func (l resultadoLacos) Lote() laco {
 	return best
 }
 
-// lotesLaco are the commit sizes of the bare loop: one per message, and
-// the executor's fetch (64) and batch (256) bounds.
-var lotesLaco = []int{1, 64, 256}
-
-// medirLacos runs the bare loop on a nats-server of its own (or an
-// embedded-like one when -embedded-nats: a separate server all the same)
-// and the bench's PostgreSQL, after pgbench.
-func (a *ambiente) medirLacos(ctx context.Context) (resultadoLacos, error) {
-	var l resultadoLacos
+// medirLacos runs the bare loop on a nats-server of its own (even with
+// -embedded-nats) and the bench's PostgreSQL, after pgbench, committing per
+// message and per batch of the executor's fetch (64) and batch (256)
+// bounds.
+func (a *ambiente) medirLacos(ctx context.Context) (l resultadoLacos, err error) {
 	dir := filepath.Join(a.dir, "bare")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return l, err
@@ -702,16 +599,18 @@ func (a *ambiente) medirLacos(ctx context.Context) (resultadoLacos, error) {
 		return l, err
 	}
 	medidos := processosMedidos{nats: nats.Pid(), pgDir: a.pg.Dir}
-	var r resultadoK
-	a.sossegar(&r, "bare-loop pgbench", medidos)
+	a.sossegar("", "bare-loop pgbench", medidos)
 	if l.PgbenchTPS, _, err = pgbench(ctx, a.pg, "pgbench", a.o.pgbenchT, filepath.Join(dir, "pgbench.log")); err != nil {
 		return l, err
 	}
 	logf("bare loop: pgbench %.1f tps", l.PgbenchTPS)
 	rng := rand.New(rand.NewPCG(a.o.seed, 0x1ac0))
-	for _, lote := range lotesLaco {
-		a.sossegar(&r, fmt.Sprintf("bare loop (commit ≤ %d)", lote), medidos)
-		x, err := medirLaco(ctx, nats.url, a.pg.URL("laco"), gerarDemandas(rng, a.pais, a.o.laco), lote, 0, medidos)
+	medir := func(oque string, m, lote int, taxa float64) (laco, error) {
+		a.sossegar("", "bare loop ("+oque+")", medidos)
+		return medirLaco(ctx, nats.url, a.pg.URL("laco"), gerarDemandas(rng, a.pais, m), lote, taxa, medidos)
+	}
+	for _, lote := range []int{1, 64, 256} {
+		x, err := medir(fmt.Sprintf("commit ≤ %d", lote), a.o.laco, lote, 0)
 		if err != nil {
 			return l, err
 		}
@@ -719,51 +618,40 @@ func (a *ambiente) medirLacos(ctx context.Context) (resultadoLacos, error) {
 			lote, x.Vazao(), razao(x.Vazao(), l.PgbenchTPS), float64(x.M)/x.Publicacao.Seconds(), x.CPU.Ms(x.CPU.Eu), x.CPU.Ms(x.CPU.PG), x.CPU.Ms(x.CPU.NATS))
 		l.Lacos = append(l.Lacos, x)
 	}
-	// The light pass's rate, one commit per message: the latency floor of
-	// any design on this bus and database.
+	// The latency floors of any design on this bus and database: at the
+	// light pass's rate, one commit per message, and at the paced pass's
+	// fraction of the batched loop's maximum.
 	if a.o.leve > 0 {
-		a.sossegar(&r, "bare loop (light)", medidos)
-		x, err := medirLaco(ctx, nats.url, a.pg.URL("laco"), gerarDemandas(rng, a.pais, min(a.o.leve, 200)), 1, a.o.taxaLeve, medidos)
-		if err != nil {
+		if l.Leve, err = medir("light", min(a.o.leve, 200), 1, a.o.taxaLeve); err != nil {
 			return l, err
 		}
-		logf("bare loop, %g/s: publish → result p50 %.1f ms, p99 %.1f ms", a.o.taxaLeve, ms(x.Lat.P50), ms(x.Lat.P99))
-		l.Leve = x
+		logf("bare loop, %g/s: publish → result p50 %.1f ms, p99 %.1f ms", a.o.taxaLeve, ms(l.Leve.Lat.P50), ms(l.Leve.Lat.P99))
 	}
-	// The paced pass's load on the bare loop: the latency floor at that
-	// fraction of the maximum.
 	if maximo := l.Lote(); maximo.Vazao() > 0 {
 		taxa := a.o.carga * maximo.Vazao()
-		a.sossegar(&r, "bare loop (paced)", medidos)
-		x, err := medirLaco(ctx, nats.url, a.pg.URL("laco"), gerarDemandas(rng, a.pais, a.o.laco), maximo.Lote, taxa, medidos)
-		if err != nil {
+		if l.Ritmado, err = medir("paced", a.o.laco, maximo.Lote, taxa); err != nil {
 			return l, err
 		}
 		logf("bare loop, commit ≤ %d at %.0f%% of its maximum (%.0f/s): publish → result p50 %.1f ms, p99 %.1f ms",
-			maximo.Lote, 100*a.o.carga, taxa, ms(x.Lat.P50), ms(x.Lat.P99))
-		l.Ritmado = x
+			maximo.Lote, 100*a.o.carga, taxa, ms(l.Ritmado.Lat.P50), ms(l.Ritmado.Lat.P99))
 	}
-	l.Ruido = r.Ruido
 	return l, nil
 }
 
-// sossegar waits for a quiet machine (-wait-quiet); a noisy start is
-// recorded in r.
-func (a *ambiente) sossegar(r *resultadoK, oque string, p processosMedidos) (float64, bool) {
-	outros, quieto := esperarSossego(p, a.o.sossego, oque)
-	if !quieto && r != nil {
-		r.Ruido = append(r.Ruido, fmt.Sprintf("%s started with other processes at %.2f cores", oque, outros))
+// sossegar waits for a quiet machine (-wait-quiet) and records a noisy
+// start of oque (quem: the run, if any).
+func (a *ambiente) sossegar(quem, oque string, p processosMedidos) {
+	if outros, quieto := esperarSossego(p, a.o.sossego, oque); !quieto {
+		a.ruido = append(a.ruido, fmt.Sprintf("%s%s started with other processes at %.2f cores", quem, oque, outros))
 	}
-	return outros, quieto
 }
 
 // liberar ends the pass's assignments so the next pass meets the same
 // counsellors (what conselheiro.ciclo_concluído would do, without the
-// events), then vacuums. d6a serve is idle: every result is on the bus.
-// On a fresh database nothing is vacuumed: it stays never-analyzed.
+// events), then vacuums, but not on a fresh database: it stays
+// never-analyzed. d6a serve is idle: every result is on the bus.
 func liberar(ctx context.Context, conn *pgx.Conn, fresco bool) error {
-	fimEspera := time.Now().Add(time.Minute)
-	for {
+	for fim := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
 		var n int
 		if err := conn.QueryRow(ctx, `SELECT count(*) FROM d6a.outbox WHERE publicado_em IS NULL`).Scan(&n); err != nil {
 			return err
@@ -771,41 +659,18 @@ func liberar(ctx context.Context, conn *pgx.Conn, fresco bool) error {
 		if n == 0 {
 			break
 		}
-		if time.Now().After(fimEspera) {
+		if time.Now().After(fim) {
 			return fmt.Errorf("outbox still holds %d unpublished rows after 1 min", n)
 		}
-		time.Sleep(100 * time.Millisecond)
 	}
-	sqls := []string{
-		`UPDATE d6a.atribuicoes SET status = 'concluida' WHERE status = 'ativa'`,
+	sqls := []string{`UPDATE d6a.atribuicoes SET status = 'concluida' WHERE status = 'ativa'`,
 		`UPDATE d6a.conselheiros SET status = 'disponivel' WHERE status = 'ocupado'`,
-		`VACUUM (ANALYZE) d6a.conselheiros, d6a.atribuicoes, d6a.outbox, d6a.fila_pendentes`,
-		`CHECKPOINT`,
-	}
+		`VACUUM (ANALYZE) d6a.conselheiros, d6a.atribuicoes, d6a.outbox, d6a.fila_pendentes`, `CHECKPOINT`}
 	if fresco {
 		sqls = append(sqls[:2], sqls[3])
 	}
 	return executarSQL(ctx, conn, sqls...)
 }
-
-func raizDoModulo() (string, error) {
-	d, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if b, err := os.ReadFile(filepath.Join(d, "go.mod")); err == nil && strings.Contains(string(b), "module github.com/formigueiro/d6a\n") {
-			return d, nil
-		}
-		p := filepath.Dir(d)
-		if p == d {
-			return "", errors.New("run from inside the d6a module (go.mod of github.com/formigueiro/d6a not found)")
-		}
-		d = p
-	}
-}
-
-// Terminal output.
 
 var terminal = func() bool {
 	fi, err := os.Stderr.Stat()
@@ -814,17 +679,11 @@ var terminal = func() bool {
 
 func barra(total int, desc string) *progressbar.ProgressBar {
 	return progressbar.NewOptions(total,
-		progressbar.OptionSetWriter(os.Stderr),
-		progressbar.OptionSetVisibility(terminal),
-		progressbar.OptionSetDescription(desc),
-		progressbar.OptionSetWidth(32),
-		progressbar.OptionShowCount(),
-		progressbar.OptionShowIts(),
-		progressbar.OptionSetItsString("/s"),
-		progressbar.OptionThrottle(100*time.Millisecond),
-		progressbar.OptionSetPredictTime(true),
-		progressbar.OptionClearOnFinish(),
-	)
+		progressbar.OptionSetWriter(os.Stderr), progressbar.OptionSetVisibility(terminal),
+		progressbar.OptionSetDescription(desc), progressbar.OptionSetWidth(32),
+		progressbar.OptionShowCount(), progressbar.OptionShowIts(), progressbar.OptionSetItsString("/s"),
+		progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionSetPredictTime(true),
+		progressbar.OptionClearOnFinish())
 }
 
 func logf(format string, args ...any) {

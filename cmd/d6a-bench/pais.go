@@ -35,23 +35,17 @@ type pais struct {
 	porNivel [nNiveis][]int32
 }
 
-// gerarPais builds 1 country → 27 states → 5,570 municipalities → 50,000
-// neighbourhoods → 200,000 micro-areas (255,598 units). Municipalities are
-// spread over states and neighbourhoods over municipalities with a
-// Zipf-like weight (a few big cities, many small ones); micro-areas are
-// spread uniformly over neighbourhoods. Every unit has at least one child.
+// gerarPais builds the 255,598 units. Municipalities are spread over
+// states and neighbourhoods over municipalities with a Zipf-like weight (a
+// few big cities, many small ones); micro-areas uniformly over
+// neighbourhoods. Every unit has at least one child.
 func gerarPais(seed uint64) *pais {
 	rng := rand.New(rand.NewPCG(seed, 0x6436612d62656e63))
-	total := 0
-	for _, n := range tamanhoNivel {
-		total += n
-	}
-	p := &pais{ids: make([]uuid.UUID, 0, total), parent: make([]int32, 0, total)}
+	p := &pais{}
 	add := func(nivel int, parent int32) {
-		i := int32(len(p.ids))
+		p.porNivel[nivel] = append(p.porNivel[nivel], int32(len(p.ids)))
 		p.ids = append(p.ids, uuidDe(rng))
 		p.parent = append(p.parent, parent)
-		p.porNivel[nivel] = append(p.porNivel[nivel], i)
 	}
 	add(nivelPais, -1)
 	for nivel := nivelEstado; nivel < nNiveis; nivel++ {
@@ -60,12 +54,12 @@ func gerarPais(seed uint64) *pais {
 		if nivel != nivelMicroarea {
 			escolher = escolhaZipf(rng, len(acima), 0.9)
 		}
-		for k := 0; k < tamanhoNivel[nivel]; k++ {
+		for k := range tamanhoNivel[nivel] {
 			if k < len(acima) {
 				add(nivel, acima[k]) // at least one child each
-				continue
+			} else {
+				add(nivel, acima[escolher()])
 			}
-			add(nivel, acima[escolher()])
 		}
 	}
 	return p
@@ -76,8 +70,7 @@ func uuidDe(rng *rand.Rand) uuid.UUID {
 	var u uuid.UUID
 	a, b := rng.Uint64(), rng.Uint64()
 	for i := range 8 {
-		u[i] = byte(a >> (8 * i))
-		u[8+i] = byte(b >> (8 * i))
+		u[i], u[8+i] = byte(a>>(8*i)), byte(b>>(8*i))
 	}
 	u[6] = u[6]&0x0f | 0x40
 	u[8] = u[8]&0x3f | 0x80
@@ -94,56 +87,64 @@ func escolhaZipf(rng *rand.Rand, n int, s float64) func() int {
 		soma += 1 / math.Pow(float64(r+1), s)
 		acum[r] = soma
 	}
-	return func() int {
-		x := rng.Float64() * soma
-		return ordem[sort.SearchFloat64s(acum, x)]
-	}
+	return func() int { return ordem[sort.SearchFloat64s(acum, rng.Float64()*soma)] }
 }
 
 // Tamanho is the number of units.
 func (p *pais) Tamanho() int { return len(p.ids) }
 
+// copiar COPYs n rows made by linha into tabela, telling prog every 4,096.
+func copiar(ctx context.Context, conn *pgx.Conn, tabela string, cols []string, n int, linha func(i int) []any, prog func(int)) error {
+	i := 0
+	got, err := conn.CopyFrom(ctx, pgx.Identifier(strings.Split(tabela, ".")), cols, pgx.CopyFromFunc(func() ([]any, error) {
+		if i >= n {
+			return nil, nil
+		}
+		row := linha(i)
+		if i++; i%4096 == 0 || i == n {
+			prog(i)
+		}
+		return row, nil
+	}))
+	if err == nil && int(got) != n {
+		err = fmt.Errorf("%d rows, want %d", got, n)
+	}
+	if err != nil {
+		return fmt.Errorf("COPY %s: %w", tabela, err)
+	}
+	return nil
+}
+
 // criarHierarquia creates core.uc_polygons (the table d6a reads, CONTRACT
-// §5) and loads the country into it with COPY.
+// §5) and loads the country into it.
 func criarHierarquia(ctx context.Context, conn *pgx.Conn, p *pais, prog func(int)) error {
 	if err := executarSQL(ctx, conn, `CREATE SCHEMA IF NOT EXISTS core`, `CREATE TABLE core.uc_polygons (id uuid NOT NULL, parent_uc_id uuid)`); err != nil {
 		return err
 	}
-	i := 0
-	n, err := conn.CopyFrom(ctx, pgx.Identifier{"core", "uc_polygons"}, []string{"id", "parent_uc_id"},
-		pgx.CopyFromFunc(func() ([]any, error) {
-			if i >= len(p.ids) {
-				return nil, nil
-			}
-			var parent any
-			if p.parent[i] >= 0 {
-				parent = p.ids[p.parent[i]]
-			}
-			row := []any{p.ids[i], parent}
-			i++
-			if i%4096 == 0 || i == len(p.ids) {
-				prog(i)
-			}
-			return row, nil
-		}))
+	err := copiar(ctx, conn, "core.uc_polygons", []string{"id", "parent_uc_id"}, len(p.ids), func(i int) []any {
+		if p.parent[i] < 0 {
+			return []any{p.ids[i], nil}
+		}
+		return []any{p.ids[i], p.ids[p.parent[i]]}
+	}, prog)
 	if err != nil {
-		return fmt.Errorf("COPY core.uc_polygons: %w", err)
-	}
-	if int(n) != len(p.ids) {
-		return fmt.Errorf("COPY core.uc_polygons: %d rows, want %d", n, len(p.ids))
+		return err
 	}
 	// The key is built after the load: one sort instead of 255,598 inserts.
 	return executarSQL(ctx, conn, `ALTER TABLE core.uc_polygons ADD PRIMARY KEY (id)`, `ANALYZE core.uc_polygons`)
 }
 
-// formas are the country shapes: where counsellors register, as shares of
-// K per level, uniformly inside each level. "sparse" has none above the
-// municipality; "dense" puts 1% on states and 9% on municipalities (issue
-// 11), so every draw has thousands of counsellors above its winning step.
-var formas = map[string][]struct {
+// parcela is a share of K registered on one level.
+type parcela struct {
 	nivel  int
 	fracao float64
-}{
+}
+
+// formas are the country shapes, uniform inside each level. "sparse" has
+// none above the municipality; "dense" puts 1% on states and 9% on
+// municipalities (issue 11), so every draw has thousands of counsellors
+// above its winning step.
+var formas = map[string][]parcela{
 	"sparse": {{nivelMicroarea, 0.60}, {nivelBairro, 0.30}, {nivelMunicipio, 0.10}},
 	"dense":  {{nivelEstado, 0.01}, {nivelMunicipio, 0.09}, {nivelBairro, 0.90}},
 }
@@ -158,14 +159,11 @@ func descreverForma(forma string) string {
 }
 
 // carregarConselheiros COPYs k available, trained counsellors into
-// d6a.conselheiros (id = cidadao_id, CONTRACT §5), spread over the country
-// by the shape forma. With analisar the table is then vacuumed and
-// analyzed; without, it is left as a bulk load leaves it.
+// d6a.conselheiros (id = cidadao_id, CONTRACT §5) in the shape forma, then
+// vacuums and analyzes them when analisar (else the table stays as a bulk
+// load leaves it).
 func carregarConselheiros(ctx context.Context, conn *pgx.Conn, p *pais, forma string, k int, seed uint64, analisar bool, prog func(int)) error {
-	dist, ok := formas[forma]
-	if !ok {
-		return fmt.Errorf("unknown country shape %q", forma)
-	}
+	dist := formas[forma]
 	rng := rand.New(rand.NewPCG(seed, uint64(k)))
 	limites := make([]int, len(dist))
 	acum := 0.0
@@ -174,33 +172,15 @@ func carregarConselheiros(ctx context.Context, conn *pgx.Conn, p *pais, forma st
 		limites[i] = int(math.Round(acum * float64(k)))
 	}
 	limites[len(limites)-1] = k
-	i := 0
-	n, err := conn.CopyFrom(ctx, pgx.Identifier{"d6a", "conselheiros"},
-		[]string{"id", "cidadao_id", "unidade_civica_id", "nivel_atuacao", "status", "capacitacao_concluida",
-			"event_id_cadastro", "event_id_ultima_alteracao"},
-		pgx.CopyFromFunc(func() ([]any, error) {
-			if i >= k {
-				return nil, nil
-			}
-			faixa := sort.SearchInts(limites, i+1)
-			ucs := p.porNivel[dist[faixa].nivel]
-			uc := p.ids[ucs[rng.IntN(len(ucs))]]
-			id, ev := uuidDe(rng), uuidDe(rng)
-			i++
-			if i%4096 == 0 || i == k {
-				prog(i)
-			}
-			return []any{id, id, uc, int32(1), "disponivel", true, ev, ev}, nil
-		}))
-	if err != nil {
-		return fmt.Errorf("COPY d6a.conselheiros: %w", err)
+	cols := []string{"id", "cidadao_id", "unidade_civica_id", "nivel_atuacao", "status", "capacitacao_concluida", "event_id_cadastro", "event_id_ultima_alteracao"}
+	err := copiar(ctx, conn, "d6a.conselheiros", cols, k, func(i int) []any {
+		ucs := p.porNivel[dist[sort.SearchInts(limites, i+1)].nivel]
+		uc := p.ids[ucs[rng.IntN(len(ucs))]]
+		id, ev := uuidDe(rng), uuidDe(rng)
+		return []any{id, id, uc, int32(1), "disponivel", true, ev, ev}
+	}, prog)
+	if err != nil || !analisar {
+		return err
 	}
-	if int(n) != k {
-		return fmt.Errorf("COPY d6a.conselheiros: %d rows, want %d", n, k)
-	}
-	if !analisar {
-		return nil
-	}
-	_, err = conn.Exec(ctx, `VACUUM (ANALYZE) d6a.conselheiros`)
-	return err
+	return executarSQL(ctx, conn, `VACUUM (ANALYZE) d6a.conselheiros`)
 }

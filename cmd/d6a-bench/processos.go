@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -49,8 +50,7 @@ func abrirBase(ctx context.Context, dir string, settings map[string]string) (*ba
 	if err != nil {
 		return nil, err
 	}
-	// PostgreSQL runs as an unprivileged user when we are root: let it in.
-	_ = os.Chmod(b.dir, 0o755)
+	_ = os.Chmod(b.dir, 0o755) // PostgreSQL runs unprivileged when we are root
 	logf("starting a durable PostgreSQL (fsync on, synchronous_commit on) in %s", b.dir)
 	if b.pg, err = pglocal.Start(ctx, pglocal.Options{Dir: filepath.Join(b.dir, "pg"), Durable: true, Settings: settings}); err != nil {
 		return b, err
@@ -72,9 +72,21 @@ func (b *base) fechar(manter bool) {
 	}
 	if manter {
 		logf("work directory kept: %s", b.dir)
-		return
+	} else {
+		_ = os.RemoveAll(b.dir)
 	}
-	_ = os.RemoveAll(b.dir)
+}
+
+func raizDoModulo() (string, error) {
+	for d, err := os.Getwd(); err == nil; d = filepath.Dir(d) {
+		if b, err := os.ReadFile(filepath.Join(d, "go.mod")); err == nil && strings.Contains(string(b), "module github.com/formigueiro/d6a\n") {
+			return d, nil
+		}
+		if d == filepath.Dir(d) {
+			break
+		}
+	}
+	return "", errors.New("run from inside the d6a module (go.mod of github.com/formigueiro/d6a not found)")
 }
 
 // compilar builds pkg (a path of this module, or a module package such as
@@ -122,28 +134,41 @@ func (p *processo) vivo() error {
 	select {
 	case err := <-p.done:
 		p.done <- err
-		return fmt.Errorf("%s exited (%v); last log lines:\n%s", p.nome, err, cauda(p.log, 3000))
+		return fmt.Errorf("%s exited (%v); last log lines:\n%s", p.nome, err, cauda(p.log))
 	default:
 		return nil
 	}
 }
 
 // parar sends SIGTERM (the drain path) and waits, then kills.
-func (p *processo) parar(espera time.Duration) error {
+func (p *processo) parar(espera time.Duration) (err error) {
 	if p == nil || p.cmd == nil {
 		return nil
 	}
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
 	select {
-	case err := <-p.done:
+	case err = <-p.done:
 		p.done <- err
 		return err
 	case <-time.After(espera):
 		_ = p.cmd.Process.Kill()
-		err := <-p.done
+		err = <-p.done
 		p.done <- err
 		return fmt.Errorf("%s did not stop within %s; killed", p.nome, espera)
 	}
+}
+
+// esperarPronto polls pronto until it holds, p exits or limite passes.
+func esperarPronto(p *processo, limite time.Duration, pronto func() bool) error {
+	for fim := time.Now().Add(limite); !pronto(); time.Sleep(50 * time.Millisecond) {
+		if err := p.vivo(); err != nil {
+			return err
+		}
+		if time.Now().After(fim) {
+			return fmt.Errorf("%s not ready after %s; log:\n%s", p.nome, limite, cauda(p.log))
+		}
+	}
+	return nil
 }
 
 // esperarLinha waits for p to write a line starting with prefixo in its
@@ -162,39 +187,23 @@ func esperarLinha(p *processo, prefixo string, limite time.Duration) (linha stri
 	return linha, err
 }
 
-func cauda(path string, n int) string {
+// cauda is the last 3,000 bytes of a log.
+func cauda(path string) string {
 	b, _ := os.ReadFile(path)
-	if len(b) > n {
-		b = b[len(b)-n:]
-	}
-	return string(b)
+	return string(b[max(0, len(b)-3000):])
 }
 
-// memoria is VmRSS and VmHWM (peak RSS) of a process, in bytes.
+// memoria is VmRSS and VmHWM (peak RSS) of a process, in bytes; zero when
+// it is gone.
 type memoria struct{ RSS, HWM int64 }
 
-// lerMemoria is zero when pid is gone.
 func lerMemoria(pid int) memoria {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return memoria{}
+	status := fmt.Sprintf("/proc/%d/status", pid)
+	kb := func(k string) int64 {
+		n, _ := strconv.ParseInt(strings.TrimSuffix(procField(status, k), " kB"), 10, 64)
+		return n * 1024
 	}
-	defer f.Close()
-	var m memoria
-	for s := bufio.NewScanner(f); s.Scan(); {
-		campos := strings.Fields(s.Text())
-		if len(campos) < 2 {
-			continue
-		}
-		kb, _ := strconv.ParseInt(campos[1], 10, 64)
-		switch campos[0] {
-		case "VmRSS:":
-			m.RSS = kb * 1024
-		case "VmHWM:":
-			m.HWM = kb * 1024
-		}
-	}
-	return m
+	return memoria{kb("VmRSS"), kb("VmHWM")}
 }
 
 // natsExterno is a nats-server started from the module with the durability
@@ -209,11 +218,11 @@ func iniciarNATS(bin, dir string) (*natsExterno, error) {
 	if err != nil {
 		return nil, err
 	}
+	conf := filepath.Join(dir, "nats.conf")
+	txt := fmt.Sprintf("listen: 127.0.0.1:%d\nmax_payload: 1MB\njetstream {\n  store_dir: %q\n  sync_interval: always\n}\n", porta, filepath.Join(dir, "js"))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	conf := filepath.Join(dir, "nats.conf")
-	txt := fmt.Sprintf("listen: 127.0.0.1:%d\nmax_payload: 1MB\njetstream {\n  store_dir: %q\n  sync_interval: always\n}\n", porta, filepath.Join(dir, "js"))
 	if err := os.WriteFile(conf, []byte(txt), 0o644); err != nil {
 		return nil, err
 	}
@@ -222,95 +231,64 @@ func iniciarNATS(bin, dir string) (*natsExterno, error) {
 		return nil, err
 	}
 	n := &natsExterno{processo: p, url: fmt.Sprintf("nats://127.0.0.1:%d", porta)}
-	if err := esperarPronto(p, 30*time.Second, func() bool { return natsPronto(n.url) }); err != nil {
+	// Ready when JetStream answers.
+	err = esperarPronto(p, 30*time.Second, func() bool {
+		nc, err := nats.Connect(n.url, nats.Timeout(time.Second))
+		if err != nil {
+			return false
+		}
+		defer nc.Close()
+		js, _ := jetstream.New(nc)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		_, err = js.AccountInfo(ctx)
+		return err == nil
+	})
+	if err != nil {
 		_ = p.parar(5 * time.Second)
 		return nil, err
 	}
 	return n, nil
 }
 
-// natsPronto reports whether JetStream answers at url.
-func natsPronto(url string) bool {
-	nc, err := nats.Connect(url, nats.Timeout(time.Second))
-	if err != nil {
-		return false
-	}
-	defer nc.Close()
-	js, _ := jetstream.New(nc)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	_, err = js.AccountInfo(ctx)
-	return err == nil
-}
-
-// esperarPronto polls pronto until it holds, p exits or limite passes.
-func esperarPronto(p *processo, limite time.Duration, pronto func() bool) error {
-	fim := time.Now().Add(limite)
-	for !pronto() {
-		if err := p.vivo(); err != nil {
-			return err
-		}
-		if time.Now().After(fim) {
-			return fmt.Errorf("%s not ready after %s; log:\n%s", p.nome, limite, cauda(p.log, 3000))
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return nil
-}
-
 // servidor is one `d6a serve`.
 type servidor struct {
 	*processo
-	http  string
-	nats  string
-	pprof string // D6A_PPROF_ADDR, with -perf
+	http, nats string
+}
+
+// enderecoLivre is 127.0.0.1 and a free port.
+func enderecoLivre() (string, error) {
+	p, err := loopback.FreePort()
+	return fmt.Sprintf("127.0.0.1:%d", p), err
 }
 
 // iniciarServe starts `d6a serve` against dbURL and the bus (natsURL, or the
 // embedded server on a free port when natsURL is empty) and waits for
 // /readyz.
-func iniciarServe(bin, dir, dbURL, natsURL string, pprof bool) (*servidor, error) {
-	hport, err := loopback.FreePort()
-	if err != nil {
+func iniciarServe(bin, dir, dbURL, natsURL string) (s *servidor, err error) {
+	s = &servidor{nats: natsURL}
+	if s.http, err = enderecoLivre(); err != nil {
 		return nil, err
 	}
-	s := &servidor{http: fmt.Sprintf("127.0.0.1:%d", hport), nats: natsURL}
-	var extra []string
-	if pprof {
-		pport, err := loopback.FreePort()
-		if err != nil {
-			return nil, err
-		}
-		s.pprof = fmt.Sprintf("127.0.0.1:%d", pport)
-		extra = append(extra, "D6A_PPROF_ADDR="+s.pprof)
-	}
-	env := ambienteLimpo()
-	env = append(env,
-		"D6A_DATABASE_URL="+dbURL,
-		"D6A_DATA_DIR="+dir,
-		"D6A_HTTP_ADDR="+s.http,
+	env := append(ambienteLimpo(), "D6A_DATABASE_URL="+dbURL, "D6A_DATA_DIR="+dir, "D6A_HTTP_ADDR="+s.http,
 		"D6A_MIGRATE=false", // `d6a migrate` ran before
-		"D6A_LOG_FORMAT=json",
-		"D6A_LOG_LEVEL=info",
-	)
-	env = append(env, extra...)
+		"D6A_LOG_FORMAT=json", "D6A_LOG_LEVEL=info")
 	if natsURL == "" {
-		nport, err := loopback.FreePort()
+		embutido, err := enderecoLivre()
 		if err != nil {
 			return nil, err
 		}
-		s.nats = fmt.Sprintf("nats://127.0.0.1:%d", nport)
-		env = append(env, fmt.Sprintf("D6A_NATS_EMBEDDED_ADDR=127.0.0.1:%d", nport))
+		s.nats = "nats://" + embutido
+		env = append(env, "D6A_NATS_EMBEDDED_ADDR="+embutido)
 	} else {
 		env = append(env, "D6A_NATS_URL="+natsURL)
 	}
-	p, err := iniciar("d6a serve", filepath.Join(dir, "d6a-serve.log"), env, bin, "serve")
-	if err != nil {
+	if s.processo, err = iniciar("d6a serve", filepath.Join(dir, "d6a-serve.log"), env, bin, "serve"); err != nil {
 		return nil, err
 	}
-	s.processo = p
 	cli := &http.Client{Timeout: time.Second}
-	err = esperarPronto(p, 2*time.Minute, func() bool {
+	err = esperarPronto(s.processo, 2*time.Minute, func() bool {
 		r, err := cli.Get("http://" + s.http + "/readyz")
 		if err != nil {
 			return false
@@ -319,10 +297,44 @@ func iniciarServe(bin, dir, dbURL, natsURL string, pprof bool) (*servidor, error
 		return r.StatusCode == http.StatusOK
 	})
 	if err != nil {
-		_ = p.parar(10 * time.Second)
+		_ = s.parar(10 * time.Second)
 		return nil, err
 	}
 	return s, nil
+}
+
+// perfilGo fetches a Go CPU profile of segundos from the pprof listener at
+// addr (d6a serve's D6A_PPROF_ADDR, the HTTP mode's server process) into
+// out, and writes `go tool pprof -top` beside it.
+func perfilGo(ctx context.Context, addr, out string, segundos int) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, segundos), nil)
+	if err != nil {
+		return err
+	}
+	r, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer r.Body.Close()
+	if r.StatusCode != http.StatusOK {
+		return fmt.Errorf("pprof: %s", r.Status)
+	}
+	f, err := os.Create(out)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(f, r.Body)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	txt, err := exec.Command("go", "tool", "pprof", "-top", "-nodecount=60", out).CombinedOutput()
+	if err == nil {
+		err = os.WriteFile(out+".txt", txt, 0o644)
+	}
+	return err
 }
 
 // ambienteLimpo is this process's environment without D6A_* variables, so
@@ -347,66 +359,62 @@ func migrar(ctx context.Context, bin, dbURL string) error {
 	return nil
 }
 
+// lerLinhas calls f with each JSON line of the log at path, decoded as a
+// T, until f returns false.
+func lerLinhas[T any](path string, f func(T) bool) {
+	arq, err := os.Open(path)
+	if err != nil {
+		return
+	}
+	defer arq.Close()
+	s := bufio.NewScanner(arq)
+	s.Buffer(make([]byte, 1<<20), 1<<24)
+	for s.Scan() {
+		var l T
+		if json.Unmarshal(s.Bytes(), &l) == nil && !f(l) {
+			return
+		}
+	}
+}
+
 // cargaHierarquia is the "hierarquia de UCs carregada" log line of d6a serve.
 type cargaHierarquia struct {
 	UCs     int
 	Duracao time.Duration
 }
 
-func lerCargaHierarquia(log string) (cargaHierarquia, error) {
-	f, err := os.Open(log)
-	if err != nil {
-		return cargaHierarquia{}, err
+func lerCargaHierarquia(log string) (c cargaHierarquia, err error) {
+	err = errors.New("no \"hierarquia de UCs carregada\" line in the log of d6a serve")
+	type linha struct {
+		Msg, Duracao string
+		UCs          int
 	}
-	defer f.Close()
-	s := bufio.NewScanner(f)
-	s.Buffer(make([]byte, 1<<20), 1<<24)
-	for s.Scan() {
-		if !strings.Contains(s.Text(), "hierarquia de UCs carregada") {
-			continue
+	lerLinhas(log, func(l linha) bool {
+		if l.Msg != "hierarquia de UCs carregada" {
+			return true
 		}
-		var l struct {
-			Msg     string `json:"msg"`
-			UCs     int    `json:"ucs"`
-			Duracao string `json:"duracao"`
+		c.UCs = l.UCs
+		if c.Duracao, err = time.ParseDuration(l.Duracao); err != nil {
+			err = fmt.Errorf("duracao %q: %w", l.Duracao, err)
 		}
-		if json.Unmarshal(s.Bytes(), &l) != nil || l.Msg != "hierarquia de UCs carregada" {
-			continue
-		}
-		d, err := time.ParseDuration(l.Duracao)
-		if err != nil {
-			return cargaHierarquia{}, fmt.Errorf("duracao %q: %w", l.Duracao, err)
-		}
-		return cargaHierarquia{UCs: l.UCs, Duracao: d}, nil
-	}
-	return cargaHierarquia{}, errors.New("no \"hierarquia de UCs carregada\" line in the log of d6a serve")
+		return false
+	})
+	return c, err
 }
 
 // lerLog returns the JSON log lines of path at level WARN or ERROR but the
-// JWT warning and the answers to the bench's /readyz polling, and counts
-// the request log lines.
+// JWT warning and the answers to the bench's /readyz polling before boot
+// completes (503), and counts the request log lines.
 func lerLog(path string) (avisos []string, pedidos int) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, 0
-	}
-	defer f.Close()
-	s := bufio.NewScanner(f)
-	s.Buffer(make([]byte, 1<<20), 1<<24)
-	for s.Scan() {
-		var l struct {
-			Level string `json:"level"`
-			Msg   string `json:"msg"`
-			Path  string `json:"path"`
-		}
+	lerLinhas(path, func(l struct{ Level, Msg, Path string }) bool {
 		switch {
-		case json.Unmarshal(s.Bytes(), &l) != nil || l.Path == "/readyz":
-			// not JSON, or the bench's own polling before boot completes (503)
+		case l.Path == "/readyz":
 		case (l.Level == "WARN" || l.Level == "ERROR") && !strings.Contains(l.Msg, "JWT"):
 			avisos = append(avisos, l.Level+" "+l.Msg)
 		case l.Msg == "http request":
 			pedidos++
 		}
-	}
+		return true
+	})
 	return avisos, pedidos
 }

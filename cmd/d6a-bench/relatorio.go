@@ -5,7 +5,6 @@ import (
 	"math"
 	"runtime"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -16,29 +15,11 @@ func cpuPorSorteio(u usoCPU) string {
 
 func cpuTotal(u usoCPU) float64 { return u.Ms(u.D6A) + u.Ms(u.PG) + u.Ms(u.NATS) }
 
-// limite prints a histogram bucket bound in ms ("?" when unknown).
-func limite(d time.Duration) string {
-	switch {
-	case d == 0:
-		return "?"
-	case d < 0:
-		return "∞"
-	}
-	return strconv.FormatFloat(ms(d), 'f', -1, 64)
-}
-
 func razao(a, b float64) float64 {
 	if b == 0 {
 		return 0
 	}
 	return a / b
-}
-
-func pct(a, b int) float64 {
-	if b == 0 {
-		return 0
-	}
-	return 100 * float64(a) / float64(b)
 }
 
 // relatorio is the results section of docs/bench.md.
@@ -48,7 +29,6 @@ type relatorio struct {
 	lacos resultadoLacos
 	dur   time.Duration
 	data  time.Time
-	alvos []alvo
 }
 
 type alvo struct {
@@ -56,38 +36,24 @@ type alvo struct {
 	Ok                     bool
 }
 
-func novoRelatorio(a *ambiente, rs []resultadoK, lacos resultadoLacos, dur time.Duration) *relatorio {
-	r := &relatorio{a: a, rs: rs, lacos: lacos, dur: dur, data: time.Now().UTC()}
-	r.alvos = r.avaliar()
-	return r
-}
-
-// achar returns the run of shape forma (fresh or not) whose K is nearest
-// (log scale) to k.
-func achar(rs []resultadoK, k int, forma string, fresco bool) (resultadoK, bool) {
-	var best resultadoK
-	dist, ok := math.Inf(1), false
+// achar returns the run of shape forma (fresh or not, not tmpfs) whose K is
+// nearest (log scale) to k.
+func achar(rs []resultadoK, k int, forma string, fresco bool) (best resultadoK, ok bool) {
+	dist := math.Inf(1)
 	for _, r := range rs {
-		if r.Forma != forma || r.Fresco != fresco || r.Tmpfs {
-			continue
-		}
-		if d := math.Abs(math.Log(float64(r.K)) - math.Log(float64(k))); d < dist {
+		if d := math.Abs(math.Log(float64(r.K)) - math.Log(float64(k))); r.Forma == forma && r.Fresco == fresco && !r.Tmpfs && d < dist {
 			best, dist, ok = r, d, true
 		}
 	}
 	return best, ok
 }
 
-// margem describes how far value is from limit, for "≤ limit" when menor.
+// margem describes how far valor is from limite, for "≤ limite" when menor.
 func margem(valor, limite float64, menor bool) (bool, string) {
-	ok := valor >= limite
-	if menor {
-		ok = valor <= limite
-	}
-	if ok {
+	switch {
+	case menor && valor <= limite || !menor && valor >= limite:
 		return true, "**met**"
-	}
-	if menor {
+	case menor:
 		return false, fmt.Sprintf("**missed** by %.0f%% (%.2f× the limit)", 100*(valor/limite-1), valor/limite)
 	}
 	return false, fmt.Sprintf("**missed** by %.0f%% (reaches %.2f of the target)", 100*(1-valor/limite), valor/limite)
@@ -102,8 +68,21 @@ func piso(l laco, como string) string {
 	return fmt.Sprintf("; the bare loop %s: p50 %.1f ms, p99 %.1f ms", como, ms(l.Lat.P50), ms(l.Lat.P99))
 }
 
-func (r *relatorio) avaliar() []alvo {
-	var out []alvo
+// avaliar holds the runs to issue 24's targets, each a ratio to a
+// yardstick measured in the same run (absolute times do not carry from
+// one machine to the next).
+func (r *relatorio) avaliar() (out []alvo) {
+	o := r.a.o
+	add := func(nome, medido string, ok bool, v string) {
+		out = append(out, alvo{Nome: nome, Medido: medido, Ok: ok, Veredito: v})
+	}
+	// contra is the verdict against a bare-loop measurement, if any.
+	contra := func(l laco, veredito func() (bool, string)) (bool, string) {
+		if l.M == 0 {
+			return false, "**not measured** (the bare loop did not run: -bare-m 0)"
+		}
+		return veredito()
+	}
 	bare := r.lacos.Lote()
 	var k100 []resultadoK
 	for _, c := range []struct {
@@ -114,16 +93,8 @@ func (r *relatorio) avaliar() []alvo {
 			k100 = append(k100, x)
 		}
 	}
-	// Issue 24: every target is a ratio to the bare loop measured in the
-	// same run (absolute times do not carry from one machine to the next).
-	semLaco := func(l laco) (bool, string) {
-		if l.M == 0 {
-			return false, "**not measured** (the bare loop did not run: -bare-m 0)"
-		}
-		return true, ""
-	}
-	// 1. Burst throughput on the bus against the batched bare loop, per
-	// shape and variant, K = 100,000 and 1,000,000.
+	// Burst throughput on the bus against the batched bare loop, per shape
+	// and variant, K = 100,000 and 1,000,000.
 	rajadas := k100
 	for _, forma := range []string{"sparse", "dense"} {
 		if x, ok := achar(r.rs, 1_000_000, forma, false); ok && x.K > 100_000 {
@@ -132,54 +103,47 @@ func (r *relatorio) avaliar() []alvo {
 	}
 	for _, x := range rajadas {
 		q := razao(x.Maxima.Vazao(), bare.Vazao())
-		ok, v := semLaco(bare)
-		if ok {
-			ok, v = margem(q, 0.9, false)
-		}
-		out = append(out, alvo{
-			Nome: fmt.Sprintf("burst of %s: draws/s on the bus ≥ 0.9 × the bare loop (%s)", milhares(x.Maxima.M), x.cenario),
-			Medido: fmt.Sprintf("%.0f draws/s ÷ %.0f msgs/s (bare loop, commits of ≤ %d) = **%.2f×**; %.2f× pgbench's %.0f tps",
-				x.Maxima.Vazao(), bare.Vazao(), bare.Lote, q, razao(x.Maxima.Vazao(), x.PgbenchTPS), x.PgbenchTPS),
-			Ok: ok, Veredito: v,
-		})
+		ok, v := contra(bare, func() (bool, string) { return margem(q, 0.9, false) })
+		add(fmt.Sprintf("burst of %s: draws/s on the bus ≥ 0.9 × the bare loop (%s)", milhares(x.Maxima.M), x.cenario),
+			fmt.Sprintf("%.0f draws/s ÷ %.0f msgs/s (bare loop, commits of ≤ %d) = **%.2f×**; %.2f× pgbench's %.0f tps",
+				x.Maxima.Vazao(), bare.Vazao(), bare.Lote, q, razao(x.Maxima.Vazao(), x.PgbenchTPS), x.PgbenchTPS), ok, v)
 	}
-	// 1b. On the fast disk, where fsync costs next to nothing and CPU per
-	// result shows: results per second (draws and sem_candidatos) against
-	// pgbench on the same cluster.
+	// On the fast disk fsync costs next to nothing and CPU per result
+	// shows: results/s (draws and sem_candidatos) against pgbench on the
+	// same cluster.
 	for _, x := range r.rs {
-		if !x.Tmpfs {
-			continue
+		if x.Tmpfs {
+			q := razao(x.Maxima.Vazao(), x.PgbenchTPS)
+			ok, v := margem(q, 0.9, false)
+			add(fmt.Sprintf("fast disk, burst of %s: results/s ≥ 0.9 × pgbench on the same cluster (%s)", milhares(x.Maxima.M), x.cenario),
+				fmt.Sprintf("%.0f results/s ÷ %.0f tps = **%.2f×**; CPU ms per result d6a / PostgreSQL / nats-server %s", x.Maxima.Vazao(), x.PgbenchTPS, q, cpuPorSorteio(x.Maxima.CPU)), ok, v)
 		}
-		q := razao(x.Maxima.Vazao(), x.PgbenchTPS)
-		ok, v := margem(q, 0.9, false)
-		out = append(out, alvo{
-			Nome:   fmt.Sprintf("fast disk, burst of %s: results/s ≥ 0.9 × pgbench on the same cluster (%s)", milhares(x.Maxima.M), x.cenario),
-			Medido: fmt.Sprintf("%.0f results/s ÷ %.0f tps = **%.2f×**; CPU ms per result d6a / PostgreSQL / nats-server %s", x.Maxima.Vazao(), x.PgbenchTPS, q, fmt.Sprintf("%.2f / %.2f / %.2f", x.Maxima.CPU.Ms(x.Maxima.CPU.D6A), x.Maxima.CPU.Ms(x.Maxima.CPU.PG), x.Maxima.CPU.Ms(x.Maxima.CPU.NATS))),
-			Ok:     ok, Veredito: v,
-		})
 	}
-	// 2. Per-draw cost: dense over sparse, fresh over analyzed.
-	custo := func(nome string, a, b resultadoK, okA, okB bool) {
-		if !okA || !okB || a.Maxima.Vazao() == 0 {
-			return
-		}
-		q := razao(b.Maxima.Vazao(), a.Maxima.Vazao()) // wall per draw of a ÷ of b
-		ok, v := margem(q, 1.2, true)
-		out = append(out, alvo{
-			Nome: nome + ": per-draw cost ≤ 1.2×",
-			Medido: fmt.Sprintf("wall time per draw of the burst (1 ÷ draws/s) %.3f ÷ %.3f ms = **%.2f×**; CPU per draw (d6a + PostgreSQL + nats-server) %.2f ÷ %.2f ms = %.2f×",
-				1000/a.Maxima.Vazao(), 1000/b.Maxima.Vazao(), q, cpuTotal(a.Maxima.CPU), cpuTotal(b.Maxima.CPU), razao(cpuTotal(a.Maxima.CPU), cpuTotal(b.Maxima.CPU))),
-			Ok: ok, Veredito: v,
-		})
-	}
+	// Per-draw cost: dense over sparse, fresh over analyzed.
 	ds, okDS := achar(r.rs, 100_000, "dense", false)
 	ss, okSS := achar(r.rs, 100_000, "sparse", false)
 	df, okDF := achar(r.rs, 100_000, "dense", true)
-	custo(fmt.Sprintf("dense over sparse (%s ÷ %s)", ds.cenario, ss.cenario), ds, ss, okDS, okSS)
-	custo(fmt.Sprintf("fresh over analyzed (%s ÷ %s)", df.cenario, ds.cenario), df, ds, okDF, okDS)
-	// 3. Latency at light load and at half of the maximum, against the
-	// bare loop at the same rate (light) and at half its own maximum.
-	if r.a.o.leve > 0 && len(k100) > 0 {
+	for _, c := range []struct {
+		nome string
+		a, b resultadoK
+		ok   bool
+	}{
+		{fmt.Sprintf("dense over sparse (%s ÷ %s)", ds.cenario, ss.cenario), ds, ss, okDS && okSS},
+		{fmt.Sprintf("fresh over analyzed (%s ÷ %s)", df.cenario, ds.cenario), df, ds, okDF && okDS},
+	} {
+		if !c.ok || c.a.Maxima.Vazao() == 0 {
+			continue
+		}
+		q := razao(c.b.Maxima.Vazao(), c.a.Maxima.Vazao()) // wall per draw of a ÷ of b
+		ok, v := margem(q, 1.2, true)
+		ca, cb := cpuTotal(c.a.Maxima.CPU), cpuTotal(c.b.Maxima.CPU)
+		add(c.nome+": per-draw cost ≤ 1.2×",
+			fmt.Sprintf("wall time per draw of the burst (1 ÷ draws/s) %.3f ÷ %.3f ms = **%.2f×**; CPU per draw (d6a + PostgreSQL + nats-server) %.2f ÷ %.2f ms = %.2f×",
+				1000/c.a.Maxima.Vazao(), 1000/c.b.Maxima.Vazao(), q, ca, cb, razao(ca, cb)), ok, v)
+	}
+	// Latency at light load and at half of the maximum, against the bare
+	// loop at the same rate (light) and at half its own maximum.
+	if o.leve > 0 && len(k100) > 0 {
 		var p50, p99 float64
 		var todos []string
 		for _, x := range k100 {
@@ -188,20 +152,13 @@ func (r *relatorio) avaliar() []alvo {
 		}
 		l := r.lacos.Leve
 		q50, q99 := razao(p50, ms(l.Lat.P50)), razao(p99, ms(l.Lat.P99))
-		ok, v := semLaco(l)
-		if ok {
+		ok, v := contra(l, func() (bool, string) {
 			ok1, v1 := margem(q50, 1.5, true)
 			ok2, v2 := margem(q99, 2, true)
-			ok, v = ok1 && ok2, "**met**"
-			if !ok {
-				v = "p50 " + v1 + "; p99 " + v2
-			}
-		}
-		out = append(out, alvo{
-			Nome:   fmt.Sprintf("light load (%g events/s): publish → result p50 ≤ 1.5 ×, p99 ≤ 2 × the bare loop's", r.a.o.taxaLeve),
-			Medido: fmt.Sprintf("worst p50 %.1f ms = **%.2f×**, worst p99 %.1f ms = **%.2f×** (p50 / p99: %s; %s events each)%s", p50, q50, p99, q99, strings.Join(todos, ", "), milhares(r.a.o.leve), piso(l, "at the same rate, one commit per message")),
-			Ok:     ok, Veredito: v,
+			return ok1 && ok2, se(ok1 && ok2, "**met**", "p50 "+v1+"; p99 "+v2)
 		})
+		add(fmt.Sprintf("light load (%g events/s): publish → result p50 ≤ 1.5 ×, p99 ≤ 2 × the bare loop's", o.taxaLeve),
+			fmt.Sprintf("worst p50 %.1f ms = **%.2f×**, worst p99 %.1f ms = **%.2f×** (p50 / p99: %s; %s events each)%s", p50, q50, p99, q99, strings.Join(todos, ", "), milhares(o.leve), piso(l, "at the same rate, one commit per message")), ok, v)
 	}
 	if len(k100) > 0 {
 		var p99 float64
@@ -212,61 +169,38 @@ func (r *relatorio) avaliar() []alvo {
 		}
 		l := r.lacos.Ritmado
 		q := razao(p99, ms(l.Lat.P99))
-		ok, v := semLaco(l)
-		if ok {
-			ok, v = margem(q, 2, true)
-		}
-		out = append(out, alvo{
-			Nome:   fmt.Sprintf("%.0f%% of the maximum load: p99 ≤ 2 × the bare loop's at %.0f%% of its own", r.a.o.carga*100, r.a.o.carga*100),
-			Medido: fmt.Sprintf("worst %.1f ms = **%.2f×** (%s)%s", p99, q, strings.Join(todos, ", "), piso(l, fmt.Sprintf("with commits of ≤ %d at %.0f%% of its own maximum (%.0f/s)", l.Lote, 100*r.a.o.carga, l.Taxa))),
-			Ok:     ok, Veredito: v,
-		})
+		ok, v := contra(l, func() (bool, string) { return margem(q, 2, true) })
+		add(fmt.Sprintf("%.0f%% of the maximum load: p99 ≤ 2 × the bare loop's at %.0f%% of its own", o.carga*100, o.carga*100),
+			fmt.Sprintf("worst %.1f ms = **%.2f×** (%s)%s", p99, q, strings.Join(todos, ", "), piso(l, fmt.Sprintf("with commits of ≤ %d at %.0f%% of its own maximum (%.0f/s)", l.Lote, 100*o.carga, l.Taxa))), ok, v)
 	}
-	// 4. Flat cost over K (light pass, every result).
-	pequeno, okP := achar(r.rs, 1_000, "sparse", false)
-	if r.a.o.leve > 0 && okP {
+	// Flat cost over K (light pass, every result).
+	if pequeno, ok := achar(r.rs, 1_000, "sparse", false); o.leve > 0 && ok {
 		for _, forma := range []string{"sparse", "dense"} {
-			grande, ok := achar(r.rs, 1_000_000, forma, false)
-			if !ok || grande.K == pequeno.K {
-				continue
+			if grande, ok := achar(r.rs, 1_000_000, forma, false); ok && grande.K != pequeno.K {
+				q := razao(ms(grande.Leve.Lat.P50), ms(pequeno.Leve.Lat.P50))
+				ok, v := margem(q, 1.2, true)
+				add(fmt.Sprintf("p50 at K=1,000,000 ≤ 1.2 × p50 at K=1,000, every result, light load (%s)", forma),
+					fmt.Sprintf("%s %.2f ms ÷ %s %.2f ms = **%.2f×**", grande.cenario, ms(grande.Leve.Lat.P50), pequeno.cenario, ms(pequeno.Leve.Lat.P50), q), ok, v)
 			}
-			q := razao(ms(grande.Leve.Lat.P50), ms(pequeno.Leve.Lat.P50))
-			okq, v := margem(q, 1.2, true)
-			out = append(out, alvo{
-				Nome: fmt.Sprintf("p50 at K=1,000,000 ≤ 1.2 × p50 at K=1,000, every result, light load (%s)", forma),
-				Medido: fmt.Sprintf("%s %.2f ms ÷ %s %.2f ms = **%.2f×**",
-					grande.cenario, ms(grande.Leve.Lat.P50), pequeno.cenario, ms(pequeno.Leve.Lat.P50), q),
-				Ok: okq, Veredito: v,
-			})
 		}
 	}
-	// 5. RSS at K=1,000,000.
-	var grande resultadoK
+	// RSS at the largest K, and the slowest hierarchy cache load.
+	var grande, pior resultadoK
 	for _, x := range r.rs {
 		if x.K > grande.K || (x.K == grande.K && x.MemFim.HWM > grande.MemFim.HWM) {
 			grande = x
 		}
-	}
-	ok, v := margem(mb(grande.MemFim.HWM), 150, true)
-	out = append(out, alvo{
-		Nome:   "`d6a serve` RSS ≤ 150 MB at K=1,000,000",
-		Medido: fmt.Sprintf("%s, %s UCs: peak (VmHWM) **%.1f MB**, at the end (VmRSS) %.1f MB", grande.cenario, milhares(grande.UCs), mb(grande.MemFim.HWM), mb(grande.MemFim.RSS)),
-		Ok:     ok, Veredito: v,
-	})
-	// 6. Hierarchy cache load.
-	var pior resultadoK
-	for _, x := range r.rs {
 		if x.Hierarquia.Duracao >= pior.Hierarquia.Duracao {
 			pior = x
 		}
 	}
+	ok, v := margem(mb(grande.MemFim.HWM), 150, true)
+	add("`d6a serve` RSS ≤ 150 MB at K=1,000,000",
+		fmt.Sprintf("%s, %s UCs: peak (VmHWM) **%.1f MB**, at the end (VmRSS) %.1f MB", grande.cenario, milhares(grande.UCs), mb(grande.MemFim.HWM), mb(grande.MemFim.RSS)), ok, v)
 	ok, v = margem(pior.Hierarquia.Duracao.Seconds(), 2, true)
-	out = append(out, alvo{
-		Nome: "hierarchy cache load ≤ 2 s",
-		Medido: fmt.Sprintf("slowest **%.2f s** (%s, %s UCs; RSS +%.1f MB over the first draw)", pior.Hierarquia.Duracao.Seconds(),
-			pior.cenario, milhares(pior.Hierarquia.UCs), mb(pior.MemDepois.RSS-pior.MemAntes.RSS)),
-		Ok: ok, Veredito: v,
-	})
+	add("hierarchy cache load ≤ 2 s",
+		fmt.Sprintf("slowest **%.2f s** (%s, %s UCs; RSS +%.1f MB over the first draw)", pior.Hierarquia.Duracao.Seconds(),
+			pior.cenario, milhares(pior.Hierarquia.UCs), mb(pior.MemDepois.RSS-pior.MemAntes.RSS)), ok, v)
 	return out
 }
 
@@ -282,75 +216,56 @@ const tituloSecao = "## Draws at national scale"
 
 func (r *relatorio) markdown() string {
 	var b strings.Builder
-	o := r.a.o
-	nats := "a separate `nats-server` v2.15.2 built from the module, `sync_interval: always` (as durable as d6a's embedded server)"
-	if o.embutido {
-		nats = "d6a serve's embedded NATS server (`SyncAlways`); its memory counts in d6a's RSS"
-	}
-	fmt.Fprintf(&b, "### Results\n\n")
-	fmt.Fprintf(&b, "Measured %s UTC in %s with:\n\n", r.data.Format("2006-01-02 15:04"), r.dur.Round(time.Second))
-	fmt.Fprintf(&b, "```\n%s\n```\n\n", o.comando)
-	// Other work in progress is measured too: only the bench's own files
-	// and the docs it writes are left out.
-	fmt.Fprintf(&b, "- code: %s\n", revisao(r.a.raiz, "--untracked-files=no", "--", ".", ":!cmd/d6a-bench", ":!docs"))
-	fmt.Fprintf(&b, "- machine: %s\n", maquina())
+	o, a := r.a.o, r.a
+	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	var ajustes []string
 	for k, v := range configuracaoPG {
 		ajustes = append(ajustes, k+"="+v)
 	}
 	sort.Strings(ajustes)
-	fmt.Fprintf(&b, "- PostgreSQL %s from `internal/pglocal` with `Durable: true` (fsync, synchronous_commit and full_page_writes on), fresh in a temporary directory on the machine's disk, %s\n", r.a.versao, strings.Join(ajustes, ", "))
-	fmt.Fprintf(&b, "- bus: %s\n", nats)
-	fmt.Fprintf(&b, "- country: %s UCs in `core.uc_polygons` (1 country → 27 states → 5,570 municipalities → 50,000 neighbourhoods → 200,000 micro-areas, analyzed); counsellors loaded with COPY into a fresh database per run (after `d6a migrate`), then `pg_prewarm`ed into shared_buffers as on a server that has been running. Shapes: **sparse** = %s; **dense** (upper levels) = %s. Demands fall on random micro-areas.\n", milhares(r.a.pais.Tamanho()), descreverForma("sparse"), descreverForma("dense"))
-	fmt.Fprintf(&b, "- **analyzed** runs: `VACUUM (ANALYZE)` after the load and between passes. **fresh** runs: autovacuum off on every d6a table (`autovacuum_enabled = off`) before the load, no ANALYZE or VACUUM at any time; the bench counts the d6a tables' `pg_statistic` rows at the end (0 = never analyzed).\n")
-	fmt.Fprintf(&b, "- per run: `pgbench -i` + `pgbench -c 1 -j 1 -T %d -N`, then a fresh `d6a serve` (default configuration, JSON logs at info); one warm-up draw (loads the hierarchy cache); a **light pass** of %s demands at %g/s; a **burst** of M = %s published as fast as JetStream acknowledges them; a **paced pass** of M more at %.0f%% of the burst's draw rate. Between passes the assignments are ended (as `ciclo_concluído` would). Latency = publish → the result (`conselheiro.sorteado` or `sorteio.sem_candidatos`, matched by `demanda_id`) arriving on a core NATS subscription; draws/s = results ÷ (first publish → last result on the bus).\n", o.pgbenchT, milhares(o.leve), o.taxaLeve, milhares(o.m), o.carga*100)
+	p("### Results\n\nMeasured %s UTC in %s with:\n\n```\n%s\n```\n\n", r.data.Format("2006-01-02 15:04"), r.dur.Round(time.Second), o.comando)
+	// Other work in progress is measured too: only the bench's own files
+	// and the docs it writes are left out.
+	p("- code: %s\n", revisao(a.raiz, "--untracked-files=no", "--", ".", ":!cmd/d6a-bench", ":!docs"))
+	p("- machine: %s\n", maquina())
+	p("- PostgreSQL %s from `internal/pglocal` with `Durable: true` (fsync, synchronous_commit and full_page_writes on), fresh in a temporary directory on the machine's disk, %s\n", a.versao, strings.Join(ajustes, ", "))
+	p("- bus: %s\n", se(o.embutido, "d6a serve's embedded NATS server (`SyncAlways`); its memory counts in d6a's RSS",
+		"a separate `nats-server` v2.15.2 built from the module, `sync_interval: always` (as durable as d6a's embedded server)"))
+	p("- country: %s UCs in `core.uc_polygons` (1 country → 27 states → 5,570 municipalities → 50,000 neighbourhoods → 200,000 micro-areas, analyzed); counsellors loaded with COPY into a fresh database per run (after `d6a migrate`), then `pg_prewarm`ed into shared_buffers as on a server that has been running. Shapes: **sparse** = %s; **dense** (upper levels) = %s. Demands fall on random micro-areas.\n", milhares(a.pais.Tamanho()), descreverForma("sparse"), descreverForma("dense"))
+	p("- **analyzed** runs: `VACUUM (ANALYZE)` after the load and between passes. **fresh** runs: autovacuum off on every d6a table (`autovacuum_enabled = off`) before the load, no ANALYZE or VACUUM at any time; the bench counts the d6a tables' `pg_statistic` rows at the end (0 = never analyzed).\n")
+	p("- per run: `pgbench -i` + `pgbench -c 1 -j 1 -T %d -N`, then a fresh `d6a serve` (default configuration, JSON logs at info); one warm-up draw (loads the hierarchy cache); a **light pass** of %s demands at %g/s; a **burst** of M = %s published as fast as JetStream acknowledges them; a **paced pass** of M more at %.0f%% of the burst's draw rate. Between passes the assignments are ended (as `ciclo_concluído` would). Latency = publish → the result (`conselheiro.sorteado` or `sorteio.sem_candidatos`, matched by `demanda_id`) arriving on a core NATS subscription; draws/s = results ÷ (first publish → last result on the bus).\n", o.pgbenchT, milhares(o.leve), o.taxaLeve, milhares(o.m), o.carga*100)
 	if len(r.lacos.Lacos) > 0 {
-		fmt.Fprintf(&b, "- **bare loop** (`cmd/d6a-bench/laco.go`), in the bench process, on a nats-server of its own (same binary and settings) and the same PostgreSQL, after a pgbench of its own: one JetStream pull consumer; per message one `INSERT` (pipelined, one commit per message or per batch of ≤ 64 / ≤ 256); then an async publish of a result per message with `Nats-Msg-Id`, waiting for every ack; then the ack of the inputs. %s messages each, published as fast as acknowledged while it runs; msgs/s = messages ÷ (first publish → last result acknowledged). Then, as latency floors under d6a's light and paced passes: one commit per message at the light pass's rate, and the batched loop at %.0f%% of its own maximum.\n", milhares(o.laco), o.carga*100)
+		p("- **bare loop** (`cmd/d6a-bench/laco.go`), in the bench process, on a nats-server of its own (same binary and settings) and the same PostgreSQL, after a pgbench of its own: one JetStream pull consumer; per message one `INSERT` (pipelined, one commit per message or per batch of ≤ 64 / ≤ 256); then an async publish of a result per message with `Nats-Msg-Id`, waiting for every ack; then the ack of the inputs. %s messages each, published as fast as acknowledged while it runs; msgs/s = messages ÷ (first publish → last result acknowledged). Then, as latency floors under d6a's light and paced passes: one commit per message at the light pass's rate, and the batched loop at %.0f%% of its own maximum.\n", milhares(o.laco), o.carga*100)
 	}
-	b.WriteString("\n")
 
 	bare := r.lacos.Lote()
-	fmt.Fprintf(&b, "| run | pgbench tps | burst draws/s | ÷ pgbench | ÷ bare loop (≤ %d) | burst: publish/s, p50 / p99 (ms) | CPU ms per draw, burst: d6a / PostgreSQL / nats-server | units per transaction, burst | light (%g/s) p50 / p99 (ms) | paced: offered/s, p50 / p99 (ms) | sorteado share | RSS end / peak (MB) |\n", bare.Lote, o.taxaLeve)
-	fmt.Fprintf(&b, "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+	p("\n| run | pgbench tps | burst draws/s | ÷ pgbench | ÷ bare loop (≤ %d) | burst: publish/s, p50 / p99 (ms) | CPU ms per draw, burst: d6a / PostgreSQL / nats-server | units per transaction, burst | light (%g/s) p50 / p99 (ms) | paced: offered/s, p50 / p99 (ms) | sorteado share | RSS end / peak (MB) |\n|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n", bare.Lote, o.taxaLeve)
 	for _, x := range r.rs {
-		fmt.Fprintf(&b, "| %s | %.0f | **%.0f** | **%.2f×** | %.2f× | %.0f, %.0f / %.0f | %s | %.1f | **%.1f / %.1f** | %.0f, **%.1f / %.1f** | %.0f%% | %.1f / **%.1f** |\n",
-			x.cenario, x.PgbenchTPS, x.Maxima.Vazao(), razao(x.Maxima.Vazao(), x.PgbenchTPS), razao(x.Maxima.Vazao(), bare.Vazao()),
-			float64(x.Maxima.M)/x.Maxima.Publicacao.Seconds(), ms(x.Maxima.Lat.P50), ms(x.Maxima.Lat.P99),
-			cpuPorSorteio(x.Maxima.CPU), razao(x.Maxima.Lotes.Unidades, x.Maxima.Lotes.Transacoes),
-			ms(x.Leve.Lat.P50), ms(x.Leve.Lat.P99),
-			x.Ritmada.TaxaOfertada, ms(x.Ritmada.Lat.P50), ms(x.Ritmada.Lat.P99),
-			pct(x.Maxima.Sorteados+x.Ritmada.Sorteados, x.Maxima.Recebidos+x.Ritmada.Recebidos),
-			mb(x.MemFim.RSS), mb(x.MemFim.HWM))
+		mx, rt := x.Maxima, x.Ritmada
+		p("| %s | %.0f | **%.0f** | **%.2f×** | %.2f× | %.0f, %.0f / %.0f | %s | %.1f | **%.1f / %.1f** | %.0f, **%.1f / %.1f** | %.0f%% | %.1f / **%.1f** |\n",
+			x.cenario, x.PgbenchTPS, mx.Vazao(), razao(mx.Vazao(), x.PgbenchTPS), razao(mx.Vazao(), bare.Vazao()),
+			float64(mx.M)/mx.Publicacao.Seconds(), ms(mx.Lat.P50), ms(mx.Lat.P99), cpuPorSorteio(mx.CPU), razao(mx.Lotes.Unidades, mx.Lotes.Transacoes),
+			ms(x.Leve.Lat.P50), ms(x.Leve.Lat.P99), rt.TaxaOfertada, ms(rt.Lat.P50), ms(rt.Lat.P99),
+			100*razao(float64(mx.Sorteados+rt.Sorteados), float64(mx.Recebidos+rt.Recebidos)), mb(x.MemFim.RSS), mb(x.MemFim.HWM))
 	}
 	if len(r.lacos.Lacos) > 0 {
-		fmt.Fprintf(&b, "\n| bare loop | pgbench tps | msgs/s | ÷ pgbench | inputs published/s | CPU ms per message: loop and publisher / PostgreSQL / nats-server |\n|---|--:|--:|--:|--:|--:|\n")
+		p("\n| bare loop | pgbench tps | msgs/s | ÷ pgbench | inputs published/s | CPU ms per message: loop and publisher / PostgreSQL / nats-server |\n|---|--:|--:|--:|--:|--:|\n")
 		for _, x := range r.lacos.Lacos {
-			nome := fmt.Sprintf("commit per batch of ≤ %d", x.Lote)
-			if x.Lote == 1 {
-				nome = "commit per message"
-			}
-			fmt.Fprintf(&b, "| %s | %.0f | **%.0f** | **%.2f×** | %.0f | %.2f / %.2f / %.2f |\n", nome, r.lacos.PgbenchTPS, x.Vazao(), razao(x.Vazao(), r.lacos.PgbenchTPS),
-				float64(x.M)/x.Publicacao.Seconds(), x.CPU.Ms(x.CPU.Eu), x.CPU.Ms(x.CPU.PG), x.CPU.Ms(x.CPU.NATS))
+			p("| %s | %.0f | **%.0f** | **%.2f×** | %.0f | %.2f / %.2f / %.2f |\n", se(x.Lote == 1, "commit per message", fmt.Sprintf("commit per batch of ≤ %d", x.Lote)),
+				r.lacos.PgbenchTPS, x.Vazao(), razao(x.Vazao(), r.lacos.PgbenchTPS), float64(x.M)/x.Publicacao.Seconds(), x.CPU.Ms(x.CPU.Eu), x.CPU.Ms(x.CPU.PG), x.CPU.Ms(x.CPU.NATS))
 		}
 		if l := r.lacos.Leve; l.M > 0 {
-			fmt.Fprintf(&b, "\nThe bare loop at the light pass's rate (%g/s, %s messages, one commit per message): publish → result on a core subscription p50 **%.1f ms**, p99 **%.1f ms**, the floor under d6a's light-load latency on this bus and database.\n",
+			p("\nThe bare loop at the light pass's rate (%g/s, %s messages, one commit per message): publish → result on a core subscription p50 **%.1f ms**, p99 **%.1f ms**, the floor under d6a's light-load latency on this bus and database.\n",
 				l.Taxa, milhares(l.M), ms(l.Lat.P50), ms(l.Lat.P99))
 		}
 	}
 
-	var notas, ruido []string
-	ruido = append(ruido, r.lacos.Ruido...)
+	var notas, cache, rssAntes, natsPico []string
 	for _, x := range r.rs {
-		for _, p := range []passe{x.Leve, x.Maxima, x.Ritmada} {
-			if p.Recebidos < p.M {
-				notas = append(notas, fmt.Sprintf("%s: %d results missing", x.cenario, p.M-p.Recebidos))
+		for _, ps := range []passe{x.Leve, x.Maxima, x.Ritmada} {
+			if ps.Recebidos < ps.M {
+				notas = append(notas, fmt.Sprintf("%s: %d results missing", x.cenario, ps.M-ps.Recebidos))
 			}
-			if p.Ruido != "" {
-				ruido = append(ruido, fmt.Sprintf("%s: %s", x.cenario, p.Ruido))
-			}
-		}
-		for _, n := range x.Ruido {
-			ruido = append(ruido, fmt.Sprintf("%s: %s", x.cenario, n))
 		}
 		if x.Fresco && x.Estatisticas != 0 {
 			notas = append(notas, fmt.Sprintf("%s: the d6a tables have %d pg_statistic rows at the end (analyzed during the run)", x.cenario, x.Estatisticas))
@@ -358,90 +273,76 @@ func (r *relatorio) markdown() string {
 		if len(x.Avisos) > 0 {
 			notas = append(notas, fmt.Sprintf("%s: d6a serve logged %d warnings/errors (first: %s)", x.cenario, len(x.Avisos), x.Avisos[0]))
 		}
+		cache = append(cache, fmt.Sprintf(" %.2f s", x.Hierarquia.Duracao.Seconds()))
+		rssAntes = append(rssAntes, fmt.Sprintf(" %.0f → %.0f MB", mb(x.MemAntes.RSS), mb(x.MemDepois.RSS)))
+		natsPico = append(natsPico, fmt.Sprintf(" %.0f MB", mb(x.NATSMem.HWM)))
 	}
-	fmt.Fprintf(&b, "\nHierarchy of %s UCs cached in", milhares(r.rs[0].Hierarquia.UCs))
-	for _, x := range r.rs {
-		fmt.Fprintf(&b, " %.2f s", x.Hierarquia.Duracao.Seconds())
-	}
-	fmt.Fprintf(&b, "; RSS of d6a serve before → after the first draw")
-	for _, x := range r.rs {
-		fmt.Fprintf(&b, " %.0f → %.0f MB", mb(x.MemAntes.RSS), mb(x.MemDepois.RSS))
-	}
+	p("\nHierarchy of %s UCs cached in%s; RSS of d6a serve before → after the first draw%s", milhares(r.rs[0].Hierarquia.UCs), strings.Join(cache, ""), strings.Join(rssAntes, ""))
 	if r.rs[0].NATSMem.HWM > 0 {
-		fmt.Fprintf(&b, "; separate nats-server peak RSS")
-		for _, x := range r.rs {
-			fmt.Fprintf(&b, " %.0f MB", mb(x.NATSMem.HWM))
-		}
+		p("; separate nats-server peak RSS%s", strings.Join(natsPico, ""))
 	}
-	fmt.Fprintf(&b, " (runs in the order of the table).")
+	p(" (runs in the order of the table).")
 	if len(notas) > 0 {
-		fmt.Fprintf(&b, " **Anomalies:** %s.", strings.Join(notas, "; "))
+		p(" **Anomalies:** %s.", strings.Join(notas, "; "))
 	} else {
-		fmt.Fprintf(&b, " Every demand got its result; every fresh run ended with 0 `pg_statistic` rows; d6a serve logged no warning or error.")
+		p(" Every demand got its result; every fresh run ended with 0 `pg_statistic` rows; d6a serve logged no warning or error.")
 	}
-	if len(ruido) > 0 {
-		fmt.Fprintf(&b, " **Shared machine** (after waiting up to %s for quiet): %s.", r.a.o.sossego, strings.Join(ruido, "; "))
-	} else if r.a.o.sossego > 0 {
-		fmt.Fprintf(&b, " Every pgbench run and pass started on a quiet machine (other processes under %.2f cores).", limiteQuieto)
+	if len(a.ruido) > 0 {
+		p(" **Shared machine** (after waiting up to %s for quiet): %s.", o.sossego, strings.Join(a.ruido, "; "))
+	} else if o.sossego > 0 {
+		p(" Every pgbench run and pass started on a quiet machine (other processes under %.2f cores).", limiteQuieto)
 	}
-	fmt.Fprintf(&b, "\n\n![p50/p99 latency and draws/s against K](bench-draws.svg)\n\n")
+	p("\n\n![p50/p99 latency and draws/s against K](bench-draws.svg)\n\n")
 
-	fmt.Fprintf(&b, "Batches of the burst: `d6a_lote_unidades` (units of work per committed transaction of the executor, every consumer) and `d6a_lotes_desfeitos_total`, scraped from d6a serve's /metrics before and after; share of the transactions per bucket.\n\n| run | batches |\n|---|---|\n")
+	p("Batches of the burst: `d6a_lote_unidades` (units of work per committed transaction of the executor, every consumer) and `d6a_lotes_desfeitos_total`, scraped from d6a serve's /metrics before and after; share of the transactions per bucket.\n\n| run | batches |\n|---|---|\n")
 	for _, x := range r.rs {
-		fmt.Fprintf(&b, "| %s | %s |\n", x.cenario, x.Maxima.Lotes)
+		p("| %s | %s |\n", x.cenario, x.Maxima.Lotes)
 	}
 
-	fmt.Fprintf(&b, "\nPer pass: the end-to-end latency against d6a's own handler time (`d6a_handler_duracao_segundos` of `agenda.item_disponível`, its bucket bounds), the CPU per draw of each process (from /proc; PostgreSQL = the cluster's postmaster and backends; bench = the publisher), the WAL flushes and bytes per draw (`pg_stat_wal`; light pass not counted), and how busy the machine was. \"d6a's split\" is from d6a serve's own histograms (bucket bounds, ms, p50 then p99): the bus's delivery of each message, from its storage in the stream (`d6a_entrega_atraso_segundos`), then each transaction's opening, decisions, and writes with COMMIT (`d6a_transacao_fase_segundos`). \"Other processes\" is CPU used by anything but d6a serve, PostgreSQL, nats-server and the bench, in cores out of %d: when it is high, the run shared the machine and its figures are pessimistic. \"Quiet draws\" are those during which (from 100 ms before the publish to the result) other processes never used more than %.2f cores over a 250 ms window.\n\n", runtime.NumCPU(), limiteQuieto)
-	fmt.Fprintf(&b, "| run | pass | end-to-end p50 / p99 (ms) | quiet draws: n, p50 / p99 (ms) | d6a handler p50 / p99 (ms) | d6a's split: delivery · opening · decisions · writes and COMMIT, p50 / p99 (ms) | CPU ms/draw: d6a / PostgreSQL / nats-server / bench | WAL flushes/draw, kB/draw | machine busy | other processes (cores) |\n|---|---|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+	p("\nPer pass: the end-to-end latency against d6a's own handler time (`d6a_handler_duracao_segundos` of `agenda.item_disponível`, its bucket bounds), the CPU per draw of each process (from /proc; PostgreSQL = the cluster's postmaster and backends; bench = the publisher), the WAL flushes and bytes per draw (`pg_stat_wal`; light pass not counted), and how busy the machine was. \"d6a's split\" is from d6a serve's own histograms (bucket bounds, ms, p50 then p99): the bus's delivery of each message, from its storage in the stream (`d6a_entrega_atraso_segundos`), then each transaction's opening, decisions, and writes with COMMIT (`d6a_transacao_fase_segundos`). \"Other processes\" is CPU used by anything but d6a serve, PostgreSQL, nats-server and the bench, in cores out of %d: when it is high, the run shared the machine and its figures are pessimistic. \"Quiet draws\" are those during which (from 100 ms before the publish to the result) other processes never used more than %.2f cores over a 250 ms window.\n\n", runtime.NumCPU(), limiteQuieto)
+	p("| run | pass | end-to-end p50 / p99 (ms) | quiet draws: n, p50 / p99 (ms) | d6a handler p50 / p99 (ms) | d6a's split: delivery · opening · decisions · writes and COMMIT, p50 / p99 (ms) | CPU ms/draw: d6a / PostgreSQL / nats-server / bench | WAL flushes/draw, kB/draw | machine busy | other processes (cores) |\n|---|---|--:|--:|--:|--:|--:|--:|--:|--:|\n")
 	for _, x := range r.rs {
-		for _, p := range []struct {
+		for _, ps := range []struct {
 			nome string
 			p    passe
 			pg   *estatisticasPG
 		}{{fmt.Sprintf("light %g/s", o.taxaLeve), x.Leve, nil}, {"burst", x.Maxima, &x.PG}, {fmt.Sprintf("%.0f%% load", o.carga*100), x.Ritmada, &x.PGRitmada}} {
-			if p.p.M == 0 {
+			if ps.p.M == 0 {
 				continue
 			}
-			n := float64(max(p.p.Recebidos, 1))
-			wal := "–"
-			if p.pg != nil {
-				wal = fmt.Sprintf("%.2f, %.1f", float64(p.pg.WAL.Syncs)/n, float64(p.pg.WAL.Bytes)/1024/n)
+			n, wal := float64(max(ps.p.Recebidos, 1)), "–"
+			if ps.pg != nil {
+				wal = fmt.Sprintf("%.2f, %.1f", float64(ps.pg.WalSyncs)/n, float64(ps.pg.WalBytes)/1024/n)
 			}
-			fmt.Fprintf(&b, "| %s | %s | %.1f / %.1f | %s, %.1f / %.1f | ≤ %s / ≤ %s | %s | %s / %.2f | %s | %.0f%% | %.2f |\n", x.cenario, p.nome,
-				ms(p.p.Lat.P50), ms(p.p.Lat.P99), milhares(p.p.Quietas.N), ms(p.p.Quietas.P50), ms(p.p.Quietas.P99),
-				limite(p.p.HandlerP50), limite(p.p.HandlerP99), p.p.Divisao, cpuPorSorteio(p.p.CPU), p.p.CPU.Ms(p.p.CPU.Eu), wal,
-				100*p.p.CPU.Ocupacao(), p.p.CPU.Outros)
+			q, c := ps.p.Quietas, ps.p.CPU
+			p("| %s | %s | %.1f / %.1f | %s, %.1f / %.1f | ≤ %s / ≤ %s | %s | %s / %.2f | %s | %.0f%% | %.2f |\n", x.cenario, ps.nome,
+				ms(ps.p.Lat.P50), ms(ps.p.Lat.P99), milhares(q.N), ms(q.P50), ms(q.P99), limite(ps.p.Handler[0]), limite(ps.p.Handler[1]),
+				ps.p.Divisao, cpuPorSorteio(c), c.Ms(c.Eu), wal, 100*c.Ocupacao(), c.Outros)
 		}
 	}
 	b.WriteString("\n")
-
-	tabelaAlvos(&b, r.alvos)
+	tabelaAlvos(&b, r.avaliar())
 
 	// Server-side breakdown of the burst at K≈100,000, dense.
 	x, ok := achar(r.rs, 100_000, "dense", false)
 	if !ok {
 		x = r.rs[0]
 	}
-	n := float64(x.Maxima.Recebidos)
-	if n > 0 && len(x.PG.Instrucoes) > 0 {
-		wall := 1000 / x.Maxima.Vazao()
-		fmt.Fprintf(&b, "\n### Inside PostgreSQL during the burst (%s)\n\n", x.cenario)
+	if n, pg := float64(x.Maxima.Recebidos), x.PG; n > 0 && len(pg.Instrucoes) > 0 {
 		var exec float64
-		for _, i := range x.PG.Instrucoes {
+		for _, i := range pg.Instrucoes {
 			exec += i.TotalMs
 		}
-		fmt.Fprintf(&b, "From `pg_stat_statements` and `pg_stat_wal`, reset before the burst; per draw = total ÷ %s results. Wall time per draw: **%.3f ms** (1 ÷ draws/s). Statement execution in the server: %.3f ms per draw. WAL flushes: %.2f per draw at %.2f ms each = **%.3f ms per draw** (%d syncs, %.1f MB of WAL = %.1f kB per draw); commits in the database: %.2f per draw.\n\n",
-			milhares(int(n)), wall, exec/n, float64(x.PG.WAL.Syncs)/n, razao(x.PG.WAL.SyncMs, float64(x.PG.WAL.Syncs)), x.PG.WAL.SyncMs/n,
-			x.PG.WAL.Syncs, float64(x.PG.WAL.Bytes)/(1<<20), float64(x.PG.WAL.Bytes)/1024/n, float64(x.PG.Commits)/n)
-		if u := x.PG.AtualizacoesConselheiros; u > 0 {
-			fmt.Fprintf(&b, "`d6a.conselheiros`: %d updates, %.0f%% HOT.\n\n", u, 100*float64(x.PG.HOTConselheiros)/float64(u))
+		p("\n### Inside PostgreSQL during the burst (%s)\n\n", x.cenario)
+		p("From `pg_stat_statements` and `pg_stat_wal`, reset before the burst; per draw = total ÷ %s results. Wall time per draw: **%.3f ms** (1 ÷ draws/s). Statement execution in the server: %.3f ms per draw. WAL flushes: %.2f per draw at %.2f ms each = **%.3f ms per draw** (%d syncs, %.1f MB of WAL = %.1f kB per draw); commits in the database: %.2f per draw.\n\n",
+			milhares(int(n)), 1000/x.Maxima.Vazao(), exec/n, float64(pg.WalSyncs)/n, razao(pg.WalSyncMs, float64(pg.WalSyncs)), pg.WalSyncMs/n,
+			pg.WalSyncs, float64(pg.WalBytes)/(1<<20), float64(pg.WalBytes)/1024/n, float64(pg.Commits)/n)
+		if u := pg.AtualizacoesConselheiros; u > 0 {
+			p("`d6a.conselheiros`: %d updates, %.0f%% HOT.\n\n", u, 100*float64(pg.HOTConselheiros)/float64(u))
 		}
-		fmt.Fprintf(&b, "| statement (sqlc name) | calls per draw | mean ms | ms per draw |\n|---|--:|--:|--:|\n")
-		for i, s := range x.PG.Instrucoes {
-			if i == 16 {
-				break
-			}
-			fmt.Fprintf(&b, "| `%s` | %.3f | %.3f | %.3f |\n", strings.ReplaceAll(s.Nome, "|", "\\|"), float64(s.Chamadas)/n, s.MediaMs, s.TotalMs/n)
+		p("| statement (sqlc name) | calls per draw | mean ms | ms per draw |\n|---|--:|--:|--:|\n")
+		for _, s := range pg.Instrucoes[:min(16, len(pg.Instrucoes))] {
+			p("| `%s` | %.3f | %.3f | %.3f |\n", strings.ReplaceAll(s.Nome, "|", "\\|"), float64(s.Chamadas)/n, s.MediaMs, s.TotalMs/n)
 		}
 	}
 	b.WriteString("\n")

@@ -1,21 +1,19 @@
 package main
 
-// In-process benchmarks of the draw path, for profiles `d6a serve` cannot
-// give (it exposes no pprof): the very handler d6a serve runs for
-// agenda.item_disponível (atribuicao.Servico.Handle) on a real durable
-// PostgreSQL with the synthetic country and K counsellors, and the real
+// In-process benchmarks of the draw path, for profiles of d6a's own code:
+// the very handler d6a serve runs for agenda.item_disponível
+// (atribuicao.Servico.Handle) on a durable PostgreSQL with the synthetic
+// country and K counsellors (D6A_BENCH_K, default 100000), and the real
 // JetStream bus as the seed's base. A pgx tracer times every statement
-// from the client (round trip included), so the wall time of a draw is
-// broken down by statement; the CPU profile shows d6a's own CPU.
+// from the client (round trip included), so a draw's wall time is broken
+// down by statement.
 //
 //	D6A_BENCH_CPUPROFILE=/tmp/cpu go test -run '^$' -bench HandleAgenda -benchtime 2000x ./cmd/d6a-bench
 //	go tool pprof -top /tmp/cpu-BenchmarkHandleAgenda-durable.out
 //	D6A_BENCH_CPUPROFILE=/tmp/cpu go test -run '^$' -bench CargaHierarquia -benchtime 5x ./cmd/d6a-bench
 //
-// D6A_BENCH_CPUPROFILE profiles the timed loop only (-cpuprofile would
-// include the setup: the country and K counsellors, about a minute at
-// K=100,000). D6A_BENCH_K sets K (default 100000). The cluster lives in a
-// temporary directory removed at the end.
+// D6A_BENCH_CPUPROFILE profiles the timed loop only: -cpuprofile would
+// include the setup (about a minute at K=100,000).
 
 import (
 	"context"
@@ -47,20 +45,18 @@ import (
 )
 
 var bancada struct {
-	once     sync.Once
-	err      error
-	dir      string
-	pg       *pglocal.Cluster
-	pais     *pais
-	k        int
-	url      string
-	bus      *bus.Bus
-	tracer   *rastreador
-	relaxado *rastreador
-	svc      *atribuicao.Servico // durable commits, as d6a serve runs
-	svcAssin *atribuicao.Servico // synchronous_commit=off: the draw without its WAL flush wait
-	carregar hierarquia.Loader
-	seq      atomic.Uint64
+	once             sync.Once
+	err              error
+	dir              string
+	pg               *pglocal.Cluster
+	pais             *pais
+	k                int
+	bus              *bus.Bus
+	tracer, relaxado *rastreador
+	svc              *atribuicao.Servico // durable commits, as d6a serve runs
+	svcAssin         *atribuicao.Servico // synchronous_commit=off: the draw without its WAL flush wait
+	carregar         hierarquia.Loader
+	seq              atomic.Uint64
 }
 
 func TestMain(m *testing.M) {
@@ -90,17 +86,14 @@ func preparar(b *testing.B) {
 	}
 }
 
-func montar() error {
+func montar() (err error) {
 	ctx := context.Background()
 	bancada.k = 100_000
 	if v := os.Getenv("D6A_BENCH_K"); v != "" {
-		k, err := strconv.Atoi(v)
-		if err != nil || k < 1 {
+		if bancada.k, err = strconv.Atoi(v); err != nil || bancada.k < 1 {
 			return fmt.Errorf("D6A_BENCH_K=%q", v)
 		}
-		bancada.k = k
 	}
-	var err error
 	if bancada.dir, err = os.MkdirTemp("", "d6a-bench-go-"); err != nil {
 		return err
 	}
@@ -111,8 +104,8 @@ func montar() error {
 	if err := bancada.pg.CreateDatabase(ctx, "d6a", ""); err != nil {
 		return err
 	}
-	bancada.url = bancada.pg.URL("d6a")
-	conn, err := pgx.Connect(ctx, bancada.url)
+	url := bancada.pg.URL("d6a")
+	conn, err := pgx.Connect(ctx, url)
 	if err != nil {
 		return err
 	}
@@ -121,69 +114,58 @@ func montar() error {
 	if err := criarHierarquia(ctx, conn, bancada.pais, func(int) {}); err != nil {
 		return err
 	}
-	st, err := store.Open(ctx, bancada.url)
+	st, err := store.Open(ctx, url)
 	if err != nil {
 		return err
 	}
-	if err := store.Migrate(ctx, st.Pool); err != nil {
+	err = store.Migrate(ctx, st.Pool)
+	st.Close()
+	if err != nil {
 		return err
 	}
-	st.Close()
 	if err := carregarConselheiros(ctx, conn, bancada.pais, "sparse", bancada.k, 1, true, func(int) {}); err != nil {
 		return err
 	}
-	for _, sql := range []string{
-		`CREATE EXTENSION IF NOT EXISTS pg_prewarm`,
-		`SELECT pg_prewarm(c.oid) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-		 WHERE n.nspname IN ('d6a', 'core') AND c.relkind IN ('r', 'i')`,
-		`CHECKPOINT`,
-	} {
-		if _, err := conn.Exec(ctx, sql); err != nil {
-			return err
-		}
+	if err := executarSQL(ctx, conn, `CREATE EXTENSION IF NOT EXISTS pg_prewarm`, `SELECT pg_prewarm(c.oid) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+		 WHERE n.nspname IN ('d6a', 'core') AND c.relkind IN ('r', 'i')`, `CHECKPOINT`); err != nil {
+		return err
 	}
 
 	// The real bus, embedded, durable (SyncAlways), with one message so the
-	// draw's base is a real LastEventID round trip.
-	bancada.bus, err = bus.Connect(ctx, bus.Config{EmbeddedAddr: "127.0.0.1:0", DataDir: filepath.Join(bancada.dir, "nats")})
-	if err != nil {
+	// draw's base is a real message.
+	if bancada.bus, err = bus.Connect(ctx, bus.Config{EmbeddedAddr: "127.0.0.1:0", DataDir: filepath.Join(bancada.dir, "nats")}); err != nil {
 		return err
 	}
 	if err := bancada.bus.EnsureStream(ctx); err != nil {
 		return err
 	}
-	rng := rand.New(rand.NewPCG(7, 7))
-	d := gerarDemandas(rng, bancada.pais, 1)[0]
+	d := gerarDemandas(rand.New(rand.NewPCG(7, 7)), bancada.pais, 1)[0]
 	if _, err := bancada.bus.Publish(ctx, assuntoAgenda, d.eventID, d.dados); err != nil {
 		return err
 	}
-
-	bancada.tracer, bancada.relaxado = &rastreador{}, &rastreador{}
-	stDur, err := abrirStoreRastreado(ctx, bancada.url, bancada.tracer, nil)
+	// d6a serve draws under the consumed trigger, with no request to the
+	// bus: read the base once, so no round trip serve never makes is timed.
+	id, seq, err := bancada.bus.LastEventID(ctx)
 	if err != nil {
 		return err
 	}
-	stAssin, err := abrirStoreRastreado(ctx, bancada.url, bancada.relaxado, map[string]string{"synchronous_commit": "off"})
+	bancada.tracer, bancada.relaxado = &rastreador{}, &rastreador{}
+	stDur, err := abrirStoreRastreado(ctx, url, bancada.tracer, nil)
+	if err != nil {
+		return err
+	}
+	stAssin, err := abrirStoreRastreado(ctx, url, bancada.relaxado, map[string]string{"synchronous_commit": "off"})
 	if err != nil {
 		return err
 	}
 	bancada.carregar = stDur.CarregarHierarquia
 	hier := hierarquia.New(bancada.carregar, 6*time.Hour, nil)
-	// A draw outside any event takes the bus's latest message; d6a serve
-	// draws under the consumed trigger instead, with no request to the bus:
-	// read it once, so the benchmark does not time a round trip serve
-	// never makes.
-	id, seq, err := bancada.bus.LastEventID(ctx)
-	if err != nil {
-		return err
-	}
-	base := baseFixa{id, seq}
 	if _, err := hier.Tamanho(ctx); err != nil {
 		return err
 	}
 	novo := func(st *store.Store) *atribuicao.Servico {
 		return atribuicao.New(atribuicao.Options{
-			Store: st, Hierarquia: hier, Barramento: base, SubjectPrefix: "eventos",
+			Store: st, Hierarquia: hier, Barramento: baseFixa{id, seq}, SubjectPrefix: "eventos",
 			NRecusasSuspensao: 3, TSuspensao: 90 * 24 * time.Hour,
 		})
 	}
@@ -217,14 +199,12 @@ func BenchmarkHandleAgenda(b *testing.B) {
 func benchHandle(b *testing.B, svc *atribuicao.Servico, t *rastreador) {
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(bancada.seq.Add(1), 42)) // fresh demands and event ids every run
-	ds := gerarDemandas(rng, bancada.pais, b.N)
 	evs := make([]evento.Evento, b.N)
-	for i, d := range ds {
-		ev, err := evento.Decodificar(evento.AgendaItemDisponivel, d.dados)
-		if err != nil {
+	for i, d := range gerarDemandas(rng, bancada.pais, b.N) {
+		var err error
+		if evs[i], err = evento.Decodificar(evento.AgendaItemDisponivel, d.dados); err != nil {
 			b.Fatal(err)
 		}
-		evs[i] = ev
 	}
 	t.zerar()
 	parar := perfilar(b, 100)
@@ -241,25 +221,25 @@ func benchHandle(b *testing.B, svc *atribuicao.Servico, t *rastreador) {
 	b.StopTimer()
 	depois := amostrar(medidos)
 	parar()
+	porDraw := func(ticks uint64) float64 { return float64(ticks) * 1000 / procstat.HZ / float64(b.N) }
 	b.ReportMetric(float64(b.N)/dur.Seconds(), "draws/s")
-	b.ReportMetric(float64(depois.pg-antes.pg)*1000/procstat.HZ/float64(b.N), "pg-cpu-ms/draw")
-	b.ReportMetric(float64(depois.eu-antes.eu)*1000/procstat.HZ/float64(b.N), "proc-cpu-ms/draw") // d6a code + the embedded NATS server
+	b.ReportMetric(porDraw(depois.pg-antes.pg), "pg-cpu-ms/draw")
+	b.ReportMetric(porDraw(depois.eu-antes.eu), "proc-cpu-ms/draw") // d6a code + the embedded NATS server
 	b.ReportMetric(calcularUso(antes, depois, b.N).Outros, "other-cores")
 	if b.N >= 100 {
 		fmt.Fprintf(os.Stderr, "\n%s (K=%d, %d draws, %.3f ms per draw wall):\n%s", b.Name(), bancada.k, b.N, ms(dur)/float64(b.N), t.tabela(b.N, dur))
 	}
 }
 
-// perfilar writes a CPU profile of the timed loop only (not of the setup,
-// which -cpuprofile would include) to $D6A_BENCH_CPUPROFILE-<benchmark>.out
-// when that variable is set and b.N ≥ minimo (the final run).
+// perfilar writes a CPU profile of the timed loop to
+// $D6A_BENCH_CPUPROFILE-<benchmark>.out when that variable is set and
+// b.N ≥ minimo (the final run).
 func perfilar(b *testing.B, minimo int) (parar func()) {
 	base := os.Getenv("D6A_BENCH_CPUPROFILE")
 	if base == "" || b.N < minimo {
 		return func() {}
 	}
-	nome := strings.NewReplacer("/", "-", "=", "-").Replace(b.Name())
-	f, err := os.Create(base + "-" + nome + ".out")
+	f, err := os.Create(base + "-" + strings.NewReplacer("/", "-", "=", "-").Replace(b.Name()) + ".out")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -280,14 +260,12 @@ func BenchmarkCargaHierarquia(b *testing.B) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	var antes, depois runtime.MemStats
-	parar := perfilar(b, 2)
-	defer parar()
+	defer perfilar(b, 2)()
 	for i := 0; i < b.N; i++ {
 		runtime.GC()
 		runtime.ReadMemStats(&antes)
 		h := hierarquia.New(bancada.carregar, time.Hour, nil)
-		n, err := h.Tamanho(ctx)
-		if err != nil || n != bancada.pais.Tamanho() {
+		if n, err := h.Tamanho(ctx); err != nil || n != bancada.pais.Tamanho() {
 			b.Fatal(n, err)
 		}
 		runtime.GC()
@@ -298,7 +276,8 @@ func BenchmarkCargaHierarquia(b *testing.B) {
 }
 
 // rastreador is a pgx tracer summing the client-side wall time of each
-// statement by its sqlc name.
+// statement by its sqlc name; a batch (one round trip) is one line, named
+// by its statements.
 type rastreador struct {
 	mu     sync.Mutex
 	porSQL map[string]*medida
@@ -309,28 +288,25 @@ type medida struct {
 	total time.Duration
 }
 
-type chaveInicio struct{}
-
 type inicioSQL struct {
 	nome string
 	t    time.Time
 }
 
 func (r *rastreador) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
-	return context.WithValue(ctx, chaveInicio{}, inicioSQL{store.NomeDaQuery(d.SQL), time.Now()})
+	return context.WithValue(ctx, inicioSQL{}, inicioSQL{store.NomeDaQuery(d.SQL), time.Now()})
 }
 
 func (r *rastreador) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryEndData) {
 	r.somar(ctx)
 }
 
-// A batch (one round trip) is one line, named by its statements.
 func (r *rastreador) TraceBatchStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceBatchStartData) context.Context {
 	var nomes []string
 	for _, q := range d.Batch.QueuedQueries {
 		nomes = append(nomes, store.NomeDaQuery(q.SQL))
 	}
-	return context.WithValue(ctx, chaveInicio{}, inicioSQL{"batch " + strings.Join(nomes, "+"), time.Now()})
+	return context.WithValue(ctx, inicioSQL{}, inicioSQL{"batch " + strings.Join(nomes, "+"), time.Now()})
 }
 
 func (r *rastreador) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
@@ -340,23 +316,21 @@ func (r *rastreador) TraceBatchEnd(ctx context.Context, _ *pgx.Conn, _ pgx.Trace
 }
 
 func (r *rastreador) somar(ctx context.Context) {
-	i, ok := ctx.Value(chaveInicio{}).(inicioSQL)
+	i, ok := ctx.Value(inicioSQL{}).(inicioSQL)
 	if !ok {
 		return
 	}
 	d := time.Since(i.t)
 	r.mu.Lock()
+	defer r.mu.Unlock()
 	if r.porSQL == nil {
 		r.porSQL = map[string]*medida{}
 	}
-	m := r.porSQL[i.nome]
-	if m == nil {
-		m = &medida{}
-		r.porSQL[i.nome] = m
+	if r.porSQL[i.nome] == nil {
+		r.porSQL[i.nome] = &medida{}
 	}
-	m.n++
-	m.total += d
-	r.mu.Unlock()
+	r.porSQL[i.nome].n++
+	r.porSQL[i.nome].total += d
 }
 
 func (r *rastreador) zerar() {
@@ -368,24 +342,22 @@ func (r *rastreador) zerar() {
 func (r *rastreador) tabela(draws int, wall time.Duration) string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	type linha struct {
-		nome string
-		m    medida
-	}
-	var ls []linha
+	nomes := make([]string, 0, len(r.porSQL))
 	var soma time.Duration
 	for n, m := range r.porSQL {
-		ls = append(ls, linha{n, *m})
+		nomes = append(nomes, n)
 		soma += m.total
 	}
-	sort.Slice(ls, func(i, j int) bool { return ls[i].m.total > ls[j].m.total })
+	sort.Slice(nomes, func(i, j int) bool { return r.porSQL[nomes[i]].total > r.porSQL[nomes[j]].total })
+	por := func(d time.Duration) float64 { return ms(d) / float64(draws) }
 	var b strings.Builder
 	fmt.Fprintf(&b, "  %-60s %8s %10s %12s\n", "statement or batch (client wall, round trip incl.)", "calls/dr", "mean ms", "ms per draw")
-	for _, l := range ls {
-		fmt.Fprintf(&b, "  %-60s %8.2f %10.3f %12.3f\n", l.nome, float64(l.m.n)/float64(draws), ms(l.m.total)/float64(l.m.n), ms(l.m.total)/float64(draws))
+	for _, n := range nomes {
+		m := r.porSQL[n]
+		fmt.Fprintf(&b, "  %-60s %8.2f %10.3f %12.3f\n", n, float64(m.n)/float64(draws), ms(m.total)/float64(m.n), por(m.total))
 	}
-	fmt.Fprintf(&b, "  %-60s %8s %10s %12.3f\n", "sum of round trips", "", "", ms(soma)/float64(draws))
-	fmt.Fprintf(&b, "  %-60s %8s %10s %12.3f\n", "rest (Go CPU, pool, hand-overs)", "", "", (ms(wall)-ms(soma))/float64(draws))
+	fmt.Fprintf(&b, "  %-60s %8s %10s %12.3f\n", "sum of round trips", "", "", por(soma))
+	fmt.Fprintf(&b, "  %-60s %8s %10s %12.3f\n", "rest (Go CPU, pool, hand-overs)", "", "", por(wall-soma))
 	return b.String()
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 )
 
@@ -34,11 +35,12 @@ func desenharSVG(todos []resultadoK, carga float64) string {
 		topo, base      = 50, 330
 	)
 	ks := make([]float64, len(rs))
-	p50, p99, p99r, vazao, pgb, ofertada := make([]float64, len(rs)), make([]float64, len(rs)), make([]float64, len(rs)), make([]float64, len(rs)), make([]float64, len(rs)), make([]float64, len(rs))
-	for i, r := range rs {
-		ks[i] = float64(r.K)
-		p50[i], p99[i], p99r[i] = ms(r.Leve.Lat.P50), ms(r.Leve.Lat.P99), ms(r.Ritmada.Lat.P99)
-		vazao[i], pgb[i], ofertada[i] = r.Maxima.Vazao(), r.PgbenchTPS, r.Ritmada.TaxaOfertada
+	serieDe := func(f func(resultadoK) float64) []float64 {
+		ys := make([]float64, len(rs))
+		for i, r := range rs {
+			ks[i], ys[i] = float64(r.K), f(r)
+		}
+		return ys
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="12">`+"\n", largura, altura, largura, altura)
@@ -46,15 +48,15 @@ func desenharSVG(todos []resultadoK, carga float64) string {
 	fmt.Fprintf(&b, `<text x="%d" y="22" text-anchor="middle" font-size="15" font-weight="bold">d6a serve at national scale: draws against K counsellors (sparse shape, 255,598 UCs)</text>`+"\n", largura/2)
 	painel(&b, 60, topo, painelL-80, base-topo, ks,
 		"publish → result on the bus (ms)", []serie{
-			{nome: "p50, light load", cor: "#1f77b4", ys: p50},
-			{nome: "p99, light load", cor: "#d62728", ys: p99},
-			{nome: fmt.Sprintf("p99 at %.0f%% of the burst's rate", carga*100), cor: "#9467bd", tracejar: true, ys: p99r},
+			{nome: "p50, light load", cor: "#1f77b4", ys: serieDe(func(r resultadoK) float64 { return ms(r.Leve.Lat.P50) })},
+			{nome: "p99, light load", cor: "#d62728", ys: serieDe(func(r resultadoK) float64 { return ms(r.Leve.Lat.P99) })},
+			{nome: fmt.Sprintf("p99 at %.0f%% of the burst's rate", carga*100), cor: "#9467bd", tracejar: true, ys: serieDe(func(r resultadoK) float64 { return ms(r.Ritmada.Lat.P99) })},
 		}, 10, "p99 target 10 ms")
 	painel(&b, painelL+90, topo, painelL-80, base-topo, ks,
 		"throughput (per second)", []serie{
-			{nome: "draws/s (burst)", cor: "#2ca02c", ys: vazao},
-			{nome: fmt.Sprintf("offered in the %.0f%% pass", carga*100), cor: "#ff7f0e", tracejar: true, ys: ofertada},
-			{nome: "pgbench tps (1 client, -N)", cor: "#7f7f7f", tracejar: true, ys: pgb},
+			{nome: "draws/s (burst)", cor: "#2ca02c", ys: serieDe(func(r resultadoK) float64 { return r.Maxima.Vazao() })},
+			{nome: fmt.Sprintf("offered in the %.0f%% pass", carga*100), cor: "#ff7f0e", tracejar: true, ys: serieDe(func(r resultadoK) float64 { return r.Ritmada.TaxaOfertada })},
+			{nome: "pgbench tps (1 client, -N)", cor: "#7f7f7f", tracejar: true, ys: serieDe(func(r resultadoK) float64 { return r.PgbenchTPS })},
 		}, 0, "")
 	b.WriteString("</svg>\n")
 	return b.String()
@@ -72,11 +74,7 @@ func painel(b *strings.Builder, x0, y0, w, h int, ks []float64, titulo string, s
 	if ytopo <= 0 {
 		ytopo = 1
 	}
-	kmin, kmax := ks[0], ks[0]
-	for _, k := range ks {
-		kmin, kmax = math.Min(kmin, k), math.Max(kmax, k)
-	}
-	lmin, lmax := math.Log10(kmin)-0.25, math.Log10(kmax)+0.25
+	lmin, lmax := math.Log10(slices.Min(ks))-0.25, math.Log10(slices.Max(ks))+0.25
 	px := func(k float64) float64 { return float64(x0) + (math.Log10(k)-lmin)/(lmax-lmin)*float64(w) }
 	py := func(y float64) float64 { return float64(y0+h) - y/ytopo*float64(h) }
 
@@ -100,22 +98,14 @@ func painel(b *strings.Builder, x0, y0, w, h int, ks []float64, titulo string, s
 		for j, y := range s.ys {
 			pts = append(pts, fmt.Sprintf("%.1f,%.1f", px(ks[j]), py(y)))
 		}
-		traco := ""
-		if s.tracejar {
-			traco = ` stroke-dasharray="6,4"`
-		}
+		traco := se(s.tracejar, ` stroke-dasharray="6,4"`, "")
 		fmt.Fprintf(b, `<polyline points="%s" fill="none" stroke="%s" stroke-width="2"%s/>`+"\n", strings.Join(pts, " "), s.cor, traco)
-		desloc := -7.0 // value labels above the points, every other series below
-		if i%2 == 1 {
-			desloc = 15
-		}
+		desloc := se(i%2 == 1, 15.0, -7.0) // value labels above the points, every other series below
 		for j, y := range s.ys {
 			fmt.Fprintf(b, `<circle cx="%.1f" cy="%.1f" r="3.5" fill="%s"/>`+"\n", px(ks[j]), py(y), s.cor)
 			fmt.Fprintf(b, `<text x="%.1f" y="%.1f" text-anchor="middle" font-size="10" fill="%s">%s</text>`+"\n", px(ks[j]), py(y)+desloc, s.cor, numero(y))
 		}
-		// legend
-		ly := y0 + h + 54 + 16*i
-		lx := x0 + 10
+		ly, lx := y0+h+54+16*i, x0+10 // legend
 		fmt.Fprintf(b, `<line x1="%d" x2="%d" y1="%d" y2="%d" stroke="%s" stroke-width="2"%s/>`+"\n", lx, lx+18, ly, ly, s.cor, traco)
 		fmt.Fprintf(b, `<text x="%d" y="%d" dominant-baseline="middle" font-size="11">%s</text>`+"\n", lx+22, ly, esc(s.nome))
 	}
