@@ -62,7 +62,7 @@ type opcoes struct {
 	pgbenchT               int
 	sossego                time.Duration
 	embutido, manter       bool
-	rapido, escrever       bool
+	rapido, escrever, perf bool
 }
 
 func main() {
@@ -139,11 +139,13 @@ func lerFlags(args []string) (opcoes, error) {
 	fs.DurationVar(&o.sossego, "wait-quiet", se(q, 0, 30*time.Second), "before pgbench and each pass, wait up to this long for other processes to use under 0.25 cores (0: don't wait)")
 	fs.BoolVar(&o.manter, "keep", false, "keep the work directory (logs, PostgreSQL and NATS data) for inspection")
 	fs.StringVar(&o.dir, "dir", "", "work directory (default: a fresh temporary directory)")
+	fs.BoolVar(&o.perf, "perf", false, "record `perf` CPU profiles of d6a serve, nats-server and PostgreSQL during each max-load pass (reports in the work directory, which is then kept)")
 	dado, err := analisarFlags(fs, args)
 	if err != nil {
 		return o, err
 	}
 	o.escrever = !o.rapido || dado["doc"] || dado["svg"]
+	o.manter = o.manter || o.perf
 	for _, s := range strings.Split(*runs, ",") {
 		p := strings.Split(strings.TrimSpace(s), "/")
 		k, err := strconv.Atoi(strings.ReplaceAll(p[0], "_", ""))
@@ -402,7 +404,7 @@ func (a *ambiente) medir(ctx context.Context, c cenario) (r resultadoK, err erro
 		defer func() { _ = nats.parar(10 * time.Second) }()
 		natsURL = nats.url
 	}
-	srv, err := iniciarServe(a.binD6A, dir, url, natsURL)
+	srv, err := iniciarServe(a.binD6A, dir, url, natsURL, a.o.perf)
 	if err != nil {
 		return r, err
 	}
@@ -500,11 +502,12 @@ func (a *ambiente) medir(ctx context.Context, c cenario) (r resultadoK, err erro
 		logf("d6a serve exit: %v", err)
 	}
 	r.Avisos, _ = lerLog(srv.log)
-	for _, av := range r.Avisos[:min(5, len(r.Avisos))] {
+	for i, av := range r.Avisos {
+		if i == 5 {
+			logf("  … %d more", len(r.Avisos)-5)
+			break
+		}
 		logf("  d6a serve logged: %s", av)
-	}
-	if len(r.Avisos) > 5 {
-		logf("  … %d more", len(r.Avisos)-5)
 	}
 	return r, nil
 }
@@ -515,6 +518,12 @@ func (a *ambiente) passe(ctx context.Context, bus *barramento, srv *servidor, me
 	ds := gerarDemandas(rng, a.pais, m)
 	bus.registrar(ds)
 	a.sossegar(quem, nome+" pass", medidos)
+	pararPerf := func() {}
+	if a.o.perf && taxa == 0 {
+		if pararPerf, err = gravarPerf(ctx, srv, medidos.nats, a.pg.Dir, m); err != nil {
+			return p, err
+		}
+	}
 	antes, mAntes := amostrar(medidos), raspar(srv.http)
 	pararVigia := make(chan struct{})
 	janelas := vigia(medidos, 250*time.Millisecond, pararVigia)
@@ -536,6 +545,7 @@ func (a *ambiente) passe(ctx context.Context, bus *barramento, srv *servidor, me
 	js := <-janelas
 	_ = br.Finish()
 	mDepois := raspar(srv.http)
+	pararPerf()
 	if err := ctx.Err(); err != nil {
 		return p, err
 	}

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -255,6 +254,7 @@ func iniciarNATS(bin, dir string) (*natsExterno, error) {
 type servidor struct {
 	*processo
 	http, nats string
+	pprof      string // D6A_PPROF_ADDR, with -perf
 }
 
 // enderecoLivre is 127.0.0.1 and a free port.
@@ -266,7 +266,7 @@ func enderecoLivre() (string, error) {
 // iniciarServe starts `d6a serve` against dbURL and the bus (natsURL, or the
 // embedded server on a free port when natsURL is empty) and waits for
 // /readyz.
-func iniciarServe(bin, dir, dbURL, natsURL string) (s *servidor, err error) {
+func iniciarServe(bin, dir, dbURL, natsURL string, pprof bool) (s *servidor, err error) {
 	s = &servidor{nats: natsURL}
 	if s.http, err = enderecoLivre(); err != nil {
 		return nil, err
@@ -274,6 +274,12 @@ func iniciarServe(bin, dir, dbURL, natsURL string) (s *servidor, err error) {
 	env := append(ambienteLimpo(), "D6A_DATABASE_URL="+dbURL, "D6A_DATA_DIR="+dir, "D6A_HTTP_ADDR="+s.http,
 		"D6A_MIGRATE=false", // `d6a migrate` ran before
 		"D6A_LOG_FORMAT=json", "D6A_LOG_LEVEL=info")
+	if pprof {
+		if s.pprof, err = enderecoLivre(); err != nil {
+			return nil, err
+		}
+		env = append(env, "D6A_PPROF_ADDR="+s.pprof)
+	}
 	if natsURL == "" {
 		embutido, err := enderecoLivre()
 		if err != nil {
@@ -301,40 +307,6 @@ func iniciarServe(bin, dir, dbURL, natsURL string) (s *servidor, err error) {
 		return nil, err
 	}
 	return s, nil
-}
-
-// perfilGo fetches a Go CPU profile of segundos from the pprof listener at
-// addr (d6a serve's D6A_PPROF_ADDR, the HTTP mode's server process) into
-// out, and writes `go tool pprof -top` beside it.
-func perfilGo(ctx context.Context, addr, out string, segundos int) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, segundos), nil)
-	if err != nil {
-		return err
-	}
-	r, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer r.Body.Close()
-	if r.StatusCode != http.StatusOK {
-		return fmt.Errorf("pprof: %s", r.Status)
-	}
-	f, err := os.Create(out)
-	if err != nil {
-		return err
-	}
-	_, err = io.Copy(f, r.Body)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return err
-	}
-	txt, err := exec.Command("go", "tool", "pprof", "-top", "-nodecount=60", out).CombinedOutput()
-	if err == nil {
-		err = os.WriteFile(out+".txt", txt, 0o644)
-	}
-	return err
 }
 
 // ambienteLimpo is this process's environment without D6A_* variables, so
