@@ -55,7 +55,7 @@ func (r *relatorioHTTP) razao() float64 {
 func (r *relatorioHTTP) linhas() []resultado {
 	out := []resultado{r.bare, r.situacao, r.aberto}
 	if r.conjunto != nil {
-		out = append(out, r.conjunto.rodada)
+		out = append(out, r.conjunto.bare, r.conjunto.rodada)
 	}
 	if r.o.diag {
 		out = append(out, r.semBanco)
@@ -161,7 +161,7 @@ func (r *relatorioHTTP) markdown() string {
 	fmt.Fprintf(&b, "|---|---|--:|--:|--:|--:|--:|--:|\n")
 	principais := 3 // the rows before the diagnostics
 	if r.conjunto != nil {
-		principais++
+		principais = 5
 	}
 	for i, x := range r.linhas() {
 		nome := x.Nome
@@ -179,7 +179,7 @@ func (r *relatorioHTTP) markdown() string {
 			nome = fmt.Sprintf("database only, %d %s: %s", x.Viagens, v, x.Detalhe)
 		}
 		vazao := milhares(int(x.Vazao()))
-		if i < 2 || i == 3 && r.conjunto != nil {
+		if i < 2 || i == 4 && r.conjunto != nil {
 			vazao = "**" + vazao + "**"
 		}
 		lat := fmt.Sprintf("%s / %s / %s / %s", msn(x.Lat.P50), msn(x.Lat.P90), msn(x.Lat.P99), msn(x.Lat.Max))
@@ -217,7 +217,7 @@ func (r *relatorioHTTP) markdown() string {
 		fmt.Fprintf(&b, " The server logged no warning or error.")
 	}
 	if r.o.diag {
-		fmt.Fprintf(&b, " The rows after the %s are diagnostics: the situacao route with a token signed by another key (401 after the full %s check, no database), the database read alone, driven with pgx from %d goroutines through a pool of the same size as the server's, no HTTP, and the situacao route of the same app with the cache off.", map[bool]string{false: "third", true: "fourth"}[r.conjunto != nil], r.o.alg, r.o.c)
+		fmt.Fprintf(&b, " The rows after the %s are diagnostics: the situacao route with a token signed by another key (401 after the full %s check, no database), the database read alone, driven with pgx from %d goroutines through a pool of the same size as the server's, no HTTP, and the situacao route of the same app with the cache off.", map[bool]string{false: "third", true: "fifth"}[r.conjunto != nil], r.o.alg, r.o.c)
 	}
 	fmt.Fprintf(&b, "\n\n%s\n\n", r.cacheTexto())
 	if r.conjunto != nil {
