@@ -110,7 +110,8 @@ func (a *ambienteHTTP) rodarConjunto(ctx context.Context, passo func(string)) (*
 }
 
 // assinarRS256 signs one token per citizen, 24 h long, under kidConjunto,
-// on every core: an RSA-2048 signature costs about 1.6 ms here.
+// on every core: an RSA-2048 signature costs about 1 ms of a core here,
+// so 100,000 take about a minute on 2 cores (docs/bench.md).
 func assinarRS256(k *rsa.PrivateKey, cids []uuid.UUID) ([]string, error) {
 	out := make([]string, len(cids))
 	agora := time.Now()
