@@ -164,12 +164,14 @@ func (a *autenticador) verificar(authorization string) (claimsSessao, error) {
 	if a.tokens != nil {
 		h = sha256.Sum256([]byte(raw))
 		e, ok := a.tokens.ler(h)
-		ok = ok && (a.jwks == nil || a.jwks.aindaValida(e.kid, e.key))
-		a.tokens.contar(ok)
-		if ok {
+		valido := ok && (a.jwks == nil || a.jwks.aindaValida(e.kid, e.key))
+		a.tokens.contar(valido)
+		if valido {
 			return e.claims, nil
 		}
-		a.tokens.esquecer(h)
+		if ok {
+			a.tokens.esquecer(h)
+		}
 	}
 	var claims claimsSessao
 	var usada any
