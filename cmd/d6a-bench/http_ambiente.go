@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -47,6 +48,8 @@ type ambienteHTTP struct {
 	tokensInvalidos []string // same subjects, signed with another key
 	cidadaos        []uuid.UUID
 	comAtribuicao   int
+
+	jwks *httptest.Server // the working-set run's identity provider
 }
 
 // prepararAmbiente starts PostgreSQL, seeds it and starts the server
@@ -70,9 +73,10 @@ func prepararAmbiente(ctx context.Context, o opcoesHTTP) (*ambienteHTTP, error) 
 	if err := store.Migrate(pctx, a.st.Pool); err != nil {
 		return a, err
 	}
-	if err := a.semear(pctx); err != nil {
+	if a.cidadaos, err = a.semear(pctx, o.conselheiros, o.ativos); err != nil {
 		return a, fmt.Errorf("seed: %w", err)
 	}
+	a.comAtribuicao = o.ativos
 	logf("%d counsellors registered, %d with an active assignment; starting the server process", len(a.cidadaos), a.comAtribuicao)
 	if err := a.iniciarServidor(pctx); err != nil {
 		return a, fmt.Errorf("server process: %w", err)
@@ -90,13 +94,14 @@ func segredo() string {
 	return hex.EncodeToString(b)
 }
 
-// semear registers the counsellors the way the conselheiro.cadastrado
-// handler does (id = cidadao_id) and gives the first -ativos an active
+// semear registers n counsellors the way the conselheiro.cadastrado
+// handler does (id = cidadao_id) and gives the first ativos an active
 // assignment, marking them ocupado as a draw does.
-func (a *ambienteHTTP) semear(ctx context.Context) error {
+func (a *ambienteHTTP) semear(ctx context.Context, n, ativos int) ([]uuid.UUID, error) {
 	agora := time.Now().UTC()
+	var cids []uuid.UUID
 	err := a.st.InTx(ctx, func(tx store.Tx) error {
-		for i := 0; i < a.o.conselheiros; i++ {
+		for i := range n {
 			cid, uc := uuid.New(), uuid.New()
 			err := tx.InserirConselheiro(ctx, store.InserirConselheiroParams{
 				CidadaoID: cid, UnidadeCivicaID: uc, NivelAtuacao: int32(1 + i%4), Status: "disponivel",
@@ -105,7 +110,7 @@ func (a *ambienteHTTP) semear(ctx context.Context) error {
 			if err != nil {
 				return err
 			}
-			if i < a.o.ativos {
+			if i < ativos {
 				hash := strings.Repeat("cd", 32)
 				if _, err := tx.InserirAtribuicao(ctx, store.InserirAtribuicaoParams{
 					ConselheiroID: cid, DemandaID: uuid.New(), UnidadeCivicaID: uc,
@@ -122,19 +127,16 @@ func (a *ambienteHTTP) semear(ctx context.Context) error {
 				if n != 1 {
 					return fmt.Errorf("marcar ocupado: %d rows", n)
 				}
-				a.comAtribuicao++
 			}
-			a.cidadaos = append(a.cidadaos, cid)
+			cids = append(cids, cid)
 		}
 		return nil
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if _, err := a.st.Pool.Exec(ctx, "ANALYZE"); err != nil {
-		return err
-	}
-	return nil
+	_, err = a.st.Pool.Exec(ctx, "ANALYZE")
+	return cids, err
 }
 
 // Environment of the server process.
@@ -151,10 +153,6 @@ const (
 // the bare app in their own Go runtime (GOMAXPROCS = nproc, own GC), as
 // `d6a serve` would run, with the request log on stderr going to a file.
 func (a *ambienteHTTP) iniciarServidor(ctx context.Context) error {
-	exe, err := os.Executable()
-	if err != nil {
-		return err
-	}
 	chave := segredo()
 	outra := segredo()
 	agora := time.Now()
@@ -190,10 +188,21 @@ func (a *ambienteHTTP) iniciarServidor(ctx context.Context) error {
 		return err
 	}
 
-	// Only what this run sets: no D6A_* of the caller's environment leaks in.
 	if chaveEnv == "" {
 		chaveEnv = "D6A_JWT_SECRET=" + chave
 	}
+	return a.lancar(chaveEnv, sonda, "server.log")
+}
+
+// lancar starts the server process with the session key chaveEnv and the
+// cache probe's token sonda, logging to the file nome of the work
+// directory, and reads its addresses.
+func (a *ambienteHTTP) lancar(chaveEnv, sonda, nome string) error {
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	// Only what this run sets: no D6A_* of the caller's environment leaks in.
 	env := append(ambienteLimpo(),
 		envPapel+"="+papelServidor,
 		"D6A_DATABASE_URL="+a.url,
@@ -206,7 +215,7 @@ func (a *ambienteHTTP) iniciarServidor(ctx context.Context) error {
 	if a.o.perfil != "" {
 		env = append(env, envPprof+"=1")
 	}
-	a.logServidor = filepath.Join(a.dir, "server.log")
+	a.logServidor = filepath.Join(a.dir, nome)
 	if a.servidor, err = iniciar("server process", a.logServidor, env, exe); err != nil {
 		return err
 	}
@@ -249,12 +258,8 @@ func (a *ambienteHTTP) conferir() error {
 				if res.StatusCode() != 200 {
 					return fmt.Errorf("%s, counsellor %d, request %d: status %d: %s", app, i, vez, res.StatusCode(), res.Body())
 				}
-				var s httpapi.Situacao
-				if err := json.Unmarshal(res.Body(), &s); err != nil {
-					return err
-				}
-				if !s.Cadastrado || s.ConselheiroID != a.cidadaos[i] || (s.AtribuicaoAtiva != nil) != (i < a.o.ativos) {
-					return fmt.Errorf("%s, counsellor %d, request %d: unexpected answer %s", app, i, vez, res.Body())
+				if err := conferirSituacao(res.Body(), a.cidadaos[i], i < a.o.ativos); err != nil {
+					return fmt.Errorf("%s, counsellor %d, request %d: %w", app, i, vez, err)
 				}
 				if vez > 1 {
 					continue
@@ -293,9 +298,25 @@ func (a *ambienteHTTP) conferir() error {
 	return nil
 }
 
+// conferirSituacao checks an answer is counsellor cid's own, with or
+// without the active assignment.
+func conferirSituacao(corpo []byte, cid uuid.UUID, ativa bool) error {
+	var s httpapi.Situacao
+	if err := json.Unmarshal(corpo, &s); err != nil {
+		return err
+	}
+	if !s.Cadastrado || s.ConselheiroID != cid || (s.AtribuicaoAtiva != nil) != ativa {
+		return fmt.Errorf("unexpected answer %s", corpo)
+	}
+	return nil
+}
+
 func (a *ambienteHTTP) encerrar() {
 	if err := a.servidor.parar(10 * time.Second); err != nil {
 		logf("server process: %v", err)
+	}
+	if a.jwks != nil {
+		a.jwks.Close()
 	}
 	if a.st != nil {
 		a.st.Close()

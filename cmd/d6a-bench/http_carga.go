@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"sync"
@@ -223,15 +224,21 @@ func (a *ambienteHTTP) janelaCPU(ctx context.Context, inicio time.Time) func() u
 
 // rodarHTTP is a run over HTTP (rodar: closed loop when taxa is 0): each
 // worker has its own keep-alive connection and uses the tokens
-// round-robin; any status but want is an error.
-func (a *ambienteHTTP) rodarHTTP(ctx context.Context, nome, addr string, tokens []string, w, taxa, want int) (resultado, error) {
+// round-robin, or uniformly at random when aleatorio; any status but want
+// is an error.
+func (a *ambienteHTTP) rodarHTTP(ctx context.Context, nome, addr string, tokens []string, w, taxa, want int, aleatorio bool) (resultado, error) {
 	hc := novoCliente(addr, w)
 	uri := "http://" + addr + httpapi.RotaSituacao
 	r, err := a.rodar(ctx, w, taxa, func() pedido {
 		req, res := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
 		req.SetRequestURI(uri)
 		return pedido{
-			preparar: func(i int) { req.Header.Set("Authorization", "Bearer "+tokens[i%len(tokens)]) },
+			preparar: func(i int) {
+				if aleatorio {
+					i = rand.IntN(len(tokens))
+				}
+				req.Header.Set("Authorization", "Bearer "+tokens[i%len(tokens)])
+			},
 			fazer: func() (int, bool) {
 				if err := hc.Do(req, res); err != nil {
 					return 0, false
@@ -302,14 +309,26 @@ func (a *ambienteHTTP) perfilar(ctx context.Context) <-chan error {
 
 // metricasHTTP is what the HTTP mode reads from a d6a app's /metrics.
 type metricasHTTP struct {
-	contadas  float64 // situacao requests timed, every status (d6a_http_duracao_segundos_count)
-	hit, miss float64 // d6a_situacao_cache_total
+	contadas     float64    // situacao requests timed, every status (d6a_http_duracao_segundos_count)
+	hit, miss    float64    // d6a_situacao_cache_total
+	tokens, jwks [2]float64 // hits, misses: d6a_tokens_cache_total, d6a_jwks_cache_total
+}
+
+func (m metricasHTTP) menos(o metricasHTTP) metricasHTTP {
+	return metricasHTTP{contadas: m.contadas - o.contadas, hit: m.hit - o.hit, miss: m.miss - o.miss,
+		tokens: [2]float64{m.tokens[0] - o.tokens[0], m.tokens[1] - o.tokens[1]},
+		jwks:   [2]float64{m.jwks[0] - o.jwks[0], m.jwks[1] - o.jwks[1]}}
 }
 
 func situacaoDe(m metricas) metricasHTTP {
 	var s metricasHTTP
+	par := func(k string) int { return map[bool]int{true: 0, false: 1}[strings.Contains(k, `resultado="hit"`)] }
 	for k, v := range m {
 		switch {
+		case strings.HasPrefix(k, `d6a_tokens_cache_total{`):
+			s.tokens[par(k)] += v
+		case strings.HasPrefix(k, `d6a_jwks_cache_total{`):
+			s.jwks[par(k)] += v
 		case strings.HasPrefix(k, `d6a_http_duracao_segundos_count{`) && strings.Contains(k, `rota="`+httpapi.RotaSituacao+`"`):
 			s.contadas += v
 		case strings.HasPrefix(k, `d6a_situacao_cache_total{`) && strings.Contains(k, `resultado="hit"`):

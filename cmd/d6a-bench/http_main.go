@@ -5,8 +5,9 @@
 // same app with the cache off, and the bare app; closed loops of -c
 // connections, an open loop paced at -rate (latency from each request's
 // scheduled time: no coordinated omission), and with -diag what the route
-// is made of. The report (docs/bench.md, "HTTP: situacao route") says how
-// each is set up.
+// is made of; then, with -cidadaos, the working-set run (http_conjunto.go).
+// The report (docs/bench.md, "HTTP: situacao route") says how each is set
+// up.
 
 package main
 
@@ -34,6 +35,8 @@ type opcoesHTTP struct {
 	escrever     bool
 	rapido       bool
 	comando      string
+	// cidadaos is the working-set run's citizens (0: no such run).
+	cidadaos int
 	// alg signs the session tokens: HS256 (D6A_JWT_SECRET) or RS256 (a
 	// 2048-bit key through D6A_JWT_PUBLIC_KEY_FILE, the cost of an identity
 	// provider's tokens; the verified-token cache is what keeps it cheap).
@@ -51,6 +54,7 @@ func lerFlagsHTTP(args []string) (opcoesHTTP, error) {
 	fs.IntVar(&o.conexoesAbrt, "open-c", 128, "connections (and senders) available to the open-loop run")
 	fs.IntVar(&o.conselheiros, "conselheiros", 300, "registered counsellors, one token each")
 	fs.IntVar(&o.ativos, "ativos", 100, "how many of them have an active assignment")
+	fs.IntVar(&o.cidadaos, "cidadaos", se(q, 2000, 100000), "counsellors of the working-set run, each with an RS256 token through a JWKS the bench serves, asked at random (same share with an assignment; 0: no such run)")
 	fs.DurationVar(&o.silencio, "wait-quiet", se(q, 0, time.Minute), "before each run, wait up to this long for other processes to use under 0.25 cores (0: don't wait)")
 	fs.StringVar(&o.perfil, "cpuprofile", "", "write the server process's CPU profile during the closed-loop situacao run to this file (go tool pprof)")
 	fs.BoolVar(&o.diag, "diag", true, "also measure the d6a app without the database and the database transaction alone")
@@ -79,6 +83,8 @@ func lerFlagsHTTP(args []string) (opcoesHTTP, error) {
 		return o, errors.New("-conselheiros must be at least 1")
 	case o.ativos < 0 || o.ativos > o.conselheiros:
 		return o, errors.New("-ativos must be between 0 and -conselheiros")
+	case o.cidadaos < 0:
+		return o, errors.New("-cidadaos must not be negative")
 	case o.alg != "HS256" && o.alg != "RS256":
 		return o, errors.New("-alg must be HS256 or RS256")
 	}
@@ -115,13 +121,13 @@ func executarHTTP(ctx context.Context, o opcoesHTTP) error {
 	}
 
 	passo(fmt.Sprintf("closed loop, bare fiber handler: %d connections, %s + %s warm-up", o.c, o.d, o.aquecimento))
-	if r.bare, err = a.rodarHTTP(ctx, "bare fiber handler", a.enderecoBare, a.tokens, o.c, 0, 200); err != nil {
+	if r.bare, err = a.rodarHTTP(ctx, "bare fiber handler", a.enderecoBare, a.tokens, o.c, 0, 200, false); err != nil {
 		return err
 	}
 	passo(fmt.Sprintf("closed loop, situacao route: %d connections, %s + %s warm-up", o.c, o.d, o.aquecimento))
 	perfil := a.perfilar(ctx)
 	r.cacheAntes = a.metricasServidor()
-	if r.situacao, err = a.rodarHTTP(ctx, "situacao route", a.enderecoD6A, a.tokens, o.c, 0, 200); err != nil {
+	if r.situacao, err = a.rodarHTTP(ctx, "situacao route", a.enderecoD6A, a.tokens, o.c, 0, 200, false); err != nil {
 		return err
 	}
 	r.cacheDepois = a.metricasServidor()
@@ -130,12 +136,12 @@ func executarHTTP(ctx context.Context, o opcoesHTTP) error {
 	}
 	logf("    cache over the whole run, warm-up included: %.0f hits, %.0f misses", r.cacheDepois.hit-r.cacheAntes.hit, r.cacheDepois.miss-r.cacheAntes.miss)
 	passo(fmt.Sprintf("open loop, situacao route: %d requests/s for %s + %s warm-up", o.taxa, o.d, o.aquecimento))
-	if r.aberto, err = a.rodarHTTP(ctx, "situacao route", a.enderecoD6A, a.tokens, o.conexoesAbrt, o.taxa, 200); err != nil {
+	if r.aberto, err = a.rodarHTTP(ctx, "situacao route", a.enderecoD6A, a.tokens, o.conexoesAbrt, o.taxa, 200, false); err != nil {
 		return err
 	}
 	if o.diag {
 		passo("diagnostic: situacao route with a wrong-key token (401, no database)")
-		if r.semBanco, err = a.rodarHTTP(ctx, "situacao route, 401 (no database)", a.enderecoD6A, a.tokensInvalidos, o.c, 0, 401); err != nil {
+		if r.semBanco, err = a.rodarHTTP(ctx, "situacao route, 401 (no database)", a.enderecoD6A, a.tokensInvalidos, o.c, 0, 401, false); err != nil {
 			return err
 		}
 		for _, f := range formasConsulta {
@@ -147,7 +153,14 @@ func executarHTTP(ctx context.Context, o opcoesHTTP) error {
 			r.banco = append(r.banco, res)
 		}
 		passo(fmt.Sprintf("diagnostic: closed loop, situacao route with the cache off: %d connections, %s + %s warm-up", o.c, o.d, o.aquecimento))
-		if r.semCache, err = a.rodarHTTP(ctx, nomeSemCache, a.enderecoSemCache, a.tokens, o.c, 0, 200); err != nil {
+		if r.semCache, err = a.rodarHTTP(ctx, nomeSemCache, a.enderecoSemCache, a.tokens, o.c, 0, 200, false); err != nil {
+			return err
+		}
+	}
+	if o.cidadaos > 0 {
+		// The working-set run replaces the server process: read its log first.
+		r.avisos, r.pedidos = lerLog(a.logServidor)
+		if r.conjunto, err = a.rodarConjunto(ctx, passo); err != nil {
 			return err
 		}
 	}
@@ -155,7 +168,8 @@ func executarHTTP(ctx context.Context, o opcoesHTTP) error {
 		return err
 	}
 	r.dur = time.Since(inicio)
-	r.avisos, r.pedidos = lerLog(a.logServidor)
+	avisos, pedidos := lerLog(a.logServidor)
+	r.avisos, r.pedidos = append(r.avisos, avisos...), r.pedidos+pedidos
 
 	// The terminal gets the report as docs/bench.md would.
 	fmt.Print("\n" + r.markdown())

@@ -24,9 +24,10 @@ type relatorioHTTP struct {
 	dur  time.Duration
 
 	bare, situacao, aberto resultado
-	semBanco               resultado   // -diag: 401 path
-	banco                  []resultado // -diag: database only, formasConsulta order
-	semCache               resultado   // -diag: the situacao route of the app with Cache nil
+	semBanco               resultado     // -diag: 401 path
+	banco                  []resultado   // -diag: database only, formasConsulta order
+	semCache               resultado     // -diag: the situacao route of the app with Cache nil
+	conjunto               *conjuntoHTTP // -cidadaos: the working-set run
 	// The cached app's counters just before and just after the
 	// closed-loop situacao run (warm-up included).
 	cacheAntes, cacheDepois metricasHTTP
@@ -53,6 +54,9 @@ func (r *relatorioHTTP) razao() float64 {
 
 func (r *relatorioHTTP) linhas() []resultado {
 	out := []resultado{r.bare, r.situacao, r.aberto}
+	if r.conjunto != nil {
+		out = append(out, r.conjunto.bare, r.conjunto.rodada)
+	}
 	if r.o.diag {
 		out = append(out, r.semBanco)
 		out = append(out, r.banco...)
@@ -111,6 +115,9 @@ func (r *relatorioHTTP) alvos() []alvo {
 	for _, a := range []*alvo{&a1, &a2} {
 		a.Veredito = map[bool]string{true: "**met** — ", false: "**missed** — "}[a.Ok] + a.Veredito
 	}
+	if r.conjunto != nil {
+		return append([]alvo{a1, a2}, r.alvosConjunto()...)
+	}
 	return []alvo{a1, a2}
 }
 
@@ -152,9 +159,13 @@ func (r *relatorioHTTP) markdown() string {
 	fmt.Fprintf(&b, "### Results\n\n")
 	fmt.Fprintf(&b, "| run | load | req/s | p50 / p90 / p99 / max (ms) | errors | CPU cores: load gen + server + PostgreSQL + irq/softirq + other processes (machine busy) | CPU µs per request: load gen / server / PostgreSQL / irq+softirq | server read(2) / write(2) per request |\n")
 	fmt.Fprintf(&b, "|---|---|--:|--:|--:|--:|--:|--:|\n")
+	principais := 3 // the rows before the diagnostics
+	if r.conjunto != nil {
+		principais = 5
+	}
 	for i, x := range r.linhas() {
 		nome := x.Nome
-		if i < 3 {
+		if i < principais {
 			nome = "**" + nome + "**"
 		}
 		if x.Nome == nomeSemCache {
@@ -168,7 +179,7 @@ func (r *relatorioHTTP) markdown() string {
 			nome = fmt.Sprintf("database only, %d %s: %s", x.Viagens, v, x.Detalhe)
 		}
 		vazao := milhares(int(x.Vazao()))
-		if i < 2 {
+		if i < 2 || i == 4 && r.conjunto != nil {
 			vazao = "**" + vazao + "**"
 		}
 		lat := fmt.Sprintf("%s / %s / %s / %s", msn(x.Lat.P50), msn(x.Lat.P90), msn(x.Lat.P99), msn(x.Lat.Max))
@@ -206,9 +217,12 @@ func (r *relatorioHTTP) markdown() string {
 		fmt.Fprintf(&b, " The server logged no warning or error.")
 	}
 	if r.o.diag {
-		fmt.Fprintf(&b, " The rows after the third are diagnostics: the situacao route with a token signed by another key (401 after the full HS256 check, no database), the database read alone, driven with pgx from %d goroutines through a pool of the same size as the server's, no HTTP, and the situacao route of the same app with the cache off.", r.o.c)
+		fmt.Fprintf(&b, " The rows after the %s are diagnostics: the situacao route with a token signed by another key (401 after the full %s check, no database), the database read alone, driven with pgx from %d goroutines through a pool of the same size as the server's, no HTTP, and the situacao route of the same app with the cache off.", map[bool]string{false: "third", true: "fifth"}[r.conjunto != nil], r.o.alg, r.o.c)
 	}
 	fmt.Fprintf(&b, "\n\n%s\n\n", r.cacheTexto())
+	if r.conjunto != nil {
+		fmt.Fprintf(&b, "%s\n\n", r.conjuntoTexto())
+	}
 
 	tabelaAlvos(&b, r.alvos())
 	fmt.Fprintf(&b, "\n### What bounds the situacao route\n\n%s\n\n", r.analise())

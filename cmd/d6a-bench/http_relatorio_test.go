@@ -62,8 +62,13 @@ d6a_http_duracao_segundos_count{rota="/d6a/conselheiros/me/situacao",status="200
 d6a_http_duracao_segundos_count{rota="/d6a/conselheiros/me/situacao",status="401"} 10
 d6a_http_duracao_segundos_count{rota="/metrics",status="200"} 7
 d6a_http_duracao_segundos_sum{rota="/d6a/conselheiros/me/situacao",status="200"} 3.5
+d6a_tokens_cache_total{resultado="hit"} 7
+d6a_tokens_cache_total{resultado="miss"} 3
+d6a_jwks_cache_total{resultado="hit"} 3
+d6a_jwks_cache_total{resultado="miss"} 1
 `
-	if got, want := situacaoDe(lerMetricas(strings.NewReader(corpo))), (metricasHTTP{contadas: 1200010, hit: 12345, miss: 300}); got != want {
+	want := metricasHTTP{contadas: 1200010, hit: 12345, miss: 300, tokens: [2]float64{7, 3}, jwks: [2]float64{3, 1}}
+	if got := situacaoDe(lerMetricas(strings.NewReader(corpo))); got != want {
 		t.Errorf("got %+v, want %+v", got, want)
 	}
 }
@@ -109,6 +114,28 @@ func TestMarkdownCache(t *testing.T) {
 	}
 	if len(filas) != len(r.linhas()) || !strings.HasPrefix(filas[len(filas)-1], "| "+nomeSemCache+" (") {
 		t.Errorf("results rows: %q", filas)
+	}
+	for _, bad := range []string{"%!", "NaN", "Inf"} {
+		if strings.Contains(md, bad) {
+			t.Errorf("%q in:\n%s", bad, md)
+		}
+	}
+
+	// The working-set run: its rows (the bare handler again, then the
+	// route) after the open loop, its paragraph and two targets more,
+	// judged against that second bare run.
+	r.conjunto = &conjuntoHTTP{n: 1000, ativos: 333, bare: r.bare, rodada: run("situacao route, 1,000 citizens at random", 35000, c(0.6, 1.1, 0.05, 0.2, 35000, 34000, 1000)),
+		antes: metricasHTTP{tokens: [2]float64{0, 1001}}, depois: metricasHTTP{hit: 34000, miss: 1000, tokens: [2]float64{35000, 1001}, jwks: [2]float64{0, 0}},
+		memInicio: memoria{RSS: 40 << 20}, memCheia: memoria{RSS: 41 << 20}, memFim: memoria{RSS: 41 << 20, HWM: 42 << 20}}
+	md = r.markdown()
+	for _, want := range []string{"**Working set**", "**100.00% hits** (35,000 hits, 0 misses)", "| working set (1,000 citizens, RS256 through a JWKS): req/s ≥ 50% of the bare fiber handler's measured just before (closed loop) | **58.3%** (35,000 ÷ 60,000 req/s) | **met** — met by 8.3 points |",
+		"| working set: p99 ≤ 2× the bare fiber handler's p99 (closed loop) | **3.00 ms** (bare 3.00 ms, so at most 6.00 ms) | **met** — met by 3.00 ms |", "1,048 bytes per citizen"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("no %q in:\n%s", want, md)
+		}
+	}
+	if !strings.Contains(md, "| **situacao route, 1,000 citizens at random** | closed loop, 32 connections | **35,000** |") {
+		t.Errorf("no working-set row in:\n%s", md)
 	}
 	for _, bad := range []string{"%!", "NaN", "Inf"} {
 		if strings.Contains(md, bad) {

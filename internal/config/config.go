@@ -44,6 +44,11 @@ type Config struct {
 	// SituacaoCache is how many citizens' situacao rows the HTTP cache
 	// holds; 0 turns the cache off (docs/decisions.md).
 	SituacaoCache int
+	// TokensCache is how many verified session tokens each process keeps
+	// until their exp (D6A_TOKENS_CACHE, at least 1: a cached token is as
+	// good as a re-verified one); 0 in a Config built by hand means
+	// httpapi.TokensCache.
+	TokensCache int
 	// TimeoutAutomatico publishes the timeout refusal for assignments not
 	// started within the timeout (D6A_TIMEOUT_AUTOMATICO).
 	TimeoutAutomatico bool
@@ -113,6 +118,7 @@ func Parse(lookup func(string) (string, bool)) (Config, error) {
 		ConsumerFetchTimeout: p.duration("D6A_FETCH_TIMEOUT", time.Second),
 		PprofAddr:            p.str("D6A_PPROF_ADDR", ""),
 		SituacaoCache:        p.integer("D6A_SITUACAO_CACHE", 100000, 0),
+		TokensCache:          p.integer("D6A_TOKENS_CACHE", 100000, 1),
 		LogKeyFile:           p.str("D6A_LOG_KEY_FILE", ""),
 		LogOrigin:            p.str("D6A_LOG_ORIGIN", "d6a/sorteios"),
 		LogTestemunhas:       p.str("D6A_LOG_TESTEMUNHAS", ""),

@@ -20,6 +20,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/formigueiro/d6a/internal/config"
+	"github.com/formigueiro/d6a/internal/metrics"
 )
 
 // Leeway is the clock skew tolerated on exp and nbf. Ten seconds absorbs the
@@ -114,6 +115,17 @@ func novoAutenticador(ctx context.Context, cfg config.Config, now func() time.Ti
 	return a, nil
 }
 
+// contar points the token and key caches' hits and misses at m's
+// d6a_tokens_cache_total and d6a_jwks_cache_total.
+func (a *autenticador) contar(m *metrics.Metrics) {
+	if a.tokens != nil {
+		a.tokens.contarEm(m.TokensCache)
+	}
+	if a.jwks != nil {
+		a.jwks.contarEm(m.JWKSCache)
+	}
+}
+
 // configurado reports whether a key is set.
 func (a *autenticador) configurado() bool { return a.parser != nil }
 
@@ -151,10 +163,13 @@ func (a *autenticador) verificar(authorization string) (claimsSessao, error) {
 	var h [sha256.Size]byte
 	if a.tokens != nil {
 		h = sha256.Sum256([]byte(raw))
-		if e, ok := a.tokens.ler(h); ok {
-			if a.jwks == nil || a.jwks.aindaValida(e.kid, e.key) {
-				return e.claims, nil
-			}
+		e, ok := a.tokens.ler(h)
+		valido := ok && (a.jwks == nil || a.jwks.aindaValida(e.kid, e.key))
+		a.tokens.contar(valido)
+		if valido {
+			return e.claims, nil
+		}
+		if ok {
 			a.tokens.esquecer(h)
 		}
 	}

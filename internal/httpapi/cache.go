@@ -30,6 +30,11 @@ const CacheTTL = time.Minute
 // drops the citizen's entry. Without that connection every read goes to the
 // database. A nil *Cache caches nothing.
 //
+// Bound: at most max citizens (D6A_SITUACAO_CACHE, default 100,000); a new
+// citizen past it drops an arbitrary entry. An entry is one counsellor row
+// and its active assignment, a few hundred bytes, so the bound in bytes
+// follows (docs/bench.md measures the RSS of a full cache with its tokens).
+//
 // Freshness: an answer may miss a change for as long as its notification
 // takes to travel from PostgreSQL to this process after the commit
 // (docs/decisions.md, "situacao cache").

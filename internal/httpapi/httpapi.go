@@ -79,7 +79,8 @@ type Options struct {
 	// JWKS tunes the key-set client of D6A_JWT_JWKS_URL (tests).
 	JWKS OpcoesJWKS
 	// TokensCache is how many verified tokens are remembered until their
-	// exp: 0 means TokensCache, a negative value turns the cache off.
+	// exp: 0 means Config.TokensCache (D6A_TOKENS_CACHE), or TokensCache
+	// when that is 0 too; a negative value turns the cache off.
 	TokensCache int
 	// ChaveLog is the transparency log's verifier key, served at
 	// /d6a/transparencia/chave.
@@ -121,11 +122,15 @@ func New(o Options) (*fiber.App, error) {
 	}
 	nTokens := o.TokensCache
 	if nTokens == 0 {
+		nTokens = o.Config.TokensCache
+	}
+	if nTokens == 0 {
 		nTokens = TokensCache
 	}
 	if a.auth, err = novoAutenticador(ctx, o.Config, a.now, o.JWKS, nTokens); err != nil {
 		return nil, err
 	}
+	a.auth.contar(a.metrics)
 	if a.ip, err = novoIPCliente(o.Config.TrustedProxies); err != nil {
 		return nil, err
 	}

@@ -31,6 +31,10 @@ const (
 	// jwksEsperaLimite is how long a request waits for the rate limiter
 	// before its unknown kid is refused: a request never queues behind it.
 	jwksEsperaLimite = 50 * time.Millisecond
+	// JWKSMaxBytes bounds the key set a fetch may bring, and so the key
+	// cache, which holds the last set fetched and nothing else: providers
+	// publish a few keys of under a KiB each.
+	JWKSMaxBytes = 1 << 20
 )
 
 // metodosJWKS are the algorithms a JWKS key may verify; each key is then
@@ -43,6 +47,9 @@ type OpcoesJWKS struct {
 	Desconhecido time.Duration
 	Timeout      time.Duration
 	Client       *http.Client
+	// MaxBytes bounds a fetched key set (JWKSMaxBytes when ≤ 0); a larger
+	// one fails the fetch, which keeps the keys cached before it.
+	MaxBytes int64
 }
 
 // chavesJWKS is the identity provider's key set, kept by keyfunc/jwkset:
@@ -53,6 +60,7 @@ type OpcoesJWKS struct {
 // down.
 type chavesJWKS struct {
 	kf keyfunc.Keyfunc
+	contador
 }
 
 func novasChavesJWKS(ctx context.Context, url string, o OpcoesJWKS) (*chavesJWKS, error) {
@@ -65,9 +73,17 @@ func novasChavesJWKS(ctx context.Context, url string, o OpcoesJWKS) (*chavesJWKS
 	if o.Timeout <= 0 {
 		o.Timeout = JWKSTimeout
 	}
+	if o.MaxBytes <= 0 {
+		o.MaxBytes = JWKSMaxBytes
+	}
+	cliente := http.Client{}
+	if o.Client != nil {
+		cliente = *o.Client
+	}
+	cliente.Transport = corpoLimitado{rt: cliente.Transport, max: o.MaxBytes}
 	semErro := true
 	kf, err := keyfunc.NewDefaultOverrideCtx(ctx, []string{url}, keyfunc.Override{
-		Client:                    o.Client,
+		Client:                    &cliente,
 		HTTPTimeout:               o.Timeout,
 		NoErrorReturnFirstHTTPReq: &semErro,
 		RateLimitWaitMax:          jwksEsperaLimite,
@@ -95,7 +111,7 @@ func (c *chavesJWKS) chave(t *jwt.Token) (any, error) {
 	if kid == "" {
 		return nil, errTokenInvalido
 	}
-	jwk, err := c.kf.Storage().KeyRead(context.Background(), kid)
+	jwk, err := c.ler(kid)
 	if err != nil {
 		return nil, errTokenInvalido
 	}
@@ -159,4 +175,39 @@ func (c *chavesJWKS) aindaValida(kid string, key any) bool {
 	}
 	k, ok := jwk.Key().(interface{ Equal(x crypto.PublicKey) bool })
 	return ok && k.Equal(key)
+}
+
+// ler finds kid's key, counting whether the cached set had it: KeyRead
+// alone would fetch the set again for an unknown kid and not say so.
+func (c *chavesJWKS) ler(kid string) (jwkset.JWK, error) {
+	ctx := context.Background()
+	todas, err := c.kf.Storage().KeyReadAll(ctx)
+	if err == nil {
+		for _, j := range todas {
+			if j.Marshal().KID == kid {
+				c.contar(true)
+				return j, nil
+			}
+		}
+	}
+	c.contar(false)
+	return c.kf.Storage().KeyRead(ctx, kid)
+}
+
+// corpoLimitado fails a response body longer than max (JWKSMaxBytes).
+type corpoLimitado struct {
+	rt  http.RoundTripper
+	max int64
+}
+
+func (l corpoLimitado) RoundTrip(r *http.Request) (*http.Response, error) {
+	rt := l.rt
+	if rt == nil {
+		rt = http.DefaultTransport
+	}
+	res, err := rt.RoundTrip(r)
+	if err == nil {
+		res.Body = http.MaxBytesReader(nil, res.Body, l.max)
+	}
+	return res, err
 }

@@ -12,6 +12,7 @@ import (
 	"math/big"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -205,5 +206,59 @@ func TestTokensVerificadosLimitadoEExpira(t *testing.T) {
 	relogio = agoraT.Add(time.Minute)
 	if _, ok := c.ler(h); ok {
 		t.Fatal("entry used at its expiry")
+	}
+}
+
+// A fetched key set longer than MaxBytes is not loaded: the keys cached
+// before it keep verifying, the new ones are not used.
+func TestJWKSLimitado(t *testing.T) {
+	t.Parallel()
+	k1, _ := rsa.GenerateKey(rand.Reader, 2048)
+	k2, _ := rsa.GenerateKey(rand.Reader, 2048)
+	p := novoProvedor(t)
+	p.publicar(jwkRSA(k1, "k1", "RS256")) // about 450 bytes
+	s := servidorJWKS(t, p, OpcoesJWKS{Refresh: 50 * time.Millisecond, Desconhecido: time.Hour, MaxBytes: 700})
+	t1 := assinarKid(t, jwt.SigningMethodRS256, "k1", claims(uuid.New()), k1)
+	if r := s.situacao(t, t1); r.status != 200 {
+		t.Fatalf("k1 token: %d %s", r.status, r.body)
+	}
+	p.publicar(jwkRSA(k1, "k1", "RS256"), jwkRSA(k2, "k2", "RS256"))
+	antes := p.buscas.Load()
+	ateQue(t, "two refreshes of the longer set", func() bool { return p.buscas.Load() >= antes+2 })
+	s.situacao(t, assinarKid(t, jwt.SigningMethodRS256, "k2", claims(uuid.New()), k2)).erro(t, 401)
+	if r := s.situacao(t, assinarKid(t, jwt.SigningMethodRS256, "k1", claims(uuid.New()), k1)); r.status != 200 {
+		t.Fatalf("k1 after a set over the bound: %d %s", r.status, r.body)
+	}
+}
+
+// The verified-token and key caches count their hits and misses on
+// /metrics, and D6A_TOKENS_CACHE (Config.TokensCache) bounds the first.
+func TestCachesDoTokenNasMetricas(t *testing.T) {
+	t.Parallel()
+	k, _ := rsa.GenerateKey(rand.Reader, 2048)
+	p := novoProvedor(t)
+	p.publicar(jwkRSA(k, "k", "RS256"))
+	s := novoServidor(t, func(op *Options) {
+		op.Config = config.Config{JWTJWKSURL: p.srv.URL, TokensCache: 1}
+		op.Contexto = t.Context()
+		op.JWKS = OpcoesJWKS{Desconhecido: time.Hour}
+		op.Metrics = newMetrics(op.Store)
+	})
+	a := assinarKid(t, jwt.SigningMethodRS256, "k", claims(uuid.New()), k)
+	b := assinarKid(t, jwt.SigningMethodRS256, "k", claims(uuid.New()), k)
+	for _, tok := range []string{a, a, b, a} { // the second a hits; b pushes a out
+		if r := s.situacao(t, tok); r.status != 200 {
+			t.Fatalf("%d %s", r.status, r.body)
+		}
+	}
+	s.situacao(t, assinarKid(t, jwt.SigningMethodRS256, "outra", claims(uuid.New()), k)).erro(t, 401)
+	body := string(s.get(t, RotaMetrics).body)
+	for _, want := range []string{
+		`d6a_tokens_cache_total{resultado="hit"} 1`, `d6a_tokens_cache_total{resultado="miss"} 4`,
+		`d6a_jwks_cache_total{resultado="hit"} 3`, `d6a_jwks_cache_total{resultado="miss"} 1`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
 	}
 }

@@ -4,10 +4,17 @@ import (
 	"crypto/sha256"
 	"sync"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
-// TokensCache bounds the verified tokens each process remembers.
-const TokensCache = 50000
+// TokensCache is the default bound of the verified tokens each process
+// remembers (D6A_TOKENS_CACHE): one session per citizen of the situacao
+// cache's default working set. An entry is the token's claims, so it is
+// at most a token that fits the request header limit (ReadBufferSize);
+// docs/bench.md measures the RSS of 100,000 entries with their situacao
+// rows.
+const TokensCache = 100000
 
 // tokensVerificados remembers tokens that passed verification, keyed by the
 // SHA-256 of the token's text, until their exp (plus Leeway, the tolerance
@@ -19,6 +26,7 @@ const TokensCache = 50000
 type tokensVerificados struct {
 	max int
 	now func() time.Time
+	contador
 
 	mu sync.Mutex
 	m  map[[sha256.Size]byte]tokenVerificado
@@ -97,4 +105,21 @@ func (c *tokensVerificados) tamanho() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return len(c.m)
+}
+
+// contador counts a cache's hits and misses; the zero value counts nothing.
+type contador struct{ hit, miss func() }
+
+func (c contador) contar(hit bool) {
+	switch {
+	case hit && c.hit != nil:
+		c.hit()
+	case !hit && c.miss != nil:
+		c.miss()
+	}
+}
+
+// contarEm points the counter at the hit and miss series of v.
+func (c *contador) contarEm(v *prometheus.CounterVec) {
+	c.hit, c.miss = v.WithLabelValues("hit").Inc, v.WithLabelValues("miss").Inc
 }

@@ -84,6 +84,12 @@ type Metrics struct {
 	// SituacaoCache counts situacao reads answered from the cache (hit) or
 	// the database (miss) (d6a_situacao_cache_total).
 	SituacaoCache *prometheus.CounterVec
+	// TokensCache counts session tokens found in the verified-token cache
+	// (hit) or verified (miss) (d6a_tokens_cache_total); JWKSCache the kid
+	// lookups of those verifications, in the cached key set (hit) or not
+	// (miss: a rate-limited fetch from the provider, or a refusal)
+	// (d6a_jwks_cache_total).
+	TokensCache, JWKSCache *prometheus.CounterVec
 	// Lote counts the units of work of each committed transaction of the
 	// executor (d6a_lote_unidades); LotesDesfeitos the batches rolled back
 	// and redone one unit per transaction (d6a_lotes_desfeitos_total).
@@ -157,10 +163,9 @@ func New(f Fonte) *Metrics {
 			Help:    "HTTP request latency in seconds, by route pattern and status code.",
 			Buckets: prometheus.ExponentialBuckets(0.00025, 2, 15), // 0.25 ms … ~4 s
 		}, []string{"rota", "codigo"}),
-		SituacaoCache: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "d6a_situacao_cache_total",
-			Help: "Situacao reads by resultado: hit (answered from the cache) or miss (read from the database).",
-		}, []string{"resultado"}),
+		SituacaoCache: contadorCache("d6a_situacao_cache_total", "Situacao reads by resultado: hit (answered from the cache) or miss (read from the database)."),
+		TokensCache:   contadorCache("d6a_tokens_cache_total", "Session tokens by resultado: hit (found in the verified-token cache) or miss (signature verified)."),
+		JWKSCache:     contadorCache("d6a_jwks_cache_total", "Kid lookups of token verifications by resultado: hit (in the cached JWKS) or miss (fetched from the provider, rate-limited, or refused)."),
 		Lote: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "d6a_lote_unidades",
 			Help:    "Units of work (events, boot steps) committed by one transaction of the draw executor.",
@@ -184,8 +189,6 @@ func New(f Fonte) *Metrics {
 	m.abertura = m.transacaoFase.WithLabelValues("abertura")
 	m.decisoes = m.transacaoFase.WithLabelValues("decisoes")
 	m.fechamento = m.transacaoFase.WithLabelValues("fechamento")
-	m.SituacaoCache.WithLabelValues("hit")
-	m.SituacaoCache.WithLabelValues("miss")
 	for _, motivo := range MotivosSemCandidatos {
 		m.SemCandidatos.WithLabelValues(motivo)
 	}
@@ -197,12 +200,21 @@ func New(f Fonte) *Metrics {
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.Sorteios, m.SemCandidatos, m.Recusas, m.HandlerDuracao,
 		m.SorteioDuracao, m.DeadLetters, m.OutboxPublicados, m.HTTPDuracao, m.SituacaoCache,
+		m.TokensCache, m.JWKSCache,
 		m.Lote, m.LotesDesfeitos, m.EntregaAtraso, m.transacaoFase,
 	)
 	if f != nil {
 		m.reg.MustRegister(newGauges(f))
 	}
 	return m
+}
+
+// contadorCache is a cache's hits and misses, both series created at zero.
+func contadorCache(nome, help string) *prometheus.CounterVec {
+	c := prometheus.NewCounterVec(prometheus.CounterOpts{Name: nome, Help: help}, []string{"resultado"})
+	c.WithLabelValues("hit")
+	c.WithLabelValues("miss")
+	return c
 }
 
 // Preparar creates, at zero, the series of HandlerDuracao (every resultado)
