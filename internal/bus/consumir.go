@@ -168,14 +168,20 @@ func (b *Bus) consumirEntradas(ctx, hctx context.Context, h Handler) {
 }
 
 // buscarAdiante keeps a pull request open on the server and gathers what
-// it delivers, decoded, into the batch waiting for the handler, up to
-// Config.Lote; the handler takes all of it when it is free. So an event
+// it delivers, decoded, into the batches waiting for the handler, up to
+// adiante × Config.Lote; the handler takes up to Config.Lote of it when it
+// is free. So an event
 // that arrives while a transaction runs goes into the next one. Fetching a
 // whole batch ahead and holding it until the handler took it (before)
 // left the events that arrived meanwhile for the transaction after the
 // next: at half load a result waited for two or three transactions, not
 // one or two (issue 11). The messages gathered are kept in progress on the
 // server; it closes prontos when ctx ends.
+//
+// It gathers a second batch while the handler runs the first (adiante): a
+// burst's fetch of one batch took 100-600 ms on a bus that fsyncs every
+// message, longer than the transaction it fed, and the executor stood idle
+// for 48% of a burst waiting for it (issue 24, docs/bench.md).
 func (b *Bus) buscarAdiante(ctx, hctx context.Context, log *slog.Logger, prontos chan<- []recebida) {
 	defer close(prontos)
 	var (
@@ -265,7 +271,7 @@ func (b *Bus) buscarAdiante(ctx, hctx context.Context, log *slog.Logger, prontos
 		if ctx.Err() != nil {
 			return
 		}
-		if pedido == nil && retomar == nil && len(pendentes) < b.cfg.Lote {
+		if pedido == nil && retomar == nil && len(pendentes) < adiante*b.cfg.Lote {
 			if c == nil {
 				var err error
 				if c, err = b.js.Consumer(ctx, b.cfg.Stream, evento.DurableEntradas); err != nil {
@@ -278,7 +284,7 @@ func (b *Bus) buscarAdiante(ctx, hctx context.Context, log *slog.Logger, prontos
 				}
 			}
 			var err error
-			semEspera, faltam = faltam == 0, b.cfg.Lote-len(pendentes)
+			semEspera, faltam = faltam == 0, min(b.cfg.Lote, adiante*b.cfg.Lote-len(pendentes))
 			if semEspera {
 				pedido, err = c.FetchNoWait(faltam)
 			} else {
@@ -298,8 +304,11 @@ func (b *Bus) buscarAdiante(ctx, hctx context.Context, log *slog.Logger, prontos
 		for range len(chegadas) {
 			chegou(<-chegadas, true)
 		}
+		// A whole batch goes at once even while a request is open: the next
+		// one is being gathered behind it.
 		var saida chan<- []recebida
-		if len(pendentes) > 0 && !(pedido != nil && semEspera) {
+		oferta := pendentes[:min(len(pendentes), b.cfg.Lote)]
+		if len(oferta) == b.cfg.Lote || (len(oferta) > 0 && !(pedido != nil && semEspera)) {
 			saida = prontos
 		}
 		select {
@@ -309,8 +318,8 @@ func (b *Bus) buscarAdiante(ctx, hctx context.Context, log *slog.Logger, prontos
 			retomar = nil
 		case m, ok := <-chegadas:
 			chegou(m, ok)
-		case saida <- pendentes:
-			pendentes = nil
+		case saida <- oferta:
+			pendentes = append([]recebida(nil), pendentes[len(oferta):]...)
 		case <-progresso.C:
 			for _, r := range pendentes {
 				_ = r.m.InProgress()
@@ -318,6 +327,9 @@ func (b *Bus) buscarAdiante(ctx, hctx context.Context, log *slog.Logger, prontos
 		}
 	}
 }
+
+// adiante is how many batches buscarAdiante gathers ahead of the handler.
+const adiante = 2
 
 // devolverRecebidas hands gathered but unstarted messages back for
 // immediate redelivery instead of letting them wait for AckWait.
