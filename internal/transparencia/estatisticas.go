@@ -67,7 +67,7 @@ WHERE indice >= $1 AND indice < $2 ORDER BY indice`, feitos, fim)
 	if err != nil {
 		return 0, err
 	}
-	a := equidade.NovoAcumulador()
+	var blocos [][]byte
 	proximo := feitos
 	for rows.Next() {
 		var i int64
@@ -80,10 +80,7 @@ WHERE indice >= $1 AND indice < $2 ORDER BY indice`, feitos, fim)
 			rows.Close()
 			return 0, fmt.Errorf("transparencia: record %d missing from the statistics' read", proximo)
 		}
-		if err := SomarRegistro(a, b); err != nil {
-			rows.Close()
-			return 0, fmt.Errorf("record %d: %w", i, err)
-		}
+		blocos = append(blocos, b)
 		proximo++
 	}
 	rows.Close()
@@ -92,6 +89,45 @@ WHERE indice >= $1 AND indice < $2 ORDER BY indice`, feitos, fim)
 	}
 	if proximo != fim {
 		return 0, fmt.Errorf("transparencia: %d records read for the statistics, want %d", proximo-feitos, fim-feitos)
+	}
+	// The sums are floats: adding a pass's own sum to the stored one would
+	// round differently from adding record by record, so the figures would
+	// depend on where the passes happened to cut the log. The pass starts
+	// from the stored sums of the counsellors it touches and adds each
+	// record in order, so every cut gives what one fold from record 0
+	// gives, bit for bit, and so does a verifier's recomputation.
+	tocados := equidade.NovoAcumulador()
+	for k, b := range blocos {
+		if err := SomarRegistro(tocados, b); err != nil {
+			return 0, fmt.Errorf("record %d: %w", feitos+int64(k), err)
+		}
+	}
+	var ids []string
+	for _, c := range tocados.Conselheiros() {
+		ids = append(ids, c.ID)
+	}
+	a := equidade.NovoAcumulador()
+	guardadas, err := tx.Query(ctx, `SELECT conselheiro_id, sorteios_elegivel, esperado, observado, variancia, esperado_n2, observado_n2
+FROM d6a.transparencia_estatisticas WHERE conselheiro_id = ANY($1::text[])`, ids)
+	if err != nil {
+		return 0, err
+	}
+	for guardadas.Next() {
+		var c equidade.Conselheiro
+		if err := guardadas.Scan(&c.ID, &c.SorteiosElegivel, &c.Esperado, &c.Observado, &c.Variancia, &c.EsperadoN2, &c.ObservadoN2); err != nil {
+			guardadas.Close()
+			return 0, err
+		}
+		a.Somar(c)
+	}
+	guardadas.Close()
+	if err := guardadas.Err(); err != nil {
+		return 0, err
+	}
+	for _, b := range blocos {
+		if err := SomarRegistro(a, b); err != nil {
+			return 0, err
+		}
 	}
 	cs := a.Conselheiros()
 	var p struct {
@@ -113,12 +149,12 @@ WHERE indice >= $1 AND indice < $2 ORDER BY indice`, feitos, fim)
     (conselheiro_id, sorteios_elegivel, esperado, observado, variancia, esperado_n2, observado_n2)
 SELECT * FROM unnest($1::text[], $2::bigint[], $3::float8[], $4::bigint[], $5::float8[], $6::float8[], $7::bigint[])
 ON CONFLICT (conselheiro_id) DO UPDATE SET
-    sorteios_elegivel = t.sorteios_elegivel + excluded.sorteios_elegivel,
-    esperado = t.esperado + excluded.esperado,
-    observado = t.observado + excluded.observado,
-    variancia = t.variancia + excluded.variancia,
-    esperado_n2 = t.esperado_n2 + excluded.esperado_n2,
-    observado_n2 = t.observado_n2 + excluded.observado_n2`, p.ids, p.eleg, p.esp, p.obs, p.vari, p.esp2, p.obs2); err != nil {
+    sorteios_elegivel = excluded.sorteios_elegivel,
+    esperado = excluded.esperado,
+    observado = excluded.observado,
+    variancia = excluded.variancia,
+    esperado_n2 = excluded.esperado_n2,
+    observado_n2 = excluded.observado_n2`, p.ids, p.eleg, p.esp, p.obs, p.vari, p.esp2, p.obs2); err != nil {
 			return 0, err
 		}
 	}

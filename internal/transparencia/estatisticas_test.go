@@ -1,0 +1,115 @@
+package transparencia_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/google/uuid"
+
+	"github.com/formigueiro/d6a/internal/equidade"
+	"github.com/formigueiro/d6a/internal/pgtest"
+	"github.com/formigueiro/d6a/internal/sorteio"
+	"github.com/formigueiro/d6a/internal/store"
+	"github.com/formigueiro/d6a/internal/transparencia"
+)
+
+// The fairness sums do not depend on where the service's passes cut the
+// log: folded in passes of 7 records or in one pass, every counsellor's
+// float sums come out the same, bit for bit (the passes run in the
+// background, so where they cut is a matter of timing; the determinism
+// test of internal/worker once saw 1.3666666666666667 against
+// 1.3666666666666665).
+func TestApurarEstatisticasNaoDependeDosCortes(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	somas := func(lote int) []equidade.Conselheiro {
+		st := pgtest.New(t)
+		skey, _, err := transparencia.GerarChave(transparencia.OrigemPadrao)
+		if err != nil {
+			t.Fatal(err)
+		}
+		chave, _ := transparencia.NovaChave(skey)
+		anexarTB(t, st, poucos(t, 400))
+		if _, err := transparencia.Assinar(ctx, st.Pool, chave, transparencia.OrigemPadrao); err != nil {
+			t.Fatal(err)
+		}
+		passes := 0
+		for {
+			n, err := transparencia.ApurarEstatisticas(ctx, st.Pool, lote)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n == 0 {
+				break
+			}
+			passes++
+		}
+		if want := (400 + lote - 1) / lote; passes != want {
+			t.Fatalf("%d passes of %d records, want %d", passes, lote, want)
+		}
+		return lerSomas(t, st)
+	}
+	inteiro, picado := somas(400), somas(7)
+	if len(inteiro) == 0 || len(inteiro) != len(picado) {
+		t.Fatalf("%d counsellors in one pass, %d in passes of 7", len(inteiro), len(picado))
+	}
+	for i := range inteiro {
+		if inteiro[i] != picado[i] {
+			t.Errorf("counsellor %s: one pass %+v, passes of 7 %+v", inteiro[i].ID, inteiro[i], picado[i])
+		}
+	}
+}
+
+// poucos is n draws among 12 counsellors, lists of 1 to 7: each
+// counsellor's sums gather many terms like 1/3 and 1/7, whose rounding
+// depends on the order of the additions.
+func poucos(t *testing.T, n int) []transparencia.Registro {
+	t.Helper()
+	id := func(tipo string, k int) uuid.UUID {
+		return uuid.NewSHA1(uuid.NameSpaceOID, fmt.Appendf(nil, "cortes/%s/%d", tipo, k))
+	}
+	out := make([]transparencia.Registro, 0, n)
+	for i := range n {
+		eleg := make([]string, 1+i%7)
+		for k := range eleg {
+			eleg[k] = id("conselheiro", (i*5+k)%12).String()
+		}
+		base := id("base", i).String()
+		seq := int64(i + 1)
+		ts := fmt.Sprintf("2026-11-30T00:%02d:%02d.%03dZ", (i/60000)%60, (i/1000)%60, i%1000)
+		res, err := sorteio.Sortear(base, ts, eleg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		uc := id("uc", i%5)
+		r, err := transparencia.NovoRegistro(id("evento", i), id("demanda", i), uc, base, &seq, ts, res, uc, []uuid.UUID{uc}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+func lerSomas(t *testing.T, st *store.Store) []equidade.Conselheiro {
+	t.Helper()
+	rows, err := st.Pool.Query(context.Background(), `SELECT conselheiro_id, sorteios_elegivel, esperado, observado, variancia, esperado_n2, observado_n2
+FROM d6a.transparencia_estatisticas ORDER BY conselheiro_id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []equidade.Conselheiro
+	for rows.Next() {
+		var c equidade.Conselheiro
+		if err := rows.Scan(&c.ID, &c.SorteiosElegivel, &c.Esperado, &c.Observado, &c.Variancia, &c.EsperadoN2, &c.ObservadoN2); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
