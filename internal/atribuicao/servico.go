@@ -352,17 +352,16 @@ func (s *Servico) transacao(lote []job) ([]*uow, error) {
 		arvore      *transparencia.Estado
 		abertura    store.Leituras
 	)
-	// BEGIN, the lock (with the tables' sizes) and the batch's other
-	// opening reads go in one round trip: the inbox, the transparency log's
-	// state and, for agenda items at the head, their guards and eligibility
-	// as at the first unit's clock reading. Under READ COMMITTED each read
-	// takes its snapshot when it starts, after the lock was granted, so it
-	// sees what the previous holder committed. The clock is read before the
-	// lock: a draw's T is its trigger's (CONTRACT §4), so a lock wait no
-	// longer moves anything a verifier checks.
-	// The lock's statement also refits the connection's generic plans to
-	// the tables (d6a.ajustar_planos) before the reads behind it are
-	// planned, even in the first batch after a bulk load.
+	// BEGIN, the lock and the batch's other opening reads go in one round
+	// trip: the inbox, the transparency log's state and, for agenda items
+	// at the head, their guards and eligibility as at the first unit's
+	// clock reading. Under READ COMMITTED each read takes its snapshot when
+	// it starts, after the lock was granted, so it sees what the previous
+	// holder committed. The lock's statement also refits the connection's
+	// generic plans to the tables (d6a.ajustar_planos) before the reads
+	// behind it are planned, even in the first batch after a bulk load.
+	// The clock is read before the lock: a draw's T is its trigger's
+	// (CONTRACT §4), so a lock wait moves nothing a verifier checks.
 	agora := s.agora()
 	abertura.Ler(func(tx store.Tx) error {
 		if _, err := tx.AdvisoryLockSorteio(ctx, lockSorteio); err != nil {

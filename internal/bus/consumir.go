@@ -170,8 +170,8 @@ func (b *Bus) consumirEntradas(ctx, hctx context.Context, h Handler) {
 // buscarAdiante keeps a pull request open on the server and gathers what
 // it delivers, decoded, into the batches waiting for the handler, up to
 // adiante × Config.Lote; the handler takes up to Config.Lote of it when it
-// is free. So an event
-// that arrives while a transaction runs goes into the next one. Fetching a
+// is free. So an event that arrives while a transaction runs goes into the
+// next one. Fetching a
 // whole batch ahead and holding it until the handler took it (before)
 // left the events that arrived meanwhile for the transaction after the
 // next: at half load a result waited for two or three transactions, not

@@ -115,9 +115,9 @@ func novoAutenticador(ctx context.Context, cfg config.Config, now func() time.Ti
 	return a, nil
 }
 
-// contar points the token and key caches' hits and misses at m's
+// contarEm points the token and key caches' hits and misses at m's
 // d6a_tokens_cache_total and d6a_jwks_cache_total.
-func (a *autenticador) contar(m *metrics.Metrics) {
+func (a *autenticador) contarEm(m *metrics.Metrics) {
 	if a.tokens != nil {
 		a.tokens.contarEm(m.TokensCache)
 	}

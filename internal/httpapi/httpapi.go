@@ -130,7 +130,7 @@ func New(o Options) (*fiber.App, error) {
 	if a.auth, err = novoAutenticador(ctx, o.Config, a.now, o.JWKS, nTokens); err != nil {
 		return nil, err
 	}
-	a.auth.contar(a.metrics)
+	a.auth.contarEm(a.metrics)
 	if a.ip, err = novoIPCliente(o.Config.TrustedProxies); err != nil {
 		return nil, err
 	}

@@ -95,7 +95,7 @@ func TestLeituras(t *testing.T) {
 		l.Ler(func(tx store.Tx) error { vazias++; return nil }) // reads nothing: runs once
 		check(t, l.Enviar(ctx, tx))
 		check(t, tx.DB.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&pid))
-		if trava.Pid != pid || len(trava.Tamanhos) == 0 {
+		if trava.Pid != pid || !trava.Descartou {
 			t.Fatalf("AdvisoryLockSorteio read %+v on backend %d", trava, pid)
 		}
 		if len(ja) != 1 || ja[0] != a {

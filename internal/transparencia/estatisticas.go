@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/formigueiro/d6a/internal/equidade"
 )
 
@@ -17,22 +19,35 @@ const lockEstatisticas int64 = 0x643661657164
 // "tipo", CONTRACT §7) counts as a record and adds no draw.
 func SomarRegistro(a *equidade.Acumulador, registro []byte) error {
 	a.Registros++
+	s, err := lerSorteio(registro)
+	if err != nil || s == nil {
+		return err
+	}
+	a.Sorteio(s.ElegiveisEntrada, s.ConselheiroID)
+	return nil
+}
+
+// sorteioLido is what the statistics read of a draw's record.
+type sorteioLido struct {
+	Tipo             *string  `json:"tipo"`
+	ConselheiroID    string   `json:"conselheiro_id"`
+	ElegiveisEntrada []string `json:"elegiveis_entrada"`
+}
+
+// lerSorteio reads a record's list and winner; nil for a record that adds
+// no draw (eliminated, or of another kind).
+func lerSorteio(registro []byte) (*sorteioLido, error) {
 	if registro == nil {
-		return nil
+		return nil, nil
 	}
-	var r struct {
-		Tipo             *string  `json:"tipo"`
-		ConselheiroID    string   `json:"conselheiro_id"`
-		ElegiveisEntrada []string `json:"elegiveis_entrada"`
-	}
+	var r sorteioLido
 	if err := json.Unmarshal(registro, &r); err != nil {
-		return fmt.Errorf("transparencia: record for the statistics: %w", err)
+		return nil, fmt.Errorf("transparencia: record for the statistics: %w", err)
 	}
 	if r.Tipo != nil {
-		return nil
+		return nil, nil
 	}
-	a.Sorteio(r.ElegiveisEntrada, r.ConselheiroID)
-	return nil
+	return &r, nil
 }
 
 // ApurarEstatisticas adds the records signed since the last pass to the
@@ -67,7 +82,17 @@ WHERE indice >= $1 AND indice < $2 ORDER BY indice`, feitos, fim)
 	if err != nil {
 		return 0, err
 	}
-	var blocos [][]byte
+	var (
+		lidos   []*sorteioLido
+		tocados = map[string]bool{}
+		ids     []string
+	)
+	tocar := func(id string) {
+		if !tocados[id] {
+			tocados[id] = true
+			ids = append(ids, id)
+		}
+	}
 	proximo := feitos
 	for rows.Next() {
 		var i int64
@@ -80,7 +105,18 @@ WHERE indice >= $1 AND indice < $2 ORDER BY indice`, feitos, fim)
 			rows.Close()
 			return 0, fmt.Errorf("transparencia: record %d missing from the statistics' read", proximo)
 		}
-		blocos = append(blocos, b)
+		sr, err := lerSorteio(b)
+		if err != nil {
+			rows.Close()
+			return 0, fmt.Errorf("record %d: %w", i, err)
+		}
+		if sr != nil {
+			lidos = append(lidos, sr)
+			for _, id := range sr.ElegiveisEntrada {
+				tocar(id)
+			}
+			tocar(sr.ConselheiroID)
+		}
 		proximo++
 	}
 	rows.Close()
@@ -96,38 +132,12 @@ WHERE indice >= $1 AND indice < $2 ORDER BY indice`, feitos, fim)
 	// from the stored sums of the counsellors it touches and adds each
 	// record in order, so every cut gives what one fold from record 0
 	// gives, bit for bit, and so does a verifier's recomputation.
-	tocados := equidade.NovoAcumulador()
-	for k, b := range blocos {
-		if err := SomarRegistro(tocados, b); err != nil {
-			return 0, fmt.Errorf("record %d: %w", feitos+int64(k), err)
-		}
-	}
-	var ids []string
-	for _, c := range tocados.Conselheiros() {
-		ids = append(ids, c.ID)
-	}
 	a := equidade.NovoAcumulador()
-	guardadas, err := tx.Query(ctx, `SELECT conselheiro_id, sorteios_elegivel, esperado, observado, variancia, esperado_n2, observado_n2
-FROM d6a.transparencia_estatisticas WHERE conselheiro_id = ANY($1::text[])`, ids)
-	if err != nil {
+	if err := somarGuardadas(ctx, tx, a, ids); err != nil {
 		return 0, err
 	}
-	for guardadas.Next() {
-		var c equidade.Conselheiro
-		if err := guardadas.Scan(&c.ID, &c.SorteiosElegivel, &c.Esperado, &c.Observado, &c.Variancia, &c.EsperadoN2, &c.ObservadoN2); err != nil {
-			guardadas.Close()
-			return 0, err
-		}
-		a.Somar(c)
-	}
-	guardadas.Close()
-	if err := guardadas.Err(); err != nil {
-		return 0, err
-	}
-	for _, b := range blocos {
-		if err := SomarRegistro(a, b); err != nil {
-			return 0, err
-		}
+	for _, sr := range lidos {
+		a.Sorteio(sr.ElegiveisEntrada, sr.ConselheiroID)
 	}
 	cs := a.Conselheiros()
 	var p struct {
@@ -172,21 +182,36 @@ func LerEstatisticas(ctx context.Context, db DBTX) (equidade.Resultado, error) {
 		Scan(&a.Registros, &a.Sorteios, &a.SorteiosN1); err != nil {
 		return equidade.Resultado{}, err
 	}
-	rows, err := db.Query(ctx, `SELECT conselheiro_id, sorteios_elegivel, esperado, observado, variancia, esperado_n2, observado_n2
-FROM d6a.transparencia_estatisticas`)
-	if err != nil {
+	if err := somarGuardadas(ctx, db, a, nil); err != nil {
 		return equidade.Resultado{}, err
+	}
+	return a.Resultado(), nil
+}
+
+// somarGuardadas adds to a the stored sums of the counsellors ids, or of
+// every counsellor when ids is nil.
+func somarGuardadas(ctx context.Context, db DBTX, a *equidade.Acumulador, ids []string) error {
+	const colunas = `SELECT conselheiro_id, sorteios_elegivel, esperado, observado, variancia, esperado_n2, observado_n2
+FROM d6a.transparencia_estatisticas`
+	var (
+		rows pgx.Rows
+		err  error
+	)
+	if ids == nil {
+		rows, err = db.Query(ctx, colunas)
+	} else {
+		rows, err = db.Query(ctx, colunas+` WHERE conselheiro_id = ANY($1::text[])`, ids)
+	}
+	if err != nil {
+		return err
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var c equidade.Conselheiro
 		if err := rows.Scan(&c.ID, &c.SorteiosElegivel, &c.Esperado, &c.Observado, &c.Variancia, &c.EsperadoN2, &c.ObservadoN2); err != nil {
-			return equidade.Resultado{}, err
+			return err
 		}
 		a.Somar(c)
 	}
-	if err := rows.Err(); err != nil {
-		return equidade.Resultado{}, err
-	}
-	return a.Resultado(), nil
+	return rows.Err()
 }

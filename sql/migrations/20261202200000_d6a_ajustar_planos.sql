@@ -11,9 +11,16 @@
 
 -- +goose Up
 -- +goose StatementBegin
-CREATE FUNCTION d6a.ajustar_planos(tamanhos bigint[]) RETURNS boolean
+CREATE FUNCTION d6a.ajustar_planos() RETURNS boolean
 LANGUAGE plpgsql AS $$
 DECLARE
+    -- The tables the draw path reads.
+    tamanhos bigint[] := ARRAY[
+        pg_relation_size('d6a.conselheiros'), pg_relation_size('d6a.atribuicoes'),
+        pg_relation_size('d6a.fila_pendentes'), pg_relation_size('d6a.outbox'),
+        pg_relation_size('d6a.eventos_processados'), pg_relation_size('d6a.auditoria_sorteios'),
+        pg_relation_size('d6a.contador_recusas')
+    ];
     antes  bigint[] := nullif(current_setting('d6a.tamanhos_planejados', true), '')::bigint[];
     pagina constant bigint := 8192;
     a bigint;
@@ -40,4 +47,4 @@ $$;
 -- +goose StatementEnd
 
 -- +goose Down
-DROP FUNCTION d6a.ajustar_planos(bigint[]);
+DROP FUNCTION d6a.ajustar_planos();

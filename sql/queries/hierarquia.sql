@@ -7,22 +7,9 @@ SELECT id, parent_uc_id FROM core.uc_polygons;
 -- and in the same statement refits the connection's generic plans to the
 -- tables the draw path reads (d6a.ajustar_planos), before the reads queued
 -- behind it are planned.
-SELECT pg_backend_pid()::int AS pid, t.tamanhos, d6a.ajustar_planos(t.tamanhos) AS descartou
-FROM (
-    SELECT ARRAY[
-        pg_relation_size('d6a.conselheiros'), pg_relation_size('d6a.atribuicoes'),
-        pg_relation_size('d6a.fila_pendentes'), pg_relation_size('d6a.outbox'),
-        pg_relation_size('d6a.eventos_processados'), pg_relation_size('d6a.auditoria_sorteios'),
-        pg_relation_size('d6a.contador_recusas')
-    ]::bigint[] AS tamanhos
-    FROM (SELECT pg_advisory_xact_lock(@chave::bigint)) AS trava
-) AS t;
+SELECT pg_backend_pid()::int AS pid, d6a.ajustar_planos() AS descartou
+FROM (SELECT pg_advisory_xact_lock(@chave::bigint)) AS trava;
 
 -- name: AjustarPlanos :one
 -- AdvisoryLockSorteio's refit, for the relay's transactions.
-SELECT d6a.ajustar_planos(ARRAY[
-    pg_relation_size('d6a.conselheiros'), pg_relation_size('d6a.atribuicoes'),
-    pg_relation_size('d6a.fila_pendentes'), pg_relation_size('d6a.outbox'),
-    pg_relation_size('d6a.eventos_processados'), pg_relation_size('d6a.auditoria_sorteios'),
-    pg_relation_size('d6a.contador_recusas')
-]::bigint[]);
+SELECT d6a.ajustar_planos();

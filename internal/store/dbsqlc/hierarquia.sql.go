@@ -10,21 +10,12 @@ import (
 )
 
 const advisoryLockSorteio = `-- name: AdvisoryLockSorteio :one
-SELECT pg_backend_pid()::int AS pid, t.tamanhos, d6a.ajustar_planos(t.tamanhos) AS descartou
-FROM (
-    SELECT ARRAY[
-        pg_relation_size('d6a.conselheiros'), pg_relation_size('d6a.atribuicoes'),
-        pg_relation_size('d6a.fila_pendentes'), pg_relation_size('d6a.outbox'),
-        pg_relation_size('d6a.eventos_processados'), pg_relation_size('d6a.auditoria_sorteios'),
-        pg_relation_size('d6a.contador_recusas')
-    ]::bigint[] AS tamanhos
-    FROM (SELECT pg_advisory_xact_lock($1::bigint)) AS trava
-) AS t
+SELECT pg_backend_pid()::int AS pid, d6a.ajustar_planos() AS descartou
+FROM (SELECT pg_advisory_xact_lock($1::bigint)) AS trava
 `
 
 type AdvisoryLockSorteioRow struct {
 	Pid       int32
-	Tamanhos  []int64
 	Descartou bool
 }
 
@@ -35,17 +26,12 @@ type AdvisoryLockSorteioRow struct {
 func (q *Queries) AdvisoryLockSorteio(ctx context.Context, chave int64) (AdvisoryLockSorteioRow, error) {
 	row := q.db.QueryRow(ctx, advisoryLockSorteio, chave)
 	var i AdvisoryLockSorteioRow
-	err := row.Scan(&i.Pid, &i.Tamanhos, &i.Descartou)
+	err := row.Scan(&i.Pid, &i.Descartou)
 	return i, err
 }
 
 const ajustarPlanos = `-- name: AjustarPlanos :one
-SELECT d6a.ajustar_planos(ARRAY[
-    pg_relation_size('d6a.conselheiros'), pg_relation_size('d6a.atribuicoes'),
-    pg_relation_size('d6a.fila_pendentes'), pg_relation_size('d6a.outbox'),
-    pg_relation_size('d6a.eventos_processados'), pg_relation_size('d6a.auditoria_sorteios'),
-    pg_relation_size('d6a.contador_recusas')
-]::bigint[])
+SELECT d6a.ajustar_planos()
 `
 
 // AdvisoryLockSorteio's refit, for the relay's transactions.
