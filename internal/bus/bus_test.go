@@ -356,11 +356,16 @@ func TestConsumidoresCriadosNaCabeca(t *testing.T) {
 	}
 	t.Logf("replay: antes %s, depois %s", before, after)
 	// The running Consumir keeps a pull request open for up to Lote
-	// messages, which the server may serve right after the reset and before
-	// Replay reads the position back: any of the four can already be out
-	// again. Either the position went back or the server delivered again.
-	rebobinou := after.StreamSeq < before.StreamSeq || after.ConsumerSeq > before.ConsumerSeq
-	if before.StreamSeq != 4 || before.NumPending != 0 || !rebobinou || after.StreamSeq+after.NumPending != 4 {
+	// messages, which the server may serve between the reset and the
+	// snapshot it answers with (nats-server's resetStartingSeq releases the
+	// consumer's lock before o.info()): the answer can show the position
+	// already back at 4, and once it showed delivered 4 with 4 pending
+	// (1 run in 30). So the answer is checked only where it shows the
+	// rewind; that all four come again, in order, is checked below.
+	if before.StreamSeq != 4 || before.NumPending != 0 {
+		t.Fatalf("position before replay: %s", before)
+	}
+	if after.StreamSeq < before.StreamSeq && after.StreamSeq+after.NumPending != 4 {
 		t.Fatalf("replay positions: before %s, after %s", before, after)
 	}
 	esperar(t, "the replay", func() bool { return len(g.lista()) >= 5 })
