@@ -254,6 +254,24 @@ type passe struct {
 	Handler [2]time.Duration
 	Divisao divisao
 	Lotes   lotes // units of work per committed transaction
+	Fases   fases
+}
+
+// fases is where a pass's mean result went: the bus's delivery of the input
+// (its storage in the stream → the consumer has it), the transaction's
+// opening, decisions, and writes with COMMIT (for the bare loop: its INSERT
+// with COMMIT), the result's publish to its ack (the bare loop only: d6a's
+// relay is not timed apart), and publish → result on the bus. Means of
+// d6a serve's histograms (Δsum ÷ Δcount) or of the bare loop's timings;
+// at light load one transaction carries one event, so they add up.
+type fases struct {
+	Entrega, Abertura, Decisoes, Escrita, Publicacao, Total time.Duration
+}
+
+// Resto is what the phases do not cover: the input's publish until it is
+// stored, d6a's relay, the result's way to the subscriber.
+func (f fases) Resto() time.Duration {
+	return f.Total - f.Entrega - f.Abertura - f.Decisoes - f.Escrita - f.Publicacao
 }
 
 // Vazao is the draw rate: results per second, first publish → last result.
@@ -264,6 +282,7 @@ func resumir(ds []*demanda, taxa float64, pub time.Duration) passe {
 	var todas []time.Duration
 	inicio := ds[0].pub
 	var fim int64
+	var soma time.Duration
 	for _, d := range ds {
 		if d.pub.Before(inicio) {
 			inicio = d.pub
@@ -275,6 +294,7 @@ func resumir(ds []*demanda, taxa float64, pub time.Duration) passe {
 		p.Recebidos++
 		fim = max(fim, r)
 		todas = append(todas, relogioBase.Add(time.Duration(r)).Sub(d.pub))
+		soma += todas[len(todas)-1]
 		switch d.tipo.Load() {
 		case sorteado:
 			p.Sorteados++
@@ -286,5 +306,8 @@ func resumir(ds []*demanda, taxa float64, pub time.Duration) passe {
 		p.Duracao = relogioBase.Add(time.Duration(fim)).Sub(inicio)
 	}
 	p.Lat = latency.Summarize(todas)
+	if p.Recebidos > 0 {
+		p.Fases.Total = soma / time.Duration(p.Recebidos)
+	}
 	return p
 }

@@ -40,6 +40,10 @@ type laco struct {
 	// is close to Duracao, the publisher bounded the loop.
 	Publicacao time.Duration
 	CPU        usoCPU // the bench process (loop and publisher) is Eu
+	// Fases: the loop's delivery, INSERT with COMMIT (Escrita) and result
+	// publish (Publicacao), means per message; WAL over the measurement.
+	Fases fases
+	WAL   wal
 }
 
 func (l laco) Vazao() float64 { return razao(float64(l.M), l.Duracao.Seconds()) }
@@ -83,6 +87,10 @@ func medirLaco(ctx context.Context, natsURL, dbURL string, ds []*demanda, lote i
 	defer pub.Close()
 	pub.registrar(ds)
 
+	walAntes, err := lerWAL(ctx, conn)
+	if err != nil {
+		return l, err
+	}
 	antes := amostrar(medidos)
 	erroPub := make(chan error, 1)
 	var publicacao time.Duration // read only after erroPub delivered
@@ -124,7 +132,14 @@ func medirLaco(ctx context.Context, natsURL, dbURL string, ds []*demanda, lote i
 			return l, err
 		}
 		ocioso = len(msgs) == 0
+		recebidas := time.Now()
+		for _, m := range msgs {
+			if meta, err := m.Metadata(); err == nil {
+				l.Fases.Entrega += recebidas.Sub(meta.Timestamp)
+			}
+		}
 		for len(msgs) > 0 {
+			inicio := time.Now()
 			n := min(lote, len(msgs))
 			parte := msgs[:n]
 			msgs = msgs[n:]
@@ -138,6 +153,8 @@ func medirLaco(ctx context.Context, natsURL, dbURL string, ds []*demanda, lote i
 			if err := conn.SendBatch(ctx, &lb).Close(); err != nil {
 				return l, err
 			}
+			gravadas := time.Now()
+			l.Fases.Escrita += time.Duration(n) * gravadas.Sub(inicio)
 			futuros := make([]jetstream.PubAckFuture, 0, n)
 			for _, m := range parte {
 				meta, _ := m.Metadata()
@@ -156,6 +173,7 @@ func medirLaco(ctx context.Context, natsURL, dbURL string, ds []*demanda, lote i
 					return l, errors.New("result ack not received in 30 s")
 				}
 			}
+			l.Fases.Publicacao += time.Duration(n) * time.Since(gravadas)
 			for _, m := range parte {
 				if err := m.Ack(); err != nil {
 					return l, err
@@ -166,6 +184,15 @@ func medirLaco(ctx context.Context, natsURL, dbURL string, ds []*demanda, lote i
 	}
 	fim := time.Now()
 	l.CPU = calcularUso(antes, amostrar(medidos), len(ds))
+	time.Sleep(esperaEstatisticas)
+	walDepois, err := lerWAL(ctx, conn)
+	if err != nil {
+		return l, err
+	}
+	l.WAL = walDepois.menos(walAntes)
+	for _, f := range []*time.Duration{&l.Fases.Entrega, &l.Fases.Escrita, &l.Fases.Publicacao} {
+		*f /= time.Duration(len(ds))
+	}
 	if !publicado {
 		if err := <-erroPub; err != nil {
 			return l, err
@@ -173,6 +200,7 @@ func medirLaco(ctx context.Context, natsURL, dbURL string, ds []*demanda, lote i
 	}
 	l.Duracao, l.Publicacao = fim.Sub(ds[0].pub), publicacao
 	pub.esperar(ctx, ds, 5*time.Second, func(int) {})
-	l.Lat = resumir(ds, taxa, publicacao).Lat
+	r := resumir(ds, taxa, publicacao)
+	l.Lat, l.Fases.Total = r.Lat, r.Fases.Total
 	return l, nil
 }

@@ -26,6 +26,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -273,6 +274,9 @@ func executar(ctx context.Context, o opcoes) (err error) {
 		}
 		rs = append(rs, r)
 	}
+	if err := a.levesIntercalados(ctx, rs); err != nil {
+		return err
+	}
 	a.base = a.lenta
 	rel := relatorio{a: a, rs: rs, lacos: lacos, dur: time.Since(inicio), data: time.Now().UTC()}
 	md := rel.markdown()
@@ -335,7 +339,10 @@ type resultadoK struct {
 	// every pass; the separate nats-server, when used.
 	MemAntes, MemDepois, MemFim, NATSMem memoria
 	Leve, Maxima, Ritmada                passe          // light (-light-rate), burst, paced at -load of the burst's rate
-	PG, PGRitmada                        estatisticasPG // burst, paced pass
+	PGLeve, PG, PGRitmada                estatisticasPG // light pass, burst, paced pass
+	// LevesP50 is the p50 of each light pass, round by round: the run's
+	// own, then those levesIntercalados ran after every run.
+	LevesP50 []time.Duration
 	// Estatisticas counts pg_statistic rows of the d6a tables at the end:
 	// 0 proves a fresh run stayed never-analyzed.
 	Estatisticas int
@@ -344,12 +351,10 @@ type resultadoK struct {
 
 func (a *ambiente) medir(ctx context.Context, c cenario) (r resultadoK, err error) {
 	r = resultadoK{cenario: c, UCs: a.pais.Tamanho()}
-	nome := fmt.Sprintf("k%d_%s", c.K, c.Forma) + se(c.Fresco, "_fresh", "")
-	dir := filepath.Join(a.dir, nome)
+	dir, db := a.lugar(c)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return r, err
 	}
-	db := "bench_" + nome
 	logf("── %s: database %s", c, db)
 	if err := a.pg.CreateDatabase(ctx, db, "bench_base"); err != nil {
 		return r, err
@@ -395,48 +400,20 @@ func (a *ambiente) medir(ctx context.Context, c cenario) (r resultadoK, err erro
 	r.PgbenchTPS = tps
 	logf("pgbench: %.1f tps, latency %.2f ms", tps, ms(lat))
 
-	natsURL := ""
-	var nats *natsExterno
-	if !a.o.embutido {
-		if nats, err = iniciarNATS(a.binNATS, filepath.Join(dir, "nats")); err != nil {
-			return r, err
-		}
-		defer func() { _ = nats.parar(10 * time.Second) }()
-		natsURL = nats.url
-	}
-	srv, err := iniciarServe(a.binD6A, dir, url, natsURL, a.o.perf)
+	e, err := a.subir(ctx, dir, url, "d6a-serve.log")
 	if err != nil {
 		return r, err
 	}
-	parado := false
-	defer func() {
-		if !parado {
-			_ = srv.parar(30 * time.Second)
-		}
-	}()
-	logf("d6a serve ready (pid %d, bus %s, log %s)", srv.Pid(), srv.nats, srv.log)
-	bus, err := conectar(srv.nats)
-	if err != nil {
-		return r, err
-	}
-	defer bus.Close()
-	medidos := processosMedidos{d6a: srv.Pid(), pgDir: a.pg.Dir}
-	if nats != nil {
-		medidos.nats = nats.Pid()
-	}
+	defer e.parar()
+	srv, bus, medidos := e.srv, e.bus, e.medidos
 	rng := rand.New(rand.NewPCG(a.o.seed, uint64(c.K)^0xde3a4d))
 
 	// First draw: loads the hierarchy cache.
 	r.MemAntes = lerMemoria(srv.Pid())
-	aq := gerarDemandas(rng, a.pais, 1)
-	bus.registrar(aq)
-	if _, err := bus.publicar(ctx, assuntoAgenda, aq, 0, func(int) {}); err != nil {
+	aquecimento, err := e.aquecer(ctx, rng, a.pais)
+	if err != nil {
 		return r, err
 	}
-	if bus.esperar(ctx, aq, 2*time.Minute, func(int) {}) != 1 {
-		return r, fmt.Errorf("first draw: no result within 2 min; log:\n%s", cauda(srv.log))
-	}
-	aquecimento := relogioBase.Add(time.Duration(aq[0].recv.Load())).Sub(aq[0].pub)
 	r.MemDepois = lerMemoria(srv.Pid())
 	if r.Hierarquia, err = lerCargaHierarquia(srv.log); err != nil {
 		return r, err
@@ -460,6 +437,7 @@ func (a *ambiente) medir(ctx context.Context, c cenario) (r resultadoK, err erro
 			return err
 		}
 		if pg != nil {
+			time.Sleep(esperaEstatisticas)
 			if *pg, err = lerEstatisticas(ctx, conn); err != nil {
 				return err
 			}
@@ -467,9 +445,10 @@ func (a *ambiente) medir(ctx context.Context, c cenario) (r resultadoK, err erro
 		return nil
 	}
 	if a.o.leve > 0 {
-		if err := passar(&r.Leve, a.o.leve, a.o.taxaLeve, fmt.Sprintf("%g/s", a.o.taxaLeve), nil); err != nil {
+		if err := passar(&r.Leve, a.o.leve, a.o.taxaLeve, fmt.Sprintf("%g/s", a.o.taxaLeve), &r.PGLeve); err != nil {
 			return r, err
 		}
+		r.LevesP50 = append(r.LevesP50, r.Leve.Lat.P50)
 		if err := liberar(ctx, conn, c.Fresco); err != nil {
 			return r, err
 		}
@@ -497,8 +476,7 @@ func (a *ambiente) medir(ctx context.Context, c cenario) (r resultadoK, err erro
 
 	r.MemFim, r.NATSMem = lerMemoria(srv.Pid()), lerMemoria(medidos.nats)
 	logf("d6a serve RSS %.1f MB, peak (VmHWM) %.1f MB", mb(r.MemFim.RSS), mb(r.MemFim.HWM))
-	parado = true
-	if err := srv.parar(30 * time.Second); err != nil {
+	if err := e.parar(); err != nil {
 		logf("d6a serve exit: %v", err)
 	}
 	r.Avisos, _ = lerLog(srv.log)
@@ -510,6 +488,164 @@ func (a *ambiente) medir(ctx context.Context, c cenario) (r resultadoK, err erro
 		logf("  d6a serve logged: %s", av)
 	}
 	return r, nil
+}
+
+// lugar is a run's work directory and database.
+func (a *ambiente) lugar(c cenario) (dir, db string) {
+	nome := fmt.Sprintf("k%d_%s", c.K, c.Forma) + se(c.Fresco, "_fresh", "")
+	return filepath.Join(a.dir, nome), "bench_" + nome
+}
+
+// execucao is a run's bus and d6a serve. Restarted on the same
+// directories, they continue the run's stream, consumer and signing key.
+type execucao struct {
+	nats    *natsExterno
+	srv     *servidor
+	bus     *barramento
+	medidos processosMedidos
+	parado  bool // d6a serve stopped; its log stays readable
+}
+
+// subir starts the bus (unless -embedded-nats) and d6a serve, logging to
+// log in dir, and connects the bench to them.
+func (a *ambiente) subir(ctx context.Context, dir, url, log string) (e *execucao, err error) {
+	e = &execucao{}
+	defer func() {
+		if err != nil {
+			_ = e.parar()
+		}
+	}()
+	natsURL := ""
+	if !a.o.embutido {
+		if e.nats, err = iniciarNATS(a.binNATS, filepath.Join(dir, "nats")); err != nil {
+			return e, err
+		}
+		natsURL = e.nats.url
+	}
+	if e.srv, err = iniciarServe(a.binD6A, dir, log, url, natsURL, a.o.perf); err != nil {
+		return e, err
+	}
+	logf("d6a serve ready (pid %d, bus %s, log %s)", e.srv.Pid(), e.srv.nats, e.srv.log)
+	if e.bus, err = conectar(e.srv.nats); err != nil {
+		return e, err
+	}
+	e.medidos = processosMedidos{d6a: e.srv.Pid(), pgDir: a.pg.Dir}
+	if e.nats != nil {
+		e.medidos.nats = e.nats.Pid()
+	}
+	return e, nil
+}
+
+// parar stops d6a serve (its drain path), then the bus; it returns d6a
+// serve's exit. A second call does nothing.
+func (e *execucao) parar() (err error) {
+	if e.bus != nil {
+		e.bus.Close()
+		e.bus = nil
+	}
+	if e.srv != nil && !e.parado {
+		err = e.srv.parar(30 * time.Second)
+		e.parado = true
+	}
+	if e.nats != nil {
+		_ = e.nats.parar(10 * time.Second)
+		e.nats = nil
+	}
+	return err
+}
+
+// aquecer publishes one demand and waits for its result: the first draw
+// loads the hierarchy cache. It returns the draw's latency.
+func (e *execucao) aquecer(ctx context.Context, rng *rand.Rand, p *pais) (time.Duration, error) {
+	aq := gerarDemandas(rng, p, 1)
+	e.bus.registrar(aq)
+	if _, err := e.bus.publicar(ctx, assuntoAgenda, aq, 0, func(int) {}); err != nil {
+		return 0, err
+	}
+	if e.bus.esperar(ctx, aq, 2*time.Minute, func(int) {}) != 1 {
+		return 0, fmt.Errorf("first draw: no result within 2 min; log:\n%s", cauda(e.srv.log))
+	}
+	return relogioBase.Add(time.Duration(aq[0].recv.Load())).Sub(aq[0].pub), nil
+}
+
+// rodadasLeves is how many light passes the flat-cost target takes the
+// median of: the runs' own, then rounds run after every run, in the same
+// order, so the runs it compares interleave.
+const rodadasLeves = 3
+
+// levesIntercalados runs the light pass again, rounds 2 to rodadasLeves,
+// on the runs the flat-cost target compares (K=1,000 sparse, K=1,000,000
+// of each shape): each on a restarted d6a serve with its first draw, after
+// the run's assignments are ended.
+func (a *ambiente) levesIntercalados(ctx context.Context, rs []resultadoK) error {
+	pequeno, ok := achar(rs, 1_000, "sparse", false)
+	if a.o.leve == 0 || !ok {
+		return nil
+	}
+	comparados := []cenario{pequeno.cenario}
+	for _, forma := range []string{"sparse", "dense"} {
+		if g, ok := achar(rs, 1_000_000, forma, false); ok && g.K != pequeno.K {
+			comparados = append(comparados, g.cenario)
+		}
+	}
+	if len(comparados) < 2 {
+		return nil
+	}
+	if err := a.noTmpfs(ctx, false); err != nil {
+		return err
+	}
+	for rodada := 2; rodada <= rodadasLeves; rodada++ {
+		for _, c := range comparados {
+			i := slices.IndexFunc(rs, func(r resultadoK) bool { return r.cenario == c })
+			p, avisos, err := a.leveDeNovo(ctx, c, rodada)
+			if err != nil {
+				return fmt.Errorf("%s, light pass %d: %w", c, rodada, err)
+			}
+			rs[i].LevesP50 = append(rs[i].LevesP50, p.Lat.P50)
+			rs[i].Avisos = append(rs[i].Avisos, avisos...)
+			if p.Recebidos < p.M {
+				rs[i].Avisos = append(rs[i].Avisos, fmt.Sprintf("light pass %d: %d results missing", rodada, p.M-p.Recebidos))
+			}
+		}
+	}
+	return nil
+}
+
+// leveDeNovo restarts run c's bus and d6a serve, ends its assignments,
+// draws once and runs the light pass; it returns the pass and what d6a
+// serve logged at warning or above.
+func (a *ambiente) leveDeNovo(ctx context.Context, c cenario, rodada int) (p passe, avisos []string, err error) {
+	dir, db := a.lugar(c)
+	url := a.pg.URL(db)
+	logf("── %s: light pass, round %d of %d", c, rodada, rodadasLeves)
+	e, err := a.subir(ctx, dir, url, fmt.Sprintf("d6a-serve-%d.log", rodada))
+	if err != nil {
+		return p, nil, err
+	}
+	defer e.parar()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return p, nil, err
+	}
+	defer conn.Close(context.Background())
+	// After d6a serve is up: its relay publishes what the last pass left
+	// unmarked, which liberar waits for.
+	if err := liberar(ctx, conn, c.Fresco); err != nil {
+		return p, nil, err
+	}
+	rng := rand.New(rand.NewPCG(a.o.seed, uint64(c.K)^0xde3a4d^uint64(rodada)<<40))
+	if _, err := e.aquecer(ctx, rng, a.pais); err != nil {
+		return p, nil, err
+	}
+	nome := fmt.Sprintf("%g/s, round %d", a.o.taxaLeve, rodada)
+	if p, err = a.passe(ctx, e.bus, e.srv, e.medidos, rng, a.o.leve, a.o.taxaLeve, c.String()+": ", nome); err != nil {
+		return p, nil, err
+	}
+	if err := e.parar(); err != nil {
+		logf("d6a serve exit: %v", err)
+	}
+	avisos, _ = lerLog(e.srv.log)
+	return p, avisos, nil
 }
 
 // passe publishes m fresh demands (paced at taxa per second, or as fast as
@@ -557,6 +693,7 @@ func (a *ambiente) passe(ctx context.Context, bus *barramento, srv *servidor, me
 	p.Quietas = latency.Summarize(quietas(ds, js, limiteQuieto))
 	p.Handler = quantis(mAntes, mDepois, "d6a_handler_duracao_segundos", "agenda", `"ok"`)
 	p.Divisao, p.Lotes = lerDivisao(mAntes, mDepois), lerLotes(mAntes, mDepois)
+	p.Fases = fasesD6A(mAntes, mDepois, p.Fases.Total)
 	if n < len(ds) {
 		logf("WARNING: %d of %d results never reached the bus (no progress for 1 min)", len(ds)-n, len(ds))
 	}

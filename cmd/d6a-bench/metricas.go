@@ -107,6 +107,47 @@ func quantis(antes, depois metricas, nome string, filtros ...string) [2]time.Dur
 	return [2]time.Duration{h.quantil(0.5), h.quantil(0.99)}
 }
 
+// media is the mean of histogram nome over a pass (Δsum ÷ Δcount, summed
+// over the series whose labels contain every one of filtros); 0 without
+// observations.
+func media(antes, depois metricas, nome string, filtros ...string) time.Duration {
+	var soma, n float64
+	for _, m := range []struct {
+		m    metricas
+		sign float64
+	}{{depois, 1}, {antes, -1}} {
+	serie:
+		for s, v := range m.m {
+			alvo := &soma
+			switch {
+			case strings.HasPrefix(s, nome+"_count"):
+				alvo = &n
+			case !strings.HasPrefix(s, nome+"_sum"):
+				continue
+			}
+			for _, f := range filtros {
+				if !strings.Contains(s, f) {
+					continue serie
+				}
+			}
+			*alvo += m.sign * v
+		}
+	}
+	if n <= 0 {
+		return 0
+	}
+	return time.Duration(soma / n * float64(time.Second))
+}
+
+// fasesD6A is d6a serve's mean delivery and transaction phases over a pass.
+func fasesD6A(antes, depois metricas, total time.Duration) fases {
+	f := func(fase string) time.Duration {
+		return media(antes, depois, "d6a_transacao_fase_segundos", `fase="`+fase+`"`)
+	}
+	return fases{Entrega: media(antes, depois, "d6a_entrega_atraso_segundos"),
+		Abertura: f("abertura"), Decisoes: f("decisoes"), Escrita: f("fechamento"), Total: total}
+}
+
 // divisao is where d6a serve says a pass's time went, p50 and p99 each:
 // the bus's delivery of each message (d6a_entrega_atraso_segundos) and the
 // opening, decisions and closing of each transaction

@@ -83,6 +83,7 @@ type instrucao struct {
 	Nome             string // sqlc query name, or the statement's start
 	Chamadas         int64
 	TotalMs, MediaMs float64
+	WalBytes         int64 // the WAL its executions wrote (full-page images included)
 }
 
 // estatisticasPG are the server statistics of one pass: pg_stat_statements,
@@ -90,10 +91,34 @@ type instrucao struct {
 // d6a.conselheiros with how many were HOT (an indexed column that changes
 // defeats HOT).
 type estatisticasPG struct {
-	Instrucoes                                []instrucao
-	WalSyncs, WalBytes, Commits               int64
-	WalSyncMs                                 float64
+	Instrucoes []instrucao
+	wal
 	AtualizacoesConselheiros, HOTConselheiros int64
+}
+
+// esperaEstatisticas is how long a backend's last counts may stay its own:
+// PostgreSQL 15 flushes them to the shared statistics once it has been
+// idle, at most once a second (PGSTAT_MIN_INTERVAL).
+const esperaEstatisticas = 1500 * time.Millisecond
+
+// wal is pg_stat_wal's flushes, their time and the bytes written, with the
+// commits of the current database (pg_stat_database).
+type wal struct {
+	WalSyncs, WalBytes, Commits int64
+	WalSyncMs                   float64
+}
+
+const consultaWAL = `SELECT w.wal_sync, w.wal_sync_time, w.wal_bytes::bigint, d.xact_commit
+	FROM pg_stat_wal w, pg_stat_database d WHERE d.datname = current_database()`
+
+func lerWAL(ctx context.Context, conn *pgx.Conn) (w wal, err error) {
+	err = conn.QueryRow(ctx, consultaWAL).Scan(&w.WalSyncs, &w.WalSyncMs, &w.WalBytes, &w.Commits)
+	return w, err
+}
+
+// menos is w − antes: the WAL of what ran in between.
+func (w wal) menos(antes wal) wal {
+	return wal{w.WalSyncs - antes.WalSyncs, w.WalBytes - antes.WalBytes, w.Commits - antes.Commits, w.WalSyncMs - antes.WalSyncMs}
 }
 
 // executarSQL runs each statement in turn.
@@ -112,7 +137,7 @@ func zerarEstatisticas(ctx context.Context, conn *pgx.Conn) error {
 
 func lerEstatisticas(ctx context.Context, conn *pgx.Conn) (e estatisticasPG, err error) {
 	rows, err := conn.Query(ctx, `
-		SELECT query, calls, total_exec_time, mean_exec_time
+		SELECT query, calls, total_exec_time, mean_exec_time, wal_bytes::bigint
 		FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid
 		WHERE d.datname = current_database() AND calls > 0
 		ORDER BY total_exec_time DESC LIMIT 25`)
@@ -121,7 +146,7 @@ func lerEstatisticas(ctx context.Context, conn *pgx.Conn) (e estatisticasPG, err
 	}
 	var q string
 	var i instrucao
-	_, err = pgx.ForEachRow(rows, []any{&q, &i.Chamadas, &i.TotalMs, &i.MediaMs}, func() error {
+	_, err = pgx.ForEachRow(rows, []any{&q, &i.Chamadas, &i.TotalMs, &i.MediaMs, &i.WalBytes}, func() error {
 		if i.Nome = store.NomeDaQuery(q); !strings.Contains(i.Nome, "pg_stat") { // not the bench's own
 			e.Instrucoes = append(e.Instrucoes, i)
 		}
@@ -132,8 +157,9 @@ func lerEstatisticas(ctx context.Context, conn *pgx.Conn) (e estatisticasPG, err
 	}
 	// pg_stat_database is refreshed, with a small delay, at the end of each
 	// transaction of the other backends.
-	return e, conn.QueryRow(ctx, `SELECT w.wal_sync, w.wal_sync_time, w.wal_bytes::bigint, d.xact_commit, t.n_tup_upd, t.n_tup_hot_upd
-		FROM pg_stat_wal w, pg_stat_database d, pg_stat_user_tables t
-		WHERE d.datname = current_database() AND t.relid = 'd6a.conselheiros'::regclass`).
-		Scan(&e.WalSyncs, &e.WalSyncMs, &e.WalBytes, &e.Commits, &e.AtualizacoesConselheiros, &e.HOTConselheiros)
+	if e.wal, err = lerWAL(ctx, conn); err != nil {
+		return e, err
+	}
+	return e, conn.QueryRow(ctx, `SELECT n_tup_upd, n_tup_hot_upd FROM pg_stat_user_tables WHERE relid = 'd6a.conselheiros'::regclass`).
+		Scan(&e.AtualizacoesConselheiros, &e.HOTConselheiros)
 }

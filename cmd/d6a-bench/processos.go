@@ -264,9 +264,9 @@ func enderecoLivre() (string, error) {
 }
 
 // iniciarServe starts `d6a serve` against dbURL and the bus (natsURL, or the
-// embedded server on a free port when natsURL is empty) and waits for
-// /readyz.
-func iniciarServe(bin, dir, dbURL, natsURL string, pprof bool) (s *servidor, err error) {
+// embedded server on a free port when natsURL is empty), with its data
+// directory dir and its output in file log there, and waits for /readyz.
+func iniciarServe(bin, dir, log, dbURL, natsURL string, pprof bool) (s *servidor, err error) {
 	s = &servidor{nats: natsURL}
 	if s.http, err = enderecoLivre(); err != nil {
 		return nil, err
@@ -290,7 +290,7 @@ func iniciarServe(bin, dir, dbURL, natsURL string, pprof bool) (s *servidor, err
 	} else {
 		env = append(env, "D6A_NATS_URL="+natsURL)
 	}
-	if s.processo, err = iniciar("d6a serve", filepath.Join(dir, "d6a-serve.log"), env, bin, "serve"); err != nil {
+	if s.processo, err = iniciar("d6a serve", filepath.Join(dir, log), env, bin, "serve"); err != nil {
 		return nil, err
 	}
 	cli := &http.Client{Timeout: time.Second}

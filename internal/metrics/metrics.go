@@ -182,7 +182,7 @@ func New(f Fonte) *Metrics {
 		}),
 		transacaoFase: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "d6a_transacao_fase_segundos",
-			Help:    "Seconds spent by each committed transaction of the draw executor, by fase: abertura (BEGIN and the draw lock), decisoes (the reads and every unit's decisions), fechamento (the writes and COMMIT with its WAL flush).",
+			Help:    "Seconds spent by each committed transaction of the draw executor, by fase: abertura (one round trip: BEGIN, the draw lock and the opening reads), decisoes (every unit's decisions and any further reads), fechamento (the writes and COMMIT with its WAL flush).",
 			Buckets: prometheus.ExponentialBuckets(0.00025, 2, 16),
 		}, []string{"fase"}),
 	}
