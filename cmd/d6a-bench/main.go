@@ -140,7 +140,7 @@ func lerFlags(args []string) (opcoes, error) {
 	fs.DurationVar(&o.sossego, "wait-quiet", se(q, 0, 30*time.Second), "before pgbench and each pass, wait up to this long for other processes to use under 0.25 cores (0: don't wait)")
 	fs.BoolVar(&o.manter, "keep", false, "keep the work directory (logs, PostgreSQL and NATS data) for inspection")
 	fs.StringVar(&o.dir, "dir", "", "work directory (default: a fresh temporary directory)")
-	fs.BoolVar(&o.perf, "perf", false, "record `perf` CPU profiles of d6a serve, nats-server and PostgreSQL during each max-load pass (reports in the work directory, which is then kept)")
+	fs.BoolVar(&o.perf, "perf", false, "record `perf` CPU profiles of d6a serve, nats-server and PostgreSQL, and a Go CPU profile of d6a serve, during each pass (reports in the work directory, which is then kept)")
 	dado, err := analisarFlags(fs, args)
 	if err != nil {
 		return o, err
@@ -655,8 +655,12 @@ func (a *ambiente) passe(ctx context.Context, bus *barramento, srv *servidor, me
 	bus.registrar(ds)
 	a.sossegar(quem, nome+" pass", medidos)
 	pararPerf := func() {}
-	if a.o.perf && taxa == 0 {
-		if pararPerf, err = gravarPerf(ctx, srv, medidos.nats, a.pg.Dir, m); err != nil {
+	if a.o.perf {
+		segundos := m / 150 // a burst's
+		if taxa > 0 {
+			segundos = int(float64(m) / taxa)
+		}
+		if pararPerf, err = gravarPerf(ctx, srv, medidos.nats, a.pg.Dir, segundos, nome); err != nil {
 			return p, err
 		}
 	}

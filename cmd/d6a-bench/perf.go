@@ -18,17 +18,18 @@ import (
 )
 
 // gravarPerf starts, for -perf, a `perf record` of d6a serve, nats-server and
-// the PostgreSQL cluster during a burst (PostgreSQL and nats-server are
+// the PostgreSQL cluster during a pass (PostgreSQL and nats-server are
 // not Go programs of ours; cpu-clock samples work in VMs without a PMU),
-// and a Go CPU profile of d6a serve from D6A_PPROF_ADDR. The returned
-// function stops the recordings and writes a flat report beside each.
-func gravarPerf(ctx context.Context, srv *servidor, natsPid int, pgDir string, m int) (parar func(), err error) {
+// and a Go CPU profile of segundos of d6a serve from D6A_PPROF_ADDR; files
+// are named after the run and passe. The returned function stops the
+// recordings and writes a flat report beside each.
+func gravarPerf(ctx context.Context, srv *servidor, natsPid int, pgDir string, segundos int, passe string) (parar func(), err error) {
 	bin, err := exec.LookPath("perf")
 	if err != nil {
 		return nil, fmt.Errorf("-perf: %w", err)
 	}
 	dir := filepath.Dir(srv.log)
-	k := filepath.Base(dir)
+	k := filepath.Base(dir) + "-" + strings.NewReplacer("/", "", " ", "-", "%", "").Replace(passe)
 	alvos := map[string][]int{"d6a-serve-" + k: {srv.Pid()}, "nats-server-" + k: {natsPid}}
 	if pm, _ := pglocal.Postmaster(pgDir); pm > 0 {
 		alvos["postgres-"+k] = []int{pm}
@@ -59,7 +60,7 @@ func gravarPerf(ctx context.Context, srv *servidor, natsPid int, pgDir string, m
 	if srv.pprof != "" {
 		out := filepath.Join(dir, "d6a-serve-"+k+".pprof")
 		go func() {
-			if err := perfilGo(ctx, srv.pprof, out, min(60, max(5, m/150))); err != nil {
+			if err := perfilGo(ctx, srv.pprof, out, min(60, max(5, segundos))); err != nil {
 				logf("pprof of d6a serve: %v", err)
 				return
 			}
