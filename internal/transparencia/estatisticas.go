@@ -50,13 +50,21 @@ func lerSorteio(registro []byte) (*sorteioLido, error) {
 	return &r, nil
 }
 
+// LoteEstatisticas is how many records one pass of ApurarEstatisticas
+// folds at most. A pass holds its records' lists and the sums of every
+// counsellor they name: with 5,000, d6a serve peaked at 153-159 MB at
+// K=1,000,000 dense after a burst, against 121-129 MB with 500 (issue 24,
+// docs/bench.md §11); a backlog only takes more, smaller transactions.
+const LoteEstatisticas = 500
+
 // ApurarEstatisticas adds the records signed since the last pass to the
-// statistics' table, at most lote records per transaction, and returns
-// how many it added. Only records under a signed checkpoint count, so
-// every figure the route serves can be recomputed from proved records.
+// statistics' table, at most lote (≤ 0: LoteEstatisticas) records per
+// transaction, and returns how many it added. Only records under a signed
+// checkpoint count, so every figure the route serves can be recomputed
+// from proved records.
 func ApurarEstatisticas(ctx context.Context, db Beginner, lote int) (int64, error) {
 	if lote <= 0 {
-		lote = 5000
+		lote = LoteEstatisticas
 	}
 	tx, err := db.Begin(ctx)
 	if err != nil {

@@ -430,7 +430,7 @@ func (w *Worker) apurarEstatisticas(ctx context.Context) {
 	pValor.Set(1)
 	ultima, pendente := time.Time{}, true
 	for {
-		n, err := transparencia.ApurarEstatisticas(ctx, w.Store.Pool, 5000)
+		n, err := transparencia.ApurarEstatisticas(ctx, w.Store.Pool, 0)
 		if err != nil && ctx.Err() == nil {
 			w.log.Warn("estatísticas de equidade não apuradas; nova tentativa", "erro", err)
 		}
@@ -443,7 +443,7 @@ func (w *Worker) apurarEstatisticas(ctx context.Context) {
 			}
 		}
 		espera := 2 * time.Second
-		if n >= 5000 {
+		if n >= transparencia.LoteEstatisticas {
 			espera = 0 // a backlog: go on
 		}
 		select {
