@@ -12,14 +12,10 @@ import (
 	"net/http/httptest"
 	"runtime"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/google/uuid"
-	"github.com/valyala/fasthttp"
-
-	"github.com/formigueiro/d6a/internal/httpapi"
 )
 
 // The working-set run (issue 24): -cidadaos more counsellors, each with
@@ -67,7 +63,7 @@ func (a *ambienteHTTP) rodarConjunto(ctx context.Context, passo func(string)) (*
 		return nil, err
 	}
 	t = time.Now()
-	tokens, err := assinarRS256(chave, append(cids, uuid.New())) // the last: the cache probe
+	tokens, err := assinarRS256(chave, kidConjunto, append(cids, uuid.New())) // the last: the cache probe
 	if err != nil {
 		return nil, err
 	}
@@ -87,7 +83,7 @@ func (a *ambienteHTTP) rodarConjunto(ctx context.Context, passo func(string)) (*
 	pid := a.servidor.Pid()
 	c.inicio, c.memInicio = a.metricasServidor(), lerMemoria(pid)
 	t = time.Now()
-	if err := a.encher(ctx, cids, tokens, c.ativos); err != nil {
+	if err := pedirTodos(ctx, a.enderecoD6A, o.c, tokens, 200, situacoes(cids, c.ativos)); err != nil {
 		return nil, fmt.Errorf("working set, first requests: %w", err)
 	}
 	c.encher = time.Since(t)
@@ -107,10 +103,10 @@ func (a *ambienteHTTP) rodarConjunto(ctx context.Context, passo func(string)) (*
 	return c, nil
 }
 
-// assinarRS256 signs one token per citizen, 24 h long, under kidConjunto,
+// assinarRS256 signs one token per citizen, 24 h long, under kid (if any),
 // on every core: an RSA-2048 signature costs about 1 ms of a core here,
 // so 100,000 take about a minute on 2 cores (docs/bench.md).
-func assinarRS256(k *rsa.PrivateKey, cids []uuid.UUID) ([]string, error) {
+func assinarRS256(k *rsa.PrivateKey, kid string, cids []uuid.UUID) ([]string, error) {
 	out := make([]string, len(cids))
 	agora := time.Now()
 	w := runtime.NumCPU()
@@ -119,7 +115,9 @@ func assinarRS256(k *rsa.PrivateKey, cids []uuid.UUID) ([]string, error) {
 			t := jwt.NewWithClaims(jwt.SigningMethodRS256, jwt.RegisteredClaims{
 				Subject: cids[i].String(), IssuedAt: jwt.NewNumericDate(agora), ExpiresAt: jwt.NewNumericDate(agora.Add(24 * time.Hour)),
 			})
-			t.Header["kid"] = kidConjunto
+			if kid != "" {
+				t.Header["kid"] = kid
+			}
 			var err error
 			if out[i], err = t.SignedString(k); err != nil {
 				return err
@@ -137,32 +135,6 @@ func jwks(k *rsa.PublicKey) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.WriteString(w, corpo)
-	})
-}
-
-// encher asks each citizen once over -c connections and checks every
-// answer: what a citizen's first request costs, and the caches filled.
-func (a *ambienteHTTP) encher(ctx context.Context, cids []uuid.UUID, tokens []string, ativos int) error {
-	hc := novoCliente(a.enderecoD6A, a.o.c)
-	var prox atomic.Int64
-	return paralelo(a.o.c, func(int) error {
-		req, res := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
-		defer fasthttp.ReleaseRequest(req)
-		defer fasthttp.ReleaseResponse(res)
-		req.SetRequestURI("http://" + a.enderecoD6A + httpapi.RotaSituacao)
-		for i := int(prox.Add(1) - 1); i < len(tokens) && ctx.Err() == nil; i = int(prox.Add(1) - 1) {
-			req.Header.Set("Authorization", "Bearer "+tokens[i])
-			if err := hc.Do(req, res); err != nil {
-				return err
-			}
-			if res.StatusCode() != 200 {
-				return fmt.Errorf("citizen %d: status %d: %s", i, res.StatusCode(), res.Body())
-			}
-			if err := conferirSituacao(res.Body(), cids[i], i < ativos); err != nil {
-				return fmt.Errorf("citizen %d: %w", i, err)
-			}
-		}
-		return ctx.Err()
 	})
 }
 
