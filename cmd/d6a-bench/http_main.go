@@ -160,19 +160,6 @@ func executarHTTP(ctx context.Context, o opcoesHTTP) error {
 	avisos, pedidos := lerLog(a.logServidor)
 	r.avisos, r.pedidos = append(r.avisos, avisos...), r.pedidos+pedidos
 
-	// The terminal gets the report as docs/bench.md would.
-	fmt.Print("\n" + r.markdown())
-	if !o.escrever {
-		return nil
-	}
-	raiz, err := raizDoModulo()
-	if err != nil {
-		return err
-	}
-	p := caminho(raiz, o.doc)
-	if err := reescrever(p, "http", tituloHTTP, r.markdown()); err != nil {
-		return err
-	}
-	logf("wrote %s", p)
-	return nil
+	md := r.markdown()
+	return publicar(a.raiz, md, o.escrever, map[string]func(string) error{o.doc: func(p string) error { return reescrever(p, "http", tituloHTTP, md) }})
 }
