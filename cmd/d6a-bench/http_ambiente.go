@@ -8,15 +8,17 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
-	"github.com/golang-jwt/jwt/v5"
 	"github.com/google/uuid"
 	"github.com/valyala/fasthttp"
 
@@ -78,10 +80,10 @@ func prepararAmbiente(ctx context.Context, o opcoesHTTP) (*ambienteHTTP, error) 
 	}
 	a.comAtribuicao = o.ativos
 	logf("%d counsellors registered, %d with an active assignment; starting the server process", len(a.cidadaos), a.comAtribuicao)
-	if err := a.iniciarServidor(pctx); err != nil {
+	if err := a.iniciarServidor(); err != nil {
 		return a, fmt.Errorf("server process: %w", err)
 	}
-	if err := a.conferir(); err != nil {
+	if err := a.conferir(pctx); err != nil {
 		return a, fmt.Errorf("answers check: %w", err)
 	}
 	return a, nil
@@ -152,46 +154,48 @@ const (
 // iniciarServidor starts this binary as the server process: the d6a app and
 // the bare app in their own Go runtime (GOMAXPROCS = nproc, own GC), as
 // `d6a serve` would run, with the request log on stderr going to a file.
-func (a *ambienteHTTP) iniciarServidor(ctx context.Context) error {
-	chave := segredo()
-	outra := segredo()
-	agora := time.Now()
-	// assinar signs cid's token, with this run's key when valido, else with
-	// another key (the diagnostic 401 tokens).
-	assinar := func(valido bool, cid uuid.UUID) (string, error) {
-		k := outra
-		if valido {
-			k = chave
-		}
-		return httpapi.TokenSessao(k, cid, agora, 24*time.Hour, "", "")
-	}
+// Each counsellor gets a token of this run's key and one of another key
+// (the diagnostic 401 tokens); RS256's public key goes in a PEM file for
+// D6A_JWT_PUBLIC_KEY_FILE.
+func (a *ambienteHTTP) iniciarServidor() error {
+	cids, n := append(slices.Clone(a.cidadaos), uuid.New()), len(a.cidadaos) // the last: the cache probe
+	var boas, ruins []string
 	var chaveEnv string
 	if a.o.alg == "RS256" {
-		var err error
-		if assinar, chaveEnv, err = a.assinaturaRS256(); err != nil {
+		k, err1 := rsa.GenerateKey(rand.Reader, 2048)
+		outra, err2 := rsa.GenerateKey(rand.Reader, 2048)
+		if err := errors.Join(err1, err2); err != nil {
 			return err
 		}
-	}
-	for _, cid := range a.cidadaos {
-		t, err := assinar(true, cid)
+		der, err := x509.MarshalPKIXPublicKey(&k.PublicKey)
+		arquivo := filepath.Join(a.dir, "jwt-rs256.pem")
+		if err == nil {
+			err = os.WriteFile(arquivo, pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}), 0o600)
+		}
+		if err == nil {
+			boas, err = assinarRS256(k, "", cids)
+		}
+		if err == nil {
+			ruins, err = assinarRS256(outra, "", cids[:n])
+		}
 		if err != nil {
 			return err
 		}
-		a.tokens = append(a.tokens, t)
-		if t, err = assinar(false, cid); err != nil {
-			return err
+		chaveEnv = "D6A_JWT_PUBLIC_KEY_FILE=" + arquivo
+	} else {
+		chave, outra, agora := segredo(), segredo(), time.Now()
+		for _, cid := range cids {
+			t1, err1 := httpapi.TokenSessao(chave, cid, agora, 24*time.Hour, "", "")
+			t2, err2 := httpapi.TokenSessao(outra, cid, agora, 24*time.Hour, "", "")
+			if err := errors.Join(err1, err2); err != nil {
+				return err
+			}
+			boas, ruins = append(boas, t1), append(ruins, t2)
 		}
-		a.tokensInvalidos = append(a.tokensInvalidos, t)
-	}
-	sonda, err := assinar(true, uuid.New())
-	if err != nil {
-		return err
-	}
-
-	if chaveEnv == "" {
 		chaveEnv = "D6A_JWT_SECRET=" + chave
 	}
-	return a.lancar(chaveEnv, sonda, "server.log")
+	a.tokens, a.tokensInvalidos = boas[:n], ruins[:n]
+	return a.lancar(chaveEnv, boas[n], "server.log")
 }
 
 // lancar starts the server process with the session key chaveEnv and the
@@ -239,76 +243,78 @@ func (a *ambienteHTTP) lancar(chaveEnv, sonda, nome string) error {
 }
 
 // conferir asks every token, on both d6a apps, and checks the answers are
-// the counsellor's own, with or without the assignment as seeded. The cached
-// app is asked twice: the first answer is read from PostgreSQL (a miss),
-// the second must come from the cache (a hit), and be the same.
-func (a *ambienteHTTP) conferir() error {
-	req, res := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
-	defer fasthttp.ReleaseRequest(req)
-	defer fasthttp.ReleaseResponse(res)
-	verificar := func(addr, app string, chamadas int) error {
-		hc := &fasthttp.HostClient{Addr: addr, MaxConns: 1, ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second}
+// the counsellor's own, with or without the assignment as seeded, and that
+// the other key's tokens get 401. The cached app is asked twice: the first
+// answer is read from PostgreSQL (a miss), the second must come from the
+// cache (a hit), and be the same.
+func (a *ambienteHTTP) conferir(ctx context.Context) error {
+	ok, c := situacoes(a.cidadaos, a.o.ativos), a.o.c
+	antes := a.metricasServidor()
+	for _, addr := range []string{a.enderecoD6A, a.enderecoSemCache} {
+		if err := pedirTodos(ctx, addr, c, a.tokens, 200, ok); err != nil {
+			return err
+		}
+		if err := pedirTodos(ctx, addr, c, a.tokensInvalidos, 401, nil); err != nil {
+			return err
+		}
+		if addr != a.enderecoD6A {
+			break
+		}
+		if err := pedirTodos(ctx, addr, c, a.tokens, 200, ok); err != nil {
+			return err
+		}
+		a.cacheInicial = a.metricasServidor()
+		n := float64(len(a.tokens))
+		if h, m := a.cacheInicial.hit-antes.hit, a.cacheInicial.miss-antes.miss; h != n || m != n {
+			return fmt.Errorf("d6a app: asking %d tokens twice counted %.0f cache hits and %.0f misses, want %d of each", len(a.tokens), h, m, len(a.tokens))
+		}
+	}
+	return pedirTodos(ctx, a.enderecoBare, 1, a.tokens[:1], 200, func(_ int, corpo []byte) error {
+		return se(string(corpo) == string(corpoBare), nil, fmt.Errorf("bare handler: %s", corpo))
+	})
+}
+
+// pedirTodos asks addr once with each token over conns connections and
+// checks every status is want and, with checar, every answer.
+func pedirTodos(ctx context.Context, addr string, conns int, tokens []string, want int, checar func(i int, corpo []byte) error) error {
+	hc := novoCliente(addr, conns)
+	var prox atomic.Int64
+	return paralelo(conns, func(int) error {
+		req, res := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
+		defer fasthttp.ReleaseRequest(req)
+		defer fasthttp.ReleaseResponse(res)
 		req.SetRequestURI("http://" + addr + httpapi.RotaSituacao)
-		for vez := 1; vez <= chamadas; vez++ {
-			for i, t := range a.tokens {
-				req.Header.Set("Authorization", "Bearer "+t)
-				if err := hc.Do(req, res); err != nil {
-					return err
-				}
-				if res.StatusCode() != 200 {
-					return fmt.Errorf("%s, counsellor %d, request %d: status %d: %s", app, i, vez, res.StatusCode(), res.Body())
-				}
-				if err := conferirSituacao(res.Body(), a.cidadaos[i], i < a.o.ativos); err != nil {
-					return fmt.Errorf("%s, counsellor %d, request %d: %w", app, i, vez, err)
-				}
-				if vez > 1 {
-					continue
-				}
-				req.Header.Set("Authorization", "Bearer "+a.tokensInvalidos[i])
-				if err := hc.Do(req, res); err != nil {
-					return err
-				}
-				if res.StatusCode() != 401 {
-					return fmt.Errorf("%s, wrong-key token %d: status %d, want 401", app, i, res.StatusCode())
+		for i := int(prox.Add(1) - 1); i < len(tokens) && ctx.Err() == nil; i = int(prox.Add(1) - 1) {
+			req.Header.Set("Authorization", "Bearer "+tokens[i])
+			if err := hc.Do(req, res); err != nil {
+				return err
+			}
+			if res.StatusCode() != want {
+				return fmt.Errorf("%s, token %d: status %d, want %d: %s", addr, i, res.StatusCode(), want, res.Body())
+			}
+			if checar != nil {
+				if err := checar(i, res.Body()); err != nil {
+					return fmt.Errorf("%s, token %d: %w", addr, i, err)
 				}
 			}
 		}
-		return nil
-	}
-	antes := a.metricasServidor()
-	if err := verificar(a.enderecoD6A, "d6a app", 2); err != nil {
-		return err
-	}
-	a.cacheInicial = a.metricasServidor()
-	n := float64(len(a.tokens))
-	if h, m := a.cacheInicial.hit-antes.hit, a.cacheInicial.miss-antes.miss; h != n || m != n {
-		return fmt.Errorf("d6a app: asking %d tokens twice counted %.0f cache hits and %.0f misses, want %d of each", len(a.tokens), h, m, len(a.tokens))
-	}
-	if err := verificar(a.enderecoSemCache, "d6a app, cache off", 1); err != nil {
-		return err
-	}
-	hb := &fasthttp.HostClient{Addr: a.enderecoBare, MaxConns: 1}
-	req.SetRequestURI("http://" + a.enderecoBare + httpapi.RotaSituacao)
-	if err := hb.Do(req, res); err != nil {
-		return err
-	}
-	if res.StatusCode() != 200 || string(res.Body()) != string(corpoBare) {
-		return fmt.Errorf("bare handler: status %d: %s", res.StatusCode(), res.Body())
-	}
-	return nil
+		return ctx.Err()
+	})
 }
 
-// conferirSituacao checks an answer is counsellor cid's own, with or
-// without the active assignment.
-func conferirSituacao(corpo []byte, cid uuid.UUID, ativa bool) error {
-	var s httpapi.Situacao
-	if err := json.Unmarshal(corpo, &s); err != nil {
-		return err
+// situacoes checks answer i is counsellor cids[i]'s own, with an active
+// assignment when i < ativos.
+func situacoes(cids []uuid.UUID, ativos int) func(int, []byte) error {
+	return func(i int, corpo []byte) error {
+		var s httpapi.Situacao
+		if err := json.Unmarshal(corpo, &s); err != nil {
+			return err
+		}
+		if !s.Cadastrado || s.ConselheiroID != cids[i] || (s.AtribuicaoAtiva != nil) != (i < ativos) {
+			return fmt.Errorf("unexpected answer %s", corpo)
+		}
+		return nil
 	}
-	if !s.Cadastrado || s.ConselheiroID != cid || (s.AtribuicaoAtiva != nil) != ativa {
-		return fmt.Errorf("unexpected answer %s", corpo)
-	}
-	return nil
 }
 
 func (a *ambienteHTTP) encerrar() {
@@ -324,36 +330,4 @@ func (a *ambienteHTTP) encerrar() {
 	if a.base != nil {
 		a.fechar(false)
 	}
-}
-
-// assinaturaRS256 makes this run's RSA keys: tokens signed with the first
-// (its public key in a PEM file for D6A_JWT_PUBLIC_KEY_FILE), invalid ones
-// with the second.
-func (a *ambienteHTTP) assinaturaRS256() (func(bool, uuid.UUID) (string, error), string, error) {
-	boa, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		return nil, "", err
-	}
-	ruim, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		return nil, "", err
-	}
-	der, err := x509.MarshalPKIXPublicKey(&boa.PublicKey)
-	if err != nil {
-		return nil, "", err
-	}
-	arquivo := filepath.Join(a.dir, "jwt-rs256.pem")
-	if err := os.WriteFile(arquivo, pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}), 0o600); err != nil {
-		return nil, "", err
-	}
-	agora := time.Now()
-	return func(valido bool, cid uuid.UUID) (string, error) {
-		priv := boa
-		if !valido {
-			priv = ruim
-		}
-		return jwt.NewWithClaims(jwt.SigningMethodRS256, jwt.RegisteredClaims{
-			Subject: cid.String(), IssuedAt: jwt.NewNumericDate(agora), ExpiresAt: jwt.NewNumericDate(agora.Add(24 * time.Hour)),
-		}).SignedString(priv)
-	}, "D6A_JWT_PUBLIC_KEY_FILE=" + arquivo, nil
 }

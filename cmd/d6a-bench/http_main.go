@@ -66,27 +66,16 @@ func lerFlagsHTTP(args []string) (opcoesHTTP, error) {
 		return o, err
 	}
 	o.escrever = o.doc != "" && (!o.rapido || dado["doc"])
-	switch {
-	case o.d <= 0:
-		return o, errors.New("-d must be positive")
-	case o.aquecimento < 0:
-		return o, errors.New("-warmup must not be negative")
-	case o.silencio < 0:
-		return o, errors.New("-wait-quiet must not be negative")
-	case o.c < 1:
-		return o, errors.New("-c must be at least 1")
-	case o.taxa < 1:
-		return o, errors.New("-rate must be at least 1")
-	case o.conexoesAbrt < 1:
-		return o, errors.New("-open-c must be at least 1")
-	case o.conselheiros < 1:
-		return o, errors.New("-conselheiros must be at least 1")
-	case o.ativos < 0 || o.ativos > o.conselheiros:
-		return o, errors.New("-ativos must be between 0 and -conselheiros")
-	case o.cidadaos < 0:
-		return o, errors.New("-cidadaos must not be negative")
-	case o.alg != "HS256" && o.alg != "RS256":
-		return o, errors.New("-alg must be HS256 or RS256")
+	for _, v := range []struct {
+		mal bool
+		msg string
+	}{{o.d <= 0, "-d must be positive"}, {o.aquecimento < 0, "-warmup must not be negative"}, {o.silencio < 0, "-wait-quiet must not be negative"},
+		{o.c < 1, "-c must be at least 1"}, {o.taxa < 1, "-rate must be at least 1"}, {o.conexoesAbrt < 1, "-open-c must be at least 1"},
+		{o.conselheiros < 1, "-conselheiros must be at least 1"}, {o.ativos < 0 || o.ativos > o.conselheiros, "-ativos must be between 0 and -conselheiros"},
+		{o.cidadaos < 0, "-cidadaos must not be negative"}, {o.alg != "HS256" && o.alg != "RS256", "-alg must be HS256 or RS256"}} {
+		if v.mal {
+			return o, errors.New(v.msg)
+		}
 	}
 	o.comando = strings.TrimSpace("go run ./cmd/d6a-bench http " + strings.Join(args, " "))
 	return o, nil
@@ -171,19 +160,6 @@ func executarHTTP(ctx context.Context, o opcoesHTTP) error {
 	avisos, pedidos := lerLog(a.logServidor)
 	r.avisos, r.pedidos = append(r.avisos, avisos...), r.pedidos+pedidos
 
-	// The terminal gets the report as docs/bench.md would.
-	fmt.Print("\n" + r.markdown())
-	if !o.escrever {
-		return nil
-	}
-	raiz, err := raizDoModulo()
-	if err != nil {
-		return err
-	}
-	p := caminho(raiz, o.doc)
-	if err := reescrever(p, "http", tituloHTTP, r.markdown()); err != nil {
-		return err
-	}
-	logf("wrote %s", p)
-	return nil
+	md := r.markdown()
+	return publicar(a.raiz, md, o.escrever, map[string]func(string) error{o.doc: func(p string) error { return reescrever(p, "http", tituloHTTP, md) }})
 }

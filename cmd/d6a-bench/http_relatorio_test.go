@@ -101,9 +101,20 @@ func TestMarkdownCache(t *testing.T) {
 		r.banco = append(r.banco, x)
 	}
 	md := r.markdown()
-	for _, want := range []string{"- situacao cache: `httpapi.NovoCache(cfg.SituacaoCache)`", "**99.95% hits**", "- **The cache.**", "NOTIFY every change"} {
+	for _, want := range []string{"situacao cache `D6A_SITUACAO_CACHE` = 100,000, `httpapi.CacheTTL`", "**99.95% hits**", "| cache, closed-loop window: hits"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("no %q in:\n%s", want, md)
+		}
+	}
+	// How the cache is set up is written once, by hand, below the block.
+	doc, err := os.ReadFile("../../docs/bench.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, fora, _ := strings.Cut(string(doc), "<!-- d6a-bench:http:end -->")
+	for _, want := range []string{"- situacao cache: `httpapi.NovoCache(cfg.SituacaoCache)`", "NOTIFY every change"} {
+		if !strings.Contains(fora, want) {
+			t.Errorf("no %q after the generated HTTP block of docs/bench.md", want)
 		}
 	}
 	var filas []string

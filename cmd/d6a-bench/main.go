@@ -189,6 +189,21 @@ func analisarFlags(fs *flag.FlagSet, args []string) (map[string]bool, error) {
 	return dado, nil
 }
 
+// publicar prints md, the report as docs/bench.md gets it, then, when
+// escrever, writes each file given (a path relative to raiz, or absolute).
+func publicar(raiz, md string, escrever bool, arquivos map[string]func(string) error) error {
+	fmt.Print("\n" + md)
+	for p, f := range arquivos {
+		if escrever && p != "" {
+			if err := f(caminho(raiz, p)); err != nil {
+				return err
+			}
+			logf("wrote %s", caminho(raiz, p))
+		}
+	}
+	return nil
+}
+
 func caminho(raiz, p string) string {
 	if filepath.IsAbs(p) {
 		return p
@@ -280,20 +295,11 @@ func executar(ctx context.Context, o opcoes) (err error) {
 	a.base = a.lenta
 	rel := relatorio{a: a, rs: rs, lacos: lacos, dur: time.Since(inicio), data: time.Now().UTC()}
 	md := rel.markdown()
-	fmt.Print("\n" + md) // the terminal gets the report as docs/bench.md would
-	for _, f := range []struct {
-		p        string
-		escrever func(string) error
-	}{
-		{o.doc, func(p string) error { return reescrever(p, "draws", tituloSecao, md) }},
-		{o.svg, func(p string) error { return os.WriteFile(p, []byte(desenharSVG(rs, o.carga)), 0o644) }},
-	} {
-		if o.escrever && f.p != "" {
-			if err := f.escrever(caminho(a.raiz, f.p)); err != nil {
-				return err
-			}
-			logf("wrote %s", caminho(a.raiz, f.p))
-		}
+	if err := publicar(a.raiz, md, o.escrever, map[string]func(string) error{
+		o.doc: func(p string) error { return reescrever(p, "draws", tituloSecao, md) },
+		o.svg: func(p string) error { return os.WriteFile(p, []byte(desenharSVG(rs, o.carga)), 0o644) },
+	}); err != nil {
+		return err
 	}
 	logf("done in %s", time.Since(inicio).Round(time.Second))
 	return nil

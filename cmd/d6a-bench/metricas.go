@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"net/http"
 	"slices"
@@ -45,39 +46,38 @@ func lerMetricas(corpo io.Reader) metricas {
 // histograma is a cumulative Prometheus histogram: upper bound → count.
 type histograma map[float64]float64
 
-// delta is histogram nome over a pass (depois − antes, bucket by bucket),
-// summed over the series whose labels contain every one of filtros.
-func delta(antes, depois metricas, nome string, filtros ...string) histograma {
-	h := histograma{}
-	for _, m := range []struct {
-		m    metricas
-		sign float64
-	}{{depois, 1}, {antes, -1}} {
+// delta is histogram nome over a pass (depois − antes), summed over the
+// series whose labels contain every one of filtros: its buckets, and its
+// mean (Δsum ÷ Δcount; 0 without observations).
+func delta(antes, depois metricas, nome string, filtros ...string) (histograma, time.Duration) {
+	h, soma, n := histograma{}, 0.0, 0.0
+	for i, m := range []metricas{depois, antes} {
 	serie:
-		for s, v := range m.m {
-			i := strings.Index(s, `le="`)
-			if !strings.HasPrefix(s, nome+"_bucket{") || i < 0 {
-				continue
-			}
+		for s, v := range m {
 			for _, f := range filtros {
 				if !strings.Contains(s, f) {
 					continue serie
 				}
 			}
-			le, err := strconv.ParseFloat(s[i+4:i+4+strings.IndexByte(s[i+4:], '"')], 64) // "+Inf" parses
-			if err == nil {
-				h[le] += m.sign * v
+			v *= float64(1 - 2*i)
+			j := strings.Index(s, `le="`)
+			switch {
+			case strings.HasPrefix(s, nome+"_sum"):
+				soma += v
+			case strings.HasPrefix(s, nome+"_count"):
+				n += v
+			case strings.HasPrefix(s, nome+"_bucket{") && j >= 0:
+				if le, err := strconv.ParseFloat(s[j+4:j+4+strings.IndexByte(s[j+4:], '"')], 64); err == nil { // "+Inf" parses
+					h[le] += v
+				}
 			}
 		}
 	}
-	return h
+	return h, time.Duration(razao(soma, max(n, 0)) * float64(time.Second))
 }
 
 func (h histograma) limites() []float64 {
-	les := make([]float64, 0, len(h))
-	for le := range h {
-		les = append(les, le)
-	}
+	les := slices.Collect(maps.Keys(h))
 	slices.Sort(les)
 	return les
 }
@@ -91,11 +91,11 @@ func (h histograma) quantil(p float64) time.Duration {
 		return 0
 	}
 	for _, le := range h.limites() {
-		if h[le] >= p*total && !math.IsInf(le, 1) {
-			return time.Duration(le * float64(time.Second))
-		}
 		if h[le] >= p*total {
-			return -1
+			if math.IsInf(le, 1) {
+				return -1
+			}
+			return time.Duration(le * float64(time.Second))
 		}
 	}
 	return -1
@@ -103,40 +103,13 @@ func (h histograma) quantil(p float64) time.Duration {
 
 // quantis are p50 and p99 of histogram nome over a pass.
 func quantis(antes, depois metricas, nome string, filtros ...string) [2]time.Duration {
-	h := delta(antes, depois, nome, filtros...)
+	h, _ := delta(antes, depois, nome, filtros...)
 	return [2]time.Duration{h.quantil(0.5), h.quantil(0.99)}
 }
 
-// media is the mean of histogram nome over a pass (Δsum ÷ Δcount, summed
-// over the series whose labels contain every one of filtros); 0 without
-// observations.
 func media(antes, depois metricas, nome string, filtros ...string) time.Duration {
-	var soma, n float64
-	for _, m := range []struct {
-		m    metricas
-		sign float64
-	}{{depois, 1}, {antes, -1}} {
-	serie:
-		for s, v := range m.m {
-			alvo := &soma
-			switch {
-			case strings.HasPrefix(s, nome+"_count"):
-				alvo = &n
-			case !strings.HasPrefix(s, nome+"_sum"):
-				continue
-			}
-			for _, f := range filtros {
-				if !strings.Contains(s, f) {
-					continue serie
-				}
-			}
-			*alvo += m.sign * v
-		}
-	}
-	if n <= 0 {
-		return 0
-	}
-	return time.Duration(soma / n * float64(time.Second))
+	_, m := delta(antes, depois, nome, filtros...)
+	return m
 }
 
 // fasesD6A is d6a serve's mean delivery and transaction phases over a pass.
@@ -196,7 +169,8 @@ type lotes struct {
 
 func lerLotes(antes, depois metricas) lotes {
 	d := func(s string) float64 { return depois[s] - antes[s] }
-	return lotes{d("d6a_lote_unidades_count"), d("d6a_lote_unidades_sum"), d("d6a_lotes_desfeitos_total"), delta(antes, depois, "d6a_lote_unidades")}
+	h, _ := delta(antes, depois, "d6a_lote_unidades")
+	return lotes{d("d6a_lote_unidades_count"), d("d6a_lote_unidades_sum"), d("d6a_lotes_desfeitos_total"), h}
 }
 
 // String is the histogram in one line: "1: 40%, 2: 10%, 3–4: …" of the

@@ -231,14 +231,13 @@ func (r *relatorio) markdown() string {
 	// and the docs it writes are left out.
 	p("- code: %s\n", revisao(a.raiz, "--untracked-files=no", "--", ".", ":!cmd/d6a-bench", ":!docs"))
 	p("- machine: %s\n", maquina())
-	p("- PostgreSQL %s from `internal/pglocal` with `Durable: true` (fsync, synchronous_commit and full_page_writes on), fresh in a temporary directory on the machine's disk, %s\n", a.versao, strings.Join(ajustes, ", "))
-	p("- bus: %s\n", se(o.embutido, "d6a serve's embedded NATS server (`SyncAlways`); its memory counts in d6a's RSS",
-		"a separate `nats-server` v2.15.2 built from the module, `sync_interval: always` (as durable as d6a's embedded server)"))
-	p("- country: %s UCs in `core.uc_polygons` (1 country → 27 states → 5,570 municipalities → 50,000 neighbourhoods → 200,000 micro-areas, analyzed); counsellors loaded with COPY into a fresh database per run (after `d6a migrate`), then `pg_prewarm`ed into shared_buffers as on a server that has been running. Shapes: **sparse** = %s; **dense** (upper levels) = %s. Demands fall on random micro-areas.\n", milhares(a.pais.Tamanho()), descreverForma("sparse"), descreverForma("dense"))
-	p("- **analyzed** runs: `VACUUM (ANALYZE)` after the load and between passes. **fresh** runs: autovacuum off on every d6a table (`autovacuum_enabled = off`) before the load, no ANALYZE or VACUUM at any time; the bench counts the d6a tables' `pg_statistic` rows at the end (0 = never analyzed).\n")
-	p("- per run: `pgbench -i` + `pgbench -c 1 -j 1 -T %d -N`, then a fresh `d6a serve` (default configuration, JSON logs at info); one warm-up draw (loads the hierarchy cache); a **light pass** of %s demands at %g/s; a **burst** of M = %s published as fast as JetStream acknowledges them; a **paced pass** of M more at %.0f%% of the burst's draw rate. Between passes the assignments are ended (as `ciclo_concluído` would). Latency = publish → the result (`conselheiro.sorteado` or `sorteio.sem_candidatos`, matched by `demanda_id`) arriving on a core NATS subscription; draws/s = results ÷ (first publish → last result on the bus). After every run, the runs the flat-cost target compares (K=1,000 sparse, K=1,000,000 of each shape) run the light pass %d more times, round by round in the runs' order, each on a restarted `d6a serve` after its first draw: the target takes the median of the %d interleaved passes.\n", o.pgbenchT, milhares(o.leve), o.taxaLeve, milhares(o.m), o.carga*100, rodadasLeves-1, rodadasLeves)
+	p("- PostgreSQL %s, durable, %s\n", a.versao, strings.Join(ajustes, ", "))
+	p("- bus: %s\n", se(o.embutido, "d6a serve's embedded NATS server (`SyncAlways`; its memory counts in d6a's RSS)", "a separate `nats-server` v2.15.2, `sync_interval: always`"))
+	p("- country: %s UCs; **sparse** = %s; **dense** = %s\n", milhares(a.pais.Tamanho()), descreverForma("sparse"), descreverForma("dense"))
+	p("- per run: pgbench -T %d; light pass %s demands at %g/s; burst M = %s; paced pass M at %.0f%% of the burst's rate; the flat-cost runs' light pass %d more times (median of %d)\n",
+		o.pgbenchT, milhares(o.leve), o.taxaLeve, milhares(o.m), o.carga*100, rodadasLeves-1, rodadasLeves)
 	if len(r.lacos.Lacos) > 0 {
-		p("- **bare loop** (`cmd/d6a-bench/laco.go`), in the bench process, on a nats-server of its own (same binary and settings) and the same PostgreSQL, after a pgbench of its own: one JetStream pull consumer; per message one `INSERT` (pipelined, one commit per message or per batch of ≤ 64 / ≤ 256); then an async publish of a result per message with `Nats-Msg-Id`, waiting for every ack; then the ack of the inputs. %s messages each, published as fast as acknowledged while it runs; msgs/s = messages ÷ (first publish → last result acknowledged). Then, as latency floors under d6a's light and paced passes: one commit per message at the light pass's rate, and the batched loop at %.0f%% of its own maximum.\n", milhares(o.laco), o.carga*100)
+		p("- bare loop: %s messages each; floors at the light pass's rate and at %.0f%% of its own maximum\n", milhares(o.laco), o.carga*100)
 	}
 
 	bare := r.lacos.Lote()
@@ -297,12 +296,12 @@ func (r *relatorio) markdown() string {
 	}
 	p("\n\n![p50/p99 latency and draws/s against K](bench-draws.svg)\n\n")
 
-	p("Batches of the burst: `d6a_lote_unidades` (units of work per committed transaction of the executor, every consumer) and `d6a_lotes_desfeitos_total`, scraped from d6a serve's /metrics before and after; share of the transactions per bucket.\n\n| run | batches |\n|---|---|\n")
+	p("Batches of the burst (`d6a_lote_unidades`, `d6a_lotes_desfeitos_total`):\n\n| run | batches |\n|---|---|\n")
 	for _, x := range r.rs {
 		p("| %s | %s |\n", x.cenario, x.Maxima.Lotes)
 	}
 
-	p("\nPer pass: the end-to-end latency against d6a's own handler time (`d6a_handler_duracao_segundos` of `agenda.item_disponível`, its bucket bounds), the CPU per draw of each process (from /proc; PostgreSQL = the cluster's postmaster and backends; bench = the publisher), the WAL flushes and bytes per draw (`pg_stat_wal`), and how busy the machine was. \"d6a's split\" is from d6a serve's own histograms (bucket bounds, ms, p50 then p99): the bus's delivery of each message, from its storage in the stream (`d6a_entrega_atraso_segundos`), then each transaction's opening, decisions, and writes with COMMIT (`d6a_transacao_fase_segundos`). \"Other processes\" is CPU used by anything but d6a serve, PostgreSQL, nats-server and the bench, in cores out of %d: when it is high, the run shared the machine and its figures are pessimistic. \"Quiet draws\" are those during which (from 100 ms before the publish to the result) other processes never used more than %.2f cores over a 250 ms window.\n\n", runtime.NumCPU(), limiteQuieto)
+	p("\nPer pass (other processes in cores out of %d; quiet draws: other processes ≤ %.2f cores):\n\n", runtime.NumCPU(), limiteQuieto)
 	p("| run | pass | end-to-end p50 / p99 (ms) | quiet draws: n, p50 / p99 (ms) | d6a handler p50 / p99 (ms) | d6a's split: delivery · opening · decisions · writes and COMMIT, p50 / p99 (ms) | CPU ms/draw: d6a / PostgreSQL / nats-server / bench | WAL flushes/draw, kB/draw | machine busy | other processes (cores) |\n|---|---|--:|--:|--:|--:|--:|--:|--:|--:|\n")
 	for _, x := range r.rs {
 		for _, ps := range []struct {
@@ -367,7 +366,7 @@ func (r relatorio) fasesLeves(p func(string, ...any)) {
 		return
 	}
 	p("\n### A lone event, phase by phase (light passes, means)\n\n")
-	p("Means per result at %g/s, where one transaction carries one event. Delivery: the input's storage in the stream → the consumer has it (JetStream timestamp; `d6a_entrega_atraso_segundos`). d6a: the transaction's opening (one round trip: BEGIN, the lock, the opening reads), decisions, and writes with COMMIT (`d6a_transacao_fase_segundos`); the bare loop: its pipelined INSERT with COMMIT, then the result's publish until its ack. Rest: end to end − the phases, that is the input's publish until it is stored and, for d6a, its relay's publish and ack; both include the result's way to the bench's subscription. WAL: `pg_stat_wal` over the pass, per result, and the mean time of one flush (`wal_sync_time` ÷ `wal_sync`); commits: the database's, per result (d6a also marks its outbox rows published in a transaction of its own).\n\n", r.a.o.taxaLeve)
+	p("Means per result at %g/s (ms):\n\n", r.a.o.taxaLeve)
 	p("| loop | delivery | opening | decisions | writes and COMMIT | result publish → ack | rest | end to end | WAL flushes / kB / commits per result | ms per flush |\n|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
 	linha := func(nome string, f fases, w wal, n int, d6a bool) {
 		c := func(d time.Duration, tem bool) string {
@@ -401,7 +400,7 @@ func dentroDoPG(p func(string, ...any), oque string, x resultadoK, ps passe, pg 
 		exec += i.TotalMs
 	}
 	p("\n### Inside PostgreSQL during %s (%s)\n\n", oque, x.cenario)
-	p("From `pg_stat_statements` and `pg_stat_wal`, reset before the pass; per draw = total ÷ %s results. Wall time per draw: **%.3f ms** (1 ÷ draws/s). Statement execution in the server: %.3f ms per draw. WAL flushes: %.2f per draw at %.2f ms each = **%.3f ms per draw** (%d syncs, %.1f MB of WAL = %.1f kB per draw, the whole cluster's); commits in the database: %.2f per draw.\n\n",
+	p("Per draw = total ÷ %s results. Wall time per draw **%.3f ms**; statement execution %.3f ms; WAL flushes %.2f at %.2f ms each = **%.3f ms** (%d syncs, %.1f MB of WAL = %.1f kB per draw, the whole cluster's); commits %.2f.\n\n",
 		milhares(int(n)), 1000/ps.Vazao(), exec/n, float64(pg.WalSyncs)/n, razao(pg.WalSyncMs, float64(pg.WalSyncs)), pg.WalSyncMs/n,
 		pg.WalSyncs, float64(pg.WalBytes)/(1<<20), float64(pg.WalBytes)/1024/n, float64(pg.Commits)/n)
 	if u := pg.AtualizacoesConselheiros; u > 0 {
