@@ -144,52 +144,77 @@ func (r Resultado) Suspeito() bool { return r.PValor < Limiar }
 // Resultado computes each counsellor's z and the test.
 func (a *Acumulador) Resultado() Resultado {
 	cs := a.Conselheiros()
-	r := Resultado{Registros: a.Registros, Sorteios: a.Sorteios, Metodo: Metodo, SorteiosN1: a.SorteiosN1, Limiar: Limiar, PValor: 1}
-	var poolO, poolE float64
-	celulas := 0
+	t := NovoTeste(a.Registros, a.Sorteios, a.SorteiosN1)
 	for i := range cs {
-		c := &cs[i]
-		if c.Variancia > 0 {
-			c.Z = (float64(c.ObservadoN2) - c.EsperadoN2) / math.Sqrt(c.Variancia)
-		}
-		if c.EsperadoN2 >= minimoCelula {
-			d := float64(c.ObservadoN2) - c.EsperadoN2
-			r.Estatistica += d * d / c.EsperadoN2
-			celulas++
-		} else {
-			poolO += float64(c.ObservadoN2)
-			poolE += c.EsperadoN2
-		}
+		t.Somar(&cs[i])
 	}
-	if poolE >= minimoCelula {
-		d := poolO - poolE
-		r.Estatistica += d * d / poolE
-		celulas++
-	}
+	r := t.Resultado()
 	r.Conselheiros = cs
-	pPearson := 1.0
-	if celulas >= 2 {
-		r.GrausLiberdade = celulas - 1
-		pPearson = QuiQuadradoCauda(r.Estatistica, r.GrausLiberdade)
+	return r
+}
+
+// Teste computes the test one counsellor at a time, so a caller that only
+// needs the p-value (the service's metric) streams the stored sums instead
+// of holding every counsellor's: at K=1,000,000 every counsellor ends up
+// with sums, about 250 bytes each held (issue 24). Fed in id order it
+// gives what Acumulador.Resultado gives, bit for bit; in another order the
+// sums agree to about 1e-12, within transparencia.DiferencaEstatisticas.
+type Teste struct {
+	r            Resultado
+	poolO, poolE float64
+	celulas      int
+	pMax         float64
+	testados     int
+}
+
+// NovoTeste starts a test over the given totals.
+func NovoTeste(registros, sorteios, sorteiosN1 int64) *Teste {
+	return &Teste{r: Resultado{Registros: registros, Sorteios: sorteios, Metodo: Metodo, SorteiosN1: sorteiosN1, Limiar: Limiar, PValor: 1}, pMax: 1}
+}
+
+// Somar adds one counsellor's sums to the test and sets its Z.
+func (t *Teste) Somar(c *Conselheiro) {
+	if c.Variancia > 0 {
+		c.Z = (float64(c.ObservadoN2) - c.EsperadoN2) / math.Sqrt(c.Variancia)
+	}
+	if c.EsperadoN2 >= minimoCelula {
+		d := float64(c.ObservadoN2) - c.EsperadoN2
+		t.r.Estatistica += d * d / c.EsperadoN2
+		t.celulas++
+	} else {
+		t.poolO += float64(c.ObservadoN2)
+		t.poolE += c.EsperadoN2
 	}
 	// The chi-square has little power against one counsellor far from
 	// their share (one cell among hundreds of degrees of freedom), so the
 	// most extreme counsellor is tested too: its two-sided tail under a
 	// Poisson of its esperado (wider than the true Poisson-binomial, so
-	// conservative), Bonferroni over the counsellors tested; the two
-	// p-values are combined by Bonferroni as well.
-	pMax, m := 1.0, 0
-	for _, c := range cs {
-		if c.EsperadoN2 < 1 {
-			continue
-		}
-		m++
-		if p := caudaPoisson(c.ObservadoN2, c.EsperadoN2); p < pMax {
-			pMax, r.Extremo = p, c.ID
+	// conservative), Bonferroni over the counsellors tested.
+	if c.EsperadoN2 >= 1 {
+		t.testados++
+		if p := caudaPoisson(c.ObservadoN2, c.EsperadoN2); p < t.pMax {
+			t.pMax, t.r.Extremo = p, c.ID
 		}
 	}
-	if m > 0 { // nobody tested: pMax stays 1, nothing suspicious
-		pMax = math.Min(1, float64(m)*pMax)
+}
+
+// Resultado ends the test: the two p-values, combined by Bonferroni. It
+// carries no list of counsellors.
+func (t *Teste) Resultado() Resultado {
+	r, celulas := t.r, t.celulas
+	if t.poolE >= minimoCelula {
+		d := t.poolO - t.poolE
+		r.Estatistica += d * d / t.poolE
+		celulas++
+	}
+	pPearson := 1.0
+	if celulas >= 2 {
+		r.GrausLiberdade = celulas - 1
+		pPearson = QuiQuadradoCauda(r.Estatistica, r.GrausLiberdade)
+	}
+	pMax := t.pMax
+	if t.testados > 0 { // nobody tested: pMax stays 1, nothing suspicious
+		pMax = math.Min(1, float64(t.testados)*pMax)
 	}
 	r.PValor = math.Min(1, 2*math.Min(pPearson, pMax))
 	r.PValorQuiQuadrado, r.PValorExtremo = pPearson, pMax

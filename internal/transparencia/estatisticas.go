@@ -196,19 +196,49 @@ func LerEstatisticas(ctx context.Context, db DBTX) (equidade.Resultado, error) {
 	return a.Resultado(), nil
 }
 
+// TestarEstatisticas is LerEstatisticas without the list of counsellors,
+// for the service's p-value metric: it streams the stored sums into the
+// test one row at a time instead of holding every counsellor's (at
+// K=1,000,000 that would be every counsellor). The primary key's order is
+// Go's for ids that are UUIDs, so the figures are LerEstatisticas', bit for
+// bit.
+func TestarEstatisticas(ctx context.Context, db DBTX) (equidade.Resultado, error) {
+	var registros, sorteios, n1 int64
+	if err := db.QueryRow(ctx, `SELECT registros, sorteios, sorteios_n1 FROM d6a.transparencia_estatisticas_estado`).
+		Scan(&registros, &sorteios, &n1); err != nil {
+		return equidade.Resultado{}, err
+	}
+	t := equidade.NovoTeste(registros, sorteios, n1)
+	rows, err := db.Query(ctx, colunasEstatisticas+` ORDER BY conselheiro_id`)
+	if err != nil {
+		return equidade.Resultado{}, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var c equidade.Conselheiro
+		if err := rows.Scan(&c.ID, &c.SorteiosElegivel, &c.Esperado, &c.Observado, &c.Variancia, &c.EsperadoN2, &c.ObservadoN2); err != nil {
+			return equidade.Resultado{}, err
+		}
+		t.Somar(&c)
+	}
+	return t.Resultado(), rows.Err()
+}
+
+// colunasEstatisticas reads one counsellor's stored sums.
+const colunasEstatisticas = `SELECT conselheiro_id, sorteios_elegivel, esperado, observado, variancia, esperado_n2, observado_n2
+FROM d6a.transparencia_estatisticas`
+
 // somarGuardadas adds to a the stored sums of the counsellors ids, or of
 // every counsellor when ids is nil.
 func somarGuardadas(ctx context.Context, db DBTX, a *equidade.Acumulador, ids []string) error {
-	const colunas = `SELECT conselheiro_id, sorteios_elegivel, esperado, observado, variancia, esperado_n2, observado_n2
-FROM d6a.transparencia_estatisticas`
 	var (
 		rows pgx.Rows
 		err  error
 	)
 	if ids == nil {
-		rows, err = db.Query(ctx, colunas)
+		rows, err = db.Query(ctx, colunasEstatisticas)
 	} else {
-		rows, err = db.Query(ctx, colunas+` WHERE conselheiro_id = ANY($1::text[])`, ids)
+		rows, err = db.Query(ctx, colunasEstatisticas+` WHERE conselheiro_id = ANY($1::text[])`, ids)
 	}
 	if err != nil {
 		return err

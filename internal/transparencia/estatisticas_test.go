@@ -3,6 +3,7 @@ package transparencia_test
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"testing"
 
 	"github.com/google/uuid"
@@ -58,6 +59,45 @@ func TestApurarEstatisticasNaoDependeDosCortes(t *testing.T) {
 		if inteiro[i] != picado[i] {
 			t.Errorf("counsellor %s: one pass %+v, passes of 7 %+v", inteiro[i].ID, inteiro[i], picado[i])
 		}
+	}
+}
+
+// The service's metric streams the stored sums into the test
+// (TestarEstatisticas) where the route holds them all (LerEstatisticas):
+// both give the same figures, bit for bit.
+func TestTestarEstatisticasComoLer(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := pgtest.New(t)
+	skey, _, err := transparencia.GerarChave(transparencia.OrigemPadrao)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chave, _ := transparencia.NovaChave(skey)
+	anexarTB(t, st, poucos(t, 400))
+	if _, err := transparencia.Assinar(ctx, st.Pool, chave, transparencia.OrigemPadrao); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := transparencia.ApurarEstatisticas(ctx, st.Pool, 0); err != nil {
+		t.Fatal(err)
+	}
+	lido, err := transparencia.LerEstatisticas(ctx, st.Pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	testado, err := transparencia.TestarEstatisticas(ctx, st.Pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lido.Sorteios != 400 || len(lido.Conselheiros) != 12 || lido.GrausLiberdade == 0 || lido.Extremo == "" {
+		t.Fatalf("the route's test is not over the 400 draws: %+v", lido)
+	}
+	if testado.Conselheiros != nil {
+		t.Errorf("the streamed test holds %d counsellors", len(testado.Conselheiros))
+	}
+	lido.Conselheiros = nil
+	if !reflect.DeepEqual(lido, testado) {
+		t.Errorf("LerEstatisticas %+v, TestarEstatisticas %+v", lido, testado)
 	}
 }
 

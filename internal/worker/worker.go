@@ -437,7 +437,7 @@ func (w *Worker) apurarEstatisticas(ctx context.Context) {
 		pendente = pendente || n > 0
 		// At most every 10 s: the test reads one row per counsellor.
 		if pendente && time.Since(ultima) > 10*time.Second {
-			if r, err := transparencia.LerEstatisticas(ctx, w.Store.Pool); err == nil {
+			if r, err := transparencia.TestarEstatisticas(ctx, w.Store.Pool); err == nil {
 				pValor.Set(r.PValor)
 				ultima, pendente = time.Now(), false
 			}
