@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/formigueiro/d6a/internal/equidade"
 )
 
@@ -186,8 +184,8 @@ SET registros = $1, sorteios = sorteios + $2, sorteios_n1 = sorteios_n1 + $3`, f
 // LerEstatisticas is the route's answer: the test over the sums kept.
 func LerEstatisticas(ctx context.Context, db DBTX) (equidade.Resultado, error) {
 	a := equidade.NovoAcumulador()
-	if err := db.QueryRow(ctx, `SELECT registros, sorteios, sorteios_n1 FROM d6a.transparencia_estatisticas_estado`).
-		Scan(&a.Registros, &a.Sorteios, &a.SorteiosN1); err != nil {
+	var err error
+	if a.Registros, a.Sorteios, a.SorteiosN1, err = lerTotais(ctx, db); err != nil {
 		return equidade.Resultado{}, err
 	}
 	if err := somarGuardadas(ctx, db, a, nil); err != nil {
@@ -203,43 +201,40 @@ func LerEstatisticas(ctx context.Context, db DBTX) (equidade.Resultado, error) {
 // Go's for ids that are UUIDs, so the figures are LerEstatisticas', bit for
 // bit.
 func TestarEstatisticas(ctx context.Context, db DBTX) (equidade.Resultado, error) {
-	var registros, sorteios, n1 int64
-	if err := db.QueryRow(ctx, `SELECT registros, sorteios, sorteios_n1 FROM d6a.transparencia_estatisticas_estado`).
-		Scan(&registros, &sorteios, &n1); err != nil {
-		return equidade.Resultado{}, err
-	}
-	t := equidade.NovoTeste(registros, sorteios, n1)
-	rows, err := db.Query(ctx, colunasEstatisticas+` ORDER BY conselheiro_id`)
+	registros, sorteios, n1, err := lerTotais(ctx, db)
 	if err != nil {
 		return equidade.Resultado{}, err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var c equidade.Conselheiro
-		if err := rows.Scan(&c.ID, &c.SorteiosElegivel, &c.Esperado, &c.Observado, &c.Variancia, &c.EsperadoN2, &c.ObservadoN2); err != nil {
-			return equidade.Resultado{}, err
-		}
-		t.Somar(&c)
+	t := equidade.NovoTeste(registros, sorteios, n1)
+	if err := cadaGuardada(ctx, db, ` ORDER BY conselheiro_id`, nil, t.Somar); err != nil {
+		return equidade.Resultado{}, err
 	}
-	return t.Resultado(), rows.Err()
+	return t.Resultado(), nil
 }
 
-// colunasEstatisticas reads one counsellor's stored sums.
-const colunasEstatisticas = `SELECT conselheiro_id, sorteios_elegivel, esperado, observado, variancia, esperado_n2, observado_n2
-FROM d6a.transparencia_estatisticas`
+// lerTotais reads the statistics' totals: records folded, draws, draws
+// with a list of one.
+func lerTotais(ctx context.Context, db DBTX) (registros, sorteios, n1 int64, err error) {
+	err = db.QueryRow(ctx, `SELECT registros, sorteios, sorteios_n1 FROM d6a.transparencia_estatisticas_estado`).
+		Scan(&registros, &sorteios, &n1)
+	return registros, sorteios, n1, err
+}
 
 // somarGuardadas adds to a the stored sums of the counsellors ids, or of
 // every counsellor when ids is nil.
 func somarGuardadas(ctx context.Context, db DBTX, a *equidade.Acumulador, ids []string) error {
-	var (
-		rows pgx.Rows
-		err  error
-	)
+	somar := func(c *equidade.Conselheiro) { a.Somar(*c) }
 	if ids == nil {
-		rows, err = db.Query(ctx, colunasEstatisticas)
-	} else {
-		rows, err = db.Query(ctx, colunasEstatisticas+` WHERE conselheiro_id = ANY($1::text[])`, ids)
+		return cadaGuardada(ctx, db, "", nil, somar)
 	}
+	return cadaGuardada(ctx, db, ` WHERE conselheiro_id = ANY($1::text[])`, []any{ids}, somar)
+}
+
+// cadaGuardada calls f with each counsellor's stored sums that the query's
+// tail (a WHERE or ORDER BY clause, with its args) selects.
+func cadaGuardada(ctx context.Context, db DBTX, cauda string, args []any, f func(*equidade.Conselheiro)) error {
+	rows, err := db.Query(ctx, `SELECT conselheiro_id, sorteios_elegivel, esperado, observado, variancia, esperado_n2, observado_n2
+FROM d6a.transparencia_estatisticas`+cauda, args...)
 	if err != nil {
 		return err
 	}
@@ -249,7 +244,7 @@ func somarGuardadas(ctx context.Context, db DBTX, a *equidade.Acumulador, ids []
 		if err := rows.Scan(&c.ID, &c.SorteiosElegivel, &c.Esperado, &c.Observado, &c.Variancia, &c.EsperadoN2, &c.ObservadoN2); err != nil {
 			return err
 		}
-		a.Somar(c)
+		f(&c)
 	}
 	return rows.Err()
 }

@@ -25,16 +25,7 @@ func TestApurarEstatisticasNaoDependeDosCortes(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	somas := func(lote int) []equidade.Conselheiro {
-		st := pgtest.New(t)
-		skey, _, err := transparencia.GerarChave(transparencia.OrigemPadrao)
-		if err != nil {
-			t.Fatal(err)
-		}
-		chave, _ := transparencia.NovaChave(skey)
-		anexarTB(t, st, poucos(t, 400))
-		if _, err := transparencia.Assinar(ctx, st.Pool, chave, transparencia.OrigemPadrao); err != nil {
-			t.Fatal(err)
-		}
+		st := assinados(t, poucos(t, 400))
 		passes := 0
 		for {
 			n, err := transparencia.ApurarEstatisticas(ctx, st.Pool, lote)
@@ -68,16 +59,7 @@ func TestApurarEstatisticasNaoDependeDosCortes(t *testing.T) {
 func TestTestarEstatisticasComoLer(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	st := pgtest.New(t)
-	skey, _, err := transparencia.GerarChave(transparencia.OrigemPadrao)
-	if err != nil {
-		t.Fatal(err)
-	}
-	chave, _ := transparencia.NovaChave(skey)
-	anexarTB(t, st, poucos(t, 400))
-	if _, err := transparencia.Assinar(ctx, st.Pool, chave, transparencia.OrigemPadrao); err != nil {
-		t.Fatal(err)
-	}
+	st := assinados(t, poucos(t, 400))
 	if _, err := transparencia.ApurarEstatisticas(ctx, st.Pool, 0); err != nil {
 		t.Fatal(err)
 	}
@@ -99,6 +81,23 @@ func TestTestarEstatisticasComoLer(t *testing.T) {
 	if !reflect.DeepEqual(lido, testado) {
 		t.Errorf("LerEstatisticas %+v, TestarEstatisticas %+v", lido, testado)
 	}
+}
+
+// assinados is a fresh database whose log holds regs under a signed
+// checkpoint.
+func assinados(t *testing.T, regs []transparencia.Registro) *store.Store {
+	t.Helper()
+	st := pgtest.New(t)
+	skey, _, err := transparencia.GerarChave(transparencia.OrigemPadrao)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chave, _ := transparencia.NovaChave(skey)
+	anexarTB(t, st, regs)
+	if _, err := transparencia.Assinar(context.Background(), st.Pool, chave, transparencia.OrigemPadrao); err != nil {
+		t.Fatal(err)
+	}
+	return st
 }
 
 // poucos is n draws among 12 counsellors, lists of 1 to 7: each
