@@ -94,12 +94,9 @@ func main() {
 
 // rapido reports whether args hold -quick: its defaults are the flags'.
 func rapido(args []string) bool {
-	for _, a := range args {
-		if a == "-quick" || a == "--quick" || a == "-quick=true" || a == "--quick=true" {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(args, func(a string) bool {
+		return slices.Contains([]string{"-quick", "--quick", "-quick=true", "--quick=true"}, a)
+	})
 }
 
 // se is a when c, else b.
@@ -194,21 +191,18 @@ func analisarFlags(fs *flag.FlagSet, args []string) (map[string]bool, error) {
 func publicar(raiz, md string, escrever bool, arquivos map[string]func(string) error) error {
 	fmt.Print("\n" + md)
 	for p, f := range arquivos {
-		if escrever && p != "" {
-			if err := f(caminho(raiz, p)); err != nil {
-				return err
-			}
-			logf("wrote %s", caminho(raiz, p))
+		if !escrever || p == "" {
+			continue
 		}
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(raiz, p)
+		}
+		if err := f(p); err != nil {
+			return err
+		}
+		logf("wrote %s", p)
 	}
 	return nil
-}
-
-func caminho(raiz, p string) string {
-	if filepath.IsAbs(p) {
-		return p
-	}
-	return filepath.Join(raiz, p)
 }
 
 // ambiente is what every K shares.
@@ -283,7 +277,7 @@ func executar(ctx context.Context, o opcoes) (err error) {
 		if err := a.noTmpfs(ctx, c.Tmpfs); err != nil {
 			return err
 		}
-		r, err := a.medir(ctx, c)
+		r, err := a.medir(ctx, c, 1)
 		if err != nil {
 			return fmt.Errorf("%s: %w", c, err)
 		}
@@ -355,73 +349,75 @@ type resultadoK struct {
 	Avisos       []string
 }
 
-func (a *ambiente) medir(ctx context.Context, c cenario) (r resultadoK, err error) {
+// medir measures run c. Round 1 makes its database (bench_base's copy, the
+// counsellors), runs pgbench, starts d6a serve and times its first draw and
+// the three passes; a later round (levesIntercalados) restarts d6a serve
+// on the same database, ends the assignments, draws once and runs the
+// light pass alone.
+func (a *ambiente) medir(ctx context.Context, c cenario, rodada int) (r resultadoK, err error) {
 	r = resultadoK{cenario: c, UCs: a.pais.Tamanho()}
-	dir, db := a.lugar(c)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return r, err
-	}
-	logf("── %s: database %s", c, db)
-	if err := a.pg.CreateDatabase(ctx, db, "bench_base"); err != nil {
-		return r, err
-	}
+	nome := fmt.Sprintf("k%d_%s", c.K, c.Forma) + se(c.Fresco, "_fresh", "")
+	dir, db := filepath.Join(a.dir, nome), "bench_"+nome
 	url := a.pg.URL(db)
-	if err := migrar(ctx, a.binD6A, url); err != nil {
-		return r, err
+	if rodada == 1 {
+		logf("── %s: database %s", c, db)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return r, err
+		}
+		if err := a.pg.CreateDatabase(ctx, db, "bench_base"); err != nil {
+			return r, err
+		}
+		if err := migrar(ctx, a.binD6A, url); err != nil {
+			return r, err
+		}
+	} else {
+		logf("── %s: light pass, round %d of %d", c, rodada, rodadasLeves)
 	}
 	conn, err := pgx.Connect(ctx, url)
 	if err != nil {
 		return r, err
 	}
 	defer conn.Close(context.Background())
-	if c.Fresco {
-		// Autovacuum would analyze the tables during the run.
-		if err := executarSQL(ctx, conn, `DO $$ DECLARE t regclass; BEGIN
-			FOR t IN SELECT c.oid FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'd6a' AND c.relkind = 'r' LOOP
-				EXECUTE format('ALTER TABLE %s SET (autovacuum_enabled = off, toast.autovacuum_enabled = off)', t);
-			END LOOP; END $$`); err != nil {
+	if rodada == 1 {
+		if err := a.carregar(ctx, conn, c, &r, dir); err != nil {
 			return r, err
 		}
 	}
-	b := barra(c.K, "d6a.conselheiros   ")
-	t := time.Now()
-	if err := carregarConselheiros(ctx, conn, a.pais, c.Forma, c.K, a.o.seed, !c.Fresco, func(n int) { _ = b.Set(n) }); err != nil {
-		return r, err
-	}
-	_ = b.Finish()
-	logf("%s counsellors (%s) loaded with COPY in %s", milhares(c.K), descreverForma(c.Forma), time.Since(t).Round(time.Millisecond))
-	// A server that has been serving for a while holds the counsellors and
-	// their indexes in shared_buffers; COPY went through a small ring.
-	if err := executarSQL(ctx, conn, `SELECT pg_prewarm(c.oid) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-		WHERE n.nspname IN ('d6a', 'core') AND c.relkind IN ('r', 'i')`, `CHECKPOINT`); err != nil {
-		return r, err
-	}
-
-	a.sossegar(c.String()+": ", "pgbench", processosMedidos{pgDir: a.pg.Dir})
-	logf("pgbench -i, then pgbench -c 1 -j 1 -T %d -N (simple update, one client)", a.o.pgbenchT)
-	tps, lat, err := pgbench(ctx, a.pg, "pgbench", a.o.pgbenchT, filepath.Join(dir, "pgbench.log"))
-	if err != nil {
-		return r, err
-	}
-	r.PgbenchTPS = tps
-	logf("pgbench: %.1f tps, latency %.2f ms", tps, ms(lat))
-
-	e, err := a.subir(ctx, dir, url, "d6a-serve.log")
+	e, err := a.subir(ctx, dir, url, se(rodada == 1, "d6a-serve.log", fmt.Sprintf("d6a-serve-%d.log", rodada)))
 	if err != nil {
 		return r, err
 	}
 	defer e.parar()
-	srv, bus, medidos := e.srv, e.bus, e.medidos
-	rng := rand.New(rand.NewPCG(a.o.seed, uint64(c.K)^0xde3a4d))
+	semente := uint64(c.K) ^ 0xde3a4d
+	if rodada > 1 {
+		semente ^= uint64(rodada) << 40
+		// After d6a serve is up: its relay publishes what the last pass
+		// left unmarked, which liberar waits for.
+		if err := liberar(ctx, conn, c.Fresco); err != nil {
+			return r, err
+		}
+	}
+	rng := rand.New(rand.NewPCG(a.o.seed, semente))
+	quem := c.String() + ": "
 
 	// First draw: loads the hierarchy cache.
-	r.MemAntes = lerMemoria(srv.Pid())
+	r.MemAntes = lerMemoria(e.srv.Pid())
 	aquecimento, err := e.aquecer(ctx, rng, a.pais)
 	if err != nil {
 		return r, err
 	}
-	r.MemDepois = lerMemoria(srv.Pid())
-	if r.Hierarquia, err = lerCargaHierarquia(srv.log); err != nil {
+	if rodada > 1 {
+		if r.Leve, err = a.passe(ctx, e, rng, a.o.leve, a.o.taxaLeve, quem, fmt.Sprintf("%g/s, round %d", a.o.taxaLeve, rodada)); err != nil {
+			return r, err
+		}
+		if err := e.parar(); err != nil {
+			logf("d6a serve exit: %v", err)
+		}
+		r.Avisos, _ = lerLog(e.srv.log)
+		return r, nil
+	}
+	r.MemDepois = lerMemoria(e.srv.Pid())
+	if r.Hierarquia, err = lerCargaHierarquia(e.srv.log); err != nil {
 		return r, err
 	}
 	logf("first draw in %s: hierarchy of %s UCs cached in %s; RSS %.1f → %.1f MB",
@@ -429,40 +425,29 @@ func (a *ambiente) medir(ctx context.Context, c cenario) (r resultadoK, err erro
 		mb(r.MemAntes.RSS), mb(r.MemDepois.RSS))
 
 	// The passes: light load (a draw alone), the burst as fast as the bus
-	// takes it, then paced at a fraction of the burst's rate (p99 target).
-	// Between passes the assignments end; server statistics are read
-	// over the burst and the paced pass.
-	passar := func(p *passe, m int, taxa float64, nome string, pg *estatisticasPG) error {
-		if pg != nil {
-			if err := zerarEstatisticas(ctx, conn); err != nil {
-				return err
-			}
+	// takes it, then paced at a fraction of the burst's rate (p99 target),
+	// each with the server's statistics over it; between passes the
+	// assignments end.
+	passar := func(p *passe, m int, taxa float64, nome string, pg *estatisticasPG) (err error) {
+		if err = zerarEstatisticas(ctx, conn); err == nil {
+			*p, err = a.passe(ctx, e, rng, m, taxa, quem, nome)
 		}
-		var err error
-		if *p, err = a.passe(ctx, bus, srv, medidos, rng, m, taxa, c.String()+": ", nome); err != nil {
-			return err
-		}
-		if pg != nil {
+		if err == nil {
 			time.Sleep(esperaEstatisticas)
-			if *pg, err = lerEstatisticas(ctx, conn); err != nil {
-				return err
-			}
+			*pg, err = lerEstatisticas(ctx, conn)
 		}
-		return nil
+		if err == nil && p != &r.Ritmada {
+			err = liberar(ctx, conn, c.Fresco)
+		}
+		return err
 	}
 	if a.o.leve > 0 {
 		if err := passar(&r.Leve, a.o.leve, a.o.taxaLeve, fmt.Sprintf("%g/s", a.o.taxaLeve), &r.PGLeve); err != nil {
 			return r, err
 		}
 		r.LevesP50 = append(r.LevesP50, r.Leve.Lat.P50)
-		if err := liberar(ctx, conn, c.Fresco); err != nil {
-			return r, err
-		}
 	}
 	if err := passar(&r.Maxima, a.o.m, 0, "max load", &r.PG); err != nil {
-		return r, err
-	}
-	if err := liberar(ctx, conn, c.Fresco); err != nil {
 		return r, err
 	}
 	taxa := a.o.carga * r.Maxima.Vazao()
@@ -480,26 +465,54 @@ func (a *ambiente) medir(ctx context.Context, c cenario) (r resultadoK, err erro
 		logf("pg_statistic rows of the d6a tables at the end: %d (0 = never analyzed)", r.Estatisticas)
 	}
 
-	r.MemFim, r.NATSMem = lerMemoria(srv.Pid()), lerMemoria(medidos.nats)
+	r.MemFim, r.NATSMem = lerMemoria(e.srv.Pid()), lerMemoria(e.medidos.nats)
 	logf("d6a serve RSS %.1f MB, peak (VmHWM) %.1f MB", mb(r.MemFim.RSS), mb(r.MemFim.HWM))
 	if err := e.parar(); err != nil {
 		logf("d6a serve exit: %v", err)
 	}
-	r.Avisos, _ = lerLog(srv.log)
-	for i, av := range r.Avisos {
-		if i == 5 {
-			logf("  … %d more", len(r.Avisos)-5)
-			break
-		}
+	r.Avisos, _ = lerLog(e.srv.log)
+	for i, av := range r.Avisos[:min(5, len(r.Avisos))] {
 		logf("  d6a serve logged: %s", av)
+		if i == 4 && len(r.Avisos) > 5 {
+			logf("  … %d more", len(r.Avisos)-5)
+		}
 	}
 	return r, nil
 }
 
-// lugar is a run's work directory and database.
-func (a *ambiente) lugar(c cenario) (dir, db string) {
-	nome := fmt.Sprintf("k%d_%s", c.K, c.Forma) + se(c.Fresco, "_fresh", "")
-	return filepath.Join(a.dir, nome), "bench_" + nome
+// carregar fills run c's fresh database through conn: its counsellors,
+// the tables prewarmed, then pgbench.
+func (a *ambiente) carregar(ctx context.Context, conn *pgx.Conn, c cenario, r *resultadoK, dir string) error {
+	if c.Fresco {
+		// Autovacuum would analyze the tables during the run.
+		if err := executarSQL(ctx, conn, `DO $$ DECLARE t regclass; BEGIN
+			FOR t IN SELECT c.oid FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'd6a' AND c.relkind = 'r' LOOP
+				EXECUTE format('ALTER TABLE %s SET (autovacuum_enabled = off, toast.autovacuum_enabled = off)', t);
+			END LOOP; END $$`); err != nil {
+			return err
+		}
+	}
+	b := barra(c.K, "d6a.conselheiros   ")
+	t := time.Now()
+	if err := carregarConselheiros(ctx, conn, a.pais, c.Forma, c.K, a.o.seed, !c.Fresco, func(n int) { _ = b.Set(n) }); err != nil {
+		return err
+	}
+	_ = b.Finish()
+	logf("%s counsellors (%s) loaded with COPY in %s", milhares(c.K), descreverForma(c.Forma), time.Since(t).Round(time.Millisecond))
+	// A server that has been serving for a while holds the counsellors and
+	// their indexes in shared_buffers; COPY went through a small ring.
+	if err := executarSQL(ctx, conn, `SELECT pg_prewarm(c.oid) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+		WHERE n.nspname IN ('d6a', 'core') AND c.relkind IN ('r', 'i')`, `CHECKPOINT`); err != nil {
+		return err
+	}
+	a.sossegar(c.String()+": ", "pgbench", processosMedidos{pgDir: a.pg.Dir})
+	logf("pgbench -i, then pgbench -c 1 -j 1 -T %d -N (simple update, one client)", a.o.pgbenchT)
+	tps, lat, err := pgbench(ctx, a.pg, "pgbench", a.o.pgbenchT, filepath.Join(dir, "pgbench.log"))
+	r.PgbenchTPS = tps
+	if err == nil {
+		logf("pgbench: %.1f tps, latency %.2f ms", tps, ms(lat))
+	}
+	return err
 }
 
 // execucao is a run's bus and d6a serve. Restarted on the same
@@ -581,8 +594,7 @@ const rodadasLeves = 3
 
 // levesIntercalados runs the light pass again, rounds 2 to rodadasLeves,
 // on the runs the flat-cost target compares (K=1,000 sparse, K=1,000,000
-// of each shape): each on a restarted d6a serve with its first draw, after
-// the run's assignments are ended.
+// of each shape).
 func (a *ambiente) levesIntercalados(ctx context.Context, rs []resultadoK) error {
 	pequeno, ok := achar(rs, 1_000, "sparse", false)
 	if a.o.leve == 0 || !ok {
@@ -602,61 +614,24 @@ func (a *ambiente) levesIntercalados(ctx context.Context, rs []resultadoK) error
 	}
 	for rodada := 2; rodada <= rodadasLeves; rodada++ {
 		for _, c := range comparados {
-			i := slices.IndexFunc(rs, func(r resultadoK) bool { return r.cenario == c })
-			p, avisos, err := a.leveDeNovo(ctx, c, rodada)
+			x, err := a.medir(ctx, c, rodada)
 			if err != nil {
 				return fmt.Errorf("%s, light pass %d: %w", c, rodada, err)
 			}
-			rs[i].LevesP50 = append(rs[i].LevesP50, p.Lat.P50)
-			rs[i].Avisos = append(rs[i].Avisos, avisos...)
-			if p.Recebidos < p.M {
-				rs[i].Avisos = append(rs[i].Avisos, fmt.Sprintf("light pass %d: %d results missing", rodada, p.M-p.Recebidos))
+			r := &rs[slices.IndexFunc(rs, func(r resultadoK) bool { return r.cenario == c })]
+			r.LevesP50, r.Avisos = append(r.LevesP50, x.Leve.Lat.P50), append(r.Avisos, x.Avisos...)
+			if p := x.Leve; p.Recebidos < p.M {
+				r.Avisos = append(r.Avisos, fmt.Sprintf("light pass %d: %d results missing", rodada, p.M-p.Recebidos))
 			}
 		}
 	}
 	return nil
 }
 
-// leveDeNovo restarts run c's bus and d6a serve, ends its assignments,
-// draws once and runs the light pass; it returns the pass and what d6a
-// serve logged at warning or above.
-func (a *ambiente) leveDeNovo(ctx context.Context, c cenario, rodada int) (p passe, avisos []string, err error) {
-	dir, db := a.lugar(c)
-	url := a.pg.URL(db)
-	logf("── %s: light pass, round %d of %d", c, rodada, rodadasLeves)
-	e, err := a.subir(ctx, dir, url, fmt.Sprintf("d6a-serve-%d.log", rodada))
-	if err != nil {
-		return p, nil, err
-	}
-	defer e.parar()
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		return p, nil, err
-	}
-	defer conn.Close(context.Background())
-	// After d6a serve is up: its relay publishes what the last pass left
-	// unmarked, which liberar waits for.
-	if err := liberar(ctx, conn, c.Fresco); err != nil {
-		return p, nil, err
-	}
-	rng := rand.New(rand.NewPCG(a.o.seed, uint64(c.K)^0xde3a4d^uint64(rodada)<<40))
-	if _, err := e.aquecer(ctx, rng, a.pais); err != nil {
-		return p, nil, err
-	}
-	nome := fmt.Sprintf("%g/s, round %d", a.o.taxaLeve, rodada)
-	if p, err = a.passe(ctx, e.bus, e.srv, e.medidos, rng, a.o.leve, a.o.taxaLeve, c.String()+": ", nome); err != nil {
-		return p, nil, err
-	}
-	if err := e.parar(); err != nil {
-		logf("d6a serve exit: %v", err)
-	}
-	avisos, _ = lerLog(e.srv.log)
-	return p, avisos, nil
-}
-
 // passe publishes m fresh demands (paced at taxa per second, or as fast as
 // possible when 0) and waits for every result.
-func (a *ambiente) passe(ctx context.Context, bus *barramento, srv *servidor, medidos processosMedidos, rng *rand.Rand, m int, taxa float64, quem, nome string) (p passe, err error) {
+func (a *ambiente) passe(ctx context.Context, e *execucao, rng *rand.Rand, m int, taxa float64, quem, nome string) (p passe, err error) {
+	bus, srv, medidos := e.bus, e.srv, e.medidos
 	ds := gerarDemandas(rng, a.pais, m)
 	bus.registrar(ds)
 	a.sossegar(quem, nome+" pass", medidos)
