@@ -107,7 +107,7 @@ bench:
 	$(GO) run ./cmd/d6a-bench
 	$(GO) run ./cmd/d6a-bench http -d 10s -c 32 -rate 1000
 
-## bench-quick: both modes of cmd/d6a-bench small (draws -quick, HTTP -quick: 2 s runs, a working set of 2,000 citizens), docs untouched: checks the tool in under 3 minutes
+## bench-quick: both modes of cmd/d6a-bench small (draws -quick, HTTP -quick: 1 s runs, a working set of 1,000 citizens), docs untouched: checks the tool in under 3 minutes
 bench-quick:
 	$(GO) run ./cmd/d6a-bench -quick
 	$(GO) run ./cmd/d6a-bench http -quick
