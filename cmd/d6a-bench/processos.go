@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -140,21 +141,18 @@ func (p *processo) vivo() error {
 }
 
 // parar sends SIGTERM (the drain path) and waits, then kills.
-func (p *processo) parar(espera time.Duration) (err error) {
+func (p *processo) parar(espera time.Duration) error {
 	if p == nil || p.cmd == nil {
 		return nil
 	}
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case err = <-p.done:
-		p.done <- err
-		return err
-	case <-time.After(espera):
-		_ = p.cmd.Process.Kill()
-		err = <-p.done
-		p.done <- err
+	matar := time.AfterFunc(espera, func() { _ = p.cmd.Process.Kill() })
+	err := <-p.done
+	p.done <- err
+	if !matar.Stop() {
 		return fmt.Errorf("%s did not stop within %s; killed", p.nome, espera)
 	}
+	return err
 }
 
 // esperarPronto polls pronto until it holds, p exits or limite passes.
@@ -175,13 +173,9 @@ func esperarPronto(p *processo, limite time.Duration, pronto func() bool) error 
 func esperarLinha(p *processo, prefixo string, limite time.Duration) (linha string, err error) {
 	err = esperarPronto(p, limite, func() bool {
 		b, _ := os.ReadFile(p.log)
-		for _, l := range strings.Split(string(b), "\n") {
-			if strings.HasPrefix(l, prefixo) {
-				linha = l
-				return true
-			}
-		}
-		return false
+		_, depois, ok := strings.Cut("\n"+string(b), "\n"+prefixo)
+		linha, _, _ = strings.Cut(prefixo+depois, "\n")
+		return ok
 	})
 	return linha, err
 }
@@ -197,9 +191,8 @@ func cauda(path string) string {
 type memoria struct{ RSS, HWM int64 }
 
 func lerMemoria(pid int) memoria {
-	status := fmt.Sprintf("/proc/%d/status", pid)
 	kb := func(k string) int64 {
-		n, _ := strconv.ParseInt(strings.TrimSuffix(procField(status, k), " kB"), 10, 64)
+		n, _ := strconv.ParseInt(strings.TrimSuffix(procField(fmt.Sprintf("/proc/%d/status", pid), k), " kB"), 10, 64)
 		return n * 1024
 	}
 	return memoria{kb("VmRSS"), kb("VmHWM")}
@@ -219,10 +212,7 @@ func iniciarNATS(bin, dir string) (*natsExterno, error) {
 	}
 	conf := filepath.Join(dir, "nats.conf")
 	txt := fmt.Sprintf("listen: 127.0.0.1:%d\nmax_payload: 1MB\njetstream {\n  store_dir: %q\n  sync_interval: always\n}\n", porta, filepath.Join(dir, "js"))
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
-	if err := os.WriteFile(conf, []byte(txt), 0o644); err != nil {
+	if err := errors.Join(os.MkdirAll(dir, 0o755), os.WriteFile(conf, []byte(txt), 0o644)); err != nil {
 		return nil, err
 	}
 	p, err := iniciar("nats-server", filepath.Join(dir, "nats.log"), os.Environ(), bin, "-c", conf)
@@ -280,15 +270,13 @@ func iniciarServe(bin, dir, log, dbURL, natsURL string, pprof bool) (s *servidor
 		}
 		env = append(env, "D6A_PPROF_ADDR="+s.pprof)
 	}
+	env = append(env, "D6A_NATS_URL="+natsURL)
 	if natsURL == "" {
 		embutido, err := enderecoLivre()
 		if err != nil {
 			return nil, err
 		}
-		s.nats = "nats://" + embutido
-		env = append(env, "D6A_NATS_EMBEDDED_ADDR="+embutido)
-	} else {
-		env = append(env, "D6A_NATS_URL="+natsURL)
+		s.nats, env[len(env)-1] = "nats://"+embutido, "D6A_NATS_EMBEDDED_ADDR="+embutido
 	}
 	if s.processo, err = iniciar("d6a serve", filepath.Join(dir, log), env, bin, "serve"); err != nil {
 		return nil, err
@@ -312,13 +300,7 @@ func iniciarServe(bin, dir, log, dbURL, natsURL string, pprof bool) (s *servidor
 // ambienteLimpo is this process's environment without D6A_* variables, so
 // a developer's settings cannot leak into the measured server.
 func ambienteLimpo() []string {
-	var out []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "D6A_") {
-			out = append(out, kv)
-		}
-	}
-	return out
+	return slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "D6A_") })
 }
 
 // migrar runs `d6a migrate`.
