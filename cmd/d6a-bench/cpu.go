@@ -102,13 +102,10 @@ func calcularUso(a, b amostraCPU, n int) usoCPU {
 // Ms is the milliseconds of CPU per unit of work that cores stand for.
 func (u usoCPU) Ms(cores float64) float64 { return u.Por(cores * u.Janela.Seconds() * 1000) }
 
-// Us is Ms in microseconds.
 func (u usoCPU) Us(cores float64) float64 { return 1000 * u.Ms(cores) }
 
-// Por is x per unit of work.
 func (u usoCPU) Por(x float64) float64 { return x / float64(max(1, u.N)) }
 
-// Ocupacao is the busy fraction of all CPUs.
 func (u usoCPU) Ocupacao() float64 { return u.Maquina / float64(max(1, u.Nucleos)) }
 
 // limiteQuieto is the load of other processes (cores) under which the

@@ -89,7 +89,6 @@ func prepararAmbiente(ctx context.Context, o opcoesHTTP) (*ambienteHTTP, error) 
 	return a, nil
 }
 
-// segredo is a fresh HS256 key per run.
 func segredo() string {
 	b := make([]byte, 32)
 	_, _ = rand.Read(b)

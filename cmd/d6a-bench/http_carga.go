@@ -39,12 +39,7 @@ type resultado struct {
 	AtrasoMax   time.Duration   // worst send delay
 }
 
-func (r resultado) Vazao() float64 {
-	if r.Janela <= 0 {
-		return 0
-	}
-	return float64(r.OK+r.Erros) / r.Janela.Seconds()
-}
+func (r resultado) Vazao() float64 { return razao(float64(r.OK+r.Erros), max(0, r.Janela.Seconds())) }
 
 func (r resultado) resumo() string {
 	s := fmt.Sprintf("%.0f req/s, p50 %s, p99 %s, max %s, %d errors; CPU %s",

@@ -81,7 +81,6 @@ func lerFlagsHTTP(args []string) (opcoesHTTP, error) {
 	return o, nil
 }
 
-// executar is one whole run: environment, measurements, report.
 func executarHTTP(ctx context.Context, o opcoesHTTP) error {
 	inicio := time.Now()
 	a, err := prepararAmbiente(ctx, o)

@@ -46,12 +46,7 @@ func (r *relatorioHTTP) outrosMax() float64 {
 	return m
 }
 
-func (r *relatorioHTTP) razao() float64 {
-	if r.bare.Vazao() == 0 {
-		return 0
-	}
-	return r.situacao.Vazao() / r.bare.Vazao()
-}
+func (r *relatorioHTTP) razao() float64 { return razao(r.situacao.Vazao(), r.bare.Vazao()) }
 
 func (r *relatorioHTTP) linhas() []resultado {
 	out := []resultado{r.bare, r.situacao, r.aberto}

@@ -703,7 +703,6 @@ type resultadoLacos struct {
 	Leve, Ritmado laco
 }
 
-// Lote returns the bare loop with the largest commit.
 func (l resultadoLacos) Lote() (best laco) {
 	for _, x := range l.Lacos {
 		if x.Lote > best.Lote {

@@ -27,7 +27,6 @@ func raspar(httpAddr string) metricas {
 	return lerMetricas(r.Body)
 }
 
-// lerMetricas parses the Prometheus text format.
 func lerMetricas(corpo io.Reader) metricas {
 	m := metricas{}
 	s := bufio.NewScanner(corpo)

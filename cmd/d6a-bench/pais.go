@@ -90,7 +90,6 @@ func escolhaZipf(rng *rand.Rand, n int, s float64) func() int {
 	return func() int { return ordem[sort.SearchFloat64s(acum, rng.Float64()*soma)] }
 }
 
-// Tamanho is the number of units.
 func (p *pais) Tamanho() int { return len(p.ids) }
 
 // copiar COPYs n rows made by linha into tabela, telling prog every 4,096.

@@ -121,7 +121,6 @@ func (w wal) menos(antes wal) wal {
 	return wal{w.WalSyncs - antes.WalSyncs, w.WalBytes - antes.WalBytes, w.Commits - antes.Commits, w.WalSyncMs - antes.WalSyncMs}
 }
 
-// executarSQL runs each statement in turn.
 func executarSQL(ctx context.Context, conn *pgx.Conn, sqls ...string) error {
 	for _, sql := range sqls {
 		if _, err := conn.Exec(ctx, sql); err != nil {

@@ -247,7 +247,6 @@ type servidor struct {
 	pprof      string // D6A_PPROF_ADDR, with -perf
 }
 
-// enderecoLivre is 127.0.0.1 and a free port.
 func enderecoLivre() (string, error) {
 	p, err := loopback.FreePort()
 	return fmt.Sprintf("127.0.0.1:%d", p), err
@@ -303,7 +302,6 @@ func ambienteLimpo() []string {
 	return slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "D6A_") })
 }
 
-// migrar runs `d6a migrate`.
 func migrar(ctx context.Context, bin, dbURL string) error {
 	cmd := exec.CommandContext(ctx, bin, "migrate")
 	cmd.Env = append(ambienteLimpo(), "D6A_DATABASE_URL="+dbURL, "D6A_LOG_FORMAT=json")

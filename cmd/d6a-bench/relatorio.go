@@ -2,10 +2,10 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"runtime"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 )
@@ -184,7 +184,6 @@ func (r *relatorio) avaliar() (out []alvo) {
 	return out
 }
 
-// tabelaAlvos writes the targets table of either mode.
 func tabelaAlvos(b *strings.Builder, alvos []alvo) {
 	fmt.Fprintf(b, "### Targets\n\n| target | measured | verdict |\n|---|---|---|\n")
 	for _, a := range alvos {
@@ -199,10 +198,9 @@ func (r *relatorio) markdown() string {
 	o, a := r.a.o, r.a
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	var ajustes []string
-	for k, v := range configuracaoPG {
-		ajustes = append(ajustes, k+"="+v)
+	for _, k := range slices.Sorted(maps.Keys(configuracaoPG)) {
+		ajustes = append(ajustes, k+"="+configuracaoPG[k])
 	}
-	sort.Strings(ajustes)
 	p("### Results\n\nMeasured %s UTC in %s with:\n\n```\n%s\n```\n\n", r.data.Format("2006-01-02 15:04"), r.dur.Round(time.Second), o.comando)
 	// Other work in progress is measured too: only the bench's own files
 	// and the docs it writes are left out.
