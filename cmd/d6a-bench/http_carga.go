@@ -114,64 +114,60 @@ func (a *ambienteHTTP) rodar(ctx context.Context, w, taxa int, novo func() pedid
 		medir, fim = agendado(nAquec), agendado(total).Add(10*time.Second)
 	}
 	var prox, atrasadas, naoEnviadas, atrasoMax atomic.Int64
-	cs := make([]*coletor, w)
-	var wg sync.WaitGroup
-	for k := range w {
-		cs[k] = &coletor{status: map[int]int{}}
-		wg.Add(1)
-		go func(col *coletor) {
-			defer wg.Done()
-			p := novo()
-			if p.liberar != nil {
-				defer p.liberar()
-			}
-			for ctx.Err() == nil {
-				i := int(prox.Add(1) - 1)
-				if i >= total {
-					return
-				}
-				p.preparar(i)
-				t := time.Now()
-				if agendado != nil {
-					t = agendado(i)
-					time.Sleep(time.Until(t))
-				}
-				envio := time.Now()
-				if !envio.Before(fim) {
-					if agendado == nil {
-						return
-					}
-					if i >= nAquec {
-						naoEnviadas.Add(1)
-					}
-					continue
-				}
-				status, ok := p.fazer()
-				t1 := time.Now()
-				if t.Before(medir) {
-					continue
-				}
-				if atraso := envio.Sub(t); agendado != nil && atraso > time.Millisecond {
-					atrasadas.Add(1)
-					for m := atrasoMax.Load(); int64(atraso) > m; m = atrasoMax.Load() {
-						if atrasoMax.CompareAndSwap(m, int64(atraso)) {
-							break
-						}
-					}
-				}
-				col.lat = append(col.lat, t1.Sub(t))
-				col.envio = append(col.envio, t1.Sub(envio))
-				if !ok {
-					col.erros++
-					col.status[status]++
-					continue
-				}
-				col.ok++
-			}
-		}(cs[k])
-	}
+	cs := make([]*coletor, w) // apart: no false sharing between workers
 	cpuJanela := a.janelaCPU(ctx, medir)
-	wg.Wait()
+	_ = paralelo(w, func(k int) error {
+		col := &coletor{status: map[int]int{}}
+		cs[k] = col
+		p := novo()
+		if p.liberar != nil {
+			defer p.liberar()
+		}
+		for ctx.Err() == nil {
+			i := int(prox.Add(1) - 1)
+			if i >= total {
+				return nil
+			}
+			p.preparar(i)
+			t := time.Now()
+			if agendado != nil {
+				t = agendado(i)
+				time.Sleep(time.Until(t))
+			}
+			envio := time.Now()
+			if !envio.Before(fim) {
+				if agendado == nil {
+					return nil
+				}
+				if i >= nAquec {
+					naoEnviadas.Add(1)
+				}
+				continue
+			}
+			status, ok := p.fazer()
+			t1 := time.Now()
+			if t.Before(medir) {
+				continue
+			}
+			if atraso := envio.Sub(t); agendado != nil && atraso > time.Millisecond {
+				atrasadas.Add(1)
+				for m := atrasoMax.Load(); int64(atraso) > m; m = atrasoMax.Load() {
+					if atrasoMax.CompareAndSwap(m, int64(atraso)) {
+						break
+					}
+				}
+			}
+			col.lat = append(col.lat, t1.Sub(t))
+			col.envio = append(col.envio, t1.Sub(envio))
+			if !ok {
+				col.erros++
+				col.status[status]++
+				continue
+			}
+			col.ok++
+		}
+		return nil
+	})
 	if err := ctx.Err(); err != nil {
 		return resultado{}, err
 	}

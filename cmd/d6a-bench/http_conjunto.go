@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/rsa"
@@ -140,20 +141,13 @@ func jwks(k *rsa.PublicKey) http.Handler {
 
 // paralelo runs f(0) … f(w-1) at once and returns the first error.
 func paralelo(w int, f func(j int) error) error {
-	erros := make(chan error, w)
+	erros := make([]error, w)
 	var wg sync.WaitGroup
 	for j := range w {
-		wg.Add(1)
-		go func() { defer wg.Done(); erros <- f(j) }()
+		wg.Go(func() { erros[j] = f(j) })
 	}
 	wg.Wait()
-	close(erros)
-	for err := range erros {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	return cmp.Or(erros...)
 }
 
 func mib(b int64) string { return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20)) }

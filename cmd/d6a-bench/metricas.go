@@ -106,18 +106,14 @@ func quantis(antes, depois metricas, nome string, filtros ...string) [2]time.Dur
 	return [2]time.Duration{h.quantil(0.5), h.quantil(0.99)}
 }
 
-func media(antes, depois metricas, nome string, filtros ...string) time.Duration {
-	_, m := delta(antes, depois, nome, filtros...)
-	return m
-}
-
 // fasesD6A is d6a serve's mean delivery and transaction phases over a pass.
 func fasesD6A(antes, depois metricas, total time.Duration) fases {
-	f := func(fase string) time.Duration {
-		return media(antes, depois, "d6a_transacao_fase_segundos", `fase="`+fase+`"`)
+	media := func(nome string, filtros ...string) time.Duration {
+		_, m := delta(antes, depois, nome, filtros...)
+		return m
 	}
-	return fases{Entrega: media(antes, depois, "d6a_entrega_atraso_segundos"),
-		Abertura: f("abertura"), Decisoes: f("decisoes"), Escrita: f("fechamento"), Total: total}
+	f := func(fase string) time.Duration { return media("d6a_transacao_fase_segundos", `fase="`+fase+`"`) }
+	return fases{Entrega: media("d6a_entrega_atraso_segundos"), Abertura: f("abertura"), Decisoes: f("decisoes"), Escrita: f("fechamento"), Total: total}
 }
 
 // divisao is where d6a serve says a pass's time went, p50 and p99 each:
