@@ -69,8 +69,12 @@ func ApurarEstatisticas(ctx context.Context, db Beginner, lote int) (int64, erro
 		return 0, err
 	}
 	defer func() { _ = tx.Rollback(ctx) }()
+	// The sums are a cache of the signed log: a crash that loses the last
+	// passes loses them whole, and the next pass redoes them from
+	// `registros`. So the pass does not wait for its WAL to reach the disk,
+	// where it would queue beside the draws' commits.
 	var ok bool
-	if err := tx.QueryRow(ctx, `SELECT pg_try_advisory_xact_lock($1)`, lockEstatisticas).Scan(&ok); err != nil || !ok {
+	if err := tx.QueryRow(ctx, `SELECT pg_try_advisory_xact_lock($1), set_config('synchronous_commit', 'off', true) = 'off'`, lockEstatisticas).Scan(&ok, new(bool)); err != nil || !ok {
 		return 0, err // another instance is at it
 	}
 	var feitos, sorteios, n1, assinado int64

@@ -90,6 +90,9 @@ type Worker struct {
 	divergente atomic.Bool
 	// pararFundo ends the HTTP app's background work (JWKS refresh).
 	pararFundo context.CancelFunc
+	// ultimoLote is when a handler call last ended (Unix ns): the fairness
+	// fold waits for the executor to be idle (apurarEstatisticas).
+	ultimoLote atomic.Int64
 }
 
 // New opens the database (migrating when cfg.Migrate), connects to the bus
@@ -255,7 +258,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		consumers.Add(1)
 		go func() {
 			defer consumers.Done()
-			if err := w.Bus.Consumir(ctx, instrumentado{w.Servico, w.Metrics}); err != nil && ctx.Err() == nil {
+			if err := w.Bus.Consumir(ctx, instrumentado{w.Servico, w.Metrics, &w.ultimoLote}); err != nil && ctx.Err() == nil {
 				w.log.Error("consumo encerrado com erro", "erro", err)
 			}
 		}()
@@ -356,11 +359,14 @@ func (o observador) Transacao(abertura, decisoes, fechamento time.Duration) {
 type instrumentado struct {
 	svc *atribuicao.Servico
 	m   *metrics.Metrics
+	// fim is set to when each call ends (Worker.ultimoLote).
+	fim *atomic.Int64
 }
 
 func (h instrumentado) Handle(ctx context.Context, ev evento.Evento, seq uint64) error {
 	start := time.Now()
 	err := h.svc.Handle(ctx, ev, seq)
+	h.fim.Store(time.Now().UnixNano())
 	return h.observar(ev, err, time.Since(start))
 }
 
@@ -375,6 +381,7 @@ func (h instrumentado) HandleLote(ctx context.Context, itens []bus.Item) []error
 	}
 	errs := h.svc.HandleLote(ctx, evs, seqs)
 	d := time.Since(start)
+	h.fim.Store(time.Now().UnixNano())
 	for i := range errs {
 		errs[i] = h.observar(evs[i], errs[i], d)
 	}
@@ -423,16 +430,30 @@ func (w *Worker) assinatura(err error) {
 }
 
 // apurarEstatisticas keeps the fairness statistics up to date with the
-// signed log (a few seconds behind it), so the route reads sums only, and
-// refreshes the p-value's metric after each pass that added draws.
+// signed log, so the route reads sums only, and refreshes the p-value's
+// metric after each pass that added draws. It yields to the executor
+// (esperaDoFold): a pass updates the sums of every counsellor of its
+// draws' lists, and at K=1,000,000 dense (18 per list) passes run beside
+// a burst halved its draws per second (docs/bench.md, issue 24 §12).
 func (w *Worker) apurarEstatisticas(ctx context.Context) {
 	pValor := w.Metrics.EstatisticaPValor()
 	pValor.Set(1)
-	ultima, pendente := time.Time{}, true
+	ultima, pendente, emDia := time.Time{}, true, time.Now()
 	for {
+		if espera := esperaDoFold(time.Now(), time.Unix(0, w.ultimoLote.Load()), emDia); espera > 0 {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(espera):
+			}
+			continue
+		}
 		n, err := transparencia.ApurarEstatisticas(ctx, w.Store.Pool, 0)
 		if err != nil && ctx.Err() == nil {
 			w.log.Warn("estatísticas de equidade não apuradas; nova tentativa", "erro", err)
+		}
+		if err == nil && n < transparencia.LoteEstatisticas {
+			emDia = time.Now()
 		}
 		pendente = pendente || n > 0
 		// At most every 10 s: the test reads one row per counsellor.
@@ -452,4 +473,26 @@ func (w *Worker) apurarEstatisticas(ctx context.Context) {
 		case <-time.After(espera):
 		}
 	}
+}
+
+const (
+	// OciosoEstatisticas is how long the executor must have handled
+	// nothing before a pass of the fairness fold starts.
+	OciosoEstatisticas = time.Second
+	// AtrasoEstatisticas bounds how long the fold waits for that: past it
+	// since the fold last reached the signed log, passes run beside the
+	// executor until it does, so under a load without pauses the
+	// statistics stay at most this far behind.
+	AtrasoEstatisticas = 30 * time.Second
+)
+
+// esperaDoFold is how long the fold waits before its next pass, given when
+// the executor last ended a call and when the fold last reached the signed
+// log; 0: go now.
+func esperaDoFold(agora, ultimoLote, emDia time.Time) time.Duration {
+	ocioso := agora.Sub(ultimoLote)
+	if ocioso >= OciosoEstatisticas || agora.Sub(emDia) >= AtrasoEstatisticas {
+		return 0
+	}
+	return min(OciosoEstatisticas-ocioso, AtrasoEstatisticas-agora.Sub(emDia))
 }
