@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"html"
 	"maps"
 	"math"
 	"runtime"
@@ -70,8 +71,8 @@ func piso(l laco, como string) string {
 // yardstick measured in the same run (absolute times do not carry from
 // one machine to the next).
 func (r *relatorio) avaliar() (out []alvo) {
-	o := r.a.o
-	// add holds q to limite (≤ when menor, else ≥); with a bare-loop
+	o, bare := r.a.o, r.lacos.Lote()
+	// add holds q to limite (≤ when menor, else ≥); against a bare-loop
 	// yardstick l that did not run, the target is not measured.
 	add := func(nome, medido string, l *laco, q, limite float64, menor bool) {
 		ok, v := margem(q, limite, menor)
@@ -80,22 +81,18 @@ func (r *relatorio) avaliar() (out []alvo) {
 		}
 		out = append(out, alvo{Nome: nome, Medido: medido, Ok: ok, Veredito: v})
 	}
-	bare := r.lacos.Lote()
-	var k100, rajadas []resultadoK
-	for _, c := range []struct {
-		k      int
-		forma  string
-		fresco bool
-	}{{100_000, "sparse", false}, {100_000, "dense", false}, {100_000, "dense", true}, {100_000, "sparse", true}, {1_000_000, "sparse", false}, {1_000_000, "dense", false}} {
-		if x, ok := achar(r.rs, c.k, c.forma, c.fresco); ok && (c.k == 100_000 || x.K > 100_000) {
-			rajadas = append(rajadas, x)
-			if c.k == 100_000 {
-				k100 = append(k100, x)
-			}
+	// Burst throughput on the bus against the batched bare loop, at
+	// K≈100,000 of each shape and at K≈1,000,000 when it ran.
+	var k100 []resultadoK
+	for _, c := range []cenario{{K: 100_000, Forma: "sparse"}, {K: 100_000, Forma: "dense"}, {K: 100_000, Forma: "dense", Fresco: true},
+		{K: 100_000, Forma: "sparse", Fresco: true}, {K: 1_000_000, Forma: "sparse"}, {K: 1_000_000, Forma: "dense"}} {
+		x, ok := achar(r.rs, c.K, c.Forma, c.Fresco)
+		if !ok || c.K > 100_000 && x.K <= 100_000 {
+			continue
 		}
-	}
-	// Burst throughput on the bus against the batched bare loop.
-	for _, x := range rajadas {
+		if c.K == 100_000 {
+			k100 = append(k100, x)
+		}
 		q := razao(x.Maxima.Vazao(), bare.Vazao())
 		add(fmt.Sprintf("burst of %s: draws/s on the bus ≥ 0.9 × the bare loop (%s)", milhares(x.Maxima.M), x.cenario),
 			fmt.Sprintf("%.0f draws/s ÷ %.0f msgs/s (bare loop, commits of ≤ %d) = **%.2f×**; %.2f× pgbench's %.0f tps",
@@ -110,26 +107,22 @@ func (r *relatorio) avaliar() (out []alvo) {
 				fmt.Sprintf("%.0f results/s ÷ %.0f tps = **%.2f×**; CPU ms per result d6a / PostgreSQL / nats-server %s", x.Maxima.Vazao(), x.PgbenchTPS, q, cpuPorSorteio(x.Maxima.CPU)), nil, q, 0.9, false)
 		}
 	}
-	// Per-draw cost: dense over sparse, fresh over analyzed.
+	// Per-draw cost of run x over run y.
+	custo := func(nome string, x, y resultadoK, ok bool) {
+		if !ok || x.Maxima.Vazao() == 0 {
+			return
+		}
+		q := razao(y.Maxima.Vazao(), x.Maxima.Vazao()) // wall per draw of x ÷ of y
+		cx, cy := cpuTotal(x.Maxima.CPU), cpuTotal(y.Maxima.CPU)
+		add(fmt.Sprintf("%s (%s ÷ %s): per-draw cost ≤ 1.2×", nome, x.cenario, y.cenario),
+			fmt.Sprintf("wall time per draw of the burst (1 ÷ draws/s) %.3f ÷ %.3f ms = **%.2f×**; CPU per draw (d6a + PostgreSQL + nats-server) %.2f ÷ %.2f ms = %.2f×",
+				1000/x.Maxima.Vazao(), 1000/y.Maxima.Vazao(), q, cx, cy, razao(cx, cy)), nil, q, 1.2, true)
+	}
 	ds, okDS := achar(r.rs, 100_000, "dense", false)
 	ss, okSS := achar(r.rs, 100_000, "sparse", false)
 	df, okDF := achar(r.rs, 100_000, "dense", true)
-	for _, c := range []struct {
-		nome string
-		a, b resultadoK
-		ok   bool
-	}{
-		{fmt.Sprintf("dense over sparse (%s ÷ %s)", ds.cenario, ss.cenario), ds, ss, okDS && okSS},
-		{fmt.Sprintf("fresh over analyzed (%s ÷ %s)", df.cenario, ds.cenario), df, ds, okDF && okDS},
-	} {
-		if c.ok && c.a.Maxima.Vazao() != 0 {
-			q := razao(c.b.Maxima.Vazao(), c.a.Maxima.Vazao()) // wall per draw of a ÷ of b
-			ca, cb := cpuTotal(c.a.Maxima.CPU), cpuTotal(c.b.Maxima.CPU)
-			add(c.nome+": per-draw cost ≤ 1.2×",
-				fmt.Sprintf("wall time per draw of the burst (1 ÷ draws/s) %.3f ÷ %.3f ms = **%.2f×**; CPU per draw (d6a + PostgreSQL + nats-server) %.2f ÷ %.2f ms = %.2f×",
-					1000/c.a.Maxima.Vazao(), 1000/c.b.Maxima.Vazao(), q, ca, cb, razao(ca, cb)), nil, q, 1.2, true)
-		}
-	}
+	custo("dense over sparse", ds, ss, okDS && okSS)
+	custo("fresh over analyzed", df, ds, okDF && okDS)
 	// Latency at light load and at half of the maximum, against the bare
 	// loop at the same rate (light) and at half its own maximum.
 	var p50, p99, p99r float64
@@ -385,4 +378,128 @@ func dentroDoPG(p func(string, ...any), oque string, x resultadoK, ps passe, pg 
 	for _, s := range pg.Instrucoes[:min(16, len(pg.Instrucoes))] {
 		p("| `%s` | %.3f | %.3f | %.3f | %.2f |\n", strings.ReplaceAll(s.Nome, "|", "\\|"), float64(s.Chamadas)/n, s.MediaMs, s.TotalMs/n, float64(s.WalBytes)/1024/n)
 	}
+}
+
+// serieSVG is one line of a panel of the plot.
+type serieSVG struct {
+	nome, cor string
+	tracejar  bool
+	ys        []float64
+}
+
+// desenharSVG plots, for the analyzed runs of the sparse shape against K
+// (log scale), the light pass's p50 and p99 and the paced pass's p99 with
+// the 10 ms target, and the burst's draw rate with pgbench's tps: two
+// panels, plain SVG, no dependencies.
+func desenharSVG(todos []resultadoK, carga float64) string {
+	rs := slices.DeleteFunc(slices.Clone(todos), func(r resultadoK) bool { return r.Forma != "sparse" || r.Fresco })
+	if len(rs) == 0 {
+		rs = todos
+	}
+	ks := make([]float64, len(rs))
+	serie := func(nome, cor string, tracejar bool, y func(resultadoK) float64) serieSVG {
+		s := serieSVG{nome, cor, tracejar, make([]float64, len(rs))}
+		for i, r := range rs {
+			ks[i], s.ys[i] = float64(r.K), y(r)
+		}
+		return s
+	}
+	var b strings.Builder
+	b.WriteString(`<svg xmlns="http://www.w3.org/2000/svg" width="960" height="440" viewBox="0 0 960 440" font-family="sans-serif" font-size="12">` + "\n")
+	b.WriteString(`<rect width="100%" height="100%" fill="white"/>` + "\n")
+	b.WriteString(`<text x="480" y="22" text-anchor="middle" font-size="15" font-weight="bold">d6a serve at national scale: draws against K counsellors (sparse shape, 255,598 UCs)</text>` + "\n")
+	painel(&b, 60, ks, "publish → result on the bus (ms)", 10, "p99 target 10 ms",
+		serie("p50, light load", "#1f77b4", false, func(r resultadoK) float64 { return ms(r.Leve.Lat.P50) }),
+		serie("p99, light load", "#d62728", false, func(r resultadoK) float64 { return ms(r.Leve.Lat.P99) }),
+		serie(fmt.Sprintf("p99 at %.0f%% of the burst's rate", carga*100), "#9467bd", true, func(r resultadoK) float64 { return ms(r.Ritmada.Lat.P99) }))
+	painel(&b, 520, ks, "throughput (per second)", 0, "",
+		serie("draws/s (burst)", "#2ca02c", false, func(r resultadoK) float64 { return r.Maxima.Vazao() }),
+		serie(fmt.Sprintf("offered in the %.0f%% pass", carga*100), "#ff7f0e", true, func(r resultadoK) float64 { return r.Ritmada.TaxaOfertada }),
+		serie("pgbench tps (1 client, -N)", "#7f7f7f", true, func(r resultadoK) float64 { return r.PgbenchTPS }))
+	b.WriteString("</svg>\n")
+	return b.String()
+}
+
+// painel draws one 350 × 280 panel at x0 of the plot, with a dotted line
+// at alvo when positive.
+func painel(b *strings.Builder, x0 int, ks []float64, titulo string, alvo float64, rotuloAlvo string, ss ...serieSVG) {
+	const y0, w, h = 50, 350, 280
+	ymax := alvo
+	for _, s := range ss {
+		ymax = max(ymax, slices.Max(s.ys))
+	}
+	passo := passoBonito(ymax * 1.1 / 5)
+	ytopo := passo * math.Ceil(ymax*1.1/passo)
+	if ytopo <= 0 {
+		ytopo = 1
+	}
+	lmin, lmax := math.Log10(slices.Min(ks))-0.25, math.Log10(slices.Max(ks))+0.25
+	px := func(k float64) float64 { return float64(x0) + (math.Log10(k)-lmin)/(lmax-lmin)*w }
+	py := func(y float64) float64 { return y0 + h - y/ytopo*h }
+	fmt.Fprintf(b, `<text x="%d" y="%d" text-anchor="middle" font-weight="bold">%s</text>`+"\n", x0+w/2, y0-12, html.EscapeString(titulo))
+	fmt.Fprintf(b, `<rect x="%d" y="%d" width="%d" height="%d" fill="none" stroke="#333"/>`+"\n", x0, y0, w, h)
+	for y := 0.0; y <= ytopo+passo/2; y += passo {
+		fmt.Fprintf(b, `<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="#e5e5e5"/>`+"\n", x0, x0+w, py(y), py(y))
+		fmt.Fprintf(b, `<text x="%d" y="%.1f" text-anchor="end" dominant-baseline="middle">%s</text>`+"\n", x0-6, py(y), numero(y))
+	}
+	for _, k := range ks {
+		fmt.Fprintf(b, `<line x1="%.1f" x2="%.1f" y1="%d" y2="%d" stroke="#e5e5e5"/>`+"\n", px(k), px(k), y0, y0+h)
+		fmt.Fprintf(b, `<text x="%.1f" y="%d" text-anchor="middle">%s</text>`+"\n", px(k), y0+h+16, rotuloCurto(k))
+	}
+	fmt.Fprintf(b, `<text x="%d" y="%d" text-anchor="middle">K counsellors (log scale)</text>`+"\n", x0+w/2, y0+h+34)
+	if alvo > 0 {
+		fmt.Fprintf(b, `<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="#d62728" stroke-dasharray="2,4"/>`+"\n", x0, x0+w, py(alvo), py(alvo))
+		fmt.Fprintf(b, `<text x="%d" y="%.1f" text-anchor="end" fill="#d62728" font-size="11">%s</text>`+"\n", x0+w-4, py(alvo)-4, html.EscapeString(rotuloAlvo))
+	}
+	for i, s := range ss {
+		var pts []string
+		for j, y := range s.ys {
+			pts = append(pts, fmt.Sprintf("%.1f,%.1f", px(ks[j]), py(y)))
+		}
+		traco := se(s.tracejar, ` stroke-dasharray="6,4"`, "")
+		fmt.Fprintf(b, `<polyline points="%s" fill="none" stroke="%s" stroke-width="2"%s/>`+"\n", strings.Join(pts, " "), s.cor, traco)
+		desloc := se(i%2 == 1, 15.0, -7.0) // value labels above the points, every other series below
+		for j, y := range s.ys {
+			fmt.Fprintf(b, `<circle cx="%.1f" cy="%.1f" r="3.5" fill="%s"/>`+"\n", px(ks[j]), py(y), s.cor)
+			fmt.Fprintf(b, `<text x="%.1f" y="%.1f" text-anchor="middle" font-size="10" fill="%s">%s</text>`+"\n", px(ks[j]), py(y)+desloc, s.cor, numero(y))
+		}
+		ly, lx := y0+h+54+16*i, x0+10 // legend
+		fmt.Fprintf(b, `<line x1="%d" x2="%d" y1="%d" y2="%d" stroke="%s" stroke-width="2"%s/>`+"\n", lx, lx+18, ly, ly, s.cor, traco)
+		fmt.Fprintf(b, `<text x="%d" y="%d" dominant-baseline="middle" font-size="11">%s</text>`+"\n", lx+22, ly, html.EscapeString(s.nome))
+	}
+}
+
+// passoBonito is the grid step: 1, 2 or 5 × a power of ten, ≥ bruto.
+func passoBonito(bruto float64) float64 {
+	if bruto <= 0 {
+		return 1
+	}
+	e := math.Pow(10, math.Floor(math.Log10(bruto)))
+	for _, m := range []float64{1, 2, 5} {
+		if m*e >= bruto {
+			return m * e
+		}
+	}
+	return 10 * e
+}
+
+func numero(v float64) string {
+	switch {
+	case v >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case v >= 10:
+		return fmt.Sprintf("%.1f", v)
+	}
+	return fmt.Sprintf("%.2g", v)
+}
+
+// rotuloCurto is K on the axis: 1k, 100k, 1M.
+func rotuloCurto(k float64) string {
+	switch {
+	case k >= 1e6 && math.Mod(k, 1e6) == 0:
+		return fmt.Sprintf("%.0fM", k/1e6)
+	case k >= 1e3 && math.Mod(k, 1e3) == 0:
+		return fmt.Sprintf("%.0fk", k/1e3)
+	}
+	return fmt.Sprintf("%.0f", k)
 }
