@@ -12,11 +12,10 @@ import (
 )
 
 // CPU accounting of a measurement window from /proc, shared by both modes:
-// the CPU time of the measured server (d6a serve, or the HTTP mode's
-// server process), of the PostgreSQL cluster (postmaster, its live
-// children and the children it reaped), of a separate nats-server and of
-// this process; and how busy the whole machine was, so a run disturbed by
-// other processes shows it.
+// the measured server (d6a serve, or the HTTP mode's server process), the
+// PostgreSQL cluster (postmaster, its live children and the children it
+// reaped), a separate nats-server and this process; and how busy the whole
+// machine was, so a run disturbed by other processes shows it.
 
 type processosMedidos struct {
 	d6a, nats int    // pids (0 = none)
@@ -27,7 +26,7 @@ type amostraCPU struct {
 	quando              time.Time
 	total, ocupado, irq uint64       // /proc/stat "cpu" line, ticks of all CPUs
 	d6a, pg, nats, eu   uint64       // ticks
-	lidas, escritas     float64      // the server's syscr, syscw
+	lidas, escritas     float64      // the server's syscr, syscw (Go's sockets use read(2) and write(2))
 	metricas            metricasHTTP // the HTTP mode's counters, read with the clocks
 }
 
@@ -41,7 +40,9 @@ func amostrar(p processosMedidos) amostraCPU {
 	nats, _ := procstat.Read(p.nats)
 	eu, _ := procstat.Read(os.Getpid())
 	a.d6a, a.nats, a.eu = d6a.Own, nats.Own, eu.Own+eu.Reaped
-	a.lidas, a.escritas = syscalls(p.d6a)
+	io := "/proc/" + strconv.Itoa(p.d6a) + "/io"
+	a.lidas, _ = strconv.ParseFloat(procField(io, "syscr"), 64)
+	a.escritas, _ = strconv.ParseFloat(procField(io, "syscw"), 64)
 	if pm, _ := pglocal.Postmaster(p.pgDir); p.pgDir != "" && pm > 0 {
 		pr, _ := procstat.Read(pm)
 		a.pg = pr.Own + pr.Reaped
@@ -50,15 +51,6 @@ func amostrar(p processosMedidos) amostraCPU {
 		}
 	}
 	return a
-}
-
-// syscalls reads the read- and write-family system calls pid has made
-// (syscr, syscw of /proc/<pid>/io; Go's sockets use read(2) and write(2)).
-func syscalls(pid int) (r, w float64) {
-	io := "/proc/" + strconv.Itoa(pid) + "/io"
-	r, _ = strconv.ParseFloat(procField(io, "syscr"), 64)
-	w, _ = strconv.ParseFloat(procField(io, "syscw"), 64)
-	return r, w
 }
 
 // usoCPU is a window's CPU in cores (CPU seconds per wall second) of each
@@ -99,23 +91,21 @@ func calcularUso(a, b amostraCPU, n int) usoCPU {
 	return u
 }
 
-// Ms is the milliseconds of CPU per unit of work that cores stand for.
+// Ms is the milliseconds of CPU per unit of work that cores stand for; Us
+// the microseconds; Por divides x by the units of work.
 func (u usoCPU) Ms(cores float64) float64 { return u.Por(cores * u.Janela.Seconds() * 1000) }
-
 func (u usoCPU) Us(cores float64) float64 { return 1000 * u.Ms(cores) }
-
-func (u usoCPU) Por(x float64) float64 { return x / float64(max(1, u.N)) }
-
-func (u usoCPU) Ocupacao() float64 { return u.Maquina / float64(max(1, u.Nucleos)) }
+func (u usoCPU) Por(x float64) float64    { return x / float64(max(1, u.N)) }
+func (u usoCPU) Ocupacao() float64        { return u.Maquina / float64(max(1, u.Nucleos)) }
 
 // limiteQuieto is the load of other processes (cores) under which the
 // machine counts as quiet.
 const limiteQuieto = 0.25
 
-// janela is the machine's load from other processes over a short window.
+// janela is the load of other processes (cores) over a short window.
 type janela struct {
 	ini, fim time.Time
-	outros   float64 // cores used by other processes
+	outros   float64
 }
 
 // vigia samples the load of other processes every periodo until stop is
@@ -125,10 +115,9 @@ func vigia(p processosMedidos, periodo time.Duration, stop <-chan struct{}) <-ch
 	out := make(chan []janela, 1)
 	go func() {
 		var js []janela
-		ant := amostrar(p)
 		t := time.NewTicker(periodo)
 		defer t.Stop()
-		for {
+		for ant := amostrar(p); ; {
 			select {
 			case <-stop:
 				out <- js
@@ -168,8 +157,7 @@ func esperarSossego(p processosMedidos, limite time.Duration, oque string) (floa
 	if limite <= 0 {
 		return 0, true
 	}
-	fim := time.Now().Add(limite)
-	for {
+	for fim := time.Now().Add(limite); ; {
 		a := amostrar(p)
 		time.Sleep(2 * time.Second)
 		outros := calcularUso(a, amostrar(p), 1).Outros

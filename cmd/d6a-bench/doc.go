@@ -5,6 +5,7 @@ package main
 // the generated blocks themselves.
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -45,11 +46,8 @@ func maquina() string {
 	if kb, err := strconv.Atoi(strings.TrimSuffix(mem, " kB")); err == nil {
 		mem = fmt.Sprintf("%.1f GiB (MemTotal)", float64(kb)/(1<<20))
 	}
-	kernel, err := os.ReadFile("/proc/sys/kernel/osrelease")
-	if err != nil {
-		kernel = []byte("?")
-	}
-	return fmt.Sprintf("`nproc` = %d; CPU %s; memory %s; kernel %s; %s", runtime.NumCPU(), cpu, mem, strings.TrimSpace(string(kernel)), runtime.Version())
+	kernel, _ := os.ReadFile("/proc/sys/kernel/osrelease")
+	return fmt.Sprintf("`nproc` = %d; CPU %s; memory %s; kernel %s; %s", runtime.NumCPU(), cpu, mem, cmp.Or(strings.TrimSpace(string(kernel)), "?"), runtime.Version())
 }
 
 // revisao names the commit checked out in dir ("" for the working
@@ -66,18 +64,14 @@ func revisao(dir string, status ...string) string {
 	if err != nil {
 		return "? (not a git checkout)"
 	}
-	s := "commit `" + strings.TrimSpace(string(rev)) + "`"
 	out, _ := git(append([]string{"status", "--porcelain"}, status...)...)
-	var changed []string
+	var mudados []string
 	for _, l := range strings.Split(string(out), "\n") {
 		if len(l) > 3 {
-			changed = append(changed, "`"+strings.TrimSpace(l[3:])+"`")
+			mudados = append(mudados, "`"+strings.TrimSpace(l[3:])+"`")
 		}
 	}
-	if len(changed) > 0 {
-		s += " plus uncommitted changes to " + strings.Join(changed, ", ")
-	}
-	return s
+	return "commit `" + strings.TrimSpace(string(rev)) + "`" + se(len(mudados) > 0, " plus uncommitted changes to "+strings.Join(mudados, ", "), "")
 }
 
 // reescrever puts bloco between the markers of the generated block nome in

@@ -18,8 +18,7 @@ import (
 type metricas map[string]float64
 
 func raspar(httpAddr string) metricas {
-	cli := &http.Client{Timeout: 5 * time.Second}
-	r, err := cli.Get("http://" + httpAddr + "/metrics")
+	r, err := (&http.Client{Timeout: 5 * time.Second}).Get("http://" + httpAddr + "/metrics")
 	if err != nil {
 		return nil
 	}
@@ -75,25 +74,15 @@ func delta(antes, depois metricas, nome string, filtros ...string) (histograma, 
 	return h, time.Duration(razao(soma, max(n, 0)) * float64(time.Second))
 }
 
-func (h histograma) limites() []float64 {
-	les := slices.Collect(maps.Keys(h))
-	slices.Sort(les)
-	return les
-}
-
 // quantil is the upper bound of the bucket holding quantile p (the
 // histogram's resolution), as a duration of seconds; +Inf as -1, no
 // observations as 0.
 func (h histograma) quantil(p float64) time.Duration {
-	total := h[math.Inf(1)]
-	if total <= 0 {
+	if h[math.Inf(1)] <= 0 {
 		return 0
 	}
-	for _, le := range h.limites() {
-		if h[le] >= p*total {
-			if math.IsInf(le, 1) {
-				return -1
-			}
+	for _, le := range slices.Sorted(maps.Keys(h)) {
+		if h[le] >= p*h[math.Inf(1)] && !math.IsInf(le, 1) {
 			return time.Duration(le * float64(time.Second))
 		}
 	}
@@ -108,12 +97,13 @@ func quantis(antes, depois metricas, nome string, filtros ...string) [2]time.Dur
 
 // fasesD6A is d6a serve's mean delivery and transaction phases over a pass.
 func fasesD6A(antes, depois metricas, total time.Duration) fases {
-	media := func(nome string, filtros ...string) time.Duration {
-		_, m := delta(antes, depois, nome, filtros...)
-		return m
+	fase := func(nome string, filtros ...string) time.Duration {
+		_, media := delta(antes, depois, nome, filtros...)
+		return media
 	}
-	f := func(fase string) time.Duration { return media("d6a_transacao_fase_segundos", `fase="`+fase+`"`) }
-	return fases{Entrega: media("d6a_entrega_atraso_segundos"), Abertura: f("abertura"), Decisoes: f("decisoes"), Escrita: f("fechamento"), Total: total}
+	const transacao = "d6a_transacao_fase_segundos"
+	return fases{Entrega: fase("d6a_entrega_atraso_segundos"), Abertura: fase(transacao, `fase="abertura"`),
+		Decisoes: fase(transacao, `fase="decisoes"`), Escrita: fase(transacao, `fase="fechamento"`), Total: total}
 }
 
 // divisao is where d6a serve says a pass's time went, p50 and p99 each:
@@ -176,7 +166,7 @@ func (l lotes) String() string {
 	}
 	var p []string
 	de, ant := 1.0, 0.0
-	for _, ate := range l.h.limites() {
+	for _, ate := range slices.Sorted(maps.Keys(l.h)) {
 		if n := l.h[ate] - ant; n > 0 {
 			nome := fmt.Sprintf("%g–%g", de, ate)
 			switch {
@@ -190,8 +180,5 @@ func (l lotes) String() string {
 		de, ant = ate+1, l.h[ate]
 	}
 	s := fmt.Sprintf("%.0f tx, mean %.1f units/tx (%s)", l.Transacoes, l.Unidades/l.Transacoes, strings.Join(p, ", "))
-	if l.Desfeitos > 0 {
-		s += fmt.Sprintf("; %.0f batches redone one unit per transaction", l.Desfeitos)
-	}
-	return s
+	return s + se(l.Desfeitos > 0, fmt.Sprintf("; %.0f batches redone one unit per transaction", l.Desfeitos), "")
 }
