@@ -247,16 +247,10 @@ func (r *relatorio) markdown() string {
 		rssAntes = append(rssAntes, fmt.Sprintf(" %.0f → %.0f MB", mb(x.MemAntes.RSS), mb(x.MemDepois.RSS)))
 		natsPico = append(natsPico, fmt.Sprintf(" %.0f MB", mb(x.NATSMem.HWM)))
 	}
-	p("\nHierarchy of %s UCs cached in%s; RSS of d6a serve before → after the first draw%s", milhares(r.rs[0].Hierarquia.UCs), strings.Join(cache, ""), strings.Join(rssAntes, ""))
-	if r.rs[0].NATSMem.HWM > 0 {
-		p("; separate nats-server peak RSS%s", strings.Join(natsPico, ""))
-	}
-	p(" (runs in the order of the table).")
-	if len(notas) > 0 {
-		p(" **Anomalies:** %s.", strings.Join(notas, "; "))
-	} else {
-		p(" Every demand got its result; every fresh run ended with 0 `pg_statistic` rows; d6a serve logged no warning or error.")
-	}
+	p("\nHierarchy of %s UCs cached in%s; RSS of d6a serve before → after the first draw%s%s (runs in the order of the table).", milhares(r.rs[0].Hierarquia.UCs),
+		strings.Join(cache, ""), strings.Join(rssAntes, ""), se(r.rs[0].NATSMem.HWM > 0, "; separate nats-server peak RSS"+strings.Join(natsPico, ""), ""))
+	b.WriteString(se(len(notas) > 0, " **Anomalies:** "+strings.Join(notas, "; ")+".",
+		" Every demand got its result; every fresh run ended with 0 `pg_statistic` rows; d6a serve logged no warning or error."))
 	if len(a.ruido) > 0 {
 		p(" **Shared machine** (after waiting up to %s for quiet): %s.", o.sossego, strings.Join(a.ruido, "; "))
 	} else if o.sossego > 0 {
@@ -275,19 +269,14 @@ func (r *relatorio) markdown() string {
 		for _, ps := range []struct {
 			nome string
 			p    passe
-			pg   *estatisticasPG
-		}{{fmt.Sprintf("light %g/s", o.taxaLeve), x.Leve, &x.PGLeve}, {"burst", x.Maxima, &x.PG}, {fmt.Sprintf("%.0f%% load", o.carga*100), x.Ritmada, &x.PGRitmada}} {
-			if ps.p.M == 0 {
-				continue
+			pg   estatisticasPG
+		}{{fmt.Sprintf("light %g/s", o.taxaLeve), x.Leve, x.PGLeve}, {"burst", x.Maxima, x.PG}, {fmt.Sprintf("%.0f%% load", o.carga*100), x.Ritmada, x.PGRitmada}} {
+			n, q, c := float64(max(ps.p.Recebidos, 1)), ps.p.Quietas, ps.p.CPU
+			if ps.p.M > 0 {
+				p("| %s | %s | %.1f / %.1f | %s, %.1f / %.1f | ≤ %s / ≤ %s | %s | %s / %.2f | %.2f, %.1f | %.0f%% | %.2f |\n", x.cenario, ps.nome,
+					ms(ps.p.Lat.P50), ms(ps.p.Lat.P99), milhares(q.N), ms(q.P50), ms(q.P99), limite(ps.p.Handler[0]), limite(ps.p.Handler[1]),
+					ps.p.Divisao, cpuPorSorteio(c), c.Ms(c.Eu), float64(ps.pg.WalSyncs)/n, float64(ps.pg.WalBytes)/1024/n, 100*c.Ocupacao(), c.Outros)
 			}
-			n, wal := float64(max(ps.p.Recebidos, 1)), "–"
-			if ps.pg != nil {
-				wal = fmt.Sprintf("%.2f, %.1f", float64(ps.pg.WalSyncs)/n, float64(ps.pg.WalBytes)/1024/n)
-			}
-			q, c := ps.p.Quietas, ps.p.CPU
-			p("| %s | %s | %.1f / %.1f | %s, %.1f / %.1f | ≤ %s / ≤ %s | %s | %s / %.2f | %s | %.0f%% | %.2f |\n", x.cenario, ps.nome,
-				ms(ps.p.Lat.P50), ms(ps.p.Lat.P99), milhares(q.N), ms(q.P50), ms(q.P99), limite(ps.p.Handler[0]), limite(ps.p.Handler[1]),
-				ps.p.Divisao, cpuPorSorteio(c), c.Ms(c.Eu), wal, 100*c.Ocupacao(), c.Outros)
 		}
 	}
 	b.WriteString("\n")
