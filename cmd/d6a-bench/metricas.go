@@ -95,42 +95,39 @@ func quantis(antes, depois metricas, nome string, filtros ...string) [2]time.Dur
 	return [2]time.Duration{h.quantil(0.5), h.quantil(0.99)}
 }
 
+// histogramasFases are d6a serve's histograms of where a message's time
+// goes: the bus's delivery of each message and the opening, decisions and
+// closing of each transaction (name, label filter).
+var histogramasFases = [4][2]string{{"d6a_entrega_atraso_segundos", ""}, {"d6a_transacao_fase_segundos", `fase="abertura"`},
+	{"d6a_transacao_fase_segundos", `fase="decisoes"`}, {"d6a_transacao_fase_segundos", `fase="fechamento"`}}
+
 // fasesD6A is d6a serve's mean delivery and transaction phases over a pass.
 func fasesD6A(antes, depois metricas, total time.Duration) fases {
-	fase := func(nome string, filtros ...string) time.Duration {
-		_, media := delta(antes, depois, nome, filtros...)
-		return media
+	var m [4]time.Duration
+	for i, h := range histogramasFases {
+		_, m[i] = delta(antes, depois, h[0], h[1])
 	}
-	const transacao = "d6a_transacao_fase_segundos"
-	return fases{Entrega: fase("d6a_entrega_atraso_segundos"), Abertura: fase(transacao, `fase="abertura"`),
-		Decisoes: fase(transacao, `fase="decisoes"`), Escrita: fase(transacao, `fase="fechamento"`), Total: total}
+	return fases{Entrega: m[0], Abertura: m[1], Decisoes: m[2], Escrita: m[3], Total: total}
 }
 
-// divisao is where d6a serve says a pass's time went, p50 and p99 each:
-// the bus's delivery of each message (d6a_entrega_atraso_segundos) and the
-// opening, decisions and closing of each transaction
-// (d6a_transacao_fase_segundos).
+// divisao is where d6a serve says a pass's time went (histogramasFases),
+// p50 and p99 each.
 type divisao [4][2]time.Duration
 
-func lerDivisao(antes, depois metricas) divisao {
-	d := divisao{quantis(antes, depois, "d6a_entrega_atraso_segundos")}
-	for i, f := range []string{"abertura", "decisoes", "fechamento"} {
-		d[i+1] = quantis(antes, depois, "d6a_transacao_fase_segundos", `fase="`+f+`"`)
+func lerDivisao(antes, depois metricas) (d divisao) {
+	for i, h := range histogramasFases {
+		d[i] = quantis(antes, depois, h[0], h[1])
 	}
 	return d
 }
 
 // String is "delivery · opening · decisions · closing" at p50, then at p99.
 func (d divisao) String() string {
-	var todos [2]string
-	for i := range todos {
-		var ps []string
-		for _, q := range d {
-			ps = append(ps, "≤ "+limite(q[i]))
-		}
-		todos[i] = strings.Join(ps, " · ")
+	var p50, p99 []string
+	for _, q := range d {
+		p50, p99 = append(p50, "≤ "+limite(q[0])), append(p99, "≤ "+limite(q[1]))
 	}
-	return todos[0] + " / " + todos[1]
+	return strings.Join(p50, " · ") + " / " + strings.Join(p99, " · ")
 }
 
 // limite prints a histogram bucket bound in ms ("?" when unknown).
