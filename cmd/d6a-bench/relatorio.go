@@ -111,22 +111,21 @@ func (r *relatorio) avaliar() (out []alvo) {
 				fmt.Sprintf("%.0f results/s ÷ %.0f tps = **%.2f×**; CPU ms per result d6a / PostgreSQL / nats-server %s", x.Maxima.Vazao(), x.PgbenchTPS, q, cpuPorSorteio(x.Maxima.CPU)), nil, q, 0.9, false)
 		}
 	}
-	// Per-draw cost of run x over run y.
-	custo := func(nome string, x, y resultadoK, ok bool) {
-		if !ok || x.Maxima.Vazao() == 0 {
+	// Per-draw cost of the run at K≈100,000 of shape cx over that of cy.
+	custo := func(nome string, cx, cy cenario) {
+		x, okX := achar(r.rs, 100_000, cx.Forma, cx.Fresco)
+		y, okY := achar(r.rs, 100_000, cy.Forma, cy.Fresco)
+		if !okX || !okY || x.Maxima.Vazao() == 0 {
 			return
 		}
 		q := razao(y.Maxima.Vazao(), x.Maxima.Vazao()) // wall per draw of x ÷ of y
-		cx, cy := cpuTotal(x.Maxima.CPU), cpuTotal(y.Maxima.CPU)
+		cpuX, cpuY := cpuTotal(x.Maxima.CPU), cpuTotal(y.Maxima.CPU)
 		add(fmt.Sprintf("%s (%s ÷ %s): per-draw cost ≤ 1.2×", nome, x.cenario, y.cenario),
 			fmt.Sprintf("wall time per draw of the burst (1 ÷ draws/s) %.3f ÷ %.3f ms = **%.2f×**; CPU per draw (d6a + PostgreSQL + nats-server) %.2f ÷ %.2f ms = %.2f×",
-				1000/x.Maxima.Vazao(), 1000/y.Maxima.Vazao(), q, cx, cy, razao(cx, cy)), nil, q, 1.2, true)
+				1000/x.Maxima.Vazao(), 1000/y.Maxima.Vazao(), q, cpuX, cpuY, razao(cpuX, cpuY)), nil, q, 1.2, true)
 	}
-	ds, okDS := achar(r.rs, 100_000, "dense", false)
-	ss, okSS := achar(r.rs, 100_000, "sparse", false)
-	df, okDF := achar(r.rs, 100_000, "dense", true)
-	custo("dense over sparse", ds, ss, okDS && okSS)
-	custo("fresh over analyzed", df, ds, okDF && okDS)
+	custo("dense over sparse", cenario{Forma: "dense"}, cenario{Forma: "sparse"})
+	custo("fresh over analyzed", cenario{Forma: "dense", Fresco: true}, cenario{Forma: "dense"})
 	// Latency at light load and at half of the maximum, against the bare
 	// loop at the same rate (light) and at half its own maximum.
 	if l := r.lacos.Leve; o.leve > 0 && len(leves) > 0 {
