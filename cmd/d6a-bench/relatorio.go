@@ -17,12 +17,8 @@ func cpuPorSorteio(u usoCPU) string {
 
 func cpuTotal(u usoCPU) float64 { return u.Ms(u.D6A) + u.Ms(u.PG) + u.Ms(u.NATS) }
 
-func razao(a, b float64) float64 {
-	if b == 0 {
-		return 0
-	}
-	return a / b
-}
+// razao is a ÷ b, 0 when b is (a pass or a yardstick that did not run).
+func razao(a, b float64) float64 { return se(b == 0, 0, a/b) }
 
 // relatorio is the results section of docs/bench.md.
 type relatorio struct {
@@ -251,12 +247,10 @@ func (r *relatorio) markdown() string {
 		p(" Every pgbench run and pass started on a quiet machine (other processes under %.2f cores).", limiteQuieto)
 	}
 	p("\n\n![p50/p99 latency and draws/s against K](bench-draws.svg)\n\n")
-
 	p("Batches of the burst (`d6a_lote_unidades`, `d6a_lotes_desfeitos_total`):\n\n| run | batches |\n|---|---|\n")
 	for _, x := range r.rs {
 		p("| %s | %s |\n", x.cenario, x.Maxima.Lotes)
 	}
-
 	p("\nPer pass (other processes in cores out of %d; quiet draws: other processes ≤ %.2f cores):\n\n", runtime.NumCPU(), limiteQuieto)
 	p("| run | pass | end-to-end p50 / p99 (ms) | quiet draws: n, p50 / p99 (ms) | d6a handler p50 / p99 (ms) | d6a's split: delivery · opening · decisions · writes and COMMIT, p50 / p99 (ms) | CPU ms/draw: d6a / PostgreSQL / nats-server / bench | WAL flushes/draw, kB/draw | machine busy | other processes (cores) |\n|---|---|--:|--:|--:|--:|--:|--:|--:|--:|\n")
 	for _, x := range r.rs {
