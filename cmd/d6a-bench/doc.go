@@ -90,10 +90,8 @@ func reescrever(path, nome, titulo, bloco string) error {
 	switch {
 	case i >= 0 && j > i:
 		s = s[:i] + novo + strings.TrimPrefix(s[j+len(fim):], "\n")
-	case s == "":
-		s = "# Benchmarks\n\n" + titulo + "\n\n" + novo
-	default:
-		s = strings.TrimRight(s, "\n") + "\n\n" + titulo + "\n\n" + novo
+	default: // a new file starts with the page's title
+		s = cmp.Or(strings.TrimRight(s, "\n"), "# Benchmarks") + "\n\n" + titulo + "\n\n" + novo
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
