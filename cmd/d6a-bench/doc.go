@@ -56,9 +56,7 @@ func maquina() string {
 // each mode names the files whose changes its measurement includes.
 func revisao(dir string, status ...string) string {
 	git := func(args ...string) ([]byte, error) {
-		cmd := exec.Command("git", args...)
-		cmd.Dir = dir
-		return cmd.Output()
+		return exec.Command("git", append([]string{"-C", dir}, args...)...).Output()
 	}
 	rev, err := git("rev-parse", "--short", "HEAD")
 	if err != nil {
