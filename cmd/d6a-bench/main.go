@@ -1,11 +1,9 @@
 // Command d6a-bench measures `d6a serve` at national scale (docs/bench.md):
-// a durable PostgreSQL of its own, a JetStream bus, a synthetic country of
-// 255,598 civic units and K counsellors in one of two shapes, analyzed or
-// freshly bulk-loaded. Each run starts `d6a serve` as a separate process,
-// publishes agenda.item_disponível events and times every draw from the
-// publish to its result on the bus, against two yardsticks measured in the
-// same run: pgbench on the same server and a bare durable loop of the
-// draw's shape (laco.go).
+// on a durable PostgreSQL of its own, a JetStream bus and a synthetic
+// country of 255,598 civic units with K counsellors, it times every draw
+// from its agenda.item_disponível publish to its result on the bus, against
+// pgbench and a bare durable loop of the draw's shape (laco.go), measured
+// in the same run.
 //
 //	go run ./cmd/d6a-bench                       # the default runs (make bench)
 //	go run ./cmd/d6a-bench -quick                # small runs; checks the tool in < 3 min
@@ -14,7 +12,7 @@
 //	go run ./cmd/d6a-bench escala                # the scale-out simulation (escala.go)
 //
 // Each mode prints its block of docs/bench.md and rewrites it (and
-// docs/bench-draws.svg), not with -quick unless -doc is given.
+// docs/bench-draws.svg); -quick only with -doc/-svg.
 package main
 
 import (
@@ -148,13 +146,9 @@ func lerFlags(args []string) (opcoes, error) {
 		p := strings.Split(strings.TrimSpace(s), "/")
 		k, err := strconv.Atoi(strings.ReplaceAll(p[0], "_", ""))
 		c := cenario{K: k, Forma: p[min(1, len(p)-1)]}
-		for _, v := range p[min(2, len(p)):] {
-			c.Fresco, c.Tmpfs = c.Fresco || v == "fresh", c.Tmpfs || v == "tmpfs"
-			if v != "fresh" && v != "tmpfs" {
-				err = fmt.Errorf("unknown variant %q", v)
-			}
-		}
-		if err != nil || k < 1 || len(p) < 2 || len(p) > 4 || formas[c.Forma] == nil {
+		variantes := strings.Join(p[min(2, len(p)):], "/")
+		c.Fresco, c.Tmpfs = strings.HasPrefix(variantes, "fresh"), strings.HasSuffix(variantes, "tmpfs")
+		if err != nil || k < 1 || formas[c.Forma] == nil || !slices.Contains([]string{"", "fresh", "tmpfs", "fresh/tmpfs"}, variantes) {
 			return o, fmt.Errorf("-runs: %q is not K/shape[/fresh][/tmpfs] with shape sparse or dense", s)
 		}
 		o.runs = append(o.runs, c)
@@ -219,24 +213,19 @@ type ambiente struct {
 
 // noTmpfs switches the runs to the PostgreSQL on /dev/shm (starting it and
 // building its country the first time) or back to the disk's.
-func (a *ambiente) noTmpfs(ctx context.Context, sim bool) (err error) {
-	switch {
-	case !sim:
-		a.base = a.lenta
-	case a.rapida != nil:
-		a.base = a.rapida
-	default:
-		dir, err := os.MkdirTemp("/dev/shm", "d6a-bench-")
-		if err == nil {
-			a.rapida, err = abrirBase(ctx, dir, configuracaoPG)
-		}
-		if err != nil {
-			return fmt.Errorf("tmpfs run: %w", err)
-		}
-		a.base = a.rapida
-		return a.prepararBase(ctx)
+func (a *ambiente) noTmpfs(ctx context.Context, sim bool) error {
+	if a.base = se(sim, a.rapida, a.lenta); a.base != nil {
+		return nil
 	}
-	return nil
+	dir, err := os.MkdirTemp("/dev/shm", "d6a-bench-")
+	if err == nil {
+		a.rapida, err = abrirBase(ctx, dir, configuracaoPG)
+	}
+	if err != nil {
+		return fmt.Errorf("tmpfs run: %w", err)
+	}
+	a.base = a.rapida
+	return a.prepararBase(ctx)
 }
 
 func executar(ctx context.Context, o opcoes) (err error) {
@@ -266,11 +255,9 @@ func executar(ctx context.Context, o opcoes) (err error) {
 	if err := a.prepararBase(ctx); err != nil {
 		return err
 	}
-	var lacos resultadoLacos
-	if o.laco > 0 {
-		if lacos, err = a.medirLacos(ctx); err != nil {
-			return fmt.Errorf("bare loop: %w", err)
-		}
+	lacos, err := a.medirLacos(ctx)
+	if err != nil {
+		return fmt.Errorf("bare loop: %w", err)
 	}
 	var rs []resultadoK
 	for _, c := range o.runs {
@@ -350,10 +337,10 @@ type resultadoK struct {
 }
 
 // medir measures run c. Round 1 makes its database (bench_base's copy, the
-// counsellors), runs pgbench, starts d6a serve and times its first draw and
-// the three passes; a later round (levesIntercalados) restarts d6a serve
-// on the same database, ends the assignments, draws once and runs the
-// light pass alone.
+// counsellors), runs pgbench, starts d6a serve, times its first draw and
+// runs the three passes; a later round (levesIntercalados) restarts d6a
+// serve on the same database, ends the assignments, draws once and runs
+// the light pass alone.
 func (a *ambiente) medir(ctx context.Context, c cenario, rodada int) (r resultadoK, err error) {
 	r = resultadoK{cenario: c, UCs: a.pais.Tamanho()}
 	nome := fmt.Sprintf("k%d_%s", c.K, c.Forma) + se(c.Fresco, "_fresh", "")
@@ -398,84 +385,79 @@ func (a *ambiente) medir(ctx context.Context, c cenario, rodada int) (r resultad
 		}
 	}
 	rng := rand.New(rand.NewPCG(a.o.seed, semente))
-	quem := c.String() + ": "
 
-	// First draw: loads the hierarchy cache.
+	// The first draw loads the hierarchy cache.
 	r.MemAntes = lerMemoria(e.srv.Pid())
-	aquecimento, err := e.aquecer(ctx, rng, a.pais)
-	if err != nil {
+	aq := gerarDemandas(rng, a.pais, 1)
+	e.bus.registrar(aq)
+	if _, err := e.bus.publicar(ctx, assuntoAgenda, aq, 0, func(int) {}); err != nil {
 		return r, err
 	}
-	if rodada > 1 {
-		if r.Leve, err = a.passe(ctx, e, rng, a.o.leve, a.o.taxaLeve, quem, fmt.Sprintf("%g/s, round %d", a.o.taxaLeve, rodada)); err != nil {
-			return r, err
-		}
-		if err := e.parar(); err != nil {
-			logf("d6a serve exit: %v", err)
-		}
-		r.Avisos, _ = lerLog(e.srv.log)
-		return r, nil
+	if e.bus.esperar(ctx, aq, 2*time.Minute, func(int) {}) != 1 {
+		return r, fmt.Errorf("first draw: no result within 2 min; log:\n%s", cauda(e.srv.log))
 	}
 	r.MemDepois = lerMemoria(e.srv.Pid())
 	if r.Hierarquia, err = lerCargaHierarquia(e.srv.log); err != nil {
 		return r, err
 	}
 	logf("first draw in %s: hierarchy of %s UCs cached in %s; RSS %.1f → %.1f MB",
-		aquecimento.Round(time.Millisecond), milhares(r.Hierarquia.UCs), r.Hierarquia.Duracao.Round(time.Millisecond),
-		mb(r.MemAntes.RSS), mb(r.MemDepois.RSS))
+		relogioBase.Add(time.Duration(aq[0].recv.Load())).Sub(aq[0].pub).Round(time.Millisecond), milhares(r.Hierarquia.UCs),
+		r.Hierarquia.Duracao.Round(time.Millisecond), mb(r.MemAntes.RSS), mb(r.MemDepois.RSS))
 
 	// The passes: light load (a draw alone), the burst as fast as the bus
 	// takes it, then paced at a fraction of the burst's rate (p99 target),
-	// each with the server's statistics over it; between passes the
-	// assignments end.
-	passar := func(p *passe, m int, taxa float64, nome string, pg *estatisticasPG) (err error) {
+	// each with the server's statistics over it; liberar ends the
+	// assignments before the next.
+	passar := func(p *passe, pg *estatisticasPG, m int, taxa float64, nome string, libertar bool) (err error) {
 		if err = zerarEstatisticas(ctx, conn); err == nil {
-			*p, err = a.passe(ctx, e, rng, m, taxa, quem, nome)
+			*p, err = a.passe(ctx, e, rng, m, taxa, c.String()+": ", nome)
 		}
 		if err == nil {
 			time.Sleep(esperaEstatisticas)
 			*pg, err = lerEstatisticas(ctx, conn)
 		}
-		if err == nil && p != &r.Ritmada {
+		if err == nil && libertar {
 			err = liberar(ctx, conn, c.Fresco)
 		}
 		return err
 	}
 	if a.o.leve > 0 {
-		if err := passar(&r.Leve, a.o.leve, a.o.taxaLeve, fmt.Sprintf("%g/s", a.o.taxaLeve), &r.PGLeve); err != nil {
+		nome := fmt.Sprintf("%g/s", a.o.taxaLeve) + se(rodada > 1, fmt.Sprintf(", round %d", rodada), "")
+		if err := passar(&r.Leve, &r.PGLeve, a.o.leve, a.o.taxaLeve, nome, rodada == 1); err != nil {
 			return r, err
 		}
 		r.LevesP50 = append(r.LevesP50, r.Leve.Lat.P50)
 	}
-	if err := passar(&r.Maxima, a.o.m, 0, "max load", &r.PG); err != nil {
-		return r, err
+	if rodada == 1 {
+		if err := passar(&r.Maxima, &r.PG, a.o.m, 0, "max load", true); err != nil {
+			return r, err
+		}
+		taxa := a.o.carga * r.Maxima.Vazao()
+		if taxa <= 0 {
+			return r, errors.New("max-load pass produced no results")
+		}
+		if err := passar(&r.Ritmada, &r.PGRitmada, a.o.m, taxa, fmt.Sprintf("%.0f%% load", a.o.carga*100), false); err != nil {
+			return r, err
+		}
+		if err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_statistic s JOIN pg_class c ON c.oid = s.starelid
+			JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'd6a'`).Scan(&r.Estatisticas); err != nil {
+			return r, err
+		}
+		if c.Fresco {
+			logf("pg_statistic rows of the d6a tables at the end: %d (0 = never analyzed)", r.Estatisticas)
+		}
+		r.MemFim, r.NATSMem = lerMemoria(e.srv.Pid()), lerMemoria(e.medidos.nats)
+		logf("d6a serve RSS %.1f MB, peak (VmHWM) %.1f MB", mb(r.MemFim.RSS), mb(r.MemFim.HWM))
 	}
-	taxa := a.o.carga * r.Maxima.Vazao()
-	if taxa <= 0 {
-		return r, errors.New("max-load pass produced no results")
-	}
-	if err := passar(&r.Ritmada, a.o.m, taxa, fmt.Sprintf("%.0f%% load", a.o.carga*100), &r.PGRitmada); err != nil {
-		return r, err
-	}
-	if err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_statistic s JOIN pg_class c ON c.oid = s.starelid
-		JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'd6a'`).Scan(&r.Estatisticas); err != nil {
-		return r, err
-	}
-	if c.Fresco {
-		logf("pg_statistic rows of the d6a tables at the end: %d (0 = never analyzed)", r.Estatisticas)
-	}
-
-	r.MemFim, r.NATSMem = lerMemoria(e.srv.Pid()), lerMemoria(e.medidos.nats)
-	logf("d6a serve RSS %.1f MB, peak (VmHWM) %.1f MB", mb(r.MemFim.RSS), mb(r.MemFim.HWM))
 	if err := e.parar(); err != nil {
 		logf("d6a serve exit: %v", err)
 	}
 	r.Avisos, _ = lerLog(e.srv.log)
-	for i, av := range r.Avisos[:min(5, len(r.Avisos))] {
+	for _, av := range r.Avisos[:min(5, len(r.Avisos))] {
 		logf("  d6a serve logged: %s", av)
-		if i == 4 && len(r.Avisos) > 5 {
-			logf("  … %d more", len(r.Avisos)-5)
-		}
+	}
+	if len(r.Avisos) > 5 {
+		logf("  … %d more", len(r.Avisos)-5)
 	}
 	return r, nil
 }
@@ -545,7 +527,7 @@ func (a *ambiente) subir(ctx context.Context, dir, url, log string) (e *execucao
 		return e, err
 	}
 	logf("d6a serve ready (pid %d, bus %s, log %s)", e.srv.Pid(), e.srv.nats, e.srv.log)
-	if e.bus, err = conectar(e.srv.nats); err != nil {
+	if e.bus, err = conectar(e.srv.nats, ""); err != nil {
 		return e, err
 	}
 	e.medidos = processosMedidos{d6a: e.srv.Pid(), pgDir: a.pg.Dir}
@@ -571,20 +553,6 @@ func (e *execucao) parar() (err error) {
 		e.nats = nil
 	}
 	return err
-}
-
-// aquecer publishes one demand and waits for its result: the first draw
-// loads the hierarchy cache. It returns the draw's latency.
-func (e *execucao) aquecer(ctx context.Context, rng *rand.Rand, p *pais) (time.Duration, error) {
-	aq := gerarDemandas(rng, p, 1)
-	e.bus.registrar(aq)
-	if _, err := e.bus.publicar(ctx, assuntoAgenda, aq, 0, func(int) {}); err != nil {
-		return 0, err
-	}
-	if e.bus.esperar(ctx, aq, 2*time.Minute, func(int) {}) != 1 {
-		return 0, fmt.Errorf("first draw: no result within 2 min; log:\n%s", cauda(e.srv.log))
-	}
-	return relogioBase.Add(time.Duration(aq[0].recv.Load())).Sub(aq[0].pub), nil
 }
 
 // rodadasLeves is how many light passes the flat-cost target takes the
@@ -637,10 +605,7 @@ func (a *ambiente) passe(ctx context.Context, e *execucao, rng *rand.Rand, m int
 	a.sossegar(quem, nome+" pass", medidos)
 	pararPerf := func() {}
 	if a.o.perf {
-		segundos := m / 150 // a burst's
-		if taxa > 0 {
-			segundos = int(float64(m) / taxa)
-		}
+		segundos := int(float64(m) / se(taxa > 0, taxa, 150)) // a burst runs at about 150/s
 		if pararPerf, err = gravarPerf(ctx, srv, medidos.nats, a.pg.Dir, segundos, nome); err != nil {
 			return p, err
 		}
@@ -648,11 +613,7 @@ func (a *ambiente) passe(ctx context.Context, e *execucao, rng *rand.Rand, m int
 	antes, mAntes := amostrar(medidos), raspar(srv.http)
 	pararVigia := make(chan struct{})
 	janelas := vigia(medidos, 250*time.Millisecond, pararVigia)
-	if taxa > 0 {
-		logf("%s pass: %d demands at %.1f/s", nome, m, taxa)
-	} else {
-		logf("%s pass: %d demands as fast as the bus acknowledges", nome, m)
-	}
+	logf("%s pass: %d demands %s", nome, m, se(taxa > 0, fmt.Sprintf("at %.1f/s", taxa), "as fast as the bus acknowledges"))
 	bp := barra(len(ds), fmt.Sprintf("publish %-9s   ", nome))
 	pub, err := bus.publicar(ctx, assuntoAgenda, ds, taxa, func(n int) { _ = bp.Set(n) })
 	if err != nil {
@@ -718,6 +679,9 @@ func (l resultadoLacos) Lote() (best laco) {
 // bounds.
 func (a *ambiente) medirLacos(ctx context.Context) (l resultadoLacos, err error) {
 	dir := filepath.Join(a.dir, "bare")
+	if a.o.laco == 0 {
+		return l, nil
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return l, err
 	}
