@@ -347,14 +347,7 @@ func (a *ambiente) medir(ctx context.Context, c cenario, rodada int) (r resultad
 	dir, db := filepath.Join(a.dir, nome), "bench_"+nome
 	url := a.pg.URL(db)
 	if rodada == 1 {
-		logf("── %s: database %s", c, db)
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return r, err
-		}
-		if err := a.pg.CreateDatabase(ctx, db, "bench_base"); err != nil {
-			return r, err
-		}
-		if err := migrar(ctx, a.binD6A, url); err != nil {
+		if r.PgbenchTPS, err = a.carregar(ctx, c, dir, db); err != nil {
 			return r, err
 		}
 	} else {
@@ -365,16 +358,11 @@ func (a *ambiente) medir(ctx context.Context, c cenario, rodada int) (r resultad
 		return r, err
 	}
 	defer conn.Close(context.Background())
-	if rodada == 1 {
-		if err := a.carregar(ctx, conn, c, &r, dir); err != nil {
-			return r, err
-		}
-	}
-	e, err := a.subir(ctx, dir, url, se(rodada == 1, "d6a-serve.log", fmt.Sprintf("d6a-serve-%d.log", rodada)))
+	e, err := a.subir(dir, url, se(rodada == 1, "d6a-serve.log", fmt.Sprintf("d6a-serve-%d.log", rodada)))
+	defer e.parar()
 	if err != nil {
 		return r, err
 	}
-	defer e.parar()
 	semente := uint64(c.K) ^ 0xde3a4d
 	if rodada > 1 {
 		semente ^= uint64(rodada) << 40
@@ -462,22 +450,37 @@ func (a *ambiente) medir(ctx context.Context, c cenario, rodada int) (r resultad
 	return r, nil
 }
 
-// carregar fills run c's fresh database through conn: its counsellors,
-// the tables prewarmed, then pgbench.
-func (a *ambiente) carregar(ctx context.Context, conn *pgx.Conn, c cenario, r *resultadoK, dir string) error {
+// carregar makes run c's database db (bench_base's copy, migrated, its
+// counsellors, the tables prewarmed), then returns pgbench's tps on it.
+func (a *ambiente) carregar(ctx context.Context, c cenario, dir, db string) (float64, error) {
+	logf("── %s: database %s", c, db)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return 0, err
+	}
+	if err := a.pg.CreateDatabase(ctx, db, "bench_base"); err != nil {
+		return 0, err
+	}
+	if err := migrar(ctx, a.binD6A, a.pg.URL(db)); err != nil {
+		return 0, err
+	}
+	conn, err := pgx.Connect(ctx, a.pg.URL(db))
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Close(context.Background())
 	if c.Fresco {
 		// Autovacuum would analyze the tables during the run.
 		if err := executarSQL(ctx, conn, `DO $$ DECLARE t regclass; BEGIN
 			FOR t IN SELECT c.oid FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'd6a' AND c.relkind = 'r' LOOP
 				EXECUTE format('ALTER TABLE %s SET (autovacuum_enabled = off, toast.autovacuum_enabled = off)', t);
 			END LOOP; END $$`); err != nil {
-			return err
+			return 0, err
 		}
 	}
 	b := barra(c.K, "d6a.conselheiros   ")
 	t := time.Now()
 	if err := carregarConselheiros(ctx, conn, a.pais, c.Forma, c.K, a.o.seed, !c.Fresco, func(n int) { _ = b.Set(n) }); err != nil {
-		return err
+		return 0, err
 	}
 	_ = b.Finish()
 	logf("%s counsellors (%s) loaded with COPY in %s", milhares(c.K), descreverForma(c.Forma), time.Since(t).Round(time.Millisecond))
@@ -485,16 +488,15 @@ func (a *ambiente) carregar(ctx context.Context, conn *pgx.Conn, c cenario, r *r
 	// their indexes in shared_buffers; COPY went through a small ring.
 	if err := executarSQL(ctx, conn, `SELECT pg_prewarm(c.oid) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 		WHERE n.nspname IN ('d6a', 'core') AND c.relkind IN ('r', 'i')`, `CHECKPOINT`); err != nil {
-		return err
+		return 0, err
 	}
 	a.sossegar(c.String()+": ", "pgbench", processosMedidos{pgDir: a.pg.Dir})
 	logf("pgbench -i, then pgbench -c 1 -j 1 -T %d -N (simple update, one client)", a.o.pgbenchT)
 	tps, lat, err := pgbench(ctx, a.pg, "pgbench", a.o.pgbenchT, filepath.Join(dir, "pgbench.log"))
-	r.PgbenchTPS = tps
 	if err == nil {
 		logf("pgbench: %.1f tps, latency %.2f ms", tps, ms(lat))
 	}
-	return err
+	return tps, err
 }
 
 // execucao is a run's bus and d6a serve. Restarted on the same
@@ -508,33 +510,24 @@ type execucao struct {
 }
 
 // subir starts the bus (unless -embedded-nats) and d6a serve, logging to
-// log in dir, and connects the bench to them.
-func (a *ambiente) subir(ctx context.Context, dir, url, log string) (e *execucao, err error) {
-	e = &execucao{}
-	defer func() {
-		if err != nil {
-			_ = e.parar()
-		}
-	}()
+// log in dir, and connects the bench to them; e is to be stopped even on
+// an error.
+func (a *ambiente) subir(dir, url, log string) (e *execucao, err error) {
+	e = &execucao{medidos: processosMedidos{pgDir: a.pg.Dir}}
 	natsURL := ""
 	if !a.o.embutido {
 		if e.nats, err = iniciarNATS(a.binNATS, filepath.Join(dir, "nats")); err != nil {
 			return e, err
 		}
-		natsURL = e.nats.url
+		natsURL, e.medidos.nats = e.nats.url, e.nats.Pid()
 	}
 	if e.srv, err = iniciarServe(a.binD6A, dir, log, url, natsURL, a.o.perf); err != nil {
 		return e, err
 	}
+	e.medidos.d6a = e.srv.Pid()
 	logf("d6a serve ready (pid %d, bus %s, log %s)", e.srv.Pid(), e.srv.nats, e.srv.log)
-	if e.bus, err = conectar(e.srv.nats, ""); err != nil {
-		return e, err
-	}
-	e.medidos = processosMedidos{d6a: e.srv.Pid(), pgDir: a.pg.Dir}
-	if e.nats != nil {
-		e.medidos.nats = e.nats.Pid()
-	}
-	return e, nil
+	e.bus, err = conectar(e.srv.nats, "")
+	return e, err
 }
 
 // parar stops d6a serve (its drain path), then the bus; it returns d6a
