@@ -693,17 +693,21 @@ func (a *ambiente) medirLacos(ctx context.Context) (l resultadoLacos, err error)
 	}
 	logf("bare loop: pgbench %.1f tps", l.PgbenchTPS)
 	rng := rand.New(rand.NewPCG(a.o.seed, 0x1ac0))
-	medir := func(oque string, m, lote int, taxa float64) (laco, error) {
+	// medir names a measurement oque in the log and in a noisy start's note.
+	medir := func(oque string, m, lote int, taxa float64) (x laco, err error) {
 		a.sossegar("", "bare loop ("+oque+")", medidos)
-		return medirLaco(ctx, nats.url, a.pg.URL("laco"), gerarDemandas(rng, a.pais, m), lote, taxa, medidos)
+		if x, err = medirLaco(ctx, nats.url, a.pg.URL("laco"), gerarDemandas(rng, a.pais, m), lote, taxa, medidos); err == nil {
+			logf("bare loop, %s: %.0f msgs/s (%.2f× pgbench; inputs %s at %.0f/s); publish → result p50 %.1f ms, p99 %.1f ms; CPU per message: loop+publisher %.2f ms, PostgreSQL %.2f ms, nats-server %.2f ms",
+				oque+se(taxa > 0, fmt.Sprintf(", commit ≤ %d", lote), ""), x.Vazao(), razao(x.Vazao(), l.PgbenchTPS), se(taxa > 0, "offered", "published"), se(taxa > 0, taxa, float64(x.M)/x.Publicacao.Seconds()),
+				ms(x.Lat.P50), ms(x.Lat.P99), x.CPU.Ms(x.CPU.Eu), x.CPU.Ms(x.CPU.PG), x.CPU.Ms(x.CPU.NATS))
+		}
+		return x, err
 	}
 	for _, lote := range []int{1, 64, 256} {
 		x, err := medir(fmt.Sprintf("commit ≤ %d", lote), a.o.laco, lote, 0)
 		if err != nil {
 			return l, err
 		}
-		logf("bare loop, commit ≤ %d: %.0f msgs/s (%.2f× pgbench; inputs published at %.0f/s); CPU per message: loop+publisher %.2f ms, PostgreSQL %.2f ms, nats-server %.2f ms",
-			lote, x.Vazao(), razao(x.Vazao(), l.PgbenchTPS), float64(x.M)/x.Publicacao.Seconds(), x.CPU.Ms(x.CPU.Eu), x.CPU.Ms(x.CPU.PG), x.CPU.Ms(x.CPU.NATS))
 		l.Lacos = append(l.Lacos, x)
 	}
 	// The latency floors of any design on this bus and database: at the
@@ -713,17 +717,11 @@ func (a *ambiente) medirLacos(ctx context.Context) (l resultadoLacos, err error)
 		if l.Leve, err = medir("light", min(a.o.leve, 200), 1, a.o.taxaLeve); err != nil {
 			return l, err
 		}
-		logf("bare loop, %g/s: publish → result p50 %.1f ms, p99 %.1f ms", a.o.taxaLeve, ms(l.Leve.Lat.P50), ms(l.Leve.Lat.P99))
 	}
 	if maximo := l.Lote(); maximo.Vazao() > 0 {
-		taxa := a.o.carga * maximo.Vazao()
-		if l.Ritmado, err = medir("paced", a.o.laco, maximo.Lote, taxa); err != nil {
-			return l, err
-		}
-		logf("bare loop, commit ≤ %d at %.0f%% of its maximum (%.0f/s): publish → result p50 %.1f ms, p99 %.1f ms",
-			maximo.Lote, 100*a.o.carga, taxa, ms(l.Ritmado.Lat.P50), ms(l.Ritmado.Lat.P99))
+		l.Ritmado, err = medir("paced", a.o.laco, maximo.Lote, a.o.carga*maximo.Vazao())
 	}
-	return l, nil
+	return l, err
 }
 
 // sossegar waits for a quiet machine (-wait-quiet) and records a noisy
