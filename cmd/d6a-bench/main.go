@@ -16,6 +16,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -336,11 +337,9 @@ type resultadoK struct {
 	Avisos       []string
 }
 
-// medir measures run c. Round 1 makes its database (bench_base's copy, the
-// counsellors), runs pgbench, starts d6a serve, times its first draw and
-// runs the three passes; a later round (levesIntercalados) restarts d6a
-// serve on the same database, ends the assignments, draws once and runs
-// the light pass alone.
+// medir measures run c: round 1 on a new database, with pgbench and the
+// three passes; a later round (levesIntercalados) on the same database,
+// d6a serve restarted, the light pass alone.
 func (a *ambiente) medir(ctx context.Context, c cenario, rodada int) (r resultadoK, err error) {
 	r = resultadoK{cenario: c, UCs: a.pais.Tamanho()}
 	nome := fmt.Sprintf("k%d_%s", c.K, c.Forma) + se(c.Fresco, "_fresh", "")
@@ -394,8 +393,7 @@ func (a *ambiente) medir(ctx context.Context, c cenario, rodada int) (r resultad
 
 	// The passes: light load (a draw alone), the burst as fast as the bus
 	// takes it, then paced at a fraction of the burst's rate (p99 target),
-	// each with the server's statistics over it; liberar ends the
-	// assignments before the next.
+	// each with the server's statistics; liberar ends their assignments.
 	passar := func(p *passe, pg *estatisticasPG, m int, taxa float64, nome string, libertar bool) (err error) {
 		if err = zerarEstatisticas(ctx, conn); err == nil {
 			*p, err = a.passe(ctx, e, rng, m, taxa, c.String()+": ", nome)
@@ -509,9 +507,8 @@ type execucao struct {
 	parado  bool // d6a serve stopped; its log stays readable
 }
 
-// subir starts the bus (unless -embedded-nats) and d6a serve, logging to
-// log in dir, and connects the bench to them; e is to be stopped even on
-// an error.
+// subir starts the bus (unless -embedded-nats) and d6a serve (its log:
+// log in dir) and connects to them; stop e even on an error.
 func (a *ambiente) subir(dir, url, log string) (e *execucao, err error) {
 	e = &execucao{medidos: processosMedidos{pgDir: a.pg.Dir}}
 	natsURL := ""
@@ -549,13 +546,12 @@ func (e *execucao) parar() (err error) {
 }
 
 // rodadasLeves is how many light passes the flat-cost target takes the
-// median of: the runs' own, then rounds run after every run, in the same
-// order, so the runs it compares interleave.
+// median of: the runs' own, then rounds after every run, so that the runs
+// it compares interleave.
 const rodadasLeves = 3
 
-// levesIntercalados runs the light pass again, rounds 2 to rodadasLeves,
-// on the runs the flat-cost target compares (K=1,000 sparse, K=1,000,000
-// of each shape).
+// levesIntercalados runs those rounds on the runs the flat-cost target
+// compares (K=1,000 sparse, K=1,000,000 of each shape).
 func (a *ambiente) levesIntercalados(ctx context.Context, rs []resultadoK) error {
 	pequeno, ok := achar(rs, 1_000, "sparse", false)
 	if a.o.leve == 0 || !ok {
@@ -621,10 +617,7 @@ func (a *ambiente) passe(ctx context.Context, e *execucao, rng *rand.Rand, m int
 	_ = br.Finish()
 	mDepois := raspar(srv.http)
 	pararPerf()
-	if err := ctx.Err(); err != nil {
-		return p, err
-	}
-	if err := srv.vivo(); err != nil {
+	if err := cmp.Or(ctx.Err(), srv.vivo()); err != nil {
 		return p, err
 	}
 	p = resumir(ds, taxa, pub)
@@ -647,10 +640,9 @@ func (a *ambiente) passe(ctx context.Context, e *execucao, rng *rand.Rand, m int
 	return p, nil
 }
 
-// resultadoLacos is the bare loop at each commit size, with the pgbench
-// measured just before it; then at the light pass's rate and, batched,
-// paced at -load of its own maximum as d6a's paced pass is (M = 0 when
-// not measured).
+// resultadoLacos is the bare loop at each commit size, after its pgbench;
+// then at the light pass's rate and, batched, paced at -load of its own
+// maximum as d6a's paced pass is (M = 0 when not measured).
 type resultadoLacos struct {
 	PgbenchTPS    float64
 	Lacos         []laco
@@ -667,9 +659,8 @@ func (l resultadoLacos) Lote() (best laco) {
 }
 
 // medirLacos runs the bare loop on a nats-server of its own (even with
-// -embedded-nats) and the bench's PostgreSQL, after pgbench, committing per
-// message and per batch of the executor's fetch (64) and batch (256)
-// bounds.
+// -embedded-nats), committing per message and per batch of the executor's
+// fetch (64) and batch (256) bounds.
 func (a *ambiente) medirLacos(ctx context.Context) (l resultadoLacos, err error) {
 	dir := filepath.Join(a.dir, "bare")
 	if a.o.laco == 0 {
@@ -710,9 +701,8 @@ func (a *ambiente) medirLacos(ctx context.Context) (l resultadoLacos, err error)
 		}
 		l.Lacos = append(l.Lacos, x)
 	}
-	// The latency floors of any design on this bus and database: at the
-	// light pass's rate, one commit per message, and at the paced pass's
-	// fraction of the batched loop's maximum.
+	// The latency floors of any design on this bus and database: one commit
+	// per message at the light pass's rate; batched at the paced pass's load.
 	if a.o.leve > 0 {
 		if l.Leve, err = medir("light", min(a.o.leve, 200), 1, a.o.taxaLeve); err != nil {
 			return l, err
