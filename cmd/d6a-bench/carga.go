@@ -253,13 +253,13 @@ type passe struct {
 	Fases   fases
 }
 
-// fases is where a pass's mean result went: the bus's delivery of the input
-// (stored in the stream → the consumer has it), the transaction's opening,
-// decisions, and writes with COMMIT (for the bare loop: its INSERT with
-// COMMIT), the result's publish to its ack (the bare loop only: d6a's relay
-// is not timed apart), and publish → result on the bus. Means of d6a
-// serve's histograms (Δsum ÷ Δcount) or of the bare loop's timings; at
-// light load one transaction carries one event, so they add up.
+// fases is where a pass's mean result went: the input's delivery (stored
+// in the stream → the consumer has it), the transaction's opening,
+// decisions, writes with COMMIT (the bare loop: its INSERT with COMMIT),
+// the result's publish to its ack (the bare loop only: d6a's relay is not
+// timed apart), and publish → result on the bus. Means of d6a serve's
+// histograms (Δsum ÷ Δcount) or of the bare loop's timings; at light load
+// one transaction carries one event, so they add up.
 type fases struct {
 	Entrega, Abertura, Decisoes, Escrita, Publicacao, Total time.Duration
 }
