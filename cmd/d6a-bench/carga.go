@@ -55,19 +55,16 @@ type barramento struct {
 }
 
 // conectar connects and watches d6a's result subjects, or, when given,
-// these subjects instead (the bare loop's).
-func conectar(url string, assuntos ...string) (*barramento, error) {
+// subject saida instead (the bare loop's).
+func conectar(url, saida string) (*barramento, error) {
 	nc, err := nats.Connect(url, nats.Name("d6a-bench"), nats.MaxReconnects(-1))
 	if err != nil {
 		return nil, err
 	}
 	b := &barramento{nc: nc, porID: map[uuid.UUID]*demanda{}, novo: make(chan struct{}, 1)}
 	vigiados := map[string]uint32{assuntoSorteado: sorteado, assuntoSemCandida: semCandidatos}
-	if len(assuntos) > 0 {
-		vigiados = map[string]uint32{}
-		for _, a := range assuntos {
-			vigiados[a] = sorteado
-		}
+	if saida != "" {
+		vigiados = map[string]uint32{saida: sorteado}
 	}
 	b.js, err = jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(1024))
 	for subj, tipo := range vigiados {
@@ -123,17 +120,16 @@ func gerarDemandas(rng *rand.Rand, p *pais, m int) []*demanda {
 		d := &demanda{id: uuidDe(rng)}
 		uc := p.ids[micro[rng.IntN(len(micro))]]
 		d.eventID = uuidDe(rng).String()
-		env := map[string]any{
+		agora := time.Now().UTC().Format("2006-01-02T15:04:05.000Z")
+		d.dados, _ = json.Marshal(map[string]any{
 			"event_id": d.eventID, "tipo": "agenda.item_disponível", "origem": "D-5", "versao_schema": "1.0.0",
-			"correlacao_id": nil, "timestamp": time.Now().UTC().Format("2006-01-02T15:04:05.000Z"),
+			"correlacao_id": nil, "timestamp": agora,
 			"payload": map[string]any{
 				"demanda_id": d.id, "unidade_civica_id": uc, "posicao_no_backlog": 1 + rng.IntN(500),
 				"score_final": math.Round(rng.Float64()*10000) / 100, "categoria_id": "SAUDE",
-				"nivel_precedencia": 1 + rng.IntN(5), "grupo_id": nil,
-				"timestamp": time.Now().UTC().Format("2006-01-02T15:04:05.000Z"),
+				"nivel_precedencia": 1 + rng.IntN(5), "grupo_id": nil, "timestamp": agora,
 			},
-		}
-		d.dados, _ = json.Marshal(env)
+		})
 		out[i] = d
 	}
 	return out
@@ -147,11 +143,11 @@ func (b *barramento) registrar(ds []*demanda) {
 	b.mu.Unlock()
 }
 
-// publicar sends ds to assunto with asynchronous JetStream publishes (Nats-Msg-Id =
-// event_id), as fast as the server acknowledges them when taxa is 0, else
-// paced at taxa per second on a fixed schedule (no coordinated omission: a
-// late publish does not push the following ones back). prog is told the
-// number published so far.
+// publicar sends ds to assunto with asynchronous JetStream publishes
+// (Nats-Msg-Id = event_id), as fast as the server acknowledges them when
+// taxa is 0, else at taxa per second on a fixed schedule (no coordinated
+// omission: a late publish does not push the following ones back). prog is
+// told the number published so far.
 func (b *barramento) publicar(ctx context.Context, assunto string, ds []*demanda, taxa float64, prog func(int)) (time.Duration, error) {
 	inicio := time.Now()
 	futuros := make([]jetstream.PubAckFuture, 0, len(ds))
@@ -257,13 +253,13 @@ type passe struct {
 	Fases   fases
 }
 
-// fases is where a pass's mean result went: the bus's delivery of the input
-// (its storage in the stream → the consumer has it), the transaction's
-// opening, decisions, and writes with COMMIT (for the bare loop: its INSERT
-// with COMMIT), the result's publish to its ack (the bare loop only: d6a's
-// relay is not timed apart), and publish → result on the bus. Means of
-// d6a serve's histograms (Δsum ÷ Δcount) or of the bare loop's timings;
-// at light load one transaction carries one event, so they add up.
+// fases is where a pass's mean result went: the input's delivery (stored
+// in the stream → the consumer has it), the transaction's opening,
+// decisions, writes with COMMIT (the bare loop: its INSERT with COMMIT),
+// the result's publish to its ack (the bare loop only: d6a's relay is not
+// timed apart), and publish → result on the bus. Means of d6a serve's
+// histograms (Δsum ÷ Δcount) or of the bare loop's timings; at light load
+// one transaction carries one event, so they add up.
 type fases struct {
 	Entrega, Abertura, Decisoes, Escrita, Publicacao, Total time.Duration
 }
@@ -277,24 +273,19 @@ func (f fases) Resto() time.Duration {
 // Vazao is the draw rate: results per second, first publish → last result.
 func (p passe) Vazao() float64 { return razao(float64(p.Recebidos), p.Duracao.Seconds()) }
 
+// resumir sums up a pass from its demands; ds[0] was published first.
 func resumir(ds []*demanda, taxa float64, pub time.Duration) passe {
 	p := passe{M: len(ds), TaxaOfertada: taxa, Publicacao: pub}
 	var todas []time.Duration
-	inicio := ds[0].pub
-	var fim int64
 	var soma time.Duration
 	for _, d := range ds {
-		if d.pub.Before(inicio) {
-			inicio = d.pub
-		}
 		r := d.recv.Load()
 		if r == 0 {
 			continue
 		}
-		p.Recebidos++
-		fim = max(fim, r)
 		todas = append(todas, relogioBase.Add(time.Duration(r)).Sub(d.pub))
 		soma += todas[len(todas)-1]
+		p.Duracao = max(p.Duracao, relogioBase.Add(time.Duration(r)).Sub(ds[0].pub))
 		switch d.tipo.Load() {
 		case sorteado:
 			p.Sorteados++
@@ -302,9 +293,7 @@ func resumir(ds []*demanda, taxa float64, pub time.Duration) passe {
 			p.SemCandidatos++
 		}
 	}
-	if fim > 0 {
-		p.Duracao = relogioBase.Add(time.Duration(fim)).Sub(inicio)
-	}
+	p.Recebidos = len(todas)
 	p.Lat = latency.Summarize(todas)
 	if p.Recebidos > 0 {
 		p.Fases.Total = soma / time.Duration(p.Recebidos)

@@ -19,13 +19,8 @@ import (
 // PostgreSQL: one JetStream pull consumer; per message one INSERT; a commit
 // per message or per batch of up to `lote` messages; then an async publish
 // of a result per message, waiting for every ack; then the ack of the
-// inputs. It is what d6a serve's draws/s is compared with, as the HTTP
-// bench compares the situacao route with a bare Fiber handler.
-
-const (
-	assuntoLacoIn  = "laco.in"
-	assuntoLacoOut = "laco.out"
-)
+// inputs. d6a serve's draws/s is measured against it, as the HTTP bench
+// measures the situacao route against a bare Fiber handler.
 
 // laco is one bare-loop measurement.
 type laco struct {
@@ -71,16 +66,17 @@ func medirLaco(ctx context.Context, natsURL, dbURL string, ds []*demanda, lote i
 		return l, err
 	}
 	nome := "LACO" + strconv.Itoa(lote)
-	s, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: nome, Subjects: []string{nome + "." + assuntoLacoIn, nome + "." + assuntoLacoOut}, Storage: jetstream.FileStorage})
+	entrada, saida := nome+".laco.in", nome+".laco.out"
+	s, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: nome, Subjects: []string{entrada, saida}, Storage: jetstream.FileStorage})
 	if err != nil {
 		return l, err
 	}
 	defer func() { _ = js.DeleteStream(context.Background(), nome) }()
-	c, err := s.CreateConsumer(ctx, jetstream.ConsumerConfig{Durable: "laco", FilterSubject: nome + "." + assuntoLacoIn, AckPolicy: jetstream.AckExplicitPolicy, MaxAckPending: 4096})
+	c, err := s.CreateConsumer(ctx, jetstream.ConsumerConfig{Durable: "laco", FilterSubject: entrada, AckPolicy: jetstream.AckExplicitPolicy, MaxAckPending: 4096})
 	if err != nil {
 		return l, err
 	}
-	pub, err := conectar(natsURL, nome+"."+assuntoLacoOut)
+	pub, err := conectar(natsURL, saida)
 	if err != nil {
 		return l, err
 	}
@@ -96,7 +92,7 @@ func medirLaco(ctx context.Context, natsURL, dbURL string, ds []*demanda, lote i
 	var publicacao time.Duration // read only after erroPub delivered
 	go func() {
 		var err error
-		publicacao, err = pub.publicar(ctx, nome+"."+assuntoLacoIn, ds, taxa, func(int) {})
+		publicacao, err = pub.publicar(ctx, entrada, ds, taxa, func(int) {})
 		erroPub <- err
 	}()
 	feitos, seq := 0, int64(0)
@@ -105,15 +101,13 @@ func medirLaco(ctx context.Context, natsURL, dbURL string, ds []*demanda, lote i
 		if ctx.Err() != nil {
 			return l, ctx.Err()
 		}
-		if !publicado {
-			select {
-			case err := <-erroPub:
-				if err != nil {
-					return l, err
-				}
-				publicado = true
-			default:
+		select { // the publisher sends once: later iterations take default
+		case err := <-erroPub:
+			if err != nil {
+				return l, err
 			}
+			publicado = true
+		default:
 		}
 		var b jetstream.MessageBatch
 		if ocioso {
@@ -158,7 +152,7 @@ func medirLaco(ctx context.Context, natsURL, dbURL string, ds []*demanda, lote i
 			futuros := make([]jetstream.PubAckFuture, 0, n)
 			for _, m := range parte {
 				meta, _ := m.Metadata()
-				f, err := js.PublishAsync(nome+"."+assuntoLacoOut, m.Data(), jetstream.WithMsgID(fmt.Sprint("r", meta.Sequence.Stream)))
+				f, err := js.PublishAsync(saida, m.Data(), jetstream.WithMsgID(fmt.Sprint("r", meta.Sequence.Stream)))
 				if err != nil {
 					return l, err
 				}

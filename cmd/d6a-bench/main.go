@@ -1,11 +1,9 @@
 // Command d6a-bench measures `d6a serve` at national scale (docs/bench.md):
-// a durable PostgreSQL of its own, a JetStream bus, a synthetic country of
-// 255,598 civic units and K counsellors in one of two shapes, analyzed or
-// freshly bulk-loaded. Each run starts `d6a serve` as a separate process,
-// publishes agenda.item_disponível events and times every draw from the
-// publish to its result on the bus, against two yardsticks measured in the
-// same run: pgbench on the same server and a bare durable loop of the
-// draw's shape (laco.go).
+// on a durable PostgreSQL of its own, a JetStream bus and a synthetic
+// country of 255,598 civic units with K counsellors, it times every draw
+// from its agenda.item_disponível publish to its result on the bus, against
+// pgbench and a bare durable loop of the draw's shape (laco.go), measured
+// in the same run.
 //
 //	go run ./cmd/d6a-bench                       # the default runs (make bench)
 //	go run ./cmd/d6a-bench -quick                # small runs; checks the tool in < 3 min
@@ -14,10 +12,11 @@
 //	go run ./cmd/d6a-bench escala                # the scale-out simulation (escala.go)
 //
 // Each mode prints its block of docs/bench.md and rewrites it (and
-// docs/bench-draws.svg), not with -quick unless -doc is given.
+// docs/bench-draws.svg); -quick only with -doc/-svg.
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -148,13 +147,9 @@ func lerFlags(args []string) (opcoes, error) {
 		p := strings.Split(strings.TrimSpace(s), "/")
 		k, err := strconv.Atoi(strings.ReplaceAll(p[0], "_", ""))
 		c := cenario{K: k, Forma: p[min(1, len(p)-1)]}
-		for _, v := range p[min(2, len(p)):] {
-			c.Fresco, c.Tmpfs = c.Fresco || v == "fresh", c.Tmpfs || v == "tmpfs"
-			if v != "fresh" && v != "tmpfs" {
-				err = fmt.Errorf("unknown variant %q", v)
-			}
-		}
-		if err != nil || k < 1 || len(p) < 2 || len(p) > 4 || formas[c.Forma] == nil {
+		variantes := strings.Join(p[min(2, len(p)):], "/")
+		c.Fresco, c.Tmpfs = strings.HasPrefix(variantes, "fresh"), strings.HasSuffix(variantes, "tmpfs")
+		if err != nil || k < 1 || formas[c.Forma] == nil || !slices.Contains([]string{"", "fresh", "tmpfs", "fresh/tmpfs"}, variantes) {
 			return o, fmt.Errorf("-runs: %q is not K/shape[/fresh][/tmpfs] with shape sparse or dense", s)
 		}
 		o.runs = append(o.runs, c)
@@ -219,24 +214,19 @@ type ambiente struct {
 
 // noTmpfs switches the runs to the PostgreSQL on /dev/shm (starting it and
 // building its country the first time) or back to the disk's.
-func (a *ambiente) noTmpfs(ctx context.Context, sim bool) (err error) {
-	switch {
-	case !sim:
-		a.base = a.lenta
-	case a.rapida != nil:
-		a.base = a.rapida
-	default:
-		dir, err := os.MkdirTemp("/dev/shm", "d6a-bench-")
-		if err == nil {
-			a.rapida, err = abrirBase(ctx, dir, configuracaoPG)
-		}
-		if err != nil {
-			return fmt.Errorf("tmpfs run: %w", err)
-		}
-		a.base = a.rapida
-		return a.prepararBase(ctx)
+func (a *ambiente) noTmpfs(ctx context.Context, sim bool) error {
+	if a.base = se(sim, a.rapida, a.lenta); a.base != nil {
+		return nil
 	}
-	return nil
+	dir, err := os.MkdirTemp("/dev/shm", "d6a-bench-")
+	if err == nil {
+		a.rapida, err = abrirBase(ctx, dir, configuracaoPG)
+	}
+	if err != nil {
+		return fmt.Errorf("tmpfs run: %w", err)
+	}
+	a.base = a.rapida
+	return a.prepararBase(ctx)
 }
 
 func executar(ctx context.Context, o opcoes) (err error) {
@@ -266,11 +256,9 @@ func executar(ctx context.Context, o opcoes) (err error) {
 	if err := a.prepararBase(ctx); err != nil {
 		return err
 	}
-	var lacos resultadoLacos
-	if o.laco > 0 {
-		if lacos, err = a.medirLacos(ctx); err != nil {
-			return fmt.Errorf("bare loop: %w", err)
-		}
+	lacos, err := a.medirLacos(ctx)
+	if err != nil {
+		return fmt.Errorf("bare loop: %w", err)
 	}
 	var rs []resultadoK
 	for _, c := range o.runs {
@@ -349,25 +337,16 @@ type resultadoK struct {
 	Avisos       []string
 }
 
-// medir measures run c. Round 1 makes its database (bench_base's copy, the
-// counsellors), runs pgbench, starts d6a serve and times its first draw and
-// the three passes; a later round (levesIntercalados) restarts d6a serve
-// on the same database, ends the assignments, draws once and runs the
-// light pass alone.
+// medir measures run c: round 1 on a new database, with pgbench and the
+// three passes; a later round (levesIntercalados) on the same database,
+// d6a serve restarted, the light pass alone.
 func (a *ambiente) medir(ctx context.Context, c cenario, rodada int) (r resultadoK, err error) {
 	r = resultadoK{cenario: c, UCs: a.pais.Tamanho()}
 	nome := fmt.Sprintf("k%d_%s", c.K, c.Forma) + se(c.Fresco, "_fresh", "")
 	dir, db := filepath.Join(a.dir, nome), "bench_"+nome
 	url := a.pg.URL(db)
 	if rodada == 1 {
-		logf("── %s: database %s", c, db)
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return r, err
-		}
-		if err := a.pg.CreateDatabase(ctx, db, "bench_base"); err != nil {
-			return r, err
-		}
-		if err := migrar(ctx, a.binD6A, url); err != nil {
+		if r.PgbenchTPS, err = a.carregar(ctx, c, dir, db); err != nil {
 			return r, err
 		}
 	} else {
@@ -378,16 +357,11 @@ func (a *ambiente) medir(ctx context.Context, c cenario, rodada int) (r resultad
 		return r, err
 	}
 	defer conn.Close(context.Background())
-	if rodada == 1 {
-		if err := a.carregar(ctx, conn, c, &r, dir); err != nil {
-			return r, err
-		}
-	}
-	e, err := a.subir(ctx, dir, url, se(rodada == 1, "d6a-serve.log", fmt.Sprintf("d6a-serve-%d.log", rodada)))
+	e, err := a.subir(dir, url, se(rodada == 1, "d6a-serve.log", fmt.Sprintf("d6a-serve-%d.log", rodada)))
+	defer e.parar()
 	if err != nil {
 		return r, err
 	}
-	defer e.parar()
 	semente := uint64(c.K) ^ 0xde3a4d
 	if rodada > 1 {
 		semente ^= uint64(rodada) << 40
@@ -398,104 +372,113 @@ func (a *ambiente) medir(ctx context.Context, c cenario, rodada int) (r resultad
 		}
 	}
 	rng := rand.New(rand.NewPCG(a.o.seed, semente))
-	quem := c.String() + ": "
 
-	// First draw: loads the hierarchy cache.
+	// The first draw loads the hierarchy cache.
 	r.MemAntes = lerMemoria(e.srv.Pid())
-	aquecimento, err := e.aquecer(ctx, rng, a.pais)
-	if err != nil {
+	aq := gerarDemandas(rng, a.pais, 1)
+	e.bus.registrar(aq)
+	if _, err := e.bus.publicar(ctx, assuntoAgenda, aq, 0, func(int) {}); err != nil {
 		return r, err
 	}
-	if rodada > 1 {
-		if r.Leve, err = a.passe(ctx, e, rng, a.o.leve, a.o.taxaLeve, quem, fmt.Sprintf("%g/s, round %d", a.o.taxaLeve, rodada)); err != nil {
-			return r, err
-		}
-		if err := e.parar(); err != nil {
-			logf("d6a serve exit: %v", err)
-		}
-		r.Avisos, _ = lerLog(e.srv.log)
-		return r, nil
+	if e.bus.esperar(ctx, aq, 2*time.Minute, func(int) {}) != 1 {
+		return r, fmt.Errorf("first draw: no result within 2 min; log:\n%s", cauda(e.srv.log))
 	}
 	r.MemDepois = lerMemoria(e.srv.Pid())
 	if r.Hierarquia, err = lerCargaHierarquia(e.srv.log); err != nil {
 		return r, err
 	}
 	logf("first draw in %s: hierarchy of %s UCs cached in %s; RSS %.1f → %.1f MB",
-		aquecimento.Round(time.Millisecond), milhares(r.Hierarquia.UCs), r.Hierarquia.Duracao.Round(time.Millisecond),
-		mb(r.MemAntes.RSS), mb(r.MemDepois.RSS))
+		relogioBase.Add(time.Duration(aq[0].recv.Load())).Sub(aq[0].pub).Round(time.Millisecond), milhares(r.Hierarquia.UCs),
+		r.Hierarquia.Duracao.Round(time.Millisecond), mb(r.MemAntes.RSS), mb(r.MemDepois.RSS))
 
 	// The passes: light load (a draw alone), the burst as fast as the bus
 	// takes it, then paced at a fraction of the burst's rate (p99 target),
-	// each with the server's statistics over it; between passes the
-	// assignments end.
-	passar := func(p *passe, m int, taxa float64, nome string, pg *estatisticasPG) (err error) {
+	// each with the server's statistics; liberar ends their assignments.
+	passar := func(p *passe, pg *estatisticasPG, m int, taxa float64, nome string, libertar bool) (err error) {
 		if err = zerarEstatisticas(ctx, conn); err == nil {
-			*p, err = a.passe(ctx, e, rng, m, taxa, quem, nome)
+			*p, err = a.passe(ctx, e, rng, m, taxa, c.String()+": ", nome)
 		}
 		if err == nil {
 			time.Sleep(esperaEstatisticas)
 			*pg, err = lerEstatisticas(ctx, conn)
 		}
-		if err == nil && p != &r.Ritmada {
+		if err == nil && libertar {
 			err = liberar(ctx, conn, c.Fresco)
 		}
 		return err
 	}
 	if a.o.leve > 0 {
-		if err := passar(&r.Leve, a.o.leve, a.o.taxaLeve, fmt.Sprintf("%g/s", a.o.taxaLeve), &r.PGLeve); err != nil {
+		nome := fmt.Sprintf("%g/s", a.o.taxaLeve) + se(rodada > 1, fmt.Sprintf(", round %d", rodada), "")
+		if err := passar(&r.Leve, &r.PGLeve, a.o.leve, a.o.taxaLeve, nome, rodada == 1); err != nil {
 			return r, err
 		}
 		r.LevesP50 = append(r.LevesP50, r.Leve.Lat.P50)
 	}
-	if err := passar(&r.Maxima, a.o.m, 0, "max load", &r.PG); err != nil {
-		return r, err
+	if rodada == 1 {
+		if err := passar(&r.Maxima, &r.PG, a.o.m, 0, "max load", true); err != nil {
+			return r, err
+		}
+		taxa := a.o.carga * r.Maxima.Vazao()
+		if taxa <= 0 {
+			return r, errors.New("max-load pass produced no results")
+		}
+		if err := passar(&r.Ritmada, &r.PGRitmada, a.o.m, taxa, fmt.Sprintf("%.0f%% load", a.o.carga*100), false); err != nil {
+			return r, err
+		}
+		if err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_statistic s JOIN pg_class c ON c.oid = s.starelid
+			JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'd6a'`).Scan(&r.Estatisticas); err != nil {
+			return r, err
+		}
+		if c.Fresco {
+			logf("pg_statistic rows of the d6a tables at the end: %d (0 = never analyzed)", r.Estatisticas)
+		}
+		r.MemFim, r.NATSMem = lerMemoria(e.srv.Pid()), lerMemoria(e.medidos.nats)
+		logf("d6a serve RSS %.1f MB, peak (VmHWM) %.1f MB", mb(r.MemFim.RSS), mb(r.MemFim.HWM))
 	}
-	taxa := a.o.carga * r.Maxima.Vazao()
-	if taxa <= 0 {
-		return r, errors.New("max-load pass produced no results")
-	}
-	if err := passar(&r.Ritmada, a.o.m, taxa, fmt.Sprintf("%.0f%% load", a.o.carga*100), &r.PGRitmada); err != nil {
-		return r, err
-	}
-	if err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_statistic s JOIN pg_class c ON c.oid = s.starelid
-		JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'd6a'`).Scan(&r.Estatisticas); err != nil {
-		return r, err
-	}
-	if c.Fresco {
-		logf("pg_statistic rows of the d6a tables at the end: %d (0 = never analyzed)", r.Estatisticas)
-	}
-
-	r.MemFim, r.NATSMem = lerMemoria(e.srv.Pid()), lerMemoria(e.medidos.nats)
-	logf("d6a serve RSS %.1f MB, peak (VmHWM) %.1f MB", mb(r.MemFim.RSS), mb(r.MemFim.HWM))
 	if err := e.parar(); err != nil {
 		logf("d6a serve exit: %v", err)
 	}
 	r.Avisos, _ = lerLog(e.srv.log)
-	for i, av := range r.Avisos[:min(5, len(r.Avisos))] {
+	for _, av := range r.Avisos[:min(5, len(r.Avisos))] {
 		logf("  d6a serve logged: %s", av)
-		if i == 4 && len(r.Avisos) > 5 {
-			logf("  … %d more", len(r.Avisos)-5)
-		}
+	}
+	if len(r.Avisos) > 5 {
+		logf("  … %d more", len(r.Avisos)-5)
 	}
 	return r, nil
 }
 
-// carregar fills run c's fresh database through conn: its counsellors,
-// the tables prewarmed, then pgbench.
-func (a *ambiente) carregar(ctx context.Context, conn *pgx.Conn, c cenario, r *resultadoK, dir string) error {
+// carregar makes run c's database db (bench_base's copy, migrated, its
+// counsellors, the tables prewarmed), then returns pgbench's tps on it.
+func (a *ambiente) carregar(ctx context.Context, c cenario, dir, db string) (float64, error) {
+	logf("── %s: database %s", c, db)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return 0, err
+	}
+	if err := a.pg.CreateDatabase(ctx, db, "bench_base"); err != nil {
+		return 0, err
+	}
+	if err := migrar(ctx, a.binD6A, a.pg.URL(db)); err != nil {
+		return 0, err
+	}
+	conn, err := pgx.Connect(ctx, a.pg.URL(db))
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Close(context.Background())
 	if c.Fresco {
 		// Autovacuum would analyze the tables during the run.
 		if err := executarSQL(ctx, conn, `DO $$ DECLARE t regclass; BEGIN
 			FOR t IN SELECT c.oid FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'd6a' AND c.relkind = 'r' LOOP
 				EXECUTE format('ALTER TABLE %s SET (autovacuum_enabled = off, toast.autovacuum_enabled = off)', t);
 			END LOOP; END $$`); err != nil {
-			return err
+			return 0, err
 		}
 	}
 	b := barra(c.K, "d6a.conselheiros   ")
 	t := time.Now()
 	if err := carregarConselheiros(ctx, conn, a.pais, c.Forma, c.K, a.o.seed, !c.Fresco, func(n int) { _ = b.Set(n) }); err != nil {
-		return err
+		return 0, err
 	}
 	_ = b.Finish()
 	logf("%s counsellors (%s) loaded with COPY in %s", milhares(c.K), descreverForma(c.Forma), time.Since(t).Round(time.Millisecond))
@@ -503,16 +486,15 @@ func (a *ambiente) carregar(ctx context.Context, conn *pgx.Conn, c cenario, r *r
 	// their indexes in shared_buffers; COPY went through a small ring.
 	if err := executarSQL(ctx, conn, `SELECT pg_prewarm(c.oid) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 		WHERE n.nspname IN ('d6a', 'core') AND c.relkind IN ('r', 'i')`, `CHECKPOINT`); err != nil {
-		return err
+		return 0, err
 	}
 	a.sossegar(c.String()+": ", "pgbench", processosMedidos{pgDir: a.pg.Dir})
 	logf("pgbench -i, then pgbench -c 1 -j 1 -T %d -N (simple update, one client)", a.o.pgbenchT)
 	tps, lat, err := pgbench(ctx, a.pg, "pgbench", a.o.pgbenchT, filepath.Join(dir, "pgbench.log"))
-	r.PgbenchTPS = tps
 	if err == nil {
 		logf("pgbench: %.1f tps, latency %.2f ms", tps, ms(lat))
 	}
-	return err
+	return tps, err
 }
 
 // execucao is a run's bus and d6a serve. Restarted on the same
@@ -525,34 +507,24 @@ type execucao struct {
 	parado  bool // d6a serve stopped; its log stays readable
 }
 
-// subir starts the bus (unless -embedded-nats) and d6a serve, logging to
-// log in dir, and connects the bench to them.
-func (a *ambiente) subir(ctx context.Context, dir, url, log string) (e *execucao, err error) {
-	e = &execucao{}
-	defer func() {
-		if err != nil {
-			_ = e.parar()
-		}
-	}()
+// subir starts the bus (unless -embedded-nats) and d6a serve (its log:
+// log in dir) and connects to them; stop e even on an error.
+func (a *ambiente) subir(dir, url, log string) (e *execucao, err error) {
+	e = &execucao{medidos: processosMedidos{pgDir: a.pg.Dir}}
 	natsURL := ""
 	if !a.o.embutido {
 		if e.nats, err = iniciarNATS(a.binNATS, filepath.Join(dir, "nats")); err != nil {
 			return e, err
 		}
-		natsURL = e.nats.url
+		natsURL, e.medidos.nats = e.nats.url, e.nats.Pid()
 	}
 	if e.srv, err = iniciarServe(a.binD6A, dir, log, url, natsURL, a.o.perf); err != nil {
 		return e, err
 	}
+	e.medidos.d6a = e.srv.Pid()
 	logf("d6a serve ready (pid %d, bus %s, log %s)", e.srv.Pid(), e.srv.nats, e.srv.log)
-	if e.bus, err = conectar(e.srv.nats); err != nil {
-		return e, err
-	}
-	e.medidos = processosMedidos{d6a: e.srv.Pid(), pgDir: a.pg.Dir}
-	if e.nats != nil {
-		e.medidos.nats = e.nats.Pid()
-	}
-	return e, nil
+	e.bus, err = conectar(e.srv.nats, "")
+	return e, err
 }
 
 // parar stops d6a serve (its drain path), then the bus; it returns d6a
@@ -573,28 +545,13 @@ func (e *execucao) parar() (err error) {
 	return err
 }
 
-// aquecer publishes one demand and waits for its result: the first draw
-// loads the hierarchy cache. It returns the draw's latency.
-func (e *execucao) aquecer(ctx context.Context, rng *rand.Rand, p *pais) (time.Duration, error) {
-	aq := gerarDemandas(rng, p, 1)
-	e.bus.registrar(aq)
-	if _, err := e.bus.publicar(ctx, assuntoAgenda, aq, 0, func(int) {}); err != nil {
-		return 0, err
-	}
-	if e.bus.esperar(ctx, aq, 2*time.Minute, func(int) {}) != 1 {
-		return 0, fmt.Errorf("first draw: no result within 2 min; log:\n%s", cauda(e.srv.log))
-	}
-	return relogioBase.Add(time.Duration(aq[0].recv.Load())).Sub(aq[0].pub), nil
-}
-
 // rodadasLeves is how many light passes the flat-cost target takes the
-// median of: the runs' own, then rounds run after every run, in the same
-// order, so the runs it compares interleave.
+// median of: the runs' own, then rounds after every run, so that the runs
+// it compares interleave.
 const rodadasLeves = 3
 
-// levesIntercalados runs the light pass again, rounds 2 to rodadasLeves,
-// on the runs the flat-cost target compares (K=1,000 sparse, K=1,000,000
-// of each shape).
+// levesIntercalados runs those rounds on the runs the flat-cost target
+// compares (K=1,000 sparse, K=1,000,000 of each shape).
 func (a *ambiente) levesIntercalados(ctx context.Context, rs []resultadoK) error {
 	pequeno, ok := achar(rs, 1_000, "sparse", false)
 	if a.o.leve == 0 || !ok {
@@ -637,10 +594,7 @@ func (a *ambiente) passe(ctx context.Context, e *execucao, rng *rand.Rand, m int
 	a.sossegar(quem, nome+" pass", medidos)
 	pararPerf := func() {}
 	if a.o.perf {
-		segundos := m / 150 // a burst's
-		if taxa > 0 {
-			segundos = int(float64(m) / taxa)
-		}
+		segundos := int(float64(m) / se(taxa > 0, taxa, 150)) // a burst runs at about 150/s
 		if pararPerf, err = gravarPerf(ctx, srv, medidos.nats, a.pg.Dir, segundos, nome); err != nil {
 			return p, err
 		}
@@ -648,11 +602,7 @@ func (a *ambiente) passe(ctx context.Context, e *execucao, rng *rand.Rand, m int
 	antes, mAntes := amostrar(medidos), raspar(srv.http)
 	pararVigia := make(chan struct{})
 	janelas := vigia(medidos, 250*time.Millisecond, pararVigia)
-	if taxa > 0 {
-		logf("%s pass: %d demands at %.1f/s", nome, m, taxa)
-	} else {
-		logf("%s pass: %d demands as fast as the bus acknowledges", nome, m)
-	}
+	logf("%s pass: %d demands %s", nome, m, se(taxa > 0, fmt.Sprintf("at %.1f/s", taxa), "as fast as the bus acknowledges"))
 	bp := barra(len(ds), fmt.Sprintf("publish %-9s   ", nome))
 	pub, err := bus.publicar(ctx, assuntoAgenda, ds, taxa, func(n int) { _ = bp.Set(n) })
 	if err != nil {
@@ -667,10 +617,7 @@ func (a *ambiente) passe(ctx context.Context, e *execucao, rng *rand.Rand, m int
 	_ = br.Finish()
 	mDepois := raspar(srv.http)
 	pararPerf()
-	if err := ctx.Err(); err != nil {
-		return p, err
-	}
-	if err := srv.vivo(); err != nil {
+	if err := cmp.Or(ctx.Err(), srv.vivo()); err != nil {
 		return p, err
 	}
 	p = resumir(ds, taxa, pub)
@@ -693,10 +640,9 @@ func (a *ambiente) passe(ctx context.Context, e *execucao, rng *rand.Rand, m int
 	return p, nil
 }
 
-// resultadoLacos is the bare loop at each commit size, with the pgbench
-// measured just before it; then at the light pass's rate and, batched,
-// paced at -load of its own maximum as d6a's paced pass is (M = 0 when
-// not measured).
+// resultadoLacos is the bare loop at each commit size, after its pgbench;
+// then at the light pass's rate and, batched, paced at -load of its own
+// maximum as d6a's paced pass is (M = 0 when not measured).
 type resultadoLacos struct {
 	PgbenchTPS    float64
 	Lacos         []laco
@@ -713,11 +659,13 @@ func (l resultadoLacos) Lote() (best laco) {
 }
 
 // medirLacos runs the bare loop on a nats-server of its own (even with
-// -embedded-nats) and the bench's PostgreSQL, after pgbench, committing per
-// message and per batch of the executor's fetch (64) and batch (256)
-// bounds.
+// -embedded-nats), committing per message and per batch of the executor's
+// fetch (64) and batch (256) bounds.
 func (a *ambiente) medirLacos(ctx context.Context) (l resultadoLacos, err error) {
 	dir := filepath.Join(a.dir, "bare")
+	if a.o.laco == 0 {
+		return l, nil
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return l, err
 	}
@@ -736,37 +684,34 @@ func (a *ambiente) medirLacos(ctx context.Context) (l resultadoLacos, err error)
 	}
 	logf("bare loop: pgbench %.1f tps", l.PgbenchTPS)
 	rng := rand.New(rand.NewPCG(a.o.seed, 0x1ac0))
-	medir := func(oque string, m, lote int, taxa float64) (laco, error) {
+	// medir names a measurement oque in the log and in a noisy start's note.
+	medir := func(oque string, m, lote int, taxa float64) (x laco, err error) {
 		a.sossegar("", "bare loop ("+oque+")", medidos)
-		return medirLaco(ctx, nats.url, a.pg.URL("laco"), gerarDemandas(rng, a.pais, m), lote, taxa, medidos)
+		if x, err = medirLaco(ctx, nats.url, a.pg.URL("laco"), gerarDemandas(rng, a.pais, m), lote, taxa, medidos); err == nil {
+			logf("bare loop, %s: %.0f msgs/s (%.2f× pgbench; inputs %s at %.0f/s); publish → result p50 %.1f ms, p99 %.1f ms; CPU per message: loop+publisher %.2f ms, PostgreSQL %.2f ms, nats-server %.2f ms",
+				oque+se(taxa > 0, fmt.Sprintf(", commit ≤ %d", lote), ""), x.Vazao(), razao(x.Vazao(), l.PgbenchTPS), se(taxa > 0, "offered", "published"), se(taxa > 0, taxa, float64(x.M)/x.Publicacao.Seconds()),
+				ms(x.Lat.P50), ms(x.Lat.P99), x.CPU.Ms(x.CPU.Eu), x.CPU.Ms(x.CPU.PG), x.CPU.Ms(x.CPU.NATS))
+		}
+		return x, err
 	}
 	for _, lote := range []int{1, 64, 256} {
 		x, err := medir(fmt.Sprintf("commit ≤ %d", lote), a.o.laco, lote, 0)
 		if err != nil {
 			return l, err
 		}
-		logf("bare loop, commit ≤ %d: %.0f msgs/s (%.2f× pgbench; inputs published at %.0f/s); CPU per message: loop+publisher %.2f ms, PostgreSQL %.2f ms, nats-server %.2f ms",
-			lote, x.Vazao(), razao(x.Vazao(), l.PgbenchTPS), float64(x.M)/x.Publicacao.Seconds(), x.CPU.Ms(x.CPU.Eu), x.CPU.Ms(x.CPU.PG), x.CPU.Ms(x.CPU.NATS))
 		l.Lacos = append(l.Lacos, x)
 	}
-	// The latency floors of any design on this bus and database: at the
-	// light pass's rate, one commit per message, and at the paced pass's
-	// fraction of the batched loop's maximum.
+	// The latency floors of any design on this bus and database: one commit
+	// per message at the light pass's rate; batched at the paced pass's load.
 	if a.o.leve > 0 {
 		if l.Leve, err = medir("light", min(a.o.leve, 200), 1, a.o.taxaLeve); err != nil {
 			return l, err
 		}
-		logf("bare loop, %g/s: publish → result p50 %.1f ms, p99 %.1f ms", a.o.taxaLeve, ms(l.Leve.Lat.P50), ms(l.Leve.Lat.P99))
 	}
 	if maximo := l.Lote(); maximo.Vazao() > 0 {
-		taxa := a.o.carga * maximo.Vazao()
-		if l.Ritmado, err = medir("paced", a.o.laco, maximo.Lote, taxa); err != nil {
-			return l, err
-		}
-		logf("bare loop, commit ≤ %d at %.0f%% of its maximum (%.0f/s): publish → result p50 %.1f ms, p99 %.1f ms",
-			maximo.Lote, 100*a.o.carga, taxa, ms(l.Ritmado.Lat.P50), ms(l.Ritmado.Lat.P99))
+		l.Ritmado, err = medir("paced", a.o.laco, maximo.Lote, a.o.carga*maximo.Vazao())
 	}
-	return l, nil
+	return l, err
 }
 
 // sossegar waits for a quiet machine (-wait-quiet) and records a noisy
