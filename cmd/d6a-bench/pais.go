@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 
@@ -251,16 +252,10 @@ func simular(p *pais, dist []parcela, k, m int, ocupados float64, estavel bool, 
 		}
 		acima = acima || (d.nivel < nivelParticao && n > 0)
 	}
-	particao := func(u int32) int32 {
-		for int(p.nivel[u]) > nivelParticao {
-			u = p.parent[u]
-		}
-		return u
-	}
 	var (
 		r       resultadoEscala
-		local   = map[int32]int{}
-		ocupado []int32 // units of the busy counsellors, oldest first
+		local   = make([]int, len(p.ids)) // local units of work per partition
+		ocupado []int32                   // units of the busy counsellors, oldest first
 	)
 	contar := func(u int32, cruza bool) {
 		r.unidades++
@@ -268,7 +263,10 @@ func simular(p *pais, dist []parcela, k, m int, ocupados float64, estavel bool, 
 			r.cruzam++
 			return
 		}
-		local[particao(u)]++
+		for int(p.nivel[u]) > nivelParticao {
+			u = p.parent[u]
+		}
+		local[u]++
 	}
 	micro := p.porNivel[nivelMicroarea]
 	for range m {
@@ -279,12 +277,9 @@ func simular(p *pais, dist []parcela, k, m int, ocupados float64, estavel bool, 
 			contar(u, int(p.nivel[u]) < nivelParticao)
 		}
 		u := micro[rng.IntN(len(micro))]
-		passo := int32(-1)
-		for s := u; s >= 0; s = p.parent[s] {
-			if livres[s] > 0 {
-				passo = s
-				break
-			}
+		passo := u
+		for passo >= 0 && livres[passo] == 0 {
+			passo = p.parent[passo]
 		}
 		if passo < 0 {
 			contar(u, acima)
@@ -294,8 +289,6 @@ func simular(p *pais, dist []parcela, k, m int, ocupados float64, estavel bool, 
 		ocupado = append(ocupado, passo)
 		contar(u, int(p.nivel[passo]) < nivelParticao)
 	}
-	for _, n := range local {
-		r.maior = max(r.maior, n)
-	}
+	r.maior = slices.Max(local)
 	return r
 }

@@ -45,34 +45,28 @@ func pgbench(ctx context.Context, c *pglocal.Cluster, db string, segundos int, l
 			return 0, 0, fmt.Errorf("pgbench not found in %s nor in PATH (Debian: apt-get install postgresql)", c.Bin())
 		}
 	}
-	run := func(args ...string) (string, error) {
+	var out []byte
+	for _, args := range [][]string{{"-i", "-q"}, {"-c", "1", "-j", "1", "-T", strconv.Itoa(segundos), "-N"}} {
 		args = append(args, "-h", "127.0.0.1", "-p", strconv.Itoa(c.Port), "-U", "postgres", db)
 		cmd := exec.CommandContext(ctx, bin, args...)
 		cmd.Env = append(os.Environ(), "LC_ALL=C", "PGSSLMODE=disable")
-		out, err := cmd.CombinedOutput()
+		linha := "pgbench " + strings.Join(args, " ")
+		out, err = comSaida(cmd, linha)
 		if f, ferr := os.OpenFile(log, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644); ferr == nil {
-			fmt.Fprintf(f, "$ pgbench %s\n%s\n", strings.Join(args, " "), out)
+			fmt.Fprintf(f, "$ %s\n%s\n", linha, out)
 			f.Close()
 		}
 		if err != nil {
-			return "", fmt.Errorf("pgbench %s: %w\n%s", strings.Join(args, " "), err, out)
+			return 0, 0, err
 		}
-		return string(out), nil
 	}
-	if _, err := run("-i", "-q"); err != nil {
-		return 0, 0, err
-	}
-	out, err := run("-c", "1", "-j", "1", "-T", strconv.Itoa(segundos), "-N")
-	if err != nil {
-		return 0, 0, err
-	}
-	m := reTPS.FindStringSubmatch(out)
+	m := reTPS.FindSubmatch(out)
 	if m == nil {
 		return 0, 0, fmt.Errorf("pgbench: no tps in output:\n%s", out)
 	}
-	tps, _ = strconv.ParseFloat(m[1], 64)
-	if m := reLatPgbench.FindStringSubmatch(out); m != nil {
-		v, _ := strconv.ParseFloat(m[1], 64)
+	tps, _ = strconv.ParseFloat(string(m[1]), 64)
+	if m := reLatPgbench.FindSubmatch(out); m != nil {
+		v, _ := strconv.ParseFloat(string(m[1]), 64)
 		lat = time.Duration(v * float64(time.Millisecond))
 	}
 	return tps, lat, nil

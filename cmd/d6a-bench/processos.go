@@ -360,64 +360,54 @@ func lerLog(path string) (avisos []string, pedidos int) {
 	return avisos, pedidos
 }
 
-// gravarPerf starts, for -perf, a `perf record` of d6a serve, nats-server
+// gravarPerf starts, for -perf, one `perf record` of d6a serve, nats-server
 // and the PostgreSQL cluster during a pass (PostgreSQL and nats-server are
 // not Go programs of ours; cpu-clock samples work in VMs without a PMU),
 // and a Go CPU profile of segundos of d6a serve from D6A_PPROF_ADDR; files
 // are named after the run and passe. The returned function stops the
-// recordings and writes a flat report beside each.
+// recording and writes beside it a flat report, split by command.
 func gravarPerf(ctx context.Context, srv *servidor, natsPid int, pgDir string, segundos int, passe string) (parar func(), err error) {
 	bin, err := exec.LookPath("perf")
 	if err != nil {
 		return nil, fmt.Errorf("-perf: %w", err)
 	}
-	dir := filepath.Dir(srv.log)
-	k := filepath.Base(dir) + "-" + strings.NewReplacer("/", "", " ", "-", "%", "").Replace(passe)
-	alvos := map[string][]int{"d6a-serve": {srv.Pid()}, "nats-server": {natsPid}}
+	pids := []int{srv.Pid(), natsPid}
 	if pm, _ := pglocal.Postmaster(pgDir); pm > 0 {
-		alvos["postgres"] = []int{pm}
+		pids = append(pids, pm)
 		for _, f := range procstat.Children(pm) {
-			alvos["postgres"] = append(alvos["postgres"], f.PID)
+			pids = append(pids, f.PID)
 		}
 	}
-	var gravacoes []*processo
-	for nome, pids := range alvos {
-		var ps []string
-		for _, p := range pids {
-			if p > 0 {
-				ps = append(ps, strconv.Itoa(p))
-			}
+	var ps []string
+	for _, p := range pids {
+		if p > 0 { // no nats-server of ours with -embedded-nats
+			ps = append(ps, strconv.Itoa(p))
 		}
-		if len(ps) == 0 {
-			continue
-		}
-		out := filepath.Join(dir, nome+"-"+k+".perf")
-		p, err := iniciar("perf record", out+".log", os.Environ(), bin, "record", "-e", "cpu-clock", "-F", "499", "-g", "-o", out+".data", "-p", strings.Join(ps, ","))
-		if err != nil {
-			return nil, err
-		}
-		gravacoes = append(gravacoes, p)
+	}
+	dir := filepath.Dir(srv.log)
+	k := filepath.Base(dir) + "-" + strings.NewReplacer("/", "", " ", "-", "%", "").Replace(passe)
+	out := filepath.Join(dir, "perf-"+k)
+	rec, err := iniciar("perf record", out+".log", os.Environ(), bin, "record", "-e", "cpu-clock", "-F", "499", "-g", "-o", out+".data", "-p", strings.Join(ps, ","))
+	if err != nil {
+		return nil, err
 	}
 	time.Sleep(500 * time.Millisecond) // let perf attach
 	if srv.pprof != "" {
-		out := filepath.Join(dir, "d6a-serve-"+k+".pprof")
+		perfil := filepath.Join(dir, "d6a-serve-"+k+".pprof")
 		go func() {
-			if err := perfilGo(ctx, srv.pprof, out, min(60, max(5, segundos))); err != nil {
+			if err := perfilGo(ctx, srv.pprof, perfil, min(60, max(5, segundos))); err != nil {
 				logf("pprof of d6a serve: %v", err)
 				return
 			}
-			logf("Go CPU profile of d6a serve: %s (.txt beside it)", out)
+			logf("Go CPU profile of d6a serve: %s (.txt beside it)", perfil)
 		}()
 	}
 	return func() {
-		for _, p := range gravacoes {
-			_ = p.parar(30 * time.Second) // perf record writes its data on SIGTERM
-			out := strings.TrimSuffix(p.log, ".log")
-			rel, err := exec.Command(bin, "report", "-i", out+".data", "--stdio", "--no-children", "--sort", "comm,dso,symbol",
-				"--percent-limit", "0.7", "-g", "none").CombinedOutput()
-			if err == nil && os.WriteFile(out+".txt", rel, 0o644) == nil {
-				logf("perf report: %s.txt", out)
-			}
+		_ = rec.parar(30 * time.Second) // perf record writes its data on SIGTERM
+		rel, err := exec.Command(bin, "report", "-i", out+".data", "--stdio", "--no-children", "--sort", "comm,dso,symbol",
+			"--percent-limit", "0.3", "-g", "none").CombinedOutput()
+		if err == nil && os.WriteFile(out+".txt", rel, 0o644) == nil {
+			logf("perf report: %s.txt", out)
 		}
 	}, nil
 }
