@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/binary"
 	"flag"
 	"fmt"
 	"math"
@@ -73,10 +74,8 @@ func gerarPais(seed uint64) *pais {
 // uuidDe draws a version-4 UUID from rng (reproducible, unlike uuid.New).
 func uuidDe(rng *rand.Rand) uuid.UUID {
 	var u uuid.UUID
-	a, b := rng.Uint64(), rng.Uint64()
-	for i := range 8 {
-		u[i], u[8+i] = byte(a>>(8*i)), byte(b>>(8*i))
-	}
+	binary.LittleEndian.PutUint64(u[:8], rng.Uint64())
+	binary.LittleEndian.PutUint64(u[8:], rng.Uint64())
 	u[6] = u[6]&0x0f | 0x40
 	u[8] = u[8]&0x3f | 0x80
 	return u
@@ -99,14 +98,10 @@ func (p *pais) Tamanho() int { return len(p.ids) }
 
 // copiar COPYs n rows made by linha into tabela, telling prog every 4,096.
 func copiar(ctx context.Context, conn *pgx.Conn, tabela string, cols []string, n int, linha func(i int) []any, prog func(int)) error {
-	i := 0
-	got, err := conn.CopyFrom(ctx, pgx.Identifier(strings.Split(tabela, ".")), cols, pgx.CopyFromFunc(func() ([]any, error) {
-		if i >= n {
-			return nil, nil
-		}
+	got, err := conn.CopyFrom(ctx, pgx.Identifier(strings.Split(tabela, ".")), cols, pgx.CopyFromSlice(n, func(i int) ([]any, error) {
 		row := linha(i)
-		if i++; i%4096 == 0 || i == n {
-			prog(i)
+		if i+1 == n || (i+1)%4096 == 0 {
+			prog(i + 1)
 		}
 		return row, nil
 	}))
