@@ -29,10 +29,8 @@ var configuracaoPG = map[string]string{
 	"track_wal_io_timing":      "on",
 }
 
-var (
-	reTPS        = regexp.MustCompile(`tps = ([0-9.]+) \(without initial connection time\)`)
-	reLatPgbench = regexp.MustCompile(`latency average = ([0-9.]+) ms`)
-)
+// rePgbench reads pgbench's summary, where the latency comes before the tps.
+var rePgbench = regexp.MustCompile(`(?s)latency average = ([0-9.]+) ms.*tps = ([0-9.]+) \(without initial connection time\)`)
 
 // pgbench runs `pgbench -i` then `pgbench -c 1 -j 1 -T segundos -N` (simple
 // update, one client) on database db, appending both outputs to log, and
@@ -60,16 +58,13 @@ func pgbench(ctx context.Context, c *pglocal.Cluster, db string, segundos int, l
 			return 0, 0, err
 		}
 	}
-	m := reTPS.FindSubmatch(out)
+	m := rePgbench.FindSubmatch(out)
 	if m == nil {
-		return 0, 0, fmt.Errorf("pgbench: no tps in output:\n%s", out)
+		return 0, 0, fmt.Errorf("pgbench: no latency and tps in output:\n%s", out)
 	}
-	tps, _ = strconv.ParseFloat(string(m[1]), 64)
-	if m := reLatPgbench.FindSubmatch(out); m != nil {
-		v, _ := strconv.ParseFloat(string(m[1]), 64)
-		lat = time.Duration(v * float64(time.Millisecond))
-	}
-	return tps, lat, nil
+	latMs, _ := strconv.ParseFloat(string(m[1]), 64)
+	tps, _ = strconv.ParseFloat(string(m[2]), 64)
+	return tps, time.Duration(latMs * float64(time.Millisecond)), nil
 }
 
 // instrucao is one normalized statement of pg_stat_statements.

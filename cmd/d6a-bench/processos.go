@@ -371,17 +371,14 @@ func gravarPerf(ctx context.Context, srv *servidor, natsPid int, pgDir string, s
 	if err != nil {
 		return nil, fmt.Errorf("-perf: %w", err)
 	}
-	pids := []int{srv.Pid(), natsPid}
-	if pm, _ := pglocal.Postmaster(pgDir); pm > 0 {
-		pids = append(pids, pm)
-		for _, f := range procstat.Children(pm) {
-			pids = append(pids, f.PID)
-		}
+	ps := []string{strconv.Itoa(srv.Pid())}
+	if natsPid > 0 { // no nats-server of ours with -embedded-nats
+		ps = append(ps, strconv.Itoa(natsPid))
 	}
-	var ps []string
-	for _, p := range pids {
-		if p > 0 { // no nats-server of ours with -embedded-nats
-			ps = append(ps, strconv.Itoa(p))
+	if pm, _ := pglocal.Postmaster(pgDir); pm > 0 {
+		ps = append(ps, strconv.Itoa(pm))
+		for _, f := range procstat.Children(pm) {
+			ps = append(ps, strconv.Itoa(f.PID))
 		}
 	}
 	dir := filepath.Dir(srv.log)
