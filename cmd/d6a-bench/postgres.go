@@ -97,11 +97,9 @@ type wal struct {
 	WalSyncMs                   float64
 }
 
-const consultaWAL = `SELECT w.wal_sync, w.wal_sync_time, w.wal_bytes::bigint, d.xact_commit
-	FROM pg_stat_wal w, pg_stat_database d WHERE d.datname = current_database()`
-
 func lerWAL(ctx context.Context, conn *pgx.Conn) (w wal, err error) {
-	err = conn.QueryRow(ctx, consultaWAL).Scan(&w.WalSyncs, &w.WalSyncMs, &w.WalBytes, &w.Commits)
+	err = conn.QueryRow(ctx, `SELECT w.wal_sync, w.wal_sync_time, w.wal_bytes::bigint, d.xact_commit
+		FROM pg_stat_wal w, pg_stat_database d WHERE d.datname = current_database()`).Scan(&w.WalSyncs, &w.WalSyncMs, &w.WalBytes, &w.Commits)
 	return w, err
 }
 

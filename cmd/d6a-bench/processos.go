@@ -1,8 +1,5 @@
 package main
 
-// The processes a bench run starts (PostgreSQL, nats-server, d6a serve,
-// perf) and what it reads of their logs.
-
 import (
 	"bufio"
 	"context"
