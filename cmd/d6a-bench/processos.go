@@ -255,30 +255,23 @@ type servidor struct {
 // embedded server on a free port when natsURL is empty), with its data
 // directory dir and its output in file log there, and waits for /readyz.
 func iniciarServe(bin, dir, log, dbURL, natsURL string, pprof bool) (*servidor, error) {
-	s := &servidor{nats: natsURL}
-	enderecos := []*string{&s.http}
-	if natsURL == "" {
-		enderecos = append(enderecos, &s.nats)
-	}
-	if pprof {
-		enderecos = append(enderecos, &s.pprof)
-	}
-	for _, e := range enderecos {
-		var err error
-		if *e, err = enderecoLivre(); err != nil {
+	var err error
+	var portas [3]string // HTTP, pprof, embedded NATS
+	for i := range portas {
+		if portas[i], err = enderecoLivre(); err != nil {
 			return nil, err
 		}
 	}
+	s := &servidor{http: portas[0], nats: natsURL, pprof: se(pprof, portas[1], "")}
 	env := append(ambienteLimpo(), "D6A_DATABASE_URL="+dbURL, "D6A_DATA_DIR="+dir, "D6A_HTTP_ADDR="+s.http,
 		"D6A_MIGRATE=false", // `d6a migrate` ran before
 		"D6A_LOG_FORMAT=json", "D6A_LOG_LEVEL=info", "D6A_PPROF_ADDR="+s.pprof)
 	if natsURL == "" {
-		env = append(env, "D6A_NATS_EMBEDDED_ADDR="+s.nats)
-		s.nats = "nats://" + s.nats
+		s.nats = "nats://" + portas[2]
+		env = append(env, "D6A_NATS_EMBEDDED_ADDR="+portas[2])
 	} else {
 		env = append(env, "D6A_NATS_URL="+natsURL)
 	}
-	var err error
 	if s.processo, err = iniciar("d6a serve", filepath.Join(dir, log), env, bin, "serve"); err != nil {
 		return nil, err
 	}
@@ -332,9 +325,7 @@ func lerCargaHierarquia(log string) (c cargaHierarquia, err error) {
 			return true
 		}
 		c.UCs = l.UCs
-		if c.Duracao, err = time.ParseDuration(l.Duracao); err != nil {
-			err = fmt.Errorf("duracao %q: %w", l.Duracao, err)
-		}
+		c.Duracao, err = time.ParseDuration(l.Duracao)
 		return false
 	})
 	return c, err
