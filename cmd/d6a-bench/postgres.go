@@ -75,10 +75,9 @@ type instrucao struct {
 	WalBytes         int64 // the WAL its executions wrote (full-page images included)
 }
 
-// estatisticasPG are the server statistics of one pass: pg_stat_statements,
-// pg_stat_wal's flushes, the database's commits, and the updates of
-// d6a.conselheiros with how many were HOT (an indexed column that changes
-// defeats HOT).
+// estatisticasPG are a pass's pg_stat_statements, WAL and commits, and the
+// updates of d6a.conselheiros with how many were HOT (an indexed column
+// that changes defeats HOT).
 type estatisticasPG struct {
 	Instrucoes []instrucao
 	wal

@@ -349,11 +349,10 @@ func lerLog(path string) (avisos []string, pedidos int) {
 }
 
 // gravarPerf starts, for -perf, one `perf record` of d6a serve, nats-server
-// and the PostgreSQL cluster during a pass (PostgreSQL and nats-server are
-// not Go programs of ours; cpu-clock samples work in VMs without a PMU),
-// and a Go CPU profile of segundos of d6a serve from D6A_PPROF_ADDR; files
-// are named after the run and passe. The returned function stops the
-// recording and writes beside it a flat report, split by command.
+// and PostgreSQL (not Go programs of ours; cpu-clock works in VMs without a
+// PMU) and a Go CPU profile of d6a serve, named after the run and passe.
+// The returned function stops the recording and writes its flat report,
+// split by command, beside it.
 func gravarPerf(ctx context.Context, srv *servidor, natsPid int, pgDir string, segundos int, passe string) (parar func(), err error) {
 	bin, err := exec.LookPath("perf")
 	if err != nil {
