@@ -29,10 +29,8 @@ var configuracaoPG = map[string]string{
 	"track_wal_io_timing":      "on",
 }
 
-var (
-	reTPS        = regexp.MustCompile(`tps = ([0-9.]+) \(without initial connection time\)`)
-	reLatPgbench = regexp.MustCompile(`latency average = ([0-9.]+) ms`)
-)
+// rePgbench reads pgbench's summary, where the latency comes before the tps.
+var rePgbench = regexp.MustCompile(`(?s)latency average = ([0-9.]+) ms.*tps = ([0-9.]+) \(without initial connection time\)`)
 
 // pgbench runs `pgbench -i` then `pgbench -c 1 -j 1 -T segundos -N` (simple
 // update, one client) on database db, appending both outputs to log, and
@@ -45,37 +43,28 @@ func pgbench(ctx context.Context, c *pglocal.Cluster, db string, segundos int, l
 			return 0, 0, fmt.Errorf("pgbench not found in %s nor in PATH (Debian: apt-get install postgresql)", c.Bin())
 		}
 	}
-	run := func(args ...string) (string, error) {
+	var out []byte
+	for _, args := range [][]string{{"-i", "-q"}, {"-c", "1", "-j", "1", "-T", strconv.Itoa(segundos), "-N"}} {
 		args = append(args, "-h", "127.0.0.1", "-p", strconv.Itoa(c.Port), "-U", "postgres", db)
 		cmd := exec.CommandContext(ctx, bin, args...)
 		cmd.Env = append(os.Environ(), "LC_ALL=C", "PGSSLMODE=disable")
-		out, err := cmd.CombinedOutput()
+		linha := "pgbench " + strings.Join(args, " ")
+		out, err = comSaida(cmd, linha)
 		if f, ferr := os.OpenFile(log, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644); ferr == nil {
-			fmt.Fprintf(f, "$ pgbench %s\n%s\n", strings.Join(args, " "), out)
+			fmt.Fprintf(f, "$ %s\n%s\n", linha, out)
 			f.Close()
 		}
 		if err != nil {
-			return "", fmt.Errorf("pgbench %s: %w\n%s", strings.Join(args, " "), err, out)
+			return 0, 0, err
 		}
-		return string(out), nil
 	}
-	if _, err := run("-i", "-q"); err != nil {
-		return 0, 0, err
-	}
-	out, err := run("-c", "1", "-j", "1", "-T", strconv.Itoa(segundos), "-N")
-	if err != nil {
-		return 0, 0, err
-	}
-	m := reTPS.FindStringSubmatch(out)
+	m := rePgbench.FindSubmatch(out)
 	if m == nil {
-		return 0, 0, fmt.Errorf("pgbench: no tps in output:\n%s", out)
+		return 0, 0, fmt.Errorf("pgbench: no latency and tps in output:\n%s", out)
 	}
-	tps, _ = strconv.ParseFloat(m[1], 64)
-	if m := reLatPgbench.FindStringSubmatch(out); m != nil {
-		v, _ := strconv.ParseFloat(m[1], 64)
-		lat = time.Duration(v * float64(time.Millisecond))
-	}
-	return tps, lat, nil
+	latMs, _ := strconv.ParseFloat(string(m[1]), 64)
+	tps, _ = strconv.ParseFloat(string(m[2]), 64)
+	return tps, time.Duration(latMs * float64(time.Millisecond)), nil
 }
 
 // instrucao is one normalized statement of pg_stat_statements.
@@ -86,10 +75,9 @@ type instrucao struct {
 	WalBytes         int64 // the WAL its executions wrote (full-page images included)
 }
 
-// estatisticasPG are the server statistics of one pass: pg_stat_statements,
-// pg_stat_wal's flushes, the database's commits, and the updates of
-// d6a.conselheiros with how many were HOT (an indexed column that changes
-// defeats HOT).
+// estatisticasPG are a pass's pg_stat_statements, WAL and commits, and the
+// updates of d6a.conselheiros with how many were HOT (an indexed column
+// that changes defeats HOT).
 type estatisticasPG struct {
 	Instrucoes []instrucao
 	wal
@@ -108,11 +96,9 @@ type wal struct {
 	WalSyncMs                   float64
 }
 
-const consultaWAL = `SELECT w.wal_sync, w.wal_sync_time, w.wal_bytes::bigint, d.xact_commit
-	FROM pg_stat_wal w, pg_stat_database d WHERE d.datname = current_database()`
-
 func lerWAL(ctx context.Context, conn *pgx.Conn) (w wal, err error) {
-	err = conn.QueryRow(ctx, consultaWAL).Scan(&w.WalSyncs, &w.WalSyncMs, &w.WalBytes, &w.Commits)
+	err = conn.QueryRow(ctx, `SELECT w.wal_sync, w.wal_sync_time, w.wal_bytes::bigint, d.xact_commit
+		FROM pg_stat_wal w, pg_stat_database d WHERE d.datname = current_database()`).Scan(&w.WalSyncs, &w.WalSyncMs, &w.WalBytes, &w.Commits)
 	return w, err
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -17,11 +18,10 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/formigueiro/d6a/internal/loopback"
 	"github.com/formigueiro/d6a/internal/pglocal"
+	"github.com/formigueiro/d6a/internal/procstat"
 )
 
 // base is what both modes run in: the module's root, a work directory and
@@ -35,17 +35,15 @@ type base struct {
 // abrirBase makes the work directory (dir, or a fresh temporary one) and
 // starts PostgreSQL in it, durable, with settings on top of pglocal's.
 func abrirBase(ctx context.Context, dir string, settings map[string]string) (*base, error) {
-	b := &base{}
-	var err error
-	if b.raiz, err = raizDoModulo(); err != nil {
-		return nil, err
+	gomod, err := exec.Command("go", "env", "GOMOD").Output()
+	b := &base{raiz: filepath.Dir(strings.TrimSpace(string(gomod)))}
+	if txt, _ := os.ReadFile(filepath.Join(b.raiz, "go.mod")); err != nil || !strings.Contains(string(txt), "module github.com/formigueiro/d6a\n") {
+		return nil, errors.New("run from inside the d6a module (go.mod of github.com/formigueiro/d6a not found)")
 	}
-	if dir != "" {
-		if b.dir, err = filepath.Abs(dir); err == nil {
-			err = os.MkdirAll(b.dir, 0o755)
-		}
-	} else {
+	if dir == "" {
 		b.dir, err = os.MkdirTemp("", "d6a-bench-")
+	} else if b.dir, err = filepath.Abs(dir); err == nil {
+		err = os.MkdirAll(b.dir, 0o755)
 	}
 	if err != nil {
 		return nil, err
@@ -77,16 +75,13 @@ func (b *base) fechar(manter bool) {
 	}
 }
 
-func raizDoModulo() (string, error) {
-	for d, err := os.Getwd(); err == nil; d = filepath.Dir(d) {
-		if b, err := os.ReadFile(filepath.Join(d, "go.mod")); err == nil && strings.Contains(string(b), "module github.com/formigueiro/d6a\n") {
-			return d, nil
-		}
-		if d == filepath.Dir(d) {
-			break
-		}
+// comSaida runs cmd and, when it fails, puts its output in the error.
+func comSaida(cmd *exec.Cmd, oque string) ([]byte, error) {
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return out, fmt.Errorf("%s: %w\n%s", oque, err, out)
 	}
-	return "", errors.New("run from inside the d6a module (go.mod of github.com/formigueiro/d6a not found)")
+	return out, nil
 }
 
 // compilar builds pkg (a path of this module, or a module package such as
@@ -94,10 +89,21 @@ func raizDoModulo() (string, error) {
 func compilar(ctx context.Context, raiz, out, pkg string) error {
 	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, pkg)
 	cmd.Dir = raiz
-	if b, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("go build %s: %w\n%s", pkg, err, b)
-	}
-	return nil
+	_, err := comSaida(cmd, "go build "+pkg)
+	return err
+}
+
+func migrar(ctx context.Context, bin, dbURL string) error {
+	cmd := exec.CommandContext(ctx, bin, "migrate")
+	cmd.Env = append(ambienteLimpo(), "D6A_DATABASE_URL="+dbURL, "D6A_LOG_FORMAT=json")
+	_, err := comSaida(cmd, "d6a migrate")
+	return err
+}
+
+// ambienteLimpo is this process's environment without D6A_* variables, so
+// a developer's settings cannot leak into the measured server.
+func ambienteLimpo() []string {
+	return slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "D6A_") })
 }
 
 // processo is a child process with its log file.
@@ -155,14 +161,17 @@ func (p *processo) parar(espera time.Duration) error {
 	return err
 }
 
-// esperarPronto polls pronto until it holds, p exits or limite passes.
+// esperarPronto polls pronto until it holds, p exits or limite passes; on
+// failure p is stopped.
 func esperarPronto(p *processo, limite time.Duration, pronto func() bool) error {
 	for fim := time.Now().Add(limite); !pronto(); time.Sleep(50 * time.Millisecond) {
-		if err := p.vivo(); err != nil {
-			return err
+		err := p.vivo()
+		if err == nil && time.Now().After(fim) {
+			err = fmt.Errorf("%s not ready after %s; log:\n%s", p.nome, limite, cauda(p.log))
 		}
-		if time.Now().After(fim) {
-			return fmt.Errorf("%s not ready after %s; log:\n%s", p.nome, limite, cauda(p.log))
+		if err != nil {
+			_ = p.parar(10 * time.Second)
+			return err
 		}
 	}
 	return nil
@@ -198,6 +207,11 @@ func lerMemoria(pid int) memoria {
 	return memoria{kb("VmRSS"), kb("VmHWM")}
 }
 
+func enderecoLivre() (string, error) {
+	p, err := loopback.FreePort()
+	return fmt.Sprintf("127.0.0.1:%d", p), err
+}
+
 // natsExterno is a nats-server started from the module with the durability
 // d6a's embedded server has (CONTRACT §3: fsync before acknowledging).
 type natsExterno struct {
@@ -206,12 +220,12 @@ type natsExterno struct {
 }
 
 func iniciarNATS(bin, dir string) (*natsExterno, error) {
-	porta, err := loopback.FreePort()
+	addr, err := enderecoLivre()
 	if err != nil {
 		return nil, err
 	}
 	conf := filepath.Join(dir, "nats.conf")
-	txt := fmt.Sprintf("listen: 127.0.0.1:%d\nmax_payload: 1MB\njetstream {\n  store_dir: %q\n  sync_interval: always\n}\n", porta, filepath.Join(dir, "js"))
+	txt := fmt.Sprintf("listen: %s\nmax_payload: 1MB\njetstream {\n  store_dir: %q\n  sync_interval: always\n}\n", addr, filepath.Join(dir, "js"))
 	if err := errors.Join(os.MkdirAll(dir, 0o755), os.WriteFile(conf, []byte(txt), 0o644)); err != nil {
 		return nil, err
 	}
@@ -219,25 +233,15 @@ func iniciarNATS(bin, dir string) (*natsExterno, error) {
 	if err != nil {
 		return nil, err
 	}
-	n := &natsExterno{processo: p, url: fmt.Sprintf("nats://127.0.0.1:%d", porta)}
-	// Ready when JetStream answers.
+	// nats-server says it is ready once JetStream is up and it listens.
 	err = esperarPronto(p, 30*time.Second, func() bool {
-		nc, err := nats.Connect(n.url, nats.Timeout(time.Second))
-		if err != nil {
-			return false
-		}
-		defer nc.Close()
-		js, _ := jetstream.New(nc)
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		defer cancel()
-		_, err = js.AccountInfo(ctx)
-		return err == nil
+		b, _ := os.ReadFile(p.log)
+		return strings.Contains(string(b), "] Server is ready")
 	})
 	if err != nil {
-		_ = p.parar(5 * time.Second)
 		return nil, err
 	}
-	return n, nil
+	return &natsExterno{processo: p, url: "nats://" + addr}, nil
 }
 
 // servidor is one `d6a serve`.
@@ -247,35 +251,26 @@ type servidor struct {
 	pprof      string // D6A_PPROF_ADDR, with -perf
 }
 
-func enderecoLivre() (string, error) {
-	p, err := loopback.FreePort()
-	return fmt.Sprintf("127.0.0.1:%d", p), err
-}
-
 // iniciarServe starts `d6a serve` against dbURL and the bus (natsURL, or the
 // embedded server on a free port when natsURL is empty), with its data
 // directory dir and its output in file log there, and waits for /readyz.
-func iniciarServe(bin, dir, log, dbURL, natsURL string, pprof bool) (s *servidor, err error) {
-	s = &servidor{nats: natsURL}
-	if s.http, err = enderecoLivre(); err != nil {
-		return nil, err
+func iniciarServe(bin, dir, log, dbURL, natsURL string, pprof bool) (*servidor, error) {
+	var err error
+	var portas [3]string // HTTP, pprof, embedded NATS
+	for i := range portas {
+		if portas[i], err = enderecoLivre(); err != nil {
+			return nil, err
+		}
 	}
+	s := &servidor{http: portas[0], nats: natsURL, pprof: se(pprof, portas[1], "")}
 	env := append(ambienteLimpo(), "D6A_DATABASE_URL="+dbURL, "D6A_DATA_DIR="+dir, "D6A_HTTP_ADDR="+s.http,
 		"D6A_MIGRATE=false", // `d6a migrate` ran before
-		"D6A_LOG_FORMAT=json", "D6A_LOG_LEVEL=info")
-	if pprof {
-		if s.pprof, err = enderecoLivre(); err != nil {
-			return nil, err
-		}
-		env = append(env, "D6A_PPROF_ADDR="+s.pprof)
-	}
-	env = append(env, "D6A_NATS_URL="+natsURL)
+		"D6A_LOG_FORMAT=json", "D6A_LOG_LEVEL=info", "D6A_PPROF_ADDR="+s.pprof)
 	if natsURL == "" {
-		embutido, err := enderecoLivre()
-		if err != nil {
-			return nil, err
-		}
-		s.nats, env[len(env)-1] = "nats://"+embutido, "D6A_NATS_EMBEDDED_ADDR="+embutido
+		s.nats = "nats://" + portas[2]
+		env = append(env, "D6A_NATS_EMBEDDED_ADDR="+portas[2])
+	} else {
+		env = append(env, "D6A_NATS_URL="+natsURL)
 	}
 	if s.processo, err = iniciar("d6a serve", filepath.Join(dir, log), env, bin, "serve"); err != nil {
 		return nil, err
@@ -290,25 +285,9 @@ func iniciarServe(bin, dir, log, dbURL, natsURL string, pprof bool) (s *servidor
 		return r.StatusCode == http.StatusOK
 	})
 	if err != nil {
-		_ = s.parar(10 * time.Second)
 		return nil, err
 	}
 	return s, nil
-}
-
-// ambienteLimpo is this process's environment without D6A_* variables, so
-// a developer's settings cannot leak into the measured server.
-func ambienteLimpo() []string {
-	return slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "D6A_") })
-}
-
-func migrar(ctx context.Context, bin, dbURL string) error {
-	cmd := exec.CommandContext(ctx, bin, "migrate")
-	cmd.Env = append(ambienteLimpo(), "D6A_DATABASE_URL="+dbURL, "D6A_LOG_FORMAT=json")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("d6a migrate: %w\n%s", err, b)
-	}
-	return nil
 }
 
 // lerLinhas calls f with each JSON line of the log at path, decoded as a
@@ -346,9 +325,7 @@ func lerCargaHierarquia(log string) (c cargaHierarquia, err error) {
 			return true
 		}
 		c.UCs = l.UCs
-		if c.Duracao, err = time.ParseDuration(l.Duracao); err != nil {
-			err = fmt.Errorf("duracao %q: %w", l.Duracao, err)
-		}
+		c.Duracao, err = time.ParseDuration(l.Duracao)
 		return false
 	})
 	return c, err
@@ -369,4 +346,78 @@ func lerLog(path string) (avisos []string, pedidos int) {
 		return true
 	})
 	return avisos, pedidos
+}
+
+// gravarPerf starts, for -perf, one `perf record` of d6a serve, nats-server
+// and PostgreSQL (not Go programs of ours; cpu-clock works in VMs without a
+// PMU) and a Go CPU profile of d6a serve, named after the run and passe.
+// The returned function stops the recording and writes its flat report,
+// split by command, beside it.
+func gravarPerf(ctx context.Context, srv *servidor, natsPid int, pgDir string, segundos int, passe string) (parar func(), err error) {
+	bin, err := exec.LookPath("perf")
+	if err != nil {
+		return nil, fmt.Errorf("-perf: %w", err)
+	}
+	ps := []string{strconv.Itoa(srv.Pid())}
+	if natsPid > 0 { // no nats-server of ours with -embedded-nats
+		ps = append(ps, strconv.Itoa(natsPid))
+	}
+	if pm, _ := pglocal.Postmaster(pgDir); pm > 0 {
+		ps = append(ps, strconv.Itoa(pm))
+		for _, f := range procstat.Children(pm) {
+			ps = append(ps, strconv.Itoa(f.PID))
+		}
+	}
+	dir := filepath.Dir(srv.log)
+	k := filepath.Base(dir) + "-" + strings.NewReplacer("/", "", " ", "-", "%", "").Replace(passe)
+	out := filepath.Join(dir, "perf-"+k)
+	rec, err := iniciar("perf record", out+".log", os.Environ(), bin, "record", "-e", "cpu-clock", "-F", "499", "-g", "-o", out+".data", "-p", strings.Join(ps, ","))
+	if err != nil {
+		return nil, err
+	}
+	time.Sleep(500 * time.Millisecond) // let perf attach
+	if srv.pprof != "" {
+		perfil := filepath.Join(dir, "d6a-serve-"+k+".pprof")
+		go func() {
+			if err := perfilGo(ctx, srv.pprof, perfil, min(60, max(5, segundos))); err != nil {
+				logf("pprof of d6a serve: %v", err)
+				return
+			}
+			logf("Go CPU profile of d6a serve: %s (.txt beside it)", perfil)
+		}()
+	}
+	return func() {
+		_ = rec.parar(30 * time.Second) // perf record writes its data on SIGTERM
+		rel, err := exec.Command(bin, "report", "-i", out+".data", "--stdio", "--no-children", "--sort", "comm,dso,symbol",
+			"--percent-limit", "0.3", "-g", "none").CombinedOutput()
+		if err == nil && os.WriteFile(out+".txt", rel, 0o644) == nil {
+			logf("perf report: %s.txt", out)
+		}
+	}, nil
+}
+
+// perfilGo fetches a Go CPU profile of segundos from the pprof listener at
+// addr (d6a serve's D6A_PPROF_ADDR, the HTTP mode's server process) into
+// out, and writes `go tool pprof -top` beside it.
+func perfilGo(ctx context.Context, addr, out string, segundos int) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, segundos), nil)
+	if err != nil {
+		return err
+	}
+	r, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer r.Body.Close()
+	perfil, err := io.ReadAll(r.Body)
+	if err == nil && r.StatusCode != http.StatusOK {
+		err = fmt.Errorf("pprof: %s", r.Status)
+	}
+	if err == nil {
+		err = os.WriteFile(out, perfil, 0o644)
+	}
+	if err == nil {
+		_, err = comSaida(exec.Command("go", "tool", "pprof", "-top", "-nodecount=60", "-output", out+".txt", out), "go tool pprof")
+	}
+	return err
 }
