@@ -1,24 +1,32 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"io"
+	"math/big"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/golang-jwt/jwt/v5"
 	"github.com/google/uuid"
 	"github.com/valyala/fasthttp"
 
@@ -26,7 +34,7 @@ import (
 	"github.com/formigueiro/d6a/internal/store"
 )
 
-// ambiente is what the measurements run against.
+// ambienteHTTP is what the measurements run against.
 type ambienteHTTP struct {
 	*base
 	o       opcoesHTTP
@@ -42,8 +50,8 @@ type ambienteHTTP struct {
 	enderecoBare     string
 	enderecoPprof    string // -cpuprofile only
 	tamanhoCache     int    // cfg.SituacaoCache of the server (D6A_SITUACAO_CACHE)
-	// The cached app's cache counters after the answers check, before
-	// any run (the server's readiness probe included).
+	// The cached app's counters after the answers check, before any run
+	// (the server's readiness probe included).
 	cacheInicial metricasHTTP
 
 	tokens          []string // one per counsellor, registered counsellors only
@@ -57,7 +65,7 @@ type ambienteHTTP struct {
 // prepararAmbiente starts PostgreSQL, seeds it and starts the server
 // process. The returned ambiente (even with an error) must be closed.
 func prepararAmbiente(ctx context.Context, o opcoesHTTP) (*ambienteHTTP, error) {
-	a := &ambienteHTTP{o: o}
+	a := &ambienteHTTP{o: o, comAtribuicao: o.ativos}
 	var err error
 	pctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
@@ -78,7 +86,6 @@ func prepararAmbiente(ctx context.Context, o opcoesHTTP) (*ambienteHTTP, error) 
 	if a.cidadaos, err = a.semear(pctx, o.conselheiros, o.ativos); err != nil {
 		return a, fmt.Errorf("seed: %w", err)
 	}
-	a.comAtribuicao = o.ativos
 	logf("%d counsellors registered, %d with an active assignment; starting the server process", len(a.cidadaos), a.comAtribuicao)
 	if err := a.iniciarServidor(); err != nil {
 		return a, fmt.Errorf("server process: %w", err)
@@ -89,47 +96,41 @@ func prepararAmbiente(ctx context.Context, o opcoesHTTP) (*ambienteHTTP, error) 
 	return a, nil
 }
 
-func segredo() string {
-	b := make([]byte, 32)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
-}
-
 // semear registers n counsellors the way the conselheiro.cadastrado
 // handler does (id = cidadao_id) and gives the first ativos an active
 // assignment, marking them ocupado as a draw does.
 func (a *ambienteHTTP) semear(ctx context.Context, n, ativos int) ([]uuid.UUID, error) {
 	agora := time.Now().UTC()
+	hash := strings.Repeat("cd", 32)
 	var cids []uuid.UUID
 	err := a.st.InTx(ctx, func(tx store.Tx) error {
 		for i := range n {
 			cid, uc := uuid.New(), uuid.New()
-			err := tx.InserirConselheiro(ctx, store.InserirConselheiroParams{
+			if err := tx.InserirConselheiro(ctx, store.InserirConselheiroParams{
 				CidadaoID: cid, UnidadeCivicaID: uc, NivelAtuacao: int32(1 + i%4), Status: "disponivel",
 				CapacitacaoConcluida: true, Agora: agora.Add(-30 * 24 * time.Hour), EventID: uuid.New(),
-			})
+			}); err != nil {
+				return err
+			}
+			cids = append(cids, cid)
+			if i >= ativos {
+				continue
+			}
+			if _, err := tx.InserirAtribuicao(ctx, store.InserirAtribuicaoParams{
+				ConselheiroID: cid, DemandaID: uuid.New(), UnidadeCivicaID: uc,
+				SeedPublico: strings.Repeat("ab", 32), PosicaoSorteada: 0, TotalElegiveis: 7,
+				ListaElegiveisHash: &hash, DataSorteio: agora.Add(-time.Hour), EventIDSorteio: uuid.New(),
+				ScoreFinal: 87.5, CategoriaID: "SAU", NivelPrecedencia: 2,
+			}); err != nil {
+				return err
+			}
+			n, err := tx.MarcarConselheiroOcupado(ctx, store.MarcarConselheiroOcupadoParams{Agora: agora.Add(-time.Hour), EventID: uuid.New(), ID: cid})
+			if err == nil && n != 1 {
+				err = fmt.Errorf("marcar ocupado: %d rows", n)
+			}
 			if err != nil {
 				return err
 			}
-			if i < ativos {
-				hash := strings.Repeat("cd", 32)
-				if _, err := tx.InserirAtribuicao(ctx, store.InserirAtribuicaoParams{
-					ConselheiroID: cid, DemandaID: uuid.New(), UnidadeCivicaID: uc,
-					SeedPublico: strings.Repeat("ab", 32), PosicaoSorteada: 0, TotalElegiveis: 7,
-					ListaElegiveisHash: &hash, DataSorteio: agora.Add(-time.Hour), EventIDSorteio: uuid.New(),
-					ScoreFinal: 87.5, CategoriaID: "SAU", NivelPrecedencia: 2,
-				}); err != nil {
-					return err
-				}
-				n, err := tx.MarcarConselheiroOcupado(ctx, store.MarcarConselheiroOcupadoParams{Agora: agora.Add(-time.Hour), EventID: uuid.New(), ID: cid})
-				if err != nil {
-					return err
-				}
-				if n != 1 {
-					return fmt.Errorf("marcar ocupado: %d rows", n)
-				}
-			}
-			cids = append(cids, cid)
 		}
 		return nil
 	})
@@ -150,15 +151,14 @@ const (
 	envSonda = "D6A_HTTPBENCH_PROBE_TOKEN"
 )
 
-// iniciarServidor starts this binary as the server process: the d6a app and
-// the bare app in their own Go runtime (GOMAXPROCS = nproc, own GC), as
-// `d6a serve` would run, with the request log on stderr going to a file.
-// Each counsellor gets a token of this run's key and one of another key
-// (the diagnostic 401 tokens); RS256's public key goes in a PEM file for
-// D6A_JWT_PUBLIC_KEY_FILE.
+type assinadorHTTP func(uuid.UUID) (string, error)
+
+// iniciarServidor starts the server process. Each counsellor gets a token
+// of this run's key and one of another key (the diagnostic 401 tokens);
+// RS256's public key goes in a PEM file for D6A_JWT_PUBLIC_KEY_FILE.
 func (a *ambienteHTTP) iniciarServidor() error {
 	cids, n := append(slices.Clone(a.cidadaos), uuid.New()), len(a.cidadaos) // the last: the cache probe
-	var boas, ruins []string
+	var boa, ruim assinadorHTTP
 	var chaveEnv string
 	if a.o.alg == "RS256" {
 		k, err1 := rsa.GenerateKey(rand.Reader, 2048)
@@ -171,50 +171,74 @@ func (a *ambienteHTTP) iniciarServidor() error {
 		if err == nil {
 			err = os.WriteFile(arquivo, pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}), 0o600)
 		}
-		if err == nil {
-			boas, err = assinarRS256(k, "", cids)
-		}
-		if err == nil {
-			ruins, err = assinarRS256(outra, "", cids[:n])
-		}
 		if err != nil {
 			return err
 		}
-		chaveEnv = "D6A_JWT_PUBLIC_KEY_FILE=" + arquivo
+		boa, ruim, chaveEnv = assinadorRS256(k, ""), assinadorRS256(outra, ""), "D6A_JWT_PUBLIC_KEY_FILE="+arquivo
 	} else {
 		chave, outra, agora := segredo(), segredo(), time.Now()
-		for _, cid := range cids {
-			t1, err1 := httpapi.TokenSessao(chave, cid, agora, 24*time.Hour, "", "")
-			t2, err2 := httpapi.TokenSessao(outra, cid, agora, 24*time.Hour, "", "")
-			if err := errors.Join(err1, err2); err != nil {
-				return err
-			}
-			boas, ruins = append(boas, t1), append(ruins, t2)
+		hs := func(s string) assinadorHTTP {
+			return func(cid uuid.UUID) (string, error) { return httpapi.TokenSessao(s, cid, agora, 24*time.Hour, "", "") }
 		}
-		chaveEnv = "D6A_JWT_SECRET=" + chave
+		boa, ruim, chaveEnv = hs(chave), hs(outra), "D6A_JWT_SECRET="+chave
 	}
-	a.tokens, a.tokensInvalidos = boas[:n], ruins[:n]
+	boas, err1 := assinarTodos(cids, boa)
+	ruins, err2 := assinarTodos(cids[:n], ruim)
+	if err := errors.Join(err1, err2); err != nil {
+		return err
+	}
+	a.tokens, a.tokensInvalidos = boas[:n], ruins
 	return a.lancar(chaveEnv, boas[n], "server.log")
 }
 
-// lancar starts the server process with the session key chaveEnv and the
-// cache probe's token sonda, logging to the file nome of the work
-// directory, and reads its addresses.
+func segredo() string {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// assinadorRS256 signs 24 h tokens with k, under kid (if any).
+func assinadorRS256(k *rsa.PrivateKey, kid string) assinadorHTTP {
+	agora := time.Now()
+	return func(cid uuid.UUID) (string, error) {
+		t := jwt.NewWithClaims(jwt.SigningMethodRS256, jwt.RegisteredClaims{
+			Subject: cid.String(), IssuedAt: jwt.NewNumericDate(agora), ExpiresAt: jwt.NewNumericDate(agora.Add(24 * time.Hour)),
+		})
+		if kid != "" {
+			t.Header["kid"] = kid
+		}
+		return t.SignedString(k)
+	}
+}
+
+// assinarTodos signs one token per citizen on every core: an RSA-2048
+// signature costs about 1 ms of a core here, so 100,000 take about a
+// minute on 2 cores (docs/bench.md).
+func assinarTodos(cids []uuid.UUID, assinar assinadorHTTP) ([]string, error) {
+	out, w := make([]string, len(cids)), runtime.NumCPU()
+	return out, paralelo(w, func(j int) error {
+		for i := j; i < len(cids); i += w {
+			var err error
+			if out[i], err = assinar(cids[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// lancar starts this binary as the server process, in its own Go runtime
+// as `d6a serve` would run, with the session key chaveEnv and the cache
+// probe's token sonda, logging to the file nome of the work directory, and
+// reads its addresses.
 func (a *ambienteHTTP) lancar(chaveEnv, sonda, nome string) error {
 	exe, err := os.Executable()
 	if err != nil {
 		return err
 	}
 	// Only what this run sets: no D6A_* of the caller's environment leaks in.
-	env := append(ambienteLimpo(),
-		envPapel+"="+papelServidor,
-		"D6A_DATABASE_URL="+a.url,
-		chaveEnv,
-		envSonda+"="+sonda,
-		"D6A_THROTTLE_POR_MINUTO=0",
-		"D6A_LOG_LEVEL=info",
-		"D6A_LOG_FORMAT=json",
-	)
+	env := append(ambienteLimpo(), envPapel+"="+papelServidor, "D6A_DATABASE_URL="+a.url, chaveEnv, envSonda+"="+sonda,
+		"D6A_THROTTLE_POR_MINUTO=0", "D6A_LOG_LEVEL=info", "D6A_LOG_FORMAT=json")
 	if a.o.perfil != "" {
 		env = append(env, envPprof+"=1")
 	}
@@ -228,16 +252,14 @@ func (a *ambienteHTTP) lancar(chaveEnv, sonda, nome string) error {
 		return err
 	}
 	f := strings.Fields(l)
-	if len(f) != 6 {
-		return fmt.Errorf("bad address line %q", l)
+	if len(f) == 6 {
+		a.tamanhoCache, err = strconv.Atoi(f[5])
 	}
-	if a.tamanhoCache, err = strconv.Atoi(f[5]); err != nil {
+	if len(f) != 6 || err != nil {
 		return fmt.Errorf("bad address line %q", l)
 	}
 	a.enderecoD6A, a.enderecoSemCache, a.enderecoBare = f[1], f[2], f[3]
-	if f[4] != "-" {
-		a.enderecoPprof = f[4]
-	}
+	a.enderecoPprof = se(f[4] == "-", "", f[4])
 	return nil
 }
 
@@ -250,10 +272,7 @@ func (a *ambienteHTTP) conferir(ctx context.Context) error {
 	ok, c := situacoes(a.cidadaos, a.o.ativos), a.o.c
 	antes := a.metricasServidor()
 	for _, addr := range []string{a.enderecoD6A, a.enderecoSemCache} {
-		if err := pedirTodos(ctx, addr, c, a.tokens, 200, ok); err != nil {
-			return err
-		}
-		if err := pedirTodos(ctx, addr, c, a.tokensInvalidos, 401, nil); err != nil {
+		if err := errors.Join(pedirTodos(ctx, addr, c, a.tokens, 200, ok), pedirTodos(ctx, addr, c, a.tokensInvalidos, 401, nil)); err != nil {
 			return err
 		}
 		if addr != a.enderecoD6A {
@@ -285,16 +304,15 @@ func pedirTodos(ctx context.Context, addr string, conns int, tokens []string, wa
 		req.SetRequestURI("http://" + addr + httpapi.RotaSituacao)
 		for i := int(prox.Add(1) - 1); i < len(tokens) && ctx.Err() == nil; i = int(prox.Add(1) - 1) {
 			req.Header.Set("Authorization", "Bearer "+tokens[i])
-			if err := hc.Do(req, res); err != nil {
-				return err
+			err := hc.Do(req, res)
+			if err == nil && res.StatusCode() != want {
+				err = fmt.Errorf("status %d, want %d: %s", res.StatusCode(), want, res.Body())
 			}
-			if res.StatusCode() != want {
-				return fmt.Errorf("%s, token %d: status %d, want %d: %s", addr, i, res.StatusCode(), want, res.Body())
+			if err == nil && checar != nil {
+				err = checar(i, res.Body())
 			}
-			if checar != nil {
-				if err := checar(i, res.Body()); err != nil {
-					return fmt.Errorf("%s, token %d: %w", addr, i, err)
-				}
+			if err != nil {
+				return fmt.Errorf("%s, token %d: %w", addr, i, err)
 			}
 		}
 		return ctx.Err()
@@ -330,3 +348,107 @@ func (a *ambienteHTTP) encerrar() {
 		a.fechar(false)
 	}
 }
+
+// paralelo runs f(0) … f(w-1) at once and returns the first error.
+func paralelo(w int, f func(j int) error) error {
+	erros := make([]error, w)
+	var wg sync.WaitGroup
+	for j := range w {
+		wg.Go(func() { erros[j] = f(j) })
+	}
+	wg.Wait()
+	return cmp.Or(erros...)
+}
+
+// The working-set run (issue 24): -cidadaos more counsellors, each with
+// an RS256 token whose kid the server finds in a JWKS the bench serves
+// (D6A_JWT_JWKS_URL), asked uniformly at random, so the route's caches
+// hold the whole working set instead of a few hot entries. Its targets are
+// against the bare handler measured just before it, on the same process.
+const (
+	alvoRazaoConjunto = 0.50 // req/s ≥ 50% of the bare handler's
+	alvoP99Conjunto   = 2.0  // closed-loop p99 ≤ 2× the bare handler's
+	kidConjunto       = "d6a-bench"
+)
+
+type conjuntoHTTP struct {
+	n, ativos               int
+	semear, assinar, encher time.Duration
+	bare, rodada            resultado
+	// The server's counters before and after each citizen's first
+	// request, and around the run (warm-up included).
+	inicio, cheio, antes, depois metricasHTTP
+	// The server's memory: started, once every citizen asked once, after the run.
+	memInicio, memCheia, memFim memoria
+}
+
+// rodarConjunto seeds and signs the working set, replaces the server
+// process with one configured with the JWKS, asks every citizen once (each
+// answer checked) and then runs the closed loop over random citizens.
+func (a *ambienteHTTP) rodarConjunto(ctx context.Context) (*conjuntoHTTP, error) {
+	o := a.o
+	c := &conjuntoHTTP{n: o.cidadaos, ativos: o.cidadaos * o.ativos / o.conselheiros}
+	t := time.Now()
+	cids, err := a.semear(ctx, c.n, c.ativos)
+	if err != nil {
+		return nil, fmt.Errorf("seed: %w", err)
+	}
+	c.semear = time.Since(t)
+	logf("working set: %s more counsellors registered in %s; signing their RS256 tokens", milhares(c.n), c.semear.Round(time.Millisecond))
+	chave, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		return nil, err
+	}
+	t = time.Now()
+	tokens, err := assinarTodos(append(cids, uuid.New()), assinadorRS256(chave, kidConjunto)) // the last: the cache probe
+	if err != nil {
+		return nil, err
+	}
+	c.assinar = time.Since(t)
+	sonda, tokens := tokens[len(tokens)-1], tokens[:len(tokens)-1]
+	logf("    %s tokens signed in %s", milhares(len(tokens)), c.assinar.Round(time.Millisecond))
+
+	a.jwks = httptest.NewServer(jwks(&chave.PublicKey))
+	// The other runs are over: their process gives way to one that takes
+	// the identity provider's keys, as d6a serve would.
+	if err := a.servidor.parar(10 * time.Second); err != nil {
+		return nil, fmt.Errorf("server process: %w", err)
+	}
+	if err := a.lancar("D6A_JWT_JWKS_URL="+a.jwks.URL, sonda, "server-jwks.log"); err != nil {
+		return nil, fmt.Errorf("server process (JWKS): %w", err)
+	}
+	pid := a.servidor.Pid()
+	c.inicio, c.memInicio = a.metricasServidor(), lerMemoria(pid)
+	t = time.Now()
+	if err := pedirTodos(ctx, a.enderecoD6A, o.c, tokens, 200, situacoes(cids, c.ativos)); err != nil {
+		return nil, fmt.Errorf("working set, first requests: %w", err)
+	}
+	c.encher = time.Since(t)
+	c.cheio, c.memCheia = a.metricasServidor(), lerMemoria(pid)
+	logf("    every citizen asked once in %s; server RSS %s", c.encher.Round(time.Millisecond), mib(c.memCheia.RSS))
+
+	a.passo(o.fechadoHTTP("bare fiber handler again"))
+	if c.bare, err = a.rodarHTTP(ctx, "bare fiber handler, just before the working set", a.enderecoBare, tokens, o.c, 0, 200, true); err != nil {
+		return nil, err
+	}
+	a.passo(o.fechadoHTTP(fmt.Sprintf("situacao route over %s citizens at random (RS256, JWKS)", milhares(c.n))))
+	c.antes = a.metricasServidor()
+	if c.rodada, err = a.rodarHTTP(ctx, fmt.Sprintf("situacao route, %s citizens at random (RS256 through a JWKS)", milhares(c.n)), a.enderecoD6A, tokens, o.c, 0, 200, true); err != nil {
+		return nil, err
+	}
+	c.depois, c.memFim = a.metricasServidor(), lerMemoria(pid)
+	return c, nil
+}
+
+// jwks serves k as the identity provider's key set.
+func jwks(k *rsa.PublicKey) http.Handler {
+	b64 := base64.RawURLEncoding.EncodeToString
+	corpo := fmt.Sprintf(`{"keys":[{"kty":"RSA","kid":%q,"alg":"RS256","use":"sig","n":%q,"e":%q}]}`,
+		kidConjunto, b64(k.N.Bytes()), b64(big.NewInt(int64(k.E)).Bytes()))
+	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, corpo)
+	})
+}
+
+func mib(b int64) string { return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20)) }

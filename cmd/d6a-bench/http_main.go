@@ -1,13 +1,7 @@
 // The HTTP mode (d6a-bench http) measures GET /d6a/conselheiros/me/situacao
-// against a bare fiber handler in the same run: a fresh PostgreSQL with
-// -conselheiros counsellors and a token each; a server process (this binary
-// re-executed) serving the real httpapi.New app with the situacao cache, the
-// same app with the cache off, and the bare app; closed loops of -c
-// connections, an open loop paced at -rate (latency from each request's
-// scheduled time: no coordinated omission), and with -diag what the route
-// is made of; then, with -cidadaos, the working-set run (http_conjunto.go).
-// The report (docs/bench.md, "HTTP: situacao route") says how each is set
-// up.
+// against a bare fiber handler in the same run, on a server process (this
+// binary re-executed, http_servidor.go); the report ("HTTP: situacao route"
+// of docs/bench.md) says how each run is set up.
 
 package main
 
@@ -21,26 +15,11 @@ import (
 )
 
 type opcoesHTTP struct {
-	d            time.Duration
-	aquecimento  time.Duration
-	c            int
-	taxa         int
-	conexoesAbrt int
-	conselheiros int
-	ativos       int
-	silencio     time.Duration
-	perfil       string
-	diag         bool
-	doc          string
-	escrever     bool
-	rapido       bool
-	comando      string
-	// cidadaos is the working-set run's citizens (0: no such run).
-	cidadaos int
-	// alg signs the session tokens: HS256 (D6A_JWT_SECRET) or RS256 (a
-	// 2048-bit key through D6A_JWT_PUBLIC_KEY_FILE, the cost of an identity
-	// provider's tokens; the verified-token cache is what keeps it cheap).
-	alg string
+	d, aquecimento, silencio       time.Duration
+	c, taxa, conexoesAbrt          int
+	conselheiros, ativos, cidadaos int // cidadaos: the working-set run's (0: none)
+	perfil, doc, comando, alg      string
+	diag, escrever, rapido         bool
 }
 
 func lerFlagsHTTP(args []string) (opcoesHTTP, error) {
@@ -59,6 +38,8 @@ func lerFlagsHTTP(args []string) (opcoesHTTP, error) {
 	fs.StringVar(&o.perfil, "cpuprofile", "", "write the server process's CPU profile during the closed-loop situacao run to this file (go tool pprof)")
 	fs.BoolVar(&o.diag, "diag", true, "also measure the d6a app without the database and the database transaction alone")
 	fs.BoolVar(&o.rapido, "quick", false, "1 s runs with a 0.5 s warm-up, a working set of 1,000 citizens, no -wait-quiet (unless given); docs are not written unless -doc is given")
+	// RS256 is the cost of an identity provider's tokens (a 2048-bit key
+	// through D6A_JWT_PUBLIC_KEY_FILE); the verified-token cache keeps it cheap.
 	fs.StringVar(&o.alg, "alg", "HS256", "session token algorithm: HS256 or RS256")
 	fs.StringVar(&o.doc, "doc", "docs/bench.md", "markdown file whose \"## HTTP: situacao route\" section is rewritten (empty: none)")
 	dado, err := analisarFlags(fs, args)
@@ -79,6 +60,11 @@ func lerFlagsHTTP(args []string) (opcoesHTTP, error) {
 	}
 	o.comando = strings.TrimSpace("go run ./cmd/d6a-bench http " + strings.Join(args, " "))
 	return o, nil
+}
+
+// fechadoHTTP describes a closed-loop run for the log.
+func (o opcoesHTTP) fechadoHTTP(oque string) string {
+	return fmt.Sprintf("closed loop, %s: %d connections, %s + %s warm-up", oque, o.c, o.d, o.aquecimento)
 }
 
 func executarHTTP(ctx context.Context, o opcoesHTTP) error {
@@ -103,19 +89,18 @@ func executarHTTP(ctx context.Context, o opcoesHTTP) error {
 	r.fundo = calcularUso(s, a.amostrar(), 0)
 	logf("before the runs, other processes use %.2f of %d cores", r.fundo.Outros, r.fundo.Nucleos)
 
-	passo := func(nome string) {
-		logf("%s", nome)
-		esperarSossego(a.medidos(), o.silencio, nome)
-	}
-
-	passo(fmt.Sprintf("closed loop, bare fiber handler: %d connections, %s + %s warm-up", o.c, o.d, o.aquecimento))
-	if r.bare, err = a.rodarHTTP(ctx, "bare fiber handler", a.enderecoBare, a.tokens, o.c, 0, 200, false); err != nil {
+	correr := func(x *resultado, passo, nome, addr string, tokens []string, w, taxa, want int) error {
+		a.passo(passo)
+		var err error
+		*x, err = a.rodarHTTP(ctx, nome, addr, tokens, w, taxa, want, false)
 		return err
 	}
-	passo(fmt.Sprintf("closed loop, situacao route: %d connections, %s + %s warm-up", o.c, o.d, o.aquecimento))
+	if err := correr(&r.bare, o.fechadoHTTP("bare fiber handler"), "bare fiber handler", a.enderecoBare, a.tokens, o.c, 0, 200); err != nil {
+		return err
+	}
 	perfil := a.perfilar(ctx)
 	r.cacheAntes = a.metricasServidor()
-	if r.situacao, err = a.rodarHTTP(ctx, "situacao route", a.enderecoD6A, a.tokens, o.c, 0, 200, false); err != nil {
+	if err := correr(&r.situacao, o.fechadoHTTP("situacao route"), "situacao route", a.enderecoD6A, a.tokens, o.c, 0, 200); err != nil {
 		return err
 	}
 	r.cacheDepois = a.metricasServidor()
@@ -123,32 +108,31 @@ func executarHTTP(ctx context.Context, o opcoesHTTP) error {
 		return fmt.Errorf("-cpuprofile: %w", err)
 	}
 	logf("    cache over the whole run, warm-up included: %.0f hits, %.0f misses", r.cacheDepois.hit-r.cacheAntes.hit, r.cacheDepois.miss-r.cacheAntes.miss)
-	passo(fmt.Sprintf("open loop, situacao route: %d requests/s for %s + %s warm-up", o.taxa, o.d, o.aquecimento))
-	if r.aberto, err = a.rodarHTTP(ctx, "situacao route", a.enderecoD6A, a.tokens, o.conexoesAbrt, o.taxa, 200, false); err != nil {
+	if err := correr(&r.aberto, fmt.Sprintf("open loop, situacao route: %d requests/s for %s + %s warm-up", o.taxa, o.d, o.aquecimento),
+		"situacao route", a.enderecoD6A, a.tokens, o.conexoesAbrt, o.taxa, 200); err != nil {
 		return err
 	}
 	if o.diag {
-		passo("diagnostic: situacao route with a wrong-key token (401, no database)")
-		if r.semBanco, err = a.rodarHTTP(ctx, "situacao route, 401 (no database)", a.enderecoD6A, a.tokensInvalidos, o.c, 0, 401, false); err != nil {
+		if err := correr(&r.semBanco, "diagnostic: situacao route with a wrong-key token (401, no database)",
+			"situacao route, 401 (no database)", a.enderecoD6A, a.tokensInvalidos, o.c, 0, 401); err != nil {
 			return err
 		}
 		for _, f := range formasConsulta {
-			passo("diagnostic: database only, " + f.nome)
+			a.passo("diagnostic: database only, " + f.nome)
 			res, err := a.fechadoBanco(ctx, f)
 			if err != nil {
 				return err
 			}
 			r.banco = append(r.banco, res)
 		}
-		passo(fmt.Sprintf("diagnostic: closed loop, situacao route with the cache off: %d connections, %s + %s warm-up", o.c, o.d, o.aquecimento))
-		if r.semCache, err = a.rodarHTTP(ctx, nomeSemCache, a.enderecoSemCache, a.tokens, o.c, 0, 200, false); err != nil {
+		if err := correr(&r.semCache, "diagnostic: "+o.fechadoHTTP("situacao route with the cache off"), nomeSemCache, a.enderecoSemCache, a.tokens, o.c, 0, 200); err != nil {
 			return err
 		}
 	}
 	if o.cidadaos > 0 {
 		// The working-set run replaces the server process: read its log first.
 		r.avisos, r.pedidos = lerLog(a.logServidor)
-		if r.conjunto, err = a.rodarConjunto(ctx, passo); err != nil {
+		if r.conjunto, err = a.rodarConjunto(ctx); err != nil {
 			return err
 		}
 	}
