@@ -6,7 +6,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -110,54 +109,64 @@ func (a *ambienteHTTP) rodar(ctx context.Context, w, taxa int, novo func() pedid
 	}
 	var prox atomic.Int64
 	cs := make([]*coletor, w) // one per worker: no sharing between them
-	cpuJanela := a.janelaCPU(ctx, medir)
-	_ = paralelo(w, func(k int) error {
-		col := &coletor{resultado: resultado{Status: map[int]int{}}}
-		cs[k] = col
-		p := novo()
-		if p.liberar != nil {
-			defer p.liberar()
-		}
-		for i := int(prox.Add(1) - 1); i < total && ctx.Err() == nil; i = int(prox.Add(1) - 1) {
-			p.preparar(i)
-			t := time.Now()
-			if agendado != nil {
-				t = agendado(i)
-				time.Sleep(time.Until(t))
+	feito := make(chan struct{})
+	go func() {
+		defer close(feito)
+		_ = paralelo(w, func(k int) error {
+			col := &coletor{resultado: resultado{Status: map[int]int{}}}
+			cs[k] = col
+			p := novo()
+			if p.liberar != nil {
+				defer p.liberar()
 			}
-			envio := time.Now()
-			if !envio.Before(fim) {
-				if agendado == nil {
-					return nil
+			for i := int(prox.Add(1) - 1); i < total && ctx.Err() == nil; i = int(prox.Add(1) - 1) {
+				p.preparar(i)
+				t := time.Now()
+				if agendado != nil {
+					t = agendado(i)
+					time.Sleep(time.Until(t))
 				}
-				if i >= nAquec {
-					col.NaoEnviadas++
+				envio := time.Now()
+				if !envio.Before(fim) {
+					if agendado == nil {
+						return nil
+					}
+					if i >= nAquec {
+						col.NaoEnviadas++
+					}
+					continue
 				}
-				continue
+				status, ok := p.fazer()
+				t1 := time.Now()
+				if t.Before(medir) {
+					continue
+				}
+				if atraso := envio.Sub(t); agendado != nil && atraso > time.Millisecond {
+					col.Atrasadas++
+					col.AtrasoMax = max(col.AtrasoMax, atraso)
+				}
+				col.lat, col.envio = append(col.lat, t1.Sub(t)), append(col.envio, t1.Sub(envio))
+				if ok {
+					col.OK++
+				} else {
+					col.Erros++
+					col.Status[status]++
+				}
 			}
-			status, ok := p.fazer()
-			t1 := time.Now()
-			if t.Before(medir) {
-				continue
-			}
-			if atraso := envio.Sub(t); agendado != nil && atraso > time.Millisecond {
-				col.Atrasadas++
-				col.AtrasoMax = max(col.AtrasoMax, atraso)
-			}
-			col.lat, col.envio = append(col.lat, t1.Sub(t)), append(col.envio, t1.Sub(envio))
-			if ok {
-				col.OK++
-			} else {
-				col.Erros++
-				col.Status[status]++
-			}
-		}
-		return nil
-	})
+			return nil
+		})
+	}()
+	// CPU is measured over the measured window only.
+	select {
+	case <-time.After(time.Until(medir)):
+	case <-feito:
+	}
+	antes := a.amostrar()
+	<-feito
 	if err := ctx.Err(); err != nil {
 		return resultado{}, err
 	}
-	r := resultado{Modo: se(taxa > 0, "open", "closed"), Taxa: taxa, Conexoes: w, Janela: time.Since(medir), Status: map[int]int{}, CPU: cpuJanela()}
+	r := resultado{Modo: se(taxa > 0, "open", "closed"), Taxa: taxa, Conexoes: w, Janela: time.Since(medir), Status: map[int]int{}, CPU: calcularUso(antes, a.amostrar(), 0)}
 	var lat, envio []time.Duration
 	for _, c := range cs {
 		lat, envio = append(lat, c.lat...), append(envio, c.envio...)
@@ -170,25 +179,6 @@ func (a *ambienteHTTP) rodar(ctx context.Context, w, taxa int, novo func() pedid
 	r.Lat, r.LatEnvio = latency.Summarize(lat), latency.Summarize(envio)
 	r.CPU.N = r.OK + r.Erros
 	return r, nil
-}
-
-// janelaCPU samples the CPU clocks when the measured window opens at
-// inicio; the function it returns, called when the window closes, gives
-// the CPU used in it (a window still unopened then opens at that call).
-func (a *ambienteHTTP) janelaCPU(ctx context.Context, inicio time.Time) func() usoCPU {
-	var amostra amostraCPU
-	var once sync.Once
-	go func() {
-		select {
-		case <-time.After(time.Until(inicio)):
-			once.Do(func() { amostra = a.amostrar() })
-		case <-ctx.Done():
-		}
-	}()
-	return func() usoCPU {
-		once.Do(func() { amostra = a.amostrar() })
-		return calcularUso(amostra, a.amostrar(), 0)
-	}
 }
 
 // rodarHTTP is a run over HTTP (rodar: closed loop when taxa is 0): each

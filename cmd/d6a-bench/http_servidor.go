@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -46,18 +45,13 @@ func novoBare() *fiber.App {
 
 // servir is the server process, configured from the environment the way
 // `d6a serve` is (config.FromEnv, JSON logs on stderr at D6A_LOG_LEVEL,
-// store.Open with the default pool, default metrics):
-//
-//   - the d6a app as `d6a serve` assembles it: httpapi.NovoCache(
-//     cfg.SituacaoCache) passed as Options.Cache, its Escutar running on the
-//     store's pool until shutdown;
-//   - the same app with its own store and metrics and Cache nil: the route
-//     reading PostgreSQL on every request (the "cache off" diagnostic);
-//   - the bare app.
-//
-// Once the cache answers (esperarCache), it prints "listening <d6a addr>
-// <d6a cache-off addr> <bare addr> <pprof addr or -> <cache size>" and
-// serves until SIGTERM.
+// store.Open with the default pool, default metrics): the d6a app as
+// `d6a serve` assembles it (httpapi.NovoCache(cfg.SituacaoCache) as
+// Options.Cache, its Escutar on the store's pool); the same app with its own
+// store and metrics and Cache nil (the "cache off" diagnostic); the bare
+// app. Once the cache answers, it prints "listening <d6a addr> <d6a
+// cache-off addr> <bare addr> <pprof addr or -> <cache size>" and serves
+// until SIGTERM.
 func servir() error {
 	cfg, err := config.FromEnv()
 	if err != nil {
@@ -67,34 +61,23 @@ func servir() error {
 		return err
 	}
 	slog.SetDefault(slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel})))
-	ctx := context.Background()
-
-	// The app as `d6a serve` runs it (internal/worker: w.Cache, Escutar),
-	// and the same app on its own pool and metrics without the cache.
 	cache := httpapi.NovoCache(cfg.SituacaoCache)
-	app, st, err := novoApp(ctx, cfg, cache)
+	app, st, err := novoApp(cfg, cache)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	escutaCtx, pararEscuta := context.WithCancel(ctx)
-	escutaFim := make(chan struct{})
-	go func() {
-		defer close(escutaFim)
-		cache.Escutar(escutaCtx, st.Pool)
-	}()
-	defer func() {
-		pararEscuta()
-		<-escutaFim
-	}()
-	appSem, stSem, err := novoApp(ctx, cfg, nil)
+	// The bench stops this process with SIGTERM, which ends Escutar too.
+	ctx, pare := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer pare()
+	go cache.Escutar(ctx, st.Pool)
+	appSem, stSem, err := novoApp(cfg, nil)
 	if err != nil {
 		return err
 	}
 	defer stSem.Close()
 
-	bare := novoBare()
-	var lns [3]net.Listener
+	var lns [4]net.Listener // d6a, d6a cache off, bare, pprof
 	for i := range lns {
 		if lns[i], err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
 			return err
@@ -103,60 +86,40 @@ func servir() error {
 	erros := make(chan error, 3)
 	go func() { erros <- httpapi.Servir(app, lns[0]) }()
 	go func() { erros <- appSem.Listener(lns[1]) }()
-	go func() { erros <- bare.Listener(lns[2]) }()
+	go func() { erros <- novoBare().Listener(lns[2]) }()
 	pprof := "-"
 	if os.Getenv(envPprof) != "" {
-		lnPprof, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return err
-		}
-		pprof = lnPprof.Addr().String()
-		go func() { _ = http.Serve(lnPprof, nil) }()
+		pprof = lns[3].Addr().String()
+		go func() { _ = http.Serve(lns[3], nil) }()
 	}
 	if cache != nil {
-		if err := esperarCache(ctx, lns[0].Addr().String(), esperaCache); err != nil {
+		if err := esperarCache(ctx, lns[0].Addr().String()); err != nil {
 			return err
 		}
 	}
 	fmt.Printf("listening %s %s %s %s %d\n", lns[0].Addr(), lns[1].Addr(), lns[2].Addr(), pprof, max(0, cfg.SituacaoCache))
-
-	// The bench stops this process with SIGTERM.
-	fim, pare := signal.NotifyContext(ctx, syscall.SIGTERM, os.Interrupt)
-	defer pare()
 	select {
-	case <-fim.Done():
+	case <-ctx.Done():
+		return nil
 	case err := <-erros:
 		return err
 	}
-	_ = app.ShutdownWithTimeout(5 * time.Second)
-	_ = appSem.ShutdownWithTimeout(5 * time.Second)
-	_ = bare.ShutdownWithTimeout(5 * time.Second)
-	return nil
 }
 
 // novoApp is httpapi.New as `d6a serve` assembles it, on a store of its
 // own, with cache (nil: off).
-func novoApp(ctx context.Context, cfg config.Config, cache *httpapi.Cache) (*fiber.App, *store.Store, error) {
-	st, err := store.Open(ctx, cfg.DatabaseURL)
+func novoApp(cfg config.Config, cache *httpapi.Cache) (*fiber.App, *store.Store, error) {
+	st, err := store.Open(context.Background(), cfg.DatabaseURL)
 	if err != nil {
 		return nil, nil, err
 	}
-	app, err := httpapi.New(httpapi.Options{
-		Config:  cfg,
-		Store:   st,
-		Metrics: metrics.New(metrics.StoreFonte(st, nil)),
-		Ready:   func(context.Context) error { return nil },
-		Cache:   cache,
-	})
+	app, err := httpapi.New(httpapi.Options{Config: cfg, Store: st, Metrics: metrics.New(metrics.StoreFonte(st, nil)),
+		Ready: func(context.Context) error { return nil }, Cache: cache})
 	if err != nil {
 		st.Close()
-		return nil, nil, err
 	}
-	return app, st, nil
+	return app, st, err
 }
-
-// esperaCache bounds esperarCache.
-const esperaCache = 30 * time.Second
 
 // esperarCache returns once the d6a app at addr has answered a situacao
 // request from its cache, which it only does while Escutar's LISTEN
@@ -164,29 +127,11 @@ const esperaCache = 30 * time.Second
 // race against the LISTEN. The probe is a session token of a random citizen
 // (never registered: {"cadastrado":false}, cached like any answer) from
 // envSonda, asked until the hit counter moves.
-func esperarCache(ctx context.Context, addr string, limite time.Duration) error {
-	token := os.Getenv(envSonda) // the bench always sets it
-	cli := &http.Client{Timeout: 5 * time.Second}
-	pedir := func() error {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+httpapi.RotaSituacao, nil)
-		if err != nil {
-			return err
-		}
-		req.Header.Set("Authorization", "Bearer "+token)
-		res, err := cli.Do(req)
-		if err != nil {
-			return err
-		}
-		defer res.Body.Close()
-		b, err := io.ReadAll(res.Body)
-		if err == nil && res.StatusCode != http.StatusOK {
-			err = fmt.Errorf("GET %s: status %d: %s", httpapi.RotaSituacao, res.StatusCode, b)
-		}
-		return err
-	}
-	prazo := time.Now().Add(limite)
-	for {
-		if err := pedir(); err != nil {
+func esperarCache(ctx context.Context, addr string) error {
+	const limite = 30 * time.Second
+	sonda := []string{os.Getenv(envSonda)} // the bench always sets it
+	for prazo := time.Now().Add(limite); ; time.Sleep(20 * time.Millisecond) {
+		if err := pedirTodos(ctx, addr, 1, sonda, 200, nil); err != nil {
 			return fmt.Errorf("cache probe: %w", err)
 		}
 		if situacaoDe(raspar(addr)).hit > 0 {
@@ -195,6 +140,5 @@ func esperarCache(ctx context.Context, addr string, limite time.Duration) error 
 		if time.Now().After(prazo) {
 			return fmt.Errorf("the situacao cache did not answer within %s: its LISTEN %s connection never opened (see the log)", limite, httpapi.CanalSituacao)
 		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }
