@@ -176,11 +176,15 @@ func (a *ambienteHTTP) iniciarServidor() error {
 		}
 		boa, ruim, chaveEnv = assinadorRS256(k, ""), assinadorRS256(outra, ""), "D6A_JWT_PUBLIC_KEY_FILE="+arquivo
 	} else {
-		chave, outra, agora := segredo(), segredo(), time.Now()
-		hs := func(s string) assinadorHTTP {
+		var chave, outra [32]byte
+		_, _ = rand.Read(chave[:])
+		_, _ = rand.Read(outra[:])
+		agora := time.Now()
+		hs := func(k [32]byte) assinadorHTTP {
+			s := hex.EncodeToString(k[:])
 			return func(cid uuid.UUID) (string, error) { return httpapi.TokenSessao(s, cid, agora, 24*time.Hour, "", "") }
 		}
-		boa, ruim, chaveEnv = hs(chave), hs(outra), "D6A_JWT_SECRET="+chave
+		boa, ruim, chaveEnv = hs(chave), hs(outra), "D6A_JWT_SECRET="+hex.EncodeToString(chave[:])
 	}
 	boas, err1 := assinarTodos(cids, boa)
 	ruins, err2 := assinarTodos(cids[:n], ruim)
@@ -189,12 +193,6 @@ func (a *ambienteHTTP) iniciarServidor() error {
 	}
 	a.tokens, a.tokensInvalidos = boas[:n], ruins
 	return a.lancar(chaveEnv, boas[n], "server.log")
-}
-
-func segredo() string {
-	b := make([]byte, 32)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
 }
 
 // assinadorRS256 signs 24 h tokens with k, under kid (if any).
@@ -269,27 +267,27 @@ func (a *ambienteHTTP) lancar(chaveEnv, sonda, nome string) error {
 // answer is read from PostgreSQL (a miss), the second must come from the
 // cache (a hit), and be the same.
 func (a *ambienteHTTP) conferir(ctx context.Context) error {
-	ok, c := situacoes(a.cidadaos, a.o.ativos), a.o.c
-	antes := a.metricasServidor()
-	for _, addr := range []string{a.enderecoD6A, a.enderecoSemCache} {
-		if err := errors.Join(pedirTodos(ctx, addr, c, a.tokens, 200, ok), pedirTodos(ctx, addr, c, a.tokensInvalidos, 401, nil)); err != nil {
+	ok, antes := situacoes(a.cidadaos, a.o.ativos), a.metricasServidor()
+	bare := func(_ int, corpo []byte) error {
+		return se(string(corpo) == string(corpoBare), nil, fmt.Errorf("bare handler: %s", corpo))
+	}
+	for _, v := range []struct {
+		addr   string
+		tokens []string
+		want   int
+		checar func(int, []byte) error
+	}{{a.enderecoD6A, a.tokens, 200, ok}, {a.enderecoD6A, a.tokens, 200, ok}, {a.enderecoD6A, a.tokensInvalidos, 401, nil},
+		{a.enderecoSemCache, a.tokens, 200, ok}, {a.enderecoSemCache, a.tokensInvalidos, 401, nil}, {a.enderecoBare, a.tokens[:1], 200, bare}} {
+		if err := pedirTodos(ctx, v.addr, a.o.c, v.tokens, v.want, v.checar); err != nil {
 			return err
-		}
-		if addr != a.enderecoD6A {
-			break
-		}
-		if err := pedirTodos(ctx, addr, c, a.tokens, 200, ok); err != nil {
-			return err
-		}
-		a.cacheInicial = a.metricasServidor()
-		n := float64(len(a.tokens))
-		if h, m := a.cacheInicial.hit-antes.hit, a.cacheInicial.miss-antes.miss; h != n || m != n {
-			return fmt.Errorf("d6a app: asking %d tokens twice counted %.0f cache hits and %.0f misses, want %d of each", len(a.tokens), h, m, len(a.tokens))
 		}
 	}
-	return pedirTodos(ctx, a.enderecoBare, 1, a.tokens[:1], 200, func(_ int, corpo []byte) error {
-		return se(string(corpo) == string(corpoBare), nil, fmt.Errorf("bare handler: %s", corpo))
-	})
+	a.cacheInicial = a.metricasServidor()
+	n := len(a.tokens)
+	if h, m := a.cacheInicial.hit-antes.hit, a.cacheInicial.miss-antes.miss; h != float64(n) || m != float64(n) {
+		return fmt.Errorf("d6a app: asking %d tokens twice counted %.0f cache hits and %.0f misses, want %d of each", n, h, m, n)
+	}
+	return nil
 }
 
 // pedirTodos asks addr once with each token over conns connections and

@@ -76,21 +76,16 @@ func novoCliente(addr string, conns int) *fasthttp.HostClient {
 		MaxIdleConnDuration: time.Minute, MaxConnWaitTimeout: 10 * time.Second}
 }
 
-// pedido is one worker's side of a run.
-type pedido struct {
-	preparar func(i int)                  // readies request i, outside the timed interval
-	fazer    func() (status int, ok bool) // a failure is counted under status (0: transport or database error)
-	liberar  func()                       // if set, runs once the worker stops
-}
-
 // rodar runs w workers, each made by novo, over requests 0, 1, 2… taken in
-// turn, -warmup (not counted) then -d. With taxa 0 it is a closed loop: a
+// turn (a worker readies request i with preparar, outside the timed
+// interval, and sends it with fazer, a failure counted under its status, 0
+// for a transport or database error), -warmup (not counted) then -d. With taxa 0 it is a closed loop: a
 // worker sends its next request as soon as its previous one ends. Else it
 // is an open loop: request i is scheduled at start + i/taxa whatever
 // happened to the others, and its latency runs from that time, so a request
 // that waited for a free worker (because the server stalled) is charged the
 // wait.
-func (a *ambienteHTTP) rodar(ctx context.Context, w, taxa int, novo func() pedido) (resultado, error) {
+func (a *ambienteHTTP) rodar(ctx context.Context, w, taxa int, novo func() (preparar func(i int), fazer func() (status int, ok bool))) (resultado, error) {
 	inicio := time.Now().Add(50 * time.Millisecond)
 	medir, fim := inicio.Add(a.o.aquecimento), inicio.Add(a.o.aquecimento+a.o.d)
 	nAquec, total := 0, math.MaxInt
@@ -115,12 +110,9 @@ func (a *ambienteHTTP) rodar(ctx context.Context, w, taxa int, novo func() pedid
 		_ = paralelo(w, func(k int) error {
 			col := &coletor{resultado: resultado{Status: map[int]int{}}}
 			cs[k] = col
-			p := novo()
-			if p.liberar != nil {
-				defer p.liberar()
-			}
+			preparar, fazer := novo()
 			for i := int(prox.Add(1) - 1); i < total && ctx.Err() == nil; i = int(prox.Add(1) - 1) {
-				p.preparar(i)
+				preparar(i)
 				t := time.Now()
 				if agendado != nil {
 					t = agendado(i)
@@ -136,7 +128,7 @@ func (a *ambienteHTTP) rodar(ctx context.Context, w, taxa int, novo func() pedid
 					}
 					continue
 				}
-				status, ok := p.fazer()
+				status, ok := fazer()
 				t1 := time.Now()
 				if t.Before(medir) {
 					continue
@@ -187,26 +179,21 @@ func (a *ambienteHTTP) rodar(ctx context.Context, w, taxa int, novo func() pedid
 // is an error.
 func (a *ambienteHTTP) rodarHTTP(ctx context.Context, nome, addr string, tokens []string, w, taxa, want int, aleatorio bool) (resultado, error) {
 	hc := novoCliente(addr, w)
-	r, err := a.rodar(ctx, w, taxa, func() pedido {
-		req, res := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
+	r, err := a.rodar(ctx, w, taxa, func() (func(int), func() (int, bool)) {
+		var req fasthttp.Request
+		var res fasthttp.Response
 		req.SetRequestURI("http://" + addr + httpapi.RotaSituacao)
-		return pedido{
-			preparar: func(i int) {
-				if aleatorio {
-					i = rand.IntN(len(tokens))
-				}
-				req.Header.Set("Authorization", "Bearer "+tokens[i%len(tokens)])
-			},
-			fazer: func() (int, bool) {
-				if err := hc.Do(req, res); err != nil {
-					return 0, false
-				}
-				return res.StatusCode(), res.StatusCode() == want
-			},
-			liberar: func() {
-				fasthttp.ReleaseRequest(req)
-				fasthttp.ReleaseResponse(res)
-			},
+		preparar := func(i int) {
+			if aleatorio {
+				i = rand.IntN(len(tokens))
+			}
+			req.Header.Set("Authorization", "Bearer "+tokens[i%len(tokens)])
+		}
+		return preparar, func() (int, bool) {
+			if err := hc.Do(&req, &res); err != nil {
+				return 0, false
+			}
+			return res.StatusCode(), res.StatusCode() == want
 		}
 	})
 	r.Nome = nome
@@ -300,14 +287,11 @@ FROM d6a.atribuicoes WHERE conselheiro_id = $1 AND status = 'ativa'`
 // whose size is pgxpool's default, the same as the server's. A read fails
 // on an error or, unless f.semDados, on an answer other than the seed's.
 func (a *ambienteHTTP) fechadoBanco(ctx context.Context, f formaConsulta) (resultado, error) {
-	r, err := a.rodar(ctx, a.o.c, 0, func() pedido {
+	r, err := a.rodar(ctx, a.o.c, 0, func() (func(int), func() (int, bool)) {
 		var k int
-		return pedido{
-			preparar: func(i int) { k = i % len(a.cidadaos) },
-			fazer: func() (int, bool) {
-				ativa, err := f.ler(ctx, a.st, a.cidadaos[k])
-				return 0, err == nil && (f.semDados || ativa == (k < a.o.ativos))
-			},
+		return func(i int) { k = i % len(a.cidadaos) }, func() (int, bool) {
+			ativa, err := f.ler(ctx, a.st, a.cidadaos[k])
+			return 0, err == nil && (f.semDados || ativa == (k < a.o.ativos))
 		}
 	})
 	if err != nil {
