@@ -71,6 +71,16 @@ func carga(x resultado) string {
 	return fmt.Sprintf("closed loop, %d connections", x.Conexoes)
 }
 
+// usPartesHTTP is the CPU µs per request of load gen / server / PostgreSQL / irq+softirq.
+func usPartesHTTP(x resultado) string {
+	return fmt.Sprintf("%.0f / %.0f / %.0f / %.0f", x.CPU.Us(x.CPU.Eu), x.CPU.Us(x.CPU.D6A), x.CPU.Us(x.CPU.PG), x.CPU.Us(x.CPU.Kernel))
+}
+
+// chamadasHTTP is the server's read(2) / write(2) calls per request.
+func chamadasHTTP(x resultado) string {
+	return fmt.Sprintf("%.1f / %.1f", x.CPU.Por(x.CPU.Lidas), x.CPU.Por(x.CPU.Escritas))
+}
+
 func msn(d time.Duration) string { return strconv.FormatFloat(float64(d)/1e6, 'f', 2, 64) }
 
 // erros is "; n what" when n > 0.
@@ -162,10 +172,9 @@ func (r *relatorioHTTP) markdown() string {
 		}
 		sort.Strings(ss)
 		erro := strconv.Itoa(x.Erros) + se(len(ss) > 0, " ("+strings.Join(ss, ", ")+")", "")
-		sys := se(x.Viagens == 0, fmt.Sprintf("%.1f / %.1f", x.CPU.Por(x.CPU.Lidas), x.CPU.Por(x.CPU.Escritas)), "–")
 		c := x.CPU
-		p("| %s | %s | %s | %s | %s | %.2f + %.2f + %.2f + %.2f + %.2f (%.0f%%) | %.0f / %.0f / %.0f / %.0f | %s |\n", nome, carga(x), vazao, lat, erro,
-			c.Eu, c.D6A, c.PG, c.Kernel, c.Outros, 100*c.Ocupacao(), c.Us(c.Eu), c.Us(c.D6A), c.Us(c.PG), c.Us(c.Kernel), sys)
+		p("| %s | %s | %s | %s | %s | %.2f + %.2f + %.2f + %.2f + %.2f (%.0f%%) | %s | %s |\n", nome, carga(x), vazao, lat, erro,
+			c.Eu, c.D6A, c.PG, c.Kernel, c.Outros, 100*c.Ocupacao(), usPartesHTTP(x), se(x.Viagens == 0, chamadasHTTP(x), "–"))
 	}
 	p("\nOpen loop: %d of %s requests sent more than 1 ms after their scheduled time (worst %s ms), %d not sent; from the actual send, p50 / p90 / p99 / max = %s / %s / %s / %s ms.",
 		ab.Atrasadas, milhares(ab.Lat.N), msn(ab.AtrasoMax), ab.NaoEnviadas, msn(ab.LatEnvio.P50), msn(ab.LatEnvio.P90), msn(ab.LatEnvio.P99), msn(ab.LatEnvio.Max))
@@ -193,18 +202,11 @@ func (r *relatorioHTTP) markdown() string {
 // diagnostic runs: round trips are inferred from the server's write(2)
 // calls, the cache's share from d6a_situacao_cache_total.
 func (r *relatorioHTTP) analise(p func(string, ...any)) {
-	tot := func(x resultado) float64 {
-		return x.CPU.Us(x.CPU.Eu) + x.CPU.Us(x.CPU.D6A) + x.CPU.Us(x.CPU.PG) + x.CPU.Us(x.CPU.Kernel)
-	}
-	custo := func(x resultado) float64 { return x.CPU.Us(x.CPU.Eu) + x.CPU.Us(x.CPU.PG) + x.CPU.Us(x.CPU.Kernel) }
-	us := func(x resultado) string { // load gen / server / PostgreSQL / irq
-		return fmt.Sprintf("%.0f / %.0f / %.0f / %.0f", x.CPU.Us(x.CPU.Eu), x.CPU.Us(x.CPU.D6A), x.CPU.Us(x.CPU.PG), x.CPU.Us(x.CPU.Kernel))
-	}
+	tot := func(x resultado) float64 { return x.CPU.Us(x.CPU.Eu + x.CPU.D6A + x.CPU.PG + x.CPU.Kernel) }
+	custo := func(x resultado) float64 { return x.CPU.Us(x.CPU.Eu + x.CPU.PG + x.CPU.Kernel) }
+	us, sys := usPartesHTTP, chamadasHTTP
 	cliente := func(x resultado) string {
 		return fmt.Sprintf("%s/s, %.0f µs (client %.0f, PostgreSQL %.0f, irq/softirq %.0f)", milhares(int(x.Vazao())), custo(x), x.CPU.Us(x.CPU.Eu), x.CPU.Us(x.CPU.PG), x.CPU.Us(x.CPU.Kernel))
-	}
-	sys := func(x resultado) string {
-		return fmt.Sprintf("%.1f / %.1f", x.CPU.Por(x.CPU.Lidas), x.CPU.Por(x.CPU.Escritas))
 	}
 	porReq := func(n float64, x resultado) float64 { return n / float64(max(1, x.OK+x.Erros)) }
 	bare, sit, sb, sc, ab := r.bare, r.situacao, r.semBanco, r.semCache, r.aberto
