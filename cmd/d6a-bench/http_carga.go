@@ -324,23 +324,18 @@ func (a *ambienteHTTP) amostrar() amostraCPU {
 	return s
 }
 
-// perfilar, with -cpuprofile, fetches the server's CPU profile over the
-// measured window of the run that starts now and writes it to the file.
-func (a *ambienteHTTP) perfilar(ctx context.Context) <-chan error {
-	feito := make(chan error, 1)
+// perfilar, with -cpuprofile, writes the server's CPU profile over the
+// measured window of the run that starts now.
+func (a *ambienteHTTP) perfilar(ctx context.Context) error {
 	if a.enderecoPprof == "" {
-		feito <- nil
-		return feito
+		return nil
 	}
-	go func() {
-		select {
-		case <-time.After(a.o.aquecimento):
-			feito <- perfilGo(ctx, a.enderecoPprof, a.o.perfil, max(1, int(a.o.d.Seconds())))
-		case <-ctx.Done():
-			feito <- ctx.Err()
-		}
-	}()
-	return feito
+	select {
+	case <-time.After(a.o.aquecimento):
+		return perfilGo(ctx, a.enderecoPprof, a.o.perfil, max(1, int(a.o.d.Seconds())))
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // metricasHTTP is what the HTTP mode reads from a d6a app's /metrics.

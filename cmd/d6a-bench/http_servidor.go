@@ -27,15 +27,8 @@ var corpoBare = []byte(`{"cadastrado":false}`)
 // novoBare is the yardstick: fiber with the d6a app's server limits and one
 // handler on the same path, no middleware, no authentication, no database.
 func novoBare() *fiber.App {
-	app := fiber.New(fiber.Config{
-		DisableStartupMessage: true,
-		CaseSensitive:         true,
-		BodyLimit:             httpapi.BodyLimit,
-		ReadBufferSize:        httpapi.ReadBufferSize,
-		ReadTimeout:           httpapi.ReadTimeout,
-		WriteTimeout:          httpapi.WriteTimeout,
-		IdleTimeout:           httpapi.IdleTimeout,
-	})
+	app := fiber.New(fiber.Config{DisableStartupMessage: true, CaseSensitive: true, BodyLimit: httpapi.BodyLimit, ReadBufferSize: httpapi.ReadBufferSize,
+		ReadTimeout: httpapi.ReadTimeout, WriteTimeout: httpapi.WriteTimeout, IdleTimeout: httpapi.IdleTimeout})
 	app.Get(httpapi.RotaSituacao, func(c *fiber.Ctx) error {
 		c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
 		return c.Send(corpoBare)
@@ -54,10 +47,10 @@ func novoBare() *fiber.App {
 // until SIGTERM.
 func servir() error {
 	cfg, err := config.FromEnv()
-	if err != nil {
-		return err
+	if err == nil {
+		err = cfg.RequireDatabase()
 	}
-	if err := cfg.RequireDatabase(); err != nil {
+	if err != nil {
 		return err
 	}
 	slog.SetDefault(slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel})))
