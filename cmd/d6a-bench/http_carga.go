@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -76,15 +77,13 @@ func novoCliente(addr string, conns int) *fasthttp.HostClient {
 		MaxIdleConnDuration: time.Minute, MaxConnWaitTimeout: 10 * time.Second}
 }
 
-// rodar runs w workers, each made by novo, over requests 0, 1, 2… taken in
-// turn (a worker readies request i with preparar, outside the timed
-// interval, and sends it with fazer, a failure counted under its status, 0
-// for a transport or database error), -warmup (not counted) then -d. With taxa 0 it is a closed loop: a
-// worker sends its next request as soon as its previous one ends. Else it
-// is an open loop: request i is scheduled at start + i/taxa whatever
-// happened to the others, and its latency runs from that time, so a request
-// that waited for a free worker (because the server stalled) is charged the
-// wait.
+// rodar runs w workers, each made by novo, over requests 0, 1, 2… in turn,
+// -warmup uncounted then -d: preparar readies request i outside the timed
+// interval, fazer sends it (a failure counts under its status, 0 for a
+// transport or database error). With taxa 0 a worker sends as soon as its
+// previous request ends (closed loop); else request i is scheduled at
+// start + i/taxa and its latency runs from then (open loop), so a request
+// that waited for a free worker (a stalled server) is charged the wait.
 func (a *ambienteHTTP) rodar(ctx context.Context, w, taxa int, novo func() (preparar func(i int), fazer func() (status int, ok bool))) (resultado, error) {
 	inicio := time.Now().Add(50 * time.Millisecond)
 	medir, fim := inicio.Add(a.o.aquecimento), inicio.Add(a.o.aquecimento+a.o.d)
@@ -173,10 +172,9 @@ func (a *ambienteHTTP) rodar(ctx context.Context, w, taxa int, novo func() (prep
 	return r, nil
 }
 
-// rodarHTTP is a run over HTTP (rodar: closed loop when taxa is 0): each
-// worker has its own keep-alive connection and uses the tokens
-// round-robin, or uniformly at random when aleatorio; any status but want
-// is an error.
+// rodarHTTP is rodar over HTTP: a keep-alive connection per worker, the
+// tokens round-robin (uniformly at random when aleatorio), any status but
+// want an error.
 func (a *ambienteHTTP) rodarHTTP(ctx context.Context, nome, addr string, tokens []string, w, taxa, want int, aleatorio bool) (resultado, error) {
 	hc := novoCliente(addr, w)
 	r, err := a.rodar(ctx, w, taxa, func() (func(int), func() (int, bool)) {
@@ -237,38 +235,25 @@ var formasConsulta = []formaConsulta{{
 	rotulo: "database only: previous handler", viagens: 5,
 	nome: "the handler before commit 37bcf25: BEGIN; SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY; 2 SELECTs; COMMIT",
 	ler: func(ctx context.Context, st *store.Store, cidadao uuid.UUID) (ativa bool, err error) {
+		// Every column decoded, as sqlc's code did.
+		valores := func(r pgx.CollectableRow) ([]any, error) { return r.Values() }
 		err = pgx.BeginFunc(ctx, st.Pool, func(tx pgx.Tx) error {
 			if _, err := tx.Exec(ctx, "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY"); err != nil {
 				return err
 			}
-			c, err := primeiraLinhaHTTP(ctx, tx, sqlConselheiro, cidadao)
-			if c == nil && err == nil {
-				err = pgx.ErrNoRows // every counsellor asked is registered
-			}
+			rows, _ := tx.Query(ctx, sqlConselheiro, cidadao)
+			c, err := pgx.CollectOneRow(rows, valores) // every counsellor asked is registered: no row is an error
 			if err != nil {
 				return err
 			}
-			at, err := primeiraLinhaHTTP(ctx, tx, sqlAtribuicao, c[0])
-			ativa = at != nil
-			return err
+			rows, _ = tx.Query(ctx, sqlAtribuicao, c[0])
+			_, err = pgx.CollectOneRow(rows, valores)
+			ativa = err == nil
+			return se(errors.Is(err, pgx.ErrNoRows), nil, err)
 		})
 		return ativa, err
 	},
 }}
-
-// primeiraLinhaHTTP reads the first row of sql with every column decoded,
-// as sqlc's code did; nil when there is none.
-func primeiraLinhaHTTP(ctx context.Context, tx pgx.Tx, sql string, arg any) ([]any, error) {
-	rows, err := tx.Query(ctx, sql, arg)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	if !rows.Next() {
-		return nil, rows.Err()
-	}
-	return rows.Values()
-}
 
 // The two queries of the handler before commit 37bcf25 (sqlc's
 // BuscarConselheiroPorCidadao and BuscarAtribuicaoAtivaPorConselheiro).
@@ -282,10 +267,9 @@ FROM d6a.conselheiros WHERE cidadao_id = $1 ORDER BY data_cadastro, id`
 FROM d6a.atribuicoes WHERE conselheiro_id = $1 AND status = 'ativa'`
 )
 
-// fechadoBanco is the closed loop of rodarHTTP with a database read in
-// place of the HTTP request: -c goroutines share the load generator's pool,
-// whose size is pgxpool's default, the same as the server's. A read fails
-// on an error or, unless f.semDados, on an answer other than the seed's.
+// fechadoBanco is a closed loop of database reads: -c goroutines share the
+// load generator's pool, of pgxpool's default size like the server's. A read
+// fails on an error or, unless f.semDados, an answer other than the seed's.
 func (a *ambienteHTTP) fechadoBanco(ctx context.Context, f formaConsulta) (resultado, error) {
 	r, err := a.rodar(ctx, a.o.c, 0, func() (func(int), func() (int, bool)) {
 		var k int
@@ -372,8 +356,7 @@ func situacaoDe(m metricas) metricasHTTP {
 }
 
 // metricasServidor reads both d6a apps' /metrics: the situacao requests
-// timed by either (only one is driven at a time) and the cache counters of
-// the cached app (the other has no cache).
+// timed by either (one is driven at a time), the cached app's cache counters.
 func (a *ambienteHTTP) metricasServidor() metricasHTTP {
 	if a.enderecoD6A == "" {
 		return metricasHTTP{}

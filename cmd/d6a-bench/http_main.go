@@ -115,46 +115,41 @@ func executarHTTP(ctx context.Context, o opcoesHTTP) error {
 	r.fundo = calcularUso(s, a.amostrar(), 0)
 	logf("before the runs, other processes use %.2f of %d cores", r.fundo.Outros, r.fundo.Nucleos)
 
-	correr := func(x *resultado, passo, nome, addr string, tokens []string, w, taxa, want int) error {
-		a.passo(passo)
-		var err error
-		*x, err = a.rodarHTTP(ctx, nome, addr, tokens, w, taxa, want, false)
-		return err
+	// The first failed run stops the others (falha is sticky).
+	var falha error
+	correr := func(passo, nome, addr string, tokens []string, w, taxa, want int) (x resultado) {
+		if falha == nil {
+			a.passo(passo)
+			x, falha = a.rodarHTTP(ctx, nome, addr, tokens, w, taxa, want, false)
+		}
+		return x
 	}
-	if err := correr(&r.bare, o.fechadoHTTP("bare fiber handler"), "bare fiber handler", a.enderecoBare, a.tokens, o.c, 0, 200); err != nil {
-		return err
-	}
+	r.bare = correr(o.fechadoHTTP("bare fiber handler"), "bare fiber handler", a.enderecoBare, a.tokens, o.c, 0, 200)
 	perfil := make(chan error, 1)
 	go func() { perfil <- a.perfilar(ctx) }()
 	r.cacheAntes = a.metricasServidor()
-	if err := correr(&r.situacao, o.fechadoHTTP("situacao route"), "situacao route", a.enderecoD6A, a.tokens, o.c, 0, 200); err != nil {
-		return err
-	}
+	r.situacao = correr(o.fechadoHTTP("situacao route"), "situacao route", a.enderecoD6A, a.tokens, o.c, 0, 200)
 	r.cacheDepois = a.metricasServidor()
-	if err := <-perfil; err != nil {
-		return fmt.Errorf("-cpuprofile: %w", err)
+	if err := <-perfil; err != nil && falha == nil {
+		falha = fmt.Errorf("-cpuprofile: %w", err)
 	}
 	logf("    cache over the whole run, warm-up included: %.0f hits, %.0f misses", r.cacheDepois.hit-r.cacheAntes.hit, r.cacheDepois.miss-r.cacheAntes.miss)
-	if err := correr(&r.aberto, fmt.Sprintf("open loop, situacao route: %d requests/s for %s + %s warm-up", o.taxa, o.d, o.aquecimento),
-		"situacao route", a.enderecoD6A, a.tokens, o.conexoesAbrt, o.taxa, 200); err != nil {
-		return err
-	}
+	r.aberto = correr(fmt.Sprintf("open loop, situacao route: %d requests/s for %s + %s warm-up", o.taxa, o.d, o.aquecimento),
+		"situacao route", a.enderecoD6A, a.tokens, o.conexoesAbrt, o.taxa, 200)
 	if o.diag {
-		if err := correr(&r.semBanco, "diagnostic: situacao route with a wrong-key token (401, no database)",
-			"situacao route, 401 (no database)", a.enderecoD6A, a.tokensInvalidos, o.c, 0, 401); err != nil {
-			return err
-		}
+		r.semBanco = correr("diagnostic: situacao route with a wrong-key token (401, no database)", "situacao route, 401 (no database)", a.enderecoD6A, a.tokensInvalidos, o.c, 0, 401)
 		for _, f := range formasConsulta {
-			a.passo("diagnostic: database only, " + f.nome)
-			res, err := a.fechadoBanco(ctx, f)
-			if err != nil {
-				return err
+			if falha == nil {
+				a.passo("diagnostic: database only, " + f.nome)
+				var x resultado
+				x, falha = a.fechadoBanco(ctx, f)
+				r.banco = append(r.banco, x)
 			}
-			r.banco = append(r.banco, res)
 		}
-		if err := correr(&r.semCache, "diagnostic: "+o.fechadoHTTP("situacao route with the cache off"), nomeSemCache, a.enderecoSemCache, a.tokens, o.c, 0, 200); err != nil {
-			return err
-		}
+		r.semCache = correr("diagnostic: "+o.fechadoHTTP("situacao route with the cache off"), nomeSemCache, a.enderecoSemCache, a.tokens, o.c, 0, 200)
+	}
+	if falha != nil {
+		return falha
 	}
 	if o.cidadaos > 0 {
 		// The working-set run replaces the server process: read its log first.
@@ -365,10 +360,9 @@ func assinarTodos(cids []uuid.UUID, assinar assinadorHTTP) ([]string, error) {
 	})
 }
 
-// lancar starts this binary as the server process, in its own Go runtime
-// as `d6a serve` would run, with the session key chaveEnv and the cache
-// probe's token sonda, logging to the file nome of the work directory, and
-// reads its addresses.
+// lancar starts this binary as the server process (its own Go runtime, as
+// `d6a serve` runs) with the session key chaveEnv and the probe token sonda,
+// logging to nome in the work directory, and reads its addresses.
 func (a *ambienteHTTP) lancar(chaveEnv, sonda, nome string) error {
 	exe, err := os.Executable()
 	if err != nil {
@@ -517,9 +511,9 @@ type conjuntoHTTP struct {
 	memInicio, memCheia, memFim memoria
 }
 
-// rodarConjunto seeds and signs the working set, replaces the server
-// process with one configured with the JWKS, asks every citizen once (each
-// answer checked) and then runs the closed loop over random citizens.
+// rodarConjunto seeds and signs the working set, replaces the server process
+// with one using the JWKS, asks every citizen once (answers checked), then
+// runs the bare handler and the closed loop over random citizens.
 func (a *ambienteHTTP) rodarConjunto(ctx context.Context) (*conjuntoHTTP, error) {
 	o := a.o
 	c := &conjuntoHTTP{n: o.cidadaos, ativos: o.cidadaos * o.ativos / o.conselheiros}
@@ -544,8 +538,6 @@ func (a *ambienteHTTP) rodarConjunto(ctx context.Context) (*conjuntoHTTP, error)
 	logf("    %s tokens signed in %s", milhares(len(tokens)), c.assinar.Round(time.Millisecond))
 
 	a.jwks = httptest.NewServer(jwks(&chave.PublicKey))
-	// The other runs are over: their process gives way to one that takes
-	// the identity provider's keys, as d6a serve would.
 	if err := a.servidor.parar(10 * time.Second); err != nil {
 		return nil, fmt.Errorf("server process: %w", err)
 	}

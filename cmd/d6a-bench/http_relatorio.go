@@ -197,10 +197,9 @@ func (r *relatorioHTTP) markdown() string {
 	return b.String()
 }
 
-// analise is the table that explains the ratio from the CPU each party
-// spent per request, the server's system calls, the cache counters and the
-// diagnostic runs: round trips are inferred from the server's write(2)
-// calls, the cache's share from d6a_situacao_cache_total.
+// analise explains the ratio from each party's CPU per request, the server's
+// system calls (round trips inferred from its write(2) calls), the cache
+// counters and the diagnostic runs.
 func (r *relatorioHTTP) analise(p func(string, ...any)) {
 	tot := func(x resultado) float64 { return x.CPU.Us(x.CPU.Eu + x.CPU.D6A + x.CPU.PG + x.CPU.Kernel) }
 	custo := func(x resultado) float64 { return x.CPU.Us(x.CPU.Eu + x.CPU.PG + x.CPU.Kernel) }

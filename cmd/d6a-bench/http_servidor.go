@@ -36,15 +36,11 @@ func novoBare() *fiber.App {
 	return app
 }
 
-// servir is the server process, configured from the environment the way
-// `d6a serve` is (config.FromEnv, JSON logs on stderr at D6A_LOG_LEVEL,
-// store.Open with the default pool, default metrics): the d6a app as
-// `d6a serve` assembles it (httpapi.NovoCache(cfg.SituacaoCache) as
-// Options.Cache, its Escutar on the store's pool); the same app with its own
-// store and metrics and Cache nil (the "cache off" diagnostic); the bare
-// app. Once the cache answers, it prints "listening <d6a addr> <d6a
-// cache-off addr> <bare addr> <pprof addr or -> <cache size>" and serves
-// until SIGTERM.
+// servir is the server process, configured from the environment as `d6a
+// serve` is: the d6a app with httpapi.NovoCache(cfg.SituacaoCache) and its
+// Escutar; the same app on its own store and metrics with Cache nil (the
+// "cache off" diagnostic); the bare app. Once the cache answers it prints
+// "listening <d6a> <d6a cache off> <bare> <pprof or -> <cache size>".
 func servir() error {
 	cfg, err := config.FromEnv()
 	if err == nil {
@@ -114,12 +110,10 @@ func novoApp(cfg config.Config, cache *httpapi.Cache) (*fiber.App, *store.Store,
 	return app, st, err
 }
 
-// esperarCache returns once the d6a app at addr has answered a situacao
-// request from its cache, which it only does while Escutar's LISTEN
-// connection is open: a hit in d6a_situacao_cache_total proves it, with no
-// race against the LISTEN. The probe is a session token of a random citizen
-// (never registered: {"cadastrado":false}, cached like any answer) from
-// envSonda, asked until the hit counter moves.
+// esperarCache returns once the d6a app at addr has answered from its cache,
+// which it only does while Escutar's LISTEN connection is open: a hit in
+// d6a_situacao_cache_total proves it, with no race. The probe (envSonda) is
+// a token of a never-registered citizen, whose answer is cached like any.
 func esperarCache(ctx context.Context, addr string) error {
 	const limite = 30 * time.Second
 	sonda := []string{os.Getenv(envSonda)} // the bench always sets it
