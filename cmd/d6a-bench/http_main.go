@@ -172,29 +172,23 @@ func executarHTTP(ctx context.Context, o opcoesHTTP) error {
 // ambienteHTTP is what the measurements run against.
 type ambienteHTTP struct {
 	*base
-	o       opcoesHTTP
-	url     string
-	st      *store.Store // the load generator's own pool, for the database-only runs
-	poolMax int32
-
-	servidor    *processo
-	logServidor string
-
-	enderecoD6A      string // the app as `d6a serve` runs it: situacao cache on
-	enderecoSemCache string // the same app with Cache nil (diagnostic)
-	enderecoBare     string
-	enderecoPprof    string // -cpuprofile only
-	tamanhoCache     int    // cfg.SituacaoCache of the server (D6A_SITUACAO_CACHE)
+	o                opcoesHTTP
+	url, logServidor string
+	st               *store.Store // the load generator's own pool, for the database-only runs
+	poolMax          int32
+	servidor         *processo
+	tamanhoCache     int // cfg.SituacaoCache of the server (D6A_SITUACAO_CACHE)
+	// The d6a app as `d6a serve` runs it (situacao cache on), the same app
+	// with Cache nil, the bare app, pprof (-cpuprofile only).
+	enderecoD6A, enderecoSemCache, enderecoBare, enderecoPprof string
 	// The cached app's counters after the answers check, before any run
 	// (the server's readiness probe included).
-	cacheInicial metricasHTTP
-
+	cacheInicial    metricasHTTP
 	tokens          []string // one per counsellor, registered counsellors only
 	tokensInvalidos []string // same subjects, signed with another key
 	cidadaos        []uuid.UUID
 	comAtribuicao   int
-
-	jwks *httptest.Server // the working-set run's identity provider
+	jwks            *httptest.Server // the working-set run's identity provider
 }
 
 // prepararAmbiente starts PostgreSQL, seeds it and starts the server
