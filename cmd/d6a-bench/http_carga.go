@@ -21,18 +21,16 @@ import (
 
 // resultado is one measured run.
 type resultado struct {
-	Nome     string
-	Detalhe  string // database-only runs: the statements
-	Viagens  int    // database-only runs: round trips per read
-	Modo     string // "closed" or "open"
-	Conexoes int
-	Janela   time.Duration // measured window
-	OK       int           // answers with the expected status
-	Erros    int           // transport errors and other statuses
-	Status   map[int]int   // unexpected statuses
-	Lat      latency.Summary
-	CPU      usoCPU
-
+	Nome      string
+	Detalhe   string // database-only runs: the statements
+	Viagens   int    // database-only runs: round trips per read
+	Modo      string // "closed" or "open"
+	Conexoes  int
+	Janela    time.Duration // measured window
+	OK, Erros int           // answers with the expected status; transport errors and other statuses
+	Status    map[int]int   // unexpected statuses
+	Lat       latency.Summary
+	CPU       usoCPU
 	// Open loop only.
 	LatEnvio    latency.Summary // from the actual send, not the schedule: the server's share
 	Taxa        int             // offered requests/s
@@ -204,7 +202,7 @@ func (a *ambienteHTTP) rodarHTTP(ctx context.Context, nome, addr string, tokens 
 // formaConsulta is one way of reading a counsellor and their active
 // assignment, run directly with pgx (no HTTP) by the database-only runs.
 type formaConsulta struct {
-	rotulo  string // the row's name; "database" marks it for carga
+	rotulo  string // the run's name (the table shows nome)
 	nome    string
 	viagens int // client/server round trips per read
 	ler     func(ctx context.Context, st *store.Store, cidadao uuid.UUID) (ativa bool, err error)
@@ -281,7 +279,7 @@ func (a *ambienteHTTP) fechadoBanco(ctx context.Context, f formaConsulta) (resul
 	if err != nil {
 		return resultado{}, err
 	}
-	r.Nome, r.Detalhe, r.Viagens = fmt.Sprintf("%s (%d %s)", f.rotulo, f.viagens, se(f.viagens == 1, "round trip", "round trips")), f.nome, f.viagens
+	r.Nome, r.Detalhe, r.Viagens = f.rotulo, f.nome, f.viagens
 	logf("    %s", r.resumo())
 	return r, nil
 }
@@ -292,13 +290,10 @@ func (a *ambienteHTTP) passo(nome string) {
 	esperarSossego(a.medidos(), a.o.silencio, nome)
 }
 
-// medidos are the processes of the HTTP mode's CPU accounting.
+// medidos are the processes of the HTTP mode's CPU accounting (the server
+// runs whenever they are asked for).
 func (a *ambienteHTTP) medidos() processosMedidos {
-	p := processosMedidos{pgDir: a.pg.Dir}
-	if a.servidor != nil {
-		p.d6a = a.servidor.Pid()
-	}
-	return p
+	return processosMedidos{pgDir: a.pg.Dir, d6a: a.servidor.Pid()}
 }
 
 // amostrar reads the clocks and the server's counters together.
