@@ -12,7 +12,6 @@ import (
 	"crypto/rsa"
 	"crypto/x509"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"encoding/pem"
 	"errors"
@@ -225,9 +224,9 @@ func prepararAmbiente(ctx context.Context, o opcoesHTTP) (*ambienteHTTP, error) 
 	return a, nil
 }
 
-// semear registers n counsellors the way the conselheiro.cadastrado
-// handler does (id = cidadao_id) and gives the first ativos an active
-// assignment, marking them ocupado as a draw does.
+// semear registers n counsellors as the conselheiro.cadastrado handler does
+// (id = cidadao_id); the first ativos get an active assignment and are
+// marked ocupado, as a draw does.
 func (a *ambienteHTTP) semear(ctx context.Context, n, ativos int) ([]uuid.UUID, error) {
 	agora := time.Now().UTC()
 	hash := strings.Repeat("cd", 32)
@@ -235,22 +234,17 @@ func (a *ambienteHTTP) semear(ctx context.Context, n, ativos int) ([]uuid.UUID, 
 	err := a.st.InTx(ctx, func(tx store.Tx) error {
 		for i := range n {
 			cid, uc := uuid.New(), uuid.New()
-			if err := tx.InserirConselheiro(ctx, store.InserirConselheiroParams{
-				CidadaoID: cid, UnidadeCivicaID: uc, NivelAtuacao: int32(1 + i%4), Status: "disponivel",
-				CapacitacaoConcluida: true, Agora: agora.Add(-30 * 24 * time.Hour), EventID: uuid.New(),
-			}); err != nil {
+			if err := tx.InserirConselheiro(ctx, store.InserirConselheiroParams{CidadaoID: cid, UnidadeCivicaID: uc, NivelAtuacao: int32(1 + i%4),
+				Status: "disponivel", CapacitacaoConcluida: true, Agora: agora.Add(-30 * 24 * time.Hour), EventID: uuid.New()}); err != nil {
 				return err
 			}
 			cids = append(cids, cid)
 			if i >= ativos {
 				continue
 			}
-			if _, err := tx.InserirAtribuicao(ctx, store.InserirAtribuicaoParams{
-				ConselheiroID: cid, DemandaID: uuid.New(), UnidadeCivicaID: uc,
-				SeedPublico: strings.Repeat("ab", 32), PosicaoSorteada: 0, TotalElegiveis: 7,
-				ListaElegiveisHash: &hash, DataSorteio: agora.Add(-time.Hour), EventIDSorteio: uuid.New(),
-				ScoreFinal: 87.5, CategoriaID: "SAU", NivelPrecedencia: 2,
-			}); err != nil {
+			if _, err := tx.InserirAtribuicao(ctx, store.InserirAtribuicaoParams{ConselheiroID: cid, DemandaID: uuid.New(), UnidadeCivicaID: uc,
+				SeedPublico: strings.Repeat("ab", 32), PosicaoSorteada: 0, TotalElegiveis: 7, ListaElegiveisHash: &hash, DataSorteio: agora.Add(-time.Hour),
+				EventIDSorteio: uuid.New(), ScoreFinal: 87.5, CategoriaID: "SAU", NivelPrecedencia: 2}); err != nil {
 				return err
 			}
 			n, err := tx.MarcarConselheiroOcupado(ctx, store.MarcarConselheiroOcupadoParams{Agora: agora.Add(-time.Hour), EventID: uuid.New(), ID: cid})
@@ -305,15 +299,12 @@ func (a *ambienteHTTP) iniciarServidor() error {
 		}
 		boa, ruim, chaveEnv = assinadorRS256(k, ""), assinadorRS256(outra, ""), "D6A_JWT_PUBLIC_KEY_FILE="+arquivo
 	} else {
-		var chave, outra [32]byte
-		_, _ = rand.Read(chave[:])
-		_, _ = rand.Read(outra[:])
-		agora := time.Now()
-		hs := func(k [32]byte) assinadorHTTP {
-			s := hex.EncodeToString(k[:])
+		// 52 characters: the app asks HMAC keys of at least 32 bytes.
+		chave, outra, agora := rand.Text()+rand.Text(), rand.Text()+rand.Text(), time.Now()
+		hs := func(s string) assinadorHTTP {
 			return func(cid uuid.UUID) (string, error) { return httpapi.TokenSessao(s, cid, agora, 24*time.Hour, "", "") }
 		}
-		boa, ruim, chaveEnv = hs(chave), hs(outra), "D6A_JWT_SECRET="+hex.EncodeToString(chave[:])
+		boa, ruim, chaveEnv = hs(chave), hs(outra), "D6A_JWT_SECRET="+chave
 	}
 	boas, err1 := assinarTodos(cids, boa)
 	ruins, err2 := assinarTodos(cids[:n], ruim)
