@@ -25,7 +25,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -360,20 +359,14 @@ func (a *ambienteHTTP) lancar(chaveEnv, sonda, nome string) error {
 	if a.servidor, err = iniciar("server process", a.logServidor, env, exe); err != nil {
 		return err
 	}
-	// "listening <d6a> <d6a cache off> <bare> <pprof or -> <cache size>"
 	l, err := esperarLinha(a.servidor, "listening ", time.Minute)
 	if err != nil {
 		return err
 	}
-	f := strings.Fields(l)
-	if len(f) == 6 {
-		a.tamanhoCache, err = strconv.Atoi(f[5])
+	if _, err := fmt.Sscanf(l, "listening %s %s %s %s %d", &a.enderecoD6A, &a.enderecoSemCache, &a.enderecoBare, &a.enderecoPprof, &a.tamanhoCache); err != nil {
+		return fmt.Errorf("bad address line %q: %w", l, err)
 	}
-	if len(f) != 6 || err != nil {
-		return fmt.Errorf("bad address line %q", l)
-	}
-	a.enderecoD6A, a.enderecoSemCache, a.enderecoBare = f[1], f[2], f[3]
-	a.enderecoPprof = se(f[4] == "-", "", f[4])
+	a.enderecoPprof = se(a.enderecoPprof == "-", "", a.enderecoPprof)
 	return nil
 }
 
