@@ -353,12 +353,7 @@ func situacaoDe(m metricas) metricasHTTP {
 // metricasServidor reads both d6a apps' /metrics: the situacao requests
 // timed by either (one is driven at a time), the cached app's cache counters.
 func (a *ambienteHTTP) metricasServidor() metricasHTTP {
-	if a.enderecoD6A == "" {
-		return metricasHTTP{}
-	}
 	m := situacaoDe(raspar(a.enderecoD6A))
-	if a.enderecoSemCache != "" {
-		m.contadas += situacaoDe(raspar(a.enderecoSemCache)).contadas
-	}
+	m.contadas += situacaoDe(raspar(a.enderecoSemCache)).contadas
 	return m
 }

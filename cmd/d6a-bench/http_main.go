@@ -378,11 +378,9 @@ func (a *ambienteHTTP) lancar(chaveEnv, sonda, nome string) error {
 	return nil
 }
 
-// conferir asks every token, on both d6a apps, and checks the answers are
-// the counsellor's own, with or without the assignment as seeded, and that
-// the other key's tokens get 401. The cached app is asked twice: the first
-// answer is read from PostgreSQL (a miss), the second must come from the
-// cache (a hit), and be the same.
+// conferir checks both d6a apps answer each token with its counsellor's own
+// situation as seeded and the other key's tokens with 401; the cached app is
+// asked twice, a miss (PostgreSQL) then a hit that must give the same answer.
 func (a *ambienteHTTP) conferir(ctx context.Context) error {
 	ok, antes := situacoes(a.cidadaos, a.o.ativos), a.metricasServidor()
 	bare := func(_ int, corpo []byte) error {

@@ -251,9 +251,7 @@ func (r *relatorioHTTP) analise(p func(string, ...any)) {
 		"%.0f%%; %.0f%%; %s / %s ms; %d (%s ms)", 100*float64(r.o.taxa)/max(1, sit.Vazao()), 100*ab.CPU.Ocupacao(), msn(ab.Lat.P99), msn(ab.LatEnvio.P99), ab.Atrasadas, msn(ab.AtrasoMax))
 }
 
-// cacheTexto is the line under the results table on the cache counters:
-// before the runs, in the closed-loop situacao run's warm-up and window, in
-// the open-loop run's window.
+// cacheTexto is the cache counters' line under the results table.
 func (r *relatorioHTTP) cacheTexto() string {
 	if r.a.tamanhoCache <= 0 {
 		return fmt.Sprintf("**Cache:** off (D6A_SITUACAO_CACHE = %d): every situacao request read PostgreSQL.", r.a.tamanhoCache)
