@@ -1,46 +1,57 @@
 // The HTTP mode (d6a-bench http) measures GET /d6a/conselheiros/me/situacao
-// against a bare fiber handler in the same run: a fresh PostgreSQL with
-// -conselheiros counsellors and a token each; a server process (this binary
-// re-executed) serving the real httpapi.New app with the situacao cache, the
-// same app with the cache off, and the bare app; closed loops of -c
-// connections, an open loop paced at -rate (latency from each request's
-// scheduled time: no coordinated omission), and with -diag what the route
-// is made of; then, with -cidadaos, the working-set run (http_conjunto.go).
-// The report (docs/bench.md, "HTTP: situacao route") says how each is set
-// up.
+// against a bare fiber handler in the same run, on a server process (this
+// binary re-executed: servir); the report ("HTTP: situacao route" of
+// docs/bench.md) says how each run is set up.
 
 package main
 
 import (
+	"cmp"
 	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"flag"
 	"fmt"
+	"io"
+	"log/slog"
+	"math/big"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	_ "net/http/pprof" // served only with -cpuprofile
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
 	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/golang-jwt/jwt/v5"
+	"github.com/google/uuid"
+	"github.com/valyala/fasthttp"
+
+	"github.com/formigueiro/d6a/internal/config"
+	"github.com/formigueiro/d6a/internal/httpapi"
+	"github.com/formigueiro/d6a/internal/metrics"
+	"github.com/formigueiro/d6a/internal/store"
 )
 
 type opcoesHTTP struct {
-	d            time.Duration
-	aquecimento  time.Duration
-	c            int
-	taxa         int
-	conexoesAbrt int
-	conselheiros int
-	ativos       int
-	silencio     time.Duration
-	perfil       string
-	diag         bool
-	doc          string
-	escrever     bool
-	rapido       bool
-	comando      string
-	// cidadaos is the working-set run's citizens (0: no such run).
-	cidadaos int
-	// alg signs the session tokens: HS256 (D6A_JWT_SECRET) or RS256 (a
-	// 2048-bit key through D6A_JWT_PUBLIC_KEY_FILE, the cost of an identity
-	// provider's tokens; the verified-token cache is what keeps it cheap).
-	alg string
+	d, aquecimento, silencio       time.Duration
+	c, taxa, conexoesAbrt          int
+	conselheiros, ativos, cidadaos int // cidadaos: the working-set run's (0: none)
+	perfil, doc, comando, alg      string
+	diag, escrever, rapido         bool
 }
 
 func lerFlagsHTTP(args []string) (opcoesHTTP, error) {
@@ -59,6 +70,8 @@ func lerFlagsHTTP(args []string) (opcoesHTTP, error) {
 	fs.StringVar(&o.perfil, "cpuprofile", "", "write the server process's CPU profile during the closed-loop situacao run to this file (go tool pprof)")
 	fs.BoolVar(&o.diag, "diag", true, "also measure the d6a app without the database and the database transaction alone")
 	fs.BoolVar(&o.rapido, "quick", false, "1 s runs with a 0.5 s warm-up, a working set of 1,000 citizens, no -wait-quiet (unless given); docs are not written unless -doc is given")
+	// RS256 is the cost of an identity provider's tokens (a 2048-bit key
+	// through D6A_JWT_PUBLIC_KEY_FILE); the verified-token cache keeps it cheap.
 	fs.StringVar(&o.alg, "alg", "HS256", "session token algorithm: HS256 or RS256")
 	fs.StringVar(&o.doc, "doc", "docs/bench.md", "markdown file whose \"## HTTP: situacao route\" section is rewritten (empty: none)")
 	dado, err := analisarFlags(fs, args)
@@ -79,6 +92,11 @@ func lerFlagsHTTP(args []string) (opcoesHTTP, error) {
 	}
 	o.comando = strings.TrimSpace("go run ./cmd/d6a-bench http " + strings.Join(args, " "))
 	return o, nil
+}
+
+// fechadoHTTP describes a closed-loop run for the log.
+func (o opcoesHTTP) fechadoHTTP(oque string) string {
+	return fmt.Sprintf("closed loop, %s: %d connections, %s + %s warm-up", oque, o.c, o.d, o.aquecimento)
 }
 
 func executarHTTP(ctx context.Context, o opcoesHTTP) error {
@@ -103,52 +121,46 @@ func executarHTTP(ctx context.Context, o opcoesHTTP) error {
 	r.fundo = calcularUso(s, a.amostrar(), 0)
 	logf("before the runs, other processes use %.2f of %d cores", r.fundo.Outros, r.fundo.Nucleos)
 
-	passo := func(nome string) {
-		logf("%s", nome)
-		esperarSossego(a.medidos(), o.silencio, nome)
+	// The first failed run stops the others (falha is sticky).
+	var falha error
+	correr := func(passo, nome, addr string, tokens []string, w, taxa, want int) (x resultado) {
+		if falha == nil {
+			a.passo(passo)
+			x, falha = a.rodarHTTP(ctx, nome, addr, tokens, w, taxa, want, false)
+		}
+		return x
 	}
-
-	passo(fmt.Sprintf("closed loop, bare fiber handler: %d connections, %s + %s warm-up", o.c, o.d, o.aquecimento))
-	if r.bare, err = a.rodarHTTP(ctx, "bare fiber handler", a.enderecoBare, a.tokens, o.c, 0, 200, false); err != nil {
-		return err
-	}
-	passo(fmt.Sprintf("closed loop, situacao route: %d connections, %s + %s warm-up", o.c, o.d, o.aquecimento))
-	perfil := a.perfilar(ctx)
+	r.bare = correr(o.fechadoHTTP("bare fiber handler"), "bare fiber handler", a.enderecoBare, a.tokens, o.c, 0, 200)
+	perfil := make(chan error, 1)
+	go func() { perfil <- a.perfilar(ctx) }()
 	r.cacheAntes = a.metricasServidor()
-	if r.situacao, err = a.rodarHTTP(ctx, "situacao route", a.enderecoD6A, a.tokens, o.c, 0, 200, false); err != nil {
-		return err
-	}
+	r.situacao = correr(o.fechadoHTTP("situacao route"), "situacao route", a.enderecoD6A, a.tokens, o.c, 0, 200)
 	r.cacheDepois = a.metricasServidor()
-	if err := <-perfil; err != nil {
-		return fmt.Errorf("-cpuprofile: %w", err)
+	if err := <-perfil; err != nil && falha == nil {
+		falha = fmt.Errorf("-cpuprofile: %w", err)
 	}
 	logf("    cache over the whole run, warm-up included: %.0f hits, %.0f misses", r.cacheDepois.hit-r.cacheAntes.hit, r.cacheDepois.miss-r.cacheAntes.miss)
-	passo(fmt.Sprintf("open loop, situacao route: %d requests/s for %s + %s warm-up", o.taxa, o.d, o.aquecimento))
-	if r.aberto, err = a.rodarHTTP(ctx, "situacao route", a.enderecoD6A, a.tokens, o.conexoesAbrt, o.taxa, 200, false); err != nil {
-		return err
-	}
+	r.aberto = correr(fmt.Sprintf("open loop, situacao route: %d requests/s for %s + %s warm-up", o.taxa, o.d, o.aquecimento),
+		"situacao route", a.enderecoD6A, a.tokens, o.conexoesAbrt, o.taxa, 200)
 	if o.diag {
-		passo("diagnostic: situacao route with a wrong-key token (401, no database)")
-		if r.semBanco, err = a.rodarHTTP(ctx, "situacao route, 401 (no database)", a.enderecoD6A, a.tokensInvalidos, o.c, 0, 401, false); err != nil {
-			return err
-		}
+		r.semBanco = correr("diagnostic: situacao route with a wrong-key token (401, no database)", "situacao route, 401 (no database)", a.enderecoD6A, a.tokensInvalidos, o.c, 0, 401)
 		for _, f := range formasConsulta {
-			passo("diagnostic: database only, " + f.nome)
-			res, err := a.fechadoBanco(ctx, f)
-			if err != nil {
-				return err
+			if falha == nil {
+				a.passo("diagnostic: database only, " + f.nome)
+				var x resultado
+				x, falha = a.fechadoBanco(ctx, f)
+				r.banco = append(r.banco, x)
 			}
-			r.banco = append(r.banco, res)
 		}
-		passo(fmt.Sprintf("diagnostic: closed loop, situacao route with the cache off: %d connections, %s + %s warm-up", o.c, o.d, o.aquecimento))
-		if r.semCache, err = a.rodarHTTP(ctx, nomeSemCache, a.enderecoSemCache, a.tokens, o.c, 0, 200, false); err != nil {
-			return err
-		}
+		r.semCache = correr("diagnostic: "+o.fechadoHTTP("situacao route with the cache off"), nomeSemCache, a.enderecoSemCache, a.tokens, o.c, 0, 200)
+	}
+	if falha != nil {
+		return falha
 	}
 	if o.cidadaos > 0 {
 		// The working-set run replaces the server process: read its log first.
 		r.avisos, r.pedidos = lerLog(a.logServidor)
-		if r.conjunto, err = a.rodarConjunto(ctx, passo); err != nil {
+		if r.conjunto, err = a.rodarConjunto(ctx); err != nil {
 			return err
 		}
 	}
@@ -161,4 +173,501 @@ func executarHTTP(ctx context.Context, o opcoesHTTP) error {
 
 	md := r.markdown()
 	return publicar(a.raiz, md, o.escrever, map[string]func(string) error{o.doc: func(p string) error { return reescrever(p, "http", tituloHTTP, md) }})
+}
+
+// ambienteHTTP is what the measurements run against.
+type ambienteHTTP struct {
+	*base
+	o                opcoesHTTP
+	url, logServidor string
+	st               *store.Store // the load generator's own pool, for the database-only runs
+	poolMax          int32
+	servidor         *processo
+	tamanhoCache     int // cfg.SituacaoCache of the server (D6A_SITUACAO_CACHE)
+	// The d6a app as `d6a serve` runs it (situacao cache on), the same app
+	// with Cache nil, the bare app, pprof (-cpuprofile only).
+	enderecoD6A, enderecoSemCache, enderecoBare, enderecoPprof string
+	// The cached app's counters after the answers check, before any run
+	// (the server's readiness probe included).
+	cacheInicial    metricasHTTP
+	tokens          []string // one per counsellor, registered counsellors only
+	tokensInvalidos []string // same subjects, signed with another key
+	cidadaos        []uuid.UUID
+	comAtribuicao   int
+	jwks            *httptest.Server // the working-set run's identity provider
+}
+
+// prepararAmbiente starts PostgreSQL, seeds it and starts the server
+// process. The returned ambiente (even with an error) must be closed.
+func prepararAmbiente(ctx context.Context, o opcoesHTTP) (*ambienteHTTP, error) {
+	a := &ambienteHTTP{o: o, comAtribuicao: o.ativos}
+	var err error
+	pctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
+	if a.base, err = abrirBase(pctx, "", nil); err != nil {
+		return a, err
+	}
+	if err := a.pg.CreateDatabase(pctx, "d6a", ""); err != nil {
+		return a, err
+	}
+	a.url = a.pg.URL("d6a")
+	if a.st, err = store.Open(pctx, a.url); err != nil {
+		return a, err
+	}
+	a.poolMax = a.st.Pool.Config().MaxConns
+	if err := store.Migrate(pctx, a.st.Pool); err != nil {
+		return a, err
+	}
+	if a.cidadaos, err = a.semear(pctx, o.conselheiros, o.ativos); err != nil {
+		return a, fmt.Errorf("seed: %w", err)
+	}
+	logf("%d counsellors registered, %d with an active assignment; starting the server process", len(a.cidadaos), a.comAtribuicao)
+	if err := a.iniciarServidor(); err != nil {
+		return a, fmt.Errorf("server process: %w", err)
+	}
+	if err := a.conferir(pctx); err != nil {
+		return a, fmt.Errorf("answers check: %w", err)
+	}
+	return a, nil
+}
+
+// semear registers n counsellors as the conselheiro.cadastrado handler does
+// (id = cidadao_id); the first ativos get an active assignment and are
+// marked ocupado, as a draw does.
+func (a *ambienteHTTP) semear(ctx context.Context, n, ativos int) ([]uuid.UUID, error) {
+	agora := time.Now().UTC()
+	hash := strings.Repeat("cd", 32)
+	var cids []uuid.UUID
+	err := a.st.InTx(ctx, func(tx store.Tx) error {
+		for i := range n {
+			cid, uc := uuid.New(), uuid.New()
+			if err := tx.InserirConselheiro(ctx, store.InserirConselheiroParams{CidadaoID: cid, UnidadeCivicaID: uc, NivelAtuacao: int32(1 + i%4),
+				Status: "disponivel", CapacitacaoConcluida: true, Agora: agora.Add(-30 * 24 * time.Hour), EventID: uuid.New()}); err != nil {
+				return err
+			}
+			cids = append(cids, cid)
+			if i >= ativos {
+				continue
+			}
+			if _, err := tx.InserirAtribuicao(ctx, store.InserirAtribuicaoParams{ConselheiroID: cid, DemandaID: uuid.New(), UnidadeCivicaID: uc,
+				SeedPublico: strings.Repeat("ab", 32), PosicaoSorteada: 0, TotalElegiveis: 7, ListaElegiveisHash: &hash, DataSorteio: agora.Add(-time.Hour),
+				EventIDSorteio: uuid.New(), ScoreFinal: 87.5, CategoriaID: "SAU", NivelPrecedencia: 2}); err != nil {
+				return err
+			}
+			n, err := tx.MarcarConselheiroOcupado(ctx, store.MarcarConselheiroOcupadoParams{Agora: agora.Add(-time.Hour), EventID: uuid.New(), ID: cid})
+			if err == nil && n != 1 {
+				err = fmt.Errorf("marcar ocupado: %d rows", n)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	_, err = a.st.Pool.Exec(ctx, "ANALYZE")
+	return cids, err
+}
+
+// Environment of the server process.
+const (
+	envPapel      = "D6A_HTTPBENCH_ROLE"
+	papelServidor = "server"
+	envPprof      = "D6A_HTTPBENCH_PPROF"
+	// envSonda carries the cache probe's token to the server process (it
+	// cannot sign RS256 tokens: it only has the public key).
+	envSonda = "D6A_HTTPBENCH_PROBE_TOKEN"
+)
+
+type assinadorHTTP func(uuid.UUID) (string, error)
+
+// iniciarServidor starts the server process. Each counsellor gets a token
+// of this run's key and one of another key (the diagnostic 401 tokens);
+// RS256's public key goes in a PEM file for D6A_JWT_PUBLIC_KEY_FILE.
+func (a *ambienteHTTP) iniciarServidor() error {
+	cids, n := append(slices.Clone(a.cidadaos), uuid.New()), len(a.cidadaos) // the last: the cache probe
+	var boa, ruim assinadorHTTP
+	var chaveEnv string
+	if a.o.alg == "RS256" {
+		k, err1 := rsa.GenerateKey(rand.Reader, 2048)
+		outra, err2 := rsa.GenerateKey(rand.Reader, 2048)
+		if err := errors.Join(err1, err2); err != nil {
+			return err
+		}
+		der, err := x509.MarshalPKIXPublicKey(&k.PublicKey)
+		arquivo := filepath.Join(a.dir, "jwt-rs256.pem")
+		if err == nil {
+			err = os.WriteFile(arquivo, pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}), 0o600)
+		}
+		if err != nil {
+			return err
+		}
+		boa, ruim, chaveEnv = assinadorRS256(k, ""), assinadorRS256(outra, ""), "D6A_JWT_PUBLIC_KEY_FILE="+arquivo
+	} else {
+		// 52 characters: the app asks HMAC keys of at least 32 bytes.
+		chave, outra, agora := rand.Text()+rand.Text(), rand.Text()+rand.Text(), time.Now()
+		hs := func(s string) assinadorHTTP {
+			return func(cid uuid.UUID) (string, error) { return httpapi.TokenSessao(s, cid, agora, 24*time.Hour, "", "") }
+		}
+		boa, ruim, chaveEnv = hs(chave), hs(outra), "D6A_JWT_SECRET="+chave
+	}
+	boas, err1 := assinarTodos(cids, boa)
+	ruins, err2 := assinarTodos(cids[:n], ruim)
+	if err := errors.Join(err1, err2); err != nil {
+		return err
+	}
+	a.tokens, a.tokensInvalidos = boas[:n], ruins
+	return a.lancar(chaveEnv, boas[n], "server.log")
+}
+
+// assinadorRS256 signs 24 h tokens with k, under kid (if any).
+func assinadorRS256(k *rsa.PrivateKey, kid string) assinadorHTTP {
+	agora := time.Now()
+	return func(cid uuid.UUID) (string, error) {
+		t := jwt.NewWithClaims(jwt.SigningMethodRS256, jwt.RegisteredClaims{
+			Subject: cid.String(), IssuedAt: jwt.NewNumericDate(agora), ExpiresAt: jwt.NewNumericDate(agora.Add(24 * time.Hour)),
+		})
+		if kid != "" {
+			t.Header["kid"] = kid
+		}
+		return t.SignedString(k)
+	}
+}
+
+// assinarTodos signs one token per citizen on every core: an RSA-2048
+// signature costs about 1 ms of a core here, so 100,000 take about a
+// minute on 2 cores (docs/bench.md).
+func assinarTodos(cids []uuid.UUID, assinar assinadorHTTP) ([]string, error) {
+	out, w := make([]string, len(cids)), runtime.NumCPU()
+	return out, paralelo(w, func(j int) error {
+		for i := j; i < len(cids); i += w {
+			var err error
+			if out[i], err = assinar(cids[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// lancar starts this binary as the server process (its own Go runtime, as
+// `d6a serve` runs) with the session key chaveEnv and the probe token sonda,
+// logging to nome in the work directory, and reads its addresses.
+func (a *ambienteHTTP) lancar(chaveEnv, sonda, nome string) error {
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	// Only what this run sets: no D6A_* of the caller's environment leaks in.
+	env := append(ambienteLimpo(), envPapel+"="+papelServidor, "D6A_DATABASE_URL="+a.url, chaveEnv, envSonda+"="+sonda,
+		"D6A_THROTTLE_POR_MINUTO=0", "D6A_LOG_LEVEL=info", "D6A_LOG_FORMAT=json", envPprof+"="+se(a.o.perfil != "", "1", ""))
+	a.logServidor = filepath.Join(a.dir, nome)
+	if a.servidor, err = iniciar("server process", a.logServidor, env, exe); err != nil {
+		return err
+	}
+	l, err := esperarLinha(a.servidor, "listening ", time.Minute)
+	if err != nil {
+		return err
+	}
+	if _, err := fmt.Sscanf(l, "listening %s %s %s %s %d", &a.enderecoD6A, &a.enderecoSemCache, &a.enderecoBare, &a.enderecoPprof, &a.tamanhoCache); err != nil {
+		return fmt.Errorf("bad address line %q: %w", l, err)
+	}
+	a.enderecoPprof = se(a.enderecoPprof == "-", "", a.enderecoPprof)
+	return nil
+}
+
+// conferir checks both d6a apps answer each token with its counsellor's own
+// situation as seeded and the other key's tokens with 401; the cached app is
+// asked twice, a miss (PostgreSQL) then a hit that must give the same answer.
+func (a *ambienteHTTP) conferir(ctx context.Context) error {
+	ok, antes := situacoes(a.cidadaos, a.o.ativos), a.metricasServidor()
+	bare := func(_ int, corpo []byte) error {
+		return se(string(corpo) == string(corpoBare), nil, fmt.Errorf("bare handler: %s", corpo))
+	}
+	for _, v := range []struct {
+		addr   string
+		tokens []string
+		want   int
+		checar func(int, []byte) error
+	}{{a.enderecoD6A, a.tokens, 200, ok}, {a.enderecoD6A, a.tokens, 200, ok}, {a.enderecoD6A, a.tokensInvalidos, 401, nil},
+		{a.enderecoSemCache, a.tokens, 200, ok}, {a.enderecoSemCache, a.tokensInvalidos, 401, nil}, {a.enderecoBare, a.tokens[:1], 200, bare}} {
+		if err := pedirTodos(ctx, v.addr, a.o.c, v.tokens, v.want, v.checar); err != nil {
+			return err
+		}
+	}
+	a.cacheInicial = a.metricasServidor()
+	n := len(a.tokens)
+	if h, m := a.cacheInicial.hit-antes.hit, a.cacheInicial.miss-antes.miss; h != float64(n) || m != float64(n) {
+		return fmt.Errorf("d6a app: asking %d tokens twice counted %.0f cache hits and %.0f misses, want %d of each", n, h, m, n)
+	}
+	return nil
+}
+
+// pedirTodos asks addr once with each token over conns connections and
+// checks every status is want and, with checar, every answer.
+func pedirTodos(ctx context.Context, addr string, conns int, tokens []string, want int, checar func(i int, corpo []byte) error) error {
+	hc := novoCliente(addr, conns)
+	var prox atomic.Int64
+	return paralelo(conns, func(int) error {
+		req, res := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
+		defer fasthttp.ReleaseRequest(req)
+		defer fasthttp.ReleaseResponse(res)
+		req.SetRequestURI("http://" + addr + httpapi.RotaSituacao)
+		for i := int(prox.Add(1) - 1); i < len(tokens) && ctx.Err() == nil; i = int(prox.Add(1) - 1) {
+			req.Header.Set("Authorization", "Bearer "+tokens[i])
+			err := hc.Do(req, res)
+			if err == nil && res.StatusCode() != want {
+				err = fmt.Errorf("status %d, want %d: %s", res.StatusCode(), want, res.Body())
+			}
+			if err == nil && checar != nil {
+				err = checar(i, res.Body())
+			}
+			if err != nil {
+				return fmt.Errorf("%s, token %d: %w", addr, i, err)
+			}
+		}
+		return ctx.Err()
+	})
+}
+
+// situacoes checks answer i is counsellor cids[i]'s own, with an active
+// assignment when i < ativos.
+func situacoes(cids []uuid.UUID, ativos int) func(int, []byte) error {
+	return func(i int, corpo []byte) error {
+		var s httpapi.Situacao
+		if err := json.Unmarshal(corpo, &s); err != nil {
+			return err
+		}
+		if !s.Cadastrado || s.ConselheiroID != cids[i] || (s.AtribuicaoAtiva != nil) != (i < ativos) {
+			return fmt.Errorf("unexpected answer %s", corpo)
+		}
+		return nil
+	}
+}
+
+func (a *ambienteHTTP) encerrar() {
+	if err := a.servidor.parar(10 * time.Second); err != nil {
+		logf("server process: %v", err)
+	}
+	if a.jwks != nil {
+		a.jwks.Close()
+	}
+	if a.st != nil {
+		a.st.Close()
+	}
+	if a.base != nil {
+		a.fechar(false)
+	}
+}
+
+// paralelo runs f(0) … f(w-1) at once and returns the first error.
+func paralelo(w int, f func(j int) error) error {
+	erros := make([]error, w)
+	var wg sync.WaitGroup
+	for j := range w {
+		wg.Go(func() { erros[j] = f(j) })
+	}
+	wg.Wait()
+	return cmp.Or(erros...)
+}
+
+// The working-set run (issue 24): -cidadaos more counsellors, each with
+// an RS256 token whose kid the server finds in a JWKS the bench serves
+// (D6A_JWT_JWKS_URL), asked uniformly at random, so the route's caches
+// hold the whole working set instead of a few hot entries. Its targets are
+// against the bare handler measured just before it, on the same process.
+const (
+	alvoRazaoConjunto = 0.50 // req/s ≥ 50% of the bare handler's
+	alvoP99Conjunto   = 2.0  // closed-loop p99 ≤ 2× the bare handler's
+	kidConjunto       = "d6a-bench"
+)
+
+type conjuntoHTTP struct {
+	n, ativos               int
+	semear, assinar, encher time.Duration
+	bare, rodada            resultado
+	// The server's counters before and after each citizen's first
+	// request, and around the run (warm-up included).
+	inicio, cheio, antes, depois metricasHTTP
+	// The server's memory: started, once every citizen asked once, after the run.
+	memInicio, memCheia, memFim memoria
+}
+
+// rodarConjunto seeds and signs the working set, replaces the server process
+// with one using the JWKS, asks every citizen once (answers checked), then
+// runs the bare handler and the closed loop over random citizens.
+func (a *ambienteHTTP) rodarConjunto(ctx context.Context) (*conjuntoHTTP, error) {
+	o := a.o
+	c := &conjuntoHTTP{n: o.cidadaos, ativos: o.cidadaos * o.ativos / o.conselheiros}
+	t := time.Now()
+	cids, err := a.semear(ctx, c.n, c.ativos)
+	if err != nil {
+		return nil, fmt.Errorf("seed: %w", err)
+	}
+	c.semear = time.Since(t)
+	logf("working set: %s more counsellors registered in %s; signing their RS256 tokens", milhares(c.n), c.semear.Round(time.Millisecond))
+	chave, err := rsa.GenerateKey(rand.Reader, 2048)
+	t = time.Now() // the signatures alone
+	var tokens []string
+	if err == nil {
+		tokens, err = assinarTodos(append(cids, uuid.New()), assinadorRS256(chave, kidConjunto)) // the last: the cache probe
+	}
+	if err != nil {
+		return nil, err
+	}
+	c.assinar = time.Since(t)
+	sonda, tokens := tokens[len(tokens)-1], tokens[:len(tokens)-1]
+	logf("    %s tokens signed in %s", milhares(len(tokens)), c.assinar.Round(time.Millisecond))
+
+	a.jwks = httptest.NewServer(jwks(&chave.PublicKey))
+	// The other runs' process stops before (left to right) the one with the JWKS starts.
+	if err := errors.Join(a.servidor.parar(10*time.Second), a.lancar("D6A_JWT_JWKS_URL="+a.jwks.URL, sonda, "server-jwks.log")); err != nil {
+		return nil, fmt.Errorf("server process (JWKS): %w", err)
+	}
+	pid := a.servidor.Pid()
+	c.inicio, c.memInicio = a.metricasServidor(), lerMemoria(pid)
+	t = time.Now()
+	if err := pedirTodos(ctx, a.enderecoD6A, o.c, tokens, 200, situacoes(cids, c.ativos)); err != nil {
+		return nil, fmt.Errorf("working set, first requests: %w", err)
+	}
+	c.encher = time.Since(t)
+	c.cheio, c.memCheia = a.metricasServidor(), lerMemoria(pid)
+	logf("    every citizen asked once in %s; server RSS %s", c.encher.Round(time.Millisecond), mib(c.memCheia.RSS))
+
+	a.passo(o.fechadoHTTP("bare fiber handler again"))
+	if c.bare, err = a.rodarHTTP(ctx, "bare fiber handler, just before the working set", a.enderecoBare, tokens, o.c, 0, 200, true); err != nil {
+		return nil, err
+	}
+	a.passo(o.fechadoHTTP(fmt.Sprintf("situacao route over %s citizens at random (RS256, JWKS)", milhares(c.n))))
+	c.antes = a.metricasServidor()
+	if c.rodada, err = a.rodarHTTP(ctx, fmt.Sprintf("situacao route, %s citizens at random (RS256 through a JWKS)", milhares(c.n)), a.enderecoD6A, tokens, o.c, 0, 200, true); err != nil {
+		return nil, err
+	}
+	c.depois, c.memFim = a.metricasServidor(), lerMemoria(pid)
+	return c, nil
+}
+
+// jwks serves k as the identity provider's key set.
+func jwks(k *rsa.PublicKey) http.Handler {
+	b64 := base64.RawURLEncoding.EncodeToString
+	corpo := fmt.Sprintf(`{"keys":[{"kty":"RSA","kid":%q,"alg":"RS256","use":"sig","n":%q,"e":%q}]}`,
+		kidConjunto, b64(k.N.Bytes()), b64(big.NewInt(int64(k.E)).Bytes()))
+	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, corpo)
+	})
+}
+
+func mib(b int64) string { return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20)) }
+
+// corpoBare is the bare handler's constant answer, the size of the
+// situacao route's answer for a citizen who never registered.
+var corpoBare = []byte(`{"cadastrado":false}`)
+
+// novoBare is the yardstick: fiber with the d6a app's server limits and one
+// handler on the same path, no middleware, no authentication, no database.
+func novoBare() *fiber.App {
+	app := fiber.New(fiber.Config{DisableStartupMessage: true, CaseSensitive: true, BodyLimit: httpapi.BodyLimit, ReadBufferSize: httpapi.ReadBufferSize,
+		ReadTimeout: httpapi.ReadTimeout, WriteTimeout: httpapi.WriteTimeout, IdleTimeout: httpapi.IdleTimeout})
+	app.Get(httpapi.RotaSituacao, func(c *fiber.Ctx) error {
+		c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
+		return c.Send(corpoBare)
+	})
+	return app
+}
+
+// servir is the server process, configured from the environment as `d6a
+// serve` is: the d6a app with httpapi.NovoCache(cfg.SituacaoCache) and its
+// Escutar; the same app on its own store and metrics with Cache nil (the
+// "cache off" diagnostic); the bare app. Once the cache answers it prints
+// "listening <d6a> <d6a cache off> <bare> <pprof or -> <cache size>".
+func servir() error {
+	cfg, err := config.FromEnv()
+	if err == nil {
+		err = cfg.RequireDatabase()
+	}
+	if err != nil {
+		return err
+	}
+	slog.SetDefault(slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel})))
+	cache := httpapi.NovoCache(cfg.SituacaoCache)
+	app, st, err := novoApp(cfg, cache)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	// The bench stops this process with SIGTERM, which ends Escutar too.
+	ctx, pare := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer pare()
+	go cache.Escutar(ctx, st.Pool)
+	appSem, stSem, err := novoApp(cfg, nil)
+	if err != nil {
+		return err
+	}
+	defer stSem.Close()
+
+	var lns [4]net.Listener // d6a, d6a cache off, bare, pprof
+	for i := range lns {
+		if lns[i], err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
+			return err
+		}
+	}
+	erros := make(chan error, 3)
+	go func() { erros <- httpapi.Servir(app, lns[0]) }()
+	go func() { erros <- appSem.Listener(lns[1]) }()
+	go func() { erros <- novoBare().Listener(lns[2]) }()
+	pprof := "-"
+	if os.Getenv(envPprof) != "" {
+		pprof = lns[3].Addr().String()
+		go func() { _ = http.Serve(lns[3], nil) }()
+	}
+	if cache != nil {
+		if err := esperarCache(ctx, lns[0].Addr().String()); err != nil {
+			return err
+		}
+	}
+	fmt.Printf("listening %s %s %s %s %d\n", lns[0].Addr(), lns[1].Addr(), lns[2].Addr(), pprof, max(0, cfg.SituacaoCache))
+	select {
+	case <-ctx.Done():
+		return nil
+	case err := <-erros:
+		return err
+	}
+}
+
+// novoApp is httpapi.New as `d6a serve` assembles it, on a store of its
+// own, with cache (nil: off).
+func novoApp(cfg config.Config, cache *httpapi.Cache) (*fiber.App, *store.Store, error) {
+	st, err := store.Open(context.Background(), cfg.DatabaseURL)
+	if err != nil {
+		return nil, nil, err
+	}
+	app, err := httpapi.New(httpapi.Options{Config: cfg, Store: st, Metrics: metrics.New(metrics.StoreFonte(st, nil)),
+		Ready: func(context.Context) error { return nil }, Cache: cache})
+	if err != nil {
+		st.Close()
+	}
+	return app, st, err
+}
+
+// esperarCache returns once the d6a app at addr has answered from its cache,
+// which it only does while Escutar's LISTEN connection is open: a hit in
+// d6a_situacao_cache_total proves it, with no race. The probe (envSonda) is
+// a token of a never-registered citizen, whose answer is cached like any.
+func esperarCache(ctx context.Context, addr string) error {
+	const limite = 30 * time.Second
+	sonda := []string{os.Getenv(envSonda)} // the bench always sets it
+	for prazo := time.Now().Add(limite); ; time.Sleep(20 * time.Millisecond) {
+		if err := pedirTodos(ctx, addr, 1, sonda, 200, nil); err != nil {
+			return fmt.Errorf("cache probe: %w", err)
+		}
+		if situacaoDe(raspar(addr)).hit > 0 {
+			return nil
+		}
+		if time.Now().After(prazo) {
+			return fmt.Errorf("the situacao cache did not answer within %s: its LISTEN %s connection never opened (see the log)", limite, httpapi.CanalSituacao)
+		}
+	}
 }

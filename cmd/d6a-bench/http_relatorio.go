@@ -71,6 +71,16 @@ func carga(x resultado) string {
 	return fmt.Sprintf("closed loop, %d connections", x.Conexoes)
 }
 
+// usPartesHTTP is the CPU µs per request of load gen / server / PostgreSQL / irq+softirq.
+func usPartesHTTP(x resultado) string {
+	return fmt.Sprintf("%.0f / %.0f / %.0f / %.0f", x.CPU.Us(x.CPU.Eu), x.CPU.Us(x.CPU.D6A), x.CPU.Us(x.CPU.PG), x.CPU.Us(x.CPU.Kernel))
+}
+
+// chamadasHTTP is the server's read(2) / write(2) calls per request.
+func chamadasHTTP(x resultado) string {
+	return fmt.Sprintf("%.1f / %.1f", x.CPU.Por(x.CPU.Lidas), x.CPU.Por(x.CPU.Escritas))
+}
+
 func msn(d time.Duration) string { return strconv.FormatFloat(float64(d)/1e6, 'f', 2, 64) }
 
 // erros is "; n what" when n > 0.
@@ -162,10 +172,9 @@ func (r *relatorioHTTP) markdown() string {
 		}
 		sort.Strings(ss)
 		erro := strconv.Itoa(x.Erros) + se(len(ss) > 0, " ("+strings.Join(ss, ", ")+")", "")
-		sys := se(x.Viagens == 0, fmt.Sprintf("%.1f / %.1f", x.CPU.Por(x.CPU.Lidas), x.CPU.Por(x.CPU.Escritas)), "–")
 		c := x.CPU
-		p("| %s | %s | %s | %s | %s | %.2f + %.2f + %.2f + %.2f + %.2f (%.0f%%) | %.0f / %.0f / %.0f / %.0f | %s |\n", nome, carga(x), vazao, lat, erro,
-			c.Eu, c.D6A, c.PG, c.Kernel, c.Outros, 100*c.Ocupacao(), c.Us(c.Eu), c.Us(c.D6A), c.Us(c.PG), c.Us(c.Kernel), sys)
+		p("| %s | %s | %s | %s | %s | %.2f + %.2f + %.2f + %.2f + %.2f (%.0f%%) | %s | %s |\n", nome, carga(x), vazao, lat, erro,
+			c.Eu, c.D6A, c.PG, c.Kernel, c.Outros, 100*c.Ocupacao(), usPartesHTTP(x), se(x.Viagens == 0, chamadasHTTP(x), "–"))
 	}
 	p("\nOpen loop: %d of %s requests sent more than 1 ms after their scheduled time (worst %s ms), %d not sent; from the actual send, p50 / p90 / p99 / max = %s / %s / %s / %s ms.",
 		ab.Atrasadas, milhares(ab.Lat.N), msn(ab.AtrasoMax), ab.NaoEnviadas, msn(ab.LatEnvio.P50), msn(ab.LatEnvio.P90), msn(ab.LatEnvio.P99), msn(ab.LatEnvio.Max))
@@ -188,23 +197,15 @@ func (r *relatorioHTTP) markdown() string {
 	return b.String()
 }
 
-// analise is the table that explains the ratio from the CPU each party
-// spent per request, the server's system calls, the cache counters and the
-// diagnostic runs: round trips are inferred from the server's write(2)
-// calls, the cache's share from d6a_situacao_cache_total.
+// analise explains the ratio from each party's CPU per request, the server's
+// system calls (round trips inferred from its write(2) calls), the cache
+// counters and the diagnostic runs.
 func (r *relatorioHTTP) analise(p func(string, ...any)) {
-	tot := func(x resultado) float64 {
-		return x.CPU.Us(x.CPU.Eu) + x.CPU.Us(x.CPU.D6A) + x.CPU.Us(x.CPU.PG) + x.CPU.Us(x.CPU.Kernel)
-	}
-	custo := func(x resultado) float64 { return x.CPU.Us(x.CPU.Eu) + x.CPU.Us(x.CPU.PG) + x.CPU.Us(x.CPU.Kernel) }
-	us := func(x resultado) string { // load gen / server / PostgreSQL / irq
-		return fmt.Sprintf("%.0f / %.0f / %.0f / %.0f", x.CPU.Us(x.CPU.Eu), x.CPU.Us(x.CPU.D6A), x.CPU.Us(x.CPU.PG), x.CPU.Us(x.CPU.Kernel))
-	}
+	tot := func(x resultado) float64 { return x.CPU.Us(x.CPU.Eu + x.CPU.D6A + x.CPU.PG + x.CPU.Kernel) }
+	custo := func(x resultado) float64 { return x.CPU.Us(x.CPU.Eu + x.CPU.PG + x.CPU.Kernel) }
+	us, sys := usPartesHTTP, chamadasHTTP
 	cliente := func(x resultado) string {
 		return fmt.Sprintf("%s/s, %.0f µs (client %.0f, PostgreSQL %.0f, irq/softirq %.0f)", milhares(int(x.Vazao())), custo(x), x.CPU.Us(x.CPU.Eu), x.CPU.Us(x.CPU.PG), x.CPU.Us(x.CPU.Kernel))
-	}
-	sys := func(x resultado) string {
-		return fmt.Sprintf("%.1f / %.1f", x.CPU.Por(x.CPU.Lidas), x.CPU.Por(x.CPU.Escritas))
 	}
 	porReq := func(n float64, x resultado) float64 { return n / float64(max(1, x.OK+x.Erros)) }
 	bare, sit, sb, sc, ab := r.bare, r.situacao, r.semBanco, r.semCache, r.aberto
@@ -250,9 +251,7 @@ func (r *relatorioHTTP) analise(p func(string, ...any)) {
 		"%.0f%%; %.0f%%; %s / %s ms; %d (%s ms)", 100*float64(r.o.taxa)/max(1, sit.Vazao()), 100*ab.CPU.Ocupacao(), msn(ab.Lat.P99), msn(ab.LatEnvio.P99), ab.Atrasadas, msn(ab.AtrasoMax))
 }
 
-// cacheTexto is the line under the results table on the cache counters:
-// before the runs, in the closed-loop situacao run's warm-up and window, in
-// the open-loop run's window.
+// cacheTexto is the cache counters' line under the results table.
 func (r *relatorioHTTP) cacheTexto() string {
 	if r.a.tamanhoCache <= 0 {
 		return fmt.Sprintf("**Cache:** off (D6A_SITUACAO_CACHE = %d): every situacao request read PostgreSQL.", r.a.tamanhoCache)
