@@ -560,7 +560,7 @@ func jwks(k *rsa.PublicKey) http.Handler {
 	})
 }
 
-func mib(b int64) string { return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20)) }
+func mib(b int64) string { return fmt.Sprintf("%.0f MiB", mb(b)) }
 
 // corpoBare is the bare handler's constant answer, the size of the
 // situacao route's answer for a citizen who never registered.

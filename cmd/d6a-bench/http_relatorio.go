@@ -81,7 +81,7 @@ func chamadasHTTP(x resultado) string {
 	return fmt.Sprintf("%.1f / %.1f", x.CPU.Por(x.CPU.Lidas), x.CPU.Por(x.CPU.Escritas))
 }
 
-func msn(d time.Duration) string { return strconv.FormatFloat(float64(d)/1e6, 'f', 2, 64) }
+func msn(d time.Duration) string { return strconv.FormatFloat(ms(d), 'f', 2, 64) }
 
 // erros is "; n what" when n > 0.
 func erros(n int, what string) string { return se(n > 0, fmt.Sprintf("; %d %s", n, what), "") }
