@@ -56,16 +56,15 @@ func amostrar(p processosMedidos) amostraCPU {
 // usoCPU is a window's CPU in cores (CPU seconds per wall second) of each
 // party, and per unit of work (a draw, a request) through Ms and Us.
 type usoCPU struct {
-	Janela              time.Duration
-	Nucleos             int
-	N                   int     // units of work in the window
-	D6A, PG, NATS, Eu   float64 // cores; Eu = this process (publisher, bare loop, load generator)
-	Maquina             float64 // cores busy, all processes
-	Kernel              float64 // cores in irq and softirq (in no process's time; loopback networking lands here)
-	Outros              float64 // Maquina minus the parties above: other processes, kernel threads
-	Lidas, Escritas     float64 // the server's read(2) and write(2) calls in the window
-	Contadas            float64 // HTTP mode: situacao requests the d6a apps timed themselves
-	CacheHit, CacheMiss float64 // HTTP mode: the cached app's d6a_situacao_cache_total
+	Janela            time.Duration
+	Nucleos           int
+	N                 int          // units of work in the window
+	D6A, PG, NATS, Eu float64      // cores; Eu = this process (publisher, bare loop, load generator)
+	Maquina           float64      // cores busy, all processes
+	Kernel            float64      // cores in irq and softirq (in no process's time; loopback networking lands here)
+	Outros            float64      // Maquina minus the parties above: other processes, kernel threads
+	Lidas, Escritas   float64      // the server's read(2) and write(2) calls in the window
+	Cache             metricasHTTP // HTTP mode: the cached app's cache counters in the window
 }
 
 func calcularUso(a, b amostraCPU, n int) usoCPU {
@@ -85,9 +84,7 @@ func calcularUso(a, b amostraCPU, n int) usoCPU {
 	u.Maquina = float64(u.Nucleos) * float64(b.ocupado-a.ocupado) / dt
 	u.Kernel = float64(u.Nucleos) * float64(b.irq-a.irq) / dt
 	u.Outros = max(0, u.Maquina-u.D6A-u.PG-u.NATS-u.Eu-u.Kernel)
-	u.Lidas, u.Escritas = b.lidas-a.lidas, b.escritas-a.escritas
-	u.Contadas = b.metricas.contadas - a.metricas.contadas
-	u.CacheHit, u.CacheMiss = b.metricas.hit-a.metricas.hit, b.metricas.miss-a.metricas.miss
+	u.Lidas, u.Escritas, u.Cache = b.lidas-a.lidas, b.escritas-a.escritas, b.metricas.menos(a.metricas)
 	return u
 }
 

@@ -94,17 +94,10 @@ func lerFlagsHTTP(args []string) (opcoesHTTP, error) {
 	return o, nil
 }
 
-// fechadoHTTP describes a closed-loop run for the log.
-func (o opcoesHTTP) fechadoHTTP(oque string) string {
-	return fmt.Sprintf("closed loop, %s: %d connections, %s + %s warm-up", oque, o.c, o.d, o.aquecimento)
-}
-
 func executarHTTP(ctx context.Context, o opcoesHTTP) error {
 	inicio := time.Now()
 	a, err := prepararAmbiente(ctx, o)
-	if a != nil {
-		defer a.encerrar()
-	}
+	defer a.encerrar()
 	if err != nil {
 		return err
 	}
@@ -123,48 +116,37 @@ func executarHTTP(ctx context.Context, o opcoesHTTP) error {
 
 	// The first failed run stops the others (falha is sticky).
 	var falha error
-	correr := func(passo, nome, addr string, tokens []string, w, taxa, want int) (x resultado) {
+	correr := func(nome, addr string, tokens []string, w, taxa, want int) (x resultado) {
 		if falha == nil {
-			a.passo(passo)
 			x, falha = a.rodarHTTP(ctx, nome, addr, tokens, w, taxa, want, false)
 		}
 		return x
 	}
-	r.bare = correr(o.fechadoHTTP("bare fiber handler"), "bare fiber handler", a.enderecoBare, a.tokens, o.c, 0, 200)
-	perfil := make(chan error, 1)
+	r.bare = correr("bare fiber handler", a.enderecoBare, a.tokens, o.c, 0, 200)
+	perfil, antes := make(chan error, 1), a.caches()
 	go func() { perfil <- a.perfilar(ctx) }()
-	r.cacheAntes = a.metricasServidor()
-	r.situacao = correr(o.fechadoHTTP("situacao route"), "situacao route", a.enderecoD6A, a.tokens, o.c, 0, 200)
-	r.cacheDepois = a.metricasServidor()
+	r.situacao = correr("situacao route", a.enderecoD6A, a.tokens, o.c, 0, 200)
+	r.cacheRodada = a.caches().menos(antes)
 	if err := <-perfil; err != nil && falha == nil {
 		falha = fmt.Errorf("-cpuprofile: %w", err)
 	}
-	logf("    cache over the whole run, warm-up included: %.0f hits, %.0f misses", r.cacheDepois.hit-r.cacheAntes.hit, r.cacheDepois.miss-r.cacheAntes.miss)
-	r.aberto = correr(fmt.Sprintf("open loop, situacao route: %d requests/s for %s + %s warm-up", o.taxa, o.d, o.aquecimento),
-		"situacao route", a.enderecoD6A, a.tokens, o.conexoesAbrt, o.taxa, 200)
+	r.aberto = correr("situacao route", a.enderecoD6A, a.tokens, o.conexoesAbrt, o.taxa, 200)
 	if o.diag {
-		r.semBanco = correr("diagnostic: situacao route with a wrong-key token (401, no database)", "situacao route, 401 (no database)", a.enderecoD6A, a.tokensInvalidos, o.c, 0, 401)
+		r.semBanco = correr("situacao route, 401 (no database)", a.enderecoD6A, a.tokensInvalidos, o.c, 0, 401)
 		for _, f := range formasConsulta {
 			if falha == nil {
-				a.passo("diagnostic: database only, " + f.nome)
-				var x resultado
-				x, falha = a.fechadoBanco(ctx, f)
-				r.banco = append(r.banco, x)
+				x, err := a.fechadoBanco(ctx, f)
+				r.banco, falha = append(r.banco, x), err
 			}
 		}
-		r.semCache = correr("diagnostic: "+o.fechadoHTTP("situacao route with the cache off"), nomeSemCache, a.enderecoSemCache, a.tokens, o.c, 0, 200)
+		r.semCache = correr(nomeSemCache, a.enderecoSemCache, a.tokens, o.c, 0, 200)
 	}
-	if falha != nil {
-		return falha
-	}
-	if o.cidadaos > 0 {
+	if falha == nil && o.cidadaos > 0 {
 		// The working-set run replaces the server process: read its log first.
 		r.avisos, r.pedidos = lerLog(a.logServidor)
-		if r.conjunto, err = a.rodarConjunto(ctx); err != nil {
-			return err
-		}
+		r.conjunto, falha = a.rodarConjunto(ctx)
 	}
-	if err := ctx.Err(); err != nil {
+	if err := cmp.Or(falha, ctx.Err()); err != nil {
 		return err
 	}
 	r.dur = time.Since(inicio)
@@ -190,17 +172,16 @@ type ambienteHTTP struct {
 	// The cached app's counters after the answers check, before any run
 	// (the server's readiness probe included).
 	cacheInicial    metricasHTTP
-	tokens          []string // one per counsellor, registered counsellors only
-	tokensInvalidos []string // same subjects, signed with another key
-	cidadaos        []uuid.UUID
-	comAtribuicao   int
+	tokens          []string         // one per counsellor, registered counsellors only
+	tokensInvalidos []string         // same subjects, signed with another key
+	cidadaos        []uuid.UUID      // the first -ativos with an active assignment
 	jwks            *httptest.Server // the working-set run's identity provider
 }
 
 // prepararAmbiente starts PostgreSQL, seeds it and starts the server
 // process. The returned ambiente (even with an error) must be closed.
 func prepararAmbiente(ctx context.Context, o opcoesHTTP) (*ambienteHTTP, error) {
-	a := &ambienteHTTP{o: o, comAtribuicao: o.ativos}
+	a := &ambienteHTTP{o: o}
 	var err error
 	pctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
@@ -221,7 +202,7 @@ func prepararAmbiente(ctx context.Context, o opcoesHTTP) (*ambienteHTTP, error) 
 	if a.cidadaos, err = a.semear(pctx, o.conselheiros, o.ativos); err != nil {
 		return a, fmt.Errorf("seed: %w", err)
 	}
-	logf("%d counsellors registered, %d with an active assignment; starting the server process", len(a.cidadaos), a.comAtribuicao)
+	logf("%d counsellors registered, %d with an active assignment; starting the server process", len(a.cidadaos), o.ativos)
 	if err := a.iniciarServidor(); err != nil {
 		return a, fmt.Errorf("server process: %w", err)
 	}
@@ -231,43 +212,28 @@ func prepararAmbiente(ctx context.Context, o opcoesHTTP) (*ambienteHTTP, error) 
 	return a, nil
 }
 
-// semear registers n counsellors as the conselheiro.cadastrado handler does
-// (id = cidadao_id); the first ativos get an active assignment and are
-// marked ocupado, as a draw does.
+// semear registers n counsellors with the row conselheiro.cadastrado writes
+// (InserirConselheiro: id = cidadao_id); the first ativos have an active
+// assignment (InserirAtribuicao's row) and are ocupado as a draw leaves them
+// (MarcarConselheiroOcupado). One statement: 100,000 in a few seconds.
 func (a *ambienteHTTP) semear(ctx context.Context, n, ativos int) ([]uuid.UUID, error) {
-	agora := time.Now().UTC()
-	hash := strings.Repeat("cd", 32)
-	var cids []uuid.UUID
-	err := a.st.InTx(ctx, func(tx store.Tx) error {
-		for i := range n {
-			cid, uc := uuid.New(), uuid.New()
-			if err := tx.InserirConselheiro(ctx, store.InserirConselheiroParams{CidadaoID: cid, UnidadeCivicaID: uc, NivelAtuacao: int32(1 + i%4),
-				Status: "disponivel", CapacitacaoConcluida: true, Agora: agora.Add(-30 * 24 * time.Hour), EventID: uuid.New()}); err != nil {
-				return err
-			}
-			cids = append(cids, cid)
-			if i >= ativos {
-				continue
-			}
-			if _, err := tx.InserirAtribuicao(ctx, store.InserirAtribuicaoParams{ConselheiroID: cid, DemandaID: uuid.New(), UnidadeCivicaID: uc,
-				SeedPublico: strings.Repeat("ab", 32), PosicaoSorteada: 0, TotalElegiveis: 7, ListaElegiveisHash: &hash, DataSorteio: agora.Add(-time.Hour),
-				EventIDSorteio: uuid.New(), ScoreFinal: 87.5, CategoriaID: "SAU", NivelPrecedencia: 2}); err != nil {
-				return err
-			}
-			n, err := tx.MarcarConselheiroOcupado(ctx, store.MarcarConselheiroOcupadoParams{Agora: agora.Add(-time.Hour), EventID: uuid.New(), ID: cid})
-			if err == nil && n != 1 {
-				err = fmt.Errorf("marcar ocupado: %d rows", n)
-			}
-			if err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
+	cids, agora := make([]uuid.UUID, n), time.Now().UTC()
+	for i := range cids {
+		cids[i] = uuid.New()
 	}
-	_, err = a.st.Pool.Exec(ctx, "ANALYZE")
+	_, err := a.st.Pool.Exec(ctx, `WITH s AS (SELECT c, i <= $2 AS ativa, 1 + (i - 1) % 4 AS nivel, gen_random_uuid() AS uc, gen_random_uuid() AS ev
+			FROM unnest($1::uuid[]) WITH ORDINALITY AS t(c, i)),
+		k AS (INSERT INTO d6a.conselheiros (id, cidadao_id, unidade_civica_id, nivel_atuacao, status, capacitacao_concluida, data_cadastro,
+				data_ultima_atribuicao, event_id_cadastro, event_id_ultima_alteracao, atualizado_em)
+			SELECT c, c, uc, nivel, CASE WHEN ativa THEN 'ocupado' ELSE 'disponivel' END, true, $3::timestamptz, CASE WHEN ativa THEN $4::timestamptz END,
+				ev, CASE WHEN ativa THEN gen_random_uuid() ELSE ev END, CASE WHEN ativa THEN $4 ELSE $3 END FROM s)
+		INSERT INTO d6a.atribuicoes (conselheiro_id, demanda_id, unidade_civica_id, seed_publico, posicao_sorteada, total_elegiveis,
+			lista_elegiveis_hash, data_sorteio, event_id_sorteio, score_final, categoria_id, nivel_precedencia, criado_em)
+		SELECT c, gen_random_uuid(), uc, repeat('ab', 32), 0, 7, repeat('cd', 32), $4, gen_random_uuid(), 87.5, 'SAU', 2, $4 FROM s WHERE ativa`,
+		cids, ativos, agora.Add(-30*24*time.Hour), agora.Add(-time.Hour))
+	if err == nil {
+		_, err = a.st.Pool.Exec(ctx, "ANALYZE")
+	}
 	return cids, err
 }
 
@@ -287,7 +253,6 @@ type assinadorHTTP func(uuid.UUID) (string, error)
 // of this run's key and one of another key (the diagnostic 401 tokens);
 // RS256's public key goes in a PEM file for D6A_JWT_PUBLIC_KEY_FILE.
 func (a *ambienteHTTP) iniciarServidor() error {
-	cids, n := append(slices.Clone(a.cidadaos), uuid.New()), len(a.cidadaos) // the last: the cache probe
 	var boa, ruim assinadorHTTP
 	var chaveEnv string
 	if a.o.alg == "RS256" {
@@ -313,13 +278,14 @@ func (a *ambienteHTTP) iniciarServidor() error {
 		}
 		boa, ruim, chaveEnv = hs(chave), hs(outra), "D6A_JWT_SECRET="+chave
 	}
-	boas, err1 := assinarTodos(cids, boa)
-	ruins, err2 := assinarTodos(cids[:n], ruim)
+	var sonda string
+	var err1, err2 error
+	a.tokens, sonda, err1 = assinarTodos(a.cidadaos, boa)
+	a.tokensInvalidos, _, err2 = assinarTodos(a.cidadaos, ruim)
 	if err := errors.Join(err1, err2); err != nil {
 		return err
 	}
-	a.tokens, a.tokensInvalidos = boas[:n], ruins
-	return a.lancar(chaveEnv, boas[n], "server.log")
+	return a.lancar(chaveEnv, sonda, "server.log")
 }
 
 // assinadorRS256 signs 24 h tokens with k, under kid (if any).
@@ -336,12 +302,14 @@ func assinadorRS256(k *rsa.PrivateKey, kid string) assinadorHTTP {
 	}
 }
 
-// assinarTodos signs one token per citizen on every core: an RSA-2048
+// assinarTodos signs one token per citizen, and sonda for a citizen never
+// registered (the server's cache probe), on every core: an RSA-2048
 // signature costs about 1 ms of a core here, so 100,000 take about a
 // minute on 2 cores (docs/bench.md).
-func assinarTodos(cids []uuid.UUID, assinar assinadorHTTP) ([]string, error) {
+func assinarTodos(cids []uuid.UUID, assinar assinadorHTTP) (tokens []string, sonda string, err error) {
+	cids = append(slices.Clip(cids), uuid.New())
 	out, w := make([]string, len(cids)), runtime.NumCPU()
-	return out, paralelo(w, func(j int) error {
+	err = paralelo(w, func(j int) error {
 		for i := j; i < len(cids); i += w {
 			var err error
 			if out[i], err = assinar(cids[i]); err != nil {
@@ -350,6 +318,7 @@ func assinarTodos(cids []uuid.UUID, assinar assinadorHTTP) ([]string, error) {
 		}
 		return nil
 	})
+	return out[:len(cids)-1], out[len(cids)-1], err
 }
 
 // lancar starts this binary as the server process (its own Go runtime, as
@@ -382,7 +351,7 @@ func (a *ambienteHTTP) lancar(chaveEnv, sonda, nome string) error {
 // situation as seeded and the other key's tokens with 401; the cached app is
 // asked twice, a miss (PostgreSQL) then a hit that must give the same answer.
 func (a *ambienteHTTP) conferir(ctx context.Context) error {
-	ok, antes := situacoes(a.cidadaos, a.o.ativos), a.metricasServidor()
+	ok, antes := situacoes(a.cidadaos, a.o.ativos), a.caches()
 	bare := func(_ int, corpo []byte) error {
 		return se(string(corpo) == string(corpoBare), nil, fmt.Errorf("bare handler: %s", corpo))
 	}
@@ -397,10 +366,10 @@ func (a *ambienteHTTP) conferir(ctx context.Context) error {
 			return err
 		}
 	}
-	a.cacheInicial = a.metricasServidor()
-	n := len(a.tokens)
-	if h, m := a.cacheInicial.hit-antes.hit, a.cacheInicial.miss-antes.miss; h != float64(n) || m != float64(n) {
-		return fmt.Errorf("d6a app: asking %d tokens twice counted %.0f cache hits and %.0f misses, want %d of each", n, h, m, n)
+	a.cacheInicial = a.caches()
+	n, d := len(a.tokens), a.cacheInicial.menos(antes).situacao
+	if d != [2]float64{float64(n), float64(n)} {
+		return fmt.Errorf("d6a app: asking %d tokens twice counted %.0f cache hits and %.0f misses, want %d of each", n, d[0], d[1], n)
 	}
 	return nil
 }
@@ -411,13 +380,12 @@ func pedirTodos(ctx context.Context, addr string, conns int, tokens []string, wa
 	hc := novoCliente(addr, conns)
 	var prox atomic.Int64
 	return paralelo(conns, func(int) error {
-		req, res := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
-		defer fasthttp.ReleaseRequest(req)
-		defer fasthttp.ReleaseResponse(res)
+		var req fasthttp.Request
+		var res fasthttp.Response
 		req.SetRequestURI("http://" + addr + httpapi.RotaSituacao)
 		for i := int(prox.Add(1) - 1); i < len(tokens) && ctx.Err() == nil; i = int(prox.Add(1) - 1) {
 			req.Header.Set("Authorization", "Bearer "+tokens[i])
-			err := hc.Do(req, res)
+			err := hc.Do(&req, &res)
 			if err == nil && res.StatusCode() != want {
 				err = fmt.Errorf("status %d, want %d: %s", res.StatusCode(), want, res.Body())
 			}
@@ -488,9 +456,9 @@ type conjuntoHTTP struct {
 	n, ativos               int
 	semear, assinar, encher time.Duration
 	bare, rodada            resultado
-	// The server's counters before and after each citizen's first
-	// request, and around the run (warm-up included).
-	inicio, cheio, antes, depois metricasHTTP
+	// The server's cache counters over each citizen's first request, and
+	// over the run (warm-up included).
+	primeiros, aleatorios metricasHTTP
 	// The server's memory: started, once every citizen asked once, after the run.
 	memInicio, memCheia, memFim memoria
 }
@@ -509,16 +477,15 @@ func (a *ambienteHTTP) rodarConjunto(ctx context.Context) (*conjuntoHTTP, error)
 	c.semear = time.Since(t)
 	logf("working set: %s more counsellors registered in %s; signing their RS256 tokens", milhares(c.n), c.semear.Round(time.Millisecond))
 	chave, err := rsa.GenerateKey(rand.Reader, 2048)
-	t = time.Now() // the signatures alone
-	var tokens []string
-	if err == nil {
-		tokens, err = assinarTodos(append(cids, uuid.New()), assinadorRS256(chave, kidConjunto)) // the last: the cache probe
+	if err != nil {
+		return nil, err
 	}
+	t = time.Now() // the signatures alone
+	tokens, sonda, err := assinarTodos(cids, assinadorRS256(chave, kidConjunto))
 	if err != nil {
 		return nil, err
 	}
 	c.assinar = time.Since(t)
-	sonda, tokens := tokens[len(tokens)-1], tokens[:len(tokens)-1]
 	logf("    %s tokens signed in %s", milhares(len(tokens)), c.assinar.Round(time.Millisecond))
 
 	a.jwks = httptest.NewServer(jwks(&chave.PublicKey))
@@ -526,26 +493,21 @@ func (a *ambienteHTTP) rodarConjunto(ctx context.Context) (*conjuntoHTTP, error)
 	if err := errors.Join(a.servidor.parar(10*time.Second), a.lancar("D6A_JWT_JWKS_URL="+a.jwks.URL, sonda, "server-jwks.log")); err != nil {
 		return nil, fmt.Errorf("server process (JWKS): %w", err)
 	}
-	pid := a.servidor.Pid()
-	c.inicio, c.memInicio = a.metricasServidor(), lerMemoria(pid)
-	t = time.Now()
+	pid, inicio := a.servidor.Pid(), a.caches()
+	c.memInicio, t = lerMemoria(pid), time.Now()
 	if err := pedirTodos(ctx, a.enderecoD6A, o.c, tokens, 200, situacoes(cids, c.ativos)); err != nil {
 		return nil, fmt.Errorf("working set, first requests: %w", err)
 	}
-	c.encher = time.Since(t)
-	c.cheio, c.memCheia = a.metricasServidor(), lerMemoria(pid)
+	c.encher, c.primeiros, c.memCheia = time.Since(t), a.caches().menos(inicio), lerMemoria(pid)
 	logf("    every citizen asked once in %s; server RSS %s", c.encher.Round(time.Millisecond), mib(c.memCheia.RSS))
-
-	a.passo(o.fechadoHTTP("bare fiber handler again"))
 	if c.bare, err = a.rodarHTTP(ctx, "bare fiber handler, just before the working set", a.enderecoBare, tokens, o.c, 0, 200, true); err != nil {
 		return nil, err
 	}
-	a.passo(o.fechadoHTTP(fmt.Sprintf("situacao route over %s citizens at random (RS256, JWKS)", milhares(c.n))))
-	c.antes = a.metricasServidor()
+	antes := a.caches()
 	if c.rodada, err = a.rodarHTTP(ctx, fmt.Sprintf("situacao route, %s citizens at random (RS256 through a JWKS)", milhares(c.n)), a.enderecoD6A, tokens, o.c, 0, 200, true); err != nil {
 		return nil, err
 	}
-	c.depois, c.memFim = a.metricasServidor(), lerMemoria(pid)
+	c.aleatorios, c.memFim = a.caches().menos(antes), lerMemoria(pid)
 	return c, nil
 }
 
@@ -579,10 +541,12 @@ func novoBare() *fiber.App {
 }
 
 // servir is the server process, configured from the environment as `d6a
-// serve` is: the d6a app with httpapi.NovoCache(cfg.SituacaoCache) and its
-// Escutar; the same app on its own store and metrics with Cache nil (the
-// "cache off" diagnostic); the bare app. Once the cache answers it prints
-// "listening <d6a> <d6a cache off> <bare> <pprof or -> <cache size>".
+// serve` is: the d6a app (httpapi.New as `d6a serve` assembles it, on a
+// store of its own) with httpapi.NovoCache(cfg.SituacaoCache) and its
+// Escutar, served as d6a serves it (httpapi.Servir); the same app on its own
+// store and metrics with Cache nil (the "cache off" diagnostic); the bare
+// app. Once the cache answers it prints "listening <d6a> <d6a cache off>
+// <bare> <pprof or -> <cache size>".
 func servir() error {
 	cfg, err := config.FromEnv()
 	if err == nil {
@@ -592,64 +556,48 @@ func servir() error {
 		return err
 	}
 	slog.SetDefault(slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel})))
-	cache := httpapi.NovoCache(cfg.SituacaoCache)
-	app, st, err := novoApp(cfg, cache)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
 	// The bench stops this process with SIGTERM, which ends Escutar too.
 	ctx, pare := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer pare()
-	go cache.Escutar(ctx, st.Pool)
-	appSem, stSem, err := novoApp(cfg, nil)
-	if err != nil {
+	var apps []*fiber.App
+	for _, cache := range []*httpapi.Cache{httpapi.NovoCache(cfg.SituacaoCache), nil} {
+		st, err := store.Open(context.Background(), cfg.DatabaseURL)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		app, err := httpapi.New(httpapi.Options{Config: cfg, Store: st, Metrics: metrics.New(metrics.StoreFonte(st, nil)),
+			Ready: func(context.Context) error { return nil }, Cache: cache})
+		if err != nil {
+			return err
+		}
+		if apps = append(apps, app); cache != nil {
+			go cache.Escutar(ctx, st.Pool)
+		}
+	}
+	servidores := []func(net.Listener) error{func(ln net.Listener) error { return httpapi.Servir(apps[0], ln) }, apps[1].Listener, novoBare().Listener}
+	if os.Getenv(envPprof) != "" {
+		servidores = append(servidores, func(ln net.Listener) error { return http.Serve(ln, nil) })
+	}
+	enderecos, erros := []string{"-", "-", "-", "-"}, make(chan error, len(servidores))
+	for i, s := range servidores {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return err
+		}
+		enderecos[i] = ln.Addr().String()
+		go func() { erros <- s(ln) }()
+	}
+	if err := esperarCache(ctx, enderecos[0]); err != nil {
 		return err
 	}
-	defer stSem.Close()
-
-	var lns [4]net.Listener // d6a, d6a cache off, bare, pprof
-	for i := range lns {
-		if lns[i], err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
-			return err
-		}
-	}
-	erros := make(chan error, 3)
-	go func() { erros <- httpapi.Servir(app, lns[0]) }()
-	go func() { erros <- appSem.Listener(lns[1]) }()
-	go func() { erros <- novoBare().Listener(lns[2]) }()
-	pprof := "-"
-	if os.Getenv(envPprof) != "" {
-		pprof = lns[3].Addr().String()
-		go func() { _ = http.Serve(lns[3], nil) }()
-	}
-	if cache != nil {
-		if err := esperarCache(ctx, lns[0].Addr().String()); err != nil {
-			return err
-		}
-	}
-	fmt.Printf("listening %s %s %s %s %d\n", lns[0].Addr(), lns[1].Addr(), lns[2].Addr(), pprof, max(0, cfg.SituacaoCache))
+	fmt.Printf("listening %s %d\n", strings.Join(enderecos, " "), cfg.SituacaoCache)
 	select {
 	case <-ctx.Done():
 		return nil
 	case err := <-erros:
 		return err
 	}
-}
-
-// novoApp is httpapi.New as `d6a serve` assembles it, on a store of its
-// own, with cache (nil: off).
-func novoApp(cfg config.Config, cache *httpapi.Cache) (*fiber.App, *store.Store, error) {
-	st, err := store.Open(context.Background(), cfg.DatabaseURL)
-	if err != nil {
-		return nil, nil, err
-	}
-	app, err := httpapi.New(httpapi.Options{Config: cfg, Store: st, Metrics: metrics.New(metrics.StoreFonte(st, nil)),
-		Ready: func(context.Context) error { return nil }, Cache: cache})
-	if err != nil {
-		st.Close()
-	}
-	return app, st, err
 }
 
 // esperarCache returns once the d6a app at addr has answered from its cache,
@@ -663,7 +611,7 @@ func esperarCache(ctx context.Context, addr string) error {
 		if err := pedirTodos(ctx, addr, 1, sonda, 200, nil); err != nil {
 			return fmt.Errorf("cache probe: %w", err)
 		}
-		if situacaoDe(raspar(addr)).hit > 0 {
+		if lerCaches(raspar(addr)).situacao[0] > 0 {
 			return nil
 		}
 		if time.Now().After(prazo) {

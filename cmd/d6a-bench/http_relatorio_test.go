@@ -67,8 +67,8 @@ d6a_tokens_cache_total{resultado="miss"} 3
 d6a_jwks_cache_total{resultado="hit"} 3
 d6a_jwks_cache_total{resultado="miss"} 1
 `
-	want := metricasHTTP{contadas: 1200010, hit: 12345, miss: 300, tokens: [2]float64{7, 3}, jwks: [2]float64{3, 1}}
-	if got := situacaoDe(lerMetricas(strings.NewReader(corpo))); got != want {
+	want := metricasHTTP{situacao: [2]float64{12345, 300}, tokens: [2]float64{7, 3}, jwks: [2]float64{3, 1}}
+	if got := lerCaches(lerMetricas(strings.NewReader(corpo))); got != want {
 		t.Errorf("got %+v, want %+v", got, want)
 	}
 }
@@ -79,25 +79,25 @@ d6a_jwks_cache_total{resultado="miss"} 1
 func TestMarkdownCache(t *testing.T) {
 	c := func(carga, srv, pg, kern float64, n int, hit, miss float64) usoCPU {
 		return usoCPU{Eu: carga, D6A: srv, PG: pg, Kernel: kern, Maquina: carga + srv + pg + kern, Nucleos: 2, Janela: time.Second, N: n,
-			Lidas: 2 * float64(n), Escritas: 2 * float64(n), CacheHit: hit, CacheMiss: miss}
+			Lidas: 2 * float64(n), Escritas: 2 * float64(n), Cache: metricasHTTP{situacao: [2]float64{hit, miss}}}
 	}
 	run := func(nome string, n int, cp usoCPU) resultado {
-		return resultado{Nome: nome, Modo: "closed", Conexoes: 32, Janela: time.Second, OK: n, CPU: cp,
+		return resultado{Nome: nome, Conexoes: 32, Janela: time.Second, OK: n, CPU: cp,
 			Lat: latency.Summary{N: n, P50: time.Millisecond, P90: 2 * time.Millisecond, P99: 3 * time.Millisecond, Max: 9 * time.Millisecond}}
 	}
-	a := &ambienteHTTP{base: &base{versao: "15"}, poolMax: 4, tamanhoCache: 100000, tokens: make([]string, 3), cidadaos: make([]uuid.UUID, 3), comAtribuicao: 1,
-		cacheInicial: metricasHTTP{hit: 4, miss: 4}}
-	r := &relatorioHTTP{o: opcoesHTTP{d: time.Second, c: 32, taxa: 1000, conexoesAbrt: 128, diag: true, comando: "go run ./cmd/d6a-bench http"}, a: a, data: time.Unix(0, 0).UTC(),
-		bare:       run("bare fiber handler", 60000, c(0.9, 0.9, 0, 0.2, 60000, 0, 0)),
-		situacao:   run("situacao route", 20000, c(0.5, 1.1, 0.01, 0.2, 20000, 19990, 10)),
-		semBanco:   run("situacao route, 401 (no database)", 24000, c(0.6, 1.1, 0, 0.2, 24000, 0, 0)),
-		semCache:   run(nomeSemCache, 7000, c(0.3, 0.9, 0.5, 0.2, 7000, 0, 0)),
-		cacheAntes: metricasHTTP{hit: 4, miss: 4}, cacheDepois: metricasHTTP{hit: 30000, miss: 10}}
+	a := &ambienteHTTP{base: &base{versao: "15"}, poolMax: 4, tamanhoCache: 100000, tokens: make([]string, 3), cidadaos: make([]uuid.UUID, 3),
+		cacheInicial: metricasHTTP{situacao: [2]float64{4, 4}}}
+	r := &relatorioHTTP{o: opcoesHTTP{d: time.Second, c: 32, taxa: 1000, conexoesAbrt: 128, ativos: 1, diag: true, comando: "go run ./cmd/d6a-bench http"}, a: a, data: time.Unix(0, 0).UTC(),
+		bare:        run("bare fiber handler", 60000, c(0.9, 0.9, 0, 0.2, 60000, 0, 0)),
+		situacao:    run("situacao route", 20000, c(0.5, 1.1, 0.01, 0.2, 20000, 19990, 10)),
+		semBanco:    run("situacao route, 401 (no database)", 24000, c(0.6, 1.1, 0, 0.2, 24000, 0, 0)),
+		semCache:    run(nomeSemCache, 7000, c(0.3, 0.9, 0.5, 0.2, 7000, 0, 0)),
+		cacheRodada: metricasHTTP{situacao: [2]float64{29996, 6}}}
 	r.aberto = run("situacao route", 1000, c(0.2, 0.2, 0, 0.1, 1000, 1000, 0))
-	r.aberto.Modo, r.aberto.Taxa, r.aberto.Conexoes = "open", 1000, 128
+	r.aberto.Taxa, r.aberto.Conexoes = 1000, 128
 	for _, f := range formasConsulta {
-		x := run("database only: "+f.rotulo, 15000, c(0.8, 0, 0.9, 0.2, 15000, 0, 0))
-		x.Detalhe, x.Viagens = f.nome, f.viagens
+		x := run("database only, 1 round trip: "+f.nome, 15000, c(0.8, 0, 0.9, 0.2, 15000, 0, 0))
+		x.Viagens = f.viagens
 		r.banco = append(r.banco, x)
 	}
 	md := r.markdown()
@@ -136,8 +136,8 @@ func TestMarkdownCache(t *testing.T) {
 	// route) after the open loop, its paragraph and two targets more,
 	// judged against that second bare run.
 	r.conjunto = &conjuntoHTTP{n: 1000, ativos: 333, bare: r.bare, rodada: run("situacao route, 1,000 citizens at random", 35000, c(0.6, 1.1, 0.05, 0.2, 35000, 34000, 1000)),
-		antes: metricasHTTP{tokens: [2]float64{0, 1001}}, depois: metricasHTTP{hit: 34000, miss: 1000, tokens: [2]float64{35000, 1001}, jwks: [2]float64{0, 0}},
-		memInicio: memoria{RSS: 40 << 20}, memCheia: memoria{RSS: 41 << 20}, memFim: memoria{RSS: 41 << 20, HWM: 42 << 20}}
+		aleatorios: metricasHTTP{situacao: [2]float64{34000, 1000}, tokens: [2]float64{35000, 0}},
+		memInicio:  memoria{RSS: 40 << 20}, memCheia: memoria{RSS: 41 << 20}, memFim: memoria{RSS: 41 << 20, HWM: 42 << 20}}
 	md = r.markdown()
 	for _, want := range []string{"**Working set**", "**100.00% hits** (35,000 hits, 0 misses)", "| working set (1,000 citizens, RS256 through a JWKS): req/s ≥ 50% of the bare fiber handler's measured just before (closed loop) | **58.3%** (35,000 ÷ 60,000 req/s) | **met** — met by 8.3 points |",
 		"| working set: p99 ≤ 2× the bare fiber handler's p99 (closed loop) | **3.00 ms** (bare 3.00 ms, so at most 6.00 ms) | **met** — met by 3.00 ms |", "1,048 bytes per citizen"} {
