@@ -34,7 +34,9 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/schollz/progressbar/v3"
 
+	"github.com/formigueiro/d6a/internal/childproc"
 	"github.com/formigueiro/d6a/internal/latency"
+	"github.com/formigueiro/d6a/internal/natslocal"
 )
 
 // cenario is one measured run: K counsellors in a country shape, on an
@@ -381,7 +383,7 @@ func (a *ambiente) medir(ctx context.Context, c cenario, rodada int) (r resultad
 		return r, err
 	}
 	if e.bus.esperar(ctx, aq, 2*time.Minute, func(int) {}) != 1 {
-		return r, fmt.Errorf("first draw: no result within 2 min; log:\n%s", cauda(e.srv.log))
+		return r, fmt.Errorf("first draw: no result within 2 min; log:\n%s", childproc.Tail(e.srv.log))
 	}
 	r.MemDepois = lerMemoria(e.srv.Pid())
 	if r.Hierarquia, err = lerCargaHierarquia(e.srv.log); err != nil {
@@ -500,7 +502,7 @@ func (a *ambiente) carregar(ctx context.Context, c cenario, dir, db string) (flo
 // execucao is a run's bus and d6a serve. Restarted on the same
 // directories, they continue the run's stream, consumer and signing key.
 type execucao struct {
-	nats    *natsExterno
+	nats    *natslocal.Server
 	srv     *servidor
 	bus     *barramento
 	medidos processosMedidos
@@ -513,10 +515,10 @@ func (a *ambiente) subir(dir, url, log string) (e *execucao, err error) {
 	e = &execucao{medidos: processosMedidos{pgDir: a.pg.Dir}}
 	natsURL := ""
 	if !a.o.embutido {
-		if e.nats, err = iniciarNATS(a.binNATS, filepath.Join(dir, "nats")); err != nil {
+		if e.nats, err = natslocal.Start(a.binNATS, natslocal.Options{Dir: filepath.Join(dir, "nats")}); err != nil {
 			return e, err
 		}
-		natsURL, e.medidos.nats = e.nats.url, e.nats.Pid()
+		natsURL, e.medidos.nats = e.nats.URL(), e.nats.Pid()
 	}
 	if e.srv, err = iniciarServe(a.binD6A, dir, log, url, natsURL, a.o.perf); err != nil {
 		return e, err
@@ -539,7 +541,7 @@ func (e *execucao) parar() (err error) {
 		e.parado = true
 	}
 	if e.nats != nil {
-		_ = e.nats.parar(10 * time.Second)
+		_ = e.nats.Stop(syscall.SIGTERM)
 		e.nats = nil
 	}
 	return err
@@ -669,11 +671,11 @@ func (a *ambiente) medirLacos(ctx context.Context) (l resultadoLacos, err error)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return l, err
 	}
-	nats, err := iniciarNATS(a.binNATS, filepath.Join(dir, "nats"))
+	nats, err := natslocal.Start(a.binNATS, natslocal.Options{Dir: filepath.Join(dir, "nats")})
 	if err != nil {
 		return l, err
 	}
-	defer func() { _ = nats.parar(10 * time.Second) }()
+	defer func() { _ = nats.Stop(syscall.SIGTERM) }()
 	if err := a.pg.CreateDatabase(ctx, "laco", ""); err != nil {
 		return l, err
 	}
@@ -687,7 +689,7 @@ func (a *ambiente) medirLacos(ctx context.Context) (l resultadoLacos, err error)
 	// medir names a measurement oque in the log and in a noisy start's note.
 	medir := func(oque string, m, lote int, taxa float64) (x laco, err error) {
 		a.sossegar("", "bare loop ("+oque+")", medidos)
-		if x, err = medirLaco(ctx, nats.url, a.pg.URL("laco"), gerarDemandas(rng, a.pais, m), lote, taxa, medidos); err == nil {
+		if x, err = medirLaco(ctx, nats.URL(), a.pg.URL("laco"), gerarDemandas(rng, a.pais, m), lote, taxa, medidos); err == nil {
 			logf("bare loop, %s: %.0f msgs/s (%.2f× pgbench; inputs %s at %.0f/s); publish → result p50 %.1f ms, p99 %.1f ms; CPU per message: loop+publisher %.2f ms, PostgreSQL %.2f ms, nats-server %.2f ms",
 				oque+se(taxa > 0, fmt.Sprintf(", commit ≤ %d", lote), ""), x.Vazao(), razao(x.Vazao(), l.PgbenchTPS), se(taxa > 0, "offered", "published"), se(taxa > 0, taxa, float64(x.M)/x.Publicacao.Seconds()),
 				ms(x.Lat.P50), ms(x.Lat.P99), x.CPU.Ms(x.CPU.Eu), x.CPU.Ms(x.CPU.PG), x.CPU.Ms(x.CPU.NATS))

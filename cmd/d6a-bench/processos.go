@@ -19,6 +19,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/formigueiro/d6a/internal/childproc"
 	"github.com/formigueiro/d6a/internal/loopback"
 	"github.com/formigueiro/d6a/internal/pglocal"
 	"github.com/formigueiro/d6a/internal/procstat"
@@ -106,93 +107,36 @@ func ambienteLimpo() []string {
 	return slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "D6A_") })
 }
 
-// processo is a child process with its log file.
+// processo is a child process of the bench (childproc), under the names
+// the bench's files use.
 type processo struct {
-	nome string
-	cmd  *exec.Cmd
-	log  string
-	done chan error
+	*childproc.Process
+	log string
 }
 
 func iniciar(nome, log string, env []string, bin string, args ...string) (*processo, error) {
-	f, err := os.Create(log)
+	p, err := childproc.Start(nome, log, env, bin, args...)
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(bin, args...)
-	cmd.Env = env
-	cmd.Stdout, cmd.Stderr = f, f
-	// Children die with the bench, even when it is killed.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("%s: %w", nome, err)
-	}
-	p := &processo{nome: nome, cmd: cmd, log: log, done: make(chan error, 1)}
-	go func() { p.done <- cmd.Wait(); f.Close() }()
-	return p, nil
+	return &processo{p, log}, nil
 }
-
-func (p *processo) Pid() int { return p.cmd.Process.Pid }
 
 // vivo reports an early exit (with the tail of its log).
-func (p *processo) vivo() error {
-	select {
-	case err := <-p.done:
-		p.done <- err
-		return fmt.Errorf("%s exited (%v); last log lines:\n%s", p.nome, err, cauda(p.log))
-	default:
-		return nil
-	}
-}
+func (p *processo) vivo() error { return p.Exited() }
 
 // parar sends SIGTERM (the drain path) and waits, then kills.
 func (p *processo) parar(espera time.Duration) error {
-	if p == nil || p.cmd == nil {
+	if p == nil {
 		return nil
 	}
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	matar := time.AfterFunc(espera, func() { _ = p.cmd.Process.Kill() })
-	err := <-p.done
-	p.done <- err
-	if !matar.Stop() {
-		return fmt.Errorf("%s did not stop within %s; killed", p.nome, espera)
-	}
-	return err
-}
-
-// esperarPronto polls pronto until it holds, p exits or limite passes; on
-// failure p is stopped.
-func esperarPronto(p *processo, limite time.Duration, pronto func() bool) error {
-	for fim := time.Now().Add(limite); !pronto(); time.Sleep(50 * time.Millisecond) {
-		err := p.vivo()
-		if err == nil && time.Now().After(fim) {
-			err = fmt.Errorf("%s not ready after %s; log:\n%s", p.nome, limite, cauda(p.log))
-		}
-		if err != nil {
-			_ = p.parar(10 * time.Second)
-			return err
-		}
-	}
-	return nil
+	return p.Stop(syscall.SIGTERM, espera)
 }
 
 // esperarLinha waits for p to write a line starting with prefixo in its
 // log, and returns it.
-func esperarLinha(p *processo, prefixo string, limite time.Duration) (linha string, err error) {
-	err = esperarPronto(p, limite, func() bool {
-		b, _ := os.ReadFile(p.log)
-		_, depois, ok := strings.Cut("\n"+string(b), "\n"+prefixo)
-		linha, _, _ = strings.Cut(prefixo+depois, "\n")
-		return ok
-	})
-	return linha, err
-}
-
-// cauda is the last 3,000 bytes of a log.
-func cauda(path string) string {
-	b, _ := os.ReadFile(path)
-	return string(b[max(0, len(b)-3000):])
+func esperarLinha(p *processo, prefixo string, limite time.Duration) (string, error) {
+	return p.WaitLine(prefixo, limite)
 }
 
 // memoria is VmRSS and VmHWM (peak RSS) of a process, in bytes; zero when
@@ -210,38 +154,6 @@ func lerMemoria(pid int) memoria {
 func enderecoLivre() (string, error) {
 	p, err := loopback.FreePort()
 	return fmt.Sprintf("127.0.0.1:%d", p), err
-}
-
-// natsExterno is a nats-server started from the module with the durability
-// d6a's embedded server has (CONTRACT §3: fsync before acknowledging).
-type natsExterno struct {
-	*processo
-	url string
-}
-
-func iniciarNATS(bin, dir string) (*natsExterno, error) {
-	addr, err := enderecoLivre()
-	if err != nil {
-		return nil, err
-	}
-	conf := filepath.Join(dir, "nats.conf")
-	txt := fmt.Sprintf("listen: %s\nmax_payload: 1MB\njetstream {\n  store_dir: %q\n  sync_interval: always\n}\n", addr, filepath.Join(dir, "js"))
-	if err := errors.Join(os.MkdirAll(dir, 0o755), os.WriteFile(conf, []byte(txt), 0o644)); err != nil {
-		return nil, err
-	}
-	p, err := iniciar("nats-server", filepath.Join(dir, "nats.log"), os.Environ(), bin, "-c", conf)
-	if err != nil {
-		return nil, err
-	}
-	// nats-server says it is ready once JetStream is up and it listens.
-	err = esperarPronto(p, 30*time.Second, func() bool {
-		b, _ := os.ReadFile(p.log)
-		return strings.Contains(string(b), "] Server is ready")
-	})
-	if err != nil {
-		return nil, err
-	}
-	return &natsExterno{processo: p, url: "nats://" + addr}, nil
 }
 
 // servidor is one `d6a serve`.
@@ -276,7 +188,7 @@ func iniciarServe(bin, dir, log, dbURL, natsURL string, pprof bool) (*servidor, 
 		return nil, err
 	}
 	cli := &http.Client{Timeout: time.Second}
-	err = esperarPronto(s.processo, 2*time.Minute, func() bool {
+	err = s.WaitReady(2*time.Minute, func() bool {
 		r, err := cli.Get("http://" + s.http + "/readyz")
 		if err != nil {
 			return false

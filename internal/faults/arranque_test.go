@@ -85,11 +85,11 @@ func TestArranque(t *testing.T) {
 	}{
 		{"database unreachable", "D6A_DATABASE_URL", com(map[string]string{
 			"D6A_DATABASE_URL": "postgres://postgres@127.0.0.1:" + fechada + "/x?sslmode=disable&connect_timeout=2",
-			"D6A_NATS_URL":     srv.url(), "D6A_HTTP_ADDR": "127.0.0.1:0"})},
+			"D6A_NATS_URL":     srv.URL(), "D6A_HTTP_ADDR": "127.0.0.1:0"})},
 		{"NATS unreachable", "D6A_NATS_URL", com(map[string]string{
 			"D6A_DATABASE_URL": dbURL, "D6A_NATS_URL": "nats://127.0.0.1:" + fechada, "D6A_HTTP_ADDR": "127.0.0.1:0"})},
 		{"HTTP address in use", "D6A_HTTP_ADDR", com(map[string]string{
-			"D6A_DATABASE_URL": dbURL, "D6A_NATS_URL": srv.url(), "D6A_HTTP_ADDR": ocupada.Addr().String()})},
+			"D6A_DATABASE_URL": dbURL, "D6A_NATS_URL": srv.URL(), "D6A_HTTP_ADDR": ocupada.Addr().String()})},
 	}
 	for _, c := range casos {
 		saida, out := executarD6a(t, 90*time.Second, c.env, "serve")
@@ -132,7 +132,7 @@ func TestArranque(t *testing.T) {
 	srv2 := novoNATS(t, "arranque2")
 	var insts []*instancia
 	for i := 0; i < 3; i++ {
-		insts = append(insts, novaInstancia(t, fmt.Sprintf("s%d", i), com(map[string]string{"D6A_DATABASE_URL": url, "D6A_NATS_URL": srv2.url(), "D6A_LOG_LEVEL": "info"})))
+		insts = append(insts, novaInstancia(t, fmt.Sprintf("s%d", i), com(map[string]string{"D6A_DATABASE_URL": url, "D6A_NATS_URL": srv2.URL(), "D6A_LOG_LEVEL": "info"})))
 	}
 	for _, i := range insts {
 		if err := i.pronta(90 * time.Second); err != nil {

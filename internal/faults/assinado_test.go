@@ -27,12 +27,12 @@ import (
 func TestPublicadoSoAssinado(t *testing.T) {
 	dbURL := novoBanco(t, "assinado")
 	srv := novoNATS(t, "assinado")
-	cli := conectar(t, srv.url())
+	cli := conectar(t, srv.URL())
 	m := novoModelo(par.seed+7, 1000)
 	ctx := context.Background()
 	pool := poolComHierarquia(t, ctx, dbURL, m)
 	i := novaInstancia(t, "assinado", map[string]string{
-		"D6A_DATABASE_URL": dbURL, "D6A_NATS_URL": srv.url(), "D6A_JWT_SECRET": segredo,
+		"D6A_DATABASE_URL": dbURL, "D6A_NATS_URL": srv.URL(), "D6A_JWT_SECRET": segredo,
 		"D6A_LOG_LEVEL": "info", "D6A_OUTBOX_POLL": "200ms", "D6A_FETCH_TIMEOUT": "250ms",
 		"D6A_TRANSPARENCIA_POR_MINUTO": "0",
 	})

@@ -18,6 +18,8 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/formigueiro/d6a/internal/natslocal"
 )
 
 // segredo is the HS256 key of the session tokens (D6A_JWT_SECRET).
@@ -100,7 +102,7 @@ func TestCaos(t *testing.T) {
 	r := rand.New(rand.NewPCG(par.seed, 0xfa17))
 	dbURL := novoBanco(t, "caos")
 	srv := novoNATS(t, "caos")
-	cli := conectar(t, srv.url())
+	cli := conectar(t, srv.URL())
 	m := novoModelo(par.seed, par.eventos)
 
 	ctx := context.Background()
@@ -108,7 +110,7 @@ func TestCaos(t *testing.T) {
 
 	env := func() map[string]string {
 		return map[string]string{
-			"D6A_DATABASE_URL": dbURL, "D6A_NATS_URL": srv.url(), "D6A_JWT_SECRET": segredo,
+			"D6A_DATABASE_URL": dbURL, "D6A_NATS_URL": srv.URL(), "D6A_JWT_SECRET": segredo,
 			"D6A_MAX_ENTREGAS": "5", "D6A_THROTTLE_POR_MINUTO": "6000", "D6A_TRUSTED_PROXIES": "127.0.0.1",
 			"D6A_LOG_LEVEL": "info", "D6A_LOG_FORMAT": "json", "D6A_OUTBOX_POLL": "200ms", "D6A_FETCH_TIMEOUT": "250ms",
 		}
@@ -319,7 +321,7 @@ func TestCaos(t *testing.T) {
 
 // executarFalhas runs the schedule; it reports with t.Errorf only (it is
 // not the test goroutine).
-func executarFalhas(t *testing.T, inicio time.Time, fs []falha, insts []*instancia, srv *servidorNATS, pl *placar, r *rand.Rand) {
+func executarFalhas(t *testing.T, inicio time.Time, fs []falha, insts []*instancia, srv *natslocal.Server, pl *placar, r *rand.Rand) {
 	for _, f := range fs {
 		if d := time.Until(inicio.Add(f.em)); d > 0 {
 			time.Sleep(d)
@@ -350,7 +352,7 @@ func executarFalhas(t *testing.T, inicio time.Time, fs []falha, insts []*instanc
 				sig = syscall.SIGKILL
 			}
 			pl.anotar(inicio, "NATS stop (%s)", sig)
-			if err := srv.reiniciar(sig, time.Second); err != nil {
+			if err := reiniciar(srv, sig, time.Second); err != nil {
 				t.Errorf("NATS restart: %v", err)
 			}
 			pl.mu.Lock()

@@ -25,6 +25,7 @@ import (
 
 	"github.com/formigueiro/d6a/internal/bus"
 	"github.com/formigueiro/d6a/internal/evento"
+	"github.com/formigueiro/d6a/internal/natslocal"
 	"github.com/formigueiro/d6a/internal/pglocal"
 )
 
@@ -33,55 +34,34 @@ import (
 // replicas, a PostgreSQL primary with a streaming standby, and two
 // `d6a serve` given every NATS URL and a multi-host database URL.
 
-// natsCluster is three servers of one JetStream cluster, each a servidorNATS
-// (separate processes, so kill -9 is a crash).
+// natsCluster is three servers of one JetStream cluster, each a natslocal
+// server (separate processes, so kill -9 is a crash).
 type natsCluster struct {
-	nos   map[string]*servidorNATS // by server_name
+	nos   map[string]*natslocal.Server // by server_name
 	nomes []string
 }
 
 func novoNATSCluster(t *testing.T) *natsCluster {
 	t.Helper()
-	c := &natsCluster{nos: map[string]*servidorNATS{}}
+	c := &natsCluster{nos: map[string]*natslocal.Server{}}
 	rotas := make([]int, 3)
 	for i := range rotas {
 		rotas[i] = porta(t)
 	}
 	for i := range 3 {
 		nome := fmt.Sprintf("n%d", i+1)
-		s := &servidorNATS{t: t, porta: porta(t), dir: filepath.Join(raiz, "cluster", nome)}
-		if err := os.MkdirAll(s.dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
 		var rs []string
 		for j, p := range rotas {
 			if j != i {
 				rs = append(rs, fmt.Sprintf("nats-route://127.0.0.1:%d", p))
 			}
 		}
-		// sync_interval: always: an acknowledged publish is on disk on a
-		// quorum (Jepsen's NATS 2.12.1 report: the default 2-minute fsync
-		// loses acknowledged writes when servers crash together).
-		conf := fmt.Sprintf(`server_name: %s
-jetstream {
-  store_dir: %q
-  sync_interval: always
-}
-cluster {
-  name: d6a
-  listen: 127.0.0.1:%d
-  routes: [%s]
-}
-`, nome, filepath.Join(s.dir, "store"), rotas[i], strings.Join(rs, ", "))
-		s.conf = filepath.Join(s.dir, "nats.conf")
-		if err := os.WriteFile(s.conf, []byte(conf), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if err := s.iniciar(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.parar(syscall.SIGTERM) })
-		c.nos[nome] = s
+		// natslocal's sync_interval: always: an acknowledged publish is on
+		// disk on a quorum (Jepsen's NATS 2.12.1 report: the default
+		// 2-minute fsync loses acknowledged writes when servers crash
+		// together).
+		conf := fmt.Sprintf("server_name: %s\ncluster {\n  name: d6a\n  listen: 127.0.0.1:%d\n  routes: [%s]\n}\n", nome, rotas[i], strings.Join(rs, ", "))
+		c.nos[nome] = iniciarNATS(t, natslocal.Options{Dir: filepath.Join(raiz, "cluster", nome), Config: conf})
 		c.nomes = append(c.nomes, nome)
 	}
 	return c
@@ -90,7 +70,7 @@ cluster {
 func (c *natsCluster) url() string {
 	var us []string
 	for _, n := range c.nomes {
-		us = append(us, c.nos[n].url())
+		us = append(us, c.nos[n].URL())
 	}
 	return strings.Join(us, ",")
 }
@@ -602,7 +582,7 @@ func TestCluster(t *testing.T) {
 			return "stream_leader=?"
 		}
 		s := nc.nos[lider]
-		s.parar(syscall.SIGKILL)
+		_ = s.Stop(syscall.SIGKILL)
 		morte := time.Now()
 		// When the stream has a leader again: nothing reaches it before.
 		var (
@@ -626,7 +606,7 @@ func TestCluster(t *testing.T) {
 		time.Sleep(3 * time.Second)
 		a.matar()
 		time.Sleep(time.Until(morte.Add(10 * time.Second)))
-		if err := s.iniciar(); err != nil {
+		if err := s.Restart(); err != nil {
 			t.Errorf("restarting %s: %v", lider, err)
 		}
 		reiniciado.Store(true)

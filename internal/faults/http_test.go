@@ -132,7 +132,7 @@ func TestAtaquesHTTP(t *testing.T) {
 	inicio := time.Now()
 	dbURL := novoBanco(t, "http")
 	srv := novoNATS(t, "http")
-	cli := conectar(t, srv.url())
+	cli := conectar(t, srv.URL())
 	ctx := context.Background()
 	pool, err := pgxpool.New(ctx, dbURL)
 	if err != nil {
@@ -160,7 +160,7 @@ func TestAtaquesHTTP(t *testing.T) {
 	}
 
 	base := map[string]string{
-		"D6A_DATABASE_URL": dbURL, "D6A_NATS_URL": srv.url(), "D6A_TRUSTED_PROXIES": "127.0.0.1",
+		"D6A_DATABASE_URL": dbURL, "D6A_NATS_URL": srv.URL(), "D6A_TRUSTED_PROXIES": "127.0.0.1",
 		"D6A_LOG_LEVEL": "info", "D6A_OUTBOX_POLL": "200ms", "D6A_FETCH_TIMEOUT": "250ms",
 	}
 	envHS := map[string]string{"D6A_JWT_SECRET": segredo, "D6A_THROTTLE_POR_MINUTO": strconv.Itoa(throttleHTTP)}

@@ -30,12 +30,12 @@ func TestQuedaLongaDoPostgres(t *testing.T) {
 	inicio := time.Now()
 	dbURL := novoBanco(t, "pglonga")
 	srv := novoNATS(t, "pglonga")
-	cli := conectar(t, srv.url())
+	cli := conectar(t, srv.URL())
 	m := novoModelo(par.seed+1, 100)
 	ctx := context.Background()
 	pool := poolComHierarquia(t, ctx, dbURL, m)
 	i := novaInstancia(t, "longa", map[string]string{
-		"D6A_DATABASE_URL": dbURL, "D6A_NATS_URL": srv.url(), "D6A_JWT_SECRET": segredo,
+		"D6A_DATABASE_URL": dbURL, "D6A_NATS_URL": srv.URL(), "D6A_JWT_SECRET": segredo,
 		"D6A_MAX_ENTREGAS": "5", "D6A_LOG_LEVEL": "info", "D6A_OUTBOX_POLL": "200ms", "D6A_FETCH_TIMEOUT": "250ms",
 	})
 	if err := i.pronta(120 * time.Second); err != nil {

@@ -7,7 +7,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -19,7 +18,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/formigueiro/d6a/internal/childproc"
 	"github.com/formigueiro/d6a/internal/loopback"
+	"github.com/formigueiro/d6a/internal/natslocal"
 )
 
 func porta(t *testing.T) int {
@@ -31,104 +32,29 @@ func porta(t *testing.T) int {
 	return p
 }
 
-// servidorNATS is a real nats-server process with JetStream on a store of
+// novoNATS starts a real nats-server process with JetStream on a store of
 // its own, so it can be stopped and restarted apart from d6a.
-type servidorNATS struct {
-	t      *testing.T
-	porta  int
-	dir    string
-	conf   string
-	mu     sync.Mutex
-	cmd    *exec.Cmd
-	feito  chan struct{}
-	vezes  int
-	quedas int
+func novoNATS(t *testing.T, nome string) *natslocal.Server {
+	t.Helper()
+	return iniciarNATS(t, natslocal.Options{Dir: filepath.Join(raiz, nome, "nats"), Config: "server_name: faults\n"})
 }
 
-func novoNATS(t *testing.T, nome string) *servidorNATS {
+func iniciarNATS(t *testing.T, o natslocal.Options) *natslocal.Server {
 	t.Helper()
-	s := &servidorNATS{t: t, porta: porta(t), dir: filepath.Join(raiz, nome, "nats")}
-	if err := os.MkdirAll(s.dir, 0o755); err != nil {
+	s, err := natslocal.Start(binNATS, o)
+	if err != nil {
 		t.Fatal(err)
 	}
-	// sync_interval: always, as CONTRACT §3 asks of an external cluster:
-	// an acknowledged publish is on disk.
-	s.conf = filepath.Join(s.dir, "nats.conf")
-	conf := fmt.Sprintf("server_name: faults\njetstream {\n  store_dir: %q\n  sync_interval: always\n}\n", filepath.Join(s.dir, "store"))
-	if err := os.WriteFile(s.conf, []byte(conf), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.iniciar(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.parar(syscall.SIGTERM) })
+	t.Cleanup(func() { _ = s.Stop(syscall.SIGTERM) })
 	return s
 }
 
-func (s *servidorNATS) url() string { return "nats://127.0.0.1:" + strconv.Itoa(s.porta) }
-
-// iniciar starts the server and waits for its port. It does not call
-// t.Fatal: the fault goroutine restarts the server.
-func (s *servidorNATS) iniciar() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.vezes++
-	log, err := os.Create(filepath.Join(s.dir, fmt.Sprintf("nats-%d.log", s.vezes)))
-	if err != nil {
-		return err
-	}
-	cmd := exec.Command(binNATS, "-c", s.conf, "-js", "-a", "127.0.0.1", "-p", strconv.Itoa(s.porta))
-	cmd.Stdout, cmd.Stderr = log, log
-	if err := cmd.Start(); err != nil {
-		log.Close()
-		return fmt.Errorf("nats-server: %w", err)
-	}
-	s.cmd, s.feito = cmd, make(chan struct{})
-	feito := s.feito
-	go func() { _ = cmd.Wait(); log.Close(); close(feito) }()
-	return esperarPorta(s.porta, 20*time.Second)
-}
-
-// parar stops the server with sig (SIGTERM: clean shutdown; SIGKILL: crash).
-func (s *servidorNATS) parar(sig syscall.Signal) {
-	s.mu.Lock()
-	cmd, feito := s.cmd, s.feito
-	s.cmd = nil
-	s.mu.Unlock()
-	if cmd == nil {
-		return
-	}
-	_ = cmd.Process.Signal(sig)
-	select {
-	case <-feito:
-	case <-time.After(20 * time.Second):
-		_ = cmd.Process.Kill()
-		<-feito
-	}
-}
-
-// reiniciar is a NATS outage of about `fora`: stop, wait, start on the same
-// port and store.
-func (s *servidorNATS) reiniciar(sig syscall.Signal, fora time.Duration) error {
-	s.parar(sig)
-	s.quedas++
+// reiniciar is a NATS outage of about `fora`: stop with sig (SIGTERM: clean
+// shutdown; SIGKILL: crash), wait, start on the same port and store.
+func reiniciar(s *natslocal.Server, sig syscall.Signal, fora time.Duration) error {
+	_ = s.Stop(sig)
 	time.Sleep(fora)
-	return s.iniciar()
-}
-
-func esperarPorta(p int, limite time.Duration) error {
-	fim := time.Now().Add(limite)
-	for {
-		c, err := net.DialTimeout("tcp", "127.0.0.1:"+strconv.Itoa(p), time.Second)
-		if err == nil {
-			c.Close()
-			return nil
-		}
-		if time.Now().After(fim) {
-			return fmt.Errorf("nothing listens on port %d after %s", p, limite)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	return s.Restart()
 }
 
 // instancia is one `d6a serve`, restarted by a supervisor loop whenever it
@@ -142,7 +68,7 @@ type instancia struct {
 	dir   string
 
 	mu          sync.Mutex
-	cmd         *exec.Cmd
+	proc        *childproc.Process // the running incarnation
 	desde       time.Time
 	encarnacoes int
 	logs        []string
@@ -151,7 +77,7 @@ type instancia struct {
 	ultimaSaida string
 	parando     bool
 	fim         chan struct{}
-	vivo        chan struct{} // closed when the current incarnation exits
+	vivo        chan struct{} // closed once the current incarnation's exit is counted
 }
 
 // novaInstancia starts a supervised `d6a serve` with env (D6A_* only; the
@@ -193,30 +119,20 @@ func (i *instancia) supervisionar() {
 		}
 		i.encarnacoes++
 		caminho := filepath.Join(i.dir, fmt.Sprintf("%s-%02d.log", i.nome, i.encarnacoes))
-		log, err := os.Create(caminho)
+		p, err := childproc.Start(i.nome, caminho, i.env, binD6a, "serve")
 		if err != nil {
 			i.mu.Unlock()
-			i.t.Errorf("%s: %v", i.nome, err)
-			return
-		}
-		cmd := exec.Command(binD6a, "serve")
-		cmd.Env = i.env
-		cmd.Stdout, cmd.Stderr = log, log
-		if err := cmd.Start(); err != nil {
-			i.mu.Unlock()
-			log.Close()
 			i.t.Errorf("%s: start: %v", i.nome, err)
 			return
 		}
-		i.cmd, i.desde, i.vivo = cmd, time.Now(), make(chan struct{})
+		i.proc, i.desde, i.vivo = p, time.Now(), make(chan struct{})
 		i.logs = append(i.logs, caminho)
 		vivo := i.vivo
 		i.mu.Unlock()
 
-		err = cmd.Wait()
-		log.Close()
+		err = p.Wait()
 		i.mu.Lock()
-		i.cmd = nil
+		i.proc = nil
 		i.ultimaSaida = descreverSaida(err)
 		i.saidas[i.ultimaSaida]++
 		close(vivo)
@@ -249,14 +165,14 @@ func descreverSaida(err error) string {
 // none was running.
 func (i *instancia) matar() bool {
 	i.mu.Lock()
-	cmd, vivo := i.cmd, i.vivo
-	if cmd == nil || i.parando {
+	p, vivo := i.proc, i.vivo
+	if p == nil || i.parando {
 		i.mu.Unlock()
 		return false
 	}
 	i.mortes++
 	i.mu.Unlock()
-	_ = cmd.Process.Signal(syscall.SIGKILL)
+	_ = p.Signal(syscall.SIGKILL)
 	<-vivo
 	return true
 }
@@ -265,7 +181,7 @@ func (i *instancia) matar() bool {
 func (i *instancia) vivaHa() (time.Duration, bool) {
 	i.mu.Lock()
 	defer i.mu.Unlock()
-	if i.cmd == nil {
+	if i.proc == nil {
 		return 0, false
 	}
 	return time.Since(i.desde), true
@@ -281,17 +197,12 @@ func (i *instancia) encerrar(limite time.Duration) (string, time.Duration) {
 		return i.ultimaSaida, 0
 	}
 	i.parando = true
-	cmd, vivo := i.cmd, i.vivo
+	p := i.proc
 	i.mu.Unlock()
 	inicio := time.Now()
-	if cmd != nil {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-vivo:
-		case <-time.After(limite):
-			i.t.Errorf("%s: did not exit within %s of SIGTERM; killing it", i.nome, limite)
-			_ = cmd.Process.Kill()
-			<-vivo
+	if p != nil {
+		if err := p.Stop(syscall.SIGTERM, limite); errors.Is(err, childproc.ErrKilled) {
+			i.t.Errorf("%s: did not exit within %s of SIGTERM; killed", i.nome, limite)
 		}
 	}
 	<-i.fim
