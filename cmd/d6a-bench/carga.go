@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -68,18 +69,12 @@ func conectar(url, saida string) (*barramento, error) {
 	}
 	b.js, err = jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(1024))
 	for subj, tipo := range vigiados {
-		var sub *nats.Subscription
-		if err != nil {
-			break
-		}
-		if sub, err = nc.Subscribe(subj, func(m *nats.Msg) { b.resultado(m, tipo) }); err == nil {
+		sub, e := nc.Subscribe(subj, func(m *nats.Msg) { b.resultado(m, tipo) })
+		if err = cmp.Or(err, e); e == nil {
 			_ = sub.SetPendingLimits(-1, -1)
 		}
 	}
-	if err == nil {
-		err = nc.Flush()
-	}
-	if err != nil {
+	if err = cmp.Or(err, nc.Flush()); err != nil {
 		nc.Close()
 		return nil, err
 	}

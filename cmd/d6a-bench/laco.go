@@ -90,23 +90,22 @@ func medirLaco(ctx context.Context, natsURL, dbURL string, ds []*demanda, lote i
 	antes := amostrar(medidos)
 	erroPub := make(chan error, 1)
 	var publicacao time.Duration // read only after erroPub delivered
-	go func() {
+	go func(erroPub chan<- error) {
 		var err error
 		publicacao, err = pub.publicar(ctx, entrada, ds, taxa, func(int) {})
 		erroPub <- err
-	}()
-	feitos, seq := 0, int64(0)
-	ocioso, publicado := true, false
+	}(erroPub)
+	feitos, seq, ocioso := 0, int64(0), true
 	for feitos < len(ds) {
 		if ctx.Err() != nil {
 			return l, ctx.Err()
 		}
-		select { // the publisher sends once: later iterations take default
+		select { // the publisher sends once: erroPub is then nil, and never ready
 		case err := <-erroPub:
 			if err != nil {
 				return l, err
 			}
-			publicado = true
+			erroPub = nil
 		default:
 		}
 		var b jetstream.MessageBatch
@@ -187,7 +186,7 @@ func medirLaco(ctx context.Context, natsURL, dbURL string, ds []*demanda, lote i
 	for _, f := range []*time.Duration{&l.Fases.Entrega, &l.Fases.Escrita, &l.Fases.Publicacao} {
 		*f /= time.Duration(len(ds))
 	}
-	if !publicado {
+	if erroPub != nil {
 		if err := <-erroPub; err != nil {
 			return l, err
 		}

@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"slices"
@@ -251,7 +252,9 @@ func executar(ctx context.Context, o opcoes) (err error) {
 	a.binD6A, a.binNATS = filepath.Join(a.dir, "bin", "d6a"), filepath.Join(a.dir, "bin", "nats-server")
 	// The bare loop needs nats-server even with -embedded-nats.
 	for _, b := range [][2]string{{a.binD6A, "./cmd/d6a"}, {a.binNATS, "github.com/nats-io/nats-server/v2"}} {
-		if err := compilar(ctx, a.raiz, b[0], b[1]); err != nil {
+		cmd := exec.CommandContext(ctx, "go", "build", "-o", b[0], b[1])
+		cmd.Dir = a.raiz
+		if _, err := comSaida(cmd, "go build "+b[1]); err != nil {
 			return err
 		}
 	}
@@ -311,11 +314,7 @@ func (a *ambiente) prepararBase(ctx context.Context) error {
 		return err
 	}
 	_ = b.Finish()
-	var partes []string
-	for n := range nNiveis {
-		partes = append(partes, fmt.Sprintf("%d %s", len(a.pais.porNivel[n]), nomeNivel[n]))
-	}
-	logf("core.uc_polygons: %d units (%s) in %s", a.pais.Tamanho(), strings.Join(partes, ", "), time.Since(t).Round(time.Millisecond))
+	logf("core.uc_polygons: %d units in %s", a.pais.Tamanho(), time.Since(t).Round(time.Millisecond))
 	return a.pg.CreateDatabase(ctx, "pgbench", "")
 }
 
@@ -389,15 +388,12 @@ func (a *ambiente) medir(ctx context.Context, c cenario, rodada int) (r resultad
 	if r.Hierarquia, err = lerCargaHierarquia(e.srv.log); err != nil {
 		return r, err
 	}
-	logf("first draw in %s: hierarchy of %s UCs cached in %s; RSS %.1f → %.1f MB",
-		relogioBase.Add(time.Duration(aq[0].recv.Load())).Sub(aq[0].pub).Round(time.Millisecond), milhares(r.Hierarquia.UCs),
-		r.Hierarquia.Duracao.Round(time.Millisecond), mb(r.MemAntes.RSS), mb(r.MemDepois.RSS))
 
 	// The passes: light load (a draw alone), the burst as fast as the bus
 	// takes it, then paced at a fraction of the burst's rate (p99 target),
 	// each with the server's statistics; liberar ends their assignments.
 	passar := func(p *passe, pg *estatisticasPG, m int, taxa float64, nome string, libertar bool) (err error) {
-		if err = zerarEstatisticas(ctx, conn); err == nil {
+		if err = executarSQL(ctx, conn, `SELECT pg_stat_statements_reset(), pg_stat_reset_shared('wal'), pg_stat_reset()`); err == nil {
 			*p, err = a.passe(ctx, e, rng, m, taxa, c.String()+": ", nome)
 		}
 		if err == nil {
@@ -431,22 +427,12 @@ func (a *ambiente) medir(ctx context.Context, c cenario, rodada int) (r resultad
 			JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'd6a'`).Scan(&r.Estatisticas); err != nil {
 			return r, err
 		}
-		if c.Fresco {
-			logf("pg_statistic rows of the d6a tables at the end: %d (0 = never analyzed)", r.Estatisticas)
-		}
 		r.MemFim, r.NATSMem = lerMemoria(e.srv.Pid()), lerMemoria(e.medidos.nats)
-		logf("d6a serve RSS %.1f MB, peak (VmHWM) %.1f MB", mb(r.MemFim.RSS), mb(r.MemFim.HWM))
 	}
 	if err := e.parar(); err != nil {
 		logf("d6a serve exit: %v", err)
 	}
 	r.Avisos, _ = lerLog(e.srv.log)
-	for _, av := range r.Avisos[:min(5, len(r.Avisos))] {
-		logf("  d6a serve logged: %s", av)
-	}
-	if len(r.Avisos) > 5 {
-		logf("  … %d more", len(r.Avisos)-5)
-	}
 	return r, nil
 }
 
@@ -460,7 +446,9 @@ func (a *ambiente) carregar(ctx context.Context, c cenario, dir, db string) (flo
 	if err := a.pg.CreateDatabase(ctx, db, "bench_base"); err != nil {
 		return 0, err
 	}
-	if err := migrar(ctx, a.binD6A, a.pg.URL(db)); err != nil {
+	migrar := exec.CommandContext(ctx, a.binD6A, "migrate")
+	migrar.Env = append(ambienteLimpo(), "D6A_DATABASE_URL="+a.pg.URL(db), "D6A_LOG_FORMAT=json")
+	if _, err := comSaida(migrar, "d6a migrate"); err != nil {
 		return 0, err
 	}
 	conn, err := pgx.Connect(ctx, a.pg.URL(db))
@@ -491,12 +479,7 @@ func (a *ambiente) carregar(ctx context.Context, c cenario, dir, db string) (flo
 		return 0, err
 	}
 	a.sossegar(c.String()+": ", "pgbench", processosMedidos{pgDir: a.pg.Dir})
-	logf("pgbench -i, then pgbench -c 1 -j 1 -T %d -N (simple update, one client)", a.o.pgbenchT)
-	tps, lat, err := pgbench(ctx, a.pg, "pgbench", a.o.pgbenchT, filepath.Join(dir, "pgbench.log"))
-	if err == nil {
-		logf("pgbench: %.1f tps, latency %.2f ms", tps, ms(lat))
-	}
-	return tps, err
+	return pgbench(ctx, a.pg, "pgbench", a.o.pgbenchT, filepath.Join(dir, "pgbench.log"))
 }
 
 // execucao is a run's bus and d6a serve. Restarted on the same
@@ -612,14 +595,14 @@ func (a *ambiente) passe(ctx context.Context, e *execucao, rng *rand.Rand, m int
 	}
 	_ = bp.Finish()
 	br := barra(len(ds), "results on the bus  ")
-	n := bus.esperar(ctx, ds, time.Minute, func(n int) { _ = br.Set(n) })
+	bus.esperar(ctx, ds, time.Minute, func(n int) { _ = br.Set(n) })
 	depois := amostrar(medidos)
 	close(pararVigia)
 	js := <-janelas
 	_ = br.Finish()
 	mDepois := raspar(srv.http)
 	pararPerf()
-	if err := cmp.Or(ctx.Err(), srv.vivo()); err != nil {
+	if err := cmp.Or(ctx.Err(), srv.Exited()); err != nil {
 		return p, err
 	}
 	p = resumir(ds, taxa, pub)
@@ -628,17 +611,7 @@ func (a *ambiente) passe(ctx context.Context, e *execucao, rng *rand.Rand, m int
 	p.Handler = quantis(mAntes, mDepois, "d6a_handler_duracao_segundos", "agenda", `"ok"`)
 	p.Divisao, p.Lotes = lerDivisao(mAntes, mDepois), lerLotes(mAntes, mDepois)
 	p.Fases = fasesD6A(mAntes, mDepois, p.Fases.Total)
-	if n < len(ds) {
-		logf("WARNING: %d of %d results never reached the bus (no progress for 1 min)", len(ds)-n, len(ds))
-	}
-	logf("%s: %.1f draws/s (publish %.0f/s); latency p50 %.1f ms, p99 %.1f ms, max %.1f ms; %d sorteado, %d sem_candidatos",
-		nome, p.Vazao(), float64(p.M)/p.Publicacao.Seconds(), ms(p.Lat.P50), ms(p.Lat.P99), ms(p.Lat.Max), p.Sorteados, p.SemCandidatos)
-	logf("%s: %d draws never overlapped other processes using > %.2f cores: p50 %.1f ms, p99 %.1f ms, max %.1f ms",
-		nome, p.Quietas.N, limiteQuieto, ms(p.Quietas.P50), ms(p.Quietas.P99), ms(p.Quietas.Max))
-	logf("%s: d6a's own handler time (its histogram): p50 ≤ %.1f ms, p99 ≤ %.1f ms; bus delivery · opening · decisions · writes and COMMIT (ms), p50 / p99: %s; batches: %s",
-		nome, ms(p.Handler[0]), ms(p.Handler[1]), p.Divisao, p.Lotes)
-	logf("%s: CPU per draw: d6a serve %.2f ms, PostgreSQL %.2f ms, nats-server %.2f ms; machine %.0f%% busy, other processes %.2f cores",
-		nome, p.CPU.Ms(p.CPU.D6A), p.CPU.Ms(p.CPU.PG), p.CPU.Ms(p.CPU.NATS), 100*p.CPU.Ocupacao(), p.CPU.Outros)
+	logf("%s: %d of %d results, %.1f draws/s, p50 %.1f ms, p99 %.1f ms", nome, p.Recebidos, p.M, p.Vazao(), ms(p.Lat.P50), ms(p.Lat.P99))
 	return p, nil
 }
 
@@ -681,18 +654,15 @@ func (a *ambiente) medirLacos(ctx context.Context) (l resultadoLacos, err error)
 	}
 	medidos := processosMedidos{nats: nats.Pid(), pgDir: a.pg.Dir}
 	a.sossegar("", "bare-loop pgbench", medidos)
-	if l.PgbenchTPS, _, err = pgbench(ctx, a.pg, "pgbench", a.o.pgbenchT, filepath.Join(dir, "pgbench.log")); err != nil {
+	if l.PgbenchTPS, err = pgbench(ctx, a.pg, "pgbench", a.o.pgbenchT, filepath.Join(dir, "pgbench.log")); err != nil {
 		return l, err
 	}
-	logf("bare loop: pgbench %.1f tps", l.PgbenchTPS)
 	rng := rand.New(rand.NewPCG(a.o.seed, 0x1ac0))
 	// medir names a measurement oque in the log and in a noisy start's note.
 	medir := func(oque string, m, lote int, taxa float64) (x laco, err error) {
 		a.sossegar("", "bare loop ("+oque+")", medidos)
 		if x, err = medirLaco(ctx, nats.URL(), a.pg.URL("laco"), gerarDemandas(rng, a.pais, m), lote, taxa, medidos); err == nil {
-			logf("bare loop, %s: %.0f msgs/s (%.2f× pgbench; inputs %s at %.0f/s); publish → result p50 %.1f ms, p99 %.1f ms; CPU per message: loop+publisher %.2f ms, PostgreSQL %.2f ms, nats-server %.2f ms",
-				oque+se(taxa > 0, fmt.Sprintf(", commit ≤ %d", lote), ""), x.Vazao(), razao(x.Vazao(), l.PgbenchTPS), se(taxa > 0, "offered", "published"), se(taxa > 0, taxa, float64(x.M)/x.Publicacao.Seconds()),
-				ms(x.Lat.P50), ms(x.Lat.P99), x.CPU.Ms(x.CPU.Eu), x.CPU.Ms(x.CPU.PG), x.CPU.Ms(x.CPU.NATS))
+			logf("bare loop, %s: %.0f msgs/s, p50 %.1f ms, p99 %.1f ms", oque, x.Vazao(), ms(x.Lat.P50), ms(x.Lat.P99))
 		}
 		return x, err
 	}

@@ -29,18 +29,17 @@ var configuracaoPG = map[string]string{
 	"track_wal_io_timing":      "on",
 }
 
-// rePgbench reads pgbench's summary, where the latency comes before the tps.
-var rePgbench = regexp.MustCompile(`(?s)latency average = ([0-9.]+) ms.*tps = ([0-9.]+) \(without initial connection time\)`)
+var rePgbench = regexp.MustCompile(`tps = ([0-9.]+) \(without initial connection time\)`)
 
 // pgbench runs `pgbench -i` then `pgbench -c 1 -j 1 -T segundos -N` (simple
 // update, one client) on database db, appending both outputs to log, and
-// returns its tps and mean latency.
-func pgbench(ctx context.Context, c *pglocal.Cluster, db string, segundos int, log string) (tps float64, lat time.Duration, err error) {
+// returns its tps.
+func pgbench(ctx context.Context, c *pglocal.Cluster, db string, segundos int, log string) (tps float64, err error) {
 	// pglocal.FindBin resolves PATH's symlinks: pgbench sits beside pg_ctl.
 	bin := filepath.Join(c.Bin(), "pgbench")
 	if _, err := os.Stat(bin); err != nil {
 		if bin, err = exec.LookPath("pgbench"); err != nil {
-			return 0, 0, fmt.Errorf("pgbench not found in %s nor in PATH (Debian: apt-get install postgresql)", c.Bin())
+			return 0, fmt.Errorf("pgbench not found in %s nor in PATH (Debian: apt-get install postgresql)", c.Bin())
 		}
 	}
 	var out []byte
@@ -55,16 +54,14 @@ func pgbench(ctx context.Context, c *pglocal.Cluster, db string, segundos int, l
 			f.Close()
 		}
 		if err != nil {
-			return 0, 0, err
+			return 0, err
 		}
 	}
 	m := rePgbench.FindSubmatch(out)
 	if m == nil {
-		return 0, 0, fmt.Errorf("pgbench: no latency and tps in output:\n%s", out)
+		return 0, fmt.Errorf("pgbench: no tps in output:\n%s", out)
 	}
-	latMs, _ := strconv.ParseFloat(string(m[1]), 64)
-	tps, _ = strconv.ParseFloat(string(m[2]), 64)
-	return tps, time.Duration(latMs * float64(time.Millisecond)), nil
+	return strconv.ParseFloat(string(m[1]), 64)
 }
 
 // instrucao is one normalized statement of pg_stat_statements.
@@ -114,10 +111,6 @@ func executarSQL(ctx context.Context, conn *pgx.Conn, sqls ...string) error {
 		}
 	}
 	return nil
-}
-
-func zerarEstatisticas(ctx context.Context, conn *pgx.Conn) error {
-	return executarSQL(ctx, conn, `SELECT pg_stat_statements_reset(), pg_stat_reset_shared('wal'), pg_stat_reset()`)
 }
 
 func lerEstatisticas(ctx context.Context, conn *pgx.Conn) (e estatisticasPG, err error) {

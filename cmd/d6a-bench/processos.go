@@ -85,22 +85,6 @@ func comSaida(cmd *exec.Cmd, oque string) ([]byte, error) {
 	return out, nil
 }
 
-// compilar builds pkg (a path of this module, or a module package such as
-// github.com/nats-io/nats-server/v2) into out.
-func compilar(ctx context.Context, raiz, out, pkg string) error {
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, pkg)
-	cmd.Dir = raiz
-	_, err := comSaida(cmd, "go build "+pkg)
-	return err
-}
-
-func migrar(ctx context.Context, bin, dbURL string) error {
-	cmd := exec.CommandContext(ctx, bin, "migrate")
-	cmd.Env = append(ambienteLimpo(), "D6A_DATABASE_URL="+dbURL, "D6A_LOG_FORMAT=json")
-	_, err := comSaida(cmd, "d6a migrate")
-	return err
-}
-
 // ambienteLimpo is this process's environment without D6A_* variables, so
 // a developer's settings cannot leak into the measured server.
 func ambienteLimpo() []string {
@@ -121,9 +105,6 @@ func iniciar(nome, log string, env []string, bin string, args ...string) (*proce
 	}
 	return &processo{p, log}, nil
 }
-
-// vivo reports an early exit (with the tail of its log).
-func (p *processo) vivo() error { return p.Exited() }
 
 // parar sends SIGTERM (the drain path) and waits, then kills.
 func (p *processo) parar(espera time.Duration) error {
@@ -151,11 +132,6 @@ func lerMemoria(pid int) memoria {
 	return memoria{kb("VmRSS"), kb("VmHWM")}
 }
 
-func enderecoLivre() (string, error) {
-	p, err := loopback.FreePort()
-	return fmt.Sprintf("127.0.0.1:%d", p), err
-}
-
 // servidor is one `d6a serve`.
 type servidor struct {
 	*processo
@@ -167,12 +143,13 @@ type servidor struct {
 // embedded server on a free port when natsURL is empty), with its data
 // directory dir and its output in file log there, and waits for /readyz.
 func iniciarServe(bin, dir, log, dbURL, natsURL string, pprof bool) (*servidor, error) {
-	var err error
 	var portas [3]string // HTTP, pprof, embedded NATS
 	for i := range portas {
-		if portas[i], err = enderecoLivre(); err != nil {
+		p, err := loopback.FreePort()
+		if err != nil {
 			return nil, err
 		}
+		portas[i] = fmt.Sprintf("127.0.0.1:%d", p)
 	}
 	s := &servidor{http: portas[0], nats: natsURL, pprof: se(pprof, portas[1], "")}
 	env := append(ambienteLimpo(), "D6A_DATABASE_URL="+dbURL, "D6A_DATA_DIR="+dir, "D6A_HTTP_ADDR="+s.http,
@@ -184,22 +161,18 @@ func iniciarServe(bin, dir, log, dbURL, natsURL string, pprof bool) (*servidor, 
 	} else {
 		env = append(env, "D6A_NATS_URL="+natsURL)
 	}
+	var err error
 	if s.processo, err = iniciar("d6a serve", filepath.Join(dir, log), env, bin, "serve"); err != nil {
 		return nil, err
 	}
 	cli := &http.Client{Timeout: time.Second}
-	err = s.WaitReady(2*time.Minute, func() bool {
+	return s, s.WaitReady(2*time.Minute, func() bool {
 		r, err := cli.Get("http://" + s.http + "/readyz")
-		if err != nil {
-			return false
+		if err == nil {
+			r.Body.Close()
 		}
-		r.Body.Close()
-		return r.StatusCode == http.StatusOK
+		return err == nil && r.StatusCode == http.StatusOK
 	})
-	if err != nil {
-		return nil, err
-	}
-	return s, nil
 }
 
 // lerLinhas calls f with each JSON line of the log at path, decoded as a
