@@ -73,12 +73,7 @@ func calcularUso(a, b amostraCPU, n int) usoCPU {
 	if s <= 0 || b.total <= a.total {
 		return u
 	}
-	cores := func(x, y uint64) float64 {
-		if y < x {
-			return 0 // a process replaced between the samples
-		}
-		return float64(y-x) / procstat.HZ / s
-	}
+	cores := func(x, y uint64) float64 { return se(y < x, 0, float64(y-x)/procstat.HZ/s) } // y < x: a process replaced between the samples
 	u.D6A, u.PG, u.NATS, u.Eu = cores(a.d6a, b.d6a), cores(a.pg, b.pg), cores(a.nats, b.nats), cores(a.eu, b.eu)
 	dt := float64(b.total - a.total)
 	u.Maquina = float64(u.Nucleos) * float64(b.ocupado-a.ocupado) / dt

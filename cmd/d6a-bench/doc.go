@@ -40,9 +40,7 @@ func procField(path, key string) string {
 // maquina is the machine line of both reports.
 func maquina() string {
 	cpu, mem := procField("/proc/cpuinfo", "model name"), procField("/proc/meminfo", "MemTotal")
-	if cpu != "?" {
-		cpu = "`" + cpu + "`"
-	}
+	cpu = se(cpu == "?", cpu, "`"+cpu+"`")
 	if kb, err := strconv.Atoi(strings.TrimSuffix(mem, " kB")); err == nil {
 		mem = fmt.Sprintf("%.1f GiB (MemTotal)", float64(kb)/(1<<20))
 	}
@@ -84,11 +82,9 @@ func reescrever(path, nome, titulo, bloco string) error {
 		return err
 	}
 	s := string(antigo)
-	i, j := strings.Index(s, ini), strings.Index(s, fim)
-	switch {
-	case i >= 0 && j > i:
+	if i, j := strings.Index(s, ini), strings.Index(s, fim); i >= 0 && j > i {
 		s = s[:i] + novo + strings.TrimPrefix(s[j+len(fim):], "\n")
-	default: // a new file starts with the page's title
+	} else { // a new file starts with the page's title
 		s = cmp.Or(strings.TrimRight(s, "\n"), "# Benchmarks") + "\n\n" + titulo + "\n\n" + novo
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"maps"
@@ -27,11 +26,9 @@ func raspar(httpAddr string) metricas {
 }
 
 func lerMetricas(corpo io.Reader) metricas {
+	b, _ := io.ReadAll(corpo)
 	m := metricas{}
-	s := bufio.NewScanner(corpo)
-	s.Buffer(make([]byte, 1<<20), 1<<20)
-	for s.Scan() {
-		l := s.Text()
+	for _, l := range strings.Split(string(b), "\n") {
 		if j := strings.LastIndexByte(l, ' '); j >= 0 && !strings.HasPrefix(l, "#") {
 			if v, err := strconv.ParseFloat(l[j+1:], 64); err == nil {
 				m[l[:j]] = v
@@ -50,12 +47,9 @@ type histograma map[float64]float64
 func delta(antes, depois metricas, nome string, filtros ...string) (histograma, time.Duration) {
 	h, soma, n := histograma{}, 0.0, 0.0
 	for i, m := range []metricas{depois, antes} {
-	serie:
 		for s, v := range m {
-			for _, f := range filtros {
-				if !strings.Contains(s, f) {
-					continue serie
-				}
+			if slices.ContainsFunc(filtros, func(f string) bool { return !strings.Contains(s, f) }) {
+				continue
 			}
 			v *= float64(1 - 2*i)
 			j := strings.Index(s, `le="`)
@@ -123,22 +117,15 @@ func lerDivisao(antes, depois metricas) (d divisao) {
 
 // String is "delivery · opening · decisions · closing" at p50, then at p99.
 func (d divisao) String() string {
-	var p50, p99 []string
-	for _, q := range d {
-		p50, p99 = append(p50, "≤ "+limite(q[0])), append(p99, "≤ "+limite(q[1]))
+	q := func(i int) string {
+		return juntar(d[:], " · ", func(q [2]time.Duration) string { return "≤ " + limite(q[i]) })
 	}
-	return strings.Join(p50, " · ") + " / " + strings.Join(p99, " · ")
+	return q(0) + " / " + q(1)
 }
 
 // limite prints a histogram bucket bound in ms ("?" when unknown).
 func limite(d time.Duration) string {
-	switch {
-	case d == 0:
-		return "?"
-	case d < 0:
-		return "∞"
-	}
-	return strconv.FormatFloat(ms(d), 'f', -1, 64)
+	return se(d == 0, "?", se(d < 0, "∞", strconv.FormatFloat(ms(d), 'f', -1, 64)))
 }
 
 // lotes is d6a_lote_unidades over a pass: how many units of work each
@@ -165,13 +152,7 @@ func (l lotes) String() string {
 	de, ant := 1.0, 0.0
 	for _, ate := range slices.Sorted(maps.Keys(l.h)) {
 		if n := l.h[ate] - ant; n > 0 {
-			nome := fmt.Sprintf("%g–%g", de, ate)
-			switch {
-			case math.IsInf(ate, 1):
-				nome = fmt.Sprintf("> %g", de-1)
-			case de == ate:
-				nome = fmt.Sprintf("%g", ate)
-			}
+			nome := se(math.IsInf(ate, 1), fmt.Sprintf("> %g", de-1), se(de == ate, fmt.Sprintf("%g", ate), fmt.Sprintf("%g–%g", de, ate)))
 			p = append(p, fmt.Sprintf("%s: %.0f%%", nome, 100*n/l.Transacoes))
 		}
 		de, ant = ate+1, l.h[ate]

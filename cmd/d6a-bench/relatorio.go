@@ -17,6 +17,15 @@ func cpuPorSorteio(u usoCPU) string {
 
 func cpuTotal(u usoCPU) float64 { return u.Ms(u.D6A) + u.Ms(u.PG) + u.Ms(u.NATS) }
 
+// juntar joins f of each of xs with sep.
+func juntar[T any](xs []T, sep string, f func(T) string) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = f(x)
+	}
+	return strings.Join(s, sep)
+}
+
 // razao is a ÷ b, 0 when b is (a pass or a yardstick that did not run).
 func razao(a, b float64) float64 { return se(b == 0, 0, a/b) }
 
@@ -182,16 +191,12 @@ func (r *relatorio) markdown() string {
 	var b strings.Builder
 	o, a := r.a.o, r.a
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
-	var ajustes []string
-	for _, k := range slices.Sorted(maps.Keys(configuracaoPG)) {
-		ajustes = append(ajustes, k+"="+configuracaoPG[k])
-	}
 	p("### Results\n\nMeasured %s UTC in %s with:\n\n```\n%s\n```\n\n", r.data.Format("2006-01-02 15:04"), r.dur.Round(time.Second), o.comando)
 	// Other work in progress is measured too: only the bench's own files
 	// and the docs it writes are left out.
 	p("- code: %s\n", revisao(a.raiz, "--untracked-files=no", "--", ".", ":!cmd/d6a-bench", ":!docs"))
 	p("- machine: %s\n", maquina())
-	p("- PostgreSQL %s, durable, %s\n", a.versao, strings.Join(ajustes, ", "))
+	p("- PostgreSQL %s, durable, %s\n", a.versao, juntar(slices.Sorted(maps.Keys(configuracaoPG)), ", ", func(k string) string { return k + "=" + configuracaoPG[k] }))
 	p("- bus: %s\n", se(o.embutido, "d6a serve's embedded NATS server (`SyncAlways`; its memory counts in d6a's RSS)", "a separate `nats-server` v2.15.2, `sync_interval: always`"))
 	p("- country: %s UCs; **sparse** = %s; **dense** = %s\n", milhares(a.pais.Tamanho()), descreverForma("sparse"), descreverForma("dense"))
 	p("- per run: pgbench -T %d; light pass %s demands at %g/s; burst M = %s; paced pass M at %.0f%% of the burst's rate; the flat-cost runs' light pass %d more times (median of %d)\n",
@@ -220,7 +225,7 @@ func (r *relatorio) markdown() string {
 				l.Taxa, milhares(l.M), ms(l.Lat.P50), ms(l.Lat.P99))
 		}
 	}
-	var notas, cache, rssAntes, natsPico []string
+	var notas []string
 	for _, x := range r.rs {
 		for _, ps := range []passe{x.Leve, x.Maxima, x.Ritmada} {
 			if ps.Recebidos < ps.M {
@@ -233,12 +238,13 @@ func (r *relatorio) markdown() string {
 		if len(x.Avisos) > 0 {
 			notas = append(notas, fmt.Sprintf("%s: d6a serve logged %d warnings/errors (first: %s)", x.cenario, len(x.Avisos), x.Avisos[0]))
 		}
-		cache = append(cache, fmt.Sprintf(" %.2f s", x.Hierarquia.Duracao.Seconds()))
-		rssAntes = append(rssAntes, fmt.Sprintf(" %.0f → %.0f MB", mb(x.MemAntes.RSS), mb(x.MemDepois.RSS)))
-		natsPico = append(natsPico, fmt.Sprintf(" %.0f MB", mb(x.NATSMem.HWM)))
 	}
 	p("\nHierarchy of %s UCs cached in%s; RSS of d6a serve before → after the first draw%s%s (runs in the order of the table).", milhares(r.rs[0].Hierarquia.UCs),
-		strings.Join(cache, ""), strings.Join(rssAntes, ""), se(r.rs[0].NATSMem.HWM > 0, "; separate nats-server peak RSS"+strings.Join(natsPico, ""), ""))
+		juntar(r.rs, "", func(x resultadoK) string { return fmt.Sprintf(" %.2f s", x.Hierarquia.Duracao.Seconds()) }),
+		juntar(r.rs, "", func(x resultadoK) string {
+			return fmt.Sprintf(" %.0f → %.0f MB", mb(x.MemAntes.RSS), mb(x.MemDepois.RSS))
+		}),
+		se(r.rs[0].NATSMem.HWM > 0, "; separate nats-server peak RSS"+juntar(r.rs, "", func(x resultadoK) string { return fmt.Sprintf(" %.0f MB", mb(x.NATSMem.HWM)) }), ""))
 	b.WriteString(se(len(notas) > 0, " **Anomalies:** "+strings.Join(notas, "; ")+".",
 		" Every demand got its result; every fresh run ended with 0 `pg_statistic` rows; d6a serve logged no warning or error."))
 	if len(a.ruido) > 0 {
@@ -253,17 +259,14 @@ func (r *relatorio) markdown() string {
 	}
 	p("\nPer pass (other processes in cores out of %d; quiet draws: other processes ≤ %.2f cores):\n\n", runtime.NumCPU(), limiteQuieto)
 	p("| run | pass | end-to-end p50 / p99 (ms) | quiet draws: n, p50 / p99 (ms) | d6a handler p50 / p99 (ms) | d6a's split: delivery · opening · decisions · writes and COMMIT, p50 / p99 (ms) | CPU ms/draw: d6a / PostgreSQL / nats-server / bench | WAL flushes/draw, kB/draw | machine busy | other processes (cores) |\n|---|---|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+	nomes := []string{fmt.Sprintf("light %g/s", o.taxaLeve), "burst", fmt.Sprintf("%.0f%% load", o.carga*100)}
 	for _, x := range r.rs {
-		for _, ps := range []struct {
-			nome string
-			p    passe
-			pg   estatisticasPG
-		}{{fmt.Sprintf("light %g/s", o.taxaLeve), x.Leve, x.PGLeve}, {"burst", x.Maxima, x.PG}, {fmt.Sprintf("%.0f%% load", o.carga*100), x.Ritmada, x.PGRitmada}} {
-			n, q, c := float64(max(ps.p.Recebidos, 1)), ps.p.Quietas, ps.p.CPU
-			if ps.p.M > 0 {
-				p("| %s | %s | %.1f / %.1f | %s, %.1f / %.1f | ≤ %s / ≤ %s | %s | %s / %.2f | %.2f, %.1f | %.0f%% | %.2f |\n", x.cenario, ps.nome,
-					ms(ps.p.Lat.P50), ms(ps.p.Lat.P99), milhares(q.N), ms(q.P50), ms(q.P99), limite(ps.p.Handler[0]), limite(ps.p.Handler[1]),
-					ps.p.Divisao, cpuPorSorteio(c), c.Ms(c.Eu), float64(ps.pg.WalSyncs)/n, float64(ps.pg.WalBytes)/1024/n, 100*c.Ocupacao(), c.Outros)
+		for i, ps := range []passe{x.Leve, x.Maxima, x.Ritmada} {
+			n, q, c, pg := float64(max(ps.Recebidos, 1)), ps.Quietas, ps.CPU, []estatisticasPG{x.PGLeve, x.PG, x.PGRitmada}[i]
+			if ps.M > 0 {
+				p("| %s | %s | %.1f / %.1f | %s, %.1f / %.1f | ≤ %s / ≤ %s | %s | %s / %.2f | %.2f, %.1f | %.0f%% | %.2f |\n", x.cenario, nomes[i],
+					ms(ps.Lat.P50), ms(ps.Lat.P99), milhares(q.N), ms(q.P50), ms(q.P99), limite(ps.Handler[0]), limite(ps.Handler[1]),
+					ps.Divisao, cpuPorSorteio(c), c.Ms(c.Eu), float64(pg.WalSyncs)/n, float64(pg.WalBytes)/1024/n, 100*c.Ocupacao(), c.Outros)
 			}
 		}
 	}
@@ -293,11 +296,7 @@ func mediana(ds []time.Duration) time.Duration {
 }
 
 func listaMs(ds []time.Duration) string {
-	var s []string
-	for _, d := range ds {
-		s = append(s, fmt.Sprintf("%.2f", ms(d)))
-	}
-	return strings.Join(s, ", ") + " ms"
+	return juntar(ds, ", ", func(d time.Duration) string { return fmt.Sprintf("%.2f", ms(d)) }) + " ms"
 }
 
 // fasesLeves is the table of a lone event's time, phase by phase: the bare
@@ -400,42 +399,35 @@ func painel(b *strings.Builder, x0 int, ks []float64, titulo string, alvo float6
 	}
 	passo := passoBonito(ymax * 1.1 / 5)
 	ytopo := passo * math.Ceil(ymax*1.1/passo)
-	if ytopo <= 0 {
-		ytopo = 1
-	}
+	ytopo = se(ytopo <= 0, 1, ytopo)
 	lmin, lmax := math.Log10(slices.Min(ks))-0.25, math.Log10(slices.Max(ks))+0.25
 	px := func(k float64) float64 { return float64(x0) + (math.Log10(k)-lmin)/(lmax-lmin)*w }
 	py := func(y float64) float64 { return y0 + h - y/ytopo*h }
-	fmt.Fprintf(b, `<text x="%d" y="%d" text-anchor="middle" font-weight="bold">%s</text>`+"\n", x0+w/2, y0-12, html.EscapeString(titulo))
-	fmt.Fprintf(b, `<rect x="%d" y="%d" width="%d" height="%d" fill="none" stroke="#333"/>`+"\n", x0, y0, w, h)
+	fmt.Fprintf(b, `<text x="%d" y="%d" text-anchor="middle" font-weight="bold">%s</text>`+"\n"+`<rect x="%d" y="%d" width="%d" height="%d" fill="none" stroke="#333"/>`+"\n",
+		x0+w/2, y0-12, html.EscapeString(titulo), x0, y0, w, h)
 	for y := 0.0; y <= ytopo+passo/2; y += passo {
-		fmt.Fprintf(b, `<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="#e5e5e5"/>`+"\n", x0, x0+w, py(y), py(y))
-		fmt.Fprintf(b, `<text x="%d" y="%.1f" text-anchor="end" dominant-baseline="middle">%s</text>`+"\n", x0-6, py(y), numero(y))
+		fmt.Fprintf(b, `<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="#e5e5e5"/>`+"\n"+`<text x="%d" y="%.1f" text-anchor="end" dominant-baseline="middle">%s</text>`+"\n", x0, x0+w, py(y), py(y), x0-6, py(y), numero(y))
 	}
 	for _, k := range ks {
-		fmt.Fprintf(b, `<line x1="%.1f" x2="%.1f" y1="%d" y2="%d" stroke="#e5e5e5"/>`+"\n", px(k), px(k), y0, y0+h)
-		fmt.Fprintf(b, `<text x="%.1f" y="%d" text-anchor="middle">%s</text>`+"\n", px(k), y0+h+16, rotuloCurto(k))
+		fmt.Fprintf(b, `<line x1="%.1f" x2="%.1f" y1="%d" y2="%d" stroke="#e5e5e5"/>`+"\n"+`<text x="%.1f" y="%d" text-anchor="middle">%s</text>`+"\n", px(k), px(k), y0, y0+h, px(k), y0+h+16, rotuloCurto(k))
 	}
 	fmt.Fprintf(b, `<text x="%d" y="%d" text-anchor="middle">K counsellors (log scale)</text>`+"\n", x0+w/2, y0+h+34)
 	if alvo > 0 {
-		fmt.Fprintf(b, `<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="#d62728" stroke-dasharray="2,4"/>`+"\n", x0, x0+w, py(alvo), py(alvo))
-		fmt.Fprintf(b, `<text x="%d" y="%.1f" text-anchor="end" fill="#d62728" font-size="11">%s</text>`+"\n", x0+w-4, py(alvo)-4, html.EscapeString(rotuloAlvo))
+		fmt.Fprintf(b, `<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="#d62728" stroke-dasharray="2,4"/>`+"\n"+`<text x="%d" y="%.1f" text-anchor="end" fill="#d62728" font-size="11">%s</text>`+"\n",
+			x0, x0+w, py(alvo), py(alvo), x0+w-4, py(alvo)-4, html.EscapeString(rotuloAlvo))
 	}
 	for i, s := range ss {
-		var pts []string
+		traco, desloc := se(s.tracejar, ` stroke-dasharray="6,4"`, ""), se(i%2 == 1, 15.0, -7.0) // value labels above the points, every other series below
+		pts, marcas := []string(nil), &strings.Builder{}
 		for j, y := range s.ys {
 			pts = append(pts, fmt.Sprintf("%.1f,%.1f", px(ks[j]), py(y)))
+			fmt.Fprintf(marcas, `<circle cx="%.1f" cy="%.1f" r="3.5" fill="%s"/>`+"\n"+`<text x="%.1f" y="%.1f" text-anchor="middle" font-size="10" fill="%s">%s</text>`+"\n",
+				px(ks[j]), py(y), s.cor, px(ks[j]), py(y)+desloc, s.cor, numero(y))
 		}
-		traco := se(s.tracejar, ` stroke-dasharray="6,4"`, "")
-		fmt.Fprintf(b, `<polyline points="%s" fill="none" stroke="%s" stroke-width="2"%s/>`+"\n", strings.Join(pts, " "), s.cor, traco)
-		desloc := se(i%2 == 1, 15.0, -7.0) // value labels above the points, every other series below
-		for j, y := range s.ys {
-			fmt.Fprintf(b, `<circle cx="%.1f" cy="%.1f" r="3.5" fill="%s"/>`+"\n", px(ks[j]), py(y), s.cor)
-			fmt.Fprintf(b, `<text x="%.1f" y="%.1f" text-anchor="middle" font-size="10" fill="%s">%s</text>`+"\n", px(ks[j]), py(y)+desloc, s.cor, numero(y))
-		}
+		fmt.Fprintf(b, `<polyline points="%s" fill="none" stroke="%s" stroke-width="2"%s/>`+"\n%s", strings.Join(pts, " "), s.cor, traco, marcas)
 		ly, lx := y0+h+54+16*i, x0+10 // legend
-		fmt.Fprintf(b, `<line x1="%d" x2="%d" y1="%d" y2="%d" stroke="%s" stroke-width="2"%s/>`+"\n", lx, lx+18, ly, ly, s.cor, traco)
-		fmt.Fprintf(b, `<text x="%d" y="%d" dominant-baseline="middle" font-size="11">%s</text>`+"\n", lx+22, ly, html.EscapeString(s.nome))
+		fmt.Fprintf(b, `<line x1="%d" x2="%d" y1="%d" y2="%d" stroke="%s" stroke-width="2"%s/>`+"\n"+`<text x="%d" y="%d" dominant-baseline="middle" font-size="11">%s</text>`+"\n",
+			lx, lx+18, ly, ly, s.cor, traco, lx+22, ly, html.EscapeString(s.nome))
 	}
 }
 
@@ -454,23 +446,16 @@ func passoBonito(bruto float64) float64 {
 }
 
 func numero(v float64) string {
-	switch {
-	case v >= 100:
-		return fmt.Sprintf("%.0f", v)
-	case v >= 10:
-		return fmt.Sprintf("%.1f", v)
-	}
-	return fmt.Sprintf("%.2g", v)
+	return fmt.Sprintf(se(v >= 100, "%.0f", se(v >= 10, "%.1f", "%.2g")), v)
 }
 
 // rotuloCurto is K on the axis: 1k, 100k, 1M.
 func rotuloCurto(k float64) string {
 	s := fmt.Sprintf("%.0f", k)
-	if m, ok := strings.CutSuffix(s, "000000"); ok {
-		return m + "M"
-	}
-	if mil, ok := strings.CutSuffix(s, "000"); ok {
-		return mil + "k"
+	for _, u := range [][2]string{{"000000", "M"}, {"000", "k"}} {
+		if m, ok := strings.CutSuffix(s, u[0]); ok {
+			return m + u[1]
+		}
 	}
 	return s
 }
