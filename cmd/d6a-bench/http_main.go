@@ -40,6 +40,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/valyala/fasthttp"
 
+	"github.com/formigueiro/d6a/internal/childproc"
 	"github.com/formigueiro/d6a/internal/config"
 	"github.com/formigueiro/d6a/internal/httpapi"
 	"github.com/formigueiro/d6a/internal/metrics"
@@ -143,14 +144,14 @@ func executarHTTP(ctx context.Context, o opcoesHTTP) error {
 	}
 	if falha == nil && o.cidadaos > 0 {
 		// The working-set run replaces the server process: read its log first.
-		r.avisos, r.pedidos = lerLog(a.logServidor)
+		r.avisos, r.pedidos = lerLog(a.servidor.Log)
 		r.conjunto, falha = a.rodarConjunto(ctx)
 	}
 	if err := cmp.Or(falha, ctx.Err()); err != nil {
 		return err
 	}
 	r.dur = time.Since(inicio)
-	avisos, pedidos := lerLog(a.logServidor)
+	avisos, pedidos := lerLog(a.servidor.Log)
 	r.avisos, r.pedidos = append(r.avisos, avisos...), r.pedidos+pedidos
 
 	md := r.markdown()
@@ -160,12 +161,12 @@ func executarHTTP(ctx context.Context, o opcoesHTTP) error {
 // ambienteHTTP is what the measurements run against.
 type ambienteHTTP struct {
 	*base
-	o                opcoesHTTP
-	url, logServidor string
-	st               *store.Store // the load generator's own pool, for the database-only runs
-	poolMax          int32
-	servidor         *processo
-	tamanhoCache     int // cfg.SituacaoCache of the server (D6A_SITUACAO_CACHE)
+	o            opcoesHTTP
+	url          string
+	st           *store.Store // the load generator's own pool, for the database-only runs
+	poolMax      int32
+	servidor     *childproc.Process
+	tamanhoCache int // cfg.SituacaoCache of the server (D6A_SITUACAO_CACHE)
 	// The d6a app as `d6a serve` runs it (situacao cache on), the same app
 	// with Cache nil, the bare app, pprof (-cpuprofile only).
 	enderecoD6A, enderecoSemCache, enderecoBare, enderecoPprof string
@@ -332,11 +333,10 @@ func (a *ambienteHTTP) lancar(chaveEnv, sonda, nome string) error {
 	// Only what this run sets: no D6A_* of the caller's environment leaks in.
 	env := append(ambienteLimpo(), envPapel+"="+papelServidor, "D6A_DATABASE_URL="+a.url, chaveEnv, envSonda+"="+sonda,
 		"D6A_THROTTLE_POR_MINUTO=0", "D6A_LOG_LEVEL=info", "D6A_LOG_FORMAT=json", envPprof+"="+se(a.o.perfil != "", "1", ""))
-	a.logServidor = filepath.Join(a.dir, nome)
-	if a.servidor, err = iniciar("server process", a.logServidor, env, exe); err != nil {
+	if a.servidor, err = childproc.Start("server process", filepath.Join(a.dir, nome), env, exe); err != nil {
 		return err
 	}
-	l, err := esperarLinha(a.servidor, "listening ", time.Minute)
+	l, err := a.servidor.WaitLine("listening ", time.Minute)
 	if err != nil {
 		return err
 	}
@@ -416,8 +416,10 @@ func situacoes(cids []uuid.UUID, ativos int) func(int, []byte) error {
 }
 
 func (a *ambienteHTTP) encerrar() {
-	if err := a.servidor.parar(10 * time.Second); err != nil {
-		logf("server process: %v", err)
+	if a.servidor != nil {
+		if err := a.servidor.Stop(syscall.SIGTERM, 10*time.Second); err != nil {
+			logf("server process: %v", err)
+		}
 	}
 	if a.jwks != nil {
 		a.jwks.Close()
@@ -490,7 +492,7 @@ func (a *ambienteHTTP) rodarConjunto(ctx context.Context) (*conjuntoHTTP, error)
 
 	a.jwks = httptest.NewServer(jwks(&chave.PublicKey))
 	// The other runs' process stops before (left to right) the one with the JWKS starts.
-	if err := errors.Join(a.servidor.parar(10*time.Second), a.lancar("D6A_JWT_JWKS_URL="+a.jwks.URL, sonda, "server-jwks.log")); err != nil {
+	if err := errors.Join(a.servidor.Stop(syscall.SIGTERM, 10*time.Second), a.lancar("D6A_JWT_JWKS_URL="+a.jwks.URL, sonda, "server-jwks.log")); err != nil {
 		return nil, fmt.Errorf("server process (JWKS): %w", err)
 	}
 	pid, inicio := a.servidor.Pid(), a.caches()

@@ -382,10 +382,10 @@ func (a *ambiente) medir(ctx context.Context, c cenario, rodada int) (r resultad
 		return r, err
 	}
 	if e.bus.esperar(ctx, aq, 2*time.Minute, func(int) {}) != 1 {
-		return r, fmt.Errorf("first draw: no result within 2 min; log:\n%s", childproc.Tail(e.srv.log))
+		return r, fmt.Errorf("first draw: no result within 2 min; log:\n%s", childproc.Tail(e.srv.Log))
 	}
 	r.MemDepois = lerMemoria(e.srv.Pid())
-	if r.Hierarquia, err = lerCargaHierarquia(e.srv.log); err != nil {
+	if r.Hierarquia, err = lerCargaHierarquia(e.srv.Log); err != nil {
 		return r, err
 	}
 
@@ -432,7 +432,7 @@ func (a *ambiente) medir(ctx context.Context, c cenario, rodada int) (r resultad
 	if err := e.parar(); err != nil {
 		logf("d6a serve exit: %v", err)
 	}
-	r.Avisos, _ = lerLog(e.srv.log)
+	r.Avisos, _ = lerLog(e.srv.Log)
 	return r, nil
 }
 
@@ -507,7 +507,7 @@ func (a *ambiente) subir(dir, url, log string) (e *execucao, err error) {
 		return e, err
 	}
 	e.medidos.d6a = e.srv.Pid()
-	logf("d6a serve ready (pid %d, bus %s, log %s)", e.srv.Pid(), e.srv.nats, e.srv.log)
+	logf("d6a serve ready (pid %d, bus %s, log %s)", e.srv.Pid(), e.srv.nats, e.srv.Log)
 	e.bus, err = conectar(e.srv.nats, "")
 	return e, err
 }
@@ -520,7 +520,7 @@ func (e *execucao) parar() (err error) {
 		e.bus = nil
 	}
 	if e.srv != nil && !e.parado {
-		err = e.srv.parar(30 * time.Second)
+		err = e.srv.Stop(syscall.SIGTERM, 30*time.Second)
 		e.parado = true
 	}
 	if e.nats != nil {

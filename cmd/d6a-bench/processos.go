@@ -91,35 +91,6 @@ func ambienteLimpo() []string {
 	return slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "D6A_") })
 }
 
-// processo is a child process of the bench (childproc), under the names
-// the bench's files use.
-type processo struct {
-	*childproc.Process
-	log string
-}
-
-func iniciar(nome, log string, env []string, bin string, args ...string) (*processo, error) {
-	p, err := childproc.Start(nome, log, env, bin, args...)
-	if err != nil {
-		return nil, err
-	}
-	return &processo{p, log}, nil
-}
-
-// parar sends SIGTERM (the drain path) and waits, then kills.
-func (p *processo) parar(espera time.Duration) error {
-	if p == nil {
-		return nil
-	}
-	return p.Stop(syscall.SIGTERM, espera)
-}
-
-// esperarLinha waits for p to write a line starting with prefixo in its
-// log, and returns it.
-func esperarLinha(p *processo, prefixo string, limite time.Duration) (string, error) {
-	return p.WaitLine(prefixo, limite)
-}
-
 // memoria is VmRSS and VmHWM (peak RSS) of a process, in bytes; zero when
 // it is gone.
 type memoria struct{ RSS, HWM int64 }
@@ -134,7 +105,7 @@ func lerMemoria(pid int) memoria {
 
 // servidor is one `d6a serve`.
 type servidor struct {
-	*processo
+	*childproc.Process
 	http, nats string
 	pprof      string // D6A_PPROF_ADDR, with -perf
 }
@@ -162,7 +133,7 @@ func iniciarServe(bin, dir, log, dbURL, natsURL string, pprof bool) (*servidor, 
 		env = append(env, "D6A_NATS_URL="+natsURL)
 	}
 	var err error
-	if s.processo, err = iniciar("d6a serve", filepath.Join(dir, log), env, bin, "serve"); err != nil {
+	if s.Process, err = childproc.Start("d6a serve", filepath.Join(dir, log), env, bin, "serve"); err != nil {
 		return nil, err
 	}
 	cli := &http.Client{Timeout: time.Second}
@@ -253,10 +224,10 @@ func gravarPerf(ctx context.Context, srv *servidor, natsPid int, pgDir string, s
 			ps = append(ps, strconv.Itoa(f.PID))
 		}
 	}
-	dir := filepath.Dir(srv.log)
+	dir := filepath.Dir(srv.Log)
 	k := filepath.Base(dir) + "-" + strings.NewReplacer("/", "", " ", "-", "%", "").Replace(passe)
 	out := filepath.Join(dir, "perf-"+k)
-	rec, err := iniciar("perf record", out+".log", os.Environ(), bin, "record", "-e", "cpu-clock", "-F", "499", "-g", "-o", out+".data", "-p", strings.Join(ps, ","))
+	rec, err := childproc.Start("perf record", out+".log", os.Environ(), bin, "record", "-e", "cpu-clock", "-F", "499", "-g", "-o", out+".data", "-p", strings.Join(ps, ","))
 	if err != nil {
 		return nil, err
 	}
@@ -272,7 +243,7 @@ func gravarPerf(ctx context.Context, srv *servidor, natsPid int, pgDir string, s
 		}()
 	}
 	return func() {
-		_ = rec.parar(30 * time.Second) // perf record writes its data on SIGTERM
+		_ = rec.Stop(syscall.SIGTERM, 30*time.Second) // perf record writes its data on SIGTERM
 		rel, err := exec.Command(bin, "report", "-i", out+".data", "--stdio", "--no-children", "--sort", "comm,dso,symbol",
 			"--percent-limit", "0.3", "-g", "none").CombinedOutput()
 		if err == nil && os.WriteFile(out+".txt", rel, 0o644) == nil {
