@@ -9,7 +9,7 @@
 //	go run ./cmd/d6a-bench -quick                # small runs; checks the tool in < 3 min
 //	go run ./cmd/d6a-bench -runs 100000/dense/fresh -m 10000
 //	go run ./cmd/d6a-bench http -d 10s -c 32 -rate 1000   # the HTTP mode (http_main.go)
-//	go run ./cmd/d6a-bench escala                # the scale-out simulation (escala.go)
+//	go run ./cmd/d6a-bench escala                # the scale-out simulation (pais.go)
 //
 // Each mode prints its block of docs/bench.md and rewrites it (and
 // docs/bench-draws.svg); -quick only with -doc/-svg.
