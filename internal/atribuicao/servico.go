@@ -23,6 +23,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/formigueiro/d6a/internal/evento"
 	"github.com/formigueiro/d6a/internal/hierarquia"
 	"github.com/formigueiro/d6a/internal/sorteio"
 	"github.com/formigueiro/d6a/internal/store"
@@ -134,6 +135,9 @@ type Servico struct {
 	stop chan struct{}
 	done chan struct{}
 	once sync.Once
+	// hierarquia is what the executor goroutine knows of the links the
+	// log holds (hierarquia.go).
+	hierarquia elosRegistrados
 }
 
 type job struct {
@@ -182,6 +186,9 @@ type uow struct {
 	// (Sortear). sorteou: it already led to a draw.
 	gatilho *Gatilho
 	sorteou bool
+	// evento is the consumed event this unit applies (nil: none), whose
+	// sweep records are named after it.
+	evento *evento.Evento
 	ids     int      // novoID's count under the trigger
 	saida   []Saida  // outbox rows queued, published after commit
 	depois  []func() // run after commit (metrics)
@@ -385,6 +392,9 @@ func (s *Servico) transacao(lote []job) ([]*uow, error) {
 	err := s.o.Store.InTxPipelined(ctx, &abertura, func(tx store.Tx, p *store.Pipeline) error {
 		aberta = time.Now()
 		defer func() { decidida = time.Now() }()
+		if err := s.hierarquia.atualizar(ctx, tx, arvore.Tamanho()); err != nil {
+			return err
+		}
 		var inbox []entrada
 		for i, j := range lote {
 			if err := j.ctx.Err(); err != nil {
@@ -443,6 +453,9 @@ func (s *Servico) transacao(lote []job) ([]*uow, error) {
 		if err := arvore.AnexarRegistraveis(ctx, p.Tx().DB, registros); err != nil {
 			return fmt.Errorf("transparência: %w", err)
 		}
+		if err := d.hierarquia.gravar(ctx, p.Tx()); err != nil {
+			return fmt.Errorf("hierarquia registrada: %w", err)
+		}
 		if s.o.ChaveLog != nil {
 			assinou, err := arvore.Assinar(ctx, tx.DB, p.Tx().DB, *s.o.ChaveLog, s.o.OrigemLog)
 			if assinou || err != nil {
@@ -463,6 +476,7 @@ func (s *Servico) transacao(lote []job) ([]*uow, error) {
 	if err != nil {
 		return nil, err
 	}
+	d.hierarquia.juntar(&s.hierarquia, arvore.Tamanho())
 	s.o.Observador.Transacao(aberta.Sub(inicio), decidida.Sub(aberta), time.Since(decidida))
 	return us, nil
 }

@@ -25,10 +25,17 @@ const (
 	// TipoLiberacao is the boot's repair of an occupied counsellor
 	// without an active assignment (spec 4.8).
 	TipoLiberacao = "d6a.liberacao"
+	// TipoVarredura is a sweep of the pending queue (spec 4.7): a consumed
+	// d6a.varredura, or the sweep another input makes (a registration, a
+	// cycle end, a suspension's end, a refusal that matches no active
+	// assignment). It names what it sweeps, a unit or one demand, so the
+	// replay knows which waiting demand was due (CONTRACT §7 "Queue
+	// order").
+	TipoVarredura = "d6a.varredura"
 )
 
 // tiposEntrada are the kinds an Entrada may have.
-var tiposEntrada = []string{TipoCadastro, TipoCicloConcluido, TipoRecusa, TipoAgregacao, TipoSuspensao, TipoSuspensaoExpirada, TipoInativacao, TipoReativacao, TipoLiberacao}
+var tiposEntrada = []string{TipoCadastro, TipoCicloConcluido, TipoRecusa, TipoAgregacao, TipoSuspensao, TipoSuspensaoExpirada, TipoInativacao, TipoReativacao, TipoLiberacao, TipoVarredura}
 
 // Entrada is the record of an input or a state change that eligibility
 // depends on, appended in the order it was applied, in its transaction.
@@ -59,6 +66,9 @@ type Entrada struct {
 	// ConferivelPublicamente is false for a suspension: the refusals it
 	// counts are public, their motives are not.
 	ConferivelPublicamente *bool `json:"conferivel_publicamente,omitempty"`
+	// Acao is what led to a sweep (a d6a.varredura's acao, or the type of
+	// the input that swept).
+	Acao string `json:"acao,omitempty"`
 }
 
 func (r Entrada) chaves() (uuid.UUID, uuid.UUID) {
@@ -126,6 +136,19 @@ func NovaMudancaStatus(tipo string, eventID, conselheiro uuid.UUID, status strin
 	return Entrada{Tipo: tipo, EventID: eventID, ConselheiroID: &conselheiro, Status: status}
 }
 
+// nsVarredura is the namespace of the ids of sweep records made by an
+// input of another kind.
+var nsVarredura = uuid.NewSHA1(uuid.NameSpaceURL, []byte("https://github.com/formigueiro/d6a/transparencia/varredura"))
+
+// IDVarredura is the record id of the sweep an input (its event id) made.
+func IDVarredura(entrada uuid.UUID) uuid.UUID { return uuid.NewSHA1(nsVarredura, entrada[:]) }
+
+// NovaVarredura is the record of a sweep: of the queue of uc, or of the one
+// pending demand (exactly one of them is set).
+func NovaVarredura(eventID uuid.UUID, gatilho *int64, uc, demanda *uuid.UUID, acao string) Entrada {
+	return Entrada{Tipo: TipoVarredura, EventID: eventID, GatilhoSequence: gatilho, UnidadeCivicaID: uc, DemandaID: demanda, Acao: acao}
+}
+
 // conferirEntrada checks what an input record shows by itself: a kind this
 // verifier knows, with the keys that kind needs.
 func conferirEntrada(r Entrada) error {
@@ -155,6 +178,11 @@ func conferirEntrada(r Entrada) error {
 		return precisa(r.ConselheiroID != nil && r.DataSuspensaoAte != "", "conselheiro_id/data_suspensao_ate")
 	case TipoInativacao, TipoReativacao, TipoLiberacao:
 		return precisa(r.ConselheiroID != nil && r.Status != "", "conselheiro_id/status")
+	case TipoVarredura:
+		if (r.UnidadeCivicaID == nil) == (r.DemandaID == nil) {
+			return falha("registro.unidade_civica_id", "both or neither", "one of unidade_civica_id and demanda_id in a "+r.Tipo+" record")
+		}
+		return precisa(r.Acao != "", "acao")
 	}
 	return nil
 }
