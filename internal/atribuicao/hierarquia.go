@@ -101,11 +101,11 @@ func (u *uow) registrarHierarquia(cadeia []uuid.UUID) {
 		if i+1 < len(cadeia) {
 			parent = &cadeia[i+1]
 		}
-		if e, ok := u.lote.hierarquia.por(uc, &u.servico.hierarquia); ok && transparencia.MesmoElo(e.Parent, parent) {
+		if e, ok := u.elos.por(uc, &u.servico.hierarquia); ok && transparencia.MesmoElo(e.Parent, parent) {
 			continue
 		}
 		nivel := len(cadeia) - 1 - i
 		u.registros = append(u.registros, transparencia.NovaHierarquia(u.novoID(), u.seqGatilho(), uc, parent, nivel))
-		u.lote.hierarquia.novo(uc, transparencia.Elo{Parent: parent, Nivel: nivel})
+		u.elos.novo(uc, transparencia.Elo{Parent: parent, Nivel: nivel})
 	}
 }

@@ -35,8 +35,6 @@ type diferido struct {
 	// elegiveis are the winning steps of the run's chains, by the demand's
 	// unit, read with the guards (lerElegiveis).
 	elegiveis map[uuid.UUID]degrauLido
-	// hierarquia are the links the batch's hierarquia.uc records state.
-	hierarquia elosNovos
 }
 
 // degrauLido is a chain's winning step as read at the start of the run.

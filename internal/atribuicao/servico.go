@@ -202,6 +202,9 @@ type uow struct {
 	// unit adds to it instead of writing.
 	lote    *diferido
 	diferir bool
+	// elos are the links the batch's hierarquia.uc records state, written
+	// once before its commit.
+	elos *elosNovos
 }
 
 // New starts the executor goroutine; Close stops it.
@@ -354,6 +357,7 @@ func (s *Servico) transacao(lote []job) ([]*uow, error) {
 	}
 	us := make([]*uow, 0, len(lote))
 	d := novoDiferido()
+	elos := &elosNovos{}
 	var (
 		processados map[uuid.UUID]bool
 		arvore      *transparencia.Estado
@@ -418,7 +422,7 @@ func (s *Servico) transacao(lote []job) ([]*uow, error) {
 					return err
 				}
 			}
-			u := &uow{tx: tx, agora: agora, servico: s, lote: d, diferir: j.diferivel}
+			u := &uow{tx: tx, agora: agora, servico: s, lote: d, diferir: j.diferivel, elos: elos}
 			if j.inbox != nil {
 				u.entrada = j.inbox.seq
 			}
@@ -453,7 +457,7 @@ func (s *Servico) transacao(lote []job) ([]*uow, error) {
 		if err := arvore.AnexarRegistraveis(ctx, p.Tx().DB, registros); err != nil {
 			return fmt.Errorf("transparência: %w", err)
 		}
-		if err := d.hierarquia.gravar(ctx, p.Tx()); err != nil {
+		if err := elos.gravar(ctx, p.Tx()); err != nil {
 			return fmt.Errorf("hierarquia registrada: %w", err)
 		}
 		if s.o.ChaveLog != nil {
@@ -476,7 +480,7 @@ func (s *Servico) transacao(lote []job) ([]*uow, error) {
 	if err != nil {
 		return nil, err
 	}
-	d.hierarquia.juntar(&s.hierarquia, arvore.Tamanho())
+	elos.juntar(&s.hierarquia, arvore.Tamanho())
 	s.o.Observador.Transacao(aberta.Sub(inicio), decidida.Sub(aberta), time.Since(decidida))
 	return us, nil
 }

@@ -385,7 +385,12 @@ func (r ResumoReplay) Linha() string {
 // its records in order (Replay); alvo, when set, keeps that counsellor's
 // own check.
 func (c *Cliente) Reproduzir(ctx context.Context, alvo uuid.UUID, progresso func(feitos, total int64)) (ResumoReplay, error) {
-	rp := NovoReplay(alvo)
+	return c.ReproduzirEm(ctx, NovoReplay(alvo), progresso)
+}
+
+// ReproduzirEm is Reproduzir into a replay the caller set up (a demand's
+// own check: Replay.AlvoDemanda).
+func (c *Cliente) ReproduzirEm(ctx context.Context, rp *Replay, progresso func(feitos, total int64)) (ResumoReplay, error) {
 	res := ResumoReplay{Replay: rp}
 	leitor, _ := c.Barramento.(LeitorDeEntradas)
 	var desde int64
