@@ -189,9 +189,9 @@ type uow struct {
 	// evento is the consumed event this unit applies (nil: none), whose
 	// sweep records are named after it.
 	evento *evento.Evento
-	ids     int      // novoID's count under the trigger
-	saida   []Saida  // outbox rows queued, published after commit
-	depois  []func() // run after commit (metrics)
+	ids    int      // novoID's count under the trigger
+	saida  []Saida  // outbox rows queued, published after commit
+	depois []func() // run after commit (metrics)
 	// alterados are the citizens whose situation changed (Options.Alterados).
 	alterados []uuid.UUID
 	// registros are this unit's decisions for the transparency log: draws
