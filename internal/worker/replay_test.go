@@ -73,6 +73,12 @@ func historia(t *testing.T) (c *colonia, regs []transparencia.Registravel, so, b
 // verify --url --all --replay` does with D6A_NATS_URL set, trusting that
 // key. alvo, when set, is the counsellor of `--conselheiro`.
 func (c *colonia) servirAdulterado(regs []transparencia.Registravel, alvo uuid.UUID) transparencia.ResumoReplay {
+	return c.servirEm(regs, transparencia.NovoReplay(alvo))
+}
+
+// servirEm is servirAdulterado into a replay set up by the caller (a
+// demand's own check).
+func (c *colonia) servirEm(regs []transparencia.Registravel, rp *transparencia.Replay) transparencia.ResumoReplay {
 	t := c.t
 	t.Helper()
 	ctx := t.Context()
@@ -96,7 +102,7 @@ func (c *colonia) servirAdulterado(regs []transparencia.Registravel, alvo uuid.U
 	go func() { _ = httpapi.Servir(app, ln) }()
 	t.Cleanup(func() { _ = app.Shutdown() })
 	cli := &transparencia.Cliente{Base: "http://" + ln.Addr().String(), Chave: chave.Verificador, Barramento: c.w.Bus}
-	res, err := cli.Reproduzir(ctx, alvo, nil)
+	res, err := cli.ReproduzirEm(ctx, rp, nil)
 	must(t, err == nil && res.Registros == int64(len(regs)), "replay of the rigged log: %v (%d records)", err, res.Registros)
 	return res
 }
