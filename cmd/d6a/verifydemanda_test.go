@@ -98,7 +98,10 @@ func TestVerifyURLDemanda(t *testing.T) {
 	}
 
 	rigado, d1, d2, varredura := filaSintetica(t, uuid.NewSHA1(uuid.NameSpaceOID, []byte("demanda/d2")))
-	if !slices.ContainsFunc(rigado, func(r transparencia.Registravel) bool { s, ok := r.(transparencia.Registro); return ok && s.DemandaID == d2 }) {
+	if !slices.ContainsFunc(rigado, func(r transparencia.Registravel) bool {
+		s, ok := r.(transparencia.Registro)
+		return ok && s.DemandaID == d2
+	}) {
 		t.Fatal("the rigged log does not draw d2")
 	}
 	url, chave = servir(rigado)
