@@ -169,7 +169,9 @@ func conferirEntrada(r Entrada) error {
 	case TipoCicloConcluido, TipoRecusa:
 		return precisa(r.ConselheiroID != nil && r.DemandaID != nil && r.Status != "", "conselheiro_id/demanda_id/status")
 	case TipoAgregacao:
-		return precisa(r.DemandaID != nil && r.Removidas != nil, "demanda_id/removidas")
+		// An aggregation that removed nothing has no "removidas" key
+		// (omitempty drops the empty list): absent is empty.
+		return precisa(r.DemandaID != nil, "demanda_id")
 	case TipoSuspensao:
 		if err := precisa(r.ConselheiroID != nil && r.DataSuspensaoAte != "" && r.ConferivelPublicamente != nil, "conselheiro_id/data_suspensao_ate/conferivel_publicamente"); err != nil {
 			return err
