@@ -204,7 +204,8 @@ func TestVerifyURLReplayAdulterado(t *testing.T) {
 		seq := int64(k + 1)
 		c := id(fmt.Sprint("conselheiro", k))
 		lista = append(lista, c.String())
-		regs = append(regs, transparencia.NovoCadastro(id(fmt.Sprint("cadastro", k)), &seq, c, uc, 3, "disponivel", true))
+		regs = append(regs, transparencia.NovoCadastro(id(fmt.Sprint("cadastro", k)), &seq, c, uc, 3, "disponivel", true),
+			transparencia.NovaVarredura(transparencia.IDVarredura(id(fmt.Sprint("cadastro", k))), &seq, &uc, nil, transparencia.TipoCadastro))
 	}
 	slices.Sort(lista)
 	fora := lista[1]
@@ -245,7 +246,7 @@ func TestVerifyURLReplayAdulterado(t *testing.T) {
 		t.Fatalf("--all, every record by itself: %d %q %q", code, out, errOut)
 	}
 	code, out, errOut = rodar(t, bin, "verify", "--url", url, "--all", "--replay", "--chave", chave.Verificador)
-	if code != 1 || !strings.Contains(out, "divergencias=1 ") || !strings.Contains(errOut, "registro 5") || !strings.Contains(errOut, fora) {
+	if code != 1 || !strings.Contains(out, "divergencias=1 ") || !strings.Contains(errOut, "registro 8") || !strings.Contains(errOut, fora) {
 		t.Errorf("--all --replay on the rigged log: %d %q %q", code, out, errOut)
 	}
 	code, out, errOut = rodar(t, bin, "verify", "--url", url, "--conselheiro", fora, "--chave", chave.Verificador)

@@ -155,6 +155,60 @@ func (r *Replay) elegivelNaCadeia(cadeia []uuid.UUID, excluido *uuid.UUID) *uuid
 	return &res.Elegiveis[0]
 }
 
+// varreduraDevida is an input that must be followed, under its trigger, by
+// its sweep (spec 3.10 step 4, 3.11 step 5): a registration sweeps its
+// unit, a cycle end the payload's unit, else its counsellor's.
+type varreduraDevida struct {
+	seq    *int64
+	indice int64
+	tipo   string
+	// ucs are the units its sweep may name (empty: any, a cycle end whose
+	// payload the replay cannot read without the bus).
+	ucs []uuid.UUID
+}
+
+// esperarVarredura notes that the input record at indice must be followed
+// by its sweep.
+func (r *Replay) esperarVarredura(indice int64, e Entrada, c *estadoConselheiro) {
+	v := &varreduraDevida{seq: e.GatilhoSequence, indice: indice, tipo: e.Tipo}
+	switch e.Tipo {
+	case TipoCadastro:
+		v.ucs = []uuid.UUID{*e.UnidadeCivicaID}
+	case TipoCicloConcluido:
+		if e.GatilhoSequence != nil && r.mensagens != nil {
+			if m, ok := r.mensagemEm(*e.GatilhoSequence); ok && m.eventID == e.EventID {
+				v.ucs = []uuid.UUID{m.uc}
+				if m.uc == uuid.Nil && c != nil {
+					v.ucs = []uuid.UUID{c.uc}
+				}
+			}
+		}
+	default:
+		return
+	}
+	r.devida = v
+}
+
+// conferirVarredura checks a sweep record against the input it follows.
+func (r *Replay) conferirVarredura(indice int64, e Entrada) {
+	v := r.devida
+	if v == nil || !mesmaSeq(v.seq, e.GatilhoSequence) {
+		return
+	}
+	r.devida = nil
+	if len(v.ucs) > 0 && (e.UnidadeCivicaID == nil || !slices.Contains(v.ucs, *e.UnidadeCivicaID)) {
+		r.divergir(indice, nil, "%s (registro %d) varre a unidade %v, mas a varredura devida é a da unidade %s (spec 3.10, 3.11)", e.Tipo, v.indice, e.UnidadeCivicaID, v.ucs[0])
+	}
+}
+
+// semVarredura: the input's trigger ended without its sweep.
+func (r *Replay) semVarredura() {
+	if v := r.devida; v != nil {
+		r.devida = nil
+		r.divergir(v.indice, nil, "%s (registro %d) não é seguido da varredura da fila que o handler faz (spec 3.10, 3.11, 4.7)", v.tipo, v.indice)
+	}
+}
+
 // abrir starts the sweep or re-draw a record announces, closing the one
 // before it.
 func (r *Replay) abrir(a *aberta) {
@@ -170,10 +224,14 @@ func (r *Replay) abrir(a *aberta) {
 	r.aberta = a
 }
 
-// antesDe closes the open sweep when a record of another trigger comes.
+// antesDe closes the open sweep, and the wait for a sweep, when a record
+// of another trigger comes.
 func (r *Replay) antesDe(reg Registravel) {
 	if r.aberta != nil && !mesmaSeq(r.aberta.seq, seqDe(reg)) {
 		r.fechar()
+	}
+	if r.devida != nil && !mesmaSeq(r.devida.seq, seqDe(reg)) {
+		r.semVarredura()
 	}
 }
 

@@ -46,7 +46,7 @@ func RegistroSintetico(semente string, i int) Registro {
 // benchmark: counsellors registered five per unit on 1,000 units under 10
 // parents, then n draws, each among the five of its unit (all free),
 // preceded by the hierarchy records of its chain's first use and followed
-// by the winner's cycle end. Replayed, it shows no divergence.
+// by the winner's cycle end; each registration and cycle end by its sweep. Replayed, it shows no divergence.
 func HistoriaSintetica(semente string, n int) []Registravel {
 	id := func(tipo string, k int) uuid.UUID {
 		return uuid.NewSHA1(uuid.NameSpaceOID, fmt.Appendf(nil, "%s/%s/%d", semente, tipo, k))
@@ -59,7 +59,10 @@ func HistoriaSintetica(semente string, n int) []Registravel {
 		for k := range porUnidade {
 			c := id("conselheiro", u*porUnidade+k)
 			seq++
-			out = append(out, NovoCadastro(id("cadastro", u*porUnidade+k), &seq, c, id("uc", u), 3, "disponivel", true))
+			uc := id("uc", u)
+			cadastro := id("cadastro", u*porUnidade+k)
+			out = append(out, NovoCadastro(cadastro, &seq, c, uc, 3, "disponivel", true),
+				NovaVarredura(IDVarredura(cadastro), &seq, &uc, nil, TipoCadastro))
 			lista[u] = append(lista[u], c.String())
 		}
 		slices.Sort(lista[u])
@@ -91,7 +94,8 @@ func HistoriaSintetica(semente string, n int) []Registravel {
 			panic(err)
 		}
 		seq++
-		out = append(out, r, NovoCicloConcluido(id("ciclo", i), &seq, r.ConselheiroID, demanda, "disponivel"))
+		out = append(out, r, NovoCicloConcluido(id("ciclo", i), &seq, r.ConselheiroID, demanda, "disponivel"),
+			NovaVarredura(IDVarredura(id("ciclo", i)), &seq, &uc, nil, TipoCicloConcluido))
 	}
 	return out
 }

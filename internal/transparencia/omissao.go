@@ -36,6 +36,9 @@ type mensagemEntrada struct {
 	tipo                 string
 	eventID              uuid.UUID
 	conselheiro, demanda uuid.UUID
+	// uc is a cycle end's payload unidade_civica_id (uuid.Nil: absent),
+	// the unit its sweep must sweep (spec 3.11 step 5).
+	uc uuid.UUID
 }
 
 // barramento is the replay's side of the "none dropped" check: the bus's
@@ -82,6 +85,7 @@ func lerMensagem(seq uint64, tipo string, data []byte) (m mensagemEntrada, ok, i
 			CidadaoID     string `json:"cidadao_id"`
 			DemandaID     string `json:"demanda_id"`
 			Representante string `json:"representante_demanda_id"`
+			UC            string `json:"unidade_civica_id"`
 		} `json:"payload"`
 	}
 	if json.Unmarshal(data, &env) != nil {
@@ -109,6 +113,11 @@ func lerMensagem(seq uint64, tipo string, data []byte) (m mensagemEntrada, ok, i
 			return m, true, true
 		}
 	}
+	if tipo == TipoCicloConcluido && env.Payload.UC != "" {
+		if m.uc, err = uuid.Parse(env.Payload.UC); err != nil {
+			return m, true, true
+		}
+	}
 	return m, true, false
 }
 
@@ -130,6 +139,15 @@ func (r *Replay) CarregarMensagens(ctx context.Context, b LeitorDeEntradas, desd
 		}
 		return nil
 	})
+}
+
+// mensagemEm is the loaded bus message at stream sequence seq.
+func (r *Replay) mensagemEm(seq int64) (mensagemEntrada, bool) {
+	i, ok := slices.BinarySearchFunc(r.mensagens, uint64(seq), func(m mensagemEntrada, s uint64) int { return cmp.Compare(m.seq, s) })
+	if !ok {
+		return mensagemEntrada{}, false
+	}
+	return r.mensagens[i], true
 }
 
 // seqDe is the stream sequence a record names: its trigger's.
@@ -221,6 +239,7 @@ func (r *Replay) julgar(indice int64, m mensagemEntrada) {
 // divergences, in log order with the rest.
 func (r *Replay) Fechar() {
 	r.fechar()
+	r.semVarredura()
 	for ; r.proxima < len(r.mensagens); r.proxima++ {
 		if m := r.mensagens[r.proxima]; m.seq <= max(r.ultima, r.consumido) {
 			r.julgar(r.registro+1, m)

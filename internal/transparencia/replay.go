@@ -49,6 +49,7 @@ type Replay struct {
 	pais      map[uuid.UUID]eloReplay
 	fila      filaReplay
 	aberta    *aberta
+	devida    *varreduraDevida
 	ucDemanda map[uuid.UUID]uuid.UUID
 	// AlvoDemanda, when set, is the demand whose own check is kept
 	// (--demanda): LinhaDemanda its timeline, Passada the sweeps that
@@ -297,6 +298,7 @@ func (r *Replay) cobertura(indice int64, cadeia []uuid.UUID, esperado elegibilid
 func (r *Replay) entrada(indice int64, e Entrada) {
 	switch e.Tipo {
 	case TipoVarredura:
+		r.conferirVarredura(indice, e)
 		a := &aberta{seq: e.GatilhoSequence, indice: indice, uc: e.UnidadeCivicaID, demanda: e.DemandaID}
 		if a.uc != nil {
 			a.nome = fmt.Sprintf("a varredura da unidade %s (%s)", *a.uc, e.Acao)
@@ -326,6 +328,9 @@ func (r *Replay) entrada(indice int64, e Entrada) {
 		}
 	}
 	r.conferirStatus(indice, e, c)
+	if e.Tipo == TipoCadastro && c == nil || e.Tipo == TipoCicloConcluido {
+		r.esperarVarredura(indice, e, c)
+	}
 	switch e.Tipo {
 	case TipoCadastro:
 		if c == nil {

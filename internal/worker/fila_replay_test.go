@@ -173,6 +173,24 @@ func TestReplayHierarquiaEFila(t *testing.T) {
 	must(t, varredura.Tipo == transparencia.TipoVarredura && d.Indice == int64(k3-1) && strings.Contains(d.Motivo, d3.String()) &&
 		d.Conselheiro != nil && *d.Conselheiro == conselheiroCidade, "a sweep serving nobody while d3 was due: %v", d)
 
+	// 4b. The sweep itself left out with its draw: the cycle end is not
+	// followed by the sweep its handler makes. Caught at the cycle end.
+	rigado = slices.Delete(slices.Clone(regs), k3-1, k3+1)
+	d = primeira(c.servirAdulterado(rigado, uuid.Nil).Replay)
+	ciclo, ok := regs[k3-2].(transparencia.Entrada)
+	must(t, ok && ciclo.Tipo == transparencia.TipoCicloConcluido && d.Indice == int64(k3-2) && strings.Contains(d.Motivo, "não é seguido da varredura"),
+		"a cycle end without its sweep: %v", d)
+	// 4c. The sweep told as another unit's (one where nobody waits): with
+	// the bus, the cycle end's payload names the unit it sweeps.
+	outra := c.novaUC()
+	v := varredura
+	v.UnidadeCivicaID = &outra
+	rigado = slices.Clone(regs)
+	rigado[k3-1] = v
+	rigado = slices.Delete(rigado, k3, k3+1)
+	d = primeira(c.servirAdulterado(rigado, uuid.Nil).Replay)
+	must(t, d.Indice == int64(k3-1) && strings.Contains(d.Motivo, "a varredura devida é a da unidade "+cidade.String()), "a sweep of another unit: %v", d)
+
 	// 5. The last input dropped (the registration and its sweep): the bus
 	// shows it consumed, so it is a divergence, not "ahead".
 	n := len(regs)
