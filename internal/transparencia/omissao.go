@@ -74,7 +74,7 @@ type barramento struct {
 // when it is not one of the kinds checked, invalida when it cannot be read.
 func lerMensagem(seq uint64, tipo string, data []byte) (m mensagemEntrada, ok, invalida bool) {
 	switch tipo {
-	case TipoCadastro, TipoCicloConcluido, TipoRecusa, TipoAgregacao, TipoSuspensaoExpirada:
+	case TipoCadastro, TipoCicloConcluido, TipoRecusa, TipoAgregacao, TipoSuspensaoExpirada, TipoVarredura:
 	default:
 		return m, false, false
 	}
@@ -220,6 +220,9 @@ func (r *Replay) julgar(indice int64, m mensagemEntrada) {
 		semEfeito = !conhecido
 	case TipoRecusa:
 		semEfeito = r.ativas[m.conselheiro] != m.demanda
+	case TipoVarredura:
+		// Every consumed d6a.varredura is its own record, whatever it
+		// finds (CONTRACT §7 "Queue order").
 	}
 	if semEfeito {
 		r.SemEfeito++
