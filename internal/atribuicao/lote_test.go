@@ -201,7 +201,7 @@ func gerarEventos(r *rand.Rand, n int) []evento.Evento {
 			}
 		default:
 			ev.Tipo = evento.ElegibilidadeAtualizada
-			ev.Payload = evento.ConselheiroElegibilidadeAtualizadaPayload{Bruto: json.RawMessage(`{}`)}
+			ev.Payload = evento.ConselheiroElegibilidadeAtualizadaPayload{UnidadeCivicaID: uc(), VersaoParametros: "2"}
 		}
 		evs = append(evs, ev)
 	}
