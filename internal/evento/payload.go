@@ -78,7 +78,6 @@ type ConselheiroAtribuicaoRecusadaPayload struct {
 	Timestamp string
 }
 
-
 // DuplicidadeAgregadaPayload is the payload of duplicidade.agregada (spec 3.6).
 type DuplicidadeAgregadaPayload struct {
 	AgregadoID             uuid.UUID

@@ -137,7 +137,13 @@ WITH RECURSIVE degrau (ordem, ids, vencidos, vencidos_ate) AS (
         FROM d6a.conselheiros c
         WHERE c.unidade_civica_id = (@cadeia::uuid[])[d.ordem + 1]
           AND c.status IN ('disponivel', 'suspenso')
-          AND c.capacitacao_concluida
+          -- Phase-2 gates (CONTRACT §8, elegibilidade.Portoes): both off,
+          -- this is the MVP's c.capacitacao_concluida.
+          AND (@capacitacao_externa::boolean OR c.capacitacao_concluida)
+          AND (NOT @capacitacao_externa::boolean OR (SELECT 1 FROM d6a.capacitacoes k
+               WHERE k.conselheiro_id = c.id LIMIT 1) IS NOT NULL)
+          AND (NOT @exigir_vinculo::boolean OR (SELECT 1 FROM d6a.vinculos v
+               WHERE v.conselheiro_id = c.id AND v.unidade_civica_id = c.unidade_civica_id AND v.valido LIMIT 1) IS NOT NULL)
           AND CASE WHEN c.status = 'disponivel'
                    THEN c.data_suspensao_ate IS NULL OR c.data_suspensao_ate < @agora::timestamptz
                    ELSE c.data_suspensao_ate < @agora::timestamptz END
@@ -206,7 +212,12 @@ WITH RECURSIVE degrau (cadeia, ordem, ids, vencidos, vencidos_ate, proxima) AS (
         FROM d6a.conselheiros c
         WHERE c.unidade_civica_id = (@ucs::uuid[])[(@inicios::int[])[d.cadeia] + d.ordem + 1]
           AND c.status IN ('disponivel', 'suspenso')
-          AND c.capacitacao_concluida
+          -- Phase-2 gates, as in BuscarElegiveisDoDegrau.
+          AND (@capacitacao_externa::boolean OR c.capacitacao_concluida)
+          AND (NOT @capacitacao_externa::boolean OR (SELECT 1 FROM d6a.capacitacoes k
+               WHERE k.conselheiro_id = c.id LIMIT 1) IS NOT NULL)
+          AND (NOT @exigir_vinculo::boolean OR (SELECT 1 FROM d6a.vinculos v
+               WHERE v.conselheiro_id = c.id AND v.unidade_civica_id = c.unidade_civica_id AND v.valido LIMIT 1) IS NOT NULL)
     ) e
     WHERE d.ids IS NULL AND d.ordem < (@tamanhos::int[])[d.cadeia]
 )
