@@ -27,8 +27,10 @@ const (
 	TipoLiberacao = "d6a.liberacao"
 )
 
-// tiposEntrada are the kinds an Entrada may have.
-var tiposEntrada = []string{TipoCadastro, TipoCicloConcluido, TipoRecusa, TipoAgregacao, TipoSuspensao, TipoSuspensaoExpirada, TipoInativacao, TipoReativacao, TipoLiberacao}
+// tiposEntrada are the kinds an Entrada may have (the phase-2 ones in
+// entrada_fase2.go).
+var tiposEntrada = append([]string{TipoCadastro, TipoCicloConcluido, TipoRecusa, TipoAgregacao, TipoSuspensao, TipoSuspensaoExpirada, TipoInativacao, TipoReativacao, TipoLiberacao},
+	tiposFase2...)
 
 // Entrada is the record of an input or a state change that eligibility
 // depends on, appended in the order it was applied, in its transaction.
@@ -59,6 +61,12 @@ type Entrada struct {
 	// ConferivelPublicamente is false for a suspension: the refusals it
 	// counts are public, their motives are not.
 	ConferivelPublicamente *bool `json:"conferivel_publicamente,omitempty"`
+	// Phase-2 inputs (CONTRACT §8, entrada_fase2.go).
+	CursoID            string `json:"curso_id,omitempty"`
+	Valido             *bool  `json:"valido,omitempty"`
+	VersaoParametros   string `json:"versao_parametros,omitempty"`
+	CapacitacaoExterna *bool  `json:"capacitacao_externa,omitempty"`
+	ExigirVinculo      *bool  `json:"exigir_vinculo,omitempty"`
 }
 
 func (r Entrada) chaves() (uuid.UUID, uuid.UUID) {
@@ -155,6 +163,8 @@ func conferirEntrada(r Entrada) error {
 		return precisa(r.ConselheiroID != nil && r.DataSuspensaoAte != "", "conselheiro_id/data_suspensao_ate")
 	case TipoInativacao, TipoReativacao, TipoLiberacao:
 		return precisa(r.ConselheiroID != nil && r.Status != "", "conselheiro_id/status")
+	default:
+		return conferirEntradaFase2(r, precisa)
 	}
 	return nil
 }
