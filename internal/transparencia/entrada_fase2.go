@@ -1,6 +1,8 @@
 package transparencia
 
 import (
+	"fmt"
+
 	"github.com/google/uuid"
 
 	"github.com/formigueiro/d6a/internal/elegibilidade"
@@ -41,6 +43,15 @@ func NovaProgressao(eventID uuid.UUID, gatilho *int64, conselheiro, uc uuid.UUID
 // conselheiro.elegibilidade_atualizada: the unit and its criteria version.
 func NovaElegibilidadeAtualizada(eventID uuid.UUID, gatilho *int64, uc uuid.UUID, versao string) Entrada {
 	return Entrada{Tipo: TipoElegibilidadeAtualizada, EventID: eventID, GatilhoSequence: gatilho, UnidadeCivicaID: &uc, VersaoParametros: versao}
+}
+
+// nsRegras is the namespace of the ids of gates records.
+var nsRegras = uuid.NewSHA1(uuid.NameSpaceURL, []byte("https://github.com/formigueiro/d6a/transparencia/regras"))
+
+// IDRegras is the record id of the n-th change of the gates: a function
+// of what it records, so two services consuming the same bus agree.
+func IDRegras(n int64, p elegibilidade.Portoes) uuid.UUID {
+	return uuid.NewSHA1(nsRegras, fmt.Appendf(nil, "%d|%t|%t", n, p.CapacitacaoExterna, p.ExigirVinculo))
 }
 
 // NovasRegras is the record of the gates a start runs with, appended when
