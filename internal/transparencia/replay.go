@@ -157,7 +157,8 @@ func (r *Replay) sorteio(indice int64, s Registro) {
 	}
 	switch {
 	case len(esperado.Elegiveis) == 0 && !r.temDesconhecido(lista):
-		r.divergir(indice, nil, "sorteio %s: pelos registros anteriores ninguém era elegível na cadeia (motivo %s), mas a lista tem %d", s.EventIDSorteio, esperado.Motivo, len(lista))
+		quem, regra := r.foraDaLista(lista) // a phase-2 gate's exclusion, named
+		r.divergir(indice, quem, "sorteio %s: pelos registros anteriores ninguém era elegível na cadeia (motivo %s), mas a lista tem %d%s", s.EventIDSorteio, esperado.Motivo, len(lista), regra)
 	case len(esperado.Elegiveis) > 0 && esperado.Degrau != s.Degrau:
 		r.divergir(indice, nil, "sorteio %s: degrau %s, mas pelos registros anteriores o primeiro degrau com elegíveis é %s", s.EventIDSorteio, s.Degrau, esperado.Degrau)
 	case len(esperado.Elegiveis) > 0:

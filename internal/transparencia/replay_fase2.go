@@ -107,3 +107,16 @@ func (r *Replay) entradaFase2(indice int64, e Entrada) bool {
 	}
 	return true
 }
+
+// foraDaLista names the first listed counsellor a phase-2 gate left out,
+// with the reason, for a draw the records say nobody was eligible for.
+func (r *Replay) foraDaLista(lista []uuid.UUID) (*uuid.UUID, string) {
+	for _, id := range lista {
+		if c := r.conselheiros[id]; c != nil {
+			if m := r.foraPorRegra(id, c); m != "" {
+				return &id, fmt.Sprintf(" (conselheiro %s: %s)", id, m)
+			}
+		}
+	}
+	return nil, ""
+}
