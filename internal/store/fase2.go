@@ -5,7 +5,6 @@ import "github.com/formigueiro/d6a/internal/store/dbsqlc"
 // Rows and parameters of the phase-2 queries (sql/queries/fase2.sql,
 // CONTRACT §8).
 type (
-	Fase2                            = dbsqlc.BuscarFase2Row
 	Vinculo                          = dbsqlc.D6aVinculo
 	RegrasElegibilidade              = dbsqlc.D6aRegrasElegibilidade
 	RegistrarCapacitacaoParams       = dbsqlc.RegistrarCapacitacaoParams

@@ -64,7 +64,19 @@ CREATE TABLE d6a.regras_elegibilidade (
     criado_em           TIMESTAMPTZ(2) NOT NULL
 );
 
+-- The situacao route shows the training record and the link (CONTRACT
+-- §8): their changes tell the other processes' caches, as the counsellor
+-- row's do (d6a.notificar_situacao reads conselheiro_id).
+CREATE TRIGGER capacitacoes_notificar_situacao
+    AFTER INSERT OR UPDATE OR DELETE ON d6a.capacitacoes
+    FOR EACH ROW EXECUTE FUNCTION d6a.notificar_situacao();
+CREATE TRIGGER vinculos_notificar_situacao
+    AFTER INSERT OR UPDATE OR DELETE ON d6a.vinculos
+    FOR EACH ROW EXECUTE FUNCTION d6a.notificar_situacao();
+
 -- +goose Down
+DROP TRIGGER vinculos_notificar_situacao ON d6a.vinculos;
+DROP TRIGGER capacitacoes_notificar_situacao ON d6a.capacitacoes;
 DROP TABLE d6a.regras_elegibilidade;
 DROP TABLE d6a.criterios_uc;
 DROP INDEX d6a.conselheiros_nivel_progressao_uc_idx;

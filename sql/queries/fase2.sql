@@ -47,21 +47,5 @@ SELECT * FROM d6a.regras_elegibilidade ORDER BY versao DESC LIMIT 1;
 INSERT INTO d6a.regras_elegibilidade (capacitacao_externa, exigir_vinculo, event_id, criado_em)
 VALUES (@capacitacao_externa, @exigir_vinculo, @event_id, @agora::timestamptz);
 
--- name: BuscarFase2 :one
--- What GET …/situacao shows of the phase-2 state (CONTRACT §8): the
--- external training record and the link at the counsellor's unit of action.
-SELECT (k.conselheiro_id IS NOT NULL)::boolean AS capacitacao_externa,
-       COALESCE(k.curso_id, '')::text AS curso_id,
-       COALESCE(k.concluida_em, '')::text AS concluida_em,
-       (v.conselheiro_id IS NOT NULL)::boolean AS tem_vinculo,
-       COALESCE(v.valido, false)::boolean AS vinculo_valido,
-       COALESCE(v.origem, '')::text AS vinculo_origem,
-       COALESCE(v.validado_em, '')::text AS vinculo_validado_em,
-       c.nivel_progressao, c.unidade_civica_id_cadastro
-FROM d6a.conselheiros c
-LEFT JOIN d6a.capacitacoes k ON k.conselheiro_id = c.id
-LEFT JOIN d6a.vinculos v ON v.conselheiro_id = c.id AND v.unidade_civica_id = c.unidade_civica_id
-WHERE c.id = @id;
-
 -- name: BuscarVinculos :many
 SELECT * FROM d6a.vinculos WHERE conselheiro_id = @conselheiro_id ORDER BY unidade_civica_id;

@@ -12,52 +12,6 @@ import (
 	"github.com/google/uuid"
 )
 
-const buscarFase2 = `-- name: BuscarFase2 :one
-SELECT (k.conselheiro_id IS NOT NULL)::boolean AS capacitacao_externa,
-       COALESCE(k.curso_id, '')::text AS curso_id,
-       COALESCE(k.concluida_em, '')::text AS concluida_em,
-       (v.conselheiro_id IS NOT NULL)::boolean AS tem_vinculo,
-       COALESCE(v.valido, false)::boolean AS vinculo_valido,
-       COALESCE(v.origem, '')::text AS vinculo_origem,
-       COALESCE(v.validado_em, '')::text AS vinculo_validado_em,
-       c.nivel_progressao, c.unidade_civica_id_cadastro
-FROM d6a.conselheiros c
-LEFT JOIN d6a.capacitacoes k ON k.conselheiro_id = c.id
-LEFT JOIN d6a.vinculos v ON v.conselheiro_id = c.id AND v.unidade_civica_id = c.unidade_civica_id
-WHERE c.id = $1
-`
-
-type BuscarFase2Row struct {
-	CapacitacaoExterna      bool
-	CursoID                 string
-	ConcluidaEm             string
-	TemVinculo              bool
-	VinculoValido           bool
-	VinculoOrigem           string
-	VinculoValidadoEm       string
-	NivelProgressao         *int32
-	UnidadeCivicaIDCadastro *uuid.UUID
-}
-
-// What GET …/situacao shows of the phase-2 state (CONTRACT §8): the
-// external training record and the link at the counsellor's unit of action.
-func (q *Queries) BuscarFase2(ctx context.Context, id uuid.UUID) (BuscarFase2Row, error) {
-	row := q.db.QueryRow(ctx, buscarFase2, id)
-	var i BuscarFase2Row
-	err := row.Scan(
-		&i.CapacitacaoExterna,
-		&i.CursoID,
-		&i.ConcluidaEm,
-		&i.TemVinculo,
-		&i.VinculoValido,
-		&i.VinculoOrigem,
-		&i.VinculoValidadoEm,
-		&i.NivelProgressao,
-		&i.UnidadeCivicaIDCadastro,
-	)
-	return i, err
-}
-
 const buscarVinculos = `-- name: BuscarVinculos :many
 SELECT conselheiro_id, unidade_civica_id, valido, origem, validado_em, event_id, atualizado_em FROM d6a.vinculos WHERE conselheiro_id = $1 ORDER BY unidade_civica_id
 `
