@@ -13,4 +13,6 @@ type (
 	ProgredirConselheiroParams       = dbsqlc.ProgredirConselheiroParams
 	RegistrarCriteriosParams         = dbsqlc.RegistrarCriteriosParams
 	InserirRegrasParams              = dbsqlc.InserirRegrasParams
+	ContarRazoesPorUcsParams         = dbsqlc.ContarRazoesPorUcsParams
+	RazoesPorUcs                     = dbsqlc.ContarRazoesPorUcsRow
 )

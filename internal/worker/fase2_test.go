@@ -90,6 +90,11 @@ func fase2Historia(t *testing.T) (c *colonia, k, r uuid.UUID) {
 	must(t, x == uuid.Nil, "a revoked link drew %v", x)
 	h2SemCandidatos(t, c, d3, "todos_inativos")
 	r = v
+	// The console's queue says why: the chain's one counsellor has no valid link.
+	fila, err := c.w.Servico.Fila(t.Context(), &outra)
+	must(t, err == nil && len(fila) == 1 && fila[0].DemandaID == d3 && fila[0].PorQue != nil &&
+		fila[0].PorQue.Cadastrados == 1 && fila[0].PorQue.SemVinculo == 1 && fila[0].PorQue.SemCapacitacao == 0 && fila[0].PorQue.Regras.ExigirVinculo,
+		"console queue of %v: %v %+v", outra, err, fila)
 
 	// 4. A progression to the city draws a waiting demand of a sibling
 	// neighbourhood.

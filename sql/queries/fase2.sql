@@ -49,3 +49,22 @@ VALUES (@capacitacao_externa, @exigir_vinculo, @event_id, @agora::timestamptz);
 
 -- name: BuscarVinculos :many
 SELECT * FROM d6a.vinculos WHERE conselheiro_id = @conselheiro_id ORDER BY unidade_civica_id;
+
+-- name: ContarRazoesPorUcs :one
+-- The console's queue view (issue 41): over a waiting demand's chain, how
+-- many counsellors each exclusion of spec 4.3 and each phase-2 gate leaves
+-- out, so an operator sees why nobody is eligible. A counsellor may count
+-- under several.
+SELECT count(*)::bigint AS cadastrados,
+       count(*) FILTER (WHERE (SELECT 1 FROM d6a.atribuicoes a
+                               WHERE a.conselheiro_id = c.id AND a.status = 'ativa' LIMIT 1) IS NOT NULL)::bigint AS ocupados,
+       count(*) FILTER (WHERE c.status = 'inativo')::bigint AS inativos,
+       count(*) FILTER (WHERE c.data_suspensao_ate IS NOT NULL AND c.data_suspensao_ate >= @agora::timestamptz
+                              AND c.status IN ('suspenso', 'disponivel'))::bigint AS suspensos,
+       count(*) FILTER (WHERE NOT CASE WHEN @capacitacao_externa::boolean
+                                       THEN (SELECT 1 FROM d6a.capacitacoes k WHERE k.conselheiro_id = c.id LIMIT 1) IS NOT NULL
+                                       ELSE c.capacitacao_concluida END)::bigint AS sem_capacitacao,
+       count(*) FILTER (WHERE @exigir_vinculo::boolean AND (SELECT 1 FROM d6a.vinculos v
+                               WHERE v.conselheiro_id = c.id AND v.unidade_civica_id = c.unidade_civica_id AND v.valido LIMIT 1) IS NULL)::bigint AS sem_vinculo
+FROM d6a.conselheiros c
+WHERE c.unidade_civica_id = ANY(@ucs::uuid[]);

@@ -44,6 +44,61 @@ func (q *Queries) BuscarVinculos(ctx context.Context, conselheiroID uuid.UUID) (
 	return items, nil
 }
 
+const contarRazoesPorUcs = `-- name: ContarRazoesPorUcs :one
+SELECT count(*)::bigint AS cadastrados,
+       count(*) FILTER (WHERE (SELECT 1 FROM d6a.atribuicoes a
+                               WHERE a.conselheiro_id = c.id AND a.status = 'ativa' LIMIT 1) IS NOT NULL)::bigint AS ocupados,
+       count(*) FILTER (WHERE c.status = 'inativo')::bigint AS inativos,
+       count(*) FILTER (WHERE c.data_suspensao_ate IS NOT NULL AND c.data_suspensao_ate >= $1::timestamptz
+                              AND c.status IN ('suspenso', 'disponivel'))::bigint AS suspensos,
+       count(*) FILTER (WHERE NOT CASE WHEN $2::boolean
+                                       THEN (SELECT 1 FROM d6a.capacitacoes k WHERE k.conselheiro_id = c.id LIMIT 1) IS NOT NULL
+                                       ELSE c.capacitacao_concluida END)::bigint AS sem_capacitacao,
+       count(*) FILTER (WHERE $3::boolean AND (SELECT 1 FROM d6a.vinculos v
+                               WHERE v.conselheiro_id = c.id AND v.unidade_civica_id = c.unidade_civica_id AND v.valido LIMIT 1) IS NULL)::bigint AS sem_vinculo
+FROM d6a.conselheiros c
+WHERE c.unidade_civica_id = ANY($4::uuid[])
+`
+
+type ContarRazoesPorUcsParams struct {
+	Agora              time.Time
+	CapacitacaoExterna bool
+	ExigirVinculo      bool
+	Ucs                []uuid.UUID
+}
+
+type ContarRazoesPorUcsRow struct {
+	Cadastrados    int64
+	Ocupados       int64
+	Inativos       int64
+	Suspensos      int64
+	SemCapacitacao int64
+	SemVinculo     int64
+}
+
+// The console's queue view (issue 41): over a waiting demand's chain, how
+// many counsellors each exclusion of spec 4.3 and each phase-2 gate leaves
+// out, so an operator sees why nobody is eligible. A counsellor may count
+// under several.
+func (q *Queries) ContarRazoesPorUcs(ctx context.Context, arg ContarRazoesPorUcsParams) (ContarRazoesPorUcsRow, error) {
+	row := q.db.QueryRow(ctx, contarRazoesPorUcs,
+		arg.Agora,
+		arg.CapacitacaoExterna,
+		arg.ExigirVinculo,
+		arg.Ucs,
+	)
+	var i ContarRazoesPorUcsRow
+	err := row.Scan(
+		&i.Cadastrados,
+		&i.Ocupados,
+		&i.Inativos,
+		&i.Suspensos,
+		&i.SemCapacitacao,
+		&i.SemVinculo,
+	)
+	return i, err
+}
+
 const inserirRegras = `-- name: InserirRegras :exec
 INSERT INTO d6a.regras_elegibilidade (capacitacao_externa, exigir_vinculo, event_id, criado_em)
 VALUES ($1, $2, $3, $4::timestamptz)
