@@ -58,7 +58,8 @@ type barramento struct {
 // when it is not one of the kinds checked, invalida when it cannot be read.
 func lerMensagem(seq uint64, tipo string, data []byte) (m mensagemEntrada, ok, invalida bool) {
 	switch tipo {
-	case TipoCadastro, TipoCicloConcluido, TipoRecusa, TipoAgregacao, TipoSuspensaoExpirada:
+	case TipoCadastro, TipoCicloConcluido, TipoRecusa, TipoAgregacao, TipoSuspensaoExpirada,
+		TipoCapacitacao, TipoVinculo, TipoProgressao, TipoElegibilidadeAtualizada: // phase 2 (CONTRACT §8)
 	default:
 		return m, false, false
 	}
@@ -187,6 +188,8 @@ func (r *Replay) julgar(indice int64, m mensagemEntrada) {
 		semEfeito = !conhecido
 	case TipoRecusa:
 		semEfeito = r.ativas[m.conselheiro] != m.demanda
+	case TipoProgressao:
+		semEfeito = !conhecido // no row whose unit could move (docs/decisions.md)
 	}
 	if semEfeito {
 		r.SemEfeito++

@@ -137,6 +137,11 @@ func TestF2_PortoesLigados(t *testing.T) {
 	res, err := cli.Reproduzir(t.Context(), uuid.Nil, nil)
 	must(t, err == nil && res.Primeira == nil, "replay: %v / %v", err, res.Primeira)
 	must(t, len(res.Replay.Divergencias) == 0 && res.Replay.Desconhecidos() == 0, "honest log diverges: %v", res.Replay.Divergencias)
+	// None dropped: the phase-2 messages on the bus have their records
+	// (ten of them in fase2Historia, with five registrations and cycle ends).
+	rp0 := res.Replay
+	must(t, res.Barramento && rp0.Mensagens >= 15 && rp0.Registradas+rp0.SemEfeito == rp0.Mensagens && rp0.Invalidas == 0,
+		"bus messages against the records: checked %v, %d messages, %d recorded, %d without effect", res.Barramento, rp0.Mensagens, rp0.Registradas, rp0.SemEfeito)
 
 	explica := func(alvo uuid.UUID, motivo string) {
 		t.Helper()
