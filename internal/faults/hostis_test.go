@@ -243,7 +243,7 @@ func (m *modelo) validosDesconhecidos() (agora []mensagem, pares [][2]mensagem) 
 			return p
 		}(), nil, nil),
 		val(evento.ElegibilidadeAtualizada, "1.0.0", "elegibilidade-uc-inexistente", map[string]any{"unidade_civica_id": ucNinguem, "versao_parametros": "2026.2"}, nil, nil),
-		val(evento.CapacitacaoConcluida, "1.0.0", "capacitacao-conselheiro-inexistente", map[string]any{"conselheiro_id": uuid.New(), "curso_id": "basico", "concluida_em": agora()}, nil, nil),
+		val(evento.CapacitacaoConcluida, "1.0.0", "capacitacao-conselheiro-inexistente", map[string]any{"conselheiro_id": uuid.New(), "curso_id": "basico", "concluida_em": "2026-11-29T12:00:00.000Z"}, nil, nil),
 		val(evento.VinculoValidado, "1.0.0", "vinculo-conselheiro-inexistente", map[string]any{"conselheiro_id": uuid.New(), "unidade_civica_id": ucNinguem, "valido": false}, nil, nil),
 		val(evento.ProgressaoHabilitada, "1.0.0", "progressao-conselheiro-inexistente", map[string]any{"conselheiro_id": uuid.New(), "unidade_civica_id": ucNinguem, "nivel_atuacao": 7}, nil, nil),
 	)
