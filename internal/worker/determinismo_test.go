@@ -29,7 +29,20 @@ import (
 // "Determinism from the bus").
 func TestDeterminismoDoBarramento(t *testing.T) {
 	t.Parallel()
+	determinismo(t, false)
+}
+
+// TestDeterminismoDoBarramentoComPortoes is TestDeterminismoDoBarramento
+// with both phase-2 gates on (CONTRACT §8): the gates' record, the gated
+// eligibility and the phase-2 inputs come out identical too.
+func TestDeterminismoDoBarramentoComPortoes(t *testing.T) {
+	t.Parallel()
+	determinismo(t, true)
+}
+
+func determinismo(t *testing.T, portoes bool) {
 	c1 := novaColonia(t, opcoes{nRecusas: 2})
+	c1.cfg.CapacitacaoExterna, c1.cfg.ExigirVinculo = portoes, portoes
 	c1.clock.parado = true
 	r := rand.New(rand.NewPCG(22, 2026))
 	// A small country: a root, two cities, four neighbourhoods.
@@ -83,6 +96,10 @@ func TestDeterminismoDoBarramento(t *testing.T) {
 				}
 				conselheiros = append(conselheiros, id)
 				ultimo, _ = c1.publicar(evento.ConselheiroCadastrado, "1.1.0", p)
+				if portoes && r.IntN(4) != 0 { // most get what the gates ask for
+					c1.publicar(evento.CapacitacaoConcluida, "1.0.0", capacitacao(id))
+					ultimo, _ = c1.publicar(evento.VinculoValidado, "1.0.0", vinculo(id, uc, true))
+				}
 			case k < 6:
 				d := uuid.New()
 				demandas = append(demandas, d)
