@@ -114,13 +114,16 @@ func (u *uow) onProgressaoHabilitada(ctx context.Context, log *slog.Logger, ev e
 		return err
 	}
 	nivel := int32(p.NivelAtuacao)
+	// elegibilidade.AposProgressao: the new unit of action, and a valid
+	// link to it.
+	nova, depois := elegibilidade.AposProgressao(elegibilidade.Fase2{}, p.UnidadeCivicaID)
 	if _, err := u.tx.ProgredirConselheiro(ctx, store.ProgredirConselheiroParams{
-		ID: c.ID, UnidadeCivicaID: p.UnidadeCivicaID, Nivel: &nivel, EventID: ev.EventID, Agora: u.agora,
+		ID: c.ID, UnidadeCivicaID: nova, Nivel: &nivel, EventID: ev.EventID, Agora: u.agora,
 	}); err != nil {
 		return err
 	}
 	if err := u.tx.RegistrarVinculo(ctx, store.RegistrarVinculoParams{
-		ConselheiroID: c.ID, UnidadeCivicaID: p.UnidadeCivicaID, Valido: true, Origem: origemProgressao,
+		ConselheiroID: c.ID, UnidadeCivicaID: nova, Valido: depois.Vinculos[nova], Origem: origemProgressao,
 		EventID: ev.EventID, Agora: u.agora,
 	}); err != nil {
 		return err
@@ -148,10 +151,16 @@ func (u *uow) onElegibilidadeAtualizada(ctx context.Context, log *slog.Logger, e
 // capacitacaoNoCadastro is the training a registration stores: the
 // self-declared flag, or an external record that came first.
 func (u *uow) capacitacaoNoCadastro(ctx context.Context, conselheiro uuid.UUID, autodeclarada bool) (bool, error) {
-	if autodeclarada {
-		return true, nil
+	externa := false
+	if !autodeclarada {
+		var err error
+		if externa, err = u.tx.TemCapacitacaoExterna(ctx, conselheiro); err != nil {
+			return false, err
+		}
 	}
-	return u.tx.TemCapacitacaoExterna(ctx, conselheiro)
+	// The stored flag is the rule without the gate (the SQL predicate
+	// reads it then; with the gate it reads d6a.capacitacoes).
+	return elegibilidade.Portoes{}.Capacitado(elegibilidade.Fase2{Autodeclarada: autodeclarada, Externa: externa}), nil
 }
 
 // registrarPortoes is the boot step that records the gates in force
