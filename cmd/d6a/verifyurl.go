@@ -25,7 +25,7 @@ import (
 type opcoesURL struct {
 	url, desde, chave, evento string
 	all, estatisticas, replay bool
-	conselheiro               string
+	conselheiro, demanda      string
 	testemunhas               []string
 	quorum                    int
 }
@@ -47,6 +47,7 @@ func flagsURL(fs *flag.FlagSet) *opcoesURL {
 	fs.BoolVar(&o.estatisticas, "estatisticas", false, "with --url: prove the whole log and recompute the fairness statistics from its records; exit 1 when they differ from what is served")
 	fs.BoolVar(&o.replay, "replay", false, "with --url --all: rebuild the state from the records alone, in log order, and recompute every decision's eligible list, step and motive (CONTRACT §7)")
 	fs.StringVar(&o.conselheiro, "conselheiro", "", "with --url: a counsellor's own check: their timeline as the log shows it and every decision of their coverage while available, with whether they were in the list; exit 1 naming each that left them out")
+	fs.StringVar(&o.demanda, "demanda", "", "with --url: a demand's own check: its timeline as the log shows it and every release that could have served it while it waited, with what each served; exit 1 naming each that passed it over")
 	fs.IntVar(&o.quorum, "quorum", 0, "with --url: fail unless the checkpoint carries this many valid cosignatures from the --testemunha keys")
 	return o
 }
@@ -64,8 +65,8 @@ func verifyURL(o *opcoesURL, eventID, arquivo string) int {
 		fmt.Fprintf(stderr, "d6a verify: %v\n", err)
 		return exitUsage
 	}
-	if eventID == "" && !o.all && o.desde == "" && !o.estatisticas && o.quorum == 0 && o.conselheiro == "" {
-		fmt.Fprintln(stderr, "d6a verify: with --url give --event-id UUID, --all [--replay], --conselheiro UUID, --estatisticas, --quorum and/or --desde FILE")
+	if eventID == "" && !o.all && o.desde == "" && !o.estatisticas && o.quorum == 0 && o.conselheiro == "" && o.demanda == "" {
+		fmt.Fprintln(stderr, "d6a verify: with --url give --event-id UUID, --all [--replay], --conselheiro UUID, --demanda UUID, --estatisticas, --quorum and/or --desde FILE")
 		return exitUsage
 	}
 	if o.replay && !o.all {
@@ -75,6 +76,12 @@ func verifyURL(o *opcoesURL, eventID, arquivo string) int {
 	if o.conselheiro != "" {
 		if _, err := uuid.Parse(o.conselheiro); err != nil {
 			fmt.Fprintf(stderr, "d6a verify: --conselheiro %q is not a UUID\n", o.conselheiro)
+			return exitUsage
+		}
+	}
+	if o.demanda != "" {
+		if _, err := uuid.Parse(o.demanda); err != nil {
+			fmt.Fprintf(stderr, "d6a verify: --demanda %q is not a UUID\n", o.demanda)
 			return exitUsage
 		}
 	}
@@ -102,7 +109,7 @@ func verifyURL(o *opcoesURL, eventID, arquivo string) int {
 	c := &transparencia.Cliente{Base: o.url, Chave: strings.TrimSpace(o.chave), Avisos: stderr}
 	// The platform's bus, read-only, when D6A_NATS_URL names one: each
 	// draw's trigger is checked there (CONTRACT §4).
-	if u := os.Getenv("D6A_NATS_URL"); u != "" && (eventID != "" || o.all || o.conselheiro != "") {
+	if u := os.Getenv("D6A_NATS_URL"); u != "" && (eventID != "" || o.all || o.conselheiro != "" || o.demanda != "") {
 		bctx, bcancel := context.WithTimeout(ctx, 5*time.Second)
 		b, err := bus.Connect(bctx, bus.Config{URL: u, Stream: cmp.Or(os.Getenv("D6A_NATS_STREAM"), "EVENTOS")})
 		bcancel()
@@ -185,7 +192,7 @@ func verificarPublico(ctx context.Context, c *transparencia.Cliente, o *opcoesUR
 			fmt.Fprintln(stdout, linhaGatilho(s, c.Barramento != nil))
 		}
 	}
-	if (o.all && o.replay) || o.conselheiro != "" {
+	if (o.all && o.replay) || o.conselheiro != "" || o.demanda != "" {
 		return reproduzir(ctx, c, o, stdout, stderr)
 	}
 	if o.all {
@@ -251,21 +258,41 @@ func barra(stderr io.Writer, descricao string) (progresso func(feitos, total int
 	return progresso, fim
 }
 
-// reproduzir is `verify --url --all --replay` and `--conselheiro`: the log
-// mirrored and proven, its records replayed in order (CONTRACT §7).
+// reproduzir is `verify --url --all --replay`, `--conselheiro` and
+// `--demanda`: the log mirrored and proven, its records replayed in order
+// (CONTRACT §7).
 func reproduzir(ctx context.Context, c *transparencia.Cliente, o *opcoesURL, stdout, stderr io.Writer) int {
 	alvo := uuid.Nil
 	if o.conselheiro != "" {
 		alvo = uuid.MustParse(o.conselheiro)
 	}
+	rp := transparencia.NovoReplay(alvo)
+	if o.demanda != "" {
+		rp.AlvoDemanda = uuid.MustParse(o.demanda)
+	}
 	progresso, fim := barra(stderr, "replay")
-	res, err := c.Reproduzir(ctx, alvo, progresso)
+	res, err := c.ReproduzirEm(ctx, rp, progresso)
 	fim()
 	if code := falhou(stderr, err); code != 0 {
 		return code
 	}
-	rp := res.Replay
 	code := 0
+	if rp.AlvoDemanda != uuid.Nil {
+		fmt.Fprintf(stdout, "demanda %s: linha do tempo segundo o log\n", rp.AlvoDemanda)
+		for _, a := range rp.LinhaDemanda {
+			fmt.Fprintf(stdout, "  [%d] %s\n", a.Indice, a.Texto)
+		}
+		if len(rp.LinhaDemanda) == 0 {
+			fmt.Fprintln(stdout, "  nenhuma decisão do log nomeia esta demanda")
+		}
+		for _, a := range rp.Passada {
+			fmt.Fprintf(stderr, "d6a verify: PASSADA PARA TRÁS registro %d: %s\n", a.Indice, a.Texto)
+			code = 1
+		}
+		if len(rp.Passada) == 0 {
+			fmt.Fprintln(stdout, "nenhuma liberação a passou para trás enquanto esperava na fila")
+		}
+	}
 	if alvo != uuid.Nil {
 		fmt.Fprintf(stdout, "conselheiro %s: linha do tempo segundo o log\n", alvo)
 		for _, a := range rp.Linha {

@@ -74,9 +74,12 @@ func TestVerifyURL(t *testing.T) {
 		t.Errorf("--all: %d %q %q", code, out, errOut)
 	}
 	// The replay (CONTRACT §7): these synthetic draws name counsellors no
-	// registration record does, so they are counted unknown, not guessed.
+	// registration record does, so they are counted unknown, not guessed;
+	// and no hierarquia.uc record states the links their chains climb, so
+	// every chain is a divergence (CONTRACT §7 "Hierarchy").
 	code, out, errOut = rodar(t, bin, "verify", "--url", url, "--all", "--replay", "--chave", chave.Verificador)
-	if code != 0 || !strings.Contains(out, "replay: registros=30 decisoes=30 divergencias=0 gatilhos=0 raiz=") ||
+	if code != 1 || !strings.Contains(out, "replay: registros=30 decisoes=30 divergencias=30 gatilhos=0 raiz=") ||
+		!strings.Contains(errOut, "registro 0: sorteio") || !strings.Contains(errOut, "não tem registro hierarquia.uc antes da decisão") ||
 		!strings.Contains(out, "desconhecidos=") || !strings.Contains(out, "gatilhos: não conferidos") {
 		t.Errorf("--all --replay: %d %q %q", code, out, errOut)
 	}
@@ -201,7 +204,8 @@ func TestVerifyURLReplayAdulterado(t *testing.T) {
 		seq := int64(k + 1)
 		c := id(fmt.Sprint("conselheiro", k))
 		lista = append(lista, c.String())
-		regs = append(regs, transparencia.NovoCadastro(id(fmt.Sprint("cadastro", k)), &seq, c, uc, 3, "disponivel", true))
+		regs = append(regs, transparencia.NovoCadastro(id(fmt.Sprint("cadastro", k)), &seq, c, uc, 3, "disponivel", true),
+			transparencia.NovaVarredura(transparencia.IDVarredura(id(fmt.Sprint("cadastro", k))), &seq, &uc, nil, transparencia.TipoCadastro))
 	}
 	slices.Sort(lista)
 	fora := lista[1]
@@ -215,7 +219,7 @@ func TestVerifyURLReplayAdulterado(t *testing.T) {
 	if err != nil || transparencia.Conferir(r) != nil {
 		t.Fatalf("the rigged draw does not verify by itself: %v %v", err, transparencia.Conferir(r))
 	}
-	regs = append(regs, r)
+	regs = append(regs, transparencia.NovaHierarquia(id("h-uc"), &seq, uc, &pai, 1), transparencia.NovaHierarquia(id("h-pai"), &seq, pai, nil, 0), r)
 
 	skey, _, err := transparencia.GerarChave(transparencia.OrigemPadrao)
 	if err != nil {
@@ -242,7 +246,7 @@ func TestVerifyURLReplayAdulterado(t *testing.T) {
 		t.Fatalf("--all, every record by itself: %d %q %q", code, out, errOut)
 	}
 	code, out, errOut = rodar(t, bin, "verify", "--url", url, "--all", "--replay", "--chave", chave.Verificador)
-	if code != 1 || !strings.Contains(out, "divergencias=1 ") || !strings.Contains(errOut, "registro 3") || !strings.Contains(errOut, fora) {
+	if code != 1 || !strings.Contains(out, "divergencias=1 ") || !strings.Contains(errOut, "registro 8") || !strings.Contains(errOut, fora) {
 		t.Errorf("--all --replay on the rigged log: %d %q %q", code, out, errOut)
 	}
 	code, out, errOut = rodar(t, bin, "verify", "--url", url, "--conselheiro", fora, "--chave", chave.Verificador)

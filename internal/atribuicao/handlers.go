@@ -64,6 +64,7 @@ func (u *uow) despachar(ctx context.Context, log *slog.Logger, ev evento.Evento,
 	if !ev.Armazenado.IsZero() {
 		u.gatilho = &Gatilho{EventID: ev.EventID, Seq: int64(seq), Armazenado: ev.Armazenado}
 	}
+	u.evento = &ev
 	switch ev.Tipo {
 	case evento.AgendaItemDisponivel:
 		p, _ := ev.AgendaItemDisponivel()
@@ -393,6 +394,12 @@ func (u *uow) onDuplicidadeAgregada(ctx context.Context, log *slog.Logger, ev ev
 // varrerFila is the release sweep of spec 3.10 step 4 / 3.11 step 5 / 4.7:
 // the oldest pending demand of the UC and its descendants gets a draw.
 func (u *uow) varrerFila(ctx context.Context, log *slog.Logger, uc uuid.UUID) error {
+	u.registrarVarredura(&uc, nil, "")
+	return u.varrerFilaSemRegistro(ctx, log, uc)
+}
+
+// varrerFilaSemRegistro is varrerFila once its record is appended.
+func (u *uow) varrerFilaSemRegistro(ctx context.Context, log *slog.Logger, uc uuid.UUID) error {
 	ucs, err := u.servico.o.Hierarquia.ComDescendentes(ctx, uc)
 	if err != nil {
 		return err
@@ -403,6 +410,26 @@ func (u *uow) varrerFila(ctx context.Context, log *slog.Logger, uc uuid.UUID) er
 	}
 	_, err = u.sortearPendente(ctx, log, p)
 	return err
+}
+
+// registrarVarredura appends the record of a sweep (CONTRACT §7 "Queue
+// order"): of uc's queue or of one pending demand. A consumed d6a.varredura
+// is its own record (acao its payload's); the sweep of another input is
+// named after that input.
+func (u *uow) registrarVarredura(uc, demanda *uuid.UUID, acao string) {
+	var id uuid.UUID
+	switch {
+	case u.evento == nil:
+		id = u.novoID()
+	case u.evento.Tipo == evento.Varredura:
+		id = u.evento.EventID
+	default:
+		id = transparencia.IDVarredura(u.evento.EventID)
+	}
+	if acao == "" && u.evento != nil {
+		acao = string(u.evento.Tipo)
+	}
+	u.registros = append(u.registros, transparencia.NovaVarredura(id, u.seqGatilho(), uc, demanda, acao))
 }
 
 // sortearPendente draws a pending demand; the row leaves the queue on
@@ -423,6 +450,7 @@ func (u *uow) sortearPendente(ctx context.Context, log *slog.Logger, p store.Pen
 			ScoreFinal: p.ScoreFinal, CategoriaID: p.CategoriaID, NivelPrecedencia: p.NivelPrecedencia,
 			GrupoID: p.GrupoID, CorrelacaoID: p.DemandaID.String(), EventIDOrigem: p.EventIDOrigem,
 		},
+		naFila: true,
 	})
 	if err != nil || !r.Sucesso {
 		return false, err

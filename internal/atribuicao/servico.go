@@ -24,6 +24,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/formigueiro/d6a/internal/elegibilidade"
+	"github.com/formigueiro/d6a/internal/evento"
 	"github.com/formigueiro/d6a/internal/hierarquia"
 	"github.com/formigueiro/d6a/internal/sorteio"
 	"github.com/formigueiro/d6a/internal/store"
@@ -138,6 +139,9 @@ type Servico struct {
 	stop chan struct{}
 	done chan struct{}
 	once sync.Once
+	// hierarquia is what the executor goroutine knows of the links the
+	// log holds (hierarquia.go).
+	hierarquia elosRegistrados
 }
 
 type job struct {
@@ -186,9 +190,12 @@ type uow struct {
 	// (Sortear). sorteou: it already led to a draw.
 	gatilho *Gatilho
 	sorteou bool
-	ids     int      // novoID's count under the trigger
-	saida   []Saida  // outbox rows queued, published after commit
-	depois  []func() // run after commit (metrics)
+	// evento is the consumed event this unit applies (nil: none), whose
+	// sweep records are named after it.
+	evento *evento.Evento
+	ids    int      // novoID's count under the trigger
+	saida  []Saida  // outbox rows queued, published after commit
+	depois []func() // run after commit (metrics)
 	// alterados are the citizens whose situation changed (Options.Alterados).
 	alterados []uuid.UUID
 	// registros are this unit's decisions for the transparency log: draws
@@ -199,6 +206,9 @@ type uow struct {
 	// unit adds to it instead of writing.
 	lote    *diferido
 	diferir bool
+	// elos are the links the batch's hierarquia.uc records state, written
+	// once before its commit.
+	elos *elosNovos
 }
 
 // New starts the executor goroutine; Close stops it.
@@ -351,6 +361,7 @@ func (s *Servico) transacao(lote []job) ([]*uow, error) {
 	}
 	us := make([]*uow, 0, len(lote))
 	d := novoDiferido()
+	elos := &elosNovos{}
 	var (
 		processados map[uuid.UUID]bool
 		arvore      *transparencia.Estado
@@ -389,6 +400,9 @@ func (s *Servico) transacao(lote []job) ([]*uow, error) {
 	err := s.o.Store.InTxPipelined(ctx, &abertura, func(tx store.Tx, p *store.Pipeline) error {
 		aberta = time.Now()
 		defer func() { decidida = time.Now() }()
+		if err := s.hierarquia.atualizar(ctx, tx, arvore.Tamanho()); err != nil {
+			return err
+		}
 		var inbox []entrada
 		for i, j := range lote {
 			if err := j.ctx.Err(); err != nil {
@@ -412,7 +426,7 @@ func (s *Servico) transacao(lote []job) ([]*uow, error) {
 					return err
 				}
 			}
-			u := &uow{tx: tx, agora: agora, servico: s, lote: d, diferir: j.diferivel}
+			u := &uow{tx: tx, agora: agora, servico: s, lote: d, diferir: j.diferivel, elos: elos}
 			if j.inbox != nil {
 				u.entrada = j.inbox.seq
 			}
@@ -447,6 +461,9 @@ func (s *Servico) transacao(lote []job) ([]*uow, error) {
 		if err := arvore.AnexarRegistraveis(ctx, p.Tx().DB, registros); err != nil {
 			return fmt.Errorf("transparência: %w", err)
 		}
+		if err := elos.gravar(ctx, p.Tx()); err != nil {
+			return fmt.Errorf("hierarquia registrada: %w", err)
+		}
 		if s.o.ChaveLog != nil {
 			assinou, err := arvore.Assinar(ctx, tx.DB, p.Tx().DB, *s.o.ChaveLog, s.o.OrigemLog)
 			if assinou || err != nil {
@@ -467,6 +484,7 @@ func (s *Servico) transacao(lote []job) ([]*uow, error) {
 	if err != nil {
 		return nil, err
 	}
+	elos.juntar(&s.hierarquia, arvore.Tamanho())
 	s.o.Observador.Transacao(aberta.Sub(inicio), decidida.Sub(aberta), time.Since(decidida))
 	return us, nil
 }

@@ -41,6 +41,11 @@ type Pedido struct {
 	// semCandidatosPublicado is the spec 5.4 guard already read (agenda
 	// items read it with their other guards).
 	semCandidatosPublicado bool
+	// naFila: the demand waits in the pending queue already (a sweep's
+	// draw). Otherwise a failed draw puts it there, and that is a record
+	// of the log even when spec 5.4's guard publishes nothing, so the
+	// replay knows the queue (CONTRACT §7 "Queue order").
+	naFila bool
 }
 
 // Resultado of a draw (spec 1.4 ResultadoSorteio).
@@ -89,6 +94,8 @@ func (u *uow) executarSorteio(ctx context.Context, p Pedido) (Resultado, error) 
 	if err != nil {
 		return Resultado{}, fmt.Errorf("hierarquia: %w", err)
 	}
+	// The links this decision climbs are public before it (CONTRACT §7).
+	u.registrarHierarquia(cadeia)
 	filtro, err := u.filtrar(ctx, cadeia, p.Excluir)
 	if err != nil {
 		return Resultado{}, fmt.Errorf("candidatos: %w", err)
@@ -373,6 +380,9 @@ func (u *uow) publicarSemCandidatos(ctx context.Context, p Pedido, filtro elegib
 		if p.semCandidatosPublicado {
 			u.servico.log.Info("sorteio.sem_candidatos já publicado para a demanda — ignorando",
 				"demanda_id", p.DemandaID, "correlacao_id", p.Dados.CorrelacaoID)
+			if !p.naFila {
+				u.registrarSemCandidatos(eventID, p, filtro, cadeia, t)
+			}
 			return nil
 		}
 		u.lote.semCandidatos(linhaOutbox{
@@ -393,6 +403,9 @@ func (u *uow) publicarSemCandidatos(ctx context.Context, p Pedido, filtro elegib
 	if n == 0 {
 		u.servico.log.Info("sorteio.sem_candidatos já publicado para a demanda — ignorando",
 			"demanda_id", p.DemandaID, "correlacao_id", p.Dados.CorrelacaoID)
+		if !p.naFila {
+			u.registrarSemCandidatos(eventID, p, filtro, cadeia, t)
+		}
 		return nil
 	}
 	u.saida = append(u.saida, Saida{EventID: eventID, Subject: subject, Envelope: data})

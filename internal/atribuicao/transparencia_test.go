@@ -29,17 +29,25 @@ func TestSorteiosEntramNoLogDeTransparencia(t *testing.T) {
 	a.recusar(p1, r1.ConselheiroID)
 	r2 := a.sortearComSucesso(pedido(uc))
 
+	// Each unit is a root here: the first decision in each records its
+	// link (CONTRACT §7 "Hierarchy") just before it.
 	n, err := transparencia.Tamanho(a.ctx, a.st.Pool)
-	if err != nil || n != 5 {
-		t.Fatalf("log size %d, %v; want 5 (draw, sem_candidatos, refusal, re-draw, draw)", n, err)
+	if err != nil || n != 7 {
+		t.Fatalf("log size %d, %v; want 7 (hierarchy, draw, hierarchy, sem_candidatos, refusal, re-draw, draw)", n, err)
 	}
 	folhas, err := transparencia.Folhas(a.ctx, a.st.Pool, 0, n, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if folhas[0].EventIDSorteio != r1.EventIDSorteio || folhas[4].EventIDSorteio != r2.EventIDSorteio {
+	if folhas[1].EventIDSorteio != r1.EventIDSorteio || folhas[6].EventIDSorteio != r2.EventIDSorteio {
 		t.Errorf("leaf order %s, …, %s; want the decision order %s, …, %s",
-			folhas[0].EventIDSorteio, folhas[4].EventIDSorteio, r1.EventIDSorteio, r2.EventIDSorteio)
+			folhas[1].EventIDSorteio, folhas[6].EventIDSorteio, r1.EventIDSorteio, r2.EventIDSorteio)
+	}
+	for _, k := range []int{0, 2} {
+		h, err := transparencia.LerRegistravel(folhas[k].Registro)
+		if hi, ok := h.(transparencia.Hierarquia); err != nil || !ok || hi.ParentUcID != nil {
+			t.Errorf("leaf %d: %v %v, want the root record of the next decision's unit", k, h, err)
+		}
 	}
 	for _, f := range folhas {
 		if f.HashFolha != tlog.RecordHash(f.Registro) {
@@ -64,26 +72,26 @@ func TestSorteiosEntramNoLogDeTransparencia(t *testing.T) {
 			t.Errorf("leaf %d disagrees with the audit record", f.Indice)
 		}
 	}
-	sc, err := transparencia.LerRegistravel(folhas[1].Registro)
+	sc, err := transparencia.LerRegistravel(folhas[3].Registro)
 	if err != nil {
 		t.Fatal(err)
 	}
 	semc, ok := sc.(transparencia.SemCandidatos)
 	if !ok || semc.Tipo != transparencia.TipoSemCandidatos || semc.DemandaID != pv.DemandaID || semc.Motivo != "nenhum_cadastrado" ||
 		semc.Cadastrados != 0 || semc.Ocupados != 0 || len(semc.Cadeia) != 1 || semc.Cadeia[0] != vazia.String() {
-		t.Errorf("leaf 1 %+v, want the sorteio.sem_candidatos of %s (nenhum_cadastrado, 0 of 0, chain [%s])", sc, pv.DemandaID, vazia)
+		t.Errorf("leaf 3 %+v, want the sorteio.sem_candidatos of %s (nenhum_cadastrado, 0 of 0, chain [%s])", sc, pv.DemandaID, vazia)
 	}
 	if obs := a.outbox("sorteio.sem_candidatos", pv.Dados.CorrelacaoID); len(obs) != 1 || obs[0].EventID != semc.EventID {
 		t.Errorf("the record's event_id %s is not the published sorteio.sem_candidatos's (%v)", semc.EventID, obs)
 	}
 	// The refusal is an input record, before the re-draw it leads to, and
 	// says nothing of its motive (spec 3.12).
-	rec, err := transparencia.LerRegistravel(folhas[2].Registro)
+	rec, err := transparencia.LerRegistravel(folhas[4].Registro)
 	if e, ok := rec.(transparencia.Entrada); err != nil || !ok || e.Tipo != transparencia.TipoRecusa || *e.ConselheiroID != r1.ConselheiroID ||
-		*e.DemandaID != p1.DemandaID || strings.Contains(string(folhas[2].Registro), "motivo") {
-		t.Errorf("leaf 2 %s (%v), want the refusal of %s for %s, without a motive", folhas[2].Registro, err, r1.ConselheiroID, p1.DemandaID)
+		*e.DemandaID != p1.DemandaID || strings.Contains(string(folhas[4].Registro), "motivo") {
+		t.Errorf("leaf 4 %s (%v), want the refusal of %s for %s, without a motive", folhas[4].Registro, err, r1.ConselheiroID, p1.DemandaID)
 	}
-	redraw, _ := transparencia.LerRegistro(folhas[3].Registro)
+	redraw, _ := transparencia.LerRegistro(folhas[5].Registro)
 	if redraw.Excluido == nil || *redraw.Excluido != r1.ConselheiroID {
 		t.Errorf("re-draw record excluido = %v, want %s", redraw.Excluido, r1.ConselheiroID)
 	}

@@ -69,8 +69,10 @@ func (u *uow) publicarVarredura(ctx context.Context, id uuid.UUID, demanda, uc *
 func (u *uow) onVarredura(ctx context.Context, log *slog.Logger, p evento.VarreduraPayload) error {
 	log = log.With("acao", p.Acao)
 	if p.DemandaID == nil {
-		return u.varrerFila(ctx, log, *p.UnidadeCivicaID)
+		u.registrarVarredura(p.UnidadeCivicaID, nil, p.Acao)
+		return u.varrerFilaSemRegistro(ctx, log, *p.UnidadeCivicaID)
 	}
+	u.registrarVarredura(nil, p.DemandaID, p.Acao)
 	pend, err := u.tx.BuscarFilaPendentePorDemandaId(ctx, *p.DemandaID)
 	if achou, err := store.Found(err); err != nil {
 		return err

@@ -107,6 +107,21 @@ func (b *Bus) Confirmados(ctx context.Context) (piso, entregue map[evento.Tipo]u
 	return piso, entregue, nil
 }
 
+// ConsumidoAte is the ack floor of the durable d6a-entradas: every message
+// of the stream up to it was acknowledged, after its unit of work
+// committed (verify --replay: a consumed message is never "ahead"). It
+// reads the consumer's info and changes nothing; 0 before it exists.
+func (b *Bus) ConsumidoAte(ctx context.Context) (uint64, error) {
+	c, err := b.js.Consumer(ctx, b.cfg.Stream, evento.DurableEntradas)
+	if errors.Is(err, jetstream.ErrConsumerNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("consumer %s: %w", evento.DurableEntradas, err)
+	}
+	return c.CachedInfo().AckFloor.Stream, nil
+}
+
 // Entradas hands fn every consumed message of the bus stream (a type of
 // evento.Consumidos) from sequence desde to the last one stored when it
 // starts, in order, with its type: what `verify --replay` checks the log's

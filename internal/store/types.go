@@ -24,6 +24,7 @@ type (
 	ContagemAcoes      = dbsqlc.ContarAcoesPorTipoRow
 
 	InserirConselheiroParams              = dbsqlc.InserirConselheiroParams
+	RegistrarHierarquiaParams             = dbsqlc.RegistrarHierarquiaParams
 	AtualizarStatusConselheiroParams      = dbsqlc.AtualizarStatusConselheiroParams
 	MarcarConselheiroOcupadoParams        = dbsqlc.MarcarConselheiroOcupadoParams
 	SuspenderConselheiroParams            = dbsqlc.SuspenderConselheiroParams

@@ -25,11 +25,18 @@ const (
 	// TipoLiberacao is the boot's repair of an occupied counsellor
 	// without an active assignment (spec 4.8).
 	TipoLiberacao = "d6a.liberacao"
+	// TipoVarredura is a sweep of the pending queue (spec 4.7): a consumed
+	// d6a.varredura, or the sweep another input makes (a registration, a
+	// cycle end, a suspension's end, a refusal that matches no active
+	// assignment). It names what it sweeps, a unit or one demand, so the
+	// replay knows which waiting demand was due (CONTRACT §7 "Queue
+	// order").
+	TipoVarredura = "d6a.varredura"
 )
 
 // tiposEntrada are the kinds an Entrada may have (the phase-2 ones in
 // entrada_fase2.go).
-var tiposEntrada = append([]string{TipoCadastro, TipoCicloConcluido, TipoRecusa, TipoAgregacao, TipoSuspensao, TipoSuspensaoExpirada, TipoInativacao, TipoReativacao, TipoLiberacao},
+var tiposEntrada = append([]string{TipoCadastro, TipoCicloConcluido, TipoRecusa, TipoAgregacao, TipoSuspensao, TipoSuspensaoExpirada, TipoInativacao, TipoReativacao, TipoLiberacao, TipoVarredura},
 	tiposFase2...)
 
 // Entrada is the record of an input or a state change that eligibility
@@ -61,6 +68,9 @@ type Entrada struct {
 	// ConferivelPublicamente is false for a suspension: the refusals it
 	// counts are public, their motives are not.
 	ConferivelPublicamente *bool `json:"conferivel_publicamente,omitempty"`
+	// Acao is what led to a sweep (a d6a.varredura's acao, or the type of
+	// the input that swept).
+	Acao string `json:"acao,omitempty"`
 	// Phase-2 inputs (CONTRACT §8, entrada_fase2.go).
 	CursoID            string `json:"curso_id,omitempty"`
 	Valido             *bool  `json:"valido,omitempty"`
@@ -134,6 +144,19 @@ func NovaMudancaStatus(tipo string, eventID, conselheiro uuid.UUID, status strin
 	return Entrada{Tipo: tipo, EventID: eventID, ConselheiroID: &conselheiro, Status: status}
 }
 
+// nsVarredura is the namespace of the ids of sweep records made by an
+// input of another kind.
+var nsVarredura = uuid.NewSHA1(uuid.NameSpaceURL, []byte("https://github.com/formigueiro/d6a/transparencia/varredura"))
+
+// IDVarredura is the record id of the sweep an input (its event id) made.
+func IDVarredura(entrada uuid.UUID) uuid.UUID { return uuid.NewSHA1(nsVarredura, entrada[:]) }
+
+// NovaVarredura is the record of a sweep: of the queue of uc, or of the one
+// pending demand (exactly one of them is set).
+func NovaVarredura(eventID uuid.UUID, gatilho *int64, uc, demanda *uuid.UUID, acao string) Entrada {
+	return Entrada{Tipo: TipoVarredura, EventID: eventID, GatilhoSequence: gatilho, UnidadeCivicaID: uc, DemandaID: demanda, Acao: acao}
+}
+
 // conferirEntrada checks what an input record shows by itself: a kind this
 // verifier knows, with the keys that kind needs.
 func conferirEntrada(r Entrada) error {
@@ -154,7 +177,9 @@ func conferirEntrada(r Entrada) error {
 	case TipoCicloConcluido, TipoRecusa:
 		return precisa(r.ConselheiroID != nil && r.DemandaID != nil && r.Status != "", "conselheiro_id/demanda_id/status")
 	case TipoAgregacao:
-		return precisa(r.DemandaID != nil && r.Removidas != nil, "demanda_id/removidas")
+		// An aggregation that removed nothing has no "removidas" key
+		// (omitempty drops the empty list): absent is empty.
+		return precisa(r.DemandaID != nil, "demanda_id")
 	case TipoSuspensao:
 		if err := precisa(r.ConselheiroID != nil && r.DataSuspensaoAte != "" && r.ConferivelPublicamente != nil, "conselheiro_id/data_suspensao_ate/conferivel_publicamente"); err != nil {
 			return err
@@ -163,6 +188,11 @@ func conferirEntrada(r Entrada) error {
 		return precisa(r.ConselheiroID != nil && r.DataSuspensaoAte != "", "conselheiro_id/data_suspensao_ate")
 	case TipoInativacao, TipoReativacao, TipoLiberacao:
 		return precisa(r.ConselheiroID != nil && r.Status != "", "conselheiro_id/status")
+	case TipoVarredura:
+		if (r.UnidadeCivicaID == nil) == (r.DemandaID == nil) {
+			return falha("registro.unidade_civica_id", "both or neither", "one of unidade_civica_id and demanda_id in a "+r.Tipo+" record")
+		}
+		return precisa(r.Acao != "", "acao")
 	default:
 		return conferirEntradaFase2(r, precisa)
 	}

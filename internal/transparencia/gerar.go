@@ -44,8 +44,9 @@ func RegistroSintetico(semente string, i int) Registro {
 
 // HistoriaSintetica is a consistent log of n decisions for the replay's
 // benchmark: counsellors registered five per unit on 1,000 units under 10
-// parents, then n draws, each among the five of its unit (all free) and
-// followed by the winner's cycle end. Replayed, it shows no divergence.
+// parents, then n draws, each among the five of its unit (all free),
+// preceded by the hierarchy records of its chain's first use and followed
+// by the winner's cycle end; each registration and cycle end by its sweep. Replayed, it shows no divergence.
 func HistoriaSintetica(semente string, n int) []Registravel {
 	id := func(tipo string, k int) uuid.UUID {
 		return uuid.NewSHA1(uuid.NameSpaceOID, fmt.Appendf(nil, "%s/%s/%d", semente, tipo, k))
@@ -58,17 +59,30 @@ func HistoriaSintetica(semente string, n int) []Registravel {
 		for k := range porUnidade {
 			c := id("conselheiro", u*porUnidade+k)
 			seq++
-			out = append(out, NovoCadastro(id("cadastro", u*porUnidade+k), &seq, c, id("uc", u), 3, "disponivel", true))
+			uc := id("uc", u)
+			cadastro := id("cadastro", u*porUnidade+k)
+			out = append(out, NovoCadastro(cadastro, &seq, c, uc, 3, "disponivel", true),
+				NovaVarredura(IDVarredura(cadastro), &seq, &uc, nil, TipoCadastro))
 			lista[u] = append(lista[u], c.String())
 		}
 		slices.Sort(lista[u])
 	}
+	ligados := map[uuid.UUID]bool{}
 	for i := range n {
 		u := i % unidades
 		uc, pai := id("uc", u), id("uc-pai", u%10)
 		base := id("base", i).String()
 		seq++
 		s := seq
+		// The links a chain climbs are records before its first decision.
+		if !ligados[uc] {
+			out = append(out, NovaHierarquia(id("hierarquia", u), &s, uc, &pai, 1))
+			ligados[uc] = true
+		}
+		if !ligados[pai] {
+			out = append(out, NovaHierarquia(id("hierarquia-pai", u%10), &s, pai, nil, 0))
+			ligados[pai] = true
+		}
 		t := fmt.Sprintf("2026-11-30T%02d:%02d:%02d.%03dZ", (i/3600000)%24, (i/60000)%60, (i/1000)%60, i%1000)
 		res, err := sorteio.Sortear(base, t, lista[u])
 		if err != nil {
@@ -80,7 +94,8 @@ func HistoriaSintetica(semente string, n int) []Registravel {
 			panic(err)
 		}
 		seq++
-		out = append(out, r, NovoCicloConcluido(id("ciclo", i), &seq, r.ConselheiroID, demanda, "disponivel"))
+		out = append(out, r, NovoCicloConcluido(id("ciclo", i), &seq, r.ConselheiroID, demanda, "disponivel"),
+			NovaVarredura(IDVarredura(id("ciclo", i)), &seq, &uc, nil, TipoCicloConcluido))
 	}
 	return out
 }

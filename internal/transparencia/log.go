@@ -72,6 +72,9 @@ LEFT JOIN LATERAL (SELECT tamanho, raiz FROM d6a.transparencia_checkpoints ORDER
 	return &e, nil
 }
 
+// Tamanho is the tree's size: as read, then after each append.
+func (e *Estado) Tamanho() int64 { return e.n }
+
 // Anexar appends regs at e, which LerEstado read in this transaction, and
 // advances e. Its one statement may wait in a pipeline: it fails, when it
 // runs, unless the state row is still e.

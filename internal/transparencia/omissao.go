@@ -20,6 +20,15 @@ type LeitorDeEntradas interface {
 	MortasDesde(ctx context.Context, desde uint64) (map[uint64]string, error)
 }
 
+// PosicaoConsumida is a LeitorDeEntradas that also tells how far the
+// service consumed the bus (*bus.Bus: the ack floor of its durable, read
+// without changing it). A message at or below it was acknowledged, so its
+// record is in the log already, even when no later record follows it
+// (CONTRACT §7 "Consumed is not ahead").
+type PosicaoConsumida interface {
+	ConsumidoAte(ctx context.Context) (uint64, error)
+}
+
 // mensagemEntrada is a consumed bus message of an input kind, with the
 // ids its check needs.
 type mensagemEntrada struct {
@@ -27,6 +36,9 @@ type mensagemEntrada struct {
 	tipo                 string
 	eventID              uuid.UUID
 	conselheiro, demanda uuid.UUID
+	// uc is a cycle end's payload unidade_civica_id (uuid.Nil: absent),
+	// the unit its sweep must sweep (spec 3.11 step 5).
+	uc uuid.UUID
 }
 
 // barramento is the replay's side of the "none dropped" check: the bus's
@@ -43,13 +55,17 @@ type barramento struct {
 	omitidas map[uuid.UUID]Divergencia
 	mortas   map[uint64]string
 	ultima   uint64
+	// consumido is the bus's consumed position (PosicaoConsumida), read
+	// before the log: messages up to it are judged, never "ahead".
+	consumido uint64
 	// Mensagens is how many input messages of the bus were checked,
 	// Registradas how many of them have their record, SemEfeito how many
 	// change nothing by the records before them (a second registration,
 	// a cycle end of a counsellor never registered, a refusal of a pair
 	// without an assignment), and Invalidas how many cannot be read (the
 	// service dead-letters those). Adiante are those after the last record
-	// that names a sequence: not yet processed, left unjudged. Mortas are
+	// that names a sequence and past the consumed position: not yet
+	// processed, left unjudged. Mortas are
 	// those dead-lettered (the dead-letter stream names them and why).
 	Mensagens, Registradas, SemEfeito, Invalidas, Mortas, Adiante int64
 }
@@ -70,6 +86,7 @@ func lerMensagem(seq uint64, tipo string, data []byte) (m mensagemEntrada, ok, i
 			CidadaoID     string `json:"cidadao_id"`
 			DemandaID     string `json:"demanda_id"`
 			Representante string `json:"representante_demanda_id"`
+			UC            string `json:"unidade_civica_id"`
 		} `json:"payload"`
 	}
 	if json.Unmarshal(data, &env) != nil {
@@ -97,6 +114,11 @@ func lerMensagem(seq uint64, tipo string, data []byte) (m mensagemEntrada, ok, i
 			return m, true, true
 		}
 	}
+	if tipo == TipoCicloConcluido && env.Payload.UC != "" {
+		if m.uc, err = uuid.Parse(env.Payload.UC); err != nil {
+			return m, true, true
+		}
+	}
 	return m, true, false
 }
 
@@ -120,6 +142,15 @@ func (r *Replay) CarregarMensagens(ctx context.Context, b LeitorDeEntradas, desd
 	})
 }
 
+// mensagemEm is the loaded bus message at stream sequence seq.
+func (r *Replay) mensagemEm(seq int64) (mensagemEntrada, bool) {
+	i, ok := slices.BinarySearchFunc(r.mensagens, uint64(seq), func(m mensagemEntrada, s uint64) int { return cmp.Compare(m.seq, s) })
+	if !ok {
+		return mensagemEntrada{}, false
+	}
+	return r.mensagens[i], true
+}
+
 // seqDe is the stream sequence a record names: its trigger's.
 func seqDe(reg Registravel) *int64 {
 	switch f := reg.(type) {
@@ -128,6 +159,8 @@ func seqDe(reg Registravel) *int64 {
 	case SemCandidatos:
 		return f.GatilhoSequence
 	case Entrada:
+		return f.GatilhoSequence
+	case Hierarquia:
 		return f.GatilhoSequence
 	}
 	return nil
@@ -208,8 +241,10 @@ func (r *Replay) julgar(indice int64, m mensagemEntrada) {
 // record names are judged, and those still without their record become
 // divergences, in log order with the rest.
 func (r *Replay) Fechar() {
+	r.fechar()
+	r.semVarredura()
 	for ; r.proxima < len(r.mensagens); r.proxima++ {
-		if m := r.mensagens[r.proxima]; m.seq <= r.ultima {
+		if m := r.mensagens[r.proxima]; m.seq <= max(r.ultima, r.consumido) {
 			r.julgar(r.registro+1, m)
 		} else {
 			r.Adiante++

@@ -43,6 +43,20 @@ type Replay struct {
 	// ultimoT is the latest decision's T: the time an input record's
 	// status is judged at (records carry no time of their own).
 	ultimoT time.Time
+	// pais are the links the hierarquia.uc records made public; fila the
+	// pending queue; aberta the sweep the records being replayed follow;
+	// ucDemanda each decided demand's unit (fila.go).
+	pais      map[uuid.UUID]eloReplay
+	fila      filaReplay
+	aberta    *aberta
+	devida    *varreduraDevida
+	ucDemanda map[uuid.UUID]uuid.UUID
+	// AlvoDemanda, when set, is the demand whose own check is kept
+	// (--demanda): LinhaDemanda its timeline, Passada the sweeps that
+	// passed it over.
+	AlvoDemanda  uuid.UUID
+	LinhaDemanda []Acontecimento
+	Passada      []Acontecimento
 	barramento
 	estadoFase2 // the phase-2 gates and inputs (replay_fase2.go)
 }
@@ -76,6 +90,7 @@ type Acontecimento struct {
 // counsellor whose timeline and coverage are kept.
 func NovoReplay(alvo uuid.UUID) *Replay {
 	return &Replay{conselheiros: map[uuid.UUID]*estadoConselheiro{}, porUC: map[uuid.UUID][]uuid.UUID{}, desconhecidos: map[uuid.UUID]bool{}, alvo: alvo,
+		pais: map[uuid.UUID]eloReplay{}, ucDemanda: map[uuid.UUID]uuid.UUID{},
 		barramento: barramento{ativas: map[uuid.UUID]uuid.UUID{}, vistos: map[uuid.UUID]bool{}, omitidas: map[uuid.UUID]Divergencia{}}}
 }
 
@@ -88,6 +103,7 @@ func (r *Replay) Desconhecidos() int { return len(r.desconhecidos) }
 func (r *Replay) Aplicar(indice int64, reg Registravel) {
 	r.registro = indice
 	r.passar(indice, reg)
+	r.antesDe(reg)
 	switch f := reg.(type) {
 	case Registro:
 		r.sorteio(indice, f)
@@ -95,6 +111,8 @@ func (r *Replay) Aplicar(indice int64, reg Registravel) {
 		r.semCandidatos(indice, f)
 	case Entrada:
 		r.entrada(indice, f)
+	case Hierarquia:
+		r.registrarHierarquia(indice, f)
 	}
 }
 
@@ -138,6 +156,14 @@ func (r *Replay) recalcular(indice int64, nome, timestamp string, cadeiaTxt []st
 	}
 	r.ultimoT = T
 	cadeia := uuids(cadeiaTxt)
+	// The chain must follow the recorded links; where it does not, the
+	// decision is judged on the recorded chain (so a counsellor a forged
+	// chain skipped is found left out).
+	if len(cadeia) > 0 && !r.conferirCadeia(indice, nome, cadeia) {
+		if registrada, ok := r.cadeiaRegistrada(cadeia[0]); ok {
+			cadeia = registrada
+		}
+	}
 	cands = r.candidatos(cadeia)
 	esperado = elegibilidade.Filtrar(cadeia, cands, excluido, T)
 	r.cobertura(indice, cadeia, esperado, lista, excluido, T, nome)
@@ -180,6 +206,8 @@ func (r *Replay) sorteio(indice int64, s Registro) {
 			}
 		}
 	}
+	r.decidida(indice, s.DemandaID, s.UnidadeCivicaID, s.BaseSequence, "sorteio "+s.EventIDSorteio.String(), true,
+		fmt.Sprintf("sorteada para o conselheiro %s (sorteio %s, %s)", s.ConselheiroID, s.EventIDSorteio, s.Timestamp))
 	// The draw makes its winner busy, holding the demand.
 	if c, ok := r.conselheiros[s.ConselheiroID]; ok {
 		c.status = elegibilidade.Ocupado
@@ -188,6 +216,26 @@ func (r *Replay) sorteio(indice int64, s Registro) {
 	if s.ConselheiroID == r.alvo {
 		r.Linha = append(r.Linha, Acontecimento{indice, "sorteado", fmt.Sprintf("sorteado para a demanda %s (sorteio %s, %s)", s.DemandaID, s.EventIDSorteio, s.Timestamp)})
 	}
+}
+
+// decidida is what a decision about demanda does to the queue: it is
+// checked against the open sweep, then a draw takes the demand out and a
+// sorteio.sem_candidatos puts it in (keeping its place if it waited).
+func (r *Replay) decidida(indice int64, demanda, uc uuid.UUID, seq *int64, nome string, sorteada bool, texto string) {
+	r.servir(indice, nome, demanda, seq)
+	r.ucDemanda[demanda] = uc
+	if demanda == r.AlvoDemanda {
+		if _, esperava := r.fila.por[demanda]; !esperava && !sorteada {
+			texto += fmt.Sprintf(" desde o registro %d", indice)
+		}
+		r.LinhaDemanda = append(r.LinhaDemanda, Acontecimento{indice, map[bool]string{true: "sorteio", false: "sem_candidatos"}[sorteada], texto})
+	}
+	if sorteada {
+		r.fila.sair(demanda)
+		return
+	}
+	cadeia, _ := r.cadeiaRegistrada(uc)
+	r.fila.entrar(demanda, uc, cadeia, indice)
 }
 
 func (r *Replay) temDesconhecido(lista []uuid.UUID) bool {
@@ -201,6 +249,8 @@ func (r *Replay) temDesconhecido(lista []uuid.UUID) bool {
 
 func (r *Replay) semCandidatos(indice int64, s SemCandidatos) {
 	esperado, cands, ok := r.recalcular(indice, "sem_candidatos "+s.EventID.String()+" (demanda "+s.DemandaID.String()+")", s.Timestamp, s.Cadeia, s.Excluido, nil)
+	r.decidida(indice, s.DemandaID, s.UnidadeCivicaID, s.GatilhoSequence, "sem_candidatos "+s.EventID.String(), false,
+		fmt.Sprintf("sem candidatos (%s, %s): na fila de pendentes", s.Motivo, s.Timestamp))
 	if !ok {
 		return
 	}
@@ -260,6 +310,22 @@ func (r *Replay) entrada(indice int64, e Entrada) {
 	if r.entradaFase2(indice, e) {
 		return
 	}
+	switch e.Tipo {
+	case TipoVarredura:
+		r.conferirVarredura(indice, e)
+		a := &aberta{seq: e.GatilhoSequence, indice: indice, uc: e.UnidadeCivicaID, demanda: e.DemandaID}
+		if a.uc != nil {
+			a.nome = fmt.Sprintf("a varredura da unidade %s (%s)", *a.uc, e.Acao)
+		} else {
+			a.nome = fmt.Sprintf("a varredura da demanda %s (%s)", *a.demanda, e.Acao)
+		}
+		r.abrir(a)
+		return
+	case TipoAgregacao:
+		for _, d := range e.Removidas {
+			r.fila.sair(d)
+		}
+	}
 	if e.ConselheiroID == nil {
 		return
 	}
@@ -267,8 +333,18 @@ func (r *Replay) entrada(indice int64, e Entrada) {
 	c := r.conselheiros[id]
 	if (e.Tipo == TipoCicloConcluido || e.Tipo == TipoRecusa) && e.DemandaID != nil && r.ativas[id] == *e.DemandaID {
 		delete(r.ativas, id)
+		if e.Tipo == TipoRecusa {
+			// The refused demand is drawn again under this trigger,
+			// without its refuser (spec 3.12 step 5).
+			d := *e.DemandaID
+			r.abrir(&aberta{seq: e.GatilhoSequence, indice: indice, demanda: &d, excluido: &id, redraw: true,
+				nome: fmt.Sprintf("a recusa de %s", id)})
+		}
 	}
 	r.conferirStatus(indice, e, c)
+	if e.Tipo == TipoCadastro && c == nil || e.Tipo == TipoCicloConcluido {
+		r.esperarVarredura(indice, e, c)
+	}
 	switch e.Tipo {
 	case TipoCadastro:
 		if c == nil {
@@ -328,7 +404,12 @@ func (r ResumoReplay) Linha() string {
 // its records in order (Replay); alvo, when set, keeps that counsellor's
 // own check.
 func (c *Cliente) Reproduzir(ctx context.Context, alvo uuid.UUID, progresso func(feitos, total int64)) (ResumoReplay, error) {
-	rp := NovoReplay(alvo)
+	return c.ReproduzirEm(ctx, NovoReplay(alvo), progresso)
+}
+
+// ReproduzirEm is Reproduzir into a replay the caller set up (a demand's
+// own check: Replay.AlvoDemanda).
+func (c *Cliente) ReproduzirEm(ctx context.Context, rp *Replay, progresso func(feitos, total int64)) (ResumoReplay, error) {
 	res := ResumoReplay{Replay: rp}
 	leitor, _ := c.Barramento.(LeitorDeEntradas)
 	var desde int64
@@ -337,6 +418,13 @@ func (c *Cliente) Reproduzir(ctx context.Context, alvo uuid.UUID, progresso func
 		var err error
 		if desde, err = c.gatilhoDesde(ctx); err != nil {
 			return res, err
+		}
+		// What the service had consumed before the log is read: each of
+		// those messages has its record under the checkpoint read after.
+		if p, ok := leitor.(PosicaoConsumida); ok {
+			if rp.consumido, err = p.ConsumidoAte(ctx); err != nil {
+				return res, fmt.Errorf("posição consumida do barramento: %w", err)
+			}
 		}
 	}
 	anterior := c.AoRegistro

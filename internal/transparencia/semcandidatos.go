@@ -87,6 +87,12 @@ func LerRegistravel(data []byte) (Registravel, error) {
 			return nil, err
 		}
 		return r, nil
+	case *k.Tipo == TipoHierarquia:
+		var r Hierarquia
+		if err := lerCanonico(data, &r, func() ([]byte, error) { return r.Bytes() }, "the JSON hierarquia.uc record of docs/verificacao.md"); err != nil {
+			return nil, err
+		}
+		return r, nil
 	case slices.Contains(tiposEntrada, *k.Tipo):
 		var r Entrada
 		if err := lerCanonico(data, &r, func() ([]byte, error) { return r.Bytes() }, "the JSON "+*k.Tipo+" record of docs/verificacao.md"); err != nil {
@@ -94,7 +100,7 @@ func LerRegistravel(data []byte) (Registravel, error) {
 		}
 		return r, nil
 	default:
-		return nil, falha("registro.tipo", *k.Tipo, "a kind of record this verifier knows (a draw, "+TipoSemCandidatos+", or an input of docs/verificacao.md §0.1)")
+		return nil, falha("registro.tipo", *k.Tipo, "a kind of record this verifier knows (a draw, "+TipoSemCandidatos+", "+TipoHierarquia+" or an input of docs/verificacao.md §0.1)")
 	}
 }
 
@@ -119,6 +125,8 @@ func ConferirRegistravel(f Registravel) error {
 		return nil
 	case Entrada:
 		return conferirEntrada(r)
+	case Hierarquia:
+		return conferirHierarquia(r)
 	}
 	return falha("registro", fmt.Sprintf("%T", f), "a record of CONTRACT §7")
 }

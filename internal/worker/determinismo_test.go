@@ -149,6 +149,12 @@ func determinismo(t *testing.T, portoes bool) {
 	c1.esperarOutboxVazio()
 	must(t, c1.contar(`SELECT count(*) FROM d6a.transparencia_registros`) > 40, "too little happened")
 	must(t, c1.contar(`SELECT count(*) FROM d6a.contador_recusas`) > 0, "no refusal took effect")
+	// The bursts' own log replays clean with the bus: every chain follows
+	// the recorded hierarchy, every sweep served the demand due, every
+	// consumed input has its record (CONTRACT §7).
+	res, err := (&transparencia.Cliente{Base: "http://" + c1.w.Addr.String(), Barramento: c1.w.Bus}).Reproduzir(t.Context(), uuid.Nil, nil)
+	must(t, err == nil && res.Primeira == nil && res.Barramento && len(res.Replay.Divergencias) == 0,
+		"replay of the bursts' log: %v / %v / %v", err, res.Primeira, res.Replay.Divergencias)
 	c1.parar()
 	antes := fotografar(t, c1.pool)
 
@@ -156,7 +162,6 @@ func determinismo(t *testing.T, portoes bool) {
 	c2 := &colonia{t: t, dbURL: pgtest.URL(t), natsDir: c1.natsDir, natsAddr: c1.natsAddr, srv: c1.srv,
 		clock: &relogio{t: c1.clock.t, parado: true}, cfg: c1.cfg, opcoes: c1.opcoes}
 	c2.cfg.DatabaseURL = c2.dbURL
-	var err error
 	c2.pool, err = pgxpool.New(context.Background(), c2.dbURL)
 	must(t, err == nil, "%v", err)
 	t.Cleanup(c2.pool.Close)

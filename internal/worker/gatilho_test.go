@@ -81,7 +81,7 @@ func TestSementeDoGatilho(t *testing.T) {
 	// tell: the operator can recompute it for any T).
 	var r transparencia.Registro
 	var bruto []byte
-	must(t, c.pool.QueryRow(t.Context(), `SELECT registro FROM d6a.transparencia_registros ORDER BY indice LIMIT 1`).Scan(&bruto) == nil, "first record")
+	must(t, c.pool.QueryRow(t.Context(), `SELECT registro FROM d6a.transparencia_registros WHERE convert_from(registro, 'UTF8') LIKE '{"event_id_sorteio"%' ORDER BY indice LIMIT 1`).Scan(&bruto) == nil, "first draw record")
 	f, err := transparencia.LerRegistravel(bruto)
 	must(t, err == nil, "%v", err)
 	r = f.(transparencia.Registro)

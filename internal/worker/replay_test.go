@@ -73,6 +73,12 @@ func historia(t *testing.T) (c *colonia, regs []transparencia.Registravel, so, b
 // verify --url --all --replay` does with D6A_NATS_URL set, trusting that
 // key. alvo, when set, is the counsellor of `--conselheiro`.
 func (c *colonia) servirAdulterado(regs []transparencia.Registravel, alvo uuid.UUID) transparencia.ResumoReplay {
+	return c.servirEm(regs, transparencia.NovoReplay(alvo))
+}
+
+// servirEm is servirAdulterado into a replay set up by the caller (a
+// demand's own check).
+func (c *colonia) servirEm(regs []transparencia.Registravel, rp *transparencia.Replay) transparencia.ResumoReplay {
 	t := c.t
 	t.Helper()
 	ctx := t.Context()
@@ -96,7 +102,7 @@ func (c *colonia) servirAdulterado(regs []transparencia.Registravel, alvo uuid.U
 	go func() { _ = httpapi.Servir(app, ln) }()
 	t.Cleanup(func() { _ = app.Shutdown() })
 	cli := &transparencia.Cliente{Base: "http://" + ln.Addr().String(), Chave: chave.Verificador, Barramento: c.w.Bus}
-	res, err := cli.Reproduzir(ctx, alvo, nil)
+	res, err := cli.ReproduzirEm(ctx, rp, nil)
 	must(t, err == nil && res.Registros == int64(len(regs)), "replay of the rigged log: %v (%d records)", err, res.Registros)
 	return res
 }
@@ -190,25 +196,28 @@ func TestReplayDoLog(t *testing.T) {
 		e, ok := r.(transparencia.Entrada)
 		return ok && e.Tipo == transparencia.TipoCicloConcluido && cadeiaDe(regs, e) == so
 	})
-	must(t, j >= 0 && j+1 < len(regs), "no cycle end in the one-counsellor unit")
-	_, proximo := regs[j+1].(transparencia.Registro)
-	must(t, proximo, "record after the cycle end is %T, want its unit's next draw", regs[j+1])
-	rigado = slices.Clone(regs)
-	rigado[j], rigado[j+1] = rigado[j+1], rigado[j]
+	must(t, j >= 0 && j+2 < len(regs), "no cycle end in the one-counsellor unit")
+	varredura, ok := regs[j+1].(transparencia.Entrada)
+	must(t, ok && varredura.Tipo == transparencia.TipoVarredura && *varredura.UnidadeCivicaID == so, "record after the cycle end is %v, want the sweep of its unit", regs[j+1])
+	_, proximo := regs[j+2].(transparencia.Registro)
+	must(t, proximo, "record after the sweep is %T, want its unit's next draw", regs[j+2])
+	rigado = slices.Clone(regs[:j])
+	rigado = append(rigado, regs[j+2], regs[j], regs[j+1])
+	rigado = append(rigado, regs[j+3:]...)
 	rp = c.servirAdulterado(rigado, uuid.Nil).Replay
 	must(t, len(rp.Divergencias) > 0 && rp.Divergencias[0].Indice == int64(j), "input after the decision it precedes: %v", rp.Divergencias)
 
-	// 3b. An input dropped: the same cycle end left out of the log, and the
-	// draw it made possible told as "everyone busy". The log is consistent
-	// by itself (the replay without the bus finds nothing); the bus has
-	// the cycle end, and the check of its input messages names it and the
-	// counsellor it freed.
-	draw := regs[j+1].(transparencia.Registro)
+	// 3b. An input dropped: the same cycle end (and its sweep) left out of
+	// the log, and the draw it made possible told as "everyone busy". The
+	// log is consistent by itself (the replay without the bus finds
+	// nothing); the bus has the cycle end, and the check of its input
+	// messages names it and the counsellor it freed.
+	draw := regs[j+2].(transparencia.Registro)
 	liberado := *regs[j].(transparencia.Entrada).ConselheiroID
 	rigado = slices.Clone(regs[:j])
 	rigado = append(rigado, transparencia.NovoSemCandidatos(draw.EventIDSorteio, draw.DemandaID, draw.UnidadeCivicaID, draw.BaseSequence, draw.Timestamp,
 		"todos_ocupados", uuidsDe(draw.Cadeia), 1, 1, nil))
-	rigado = append(rigado, regs[j+2:]...)
+	rigado = append(rigado, regs[j+3:]...)
 	sozinho := transparencia.NovoReplay(uuid.Nil)
 	for k, r := range rigado {
 		sozinho.Aplicar(int64(k), r)
@@ -262,12 +271,12 @@ func uuidsDe(ss []string) []uuid.UUID {
 	return out
 }
 
-// cadeiaDe is the unit of the draw that follows input e in the log (the
-// unit its sweep or the next item drew in), or uuid.Nil.
+// cadeiaDe is the unit of the draw that follows input e and its sweep in
+// the log (the unit its sweep drew in), or uuid.Nil.
 func cadeiaDe(regs []transparencia.Registravel, e transparencia.Entrada) uuid.UUID {
 	for k, r := range regs {
-		if en, ok := r.(transparencia.Entrada); ok && en.EventID == e.EventID && k+1 < len(regs) {
-			if s, ok := regs[k+1].(transparencia.Registro); ok {
+		if en, ok := r.(transparencia.Entrada); ok && en.EventID == e.EventID && k+2 < len(regs) {
+			if s, ok := regs[k+2].(transparencia.Registro); ok {
 				return s.UnidadeCivicaID
 			}
 		}

@@ -7,6 +7,8 @@ package dbsqlc
 
 import (
 	"context"
+
+	"github.com/google/uuid"
 )
 
 const advisoryLockSorteio = `-- name: AdvisoryLockSorteio :one
@@ -42,6 +44,32 @@ func (q *Queries) AjustarPlanos(ctx context.Context) (bool, error) {
 	return ajustar_planos, err
 }
 
+const buscarHierarquiaRegistrada = `-- name: BuscarHierarquiaRegistrada :many
+SELECT unidade_civica_id, parent_uc_id, nivel FROM d6a.hierarquia_registrada
+`
+
+// The links the transparency log holds, read when this process may not
+// know them all (its first batch, or another instance appended since).
+func (q *Queries) BuscarHierarquiaRegistrada(ctx context.Context) ([]D6aHierarquiaRegistrada, error) {
+	rows, err := q.db.Query(ctx, buscarHierarquiaRegistrada)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []D6aHierarquiaRegistrada
+	for rows.Next() {
+		var i D6aHierarquiaRegistrada
+		if err := rows.Scan(&i.UnidadeCivicaID, &i.ParentUcID, &i.Nivel); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const buscarTodasHierarquias = `-- name: BuscarTodasHierarquias :many
 SELECT id, parent_uc_id FROM core.uc_polygons
 `
@@ -65,4 +93,25 @@ func (q *Queries) BuscarTodasHierarquias(ctx context.Context) ([]CoreUcPolygon, 
 		return nil, err
 	}
 	return items, nil
+}
+
+const registrarHierarquia = `-- name: RegistrarHierarquia :exec
+INSERT INTO d6a.hierarquia_registrada (unidade_civica_id, parent_uc_id, nivel)
+SELECT u.uc, NULLIF(u.parent, '00000000-0000-0000-0000-000000000000'::uuid), u.nivel
+FROM (SELECT unnest($1::uuid[]) AS uc, unnest($2::uuid[]) AS parent, unnest($3::int[]) AS nivel) AS u
+ON CONFLICT (unidade_civica_id) DO UPDATE
+SET parent_uc_id = EXCLUDED.parent_uc_id, nivel = EXCLUDED.nivel
+`
+
+type RegistrarHierarquiaParams struct {
+	Ucs     []uuid.UUID
+	Parents []uuid.UUID
+	Niveis  []int32
+}
+
+// The batch's new hierarquia.uc records, in one statement (uuid.Nil as
+// parent: a root).
+func (q *Queries) RegistrarHierarquia(ctx context.Context, arg RegistrarHierarquiaParams) error {
+	_, err := q.db.Exec(ctx, registrarHierarquia, arg.Ucs, arg.Parents, arg.Niveis)
+	return err
 }

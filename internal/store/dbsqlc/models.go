@@ -157,6 +157,12 @@ type D6aFilaPendente struct {
 	OrdemEntrada      int64
 }
 
+type D6aHierarquiaRegistrada struct {
+	UnidadeCivicaID uuid.UUID
+	ParentUcID      *uuid.UUID
+	Nivel           int32
+}
+
 type D6aOutbox struct {
 	ID              int64
 	EventID         uuid.UUID
