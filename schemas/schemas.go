@@ -34,6 +34,16 @@ const (
 	TipoVarredura = "d6a.varredura"
 )
 
+// Consumed phase-2 inputs with a schema here (CONTRACT §8), named by their
+// ASCII type (the file name): what D-6a accepts, the decoder's rules
+// (internal/evento) written for producers. Fields beyond these are allowed.
+const (
+	TipoCapacitacaoConcluida    = "capacitacao.concluida"
+	TipoVinculoValidado         = "vinculo.validado"
+	TipoProgressaoHabilitada    = "progressao.habilitada"
+	TipoElegibilidadeAtualizada = "conselheiro.elegibilidade_atualizada"
+)
+
 //go:embed *.json
 var files embed.FS
 
@@ -47,7 +57,8 @@ const baseURL = "https://github.com/formigueiro/d6a/schemas/"
 var compiled = sync.OnceValues(func() (map[string]*jsonschema.Schema, error) {
 	c := jsonschema.NewCompiler()
 	c.Draft = jsonschema.Draft2020
-	tipos := []string{TipoConselheiroSorteado, TipoSorteioSemCandidatos, TipoAtribuicaoRecusada, TipoSuspensaoExpirada, TipoVarredura}
+	tipos := []string{TipoConselheiroSorteado, TipoSorteioSemCandidatos, TipoAtribuicaoRecusada, TipoSuspensaoExpirada, TipoVarredura,
+		TipoCapacitacaoConcluida, TipoVinculoValidado, TipoProgressaoHabilitada, TipoElegibilidadeAtualizada}
 	for _, tipo := range tipos {
 		data, err := files.ReadFile(tipo + ".json")
 		if err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/formigueiro/d6a/internal/bus"
 	"github.com/formigueiro/d6a/internal/config"
 	"github.com/formigueiro/d6a/internal/consistencia"
+	"github.com/formigueiro/d6a/internal/elegibilidade"
 	"github.com/formigueiro/d6a/internal/hierarquia"
 	"github.com/formigueiro/d6a/internal/store"
 )
@@ -76,6 +77,7 @@ func repararConsistencia(ctx context.Context, cfg config.Config, st *store.Store
 	srv := atribuicao.New(atribuicao.Options{
 		Store: st, Hierarquia: hierarquia.New(st.CarregarHierarquia, cfg.HierarquiaTTL, time.Now), Barramento: b,
 		SubjectPrefix: cfg.SubjectPrefix, NRecusasSuspensao: cfg.NRecusasSuspensao, TSuspensao: cfg.TSuspensao,
+		Portoes: elegibilidade.Portoes{CapacitacaoExterna: cfg.CapacitacaoExterna, ExigirVinculo: cfg.ExigirVinculo},
 	})
 	defer srv.Close()
 	ok := srv.Reparar(ctx, rel, os.Stdout)

@@ -162,6 +162,9 @@ type Pendente struct {
 	DataEntrada       time.Time `json:"data_entrada"`
 	IdadeHoras        float64   `json:"idade_horas"`
 	TentativasSorteio int32     `json:"tentativas_sorteio"`
+	// PorQue is why nobody on the demand's chain is eligible now
+	// (fase2.go razoesDaCadeia); nil when it could not be read.
+	PorQue *RazoesCadeia `json:"por_que"`
 }
 
 // Fila lists the pending queue, oldest first, of one unit when uc is set.
@@ -178,6 +181,7 @@ func (s *Servico) Fila(ctx context.Context, uc *uuid.UUID) ([]Pendente, error) {
 			NivelPrecedencia: r.NivelPrecedencia, DataEntrada: r.DataEntrada.UTC(),
 			IdadeHoras: horas(agora.Sub(r.DataEntrada)), TentativasSorteio: r.TentativasSorteio,
 		}
+		out[i].PorQue = s.razoesDaCadeia(ctx, r.UnidadeCivicaID, agora)
 	}
 	return out, nil
 }

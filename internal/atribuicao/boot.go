@@ -23,6 +23,9 @@ func (s *Servico) Boot(ctx context.Context) error {
 	if err := s.semearParametros(ctx); err != nil {
 		return fmt.Errorf("parâmetros (d6a.config): %w", err)
 	}
+	if err := s.registrarPortoes(ctx); err != nil {
+		return fmt.Errorf("regras de elegibilidade: %w", err)
+	}
 	if err := s.verificarConsistenciaOcupados(ctx); err != nil {
 		return fmt.Errorf("consistência de ocupados: %w", err)
 	}

@@ -90,12 +90,11 @@ func (u *uow) despachar(ctx context.Context, log *slog.Logger, ev evento.Evento,
 	case evento.Varredura:
 		p, _ := ev.Varredura()
 		return u.onVarredura(ctx, log, p)
-	case evento.ElegibilidadeAtualizada:
-		// spec 4.9 onConselheiroElegibilidadeAtualizada: phase-2 stub,
-		// logged and acknowledged.
-		log.Info("Evento conselheiro.elegibilidade_atualizada ignorado (MVP)")
-		return nil
 	default:
+		// The phase-2 inputs (fase2.go), spec 4.9's stub among them.
+		if ok, err := u.despacharFase2(ctx, log, ev); ok {
+			return err
+		}
 		return fmt.Errorf("tipo não consumido: %s", ev.Tipo)
 	}
 }
@@ -175,9 +174,13 @@ func (u *uow) onConselheiroCadastrado(ctx context.Context, log *slog.Logger, ev 
 		return err
 	}
 	status := elegibilidade.StatusCadastro(p.Status)
+	capacitacao, err := u.capacitacaoNoCadastro(ctx, p.CidadaoID, p.CapacitacaoConcluida) // phase 2 (CONTRACT §8)
+	if err != nil {
+		return err
+	}
 	if err := u.tx.InserirConselheiro(ctx, store.InserirConselheiroParams{
 		CidadaoID: p.CidadaoID, UnidadeCivicaID: p.UnidadeCivicaID, NivelAtuacao: int32(p.NivelAtuacao),
-		Status: status, CapacitacaoConcluida: p.CapacitacaoConcluida, Agora: u.agora, EventID: ev.EventID,
+		Status: status, CapacitacaoConcluida: capacitacao, Agora: u.agora, EventID: ev.EventID,
 	}); err != nil {
 		if c, ok := store.UniqueViolation(err); ok {
 			return fmt.Errorf("cadastro duplicado não detectado antes do insert (%s): %w", c, err)

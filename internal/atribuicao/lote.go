@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/formigueiro/d6a/internal/elegibilidade"
 	"github.com/formigueiro/d6a/internal/hierarquia"
 	"github.com/formigueiro/d6a/internal/store"
 )
@@ -144,9 +145,9 @@ func corrida(lote []job) []*guardaAgenda {
 
 // lerAdiante queues in l the reads of the run of agenda items at the head
 // of lote: their guards and spec 4.3's eligibility as at agora.
-func (d *diferido) lerAdiante(ctx context.Context, l *store.Leituras, h *hierarquia.Cache, lote []job, agora time.Time) {
+func (d *diferido) lerAdiante(ctx context.Context, l *store.Leituras, h *hierarquia.Cache, lote []job, agora time.Time, g elegibilidade.Portoes) {
 	l.Ler(func(tx store.Tx) error { return d.lerGuardas(ctx, tx, lote) })
-	l.Ler(func(tx store.Tx) error { return d.lerElegiveis(ctx, tx, h, lote, agora) })
+	l.Ler(func(tx store.Tx) error { return d.lerElegiveis(ctx, tx, h, lote, agora, g) })
 }
 
 // lerGuardas reads the guards of the agenda items at the head of lote, up
@@ -174,7 +175,7 @@ func (d *diferido) lerGuardas(ctx context.Context, tx store.Tx, lote []job) erro
 // the head of lote, up to the first other unit, as at agora: the draws of
 // the run then wait for no eligibility query of their own
 // (elegiveisLidos says when one is still needed).
-func (d *diferido) lerElegiveis(ctx context.Context, tx store.Tx, h *hierarquia.Cache, lote []job, agora time.Time) error {
+func (d *diferido) lerElegiveis(ctx context.Context, tx store.Tx, h *hierarquia.Cache, lote []job, agora time.Time, g elegibilidade.Portoes) error {
 	var (
 		p     store.ElegiveisDosDegrausParams
 		porUC = map[uuid.UUID]bool{}
@@ -199,6 +200,7 @@ func (d *diferido) lerElegiveis(ctx context.Context, tx store.Tx, h *hierarquia.
 		return nil
 	}
 	p.Agora = agora
+	p.CapacitacaoExterna, p.ExigirVinculo = g.CapacitacaoExterna, g.ExigirVinculo // phase-2 gates (CONTRACT §8)
 	rows, err := tx.BuscarElegiveisDosDegraus(ctx, p)
 	if err != nil {
 		return fmt.Errorf("elegíveis: %w", err)

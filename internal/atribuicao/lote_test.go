@@ -2,7 +2,6 @@ package atribuicao_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
@@ -201,7 +200,7 @@ func gerarEventos(r *rand.Rand, n int) []evento.Evento {
 			}
 		default:
 			ev.Tipo = evento.ElegibilidadeAtualizada
-			ev.Payload = evento.ConselheiroElegibilidadeAtualizadaPayload{Bruto: json.RawMessage(`{}`)}
+			ev.Payload = evento.ConselheiroElegibilidadeAtualizadaPayload{UnidadeCivicaID: uc(), VersaoParametros: "2"}
 		}
 		evs = append(evs, ev)
 	}

@@ -23,6 +23,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/formigueiro/d6a/internal/elegibilidade"
 	"github.com/formigueiro/d6a/internal/evento"
 	"github.com/formigueiro/d6a/internal/hierarquia"
 	"github.com/formigueiro/d6a/internal/sorteio"
@@ -74,6 +75,9 @@ type Options struct {
 	// and TSuspensao it seeds version 1 of d6a.config; after that the
 	// version in force decides (parametros.go).
 	TimeoutResposta time.Duration
+	// Portoes are the phase-2 gates in force (D6A_CAPACITACAO_EXTERNA,
+	// D6A_EXIGIR_VINCULO, CONTRACT §8); the zero value is the MVP.
+	Portoes elegibilidade.Portoes
 	// Now is the one clock of the service (draw time, row timestamps,
 	// suspension checks).
 	Now func() time.Time
@@ -389,7 +393,7 @@ func (s *Servico) transacao(lote []job) ([]*uow, error) {
 		return err
 	})
 	if lote[0].guarda != nil {
-		d.lerAdiante(ctx, &abertura, s.o.Hierarquia, lote, agora)
+		d.lerAdiante(ctx, &abertura, s.o.Hierarquia, lote, agora, s.o.Portoes)
 	}
 	inicio := time.Now()
 	var aberta, decidida time.Time
@@ -417,7 +421,7 @@ func (s *Servico) transacao(lote []job) ([]*uow, error) {
 			}
 			if j.guarda != nil && d.guardas == nil {
 				var l store.Leituras
-				d.lerAdiante(ctx, &l, s.o.Hierarquia, lote[i:], agora)
+				d.lerAdiante(ctx, &l, s.o.Hierarquia, lote[i:], agora, s.o.Portoes)
 				if err := l.Enviar(ctx, tx); err != nil {
 					return err
 				}

@@ -215,7 +215,9 @@ func (u *uow) filtrar(ctx context.Context, cadeia []uuid.UUID, excluir *uuid.UUI
 		d, lido = u.lote.elegiveisLidos(cadeia, u.agora)
 	}
 	if !lido {
-		r, err := u.tx.BuscarElegiveisDoDegrau(ctx, store.ElegiveisDoDegrauParams{Cadeia: cadeia, Agora: u.agora, Excluir: excluir, Ocupados: u.lote.ocupadosLista()})
+		g := u.servico.o.Portoes // phase-2 gates (CONTRACT §8)
+		r, err := u.tx.BuscarElegiveisDoDegrau(ctx, store.ElegiveisDoDegrauParams{Cadeia: cadeia, Agora: u.agora, Excluir: excluir, Ocupados: u.lote.ocupadosLista(),
+			CapacitacaoExterna: g.CapacitacaoExterna, ExigirVinculo: g.ExigirVinculo})
 		if err != nil {
 			return elegibilidade.Resultado{}, err
 		}

@@ -52,6 +52,12 @@ type Config struct {
 	// TimeoutAutomatico publishes the timeout refusal for assignments not
 	// started within the timeout (D6A_TIMEOUT_AUTOMATICO).
 	TimeoutAutomatico bool
+	// CapacitacaoExterna: only capacitação.concluída makes a counsellor
+	// trained (D6A_CAPACITACAO_EXTERNA, CONTRACT §8).
+	CapacitacaoExterna bool
+	// ExigirVinculo: a counsellor is eligible only at a unit with a
+	// validated link (D6A_EXIGIR_VINCULO, CONTRACT §8).
+	ExigirVinculo bool
 	// Admin serves the administration routes under /d6a/admin/ (D6A_ADMIN).
 	Admin bool
 	// JWTJWKSURL is the identity provider's JWKS (D6A_JWT_JWKS_URL).
@@ -104,6 +110,8 @@ func Parse(lookup func(string) (string, bool)) (Config, error) {
 		TSuspensao:           time.Duration(p.integer("D6A_T_SUSPENSAO_DIAS", 90, 0)) * 24 * time.Hour,
 		TimeoutResposta:      time.Duration(p.integer("D6A_TIMEOUT_RESPOSTA_HORAS", 72, 1)) * time.Hour,
 		TimeoutAutomatico:    p.boolean("D6A_TIMEOUT_AUTOMATICO", false),
+		CapacitacaoExterna:   p.boolean("D6A_CAPACITACAO_EXTERNA", false),
+		ExigirVinculo:        p.boolean("D6A_EXIGIR_VINCULO", false),
 		Admin:                p.boolean("D6A_ADMIN", true),
 		JWTJWKSURL:           p.str("D6A_JWT_JWKS_URL", ""),
 		Manutencao:           p.duration("D6A_MANUTENCAO_INTERVALO", time.Minute),

@@ -35,6 +35,9 @@ type Candidato struct {
 	SuspensaoAte *time.Time
 	// Ocupado: holds an active assignment (spec 4.3 step 3).
 	Ocupado bool
+	// SemVinculo: D6A_EXIGIR_VINCULO is on and the counsellor has no valid
+	// link to UC (Portoes.Aplicar, CONTRACT §8).
+	SemVinculo bool
 }
 
 // Resultado of the filter. Elegiveis are sorted by id ascending, the
@@ -72,11 +75,12 @@ func Filtrar(cadeia []uuid.UUID, candidatos []Candidato, excluir *uuid.UUID, ago
 }
 
 // Elegivel applies the per-step exclusions of spec 4.3: trained, not under a
-// current suspension, no active assignment. A counsellor whose suspension
+// current suspension, no active assignment, and (phase 2) a valid link
+// where the gate asks for one. A counsellor whose suspension
 // date has passed is eligible even while its row still reads `suspenso`
 // (CONTRACT §5, spec 4.6).
 func Elegivel(c Candidato, agora time.Time) bool {
-	if !c.Capacitacao || c.Ocupado {
+	if !c.Capacitacao || c.Ocupado || c.SemVinculo {
 		return false
 	}
 	switch c.Status {

@@ -79,6 +79,9 @@ var versoes = map[Tipo][]string{
 	DemandaIniciada:         {"1.0.0"},
 	SuspensaoExpirada:       {"1.0.0"},
 	Varredura:               {"1.0.0"},
+	CapacitacaoConcluida:    {"1.0.0"},
+	VinculoValidado:         {"1.0.0"},
+	ProgressaoHabilitada:    {"1.0.0"},
 }
 
 // Decodificar decodes a message that arrived on the subject of subjectTipo.
@@ -157,7 +160,7 @@ func Decodificar(subjectTipo Tipo, data []byte) (Evento, error) {
 	case AtribuicaoRecusada:
 		ev.Payload, err = decodificarRecusa(p)
 	case ElegibilidadeAtualizada:
-		ev.Payload = ConselheiroElegibilidadeAtualizadaPayload{Bruto: bruto}
+		ev.Payload, err = decodificarElegibilidade(p)
 	case DuplicidadeAgregada:
 		ev.Payload, err = decodificarDuplicidade(p)
 	case DemandaIniciada:
@@ -166,6 +169,12 @@ func Decodificar(subjectTipo Tipo, data []byte) (Evento, error) {
 		ev.Payload, err = decodificarSuspensaoExpirada(p)
 	case Varredura:
 		ev.Payload, err = decodificarVarredura(p)
+	case CapacitacaoConcluida:
+		ev.Payload, err = decodificarCapacitacao(p)
+	case VinculoValidado:
+		ev.Payload, err = decodificarVinculo(p)
+	case ProgressaoHabilitada:
+		ev.Payload, err = decodificarProgressao(p)
 	default:
 		ev.Payload = bruto
 	}

@@ -53,6 +53,11 @@ func payloadsValidos() map[Tipo]map[string]any {
 		Varredura: {
 			"demanda_id": idDemanda, "unidade_civica_id": nil, "acao": "boot", "timestamp": "2026-11-29T14:03:07.123Z",
 		},
+		CapacitacaoConcluida: {"conselheiro_id": idPessoa, "curso_id": "basico-1", "concluida_em": "2026-11-29T14:03:07.123Z"},
+		VinculoValidado: {
+			"conselheiro_id": idPessoa, "unidade_civica_id": idUC, "valido": true, "validado_em": "2026-11-29T14:03:07.123Z",
+		},
+		ProgressaoHabilitada: {"conselheiro_id": idPessoa, "unidade_civica_id": idUC, "nivel_atuacao": 4},
 	}
 }
 
@@ -170,9 +175,21 @@ func TestDecodificarValidos(t *testing.T) {
 	if d, _ := ev.DuplicidadeAgregada(); err != nil || d.Membros == nil || len(d.Membros) != 0 {
 		t.Fatalf("duplicidade sem membros: %+v, %v", d, err)
 	}
-	ev, err = Decodificar(ElegibilidadeAtualizada, mudar(t, ElegibilidadeAtualizada, func(env, p map[string]any) { clear(p) }))
-	if e, ok := ev.Payload.(ConselheiroElegibilidadeAtualizadaPayload); err != nil || !ok || string(e.Bruto) != "{}" {
+	ev, err = Decodificar(ElegibilidadeAtualizada, mudar(t, ElegibilidadeAtualizada, func(env, p map[string]any) {}))
+	if e, ok := ev.ElegibilidadeAtualizada(); err != nil || !ok || e.VersaoParametros != "2" || e.UnidadeCivicaID.String() != idUC {
 		t.Fatalf("elegibilidade: %+v, %v", ev.Payload, err)
+	}
+	ev, err = Decodificar(CapacitacaoConcluida, mudar(t, CapacitacaoConcluida, func(env, p map[string]any) { env["tipo"] = "capacitacao.concluida" }))
+	if k, ok := ev.CapacitacaoConcluida(); err != nil || !ok || k.CursoID != "basico-1" || k.ConselheiroID.String() != idPessoa {
+		t.Fatalf("capacitação: %+v, %v", ev.Payload, err)
+	}
+	ev, err = Decodificar(VinculoValidado, mudar(t, VinculoValidado, func(env, p map[string]any) { p["valido"] = false; delete(p, "validado_em") }))
+	if v, ok := ev.VinculoValidado(); err != nil || !ok || v.Valido || v.UnidadeCivicaID.String() != idUC {
+		t.Fatalf("vínculo: %+v, %v", ev.Payload, err)
+	}
+	ev, err = Decodificar(ProgressaoHabilitada, mudar(t, ProgressaoHabilitada, func(env, p map[string]any) {}))
+	if g, ok := ev.ProgressaoHabilitada(); err != nil || !ok || g.NivelAtuacao != 4 {
+		t.Fatalf("progressão: %+v, %v", ev.Payload, err)
 	}
 	// A published type decodes with its raw payload (used by tests and tools).
 	ev, err = Decodificar(ConselheiroSorteado, codificar(t, envelope(ConselheiroSorteado, map[string]any{"x": 1})))
@@ -225,6 +242,24 @@ func TestDecodificarInutilizaveis(t *testing.T) {
 	add("sem payload", AgendaItemDisponivel, "payload ausente", func(env, p map[string]any) { delete(env, "payload") })
 	add("payload lista", AgendaItemDisponivel, "payload não é objeto", func(env, p map[string]any) { env["payload"] = []any{} })
 	add("payload string", AgendaItemDisponivel, "payload não é objeto", func(env, p map[string]any) { env["payload"] = "{}" })
+
+	// CONTRACT §8, the phase-2 inputs.
+	add("elegibilidade sem uc", ElegibilidadeAtualizada, "payload.unidade_civica_id ausente", func(env, p map[string]any) { delete(p, "unidade_civica_id") })
+	add("elegibilidade sem versão", ElegibilidadeAtualizada, "payload.versao_parametros ausente", func(env, p map[string]any) { delete(p, "versao_parametros") })
+	add("elegibilidade versão número", ElegibilidadeAtualizada, "payload.versao_parametros não é string", func(env, p map[string]any) { p["versao_parametros"] = 2 })
+	add("capacitação sem id", CapacitacaoConcluida, "payload.conselheiro_id ausente", func(env, p map[string]any) { delete(p, "conselheiro_id") })
+	add("capacitação id não uuid", CapacitacaoConcluida, "payload.conselheiro_id não é UUID", func(env, p map[string]any) { p["conselheiro_id"] = "x" })
+	add("capacitação sem curso", CapacitacaoConcluida, "payload.curso_id ausente", func(env, p map[string]any) { delete(p, "curso_id") })
+	add("capacitação sem data", CapacitacaoConcluida, "payload.concluida_em ausente", func(env, p map[string]any) { delete(p, "concluida_em") })
+	add("vínculo sem id", VinculoValidado, "payload.conselheiro_id ausente", func(env, p map[string]any) { delete(p, "conselheiro_id") })
+	add("vínculo sem uc", VinculoValidado, "payload.unidade_civica_id ausente", func(env, p map[string]any) { delete(p, "unidade_civica_id") })
+	add("vínculo uc não uuid", VinculoValidado, "payload.unidade_civica_id não é UUID", func(env, p map[string]any) { p["unidade_civica_id"] = "uc-1" })
+	add("vínculo valido string", VinculoValidado, "payload.valido não é booleano", func(env, p map[string]any) { p["valido"] = "true" })
+	add("vínculo sem valido", VinculoValidado, "payload.valido ausente", func(env, p map[string]any) { delete(p, "valido") })
+	add("progressão sem uc", ProgressaoHabilitada, "payload.unidade_civica_id ausente", func(env, p map[string]any) { delete(p, "unidade_civica_id") })
+	add("progressão nível 0", ProgressaoHabilitada, "payload.nivel_atuacao fora de 1..7", func(env, p map[string]any) { p["nivel_atuacao"] = 0 })
+	add("progressão nível 8", ProgressaoHabilitada, "payload.nivel_atuacao fora de 1..7", func(env, p map[string]any) { p["nivel_atuacao"] = 8 })
+	add("progressão sem nível", ProgressaoHabilitada, "payload.nivel_atuacao ausente", func(env, p map[string]any) { delete(p, "nivel_atuacao") })
 
 	// spec 3.1
 	for _, f := range []string{"demanda_id", "unidade_civica_id", "categoria_id", "nivel_precedencia"} {

@@ -101,8 +101,18 @@ func verificarEvento(t *testing.T, tipo Tipo, data []byte, ev Evento) {
 			t.Fatalf("bad motivo %q", p.Motivo)
 		}
 	case ConselheiroElegibilidadeAtualizadaPayload:
-		if !json.Valid(p.Bruto) {
-			t.Fatal("bad elegibilidade payload")
+		ids(p.UnidadeCivicaID)
+		if p.VersaoParametros == "" {
+			t.Fatal("elegibilidade without versao_parametros")
+		}
+	case CapacitacaoConcluidaPayload:
+		ids(p.ConselheiroID)
+	case VinculoValidadoPayload:
+		ids(p.ConselheiroID, p.UnidadeCivicaID)
+	case ProgressaoHabilitadaPayload:
+		ids(p.ConselheiroID, p.UnidadeCivicaID)
+		if p.NivelAtuacao < 1 || p.NivelAtuacao > 7 {
+			t.Fatalf("nivel_atuacao %d", p.NivelAtuacao)
 		}
 	case DuplicidadeAgregadaPayload:
 		ids(p.AgregadoID, p.RepresentanteDemandaID)

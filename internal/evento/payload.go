@@ -78,12 +78,6 @@ type ConselheiroAtribuicaoRecusadaPayload struct {
 	Timestamp string
 }
 
-// ConselheiroElegibilidadeAtualizadaPayload is the phase-2 stub of spec 3.5:
-// nothing is required, the raw object is kept.
-type ConselheiroElegibilidadeAtualizadaPayload struct {
-	Bruto json.RawMessage
-}
-
 // DuplicidadeAgregadaPayload is the payload of duplicidade.agregada (spec 3.6).
 type DuplicidadeAgregadaPayload struct {
 	AgregadoID             uuid.UUID

@@ -22,7 +22,8 @@ const (
 	CicloConcluido Tipo = "conselheiro.ciclo_concluído"
 	// AtribuicaoRecusada is a counsellor's refusal of an assignment (spec 3.4).
 	AtribuicaoRecusada Tipo = "conselheiro.atribuicao_recusada"
-	// ElegibilidadeAtualizada is the phase-2 stub of spec 3.5.
+	// ElegibilidadeAtualizada is D-17's change of a unit's eligibility
+	// criteria (spec 3.5, CONTRACT §8): recorded and the unit's queue swept.
 	ElegibilidadeAtualizada Tipo = "conselheiro.elegibilidade_atualizada"
 	// DuplicidadeAgregada removes aggregated demands from the queue (spec 3.6).
 	DuplicidadeAgregada Tipo = "duplicidade.agregada"
@@ -36,6 +37,15 @@ const (
 	// SuspensaoExpirada is published when a suspension ends (spec 8.2,
 	// CONTRACT §3), so a notification colony can tell the citizen.
 	SuspensaoExpirada Tipo = "conselheiro.suspensao_expirada"
+	// CapacitacaoConcluida is the training colony's record of a completed
+	// training (spec 8.3, CONTRACT §8).
+	CapacitacaoConcluida Tipo = "capacitação.concluída"
+	// VinculoValidado is D-9's validation (or revocation) of a
+	// counsellor's link to a unit (spec 8.3, CONTRACT §8).
+	VinculoValidado Tipo = "vínculo.validado"
+	// ProgressaoHabilitada is D-17's progression of a counsellor to a
+	// larger unit (spec 8.3, CONTRACT §8).
+	ProgressaoHabilitada Tipo = "progressão.habilitada"
 	// Varredura is a sweep D-6a decided on its own (the boot's sweep of the
 	// pending queue, the console's draw of a pending demand or a
 	// reactivation): published first and drawn when consumed back, so the
@@ -52,6 +62,10 @@ var Consumidos = []Tipo{
 	ElegibilidadeAtualizada,
 	DuplicidadeAgregada,
 	DemandaIniciada,
+	// Phase-2 eligibility inputs (CONTRACT §8).
+	CapacitacaoConcluida,
+	VinculoValidado,
+	ProgressaoHabilitada,
 	// D-6a's own actions, consumed back (CONTRACT §4): the sweep after a
 	// suspension ends, and the sweeps it decides on its own.
 	SuspensaoExpirada,

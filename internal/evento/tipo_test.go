@@ -18,6 +18,9 @@ func TestTipoNomes(t *testing.T) {
 		{DemandaIniciada, "eventos.conselheiro.demanda_iniciada", "d6a-conselheiro-demanda-iniciada", "d6a.dlq.conselheiro.demanda_iniciada"},
 		{SuspensaoExpirada, "eventos.conselheiro.suspensao_expirada", "d6a-conselheiro-suspensao-expirada", "d6a.dlq.conselheiro.suspensao_expirada"},
 		{Varredura, "eventos.d6a.varredura", "d6a-d6a-varredura", "d6a.dlq.d6a.varredura"},
+		{CapacitacaoConcluida, "eventos.capacitacao.concluida", "d6a-capacitacao-concluida", "d6a.dlq.capacitacao.concluida"},
+		{VinculoValidado, "eventos.vinculo.validado", "d6a-vinculo-validado", "d6a.dlq.vinculo.validado"},
+		{ProgressaoHabilitada, "eventos.progressao.habilitada", "d6a-progressao-habilitada", "d6a.dlq.progressao.habilitada"},
 	}
 	for _, c := range casos {
 		if got := c.tipo.Subject("eventos"); got != c.subject {
@@ -38,7 +41,7 @@ func TestTipoNomes(t *testing.T) {
 			t.Errorf("TipoDoSubject(%q) = %q, %v", c.subject, got, ok)
 		}
 	}
-	if len(Consumidos) != 9 {
+	if len(Consumidos) != 12 {
 		t.Fatalf("Consumidos has %d types", len(Consumidos))
 	}
 	for _, s := range []string{"", "agenda", "agenda.item_disponivel.x", "eventos.agenda.item_disponivel", "AGENDA.ITEM_DISPONIVEL"} {

@@ -43,6 +43,12 @@ func payloadValido(tipo evento.Tipo, uc uuid.UUID) map[string]any {
 		return map[string]any{"conselheiro_id": uuid.New(), "data_suspensao_ate": agora(), "timestamp": agora()}
 	case evento.Varredura:
 		return map[string]any{"demanda_id": uuid.New(), "unidade_civica_id": nil, "acao": "console", "timestamp": agora()}
+	case evento.CapacitacaoConcluida:
+		return map[string]any{"conselheiro_id": uuid.New(), "curso_id": "basico", "concluida_em": agora()}
+	case evento.VinculoValidado:
+		return map[string]any{"conselheiro_id": uuid.New(), "unidade_civica_id": uc, "valido": true, "validado_em": agora()}
+	case evento.ProgressaoHabilitada:
+		return map[string]any{"conselheiro_id": uuid.New(), "unidade_civica_id": uc, "nivel_atuacao": 3}
 	default:
 		return map[string]any{"unidade_civica_id": uc, "versao_parametros": "2026.2"}
 	}
@@ -116,9 +122,36 @@ func hostis(uc uuid.UUID) []mensagem {
 		profundo := env(func(e, p map[string]any) { e["aninhado"] = "" })
 		add("aninhamento-profundo", bytes.Replace(profundo, []byte(`"aninhado":""`), []byte(`"aninhado":`+fundo), 1))
 
-		// Payload fields the handler needs (spec 3.9–3.12, 3.6); the phase-2
-		// stub needs none, so its payload cannot be wrong.
+		// Payload fields the handler needs (spec 3.9–3.12, 3.6, CONTRACT §8).
 		campo := map[evento.Tipo][5]func(p map[string]any){
+			evento.ElegibilidadeAtualizada: {
+				func(p map[string]any) { delete(p, "unidade_civica_id") },
+				func(p map[string]any) { p["versao_parametros"] = []any{true} },
+				func(p map[string]any) { p["unidade_civica_id"] = "uc-1" },
+				func(p map[string]any) { p["unidade_civica_id"] = uuid.Nil.String() },
+				func(p map[string]any) { p["versao_parametros"] = "v\u00002" },
+			},
+			evento.CapacitacaoConcluida: {
+				func(p map[string]any) { delete(p, "conselheiro_id") },
+				func(p map[string]any) { p["curso_id"] = 7 },
+				func(p map[string]any) { p["conselheiro_id"] = "abc" },
+				func(p map[string]any) { p["conselheiro_id"] = uuid.Nil.String() },
+				func(p map[string]any) { p["curso_id"] = "b\u0000" },
+			},
+			evento.VinculoValidado: {
+				func(p map[string]any) { delete(p, "valido") },
+				func(p map[string]any) { p["valido"] = "true" },
+				func(p map[string]any) { p["unidade_civica_id"] = "uc-centro" },
+				func(p map[string]any) { p["conselheiro_id"] = uuid.Nil.String() },
+				func(p map[string]any) { p["validado_em"] = "2026\u0000" },
+			},
+			evento.ProgressaoHabilitada: {
+				func(p map[string]any) { delete(p, "unidade_civica_id") },
+				func(p map[string]any) { p["nivel_atuacao"] = 8 },
+				func(p map[string]any) { p["conselheiro_id"] = "x" },
+				func(p map[string]any) { p["unidade_civica_id"] = uuid.Nil.String() },
+				func(p map[string]any) { p["nivel_atuacao"] = 0 },
+			},
 			evento.AgendaItemDisponivel: {
 				func(p map[string]any) { delete(p, "demanda_id") },
 				func(p map[string]any) { p["nivel_precedencia"] = "2" },
@@ -209,9 +242,10 @@ func (m *modelo) validosDesconhecidos() (agora []mensagem, pares [][2]mensagem) 
 			delete(p, "membros")
 			return p
 		}(), nil, nil),
-		val(evento.ElegibilidadeAtualizada, "1.0.0", "stub-tipos-errados", map[string]any{"unidade_civica_id": 42, "versao_parametros": []any{true}}, nil, nil),
-		val(evento.ElegibilidadeAtualizada, "1.0.0", "stub-payload-vazio", map[string]any{}, nil, nil),
-		val(evento.ElegibilidadeAtualizada, "1.0.0", "stub-nul-no-payload", map[string]any{"versao_parametros": "v\u00002"}, nil, nil),
+		val(evento.ElegibilidadeAtualizada, "1.0.0", "elegibilidade-uc-inexistente", map[string]any{"unidade_civica_id": ucNinguem, "versao_parametros": "2026.2"}, nil, nil),
+		val(evento.CapacitacaoConcluida, "1.0.0", "capacitacao-conselheiro-inexistente", map[string]any{"conselheiro_id": uuid.New(), "curso_id": "basico", "concluida_em": "2026-11-29T12:00:00.000Z"}, nil, nil),
+		val(evento.VinculoValidado, "1.0.0", "vinculo-conselheiro-inexistente", map[string]any{"conselheiro_id": uuid.New(), "unidade_civica_id": ucNinguem, "valido": false}, nil, nil),
+		val(evento.ProgressaoHabilitada, "1.0.0", "progressao-conselheiro-inexistente", map[string]any{"conselheiro_id": uuid.New(), "unidade_civica_id": ucNinguem, "nivel_atuacao": 7}, nil, nil),
 	)
 	// Refusal before the draw: the refused demand arrives later, in a unit
 	// nobody serves, so whichever order d6a sees them in, nothing is drawn.

@@ -33,6 +33,28 @@ type Situacao struct {
 	CapacitacaoConcluida bool             `json:"capacitacao_concluida"`
 	DataSuspensaoAte     *string          `json:"data_suspensao_ate"`
 	AtribuicaoAtiva      *AtribuicaoAtiva `json:"atribuicao_ativa"`
+	// Phase 2 (CONTRACT §8): the training on the external record (null:
+	// none), the link at the unit of action, and the level after a
+	// progression (null: none).
+	CapacitacaoExterna *CapacitacaoExterna `json:"capacitacao_externa"`
+	Vinculo            Vinculo             `json:"vinculo"`
+	NivelProgressao    *int32              `json:"nivel_progressao"`
+}
+
+// CapacitacaoExterna is the counsellor's training as capacitação.concluída
+// recorded it.
+type CapacitacaoExterna struct {
+	CursoID     string `json:"curso_id"`
+	ConcluidaEm string `json:"concluida_em"`
+}
+
+// Vinculo is the counsellor's link to their unit of action: valido null
+// when never validated, false when revoked; origem the input that set it
+// (vinculo.validado or progressao.habilitada).
+type Vinculo struct {
+	UnidadeCivicaID uuid.UUID `json:"unidade_civica_id"`
+	Valido          *bool     `json:"valido"`
+	Origem          *string   `json:"origem"`
 }
 
 // AtribuicaoAtiva is the counsellor's active assignment, with what a citizen
@@ -74,6 +96,15 @@ func lerSituacao(ctx context.Context, st *store.Store, cache *Cache, cidadao uui
 		NivelAtuacao:         r.NivelAtuacao,
 		Status:               elegibilidade.StatusEfetivo(r.Status, r.DataSuspensaoAte, agora),
 		CapacitacaoConcluida: r.CapacitacaoConcluida,
+	}
+	s.NivelProgressao = r.NivelProgressao
+	if r.TemCapacitacaoExterna {
+		s.CapacitacaoExterna = &CapacitacaoExterna{CursoID: r.CapacitacaoCursoID, ConcluidaEm: r.CapacitacaoConcluidaEm}
+	}
+	s.Vinculo.UnidadeCivicaID = r.UnidadeCivicaID
+	if r.TemVinculo {
+		v, o := r.VinculoValido, r.VinculoOrigem
+		s.Vinculo.Valido, s.Vinculo.Origem = &v, &o
 	}
 	if r.DataSuspensaoAte != nil {
 		d := iso(*r.DataSuspensaoAte)

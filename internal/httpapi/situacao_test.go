@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"reflect"
 	"testing"
 	"time"
 
@@ -42,7 +43,27 @@ func TestSituacaoDisponivel(t *testing.T) {
 		"capacitacao_concluida": true,
 		"data_suspensao_ate":    nil,
 		"atribuicao_ativa":      nil,
+		"capacitacao_externa":   nil,
+		"vinculo":               map[string]any{"unidade_civica_id": uc.String(), "valido": nil, "origem": nil},
+		"nivel_progressao":      nil,
 	}
+	igual(t, got, want)
+
+	// Phase 2 (CONTRACT §8): the external training record and the link at
+	// the unit, as the service holds them (a revoked one reads false).
+	ctx := context.Background()
+	err := s.st.InTx(ctx, func(tx store.Tx) error {
+		if err := tx.RegistrarCapacitacao(ctx, store.RegistrarCapacitacaoParams{ConselheiroID: cidadao, CursoID: "basico", ConcluidaEm: "2026-11-29T12:00:00.000Z", EventID: uuid.New(), Agora: time.Now()}); err != nil {
+			return err
+		}
+		return tx.RegistrarVinculo(ctx, store.RegistrarVinculoParams{ConselheiroID: cidadao, UnidadeCivicaID: uc, Valido: false, Origem: "vinculo.validado", EventID: uuid.New(), Agora: time.Now()})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = s.situacao(t, tokenHS(t, cidadao)).json(t)
+	want["capacitacao_externa"] = map[string]any{"curso_id": "basico", "concluida_em": "2026-11-29T12:00:00.000Z"}
+	want["vinculo"] = map[string]any{"unidade_civica_id": uc.String(), "valido": false, "origem": "vinculo.validado"}
 	igual(t, got, want)
 }
 
@@ -171,7 +192,7 @@ func TestSituacaoBancoFechadoRespondeJSON(t *testing.T) {
 func igual(t *testing.T, got, want map[string]any) {
 	t.Helper()
 	for k, w := range want {
-		if g, ok := got[k]; !ok || g != w {
+		if g, ok := got[k]; !ok || !reflect.DeepEqual(g, w) {
 			t.Errorf("%s = %#v (present %v), want %#v", k, g, ok, w)
 		}
 	}

@@ -31,9 +31,11 @@ func TestMigrateFromEmptyTwice(t *testing.T) {
 	// config, acoes_administrativas, atribuicoes_iniciadas, suspensoes;
 	// the transparency log's registros, hashes, estado, checkpoints;
 	// reconciliacoes; the witnesses' cosignaturas and the fairness
-	// statistics' two tables; hierarquia_registrada.
-	if n != 22 {
-		t.Fatalf("d6a tables = %d, want 22", n)
+	// statistics' two tables; hierarquia_registrada; the phase-2
+	// capacitacoes, vinculos, criterios_uc and regras_elegibilidade
+	// (CONTRACT §8).
+	if n != 26 {
+		t.Fatalf("d6a tables = %d, want 26", n)
 	}
 }
 

@@ -34,8 +34,10 @@ const (
 	TipoVarredura = "d6a.varredura"
 )
 
-// tiposEntrada are the kinds an Entrada may have.
-var tiposEntrada = []string{TipoCadastro, TipoCicloConcluido, TipoRecusa, TipoAgregacao, TipoSuspensao, TipoSuspensaoExpirada, TipoInativacao, TipoReativacao, TipoLiberacao, TipoVarredura}
+// tiposEntrada are the kinds an Entrada may have (the phase-2 ones in
+// entrada_fase2.go).
+var tiposEntrada = append([]string{TipoCadastro, TipoCicloConcluido, TipoRecusa, TipoAgregacao, TipoSuspensao, TipoSuspensaoExpirada, TipoInativacao, TipoReativacao, TipoLiberacao, TipoVarredura},
+	tiposFase2...)
 
 // Entrada is the record of an input or a state change that eligibility
 // depends on, appended in the order it was applied, in its transaction.
@@ -69,6 +71,12 @@ type Entrada struct {
 	// Acao is what led to a sweep (a d6a.varredura's acao, or the type of
 	// the input that swept).
 	Acao string `json:"acao,omitempty"`
+	// Phase-2 inputs (CONTRACT §8, entrada_fase2.go).
+	CursoID            string `json:"curso_id,omitempty"`
+	Valido             *bool  `json:"valido,omitempty"`
+	VersaoParametros   string `json:"versao_parametros,omitempty"`
+	CapacitacaoExterna *bool  `json:"capacitacao_externa,omitempty"`
+	ExigirVinculo      *bool  `json:"exigir_vinculo,omitempty"`
 }
 
 func (r Entrada) chaves() (uuid.UUID, uuid.UUID) {
@@ -185,6 +193,8 @@ func conferirEntrada(r Entrada) error {
 			return falha("registro.unidade_civica_id", "both or neither", "one of unidade_civica_id and demanda_id in a "+r.Tipo+" record")
 		}
 		return precisa(r.Acao != "", "acao")
+	default:
+		return conferirEntradaFase2(r, precisa)
 	}
 	return nil
 }

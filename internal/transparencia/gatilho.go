@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -81,7 +82,8 @@ func (c *Cliente) conferirGatilhoDe(ctx context.Context, registro []byte) (confe
 // kinds d6a derives itself (a suspension, its end, the console's).
 func ConferirEntrada(ctx context.Context, b Barramento, e Entrada) (conferiu bool, err error) {
 	switch e.Tipo {
-	case TipoCadastro, TipoCicloConcluido, TipoRecusa, TipoAgregacao:
+	case TipoCadastro, TipoCicloConcluido, TipoRecusa, TipoAgregacao,
+		TipoCapacitacao, TipoVinculo, TipoProgressao, TipoElegibilidadeAtualizada: // phase 2 (CONTRACT §8)
 	default:
 		return false, nil
 	}
@@ -105,12 +107,12 @@ func ConferirEntrada(ctx context.Context, b Barramento, e Entrada) (conferiu boo
 	// lerMensagem reads a registration's counsellor from cidadao_id and an
 	// aggregation's demand from its representative, and leaves out what a
 	// kind does not name.
-	if e.Tipo != TipoAgregacao {
+	if e.Tipo != TipoAgregacao && e.Tipo != TipoElegibilidadeAtualizada {
 		if err := igual("conselheiro_id", m.conselheiro, e.ConselheiroID); err != nil {
 			return true, err
 		}
 	}
-	if e.Tipo == TipoCadastro {
+	if e.Tipo == TipoCadastro || slices.Contains(tiposFase2, e.Tipo) {
 		return true, nil
 	}
 	return true, igual("demanda_id", m.demanda, e.DemandaID)

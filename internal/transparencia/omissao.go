@@ -74,7 +74,8 @@ type barramento struct {
 // when it is not one of the kinds checked, invalida when it cannot be read.
 func lerMensagem(seq uint64, tipo string, data []byte) (m mensagemEntrada, ok, invalida bool) {
 	switch tipo {
-	case TipoCadastro, TipoCicloConcluido, TipoRecusa, TipoAgregacao, TipoSuspensaoExpirada, TipoVarredura:
+	case TipoCadastro, TipoCicloConcluido, TipoRecusa, TipoAgregacao, TipoSuspensaoExpirada, TipoVarredura,
+		TipoCapacitacao, TipoVinculo, TipoProgressao, TipoElegibilidadeAtualizada: // phase 2 (CONTRACT §8)
 	default:
 		return m, false, false
 	}
@@ -223,6 +224,8 @@ func (r *Replay) julgar(indice int64, m mensagemEntrada) {
 	case TipoVarredura:
 		// Every consumed d6a.varredura is its own record, whatever it
 		// finds (CONTRACT §7 "Queue order").
+	case TipoProgressao:
+		semEfeito = !conhecido // no row whose unit could move (docs/decisions.md)
 	}
 	if semEfeito {
 		r.SemEfeito++

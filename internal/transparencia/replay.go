@@ -58,6 +58,7 @@ type Replay struct {
 	LinhaDemanda []Acontecimento
 	Passada      []Acontecimento
 	barramento
+	estadoFase2 // the phase-2 gates and inputs (replay_fase2.go)
 }
 
 type estadoConselheiro struct {
@@ -125,9 +126,7 @@ func (r *Replay) candidatos(cadeia []uuid.UUID) []elegibilidade.Candidato {
 	var out []elegibilidade.Candidato
 	for _, uc := range cadeia {
 		for _, id := range r.porUC[uc] {
-			c := r.conselheiros[id]
-			out = append(out, elegibilidade.Candidato{ID: id, UC: c.uc, Status: c.status, Capacitacao: c.capacitacao,
-				SuspensaoAte: c.ate, Ocupado: c.status == elegibilidade.Ocupado})
+			out = append(out, r.candidato(id, r.conselheiros[id]))
 		}
 	}
 	slices.SortFunc(out, func(a, b elegibilidade.Candidato) int { return strings.Compare(a.ID.String(), b.ID.String()) })
@@ -184,7 +183,8 @@ func (r *Replay) sorteio(indice int64, s Registro) {
 	}
 	switch {
 	case len(esperado.Elegiveis) == 0 && !r.temDesconhecido(lista):
-		r.divergir(indice, nil, "sorteio %s: pelos registros anteriores ninguém era elegível na cadeia (motivo %s), mas a lista tem %d", s.EventIDSorteio, esperado.Motivo, len(lista))
+		quem, regra := r.foraDaLista(lista) // a phase-2 gate's exclusion, named
+		r.divergir(indice, quem, "sorteio %s: pelos registros anteriores ninguém era elegível na cadeia (motivo %s), mas a lista tem %d%s", s.EventIDSorteio, esperado.Motivo, len(lista), regra)
 	case len(esperado.Elegiveis) > 0 && esperado.Degrau != s.Degrau:
 		r.divergir(indice, nil, "sorteio %s: degrau %s, mas pelos registros anteriores o primeiro degrau com elegíveis é %s", s.EventIDSorteio, s.Degrau, esperado.Degrau)
 	case len(esperado.Elegiveis) > 0:
@@ -197,7 +197,11 @@ func (r *Replay) sorteio(indice int64, s Registro) {
 		for _, id := range lista {
 			if !slices.Contains(esperado.Elegiveis, id) && !r.desconhecidos[id] {
 				c := r.conselheiros[id]
-				r.divergir(indice, &id, "sorteio %s: conselheiro %s está na lista, mas pelos registros anteriores não era elegível no degrau (status %s, unidade %s)", s.EventIDSorteio, id, c.status, c.uc)
+				regra := ""
+				if m := r.foraPorRegra(id, c); m != "" {
+					regra = ", " + m
+				}
+				r.divergir(indice, &id, "sorteio %s: conselheiro %s está na lista, mas pelos registros anteriores não era elegível no degrau (status %s, unidade %s%s)", s.EventIDSorteio, id, c.status, c.uc, regra)
 				return
 			}
 		}
@@ -274,8 +278,15 @@ func (r *Replay) cobertura(indice int64, cadeia []uuid.UUID, esperado elegibilid
 	if r.alvo == uuid.Nil || !ok || !slices.Contains(cadeia, c.uc) || (excluido != nil && *excluido == r.alvo) {
 		return
 	}
-	cand := elegibilidade.Candidato{ID: r.alvo, UC: c.uc, Status: c.status, Capacitacao: c.capacitacao, SuspensaoAte: c.ate, Ocupado: c.status == elegibilidade.Ocupado}
+	cand := r.candidato(r.alvo, c)
 	if !elegibilidade.Elegivel(cand, T) {
+		// Left out by a phase-2 gate alone: said, not a divergence.
+		if motivo := r.foraPorRegra(r.alvo, c); motivo != "" {
+			cand.Capacitacao, cand.SemVinculo = true, false
+			if elegibilidade.Elegivel(cand, T) {
+				r.Linha = append(r.Linha, Acontecimento{indice, "cobertura", nome + ": fora por regra (" + motivo + ")"})
+			}
+		}
 		return
 	}
 	// Eligible, on the chain: they belong in the list unless a step below
@@ -296,6 +307,9 @@ func (r *Replay) cobertura(indice int64, cadeia []uuid.UUID, esperado elegibilid
 }
 
 func (r *Replay) entrada(indice int64, e Entrada) {
+	if r.entradaFase2(indice, e) {
+		return
+	}
 	switch e.Tipo {
 	case TipoVarredura:
 		r.conferirVarredura(indice, e)

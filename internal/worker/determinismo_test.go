@@ -29,7 +29,20 @@ import (
 // "Determinism from the bus").
 func TestDeterminismoDoBarramento(t *testing.T) {
 	t.Parallel()
+	determinismo(t, false)
+}
+
+// TestDeterminismoDoBarramentoComPortoes is TestDeterminismoDoBarramento
+// with both phase-2 gates on (CONTRACT §8): the gates' record, the gated
+// eligibility and the phase-2 inputs come out identical too.
+func TestDeterminismoDoBarramentoComPortoes(t *testing.T) {
+	t.Parallel()
+	determinismo(t, true)
+}
+
+func determinismo(t *testing.T, portoes bool) {
 	c1 := novaColonia(t, opcoes{nRecusas: 2})
+	c1.cfg.CapacitacaoExterna, c1.cfg.ExigirVinculo = portoes, portoes
 	c1.clock.parado = true
 	r := rand.New(rand.NewPCG(22, 2026))
 	// A small country: a root, two cities, four neighbourhoods.
@@ -83,6 +96,10 @@ func TestDeterminismoDoBarramento(t *testing.T) {
 				}
 				conselheiros = append(conselheiros, id)
 				ultimo, _ = c1.publicar(evento.ConselheiroCadastrado, "1.1.0", p)
+				if portoes && r.IntN(4) != 0 { // most get what the gates ask for
+					c1.publicar(evento.CapacitacaoConcluida, "1.0.0", capacitacao(id))
+					ultimo, _ = c1.publicar(evento.VinculoValidado, "1.0.0", vinculo(id, uc, true))
+				}
 			case k < 6:
 				d := uuid.New()
 				demandas = append(demandas, d)
@@ -95,13 +112,20 @@ func TestDeterminismoDoBarramento(t *testing.T) {
 				motivo := []string{"risco_pessoal", "recusa_explicita", "fora_do_territorio", ""}[r.IntN(4)]
 				ultimo, _ = c1.publicar(evento.AtribuicaoRecusada, "1.1.0", recusa(p[0], p[1], uc, motivo))
 			case k < 9:
-				switch r.IntN(3) {
+				switch r.IntN(6) {
 				case 0:
 					ultimo, _ = c1.publicar(evento.CicloConcluido, "1.0.0", ciclo(escolher(conselheiros), escolher(demandas), uc))
 				case 1:
 					ultimo, _ = c1.publicar(evento.DemandaIniciada, "1.0.0", map[string]any{"conselheiro_id": escolher(conselheiros), "demanda_id": escolher(demandas)})
+				case 2:
+					ultimo, _ = c1.publicar(evento.ElegibilidadeAtualizada, "1.0.0", map[string]any{"unidade_civica_id": uc, "versao_parametros": fmt.Sprint("v", rajada)})
+				// The phase-2 inputs (CONTRACT §8), right and wrong.
+				case 3:
+					ultimo, _ = c1.publicar(evento.CapacitacaoConcluida, "1.0.0", capacitacao(escolher(conselheiros)))
+				case 4:
+					ultimo, _ = c1.publicar(evento.VinculoValidado, "1.0.0", vinculo(escolher(conselheiros), uc, r.IntN(3) != 0))
 				default:
-					ultimo, _ = c1.publicar(evento.ElegibilidadeAtualizada, "1.0.0", map[string]any{"conselheiro_id": escolher(conselheiros)})
+					ultimo, _ = c1.publicar(evento.ProgressaoHabilitada, "1.0.0", progressao(escolher(conselheiros), ucs[r.IntN(3)], 5))
 				}
 			default:
 				membros := []map[string]any{{"demanda_id": escolher(demandas)}, {"demanda_id": escolher(demandas)}}

@@ -598,8 +598,10 @@ func TestT18_SuspensaoVencidaEhElegivel(t *testing.T) {
 	must(t, c.statusConselheiro(vigente) == "suspenso", "running suspension lifted")
 }
 
-// TestT18x_StubElegibilidadeAtualizada: spec 4.9, the phase-2 stub is
-// recorded and its cursor advances, with no state change.
+// TestT18x_StubElegibilidadeAtualizada: spec 4.9's stub, acted on
+// (CONTRACT §8): the event is processed, its cursor advances, its record
+// names the version, its unit's queue is swept (nothing waits there) and no
+// counsellor changes; fields beyond the payload's are ignored.
 func TestT18x_StubElegibilidadeAtualizada(t *testing.T) {
 	t.Parallel()
 	c, bairro := coloniaNoBairro(t)
@@ -630,6 +632,8 @@ func TestT18x_StubElegibilidadeAtualizada(t *testing.T) {
 		t.Fatal(err)
 	}
 	must(t, antes == depois, "state changed:\n before %s\n after  %s", antes, depois)
+	must(t, c.contar(`SELECT count(*) FROM d6a.transparencia_registros WHERE convert_from(registro, 'UTF8')::jsonb->>'tipo' = 'conselheiro.elegibilidade_atualizada'
+		AND convert_from(registro, 'UTF8')::jsonb->>'versao_parametros' = '2' AND convert_from(registro, 'UTF8')::jsonb->>'event_id' = $1`, id.String()) == 1, "no record of the update with its version")
 	c.semDLQ()
 	must(t, len(c.publicados(evento.ConselheiroSorteado)) == 0 && len(c.publicados(evento.SorteioSemCandidatos)) == 1, "unexpected publications")
 }

@@ -262,7 +262,7 @@ func TestT25_ReplayAposReinicio(t *testing.T) {
 	}
 	novo(evento.AgendaItemDisponivel, "1.0.0", agenda(d3, u4))
 	novo(evento.ConselheiroCadastrado, "1.1.0", cadastro(e, u5))
-	novo(evento.ElegibilidadeAtualizada, "1.0.0", map[string]any{"conselheiro_id": a})
+	novo(evento.ElegibilidadeAtualizada, "1.0.0", map[string]any{"unidade_civica_id": uuid.New(), "versao_parametros": "2", "conselheiro_id": a})
 	novo(evento.DuplicidadeAgregada, "1.0.0", map[string]any{
 		"agregado_id": uuid.New(), "representante_demanda_id": uuid.New(), "membros": []map[string]any{{"demanda_id": uuid.New()}},
 		"mecanismo": "confirmacao_coletiva", "confirmacoes_gatilho": 3, "criterios": map[string]any{},

@@ -39,7 +39,7 @@ func TestReplayTipoInteiroNaoMudaNada(t *testing.T) {
 		"membros":   []map[string]any{{"demanda_id": d3}, {"demanda_id": d4}},
 		"mecanismo": "confirmacao_coletiva", "confirmacoes_gatilho": 3, "criterios": map[string]any{},
 	})
-	c.processar(evento.ElegibilidadeAtualizada, "1.0.0", map[string]any{"conselheiro_id": a})
+	c.processar(evento.ElegibilidadeAtualizada, "1.0.0", map[string]any{"unidade_civica_id": uuid.New(), "versao_parametros": "2", "conselheiro_id": a})
 	c.novoConselheiro(u2) // draws d3 from the queue
 	must(t, c.ativa(d3) != uuid.Nil, "d3 not drawn by the registration sweep")
 	h3drenar(c)

@@ -22,6 +22,7 @@ import (
 	"github.com/formigueiro/d6a/internal/atribuicao"
 	"github.com/formigueiro/d6a/internal/bus"
 	"github.com/formigueiro/d6a/internal/config"
+	"github.com/formigueiro/d6a/internal/elegibilidade"
 	"github.com/formigueiro/d6a/internal/evento"
 	"github.com/formigueiro/d6a/internal/hierarquia"
 	"github.com/formigueiro/d6a/internal/httpapi"
@@ -182,6 +183,7 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *Worker, err erro
 	w.Servico = atribuicao.New(atribuicao.Options{
 		Store: st, Hierarquia: hier, Barramento: base, SubjectPrefix: cfg.SubjectPrefix,
 		NRecusasSuspensao: cfg.NRecusasSuspensao, TSuspensao: cfg.TSuspensao, TimeoutResposta: cfg.TimeoutResposta, Now: o.Now,
+		Portoes:   elegibilidade.Portoes{CapacitacaoExterna: cfg.CapacitacaoExterna, ExigirVinculo: cfg.ExigirVinculo},
 		Publicado: publicar(w.Relay), Alterados: w.Cache.Esquecer, Observador: observador{w.Metrics}, Logger: w.log,
 		Anexado: func() { w.Assinador.Acordar(); w.Testemunhas.Acordar() }, ChaveLog: &chave, OrigemLog: cfg.LogOrigin, Assinatura: w.assinatura, Embaralhar: o.Embaralhar,
 	})

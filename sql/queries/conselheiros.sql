@@ -96,7 +96,16 @@ SELECT c.id, c.unidade_civica_id, c.nivel_atuacao, c.status, c.capacitacao_concl
        COALESCE(a.unidade_civica_id, '00000000-0000-0000-0000-000000000000'::uuid)::uuid AS atribuicao_unidade_civica_id,
        COALESCE(a.data_sorteio, 'epoch'::timestamptz)::timestamptz AS atribuicao_data_sorteio,
        COALESCE(a.seed_publico, '')::text AS atribuicao_seed_publico,
-       COALESCE(a.event_id_sorteio, '00000000-0000-0000-0000-000000000000'::uuid)::uuid AS atribuicao_event_id_sorteio
+       COALESCE(a.event_id_sorteio, '00000000-0000-0000-0000-000000000000'::uuid)::uuid AS atribuicao_event_id_sorteio,
+       -- Phase 2 (CONTRACT §8): the external training record and the link
+       -- at the unit of action, as the service holds them.
+       c.nivel_progressao,
+       (k.conselheiro_id IS NOT NULL)::boolean AS tem_capacitacao_externa,
+       COALESCE(k.curso_id, '')::text AS capacitacao_curso_id,
+       COALESCE(k.concluida_em, '')::text AS capacitacao_concluida_em,
+       (v.conselheiro_id IS NOT NULL)::boolean AS tem_vinculo,
+       COALESCE(v.valido, false)::boolean AS vinculo_valido,
+       COALESCE(v.origem, '')::text AS vinculo_origem
 FROM d6a.conselheiros c
 LEFT JOIN LATERAL (
     SELECT a.demanda_id, a.unidade_civica_id, a.data_sorteio, a.seed_publico, a.event_id_sorteio
@@ -104,6 +113,8 @@ LEFT JOIN LATERAL (
     WHERE a.conselheiro_id = c.id AND a.status = 'ativa'
     LIMIT 1
 ) a ON true
+LEFT JOIN d6a.capacitacoes k ON k.conselheiro_id = c.id
+LEFT JOIN d6a.vinculos v ON v.conselheiro_id = c.id AND v.unidade_civica_id = c.unidade_civica_id
 WHERE c.cidadao_id = @cidadao_id
 ORDER BY c.data_cadastro, c.id
 LIMIT 1;
@@ -137,7 +148,13 @@ WITH RECURSIVE degrau (ordem, ids, vencidos, vencidos_ate) AS (
         FROM d6a.conselheiros c
         WHERE c.unidade_civica_id = (@cadeia::uuid[])[d.ordem + 1]
           AND c.status IN ('disponivel', 'suspenso')
-          AND c.capacitacao_concluida
+          -- Phase-2 gates (CONTRACT §8, elegibilidade.Portoes): both off,
+          -- this is the MVP's c.capacitacao_concluida.
+          AND (@capacitacao_externa::boolean OR c.capacitacao_concluida)
+          AND (NOT @capacitacao_externa::boolean OR (SELECT 1 FROM d6a.capacitacoes k
+               WHERE k.conselheiro_id = c.id LIMIT 1) IS NOT NULL)
+          AND (NOT @exigir_vinculo::boolean OR (SELECT 1 FROM d6a.vinculos v
+               WHERE v.conselheiro_id = c.id AND v.unidade_civica_id = c.unidade_civica_id AND v.valido LIMIT 1) IS NOT NULL)
           AND CASE WHEN c.status = 'disponivel'
                    THEN c.data_suspensao_ate IS NULL OR c.data_suspensao_ate < @agora::timestamptz
                    ELSE c.data_suspensao_ate < @agora::timestamptz END
@@ -206,7 +223,12 @@ WITH RECURSIVE degrau (cadeia, ordem, ids, vencidos, vencidos_ate, proxima) AS (
         FROM d6a.conselheiros c
         WHERE c.unidade_civica_id = (@ucs::uuid[])[(@inicios::int[])[d.cadeia] + d.ordem + 1]
           AND c.status IN ('disponivel', 'suspenso')
-          AND c.capacitacao_concluida
+          -- Phase-2 gates, as in BuscarElegiveisDoDegrau.
+          AND (@capacitacao_externa::boolean OR c.capacitacao_concluida)
+          AND (NOT @capacitacao_externa::boolean OR (SELECT 1 FROM d6a.capacitacoes k
+               WHERE k.conselheiro_id = c.id LIMIT 1) IS NOT NULL)
+          AND (NOT @exigir_vinculo::boolean OR (SELECT 1 FROM d6a.vinculos v
+               WHERE v.conselheiro_id = c.id AND v.unidade_civica_id = c.unidade_civica_id AND v.valido LIMIT 1) IS NOT NULL)
     ) e
     WHERE d.ids IS NULL AND d.ordem < (@tamanhos::int[])[d.cadeia]
 )

@@ -94,7 +94,7 @@ func (q *Queries) BuscarCandidatosPorUcs(ctx context.Context, ucs []uuid.UUID) (
 }
 
 const buscarConselheiroPorCidadao = `-- name: BuscarConselheiroPorCidadao :many
-SELECT id, cidadao_id, unidade_civica_id, nivel_atuacao, status, capacitacao_concluida, data_cadastro, data_ultima_atribuicao, data_suspensao_ate, event_id_cadastro, event_id_ultima_alteracao, atualizado_em FROM d6a.conselheiros WHERE cidadao_id = $1 ORDER BY data_cadastro, id
+SELECT id, cidadao_id, unidade_civica_id, nivel_atuacao, status, capacitacao_concluida, data_cadastro, data_ultima_atribuicao, data_suspensao_ate, event_id_cadastro, event_id_ultima_alteracao, atualizado_em, nivel_progressao, unidade_civica_id_cadastro FROM d6a.conselheiros WHERE cidadao_id = $1 ORDER BY data_cadastro, id
 `
 
 func (q *Queries) BuscarConselheiroPorCidadao(ctx context.Context, cidadaoID uuid.UUID) ([]D6aConselheiro, error) {
@@ -119,6 +119,8 @@ func (q *Queries) BuscarConselheiroPorCidadao(ctx context.Context, cidadaoID uui
 			&i.EventIDCadastro,
 			&i.EventIDUltimaAlteracao,
 			&i.AtualizadoEm,
+			&i.NivelProgressao,
+			&i.UnidadeCivicaIDCadastro,
 		); err != nil {
 			return nil, err
 		}
@@ -131,7 +133,7 @@ func (q *Queries) BuscarConselheiroPorCidadao(ctx context.Context, cidadaoID uui
 }
 
 const buscarConselheiroPorEventIdCadastro = `-- name: BuscarConselheiroPorEventIdCadastro :one
-SELECT id, cidadao_id, unidade_civica_id, nivel_atuacao, status, capacitacao_concluida, data_cadastro, data_ultima_atribuicao, data_suspensao_ate, event_id_cadastro, event_id_ultima_alteracao, atualizado_em FROM d6a.conselheiros WHERE event_id_cadastro = $1 LIMIT 1
+SELECT id, cidadao_id, unidade_civica_id, nivel_atuacao, status, capacitacao_concluida, data_cadastro, data_ultima_atribuicao, data_suspensao_ate, event_id_cadastro, event_id_ultima_alteracao, atualizado_em, nivel_progressao, unidade_civica_id_cadastro FROM d6a.conselheiros WHERE event_id_cadastro = $1 LIMIT 1
 `
 
 func (q *Queries) BuscarConselheiroPorEventIdCadastro(ctx context.Context, eventID uuid.UUID) (D6aConselheiro, error) {
@@ -150,12 +152,14 @@ func (q *Queries) BuscarConselheiroPorEventIdCadastro(ctx context.Context, event
 		&i.EventIDCadastro,
 		&i.EventIDUltimaAlteracao,
 		&i.AtualizadoEm,
+		&i.NivelProgressao,
+		&i.UnidadeCivicaIDCadastro,
 	)
 	return i, err
 }
 
 const buscarConselheiroPorId = `-- name: BuscarConselheiroPorId :one
-SELECT id, cidadao_id, unidade_civica_id, nivel_atuacao, status, capacitacao_concluida, data_cadastro, data_ultima_atribuicao, data_suspensao_ate, event_id_cadastro, event_id_ultima_alteracao, atualizado_em FROM d6a.conselheiros WHERE id = $1
+SELECT id, cidadao_id, unidade_civica_id, nivel_atuacao, status, capacitacao_concluida, data_cadastro, data_ultima_atribuicao, data_suspensao_ate, event_id_cadastro, event_id_ultima_alteracao, atualizado_em, nivel_progressao, unidade_civica_id_cadastro FROM d6a.conselheiros WHERE id = $1
 `
 
 func (q *Queries) BuscarConselheiroPorId(ctx context.Context, id uuid.UUID) (D6aConselheiro, error) {
@@ -174,12 +178,14 @@ func (q *Queries) BuscarConselheiroPorId(ctx context.Context, id uuid.UUID) (D6a
 		&i.EventIDCadastro,
 		&i.EventIDUltimaAlteracao,
 		&i.AtualizadoEm,
+		&i.NivelProgressao,
+		&i.UnidadeCivicaIDCadastro,
 	)
 	return i, err
 }
 
 const buscarConselheiroPorIdParaAtualizar = `-- name: BuscarConselheiroPorIdParaAtualizar :one
-SELECT id, cidadao_id, unidade_civica_id, nivel_atuacao, status, capacitacao_concluida, data_cadastro, data_ultima_atribuicao, data_suspensao_ate, event_id_cadastro, event_id_ultima_alteracao, atualizado_em FROM d6a.conselheiros WHERE id = $1 FOR UPDATE
+SELECT id, cidadao_id, unidade_civica_id, nivel_atuacao, status, capacitacao_concluida, data_cadastro, data_ultima_atribuicao, data_suspensao_ate, event_id_cadastro, event_id_ultima_alteracao, atualizado_em, nivel_progressao, unidade_civica_id_cadastro FROM d6a.conselheiros WHERE id = $1 FOR UPDATE
 `
 
 // Locks the row so the state machine (spec 4.6) sees the committed status.
@@ -199,12 +205,14 @@ func (q *Queries) BuscarConselheiroPorIdParaAtualizar(ctx context.Context, id uu
 		&i.EventIDCadastro,
 		&i.EventIDUltimaAlteracao,
 		&i.AtualizadoEm,
+		&i.NivelProgressao,
+		&i.UnidadeCivicaIDCadastro,
 	)
 	return i, err
 }
 
 const buscarConselheirosPorStatus = `-- name: BuscarConselheirosPorStatus :many
-SELECT id, cidadao_id, unidade_civica_id, nivel_atuacao, status, capacitacao_concluida, data_cadastro, data_ultima_atribuicao, data_suspensao_ate, event_id_cadastro, event_id_ultima_alteracao, atualizado_em FROM d6a.conselheiros WHERE status = $1 ORDER BY id
+SELECT id, cidadao_id, unidade_civica_id, nivel_atuacao, status, capacitacao_concluida, data_cadastro, data_ultima_atribuicao, data_suspensao_ate, event_id_cadastro, event_id_ultima_alteracao, atualizado_em, nivel_progressao, unidade_civica_id_cadastro FROM d6a.conselheiros WHERE status = $1 ORDER BY id
 `
 
 func (q *Queries) BuscarConselheirosPorStatus(ctx context.Context, status string) ([]D6aConselheiro, error) {
@@ -229,6 +237,8 @@ func (q *Queries) BuscarConselheirosPorStatus(ctx context.Context, status string
 			&i.EventIDCadastro,
 			&i.EventIDUltimaAlteracao,
 			&i.AtualizadoEm,
+			&i.NivelProgressao,
+			&i.UnidadeCivicaIDCadastro,
 		); err != nil {
 			return nil, err
 		}
@@ -241,7 +251,7 @@ func (q *Queries) BuscarConselheirosPorStatus(ctx context.Context, status string
 }
 
 const buscarConselheirosPorUcsEStatus = `-- name: BuscarConselheirosPorUcsEStatus :many
-SELECT id, cidadao_id, unidade_civica_id, nivel_atuacao, status, capacitacao_concluida, data_cadastro, data_ultima_atribuicao, data_suspensao_ate, event_id_cadastro, event_id_ultima_alteracao, atualizado_em FROM d6a.conselheiros
+SELECT id, cidadao_id, unidade_civica_id, nivel_atuacao, status, capacitacao_concluida, data_cadastro, data_ultima_atribuicao, data_suspensao_ate, event_id_cadastro, event_id_ultima_alteracao, atualizado_em, nivel_progressao, unidade_civica_id_cadastro FROM d6a.conselheiros
 WHERE unidade_civica_id = ANY($1::uuid[]) AND status = $2
 ORDER BY id
 `
@@ -274,6 +284,8 @@ func (q *Queries) BuscarConselheirosPorUcsEStatus(ctx context.Context, arg Busca
 			&i.EventIDCadastro,
 			&i.EventIDUltimaAlteracao,
 			&i.AtualizadoEm,
+			&i.NivelProgressao,
+			&i.UnidadeCivicaIDCadastro,
 		); err != nil {
 			return nil, err
 		}
@@ -303,11 +315,17 @@ WITH RECURSIVE degrau (ordem, ids, vencidos, vencidos_ate) AS (
         FROM d6a.conselheiros c
         WHERE c.unidade_civica_id = ($1::uuid[])[d.ordem + 1]
           AND c.status IN ('disponivel', 'suspenso')
-          AND c.capacitacao_concluida
+          -- Phase-2 gates (CONTRACT §8, elegibilidade.Portoes): both off,
+          -- this is the MVP's c.capacitacao_concluida.
+          AND ($3::boolean OR c.capacitacao_concluida)
+          AND (NOT $3::boolean OR (SELECT 1 FROM d6a.capacitacoes k
+               WHERE k.conselheiro_id = c.id LIMIT 1) IS NOT NULL)
+          AND (NOT $4::boolean OR (SELECT 1 FROM d6a.vinculos v
+               WHERE v.conselheiro_id = c.id AND v.unidade_civica_id = c.unidade_civica_id AND v.valido LIMIT 1) IS NOT NULL)
           AND CASE WHEN c.status = 'disponivel'
-                   THEN c.data_suspensao_ate IS NULL OR c.data_suspensao_ate < $3::timestamptz
-                   ELSE c.data_suspensao_ate < $3::timestamptz END
-          AND c.id IS DISTINCT FROM $4::uuid
+                   THEN c.data_suspensao_ate IS NULL OR c.data_suspensao_ate < $5::timestamptz
+                   ELSE c.data_suspensao_ate < $5::timestamptz END
+          AND c.id IS DISTINCT FROM $6::uuid
           AND c.id <> ALL(coalesce($2::uuid[], '{}'))
           AND (SELECT 1 FROM d6a.atribuicoes a
                WHERE a.conselheiro_id = c.id AND a.status = 'ativa' LIMIT 1) IS NULL
@@ -335,10 +353,12 @@ LEFT JOIN (SELECT ordem, ids, vencidos, vencidos_ate FROM degrau WHERE ids IS NO
 `
 
 type BuscarElegiveisDoDegrauParams struct {
-	Cadeia   []uuid.UUID
-	Ocupados []uuid.UUID
-	Agora    time.Time
-	Excluir  *uuid.UUID
+	Cadeia             []uuid.UUID
+	Ocupados           []uuid.UUID
+	CapacitacaoExterna bool
+	ExigirVinculo      bool
+	Agora              time.Time
+	Excluir            *uuid.UUID
 }
 
 type BuscarElegiveisDoDegrauRow struct {
@@ -365,6 +385,8 @@ func (q *Queries) BuscarElegiveisDoDegrau(ctx context.Context, arg BuscarElegive
 	row := q.db.QueryRow(ctx, buscarElegiveisDoDegrau,
 		arg.Cadeia,
 		arg.Ocupados,
+		arg.CapacitacaoExterna,
+		arg.ExigirVinculo,
 		arg.Agora,
 		arg.Excluir,
 	)
@@ -406,7 +428,12 @@ WITH RECURSIVE degrau (cadeia, ordem, ids, vencidos, vencidos_ate, proxima) AS (
         FROM d6a.conselheiros c
         WHERE c.unidade_civica_id = ($1::uuid[])[($2::int[])[d.cadeia] + d.ordem + 1]
           AND c.status IN ('disponivel', 'suspenso')
-          AND c.capacitacao_concluida
+          -- Phase-2 gates, as in BuscarElegiveisDoDegrau.
+          AND ($5::boolean OR c.capacitacao_concluida)
+          AND (NOT $5::boolean OR (SELECT 1 FROM d6a.capacitacoes k
+               WHERE k.conselheiro_id = c.id LIMIT 1) IS NOT NULL)
+          AND (NOT $6::boolean OR (SELECT 1 FROM d6a.vinculos v
+               WHERE v.conselheiro_id = c.id AND v.unidade_civica_id = c.unidade_civica_id AND v.valido LIMIT 1) IS NOT NULL)
     ) e
     WHERE d.ids IS NULL AND d.ordem < ($3::int[])[d.cadeia]
 )
@@ -432,10 +459,12 @@ ORDER BY d.cadeia
 `
 
 type BuscarElegiveisDosDegrausParams struct {
-	Ucs      []uuid.UUID
-	Inicios  []int32
-	Tamanhos []int32
-	Agora    time.Time
+	Ucs                []uuid.UUID
+	Inicios            []int32
+	Tamanhos           []int32
+	Agora              time.Time
+	CapacitacaoExterna bool
+	ExigirVinculo      bool
 }
 
 type BuscarElegiveisDosDegrausRow struct {
@@ -468,6 +497,8 @@ func (q *Queries) BuscarElegiveisDosDegraus(ctx context.Context, arg BuscarElegi
 		arg.Inicios,
 		arg.Tamanhos,
 		arg.Agora,
+		arg.CapacitacaoExterna,
+		arg.ExigirVinculo,
 	)
 	if err != nil {
 		return nil, err
@@ -506,7 +537,16 @@ SELECT c.id, c.unidade_civica_id, c.nivel_atuacao, c.status, c.capacitacao_concl
        COALESCE(a.unidade_civica_id, '00000000-0000-0000-0000-000000000000'::uuid)::uuid AS atribuicao_unidade_civica_id,
        COALESCE(a.data_sorteio, 'epoch'::timestamptz)::timestamptz AS atribuicao_data_sorteio,
        COALESCE(a.seed_publico, '')::text AS atribuicao_seed_publico,
-       COALESCE(a.event_id_sorteio, '00000000-0000-0000-0000-000000000000'::uuid)::uuid AS atribuicao_event_id_sorteio
+       COALESCE(a.event_id_sorteio, '00000000-0000-0000-0000-000000000000'::uuid)::uuid AS atribuicao_event_id_sorteio,
+       -- Phase 2 (CONTRACT §8): the external training record and the link
+       -- at the unit of action, as the service holds them.
+       c.nivel_progressao,
+       (k.conselheiro_id IS NOT NULL)::boolean AS tem_capacitacao_externa,
+       COALESCE(k.curso_id, '')::text AS capacitacao_curso_id,
+       COALESCE(k.concluida_em, '')::text AS capacitacao_concluida_em,
+       (v.conselheiro_id IS NOT NULL)::boolean AS tem_vinculo,
+       COALESCE(v.valido, false)::boolean AS vinculo_valido,
+       COALESCE(v.origem, '')::text AS vinculo_origem
 FROM d6a.conselheiros c
 LEFT JOIN LATERAL (
     SELECT a.demanda_id, a.unidade_civica_id, a.data_sorteio, a.seed_publico, a.event_id_sorteio
@@ -514,6 +554,8 @@ LEFT JOIN LATERAL (
     WHERE a.conselheiro_id = c.id AND a.status = 'ativa'
     LIMIT 1
 ) a ON true
+LEFT JOIN d6a.capacitacoes k ON k.conselheiro_id = c.id
+LEFT JOIN d6a.vinculos v ON v.conselheiro_id = c.id AND v.unidade_civica_id = c.unidade_civica_id
 WHERE c.cidadao_id = $1
 ORDER BY c.data_cadastro, c.id
 LIMIT 1
@@ -532,6 +574,13 @@ type BuscarSituacaoRow struct {
 	AtribuicaoDataSorteio     time.Time
 	AtribuicaoSeedPublico     string
 	AtribuicaoEventIDSorteio  uuid.UUID
+	NivelProgressao           *int32
+	TemCapacitacaoExterna     bool
+	CapacitacaoCursoID        string
+	CapacitacaoConcluidaEm    string
+	TemVinculo                bool
+	VinculoValido             bool
+	VinculoOrigem             string
 }
 
 // GET /d6a/conselheiros/me/situacao (CONTRACT §6) in one statement, so one
@@ -554,12 +603,19 @@ func (q *Queries) BuscarSituacao(ctx context.Context, cidadaoID uuid.UUID) (Busc
 		&i.AtribuicaoDataSorteio,
 		&i.AtribuicaoSeedPublico,
 		&i.AtribuicaoEventIDSorteio,
+		&i.NivelProgressao,
+		&i.TemCapacitacaoExterna,
+		&i.CapacitacaoCursoID,
+		&i.CapacitacaoConcluidaEm,
+		&i.TemVinculo,
+		&i.VinculoValido,
+		&i.VinculoOrigem,
 	)
 	return i, err
 }
 
 const buscarSuspensosComPrazoVencido = `-- name: BuscarSuspensosComPrazoVencido :many
-SELECT id, cidadao_id, unidade_civica_id, nivel_atuacao, status, capacitacao_concluida, data_cadastro, data_ultima_atribuicao, data_suspensao_ate, event_id_cadastro, event_id_ultima_alteracao, atualizado_em FROM d6a.conselheiros
+SELECT id, cidadao_id, unidade_civica_id, nivel_atuacao, status, capacitacao_concluida, data_cadastro, data_ultima_atribuicao, data_suspensao_ate, event_id_cadastro, event_id_ultima_alteracao, atualizado_em, nivel_progressao, unidade_civica_id_cadastro FROM d6a.conselheiros
 WHERE status = 'suspenso' AND data_suspensao_ate IS NOT NULL AND data_suspensao_ate < $1::timestamptz
 ORDER BY id
 `
@@ -586,6 +642,8 @@ func (q *Queries) BuscarSuspensosComPrazoVencido(ctx context.Context, agora time
 			&i.EventIDCadastro,
 			&i.EventIDUltimaAlteracao,
 			&i.AtualizadoEm,
+			&i.NivelProgressao,
+			&i.UnidadeCivicaIDCadastro,
 		); err != nil {
 			return nil, err
 		}

@@ -79,6 +79,14 @@ type D6aAuditoriaSorteio struct {
 	VersaoParametros   *int32
 }
 
+type D6aCapacitaco struct {
+	ConselheiroID uuid.UUID
+	CursoID       string
+	ConcluidaEm   string
+	EventID       uuid.UUID
+	RegistradaEm  time.Time
+}
+
 type D6aConfig struct {
 	Versao               int32
 	NRecusasSuspensao    int32
@@ -90,18 +98,20 @@ type D6aConfig struct {
 }
 
 type D6aConselheiro struct {
-	ID                     uuid.UUID
-	CidadaoID              uuid.UUID
-	UnidadeCivicaID        uuid.UUID
-	NivelAtuacao           int32
-	Status                 string
-	CapacitacaoConcluida   bool
-	DataCadastro           time.Time
-	DataUltimaAtribuicao   *time.Time
-	DataSuspensaoAte       *time.Time
-	EventIDCadastro        uuid.UUID
-	EventIDUltimaAlteracao uuid.UUID
-	AtualizadoEm           time.Time
+	ID                      uuid.UUID
+	CidadaoID               uuid.UUID
+	UnidadeCivicaID         uuid.UUID
+	NivelAtuacao            int32
+	Status                  string
+	CapacitacaoConcluida    bool
+	DataCadastro            time.Time
+	DataUltimaAtribuicao    *time.Time
+	DataSuspensaoAte        *time.Time
+	EventIDCadastro         uuid.UUID
+	EventIDUltimaAlteracao  uuid.UUID
+	AtualizadoEm            time.Time
+	NivelProgressao         *int32
+	UnidadeCivicaIDCadastro *uuid.UUID
 }
 
 type D6aConsumerOffset struct {
@@ -117,6 +127,13 @@ type D6aContadorRecusa struct {
 	DataUltimaRecusa    time.Time
 	DemandaIDRecusada   uuid.UUID
 	EventoIDRecusa      uuid.UUID
+}
+
+type D6aCriteriosUc struct {
+	UnidadeCivicaID  uuid.UUID
+	VersaoParametros string
+	EventID          uuid.UUID
+	AtualizadoEm     time.Time
 }
 
 type D6aEventosProcessado struct {
@@ -168,6 +185,14 @@ type D6aReconciliaco struct {
 	Base           *string
 	BaseSequence   *int64
 	ReconciliadoEm time.Time
+}
+
+type D6aRegrasElegibilidade struct {
+	Versao             int32
+	CapacitacaoExterna bool
+	ExigirVinculo      bool
+	EventID            uuid.UUID
+	CriadoEm           time.Time
 }
 
 type D6aSuspenso struct {
@@ -236,4 +261,14 @@ type D6aTransparenciaRegra struct {
 	Regra        string
 	DesdeIndice  int64
 	RegistradaEm time.Time
+}
+
+type D6aVinculo struct {
+	ConselheiroID   uuid.UUID
+	UnidadeCivicaID uuid.UUID
+	Valido          bool
+	Origem          string
+	ValidadoEm      *string
+	EventID         uuid.UUID
+	AtualizadoEm    time.Time
 }

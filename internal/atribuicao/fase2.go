@@ -1,0 +1,228 @@
+package atribuicao
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/formigueiro/d6a/internal/elegibilidade"
+	"github.com/formigueiro/d6a/internal/evento"
+	"github.com/formigueiro/d6a/internal/store"
+	"github.com/formigueiro/d6a/internal/transparencia"
+)
+
+// The handlers of the phase-2 eligibility inputs (spec 8.3, CONTRACT §8).
+// Each applies its effect (the rules of elegibilidade's gates.go, which the
+// SQL predicate of BuscarElegiveisDoDegrau reads back), appends its record
+// to the transparency log, and sweeps the queue of the unit it concerns
+// (spec 4.7: the oldest waiting demand there or below).
+
+// Origins of a link (d6a.vinculos.origem).
+const (
+	origemVinculo    = "vinculo.validado"
+	origemProgressao = "progressao.habilitada"
+)
+
+// despacharFase2 runs the handler of a phase-2 input; ok false when ev is
+// not one.
+func (u *uow) despacharFase2(ctx context.Context, log *slog.Logger, ev evento.Evento) (ok bool, err error) {
+	switch ev.Tipo {
+	case evento.CapacitacaoConcluida:
+		p, _ := ev.CapacitacaoConcluida()
+		return true, u.onCapacitacaoConcluida(ctx, log, ev, p)
+	case evento.VinculoValidado:
+		p, _ := ev.VinculoValidado()
+		return true, u.onVinculoValidado(ctx, log, ev, p)
+	case evento.ProgressaoHabilitada:
+		p, _ := ev.ProgressaoHabilitada()
+		return true, u.onProgressaoHabilitada(ctx, log, ev, p)
+	case evento.ElegibilidadeAtualizada:
+		p, _ := ev.ElegibilidadeAtualizada()
+		return true, u.onElegibilidadeAtualizada(ctx, log, ev, p)
+	}
+	return false, nil
+}
+
+// onCapacitacaoConcluida stores the external training record. The
+// registration's flag is set too, whatever the gate: without
+// D6A_CAPACITACAO_EXTERNA the record makes the counsellor trained (CONTRACT
+// §8), and a deployment that later turns the gate off reads the same. The
+// sweep is of the counsellor's unit; a counsellor not registered yet is
+// swept by their registration, which reads the record.
+func (u *uow) onCapacitacaoConcluida(ctx context.Context, log *slog.Logger, ev evento.Evento, p evento.CapacitacaoConcluidaPayload) error {
+	log = log.With("conselheiro_id", p.ConselheiroID, "curso_id", p.CursoID)
+	if err := u.tx.RegistrarCapacitacao(ctx, store.RegistrarCapacitacaoParams{
+		ConselheiroID: p.ConselheiroID, CursoID: p.CursoID, ConcluidaEm: p.ConcluidaEm, EventID: ev.EventID, Agora: u.agora,
+	}); err != nil {
+		return err
+	}
+	if _, err := u.tx.MarcarCapacitacaoConcluida(ctx, store.MarcarCapacitacaoConcluidaParams{ID: p.ConselheiroID, EventID: ev.EventID, Agora: u.agora}); err != nil {
+		return err
+	}
+	u.alterou(p.ConselheiroID)
+	u.registros = append(u.registros, transparencia.NovaCapacitacao(ev.EventID, u.seqGatilho(), p.ConselheiroID, p.CursoID))
+	c, err := u.tx.BuscarConselheiroPorId(ctx, p.ConselheiroID)
+	if achou, err := store.Found(err); err != nil || !achou {
+		if err == nil {
+			log.Info("capacitação registrada de conselheiro ainda não cadastrado")
+		}
+		return err
+	}
+	log.Info("Capacitação registrada (registro externo)")
+	return u.varrerFila(ctx, log, c.UnidadeCivicaID)
+}
+
+// onVinculoValidado stores the link to the payload's unit, valid or
+// revoked. A revocation never ends an active assignment (CONTRACT §8): the
+// counsellor keeps it and is left out of every later list of that unit
+// while D6A_EXIGIR_VINCULO is on. The payload's unit is swept, as for every
+// phase-2 input (CONTRACT §8); after a revocation the sweep can only serve
+// a demand someone else could already serve.
+func (u *uow) onVinculoValidado(ctx context.Context, log *slog.Logger, ev evento.Evento, p evento.VinculoValidadoPayload) error {
+	log = log.With("conselheiro_id", p.ConselheiroID, "uc_id", p.UnidadeCivicaID, "valido", p.Valido)
+	var em *string
+	if p.ValidadoEm != "" {
+		em = &p.ValidadoEm
+	}
+	if err := u.tx.RegistrarVinculo(ctx, store.RegistrarVinculoParams{
+		ConselheiroID: p.ConselheiroID, UnidadeCivicaID: p.UnidadeCivicaID, Valido: p.Valido, Origem: origemVinculo,
+		ValidadoEm: em, EventID: ev.EventID, Agora: u.agora,
+	}); err != nil {
+		return err
+	}
+	u.alterou(p.ConselheiroID)
+	u.registros = append(u.registros, transparencia.NovoVinculo(ev.EventID, u.seqGatilho(), p.ConselheiroID, p.UnidadeCivicaID, p.Valido))
+	log.Info("Vínculo com a UC registrado")
+	return u.varrerFila(ctx, log, p.UnidadeCivicaID)
+}
+
+// onProgressaoHabilitada moves the counsellor's unit of action to the
+// larger unit (their coverage becomes it and every unit below it) and
+// grants the link to it; status, training, suspension and refusal count
+// carry over. A counsellor the service does not hold is a no-op, logged:
+// there is no row whose unit could move, and the registration that comes
+// later names its own unit (docs/decisions.md).
+func (u *uow) onProgressaoHabilitada(ctx context.Context, log *slog.Logger, ev evento.Evento, p evento.ProgressaoHabilitadaPayload) error {
+	log = log.With("conselheiro_id", p.ConselheiroID, "uc_id", p.UnidadeCivicaID, "nivel_atuacao", p.NivelAtuacao)
+	c, err := u.tx.BuscarConselheiroPorIdParaAtualizar(ctx, p.ConselheiroID)
+	if achou, err := store.Found(err); err != nil || !achou {
+		if err == nil {
+			log.Warn("progressão de conselheiro não cadastrado — ignorada")
+		}
+		return err
+	}
+	nivel := int32(p.NivelAtuacao)
+	// elegibilidade.AposProgressao: the new unit of action, and a valid
+	// link to it.
+	nova, depois := elegibilidade.AposProgressao(elegibilidade.Fase2{}, p.UnidadeCivicaID)
+	if _, err := u.tx.ProgredirConselheiro(ctx, store.ProgredirConselheiroParams{
+		ID: c.ID, UnidadeCivicaID: nova, Nivel: &nivel, EventID: ev.EventID, Agora: u.agora,
+	}); err != nil {
+		return err
+	}
+	if err := u.tx.RegistrarVinculo(ctx, store.RegistrarVinculoParams{
+		ConselheiroID: c.ID, UnidadeCivicaID: nova, Valido: depois.Vinculos[nova], Origem: origemProgressao,
+		EventID: ev.EventID, Agora: u.agora,
+	}); err != nil {
+		return err
+	}
+	u.alterou(c.CidadaoID)
+	u.registros = append(u.registros, transparencia.NovaProgressao(ev.EventID, u.seqGatilho(), c.ID, p.UnidadeCivicaID, p.NivelAtuacao))
+	log.Info("Progressão habilitada: nova unidade de atuação", "uc_anterior", c.UnidadeCivicaID)
+	return u.varrerFila(ctx, log, p.UnidadeCivicaID)
+}
+
+// onElegibilidadeAtualizada is spec 4.9's handler acted on (CONTRACT §8):
+// the unit's criteria version is stored and recorded, and its queue swept.
+func (u *uow) onElegibilidadeAtualizada(ctx context.Context, log *slog.Logger, ev evento.Evento, p evento.ConselheiroElegibilidadeAtualizadaPayload) error {
+	log = log.With("uc_id", p.UnidadeCivicaID, "versao_parametros", p.VersaoParametros)
+	if err := u.tx.RegistrarCriterios(ctx, store.RegistrarCriteriosParams{
+		UnidadeCivicaID: p.UnidadeCivicaID, VersaoParametros: p.VersaoParametros, EventID: ev.EventID, Agora: u.agora,
+	}); err != nil {
+		return err
+	}
+	u.registros = append(u.registros, transparencia.NovaElegibilidadeAtualizada(ev.EventID, u.seqGatilho(), p.UnidadeCivicaID, p.VersaoParametros))
+	log.Info("Critérios de elegibilidade da UC atualizados")
+	return u.varrerFila(ctx, log, p.UnidadeCivicaID)
+}
+
+// capacitacaoNoCadastro is the training a registration stores: the
+// self-declared flag, or an external record that came first.
+func (u *uow) capacitacaoNoCadastro(ctx context.Context, conselheiro uuid.UUID, autodeclarada bool) (bool, error) {
+	externa := false
+	if !autodeclarada {
+		var err error
+		if externa, err = u.tx.TemCapacitacaoExterna(ctx, conselheiro); err != nil {
+			return false, err
+		}
+	}
+	// The stored flag is the rule without the gate (the SQL predicate
+	// reads it then; with the gate it reads d6a.capacitacoes).
+	return elegibilidade.Portoes{}.Capacitado(elegibilidade.Fase2{Autodeclarada: autodeclarada, Externa: externa}), nil
+}
+
+// registrarPortoes is the boot step that records the gates in force
+// (CONTRACT §8: they are part of the parameter records) when they differ
+// from the latest recorded; none recorded reads as both off, so an MVP
+// deployment's log gains nothing.
+func (s *Servico) registrarPortoes(ctx context.Context) error {
+	return s.executar(ctx, func(ctx context.Context, u *uow) error {
+		g := s.o.Portoes
+		r, err := u.tx.RegrasVigentes(ctx)
+		achou, err := store.Found(err)
+		if err != nil {
+			return err
+		}
+		if (achou && r.CapacitacaoExterna == g.CapacitacaoExterna && r.ExigirVinculo == g.ExigirVinculo) ||
+			(!achou && !g.CapacitacaoExterna && !g.ExigirVinculo) {
+			return nil
+		}
+		var versao int32
+		if achou {
+			versao = r.Versao
+		}
+		id := transparencia.IDRegras(int64(versao)+1, g)
+		if err := u.tx.InserirRegras(ctx, store.InserirRegrasParams{
+			CapacitacaoExterna: g.CapacitacaoExterna, ExigirVinculo: g.ExigirVinculo, EventID: id, Agora: u.agora,
+		}); err != nil {
+			return err
+		}
+		u.registros = append(u.registros, transparencia.NovasRegras(id, g))
+		s.log.Info("regras de elegibilidade em vigor", "capacitacao_externa", g.CapacitacaoExterna, "exigir_vinculo", g.ExigirVinculo)
+		return nil
+	})
+}
+
+// RazoesCadeia is, over a waiting demand's chain, how many counsellors
+// each exclusion leaves out (a counsellor may count under several): the
+// console's answer to "why has this unit nobody eligible" (issue 41), the
+// phase-2 gates in force among them.
+type RazoesCadeia struct {
+	Cadeia         []uuid.UUID `json:"cadeia"`
+	Cadastrados    int64       `json:"cadastrados"`
+	Ocupados       int64       `json:"ocupados"`
+	Inativos       int64       `json:"inativos"`
+	Suspensos      int64       `json:"suspensos"`
+	SemCapacitacao int64       `json:"sem_capacitacao"`
+	SemVinculo     int64       `json:"sem_vinculo"`
+	// Regras are the gates in force (CONTRACT §8).
+	Regras elegibilidade.Portoes `json:"regras"`
+}
+
+func (s *Servico) razoesDaCadeia(ctx context.Context, uc uuid.UUID, agora time.Time) *RazoesCadeia {
+	cadeia, err := s.o.Hierarquia.Cadeia(ctx, uc)
+	if err != nil {
+		return nil
+	}
+	g := s.o.Portoes
+	r, err := s.o.Store.Read().ContarRazoesPorUcs(ctx, store.ContarRazoesPorUcsParams{
+		Ucs: cadeia, Agora: agora, CapacitacaoExterna: g.CapacitacaoExterna, ExigirVinculo: g.ExigirVinculo,
+	})
+	if err != nil {
+		return nil
+	}
+	return &RazoesCadeia{Cadeia: cadeia, Cadastrados: r.Cadastrados, Ocupados: r.Ocupados, Inativos: r.Inativos,
+		Suspensos: r.Suspensos, SemCapacitacao: r.SemCapacitacao, SemVinculo: r.SemVinculo, Regras: g}
+}
