@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	navegador_ "github.com/formigueiro/d6a/internal/navegador"
 	"github.com/formigueiro/d6a/internal/pgtest"
 	"github.com/formigueiro/d6a/internal/sorteio"
 	"github.com/formigueiro/d6a/internal/transparencia"
@@ -229,6 +230,7 @@ func TestPaginaDemandaPassadaParaTras(t *testing.T) {
 		!ok || varredura.Passada != "true" || !strings.Contains(varredura.Texto, "serviu a demanda "+d2.String()+" (registro 9)") {
 		t.Errorf("rigged log, d1: %s %q %+v", res, texto, linha)
 	}
+	navegador_.Capturar(t, ctx, "verificacao-demanda.png")
 	if res, texto, linha = conferirDemandaNaPagina(t, ctx, rigado, d2); res != "ok" {
 		t.Errorf("rigged log, d2 (served out of turn, not passed over): %s %q %+v", res, texto, linha)
 	}
