@@ -181,6 +181,10 @@ func (r *Replay) sorteio(indice int64, s Registro) {
 	if !ok {
 		return
 	}
+	// A divergent list still takes its demand out of the queue and its
+	// winner busy, as the executor did: the records after it follow from
+	// what was done, so one divergence does not cascade.
+conferir:
 	switch {
 	case len(esperado.Elegiveis) == 0 && !r.temDesconhecido(lista):
 		quem, regra := r.foraDaLista(lista) // a phase-2 gate's exclusion, named
@@ -191,7 +195,7 @@ func (r *Replay) sorteio(indice int64, s Registro) {
 		for _, id := range esperado.Elegiveis {
 			if !slices.Contains(lista, id) {
 				r.divergir(indice, &id, "sorteio %s: conselheiro %s estava disponível no degrau %s e ficou fora da lista", s.EventIDSorteio, id, s.Degrau)
-				return
+				break conferir
 			}
 		}
 		for _, id := range lista {
@@ -202,7 +206,7 @@ func (r *Replay) sorteio(indice int64, s Registro) {
 					regra = ", " + m
 				}
 				r.divergir(indice, &id, "sorteio %s: conselheiro %s está na lista, mas pelos registros anteriores não era elegível no degrau (status %s, unidade %s%s)", s.EventIDSorteio, id, c.status, c.uc, regra)
-				return
+				break conferir
 			}
 		}
 	}
