@@ -104,6 +104,11 @@ func CheckHTTP(req *http.Request, reqBody []byte, status int, header http.Header
 	if r.Method == http.MethodHead {
 		r.Method = http.MethodGet
 	}
+	// The document's server is "/": routes match on the path, whatever the
+	// host the test reached.
+	u := *r.URL
+	u.Scheme, u.Host = "", ""
+	r.URL = &u
 	r.Body = http.NoBody
 	if reqBody != nil {
 		r.Body = readCloser(reqBody)
