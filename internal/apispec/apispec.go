@@ -172,9 +172,9 @@ type Channel struct {
 	Address string
 	// Send and Receive list the operations' ids by action.
 	Send, Receive []string
-	// SendMessages are the JSON pointers ("#/components/messages/x") of the
-	// messages the send operations name, resolved to the message objects.
-	SendMessages []string
+	// SendMessages and ReceiveMessages are the local references of the
+	// messages the send and the receive operations name.
+	SendMessages, ReceiveMessages []string
 }
 
 var carregarAsyncAPI = sync.OnceValues(func() (*asyncapiDoc, error) {
@@ -221,6 +221,7 @@ var carregarAsyncAPI = sync.OnceValues(func() (*asyncapiDoc, error) {
 			c.SendMessages = append(c.SendMessages, msgs...)
 		case "receive":
 			c.Receive = append(c.Receive, id)
+			c.ReceiveMessages = append(c.ReceiveMessages, msgs...)
 		default:
 			return nil, fmt.Errorf("apispec: operation %s has action %v", id, op["action"])
 		}
@@ -233,21 +234,30 @@ var carregarAsyncAPI = sync.OnceValues(func() (*asyncapiDoc, error) {
 	if err := comp.AddResource(url, bytes.NewReader(data)); err != nil {
 		return nil, err
 	}
-	a := &asyncapiDoc{doc: doc, payloads: map[string][]*jsonschema.Schema{}}
-	for _, c := range doc.Channels {
-		for _, m := range c.SendMessages {
+	a := &asyncapiDoc{doc: doc, payloads: map[string][]*jsonschema.Schema{}, recebidos: map[string][]*jsonschema.Schema{}}
+	compilar := func(c Channel, msgs []string, em map[string][]*jsonschema.Schema) error {
+		for _, m := range msgs {
 			obj, ptr, err := resolve(raw, m)
 			if err != nil {
-				return nil, fmt.Errorf("apispec: channel %s: %w", c.ID, err)
+				return fmt.Errorf("apispec: channel %s: %w", c.ID, err)
 			}
 			if _, ok := obj["payload"]; !ok {
-				return nil, fmt.Errorf("apispec: channel %s: message %s has no payload", c.ID, m)
+				return fmt.Errorf("apispec: channel %s: message %s has no payload", c.ID, m)
 			}
 			s, err := comp.Compile(url + ptr + "/payload")
 			if err != nil {
-				return nil, fmt.Errorf("apispec: channel %s: compiling the payload of %s: %w", c.ID, ptr, err)
+				return fmt.Errorf("apispec: channel %s: compiling the payload of %s: %w", c.ID, ptr, err)
 			}
-			a.payloads[c.Address] = append(a.payloads[c.Address], s)
+			em[c.Address] = append(em[c.Address], s)
+		}
+		return nil
+	}
+	for _, c := range doc.Channels {
+		if err := compilar(c, c.SendMessages, a.payloads); err != nil {
+			return nil, err
+		}
+		if err := compilar(c, c.ReceiveMessages, a.recebidos); err != nil {
+			return nil, err
 		}
 	}
 	return a, nil
@@ -258,6 +268,8 @@ type asyncapiDoc struct {
 	// payloads are the compiled payload schemas of the send operations'
 	// messages, by channel address.
 	payloads map[string][]*jsonschema.Schema
+	// recebidos, the same for the receive operations.
+	recebidos map[string][]*jsonschema.Schema
 }
 
 // resolve follows a local reference ("#/a/b") through $refs to an object,
@@ -318,6 +330,26 @@ func CheckPublished(subject string, data []byte) error {
 	if !ok {
 		return fmt.Errorf("%s: %w", subject, ErrNoChannel)
 	}
+	return validar(subject, ss, data)
+}
+
+// CheckReceived checks a message on subject that the service consumed and
+// used (not a dead letter): data must be valid against the payload of one
+// of the messages of the channel's receive operation, so the document is
+// no stricter than the code. ok is false when no channel receives subject.
+func CheckReceived(subject string, data []byte) (ok bool, err error) {
+	a, err := carregarAsyncAPI()
+	if err != nil {
+		return false, err
+	}
+	ss, ok := a.recebidos[subject]
+	if !ok {
+		return false, nil
+	}
+	return true, validar(subject, ss, data)
+}
+
+func validar(subject string, ss []*jsonschema.Schema, data []byte) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var v any
@@ -337,5 +369,5 @@ func CheckPublished(subject string, data []byte) error {
 			errs = append(errs, err.Error())
 		}
 	}
-	return fmt.Errorf("%s: the envelope matches no payload of its channel in asyncapi.yaml: %s", subject, strings.Join(errs, "; "))
+	return fmt.Errorf("%s: the envelope matches no payload of its channel's operation in asyncapi.yaml: %s", subject, strings.Join(errs, "; "))
 }

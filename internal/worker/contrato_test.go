@@ -7,10 +7,14 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/formigueiro/d6a/internal/apispec"
+	"github.com/formigueiro/d6a/internal/bus"
 )
 
 // Every test of this package holds the two interface documents true
@@ -47,15 +51,13 @@ func (c *colonia) validarPublicados() {
 		t.Logf("asyncapi.yaml: published envelopes not checked: %v", err)
 		return
 	}
-	if len(pubs) == 0 {
-		return
-	}
 	s, err := c.js.Stream(ctx, c.cfg.Stream)
 	if err != nil {
 		// The test left the bus down (an outage scenario).
 		t.Logf("asyncapi.yaml: %d published envelopes not checked: stream %s: %v", len(pubs), c.cfg.Stream, err)
 		return
 	}
+	c.validarRecebidos(ctx)
 	for _, p := range pubs {
 		m, err := s.GetMsg(ctx, p.seq)
 		if err != nil {
@@ -70,6 +72,47 @@ func (c *colonia) validarPublicados() {
 			t.Errorf("asyncapi.yaml: published envelope at sequence %d: %v\nenvelope: %s", p.seq, err, m.Data)
 		}
 	}
+}
+
+// validarRecebidos checks every message on a consumed subject that did not
+// end as a dead letter against its channel's receive operation: what the
+// service accepts, the document must accept too.
+func (c *colonia) validarRecebidos(ctx context.Context) {
+	t := c.t
+	mortas := map[uint64]bool{}
+	for _, m := range c.lerStreamBruto(ctx, bus.DLQStream) {
+		if n, err := strconv.ParseUint(m.Header.Get(bus.HeaderSeqOriginal), 10, 64); err == nil {
+			mortas[n] = true
+		}
+	}
+	for _, m := range c.lerStreamBruto(ctx, c.cfg.Stream) {
+		if mortas[m.Sequence] {
+			continue
+		}
+		if _, err := apispec.CheckReceived(m.Subject, m.Data); err != nil {
+			t.Errorf("asyncapi.yaml: consumed message at sequence %d, not a dead letter: %v\nmessage: %s", m.Sequence, err, m.Data)
+		}
+	}
+}
+
+// lerStreamBruto returns every message of a stream, or none when the bus
+// is down.
+func (c *colonia) lerStreamBruto(ctx context.Context, stream string) []*jetstream.RawStreamMsg {
+	s, err := c.js.Stream(ctx, stream)
+	if err != nil {
+		return nil
+	}
+	info, err := s.Info(ctx)
+	if err != nil || info.State.Msgs == 0 {
+		return nil
+	}
+	var out []*jetstream.RawStreamMsg
+	for seq := info.State.FirstSeq; seq <= info.State.LastSeq; seq++ {
+		if m, err := s.GetMsg(ctx, seq); err == nil {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // conferente is http.DefaultTransport checking, on the way back, each
