@@ -235,4 +235,13 @@ func TestAsyncAPIValidaPublicado(t *testing.T) {
 	if err := apispec.CheckPublished("eventos.agenda.item_disponivel", b); err == nil {
 		t.Fatal("a consumed-only subject was accepted as published")
 	}
+	if err := apispec.CheckPublishedHeaders(subject, map[string]string{"Nats-Msg-Id": "x", bus.HeaderEntradaSeq: "12"}); err != nil {
+		t.Fatalf("valid headers refused: %v", err)
+	}
+	if err := apispec.CheckPublishedHeaders(subject, map[string]string{bus.HeaderEntradaSeq: "12"}); err == nil {
+		t.Fatal("headers without Nats-Msg-Id accepted")
+	}
+	if err := apispec.CheckPublishedHeaders(subject, map[string]string{"Nats-Msg-Id": "x", bus.HeaderEntradaSeq: "doze"}); err == nil {
+		t.Fatal("a D6a-Entrada-Seq that is not a number accepted")
+	}
 }

@@ -234,8 +234,11 @@ var carregarAsyncAPI = sync.OnceValues(func() (*asyncapiDoc, error) {
 	if err := comp.AddResource(url, bytes.NewReader(data)); err != nil {
 		return nil, err
 	}
-	a := &asyncapiDoc{doc: doc, payloads: map[string][]*jsonschema.Schema{}, recebidos: map[string][]*jsonschema.Schema{}}
-	compilar := func(c Channel, msgs []string, em map[string][]*jsonschema.Schema) error {
+	a := &asyncapiDoc{doc: doc, payloads: map[string][]*jsonschema.Schema{}, recebidos: map[string][]*jsonschema.Schema{},
+		cabecalhos: map[string][]*jsonschema.Schema{}}
+	// compilar compiles the payloads of msgs into em and, when cab is not
+	// nil, their headers into cab.
+	compilar := func(c Channel, msgs []string, em, cab map[string][]*jsonschema.Schema) error {
 		for _, m := range msgs {
 			obj, ptr, err := resolve(raw, m)
 			if err != nil {
@@ -249,14 +252,21 @@ var carregarAsyncAPI = sync.OnceValues(func() (*asyncapiDoc, error) {
 				return fmt.Errorf("apispec: channel %s: compiling the payload of %s: %w", c.ID, ptr, err)
 			}
 			em[c.Address] = append(em[c.Address], s)
+			if _, ok := obj["headers"]; ok && cab != nil {
+				h, err := comp.Compile(url + ptr + "/headers")
+				if err != nil {
+					return fmt.Errorf("apispec: channel %s: compiling the headers of %s: %w", c.ID, ptr, err)
+				}
+				cab[c.Address] = append(cab[c.Address], h)
+			}
 		}
 		return nil
 	}
 	for _, c := range doc.Channels {
-		if err := compilar(c, c.SendMessages, a.payloads); err != nil {
+		if err := compilar(c, c.SendMessages, a.payloads, a.cabecalhos); err != nil {
 			return nil, err
 		}
-		if err := compilar(c, c.ReceiveMessages, a.recebidos); err != nil {
+		if err := compilar(c, c.ReceiveMessages, a.recebidos, nil); err != nil {
 			return nil, err
 		}
 	}
@@ -270,6 +280,9 @@ type asyncapiDoc struct {
 	payloads map[string][]*jsonschema.Schema
 	// recebidos, the same for the receive operations.
 	recebidos map[string][]*jsonschema.Schema
+	// cabecalhos are the compiled headers schemas of the send operations'
+	// messages, by channel address.
+	cabecalhos map[string][]*jsonschema.Schema
 }
 
 // resolve follows a local reference ("#/a/b") through $refs to an object,
@@ -331,6 +344,29 @@ func CheckPublished(subject string, data []byte) error {
 		return fmt.Errorf("%s: %w", subject, ErrNoChannel)
 	}
 	return validar(subject, ss, data)
+}
+
+// CheckPublishedHeaders checks the NATS headers (first value of each) of a
+// message the service published on subject against the headers schema of
+// one of the messages the channel's send operation sends.
+func CheckPublishedHeaders(subject string, header map[string]string) error {
+	a, err := carregarAsyncAPI()
+	if err != nil {
+		return err
+	}
+	ss, ok := a.cabecalhos[subject]
+	if !ok {
+		return fmt.Errorf("%s: %w", subject, ErrNoChannel)
+	}
+	h := make(map[string]any, len(header))
+	for k, v := range header {
+		h[k] = v
+	}
+	b, err := json.Marshal(h)
+	if err != nil {
+		return err
+	}
+	return validar(subject, ss, b)
 }
 
 // CheckReceived checks a message on subject that the service consumed and

@@ -3,6 +3,7 @@ package worker_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -70,6 +71,19 @@ func (c *colonia) validarPublicados() {
 		}
 		if err := apispec.CheckPublished(m.Subject, m.Data); err != nil {
 			t.Errorf("asyncapi.yaml: published envelope at sequence %d: %v\nenvelope: %s", p.seq, err, m.Data)
+		}
+		h := map[string]string{}
+		for k, v := range m.Header {
+			h[k] = v[0]
+		}
+		if err := apispec.CheckPublishedHeaders(m.Subject, h); err != nil {
+			t.Errorf("asyncapi.yaml: headers of the envelope at sequence %d: %v", p.seq, err)
+		}
+		var env struct {
+			EventID string `json:"event_id"`
+		}
+		if json.Unmarshal(m.Data, &env) != nil || h["Nats-Msg-Id"] != env.EventID {
+			t.Errorf("asyncapi.yaml: Nats-Msg-Id %q of the envelope at sequence %d is not its event_id %q", h["Nats-Msg-Id"], p.seq, env.EventID)
 		}
 	}
 }
