@@ -115,6 +115,7 @@ func metricasExpostas(t *testing.T) map[string]bool {
 	m.Preparar("agenda.item_disponível")
 	m.RegistrarOperacao(fonte{}, atribuicao.TiposAcao)
 	m.DeadLetters.WithLabelValues("x")
+	m.HTTPDuracao.WithLabelValues("/d6a/conselheiros/me/situacao", "200")
 	m.Testemunhas().Acompanhar("w.example/w1", time.Now())
 	m.Testemunhas().Cossinou("w.example/w1", time.Now())
 	m.Testemunhas().Recusou("w.example/w1", 422)

@@ -1,15 +1,16 @@
 package deploy
 
 import (
+	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"sort"
 	"strings"
 	"testing"
 
-	"gopkg.in/yaml.v3"
+	"github.com/compose-spec/compose-go/v2/loader"
+	"github.com/compose-spec/compose-go/v2/types"
 )
 
 // contractVars are the variables of CONTRACT §2 (configuration), the only
@@ -36,68 +37,12 @@ var contractVars = map[string]bool{
 	"D6A_LOG_ORIGIN":             true,
 }
 
-type composeFile struct {
-	Services map[string]service `yaml:"services"`
-	Configs  map[string]struct {
-		Content string `yaml:"content"`
-	} `yaml:"configs"`
-}
-
 // The topology of README.md "Operating d6a", as make test-cluster runs it.
 var (
 	natsNodes  = []string{"nats-1", "nats-2", "nats-3"}
 	pgNodes    = []string{"postgres-primary", "postgres-standby"}
 	d6aReplica = []string{"d6a-1", "d6a-2"}
 )
-
-type service struct {
-	Image       string      `yaml:"image"`
-	Build       any         `yaml:"build"`
-	Command     any         `yaml:"command"`
-	Environment environment `yaml:"environment"`
-	DependsOn   yaml.Node   `yaml:"depends_on"`
-	Healthcheck *struct {
-		Test    any  `yaml:"test"`
-		Disable bool `yaml:"disable"`
-	} `yaml:"healthcheck"`
-	Ports   []string `yaml:"ports"`
-	Configs []struct {
-		Source string `yaml:"source"`
-		Target string `yaml:"target"`
-	} `yaml:"configs"`
-	Entrypoint any `yaml:"entrypoint"`
-}
-
-// environment accepts both compose forms: a map and a list of NAME=value.
-type environment map[string]string
-
-func (e *environment) UnmarshalYAML(n *yaml.Node) error {
-	*e = environment{}
-	switch n.Kind {
-	case yaml.MappingNode:
-		var m map[string]*string
-		if err := n.Decode(&m); err != nil {
-			return err
-		}
-		for k, v := range m {
-			if v == nil {
-				(*e)[k] = ""
-			} else {
-				(*e)[k] = *v
-			}
-		}
-	case yaml.SequenceNode:
-		var l []string
-		if err := n.Decode(&l); err != nil {
-			return err
-		}
-		for _, kv := range l {
-			k, v, _ := strings.Cut(kv, "=")
-			(*e)[k] = v
-		}
-	}
-	return nil
-}
 
 func repoRoot(t *testing.T) string {
 	t.Helper()
@@ -108,37 +53,89 @@ func repoRoot(t *testing.T) string {
 	return filepath.Join(filepath.Dir(file), "..", "..")
 }
 
-func loadCompose(t *testing.T) composeFile {
+// carregar loads a compose file the way docker compose does, with
+// compose-go (the Compose Specification's reference library): the YAML is
+// validated against the specification's JSON Schema, interpolated with env
+// (the defaults of ${VAR:-x} when empty), merged (x- anchors, <<), and
+// checked for consistency (depends_on, configs and volumes that exist).
+func carregar(t *testing.T, conteudo []byte, env map[string]string) (*types.Project, error) {
+	t.Helper()
+	raiz := repoRoot(t)
+	return loader.LoadWithContext(context.Background(), types.ConfigDetails{
+		WorkingDir:  raiz,
+		ConfigFiles: []types.ConfigFile{{Filename: filepath.Join(raiz, "docker-compose.yml"), Content: conteudo}},
+		Environment: env,
+	}, func(o *loader.Options) { o.SetProjectName("d6a", true) })
+}
+
+func loadCompose(t *testing.T) *types.Project {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(repoRoot(t), "docker-compose.yml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var c composeFile
-	if err := yaml.Unmarshal(b, &c); err != nil {
-		t.Fatalf("docker-compose.yml is not valid YAML: %v", err)
+	p, err := carregar(t, b, map[string]string{})
+	if err != nil {
+		t.Fatalf("docker-compose.yml does not load against the Compose Specification: %v", err)
 	}
-	return c
+	return p
+}
+
+// The file is a valid Compose Specification document; the loader refuses
+// one that is not (an unknown key, a dependency on no service), so the
+// check can fail.
+func TestComposeCarregaNaEspecificacao(t *testing.T) {
+	p := loadCompose(t)
+	want := append(append(append([]string{"nats-streams"}, natsNodes...), pgNodes...), d6aReplica...)
+	sort.Strings(want)
+	got := p.ServiceNames()
+	sort.Strings(got)
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("services %v, want %v", got, want)
+	}
+	b, err := os.ReadFile(filepath.Join(repoRoot(t), "docker-compose.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for nome, ruim := range map[string]string{
+		"an unknown service key": strings.Replace(string(b), "  nats-streams:\n    image:", "  nats-streams:\n    imagem: x\n    image:", 1),
+		"a dependency on no service": strings.Replace(string(b), "    depends_on:\n      postgres-primary:\n        condition: service_healthy\n    volumes:",
+			"    depends_on:\n      postgres-primario:\n        condition: service_healthy\n    volumes:", 1),
+		"an unknown depends_on condition": strings.Replace(string(b), "condition: service_completed_successfully", "condition: service_done", 1),
+	} {
+		if ruim == string(b) {
+			t.Fatalf("%s: the mutation did not apply", nome)
+		}
+		_, err := carregar(t, []byte(ruim), map[string]string{})
+		if err == nil {
+			t.Errorf("a compose file with %s loaded", nome)
+			continue
+		}
+		t.Logf("with %s: %v", nome, err)
+	}
 }
 
 func TestComposeServicesHaveHealthchecks(t *testing.T) {
-	c := loadCompose(t)
-	if _, ok := c.Services["nats"]; ok {
+	p := loadCompose(t)
+	if _, ok := p.Services["nats"]; ok {
 		t.Error("the single nats service is back: one node can lose acknowledged writes")
 	}
 	for _, name := range append(append(append([]string{}, natsNodes...), pgNodes...), d6aReplica...) {
-		s, ok := c.Services[name]
+		s, ok := p.Services[name]
 		if !ok {
 			t.Errorf("service %q missing", name)
 			continue
 		}
-		if s.Healthcheck == nil || s.Healthcheck.Disable || s.Healthcheck.Test == nil {
+		if s.HealthCheck == nil || s.HealthCheck.Disable || len(s.HealthCheck.Test) == 0 {
 			t.Errorf("service %q has no healthcheck", name)
 			continue
 		}
 		probe := map[string]string{"nats": "/healthz", "postgres": "pg_isready", "d6a": "/readyz"}[strings.SplitN(name, "-", 2)[0]]
-		if !strings.Contains(flatten(s.Healthcheck.Test), probe) {
-			t.Errorf("%s healthcheck %v does not use %s", name, s.Healthcheck.Test, probe)
+		if !strings.Contains(strings.Join(s.HealthCheck.Test, " "), probe) {
+			t.Errorf("%s healthcheck %v does not use %s", name, s.HealthCheck.Test, probe)
+		}
+		if s.HealthCheck.Interval == nil || s.HealthCheck.Retries == nil || *s.HealthCheck.Retries == 0 {
+			t.Errorf("%s healthcheck has no interval or retries", name)
 		}
 	}
 }
@@ -146,15 +143,15 @@ func TestComposeServicesHaveHealthchecks(t *testing.T) {
 // TestComposeNATSCluster: three servers of one cluster, each with
 // sync_interval: always, and the streams created at 3 replicas.
 func TestComposeNATSCluster(t *testing.T) {
-	c := loadCompose(t)
+	p := loadCompose(t)
 	for _, name := range natsNodes {
-		s := c.Services[name]
+		s := p.Services[name]
 		if len(s.Configs) != 1 {
 			t.Errorf("%s: want its server configuration through one config, got %v", name, s.Configs)
 			continue
 		}
-		conf := c.Configs[s.Configs[0].Source].Content
-		if !strings.Contains(flatten(s.Command), s.Configs[0].Target) {
+		conf := p.Configs[s.Configs[0].Source].Content
+		if !strings.Contains(strings.Join(s.Command, " "), s.Configs[0].Target) {
 			t.Errorf("%s: command %v does not load %s", name, s.Command, s.Configs[0].Target)
 		}
 		for _, want := range []string{"server_name: " + name, "sync_interval: always", "jetstream", "cluster {"} {
@@ -168,11 +165,16 @@ func TestComposeNATSCluster(t *testing.T) {
 			}
 		}
 	}
-	job, ok := c.Services["nats-streams"]
+	job, ok := p.Services["nats-streams"]
 	if !ok || len(job.Configs) != 1 {
 		t.Fatal("no nats-streams job creating the streams before d6a")
 	}
-	script := c.Configs[job.Configs[0].Source].Content
+	for _, dep := range natsNodes {
+		if job.DependsOn[dep].Condition != types.ServiceConditionHealthy {
+			t.Errorf("nats-streams depends_on %s: condition %q, want service_healthy", dep, job.DependsOn[dep].Condition)
+		}
+	}
+	script := p.Configs[job.Configs[0].Source].Content
 	for _, stream := range []string{"EVENTOS", "D6A_DLQ"} {
 		found := false
 		for _, l := range strings.Split(script, "\n") {
@@ -187,38 +189,53 @@ func TestComposeNATSCluster(t *testing.T) {
 }
 
 // TestComposePostgresStandby: a primary with synchronous replication and a
-// standby built from it with pg_basebackup -R.
+// standby built from it with pg_basebackup -R, started after it is healthy.
 func TestComposePostgresStandby(t *testing.T) {
-	c := loadCompose(t)
-	var primario, standby string
-	for _, cf := range c.Services["postgres-primary"].Configs {
-		primario += c.Configs[cf.Source].Content
+	p := loadCompose(t)
+	primario, standby := p.Services["postgres-primary"], p.Services["postgres-standby"]
+	var initPrimario, inicioStandby string
+	for _, cf := range primario.Configs {
+		initPrimario += p.Configs[cf.Source].Content
 	}
-	for _, cf := range c.Services["postgres-standby"].Configs {
-		standby += c.Configs[cf.Source].Content
+	for _, cf := range standby.Configs {
+		inicioStandby += p.Configs[cf.Source].Content
 	}
-	if !strings.Contains(primario, "synchronous_standby_names = '*'") || !strings.Contains(primario, "host replication") {
-		t.Errorf("the primary is not set up for a synchronous standby (synchronous_standby_names, pg_hba replication):\n%s", primario)
+	if !strings.Contains(initPrimario, "synchronous_standby_names = '*'") || !strings.Contains(initPrimario, "host replication") {
+		t.Errorf("the primary is not set up for a synchronous standby (synchronous_standby_names, pg_hba replication):\n%s", initPrimario)
 	}
-	if !strings.Contains(standby, "pg_basebackup") || !strings.Contains(standby, " -R") || !strings.Contains(standby, "postgres-primary") {
-		t.Errorf("the standby is not a base backup of the primary with -R:\n%s", standby)
+	cmd := strings.Join(primario.Command, " ")
+	for _, want := range []string{"wal_level=replica", "max_wal_senders=", "synchronous_commit=on"} {
+		if !strings.Contains(cmd, want) {
+			t.Errorf("the primary's command %q lacks %s", cmd, want)
+		}
 	}
-	if !strings.Contains(flatten(c.Services["postgres-standby"].Entrypoint), "/etc/d6a/postgres-standby.sh") {
-		t.Errorf("the standby does not run its start script: entrypoint %v", c.Services["postgres-standby"].Entrypoint)
+	if !strings.Contains(inicioStandby, "pg_basebackup") || !strings.Contains(inicioStandby, " -R") || !strings.Contains(inicioStandby, "postgres-primary") {
+		t.Errorf("the standby is not a base backup of the primary with -R:\n%s", inicioStandby)
+	}
+	if !strings.Contains(inicioStandby, "hot_standby=on") {
+		t.Errorf("the standby does not serve reads while it follows (hot_standby=on):\n%s", inicioStandby)
+	}
+	if !strings.Contains(strings.Join(standby.Entrypoint, " "), "/etc/d6a/postgres-standby.sh") {
+		t.Errorf("the standby does not run its start script: entrypoint %v", standby.Entrypoint)
+	}
+	if standby.DependsOn["postgres-primary"].Condition != types.ServiceConditionHealthy {
+		t.Errorf("the standby does not wait for a healthy primary: %v", standby.DependsOn)
 	}
 }
 
 func TestComposeD6aWiring(t *testing.T) {
-	c := loadCompose(t)
+	p := loadCompose(t)
 	portas := map[string]bool{}
 	for _, name := range d6aReplica {
-		d, ok := c.Services[name]
+		d, ok := p.Services[name]
 		if !ok {
 			t.Errorf("service %s missing", name)
 			continue
 		}
 		if d.Build == nil {
 			t.Errorf("%s is not built from the repository (build: .)", name)
+		} else if d.Build.Context != repoRoot(t) && filepath.Clean(d.Build.Context) != filepath.Clean(repoRoot(t)) {
+			t.Errorf("%s builds %s, not the repository", name, d.Build.Context)
 		}
 		var unknown []string
 		for k := range d.Environment {
@@ -230,64 +247,34 @@ func TestComposeD6aWiring(t *testing.T) {
 		if len(unknown) > 0 {
 			t.Errorf("%s environment names variables outside CONTRACT §2: %v", name, unknown)
 		}
-		if got, want := d.Environment["D6A_NATS_URL"], "nats://nats-1:4222,nats://nats-2:4222,nats://nats-3:4222"; got != want {
+		env := func(k string) string {
+			if v := d.Environment[k]; v != nil {
+				return *v
+			}
+			return ""
+		}
+		if got, want := env("D6A_NATS_URL"), "nats://nats-1:4222,nats://nats-2:4222,nats://nats-3:4222"; got != want {
 			t.Errorf("%s D6A_NATS_URL = %q, want every node: %q", name, got, want)
 		}
-		db := d.Environment["D6A_DATABASE_URL"]
+		db := env("D6A_DATABASE_URL")
 		if !strings.Contains(db, "@postgres-primary:5432,postgres-standby:5432/") || !strings.Contains(db, "target_session_attrs=read-write") {
 			t.Errorf("%s D6A_DATABASE_URL = %q: want both hosts and target_session_attrs=read-write", name, db)
 		}
-		var deps map[string]struct {
-			Condition string `yaml:"condition"`
-		}
-		if err := d.DependsOn.Decode(&deps); err != nil {
-			t.Fatalf("%s depends_on is not the long form with conditions: %v", name, err)
-		}
 		for _, dep := range append(append([]string{}, natsNodes...), pgNodes...) {
-			if deps[dep].Condition != "service_healthy" {
-				t.Errorf("%s depends_on %s: condition %q, want service_healthy", name, dep, deps[dep].Condition)
+			if c := d.DependsOn[dep].Condition; c != types.ServiceConditionHealthy {
+				t.Errorf("%s depends_on %s: condition %q, want service_healthy", name, dep, c)
 			}
 		}
-		if deps["nats-streams"].Condition != "service_completed_successfully" {
-			t.Errorf("%s does not wait for the streams at 3 replicas (nats-streams: %q)", name, deps["nats-streams"].Condition)
+		if c := d.DependsOn["nats-streams"].Condition; c != types.ServiceConditionCompletedSuccessfully {
+			t.Errorf("%s does not wait for the streams at 3 replicas (nats-streams: %q)", name, c)
 		}
-		for _, p := range d.Ports {
-			if strings.HasSuffix(p, ":8080") {
-				portas[p] = true
+		for _, port := range d.Ports {
+			if port.Target == 8080 && port.Published != "" {
+				portas[port.Published] = true
 			}
 		}
 	}
 	if len(portas) != len(d6aReplica) {
 		t.Errorf("d6a replicas publish %v: want one host port each onto 8080", portas)
-	}
-}
-
-// TestComposeConfig asks docker compose itself, when it is installed.
-func TestComposeConfig(t *testing.T) {
-	if err := exec.Command("docker", "compose", "version").Run(); err != nil {
-		t.Skip("docker compose not available")
-	}
-	cmd := exec.Command("docker", "compose", "-f", "docker-compose.yml", "config", "-q")
-	cmd.Dir = repoRoot(t)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("docker compose config -q: %v\n%s", err, out)
-	}
-}
-
-func flatten(v any) string {
-	switch x := v.(type) {
-	case string:
-		return x
-	case []any:
-		parts := make([]string, len(x))
-		for i, p := range x {
-			parts[i] = flatten(p)
-		}
-		return strings.Join(parts, " ")
-	case nil:
-		return ""
-	default:
-		b, _ := yaml.Marshal(x)
-		return string(b)
 	}
 }

@@ -28,7 +28,7 @@ func (f *administracaoFalsa) Timeout(_ context.Context, a atribuicao.Acao, id uu
 	return atribuicao.IDTimeout(id), nil
 }
 func (f *administracaoFalsa) Fila(context.Context, *uuid.UUID) ([]atribuicao.Pendente, error) {
-	return nil, nil
+	return []atribuicao.Pendente{}, nil
 }
 func (f *administracaoFalsa) SortearPendente(context.Context, atribuicao.Acao, uuid.UUID) (atribuicao.ResultadoPendente, error) {
 	return atribuicao.ResultadoPendente{}, nil
@@ -43,13 +43,13 @@ func (f *administracaoFalsa) ParametrosVigentes(context.Context) (atribuicao.Par
 	return atribuicao.Parametros{Versao: 1, TimeoutRespostaHoras: 72}, nil
 }
 func (f *administracaoFalsa) HistoricoParametros(context.Context) ([]atribuicao.Parametros, error) {
-	return nil, nil
+	return []atribuicao.Parametros{}, nil
 }
 func (f *administracaoFalsa) NovosParametros(context.Context, atribuicao.Acao, atribuicao.Parametros) (int, error) {
 	return 2, nil
 }
 func (f *administracaoFalsa) Acoes(context.Context, int64, int) ([]atribuicao.AcaoRegistrada, error) {
-	return nil, nil
+	return []atribuicao.AcaoRegistrada{}, nil
 }
 
 // The admin role comes from the identity provider's tokens too: a JWKS
@@ -69,6 +69,7 @@ func TestAdminComTokensDoProvedor(t *testing.T) {
 	post := func(token, path, body string) resposta {
 		req := httptest.NewRequest(http.MethodPost, path, strings.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Content-Type", "application/json")
 		return s.do(t, req)
 	}
 	c := claims(uuid.New())

@@ -113,7 +113,7 @@ func TestCacheSituacaoSegueOBanco(t *testing.T) {
 	demanda := uuid.New()
 	err := s.st.InTx(ctx, func(tx store.Tx) error {
 		if _, err := tx.InserirAtribuicao(ctx, store.InserirAtribuicaoParams{
-			ConselheiroID: cidadao, DemandaID: demanda, UnidadeCivicaID: uc, SeedPublico: "ab",
+			ConselheiroID: cidadao, DemandaID: demanda, UnidadeCivicaID: uc, SeedPublico: strings.Repeat("ab", 32),
 			TotalElegiveis: 1, DataSorteio: agora, EventIDSorteio: uuid.New(), CategoriaID: "C1", NivelPrecedencia: 1,
 		}); err != nil {
 			return err

@@ -19,6 +19,7 @@ import (
 	"github.com/formigueiro/d6a/internal/config"
 	"github.com/formigueiro/d6a/internal/metrics"
 	"github.com/formigueiro/d6a/internal/store"
+	"github.com/formigueiro/d6a/schemas"
 )
 
 // Routes of CONTRACT §6.
@@ -27,6 +28,10 @@ const (
 	RotaHealthz  = "/healthz"
 	RotaReadyz   = "/readyz"
 	RotaMetrics  = "/metrics"
+	// RotaOpenAPI and RotaAsyncAPI serve the machine-readable interfaces
+	// (CONTRACT §9): schemas/openapi.yaml and schemas/asyncapi.yaml as JSON.
+	RotaOpenAPI  = "/d6a/openapi.json"
+	RotaAsyncAPI = "/d6a/asyncapi.json"
 )
 
 // Limits of the server. Only the administration routes take a body, a
@@ -181,11 +186,29 @@ func New(o Options) (*fiber.App, error) {
 	app.Get(RotaHealthz, func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"status": "ok"}) })
 	app.Get(RotaReadyz, a.readyz)
 	app.Get(RotaMetrics, adaptor.HTTPHandler(a.metrics.Handler()))
+	app.Get(RotaOpenAPI, documento(schemas.OpenAPIJSON))
+	app.Get(RotaAsyncAPI, documento(schemas.AsyncAPIJSON))
 	if o.Admin != nil && o.Config.Admin {
 		a.rotasAdmin(app, o.Admin)
 	}
 	a.transparenciaRotas(app, o.Config.TransparenciaPorMinuto, o.ChaveLog, o.Config.LogTestemunhas)
 	return app, nil
+}
+
+// documento serves one of the machine-readable interfaces. They are
+// constant for a build, so any cache may keep them for an hour.
+func documento(ler func() ([]byte, error)) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		b, err := ler()
+		if err != nil {
+			// A build defect the schemas tests catch.
+			slog.Error("interface document", "err", err)
+			return fiber.NewError(fiber.StatusInternalServerError)
+		}
+		c.Set(fiber.HeaderCacheControl, "public, max-age=3600")
+		c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
+		return c.Send(b)
+	}
 }
 
 // limitarCorpo refuses a body over CorpoLimitePublico outside the
@@ -298,7 +321,7 @@ func (a *api) registrar(c *fiber.Ctx) error {
 func rotaConhecida(c *fiber.Ctx) string {
 	p := c.Route().Path
 	switch {
-	case p == RotaSituacao, p == RotaHealthz, p == RotaReadyz, p == RotaMetrics, strings.HasPrefix(p, PrefixoAdmin+"/"):
+	case p == RotaSituacao, p == RotaHealthz, p == RotaReadyz, p == RotaMetrics, p == RotaOpenAPI, p == RotaAsyncAPI, strings.HasPrefix(p, PrefixoAdmin+"/"):
 		if c.Response().StatusCode() != fiber.StatusNotFound && c.Response().StatusCode() != fiber.StatusMethodNotAllowed {
 			return p
 		}

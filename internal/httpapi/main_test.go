@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -15,6 +16,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/google/uuid"
 
+	"github.com/formigueiro/d6a/internal/apispec"
 	"github.com/formigueiro/d6a/internal/config"
 	"github.com/formigueiro/d6a/internal/metrics"
 	"github.com/formigueiro/d6a/internal/pgtest"
@@ -89,8 +91,20 @@ func (r resposta) erro(t testing.TB, status int) string {
 	return msg
 }
 
+// do sends req through app.Test and checks the exchange against
+// schemas/openapi.yaml (apispec.CheckHTTP): every handler test holds the
+// document true.
 func (s servidor) do(t testing.TB, req *http.Request) resposta {
 	t.Helper()
+	var corpo []byte
+	if req.Body != nil && req.Body != http.NoBody {
+		var err error
+		if corpo, err = io.ReadAll(req.Body); err != nil {
+			t.Fatal(err)
+		}
+		req.Body = io.NopCloser(bytes.NewReader(corpo))
+	}
+	original := req.Clone(context.Background())
 	res, err := s.app.Test(req, 10_000)
 	if err != nil {
 		t.Fatalf("%s %s: %v", req.Method, req.URL, err)
@@ -99,6 +113,9 @@ func (s servidor) do(t testing.TB, req *http.Request) resposta {
 	b, err := io.ReadAll(res.Body)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if err := apispec.CheckHTTP(original, corpo, res.StatusCode, res.Header, b); err != nil {
+		t.Errorf("openapi.yaml: %v", err)
 	}
 	return resposta{status: res.StatusCode, header: res.Header, body: b}
 }

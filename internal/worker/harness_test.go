@@ -117,6 +117,9 @@ func novaColonia(t *testing.T, o opcoes) *colonia {
 	// instance of the colony.
 	c.cfg.DataDir = t.TempDir()
 	t.Cleanup(c.parar)
+	// Runs before c.parar (cleanups run last first): the bus and the
+	// database are still there (contrato_test.go).
+	t.Cleanup(c.validarPublicados)
 	return c
 }
 
