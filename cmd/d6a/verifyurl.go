@@ -26,6 +26,7 @@ type opcoesURL struct {
 	url, desde, chave, evento string
 	all, estatisticas, replay bool
 	conselheiro               string
+	monitorar, espelhar       string
 	testemunhas               []string
 	quorum                    int
 }
@@ -47,6 +48,8 @@ func flagsURL(fs *flag.FlagSet) *opcoesURL {
 	fs.BoolVar(&o.estatisticas, "estatisticas", false, "with --url: prove the whole log and recompute the fairness statistics from its records; exit 1 when they differ from what is served")
 	fs.BoolVar(&o.replay, "replay", false, "with --url --all: rebuild the state from the records alone, in log order, and recompute every decision's eligible list, step and motive (CONTRACT §7)")
 	fs.StringVar(&o.conselheiro, "conselheiro", "", "with --url: a counsellor's own check: their timeline as the log shows it and every decision of their coverage while available, with whether they were in the list; exit 1 naming each that left them out")
+	fs.StringVar(&o.monitorar, "monitorar", "", "with --url: the incremental monitor; DIR keeps the last verified checkpoint and replayed state: the first run verifies and replays the whole log, each later run proves consistency with the kept checkpoint and replays only the new records (CONTRACT §7)")
+	fs.StringVar(&o.espelhar, "espelhar", "", "with --url: copy the checkpoint, key and tiles into DIR as a static mirror (any web server serving DIR answers as the service), then verify the copy")
 	fs.IntVar(&o.quorum, "quorum", 0, "with --url: fail unless the checkpoint carries this many valid cosignatures from the --testemunha keys")
 	return o
 }
@@ -64,8 +67,8 @@ func verifyURL(o *opcoesURL, eventID, arquivo string) int {
 		fmt.Fprintf(stderr, "d6a verify: %v\n", err)
 		return exitUsage
 	}
-	if eventID == "" && !o.all && o.desde == "" && !o.estatisticas && o.quorum == 0 && o.conselheiro == "" {
-		fmt.Fprintln(stderr, "d6a verify: with --url give --event-id UUID, --all [--replay], --conselheiro UUID, --estatisticas, --quorum and/or --desde FILE")
+	if eventID == "" && !o.all && o.desde == "" && !o.estatisticas && o.quorum == 0 && o.conselheiro == "" && o.monitorar == "" && o.espelhar == "" {
+		fmt.Fprintln(stderr, "d6a verify: with --url give --event-id UUID, --all [--replay], --conselheiro UUID, --estatisticas, --quorum, --desde FILE, --monitorar DIR and/or --espelhar DIR")
 		return exitUsage
 	}
 	if o.replay && !o.all {
@@ -102,7 +105,7 @@ func verifyURL(o *opcoesURL, eventID, arquivo string) int {
 	c := &transparencia.Cliente{Base: o.url, Chave: strings.TrimSpace(o.chave), Avisos: stderr}
 	// The platform's bus, read-only, when D6A_NATS_URL names one: each
 	// draw's trigger is checked there (CONTRACT §4).
-	if u := os.Getenv("D6A_NATS_URL"); u != "" && (eventID != "" || o.all || o.conselheiro != "") {
+	if u := os.Getenv("D6A_NATS_URL"); u != "" && (eventID != "" || o.all || o.conselheiro != "" || o.monitorar != "") {
 		bctx, bcancel := context.WithTimeout(ctx, 5*time.Second)
 		b, err := bus.Connect(bctx, bus.Config{URL: u, Stream: cmp.Or(os.Getenv("D6A_NATS_STREAM"), "EVENTOS")})
 		bcancel()
@@ -137,6 +140,16 @@ func verificarPublico(ctx context.Context, c *transparencia.Cliente, o *opcoesUR
 			return 0
 		}
 		return falhou(stderr, c.ConferirExtensao(ctx, *cossinado, cp))
+	}
+	if o.espelhar != "" {
+		if code := espelhar(ctx, c, o.espelhar, stdout, stderr); code != 0 {
+			return code
+		}
+	}
+	if o.monitorar != "" {
+		if code := monitorar(ctx, c, o.monitorar, stdout, stderr); code != 0 {
+			return code
+		}
 	}
 	if o.desde != "" {
 		antigo, novo, primeira, err := c.VerificarDesde(ctx, o.desde)
