@@ -47,18 +47,32 @@ func RegistroSintetico(semente string, i int) Registro {
 // parents, then n draws, each among the five of its unit (all free) and
 // followed by the winner's cycle end. Replayed, it shows no divergence.
 func HistoriaSintetica(semente string, n int) []Registravel {
+	var out []Registravel
+	_ = CadaHistoriaSintetica(semente, n, func(r Registravel) error {
+		out = append(out, r)
+		return nil
+	})
+	return out
+}
+
+// CadaHistoriaSintetica gives the records of HistoriaSintetica(semente, n)
+// to fn one by one, in log order, holding none: the national-scale bench
+// (d6a-bench verificar) writes millions. It stops at fn's first error.
+func CadaHistoriaSintetica(semente string, n int, fn func(Registravel) error) error {
 	id := func(tipo string, k int) uuid.UUID {
 		return uuid.NewSHA1(uuid.NameSpaceOID, fmt.Appendf(nil, "%s/%s/%d", semente, tipo, k))
 	}
 	const unidades, porUnidade = 1000, 5
-	var out []Registravel
 	lista := make([][]string, unidades)
 	seq := int64(0)
 	for u := range unidades {
 		for k := range porUnidade {
 			c := id("conselheiro", u*porUnidade+k)
 			seq++
-			out = append(out, NovoCadastro(id("cadastro", u*porUnidade+k), &seq, c, id("uc", u), 3, "disponivel", true))
+			s := seq
+			if err := fn(NovoCadastro(id("cadastro", u*porUnidade+k), &s, c, id("uc", u), 3, "disponivel", true)); err != nil {
+				return err
+			}
 			lista[u] = append(lista[u], c.String())
 		}
 		slices.Sort(lista[u])
@@ -79,8 +93,14 @@ func HistoriaSintetica(semente string, n int) []Registravel {
 		if err != nil {
 			panic(err)
 		}
+		if err := fn(r); err != nil {
+			return err
+		}
 		seq++
-		out = append(out, r, NovoCicloConcluido(id("ciclo", i), &seq, r.ConselheiroID, demanda, "disponivel"))
+		s2 := seq
+		if err := fn(NovoCicloConcluido(id("ciclo", i), &s2, r.ConselheiroID, demanda, "disponivel")); err != nil {
+			return err
+		}
 	}
-	return out
+	return nil
 }
