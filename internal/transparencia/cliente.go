@@ -40,6 +40,11 @@ type Cliente struct {
 	// trigger there (ConferirGatilho); without it those checks are skipped
 	// and said so.
 	Barramento Barramento
+
+	// lidoB and lido are the record being given to AoRegistro and its
+	// parse (lerRegistravel).
+	lidoB []byte
+	lido  Registravel
 }
 
 // ErrHTTP is an answer other than 200.
@@ -307,15 +312,17 @@ func (c *Cliente) VerificarTudo(ctx context.Context, progresso func(feitos, tota
 	return res, cp, err
 }
 
-func conferirFolha(registro []byte, folha tlog.Hash) error {
+// conferirFolha checks a record by itself: its leaf hash, its canonical
+// form and what it proves alone (ConferirRegistravel); r is the record
+// parsed (nil when it does not parse or hash to its leaf).
+func conferirFolha(registro []byte, folha tlog.Hash) (r Registravel, err error) {
 	if h := tlog.RecordHash(registro); h != folha {
-		return falha("hash_folha", base64.StdEncoding.EncodeToString(folha[:]), base64.StdEncoding.EncodeToString(h[:]))
+		return nil, falha("hash_folha", base64.StdEncoding.EncodeToString(folha[:]), base64.StdEncoding.EncodeToString(h[:]))
 	}
-	r, err := LerRegistravel(registro)
-	if err != nil {
-		return err
+	if r, err = LerRegistravel(registro); err != nil {
+		return nil, err
 	}
-	return ConferirRegistravel(r)
+	return r, ConferirRegistravel(r)
 }
 
 // VerificarDesde is the watcher's check: the checkpoint saved in arquivo

@@ -82,11 +82,15 @@ func (c *Cliente) tile(ctx context.Context, t tlog.Tile) ([]byte, error) {
 }
 
 // bloco is one level-0 tile's leaves: their hashes and their records
-// (empty: eliminated).
+// (empty: eliminated), each record already parsed and checked by itself
+// (conferirFolha) in the goroutine that fetched it, so the checks that
+// need no state run in parallel and only the replay runs in log order.
 type bloco struct {
 	inicio   int64
 	hashes   []tlog.Hash
 	entradas [][]byte
+	lidos    []Registravel
+	falhas   []error
 	err      error
 }
 
@@ -108,8 +112,25 @@ func (c *Cliente) lerBloco(ctx context.Context, k int64, w int) bloco {
 	}
 	if b.entradas, err = tiles.ReadBundle(e, w); err != nil {
 		b.err = falha(tiles.Path(tiles.Bundle(k, w)), umaLinha(err.Error()), "an entry bundle")
+		return b
+	}
+	b.lidos, b.falhas = make([]Registravel, w), make([]error, w)
+	for j, reg := range b.entradas {
+		if len(reg) > 0 {
+			b.lidos[j], b.falhas[j] = conferirFolha(reg, b.hashes[j])
+		}
 	}
 	return b
+}
+
+// lerRegistravel is LerRegistravel, answered without parsing again for
+// the record percorrer is giving out now (AoRegistro's callers parse it).
+// It runs in the goroutine of the callbacks.
+func (c *Cliente) lerRegistravel(b []byte) (Registravel, error) {
+	if c.lido != nil && len(b) > 0 && len(b) == len(c.lidoB) && &b[0] == &c.lidoB[0] {
+		return c.lido, nil
+	}
+	return LerRegistravel(b)
 }
 
 // percorrer reads the leaves fr.N … cp.Tamanho-1 from the level-0 tiles
@@ -119,7 +140,7 @@ func (c *Cliente) lerBloco(ctx context.Context, k int64, w int) bloco {
 // must be the checkpoint's: with fr the verified tree of an earlier size,
 // that proves cp extends it, and every leaf given to fn is in cp's tree.
 // Memory: the tiles in flight and the frontier, whatever the log's size.
-func (c *Cliente) percorrer(ctx context.Context, cp Checkpoint, fr *Fronteira, progresso func(feitos, total int64), fn func(i int64, registro []byte, folha tlog.Hash) error) error {
+func (c *Cliente) percorrer(ctx context.Context, cp Checkpoint, fr *Fronteira, progresso func(feitos, total int64), fn func(i int64, registro []byte, folha tlog.Hash, lido Registravel, falhou error) error) error {
 	if fr.N > cp.Tamanho {
 		return falha("checkpoint.tamanho", cp.Tamanho, fmt.Sprintf("≥ %d (the size already verified): the log shrank", fr.N))
 	}
@@ -153,7 +174,10 @@ func (c *Cliente) percorrer(ctx context.Context, cp Checkpoint, fr *Fronteira, p
 			if len(b.entradas[j]) > 0 {
 				reg = b.entradas[j]
 			}
-			if err := fn(i, reg, h); err != nil {
+			c.lidoB, c.lido = reg, b.lidos[j]
+			err := fn(i, reg, h, b.lidos[j], b.falhas[j])
+			c.lidoB, c.lido = nil, nil
+			if err != nil {
 				return err
 			}
 			fr.Adicionar(h)
@@ -180,7 +204,7 @@ func (c *Cliente) percorrer(ctx context.Context, cp Checkpoint, fr *Fronteira, p
 // verificarDe checks the records fr.N … of cp (as VerificarTudo does for
 // all of them) into res, extending fr.
 func (c *Cliente) verificarDe(ctx context.Context, cp Checkpoint, fr *Fronteira, res *Resumo, progresso func(feitos, total int64)) error {
-	err := c.percorrer(ctx, cp, fr, progresso, func(i int64, reg []byte, folha tlog.Hash) error {
+	err := c.percorrer(ctx, cp, fr, progresso, func(i int64, reg []byte, _ tlog.Hash, _ Registravel, err error) error {
 		if c.AoRegistro != nil {
 			c.AoRegistro(i, reg)
 		}
@@ -188,7 +212,6 @@ func (c *Cliente) verificarDe(ctx context.Context, cp Checkpoint, fr *Fronteira,
 			res.Eliminados++
 			return nil
 		}
-		err := conferirFolha(reg, folha)
 		if err == nil && c.Barramento != nil && i >= res.GatilhoDesde {
 			var conferiu bool
 			if conferiu, err = c.conferirGatilhoDe(ctx, reg); conferiu {

@@ -60,7 +60,7 @@ func (c *Cliente) gatilhoDesde(ctx context.Context) (int64, error) {
 // conferirGatilhoDe checks a record against the bus: a draw's trigger
 // (conferiu: it was a draw), an input's message (ConferirEntrada).
 func (c *Cliente) conferirGatilhoDe(ctx context.Context, registro []byte) (conferiu bool, err error) {
-	f, err := LerRegistravel(registro)
+	f, err := c.lerRegistravel(registro)
 	if err != nil {
 		return false, err
 	}

@@ -134,7 +134,7 @@ func (c *Cliente) Monitorar(ctx context.Context, dir string, progresso func(feit
 		if b == nil {
 			return
 		}
-		f, err := LerRegistravel(b)
+		f, err := c.lerRegistravel(b)
 		if err != nil {
 			return
 		}

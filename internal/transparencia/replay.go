@@ -335,7 +335,7 @@ func (c *Cliente) Reproduzir(ctx context.Context, alvo uuid.UUID, progresso func
 			res.Eliminados++
 			return
 		}
-		f, err := LerRegistravel(b)
+		f, err := c.lerRegistravel(b)
 		if err != nil {
 			return
 		}
