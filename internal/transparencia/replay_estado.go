@@ -21,14 +21,16 @@ type EstadoReplay struct {
 	// input records' event ids, the last stream sequence a record named
 	// and the counts so far. The messages themselves are read again from
 	// the sequence after Ultima.
-	Ativas      map[uuid.UUID]uuid.UUID `json:"ativas"`
-	Vistos      []uuid.UUID             `json:"vistos"`
-	Ultima      uint64                  `json:"ultima_sequencia"`
-	Mensagens   int64                   `json:"mensagens"`
-	Registradas int64                   `json:"registradas"`
-	SemEfeito   int64                   `json:"sem_efeito"`
-	Invalidas   int64                   `json:"invalidas"`
-	Mortas      int64                   `json:"mortas"`
+	Ativas map[uuid.UUID]uuid.UUID `json:"ativas"`
+	// Vistos are the input records' event ids, 16 bytes each (base64 in
+	// the JSON): the largest part of the state, one per input record.
+	Vistos      []byte `json:"vistos"`
+	Ultima      uint64 `json:"ultima_sequencia"`
+	Mensagens   int64  `json:"mensagens"`
+	Registradas int64  `json:"registradas"`
+	SemEfeito   int64  `json:"sem_efeito"`
+	Invalidas   int64  `json:"invalidas"`
+	Mortas      int64  `json:"mortas"`
 }
 
 // EstadoConselheiro is one counsellor's replayed state.
@@ -53,8 +55,9 @@ func (r *Replay) Estado() EstadoReplay {
 	for id := range r.desconhecidos {
 		e.Desconhecidos = append(e.Desconhecidos, id)
 	}
+	e.Vistos = make([]byte, 0, 16*len(r.vistos))
 	for id := range r.vistos {
-		e.Vistos = append(e.Vistos, id)
+		e.Vistos = append(e.Vistos, id[:]...)
 	}
 	return e
 }
@@ -76,8 +79,9 @@ func RestaurarReplay(e EstadoReplay) *Replay {
 	if e.Ativas != nil {
 		r.ativas = e.Ativas
 	}
-	for _, id := range e.Vistos {
-		r.vistos[id] = true
+	r.vistos = make(map[uuid.UUID]bool, len(e.Vistos)/16)
+	for i := 0; i+16 <= len(e.Vistos); i += 16 {
+		r.vistos[uuid.UUID(e.Vistos[i:i+16])] = true
 	}
 	r.ultima = e.Ultima
 	r.Mensagens, r.Registradas, r.SemEfeito, r.Invalidas, r.Mortas = e.Mensagens, e.Registradas, e.SemEfeito, e.Invalidas, e.Mortas
