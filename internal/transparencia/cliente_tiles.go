@@ -91,10 +91,13 @@ type bloco struct {
 	entradas [][]byte
 	lidos    []Registravel
 	falhas   []error
+	// gatilhos: the record was checked against its bus message
+	// (conferirNoBarramento), from index gatilhoDesde on.
+	gatilhos []bool
 	err      error
 }
 
-func (c *Cliente) lerBloco(ctx context.Context, k int64, w int) bloco {
+func (c *Cliente) lerBloco(ctx context.Context, k int64, w int, gatilhoDesde int64) bloco {
 	b := bloco{inicio: k * tiles.Width}
 	h, err := c.tile(ctx, tiles.Hash(0, k, w))
 	if err != nil {
@@ -114,10 +117,16 @@ func (c *Cliente) lerBloco(ctx context.Context, k int64, w int) bloco {
 		b.err = falha(tiles.Path(tiles.Bundle(k, w)), umaLinha(err.Error()), "an entry bundle")
 		return b
 	}
-	b.lidos, b.falhas = make([]Registravel, w), make([]error, w)
+	b.lidos, b.falhas, b.gatilhos = make([]Registravel, w), make([]error, w), make([]bool, w)
 	for j, reg := range b.entradas {
-		if len(reg) > 0 {
-			b.lidos[j], b.falhas[j] = conferirFolha(reg, b.hashes[j])
+		if len(reg) == 0 {
+			continue
+		}
+		b.lidos[j], b.falhas[j] = conferirFolha(reg, b.hashes[j])
+		// The bus reads of the draws and inputs, in the fetchers too: as
+		// many round trips in flight as tiles (issue 39's bulk check).
+		if b.falhas[j] == nil && c.Barramento != nil && b.inicio+int64(j) >= gatilhoDesde {
+			b.gatilhos[j], b.falhas[j] = conferirNoBarramento(ctx, c.Barramento, b.lidos[j])
 		}
 	}
 	return b
@@ -140,7 +149,7 @@ func (c *Cliente) lerRegistravel(b []byte) (Registravel, error) {
 // must be the checkpoint's: with fr the verified tree of an earlier size,
 // that proves cp extends it, and every leaf given to fn is in cp's tree.
 // Memory: the tiles in flight and the frontier, whatever the log's size.
-func (c *Cliente) percorrer(ctx context.Context, cp Checkpoint, fr *Fronteira, progresso func(feitos, total int64), fn func(i int64, registro []byte, folha tlog.Hash, lido Registravel, falhou error) error) error {
+func (c *Cliente) percorrer(ctx context.Context, cp Checkpoint, fr *Fronteira, gatilhoDesde int64, progresso func(feitos, total int64), fn func(i int64, registro []byte, lido Registravel, gatilho bool, falhou error) error) error {
 	if fr.N > cp.Tamanho {
 		return falha("checkpoint.tamanho", cp.Tamanho, fmt.Sprintf("≥ %d (the size already verified): the log shrank", fr.N))
 	}
@@ -157,7 +166,7 @@ func (c *Cliente) percorrer(ctx context.Context, cp Checkpoint, fr *Fronteira, p
 			case <-ctx.Done():
 				return
 			}
-			go func() { ch <- c.lerBloco(ctx, k, w) }()
+			go func() { ch <- c.lerBloco(ctx, k, w, gatilhoDesde) }()
 		}
 	}()
 	for ch := range fila {
@@ -175,7 +184,7 @@ func (c *Cliente) percorrer(ctx context.Context, cp Checkpoint, fr *Fronteira, p
 				reg = b.entradas[j]
 			}
 			c.lidoB, c.lido = reg, b.lidos[j]
-			err := fn(i, reg, h, b.lidos[j], b.falhas[j])
+			err := fn(i, reg, b.lidos[j], b.gatilhos[j], b.falhas[j])
 			c.lidoB, c.lido = nil, nil
 			if err != nil {
 				return err
@@ -204,7 +213,7 @@ func (c *Cliente) percorrer(ctx context.Context, cp Checkpoint, fr *Fronteira, p
 // verificarDe checks the records fr.N … of cp (as VerificarTudo does for
 // all of them) into res, extending fr.
 func (c *Cliente) verificarDe(ctx context.Context, cp Checkpoint, fr *Fronteira, res *Resumo, progresso func(feitos, total int64)) error {
-	err := c.percorrer(ctx, cp, fr, progresso, func(i int64, reg []byte, _ tlog.Hash, _ Registravel, err error) error {
+	err := c.percorrer(ctx, cp, fr, res.GatilhoDesde, progresso, func(i int64, reg []byte, _ Registravel, gatilho bool, err error) error {
 		if c.AoRegistro != nil {
 			c.AoRegistro(i, reg)
 		}
@@ -212,11 +221,8 @@ func (c *Cliente) verificarDe(ctx context.Context, cp Checkpoint, fr *Fronteira,
 			res.Eliminados++
 			return nil
 		}
-		if err == nil && c.Barramento != nil && i >= res.GatilhoDesde {
-			var conferiu bool
-			if conferiu, err = c.conferirGatilhoDe(ctx, reg); conferiu {
-				res.Gatilhos++
-			}
+		if gatilho {
+			res.Gatilhos++
 		}
 		if err != nil {
 			res.Falhas++
