@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -25,6 +26,53 @@ const FatorTiles = 50
 // either, but a reader asking for it wants the tree's newest edge.
 const cacheParcial = "public, max-age=5"
 
+// memoriaTiles keeps full tiles in memory, by path and encoding, up to
+// limiteMemoriaTiles bytes (then it starts again empty). A full hash tile
+// never changes; a full bundle changes only when a record is eliminated
+// (spec 2.2), so bundles are kept validadeBundle at most: an elimination
+// reaches every instance's answers within that time, as the purge the
+// operator makes of any CDN (CONTRACT §7).
+type memoriaTiles struct {
+	mu     sync.Mutex
+	itens  map[string]itemTile
+	bytes  int
+	agora  func() time.Time
+	limite int
+}
+
+type itemTile struct {
+	corpo []byte
+	em    time.Time
+}
+
+const (
+	limiteMemoriaTiles = 64 << 20
+	validadeBundle     = time.Minute
+)
+
+func (m *memoriaTiles) ler(chave string, bundle bool) ([]byte, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	it, ok := m.itens[chave]
+	if !ok || (bundle && m.agora().Sub(it.em) > validadeBundle) {
+		return nil, false
+	}
+	return it.corpo, true
+}
+
+func (m *memoriaTiles) guardar(chave string, corpo []byte) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.itens == nil || m.bytes+len(corpo) > m.limite {
+		m.itens, m.bytes = map[string]itemTile{}, 0
+	}
+	if old, ok := m.itens[chave]; ok {
+		m.bytes -= len(old.corpo)
+	}
+	m.itens[chave] = itemTile{corpo, m.agora()}
+	m.bytes += len(corpo)
+}
+
 // tilesRotas serves the log as C2SP tlog-tiles (CONTRACT §7 "Tiles") from
 // the hashes and records the log stores: registered before the group's
 // limiter, with a limit of its own.
@@ -42,6 +90,7 @@ func (a *api) tilesRotas(app *fiber.App, t *rotasTransparencia, porMinuto int) {
 			},
 		}))
 	}
+	t.memoria = &memoriaTiles{agora: time.Now, limite: limiteMemoriaTiles}
 	app.Get(RotaTransparencia+"/tile/*", append(hs, t.tile)...)
 }
 
@@ -54,6 +103,18 @@ func (t *rotasTransparencia) tile(c *fiber.Ctx) error {
 	if err != nil {
 		return fiber.NewError(fiber.StatusBadRequest, "caminho de tile malformado (C2SP tlog-tiles: tile/<L>/<N>[.p/<W>] ou tile/entries/<N>[.p/<W>])")
 	}
+	bundle := tl.L == tiles.Entries
+	gz := bundle && aceitaGzip(c.Get(fiber.HeaderAcceptEncoding))
+	chave := tiles.Path(tl)
+	if gz {
+		chave += "|gzip"
+	}
+	// A full tile already read is in the tree of every later checkpoint.
+	if tl.W == tiles.Width {
+		if corpo, ok := t.memoria.ler(chave, bundle); ok {
+			return enviarTile(c, tl, gz, corpo)
+		}
+	}
 	ctx, cancel := t.ctx(c)
 	defer cancel()
 	_, n, err := t.ultimo(ctx)
@@ -64,7 +125,7 @@ func (t *rotasTransparencia) tile(c *fiber.Ctx) error {
 		return fiber.NewError(fiber.StatusNotFound, "tile além da árvore do último checkpoint (tamanho "+strconv.FormatInt(n, 10)+")")
 	}
 	var corpo []byte
-	if tl.L == tiles.Entries {
+	if bundle {
 		inicio := tl.N * tiles.Width
 		fs, err := transparencia.Folhas(ctx, t.db.Pool, inicio, inicio+int64(tl.W), tl.W)
 		if err != nil {
@@ -83,11 +144,26 @@ func (t *rotasTransparencia) tile(c *fiber.Ctx) error {
 				return falhaLeitura(err)
 			}
 		}
-	} else {
-		if corpo, err = tlog.ReadTileData(tl, transparencia.Leitor(ctx, t.db.Pool)); err != nil {
-			return falhaLeitura(err)
+		if gz {
+			var b bytes.Buffer
+			z, _ := gzip.NewWriterLevel(&b, gzip.BestSpeed)
+			_, _ = z.Write(corpo)
+			if err := z.Close(); err != nil {
+				return falhaLeitura(err)
+			}
+			corpo = b.Bytes()
 		}
+	} else if corpo, err = tlog.ReadTileData(tl, transparencia.Leitor(ctx, t.db.Pool)); err != nil {
+		return falhaLeitura(err)
 	}
+	if tl.W == tiles.Width {
+		t.memoria.guardar(chave, corpo)
+	}
+	return enviarTile(c, tl, gz, corpo)
+}
+
+// enviarTile answers a tile's bytes with C2SP's headers.
+func enviarTile(c *fiber.Ctx, tl tlog.Tile, gz bool, corpo []byte) error {
 	if tl.W == tiles.Width {
 		c.Set(fiber.HeaderCacheControl, cacheImutavel)
 	} else {
@@ -96,15 +172,8 @@ func (t *rotasTransparencia) tile(c *fiber.Ctx) error {
 	c.Set(fiber.HeaderContentType, "application/octet-stream")
 	if tl.L == tiles.Entries {
 		c.Set(fiber.HeaderVary, fiber.HeaderAcceptEncoding)
-		if aceitaGzip(c.Get(fiber.HeaderAcceptEncoding)) {
-			var b bytes.Buffer
-			z, _ := gzip.NewWriterLevel(&b, gzip.BestSpeed)
-			_, _ = z.Write(corpo)
-			if err := z.Close(); err != nil {
-				return falhaLeitura(err)
-			}
+		if gz {
 			c.Set(fiber.HeaderContentEncoding, "gzip")
-			corpo = b.Bytes()
 		}
 	}
 	return c.Send(corpo)

@@ -88,6 +88,7 @@ func (t *rotasTransparencia) estatisticas(c *fiber.Ctx) error {
 
 type rotasTransparencia struct {
 	db          *store.Store
+	memoria     *memoriaTiles
 	verificador string
 	testemunhas []testemunhaPublica
 }
