@@ -26,6 +26,7 @@ type opcoesURL struct {
 	url, desde, chave, evento string
 	all, estatisticas, replay bool
 	conselheiro, demanda      string
+	monitorar, espelhar       string
 	testemunhas               []string
 	quorum                    int
 }
@@ -48,6 +49,8 @@ func flagsURL(fs *flag.FlagSet) *opcoesURL {
 	fs.BoolVar(&o.replay, "replay", false, "with --url --all: rebuild the state from the records alone, in log order, and recompute every decision's eligible list, step and motive (CONTRACT §7)")
 	fs.StringVar(&o.conselheiro, "conselheiro", "", "with --url: a counsellor's own check: their timeline as the log shows it and every decision of their coverage while available, with whether they were in the list; exit 1 naming each that left them out")
 	fs.StringVar(&o.demanda, "demanda", "", "with --url: a demand's own check: its timeline as the log shows it and every release that could have served it while it waited, with what each served; exit 1 naming each that passed it over")
+	fs.StringVar(&o.monitorar, "monitorar", "", "with --url: the incremental monitor; DIR keeps the last verified checkpoint and replayed state: the first run verifies and replays the whole log, each later run proves consistency with the kept checkpoint and replays only the new records (CONTRACT §7)")
+	fs.StringVar(&o.espelhar, "espelhar", "", "with --url: copy the checkpoint, key and tiles into DIR as a static mirror (any web server serving DIR answers as the service), then verify the copy")
 	fs.IntVar(&o.quorum, "quorum", 0, "with --url: fail unless the checkpoint carries this many valid cosignatures from the --testemunha keys")
 	return o
 }
@@ -65,8 +68,8 @@ func verifyURL(o *opcoesURL, eventID, arquivo string) int {
 		fmt.Fprintf(stderr, "d6a verify: %v\n", err)
 		return exitUsage
 	}
-	if eventID == "" && !o.all && o.desde == "" && !o.estatisticas && o.quorum == 0 && o.conselheiro == "" && o.demanda == "" {
-		fmt.Fprintln(stderr, "d6a verify: with --url give --event-id UUID, --all [--replay], --conselheiro UUID, --demanda UUID, --estatisticas, --quorum and/or --desde FILE")
+	if eventID == "" && !o.all && o.desde == "" && !o.estatisticas && o.quorum == 0 && o.conselheiro == "" && o.demanda == "" && o.monitorar == "" && o.espelhar == "" {
+		fmt.Fprintln(stderr, "d6a verify: with --url give --event-id UUID, --all [--replay], --conselheiro UUID, --demanda UUID, --estatisticas, --quorum, --desde FILE, --monitorar DIR and/or --espelhar DIR")
 		return exitUsage
 	}
 	if o.replay && !o.all {
@@ -109,7 +112,7 @@ func verifyURL(o *opcoesURL, eventID, arquivo string) int {
 	c := &transparencia.Cliente{Base: o.url, Chave: strings.TrimSpace(o.chave), Avisos: stderr}
 	// The platform's bus, read-only, when D6A_NATS_URL names one: each
 	// draw's trigger is checked there (CONTRACT §4).
-	if u := os.Getenv("D6A_NATS_URL"); u != "" && (eventID != "" || o.all || o.conselheiro != "" || o.demanda != "") {
+	if u := os.Getenv("D6A_NATS_URL"); u != "" && (eventID != "" || o.all || o.conselheiro != "" || o.demanda != "" || o.monitorar != "") {
 		bctx, bcancel := context.WithTimeout(ctx, 5*time.Second)
 		b, err := bus.Connect(bctx, bus.Config{URL: u, Stream: cmp.Or(os.Getenv("D6A_NATS_STREAM"), "EVENTOS")})
 		bcancel()
@@ -144,6 +147,16 @@ func verificarPublico(ctx context.Context, c *transparencia.Cliente, o *opcoesUR
 			return 0
 		}
 		return falhou(stderr, c.ConferirExtensao(ctx, *cossinado, cp))
+	}
+	if o.espelhar != "" {
+		if code := espelhar(ctx, c, o.espelhar, stdout, stderr); code != 0 {
+			return code
+		}
+	}
+	if o.monitorar != "" {
+		if code := monitorar(ctx, c, o.monitorar, stdout, stderr); code != 0 {
+			return code
+		}
 	}
 	if o.desde != "" {
 		antigo, novo, primeira, err := c.VerificarDesde(ctx, o.desde)

@@ -45,6 +45,7 @@ func (a *api) transparenciaRotas(app *fiber.App, porMinuto int, chave, testemunh
 			t.testemunhas = append(t.testemunhas, testemunhaPublica{Nome: w.Nome, Chave: w.Chave})
 		}
 	}
+	a.tilesRotas(app, t, porMinuto)
 	g := app.Group(RotaTransparencia)
 	if porMinuto > 0 {
 		g.Use(limiter.New(limiter.Config{
@@ -87,6 +88,7 @@ func (t *rotasTransparencia) estatisticas(c *fiber.Ctx) error {
 
 type rotasTransparencia struct {
 	db          *store.Store
+	memoria     *memoriaTiles
 	verificador string
 	testemunhas []testemunhaPublica
 }

@@ -40,6 +40,11 @@ type Cliente struct {
 	// trigger there (ConferirGatilho); without it those checks are skipped
 	// and said so.
 	Barramento Barramento
+
+	// lidoB and lido are the record being given to AoRegistro and its
+	// parse (lerRegistravel).
+	lidoB []byte
+	lido  Registravel
 }
 
 // ErrHTTP is an answer other than 200.
@@ -72,6 +77,9 @@ func (c *Cliente) get(ctx context.Context, path string) ([]byte, error) {
 	hc := c.HTTP
 	if hc == nil {
 		hc = &http.Client{Timeout: time.Minute}
+	}
+	if dir := c.local(); dir != "" {
+		return c.lerLocal(dir, path)
 	}
 	u := c.raiz() + path
 	for tentativa := 0; ; tentativa++ {
@@ -281,19 +289,13 @@ func (r Resumo) Linha() string {
 		r.Registros, r.Verificados, r.Falhas, base64.StdEncoding.EncodeToString(r.Raiz[:]))
 }
 
-type paginaRegistros struct {
-	Registros []struct {
-		Indice    int64   `json:"indice"`
-		Registro  *string `json:"registro"`
-		HashFolha string  `json:"hash_folha"`
-	} `json:"registros"`
-}
-
-// VerificarTudo mirrors the whole log up to the latest checkpoint:
-// recomputes every draw, rebuilds the tree from the leaves and checks its
-// root is the signed one. A record that fails is counted (the first one
-// is kept) and the mirror goes on; a wrong root or a gap ends it.
-// progresso, when set, is told how many records were checked so far.
+// VerificarTudo mirrors the whole log up to the latest checkpoint from
+// the checkpoint and the tiles alone (CONTRACT §7 "The verifier reads
+// tiles"): recomputes every record, rebuilds the tree leaf by leaf from the
+// level-0 tiles and checks its root is the signed one. A record that fails
+// is counted (the first one is kept) and the mirror goes on; a wrong root
+// or a missing tile ends it. progresso, when set, is told how many records
+// were checked so far.
 func (c *Cliente) VerificarTudo(ctx context.Context, progresso func(feitos, total int64)) (Resumo, Checkpoint, error) {
 	cp, _, err := c.Checkpoint(ctx)
 	if err != nil {
@@ -305,118 +307,22 @@ func (c *Cliente) VerificarTudo(ctx context.Context, progresso func(feitos, tota
 			return res, cp, err
 		}
 	}
-	arvore := make(memoria, 0, 2*cp.Tamanho+64)
-	// The next page is fetched while this one is checked.
-	type pagina struct {
-		p   paginaRegistros
-		err error
-	}
-	buscar := func(inicio int64) chan pagina {
-		ch := make(chan pagina, 1)
-		go func() {
-			lim := min(int64(1000), cp.Tamanho-inicio)
-			var p paginaRegistros
-			err := c.getJSON(ctx, fmt.Sprintf("/registros?inicio=%d&limite=%d", inicio, lim), &p)
-			ch <- pagina{p, err}
-		}()
-		return ch
-	}
-	var prox chan pagina
-	if cp.Tamanho > 0 {
-		prox = buscar(0)
-	}
-	for i := int64(0); i < cp.Tamanho; {
-		pg := <-prox
-		if pg.err != nil {
-			return res, cp, pg.err
-		}
-		if len(pg.p.Registros) == 0 {
-			return res, cp, falha("registros", fmt.Sprintf("no record at %d", i), fmt.Sprintf("%d records (checkpoint size)", cp.Tamanho))
-		}
-		if fim := i + int64(len(pg.p.Registros)); fim < cp.Tamanho {
-			prox = buscar(fim)
-		}
-		for _, it := range pg.p.Registros {
-			if it.Indice != i {
-				return res, cp, falha("registros.indice", it.Indice, i)
-			}
-			folha, err := hashDe(fmt.Sprintf("registros[%d].hash_folha", i), it.HashFolha)
-			if err != nil {
-				return res, cp, err
-			}
-			if c.AoRegistro != nil {
-				var b []byte
-				if it.Registro != nil {
-					b = []byte(*it.Registro)
-				}
-				c.AoRegistro(i, b)
-			}
-			switch {
-			case it.Registro == nil:
-				res.Eliminados++
-			default:
-				err := conferirFolha([]byte(*it.Registro), folha)
-				if err == nil && c.Barramento != nil && i >= res.GatilhoDesde {
-					var conferiu bool
-					if conferiu, err = c.conferirGatilhoDe(ctx, []byte(*it.Registro)); conferiu {
-						res.Gatilhos++
-					}
-				}
-				if err != nil {
-					res.Falhas++
-					if res.Primeira == nil {
-						res.Primeira = fmt.Errorf("registro %d: %w", i, err)
-					}
-				} else {
-					res.Verificados++
-				}
-			}
-			hs, err := tlog.StoredHashesForRecordHash(i, folha, arvore)
-			if err != nil {
-				return res, cp, err
-			}
-			arvore = append(arvore, hs...)
-			i++
-		}
-		if progresso != nil {
-			progresso(i, cp.Tamanho)
-		}
-	}
-	if cp.Tamanho > 0 {
-		if res.Raiz, err = tlog.TreeHash(cp.Tamanho, arvore); err != nil {
-			return res, cp, err
-		}
-		if res.Raiz != cp.Raiz {
-			return res, cp, falha("raiz", base64.StdEncoding.EncodeToString(res.Raiz[:]),
-				base64.StdEncoding.EncodeToString(cp.Raiz[:])+" (the signed checkpoint's root)")
-		}
-	}
-	return res, cp, nil
+	var fr Fronteira
+	err = c.verificarDe(ctx, cp, &fr, &res, progresso)
+	return res, cp, err
 }
 
-func conferirFolha(registro []byte, folha tlog.Hash) error {
+// conferirFolha checks a record by itself: its leaf hash, its canonical
+// form and what it proves alone (ConferirRegistravel); r is the record
+// parsed (nil when it does not parse or hash to its leaf).
+func conferirFolha(registro []byte, folha tlog.Hash) (r Registravel, err error) {
 	if h := tlog.RecordHash(registro); h != folha {
-		return falha("hash_folha", base64.StdEncoding.EncodeToString(folha[:]), base64.StdEncoding.EncodeToString(h[:]))
+		return nil, falha("hash_folha", base64.StdEncoding.EncodeToString(folha[:]), base64.StdEncoding.EncodeToString(h[:]))
 	}
-	r, err := LerRegistravel(registro)
-	if err != nil {
-		return err
+	if r, err = LerRegistravel(registro); err != nil {
+		return nil, err
 	}
-	return ConferirRegistravel(r)
-}
-
-// memoria is a tree's stored hashes in memory.
-type memoria []tlog.Hash
-
-func (m memoria) ReadHashes(idx []int64) ([]tlog.Hash, error) {
-	out := make([]tlog.Hash, len(idx))
-	for i, x := range idx {
-		if x < 0 || x >= int64(len(m)) {
-			return nil, fmt.Errorf("hash %d not mirrored", x)
-		}
-		out[i] = m[x]
-	}
-	return out, nil
+	return r, ConferirRegistravel(r)
 }
 
 // VerificarDesde is the watcher's check: the checkpoint saved in arquivo
@@ -473,11 +379,22 @@ func salvar(arquivo string, dados []byte) error {
 	return os.Rename(tmp.Name(), arquivo)
 }
 
-// ValidarURL checks --url is an absolute http(s) URL.
+// ValidarURL checks --url is an absolute http(s) URL, or a directory
+// holding a static mirror (a path or a file:// URL).
 func ValidarURL(s string) error {
 	u, err := url.Parse(s)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+	if err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" {
+		return nil
+	}
+	dir := s
+	switch {
+	case err == nil && u.Scheme == "file":
+		dir = u.Path
+	case strings.Contains(s, "://"):
 		return fmt.Errorf("--url %q is not an http(s) URL", s)
 	}
-	return nil
+	if st, err := os.Stat(dir); err == nil && st.IsDir() {
+		return nil
+	}
+	return fmt.Errorf("--url %q is neither an http(s) URL nor a directory holding a mirror", s)
 }

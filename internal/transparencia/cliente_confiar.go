@@ -81,22 +81,13 @@ func (c *Cliente) ConferirExtensao(ctx context.Context, a, b Checkpoint) error {
 	return c.provarExtensao(ctx, a, b, "the cosigned tree", "one history")
 }
 
-// provarExtensao checks, with the served consistency proof, that the tree
+// provarExtensao checks, with a consistency proof built from b's tiles, that the tree
 // of b (the larger, 0 < a.Tamanho < b.Tamanho) extends the tree of a,
 // which the reader calls deQuem; a Falha "consistencia" otherwise.
 func (c *Cliente) provarExtensao(ctx context.Context, a, b Checkpoint, deQuem, esperado string) error {
-	var r struct {
-		Prova []string `json:"prova"`
-	}
-	if err := c.getJSON(ctx, fmt.Sprintf("/consistencia?de=%d&para=%d", a.Tamanho, b.Tamanho), &r); err != nil {
+	prova, err := c.provaPorTiles(ctx, a.Tamanho, b)
+	if err != nil {
 		return err
-	}
-	prova := make(tlog.TreeProof, len(r.Prova))
-	for i, p := range r.Prova {
-		var err error
-		if prova[i], err = hashDe(fmt.Sprintf("prova[%d]", i), p); err != nil {
-			return err
-		}
 	}
 	if err := tlog.CheckTree(prova, b.Tamanho, b.Raiz, a.Tamanho, a.Raiz); err != nil {
 		return falha("consistencia", fmt.Sprintf("tree %d is not an extension of %s %d", b.Tamanho, deQuem, a.Tamanho), esperado)

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
+	"golang.org/x/mod/sumdb/tlog"
 
 	"github.com/formigueiro/d6a/internal/config"
 	"github.com/formigueiro/d6a/internal/httpapi"
@@ -166,8 +167,10 @@ func TestClienteApanhaServidorAdulterado(t *testing.T) {
 	alvo := transparencia.RegistroSintetico("teste", 13)
 	b, _ := alvo.Bytes()
 	trocado := strings.Replace(string(b), `"conselheiro_id":"`+alvo.ConselheiroID.String(), `"conselheiro_id":"`+alvo.Ordenados[1], 1)
+	// In the JSON routes and, byte for byte (same length), in the bundles.
 	editar := func(_ string, body []byte) []byte {
-		return []byte(strings.Replace(string(body), jsonString(string(b)), jsonString(trocado), 1))
+		s := strings.Replace(string(body), jsonString(string(b)), jsonString(trocado), 1)
+		return []byte(strings.Replace(s, string(b), trocado, 1))
 	}
 	c := &transparencia.Cliente{Base: adulterador(t, l.url, editar), Chave: l.chave.Verificador}
 	if _, err := c.VerificarSorteio(ctx, alvo.EventIDSorteio); campoDaFalha(err) != "hash_folha" {
@@ -181,8 +184,10 @@ func TestClienteApanhaServidorAdulterado(t *testing.T) {
 	// the signed root.
 	h := tlogRecordHash64([]byte(trocado))
 	orig := tlogRecordHash64(b)
+	hOrig, hTrocado := tlog.RecordHash(b), tlog.RecordHash([]byte(trocado))
 	editarComHash := func(p string, body []byte) []byte {
-		return []byte(strings.Replace(string(editar(p, body)), orig, h, 1))
+		s := strings.Replace(string(editar(p, body)), orig, h, 1)
+		return []byte(strings.Replace(s, string(hOrig[:]), string(hTrocado[:]), 1))
 	}
 	c.Base = adulterador(t, l.url, editarComHash)
 	if _, err := c.VerificarSorteio(ctx, alvo.EventIDSorteio); campoDaFalha(err) != "prova_inclusao" {

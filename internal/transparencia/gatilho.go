@@ -58,18 +58,15 @@ func (c *Cliente) gatilhoDesde(ctx context.Context) (int64, error) {
 	return *r.GatilhoDesde, nil
 }
 
-// conferirGatilhoDe checks a record against the bus: a draw's trigger
-// (conferiu: it was a draw), an input's message (ConferirEntrada).
-func (c *Cliente) conferirGatilhoDe(ctx context.Context, registro []byte) (conferiu bool, err error) {
-	f, err := LerRegistravel(registro)
-	if err != nil {
-		return false, err
-	}
+// conferirNoBarramento checks a record against the bus: a draw's trigger
+// (conferiu: it was a draw), an input's message (ConferirEntrada). It
+// reads nothing but b, so the tile fetchers run it in parallel.
+func conferirNoBarramento(ctx context.Context, b Barramento, f Registravel) (conferiu bool, err error) {
 	switch r := f.(type) {
 	case Registro:
-		return true, ConferirGatilho(ctx, c.Barramento, r)
+		return true, ConferirGatilho(ctx, b, r)
 	case Entrada:
-		_, err := ConferirEntrada(ctx, c.Barramento, r)
+		_, err := ConferirEntrada(ctx, b, r)
 		return false, err
 	}
 	return false, nil

@@ -48,21 +48,37 @@ func RegistroSintetico(semente string, i int) Registro {
 // preceded by the hierarchy records of its chain's first use and followed
 // by the winner's cycle end; each registration and cycle end by its sweep. Replayed, it shows no divergence.
 func HistoriaSintetica(semente string, n int) []Registravel {
+	var out []Registravel
+	_ = CadaHistoriaSintetica(semente, n, func(r Registravel) error {
+		out = append(out, r)
+		return nil
+	})
+	return out
+}
+
+// CadaHistoriaSintetica gives the records of HistoriaSintetica(semente, n)
+// to fn one by one, in log order, holding none: the national-scale bench
+// (d6a-bench verificar) writes millions. It stops at fn's first error.
+func CadaHistoriaSintetica(semente string, n int, fn func(Registravel) error) error {
 	id := func(tipo string, k int) uuid.UUID {
 		return uuid.NewSHA1(uuid.NameSpaceOID, fmt.Appendf(nil, "%s/%s/%d", semente, tipo, k))
 	}
 	const unidades, porUnidade = 1000, 5
-	var out []Registravel
 	lista := make([][]string, unidades)
 	seq := int64(0)
 	for u := range unidades {
 		for k := range porUnidade {
 			c := id("conselheiro", u*porUnidade+k)
 			seq++
+			s := seq
 			uc := id("uc", u)
 			cadastro := id("cadastro", u*porUnidade+k)
-			out = append(out, NovoCadastro(cadastro, &seq, c, uc, 3, "disponivel", true),
-				NovaVarredura(IDVarredura(cadastro), &seq, &uc, nil, TipoCadastro))
+			if err := fn(NovoCadastro(cadastro, &s, c, uc, 3, "disponivel", true)); err != nil {
+				return err
+			}
+			if err := fn(NovaVarredura(IDVarredura(cadastro), &s, &uc, nil, TipoCadastro)); err != nil {
+				return err
+			}
 			lista[u] = append(lista[u], c.String())
 		}
 		slices.Sort(lista[u])
@@ -76,11 +92,15 @@ func HistoriaSintetica(semente string, n int) []Registravel {
 		s := seq
 		// The links a chain climbs are records before its first decision.
 		if !ligados[uc] {
-			out = append(out, NovaHierarquia(id("hierarquia", u), &s, uc, &pai, 1))
+			if err := fn(NovaHierarquia(id("hierarquia", u), &s, uc, &pai, 1)); err != nil {
+				return err
+			}
 			ligados[uc] = true
 		}
 		if !ligados[pai] {
-			out = append(out, NovaHierarquia(id("hierarquia-pai", u%10), &s, pai, nil, 0))
+			if err := fn(NovaHierarquia(id("hierarquia-pai", u%10), &s, pai, nil, 0)); err != nil {
+				return err
+			}
 			ligados[pai] = true
 		}
 		t := fmt.Sprintf("2026-11-30T%02d:%02d:%02d.%03dZ", (i/3600000)%24, (i/60000)%60, (i/1000)%60, i%1000)
@@ -93,9 +113,17 @@ func HistoriaSintetica(semente string, n int) []Registravel {
 		if err != nil {
 			panic(err)
 		}
+		if err := fn(r); err != nil {
+			return err
+		}
 		seq++
-		out = append(out, r, NovoCicloConcluido(id("ciclo", i), &seq, r.ConselheiroID, demanda, "disponivel"),
-			NovaVarredura(IDVarredura(id("ciclo", i)), &seq, &uc, nil, TipoCicloConcluido))
+		s2 := seq
+		if err := fn(NovoCicloConcluido(id("ciclo", i), &s2, r.ConselheiroID, demanda, "disponivel")); err != nil {
+			return err
+		}
+		if err := fn(NovaVarredura(IDVarredura(id("ciclo", i)), &s2, &uc, nil, TipoCicloConcluido)); err != nil {
+			return err
+		}
 	}
-	return out
+	return nil
 }

@@ -441,7 +441,7 @@ func (c *Cliente) ReproduzirEm(ctx context.Context, rp *Replay, progresso func(f
 			res.Eliminados++
 			return
 		}
-		f, err := LerRegistravel(b)
+		f, err := c.lerRegistravel(b)
 		if err != nil {
 			return
 		}

@@ -75,7 +75,12 @@ func LerRegistravel(data []byte) (Registravel, error) {
 	var k struct {
 		Tipo *string `json:"tipo"`
 	}
-	if err := json.Unmarshal(data, &k); err != nil {
+	// The kind from the canonical prefix (CONTRACT §7: a record of another
+	// kind than the draw starts with "tipo", a draw with its event id;
+	// the parse below checks the rest is canonical), else from a parse.
+	if t, ok := tipoCanonico(data); ok {
+		k.Tipo = t
+	} else if err := json.Unmarshal(data, &k); err != nil {
 		return nil, falha("registro", umaLinha(err.Error()), "the JSON record of CONTRACT §7")
 	}
 	switch {
@@ -102,6 +107,25 @@ func LerRegistravel(data []byte) (Registravel, error) {
 	default:
 		return nil, falha("registro.tipo", *k.Tipo, "a kind of record this verifier knows (a draw, "+TipoSemCandidatos+", "+TipoHierarquia+" or an input of docs/verificacao.md §0.1)")
 	}
+}
+
+// tipoCanonico reads a canonical record's kind from its first key: nil for
+// a draw; ok false when the record does not start as a canonical one does.
+func tipoCanonico(data []byte) (tipo *string, ok bool) {
+	const prefixoTipo, prefixoSorteio = `{"tipo":"`, `{"event_id_sorteio":"`
+	switch {
+	case bytes.HasPrefix(data, []byte(prefixoSorteio)):
+		return nil, true
+	case bytes.HasPrefix(data, []byte(prefixoTipo)):
+		resto := data[len(prefixoTipo):]
+		fim := bytes.IndexByte(resto, '"')
+		if fim < 0 || bytes.IndexByte(resto[:fim], '\\') >= 0 {
+			return nil, false
+		}
+		t := string(resto[:fim])
+		return &t, true
+	}
+	return nil, false
 }
 
 // ConferirRegistravel checks what a record of any kind proves by itself: a

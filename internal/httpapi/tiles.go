@@ -1,0 +1,193 @@
+package httpapi
+
+import (
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/limiter"
+	"golang.org/x/mod/sumdb/tlog"
+
+	"github.com/formigueiro/d6a/internal/tiles"
+	"github.com/formigueiro/d6a/internal/transparencia"
+)
+
+// FatorTiles is how many more tile requests than other transparency
+// requests one client IP may make per minute: a verifier of the whole log
+// reads two tiles per 256 records, and a CDN in front is one address.
+const FatorTiles = 50
+
+// cacheParcial is a partial tile's Cache-Control: its bytes never change
+// either, but a reader asking for it wants the tree's newest edge.
+const cacheParcial = "public, max-age=5"
+
+// memoriaTiles keeps full tiles in memory, by path and encoding, up to
+// limiteMemoriaTiles bytes (then it starts again empty). A full hash tile
+// never changes; a full bundle changes only when a record is eliminated
+// (spec 2.2), so bundles are kept validadeBundle at most: an elimination
+// reaches every instance's answers within that time, as the purge the
+// operator makes of any CDN (CONTRACT §7).
+type memoriaTiles struct {
+	mu     sync.Mutex
+	itens  map[string]itemTile
+	bytes  int
+	agora  func() time.Time
+	limite int
+}
+
+type itemTile struct {
+	corpo []byte
+	em    time.Time
+}
+
+const (
+	limiteMemoriaTiles = 64 << 20
+	validadeBundle     = time.Minute
+)
+
+func (m *memoriaTiles) ler(chave string, bundle bool) ([]byte, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	it, ok := m.itens[chave]
+	if !ok || (bundle && m.agora().Sub(it.em) > validadeBundle) {
+		return nil, false
+	}
+	return it.corpo, true
+}
+
+func (m *memoriaTiles) guardar(chave string, corpo []byte) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.itens == nil || m.bytes+len(corpo) > m.limite {
+		m.itens, m.bytes = map[string]itemTile{}, 0
+	}
+	if old, ok := m.itens[chave]; ok {
+		m.bytes -= len(old.corpo)
+	}
+	m.itens[chave] = itemTile{corpo, m.agora()}
+	m.bytes += len(corpo)
+}
+
+// tilesRotas serves the log as C2SP tlog-tiles (CONTRACT §7 "Tiles") from
+// the hashes and records the log stores: registered before the group's
+// limiter, with a limit of its own.
+func (a *api) tilesRotas(app *fiber.App, t *rotasTransparencia, porMinuto int) {
+	hs := []fiber.Handler{}
+	if porMinuto > 0 {
+		hs = append(hs, limiter.New(limiter.Config{
+			Max:        porMinuto * FatorTiles,
+			Expiration: time.Minute,
+			KeyGenerator: func(c *fiber.Ctx) string {
+				return "tile|" + chaveThrottle(a.ip.de(c))
+			},
+			LimitReached: func(c *fiber.Ctx) error {
+				return c.Status(fiber.StatusTooManyRequests).JSON(fiber.Map{"erro": "limite de requisições por minuto excedido"})
+			},
+		}))
+	}
+	t.memoria = &memoriaTiles{agora: time.Now, limite: limiteMemoriaTiles}
+	app.Get(RotaTransparencia+"/tile/*", append(hs, t.tile)...)
+}
+
+// tile answers one hash tile or entry bundle of the tree of the latest
+// signed checkpoint: any tile of that tree (full, or partial of any width
+// up to its edge, so every signed size's partial tiles stay served), 404
+// beyond it, 400 for a path not in C2SP's canonical form.
+func (t *rotasTransparencia) tile(c *fiber.Ctx) error {
+	tl, err := tiles.ParsePath(strings.TrimPrefix(c.Path(), RotaTransparencia+"/"))
+	if err != nil {
+		return fiber.NewError(fiber.StatusBadRequest, "caminho de tile malformado (C2SP tlog-tiles: tile/<L>/<N>[.p/<W>] ou tile/entries/<N>[.p/<W>])")
+	}
+	bundle := tl.L == tiles.Entries
+	gz := bundle && aceitaGzip(c.Get(fiber.HeaderAcceptEncoding))
+	chave := tiles.Path(tl)
+	if gz {
+		chave += "|gzip"
+	}
+	// A full tile already read is in the tree of every later checkpoint.
+	if tl.W == tiles.Width {
+		if corpo, ok := t.memoria.ler(chave, bundle); ok {
+			return enviarTile(c, tl, gz, corpo)
+		}
+	}
+	ctx, cancel := t.ctx(c)
+	defer cancel()
+	_, n, err := t.ultimo(ctx)
+	if err != nil {
+		return err
+	}
+	if !tiles.In(tl, n) {
+		return fiber.NewError(fiber.StatusNotFound, "tile além da árvore do último checkpoint (tamanho "+strconv.FormatInt(n, 10)+")")
+	}
+	var corpo []byte
+	if bundle {
+		inicio := tl.N * tiles.Width
+		fs, err := transparencia.Folhas(ctx, t.db.Pool, inicio, inicio+int64(tl.W), tl.W)
+		if err != nil {
+			return falhaLeitura(err)
+		}
+		if len(fs) != tl.W {
+			return falhaLeitura(errors.New("transparencia: records missing under the signed size"))
+		}
+		for i, f := range fs {
+			if f.Indice != inicio+int64(i) {
+				return falhaLeitura(errors.New("transparencia: a gap in the records under the signed size"))
+			}
+			// Eliminated (spec 2.2): an empty entry; its leaf hash stays
+			// in the level-0 tile.
+			if corpo, err = tiles.AppendEntry(corpo, f.Registro); err != nil {
+				return falhaLeitura(err)
+			}
+		}
+		if gz {
+			var b bytes.Buffer
+			z, _ := gzip.NewWriterLevel(&b, gzip.BestSpeed)
+			_, _ = z.Write(corpo)
+			if err := z.Close(); err != nil {
+				return falhaLeitura(err)
+			}
+			corpo = b.Bytes()
+		}
+	} else if corpo, err = tlog.ReadTileData(tl, transparencia.Leitor(ctx, t.db.Pool)); err != nil {
+		return falhaLeitura(err)
+	}
+	if tl.W == tiles.Width {
+		t.memoria.guardar(chave, corpo)
+	}
+	return enviarTile(c, tl, gz, corpo)
+}
+
+// enviarTile answers a tile's bytes with C2SP's headers.
+func enviarTile(c *fiber.Ctx, tl tlog.Tile, gz bool, corpo []byte) error {
+	if tl.W == tiles.Width {
+		c.Set(fiber.HeaderCacheControl, cacheImutavel)
+	} else {
+		c.Set(fiber.HeaderCacheControl, cacheParcial)
+	}
+	c.Set(fiber.HeaderContentType, "application/octet-stream")
+	if tl.L == tiles.Entries {
+		c.Set(fiber.HeaderVary, fiber.HeaderAcceptEncoding)
+		if gz {
+			c.Set(fiber.HeaderContentEncoding, "gzip")
+		}
+	}
+	return c.Send(corpo)
+}
+
+// aceitaGzip reads Accept-Encoding: gzip listed and not refused (q=0).
+func aceitaGzip(v string) bool {
+	for _, parte := range strings.Split(v, ",") {
+		nome, params, _ := strings.Cut(strings.TrimSpace(parte), ";")
+		if !strings.EqualFold(strings.TrimSpace(nome), "gzip") {
+			continue
+		}
+		q := strings.ReplaceAll(strings.TrimSpace(params), " ", "")
+		return q != "q=0" && q != "q=0.0" && q != "q=0.00" && q != "q=0.000"
+	}
+	return false
+}
