@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -57,14 +58,16 @@ func TestEspelhoEstaticoVerifica(t *testing.T) {
 	bin := d6aBin(t)
 	chave := novaChave(t)
 	st := pgtest.New(t)
-	historia := transparencia.HistoriaSintetica("espelho", 300) // 5,000 registrations, 600 records after
+	historia := transparencia.HistoriaSintetica("espelho", 300) // 5,000 registrations and their sweeps, then 300 draws
 	anexarAssinar(t, st, chave, historia[:3000])
 	anexarAssinar(t, st, chave, historia[3000:])
 	n := len(historia)
+	tamanho := fmt.Sprintf("tamanho=%d ", n)
+	registros := fmt.Sprintf("registros=%d ", n)
 	url := servirLog(t, st, chave)
 	dir := t.TempDir()
 	code, out, errOut := rodar(t, bin, "verify", "--url", url, "--chave", chave.Verificador, "--espelhar", dir)
-	if code != 0 || !strings.Contains(out, "espelho: tamanho=5600 ") || !strings.Contains(out, "espelho verificado: transparencia: registros=5600 verificados=5600 falhas=0") {
+	if code != 0 || !strings.Contains(out, "espelho: "+tamanho) || !strings.Contains(out, fmt.Sprintf("espelho verificado: transparencia: registros=%d verificados=%d falhas=0", n, n)) {
 		t.Fatalf("--espelhar: %d %q %q", code, out, errOut)
 	}
 	// Again: the full tiles are kept, only the partial ones fetched.
@@ -76,7 +79,7 @@ func TestEspelhoEstaticoVerifica(t *testing.T) {
 	defer espelho.Close()
 	for _, base := range []string{espelho.URL, dir, "file://" + dir} {
 		code, out, errOut = rodar(t, bin, "verify", "--url", base, "--all", "--replay", "--chave", chave.Verificador)
-		if code != 0 || !strings.Contains(out, "replay: registros=5600 decisoes=300 divergencias=0 gatilhos=0 raiz=") {
+		if code != 0 || !strings.Contains(out, "replay: "+registros+"decisoes=300 divergencias=0 gatilhos=0 raiz=") {
 			t.Errorf("--all --replay on the mirror %s: %d %q %q", base, code, out, errOut)
 		}
 	}
@@ -102,7 +105,29 @@ func TestEspelhoEstaticoVerifica(t *testing.T) {
 	if code != 1 || !strings.Contains(errOut, "FALHA registro 2") || !strings.Contains(errOut, "hash_folha") {
 		t.Errorf("--all --replay on the mirror with a byte changed: %d %q %q", code, out, errOut)
 	}
-	_ = n
+}
+
+// fimDeGatilho is the first index from k on where a trigger's records end
+// (after a sweep record): where the service can sign a checkpoint, since a
+// unit of work's records commit together.
+func fimDeGatilho(h []transparencia.Registravel, k int) int {
+	for ; k < len(h); k++ {
+		if e, ok := h[k-1].(transparencia.Entrada); ok && e.Tipo == transparencia.TipoVarredura {
+			return k
+		}
+	}
+	return len(h)
+}
+
+// decisoesAte counts the decisions in h[:k].
+func decisoesAte(h []transparencia.Registravel, k int) int {
+	n := 0
+	for _, r := range h[:k] {
+		if _, ok := r.(transparencia.Registro); ok {
+			n++
+		}
+	}
+	return n
 }
 
 // CONTRACT §7 "Monitor": a first run verifies everything, each later run
@@ -113,34 +138,37 @@ func TestMonitor(t *testing.T) {
 	bin := d6aBin(t)
 	chave := novaChave(t)
 	st := pgtest.New(t)
-	historia := transparencia.HistoriaSintetica("monitor", 200) // 5,400 records
-	anexarAssinar(t, st, chave, historia[:5100])
+	historia := transparencia.HistoriaSintetica("monitor", 200)
+	a, b, n := fimDeGatilho(historia, 10_500), fimDeGatilho(historia, 10_700), len(historia)
+	anexarAssinar(t, st, chave, historia[:a])
 	url := servirLog(t, st, chave)
 	dir := filepath.Join(t.TempDir(), "monitor")
 	monitor := func(base string) (int, string, string) {
 		return rodar(t, bin, "verify", "--url", base, "--chave", chave.Verificador, "--monitorar", dir)
 	}
 	code, out, errOut := monitor(url)
-	if code != 0 || !strings.Contains(out, "monitor: de=0 para=5100 novos=5100 divergencias=0") || !strings.Contains(out, "replay: registros=5100 decisoes=50 divergencias=0") {
+	if code != 0 || !strings.Contains(out, fmt.Sprintf("monitor: de=0 para=%d novos=%d divergencias=0", a, a)) ||
+		!strings.Contains(out, fmt.Sprintf("replay: registros=%d decisoes=%d divergencias=0", a, decisoesAte(historia, a))) {
 		t.Fatalf("first run: %d %q %q", code, out, errOut)
 	}
-	anexarAssinar(t, st, chave, historia[5100:5301])
+	anexarAssinar(t, st, chave, historia[a:b])
 	code, out, errOut = monitor(url)
-	if code != 0 || !strings.Contains(out, "monitor: de=5100 para=5301 novos=201 divergencias=0") || !strings.Contains(out, "replay: registros=5301 decisoes=151 divergencias=0") {
+	if code != 0 || !strings.Contains(out, fmt.Sprintf("monitor: de=%d para=%d novos=%d divergencias=0", a, b, b-a)) ||
+		!strings.Contains(out, fmt.Sprintf("replay: registros=%d decisoes=%d divergencias=0", b, decisoesAte(historia, b))) {
 		t.Fatalf("second run: %d %q %q", code, out, errOut)
 	}
 	code, out, errOut = monitor(url)
-	if code != 0 || !strings.Contains(out, "monitor: de=5301 para=5301 novos=0 divergencias=0") {
+	if code != 0 || !strings.Contains(out, fmt.Sprintf("monitor: de=%d para=%d novos=0 divergencias=0", b, b)) {
 		t.Fatalf("nothing new: %d %q %q", code, out, errOut)
 	}
 	guardado, err := os.ReadFile(filepath.Join(dir, transparencia.ArquivoMonitor))
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The fork: the same key signs a log whose record 5200 differs (a
-	// cycle end dropped), then grows past the kept size.
+	// The fork: the same key signs a log whose record a+100 differs (one
+	// record dropped), then grows past the kept size.
 	forkSt := pgtest.New(t)
-	fork := append(append([]transparencia.Registravel{}, historia[:5200]...), historia[5201:]...)
+	fork := append(append([]transparencia.Registravel{}, historia[:a+100]...), historia[a+101:]...)
 	anexarAssinar(t, forkSt, chave, fork)
 	forkURL := servirLog(t, forkSt, chave)
 	code, out, errOut = monitor(forkURL)
@@ -149,7 +177,7 @@ func TestMonitor(t *testing.T) {
 	}
 	// The same size, another root.
 	forkSt2 := pgtest.New(t)
-	anexarAssinar(t, forkSt2, chave, fork[:5301])
+	anexarAssinar(t, forkSt2, chave, fork[:b])
 	code, out, errOut = monitor(servirLog(t, forkSt2, chave))
 	if code != 1 || !strings.Contains(errOut, "FALHA checkpoint.raiz") {
 		t.Errorf("fork of the same size: %d %q %q", code, out, errOut)
@@ -162,9 +190,9 @@ func TestMonitor(t *testing.T) {
 		t.Errorf("DIR holds %d files after the forks, want 1", len(es))
 	}
 	// The real log goes on: the kept state still verifies it.
-	anexarAssinar(t, st, chave, historia[5301:])
+	anexarAssinar(t, st, chave, historia[b:])
 	code, out, errOut = monitor(url)
-	if code != 0 || !strings.Contains(out, "monitor: de=5301 para=5400 novos=99 divergencias=0") {
+	if code != 0 || !strings.Contains(out, fmt.Sprintf("monitor: de=%d para=%d novos=%d divergencias=0", b, n, n-b)) {
 		t.Fatalf("after the forks: %d %q %q", code, out, errOut)
 	}
 }

@@ -1,9 +1,12 @@
 package transparencia
 
 import (
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/formigueiro/d6a/internal/elegibilidade"
 )
 
 // EstadoReplay is a Replay's state as JSON, what a monitor keeps between
@@ -31,6 +34,28 @@ type EstadoReplay struct {
 	SemEfeito   int64  `json:"sem_efeito"`
 	Invalidas   int64  `json:"invalidas"`
 	Mortas      int64  `json:"mortas"`
+	// The hierarchy and the queue (fila.go): the recorded links, the
+	// waiting demands in entry order, each decided demand's unit.
+	Pais      map[uuid.UUID]EstadoElo           `json:"pais"`
+	Fila      []EstadoEspera                    `json:"fila"`
+	UCDemanda map[uuid.UUID]uuid.UUID           `json:"uc_demanda"`
+	Portoes   elegibilidade.Portoes             `json:"portoes"`
+	Fase2     map[uuid.UUID]elegibilidade.Fase2 `json:"fase2,omitempty"`
+}
+
+// EstadoElo is a recorded parent link and the record that states it.
+type EstadoElo struct {
+	Parent *uuid.UUID `json:"parent"`
+	Indice int64      `json:"indice"`
+}
+
+// EstadoEspera is a waiting demand: its unit, its chain when it entered
+// and the record it entered with.
+type EstadoEspera struct {
+	Demanda uuid.UUID   `json:"demanda"`
+	UC      uuid.UUID   `json:"uc"`
+	Cadeia  []uuid.UUID `json:"cadeia"`
+	Indice  int64       `json:"indice"`
 }
 
 // EstadoConselheiro is one counsellor's replayed state.
@@ -55,6 +80,15 @@ func (r *Replay) Estado() EstadoReplay {
 	for id := range r.desconhecidos {
 		e.Desconhecidos = append(e.Desconhecidos, id)
 	}
+	e.Pais = make(map[uuid.UUID]EstadoElo, len(r.pais))
+	for uc, l := range r.pais {
+		e.Pais[uc] = EstadoElo{Parent: l.parent, Indice: l.indice}
+	}
+	for _, w := range r.fila.por {
+		e.Fila = append(e.Fila, EstadoEspera{Demanda: w.demanda, UC: w.uc, Cadeia: w.cadeia, Indice: w.indice})
+	}
+	slices.SortFunc(e.Fila, func(a, b EstadoEspera) int { return int(a.Indice - b.Indice) })
+	e.UCDemanda, e.Portoes, e.Fase2 = r.ucDemanda, r.portoes, r.fase2
 	e.Vistos = make([]byte, 0, 16*len(r.vistos))
 	for id := range r.vistos {
 		e.Vistos = append(e.Vistos, id[:]...)
@@ -84,6 +118,17 @@ func RestaurarReplay(e EstadoReplay) *Replay {
 		r.vistos[uuid.UUID(e.Vistos[i:i+16])] = true
 	}
 	r.ultima = e.Ultima
+	for uc, l := range e.Pais {
+		r.pais[uc] = eloReplay{parent: l.Parent, indice: l.Indice}
+	}
+	// Entered again in entry order, so each unit's list keeps the FIFO.
+	for _, w := range e.Fila {
+		r.fila.entrar(w.Demanda, w.UC, w.Cadeia, w.Indice)
+	}
+	if e.UCDemanda != nil {
+		r.ucDemanda = e.UCDemanda
+	}
+	r.portoes, r.fase2 = e.Portoes, e.Fase2
 	r.Mensagens, r.Registradas, r.SemEfeito, r.Invalidas, r.Mortas = e.Mensagens, e.Registradas, e.SemEfeito, e.Invalidas, e.Mortas
 	return r
 }

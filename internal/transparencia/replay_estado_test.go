@@ -13,7 +13,24 @@ import (
 // the records after.
 func TestEstadoReplayRestaurado(t *testing.T) {
 	h := HistoriaSintetica("estado", 300)
-	corte := 5000 + 200 // the next record is draw 100
+	// The cut is at draw 100, after the records of the trigger before it
+	// (the hierarchy records of its first use, if any, come before it).
+	corte, vistas := 0, 0
+	for i, r := range h {
+		if _, ok := r.(Registro); ok {
+			if vistas == 100 {
+				corte = i
+				break
+			}
+			vistas++
+		}
+	}
+	for {
+		if _, ok := h[corte-1].(Hierarquia); !ok {
+			break
+		}
+		corte--
+	}
 	inteiro, parcial := NovoReplay(uuid.Nil), NovoReplay(uuid.Nil)
 	for i, r := range h[:corte] {
 		inteiro.Aplicar(int64(i), r)
@@ -40,15 +57,24 @@ func TestEstadoReplayRestaurado(t *testing.T) {
 	}
 	// A divergence after the cut is caught by the restored replay too: the
 	// same draw again, its winner now busy, listed.
+	sorteio := corte
+	for {
+		if _, ok := h[sorteio].(Registro); ok {
+			break
+		}
+		sorteio++
+	}
 	x := RestaurarReplay(e)
-	x.Aplicar(int64(corte), h[corte])
-	x.Aplicar(int64(corte+1), h[corte])
 	y := NovoReplay(uuid.Nil)
 	for i, r := range h[:corte] {
 		y.Aplicar(int64(i), r)
 	}
-	y.Aplicar(int64(corte), h[corte])
-	y.Aplicar(int64(corte+1), h[corte])
+	for _, rp := range []*Replay{x, y} {
+		for i, r := range h[corte : sorteio+1] {
+			rp.Aplicar(int64(corte+i), r)
+		}
+		rp.Aplicar(int64(sorteio+1), h[sorteio])
+	}
 	if len(x.Divergencias) == 0 || !reflect.DeepEqual(x.Divergencias, y.Divergencias) {
 		t.Errorf("divergences restored %v, whole %v", x.Divergencias, y.Divergencias)
 	}
