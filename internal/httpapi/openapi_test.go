@@ -2,10 +2,12 @@ package httpapi
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"regexp"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/formigueiro/d6a/internal/apispec"
@@ -29,6 +31,23 @@ func rotasServidas(t *testing.T) []apispec.Operation {
 	heads := map[string]bool{}
 	for _, r := range s.app.GetRoutes(true) {
 		op := apispec.Operation{Method: r.Method, Path: parametroFiber.ReplaceAllString(r.Path, "{$1}")}
+		if prefixo, ok := strings.CutSuffix(op.Path, "/*"); ok {
+			// A wildcard (the C2SP tiles) is described as one path per
+			// number of segments it takes: 2 to 6.
+			for k := 2; k <= 6; k++ {
+				p := prefixo
+				for i := 1; i <= k; i++ {
+					p += fmt.Sprintf("/{s%d}", i)
+				}
+				if r.Method == http.MethodHead {
+					heads[p] = true
+				} else if !slices.Contains(out, apispec.Operation{Method: r.Method, Path: p}) {
+					gets[p] = true
+					out = append(out, apispec.Operation{Method: r.Method, Path: p})
+				}
+			}
+			continue
+		}
 		switch r.Method {
 		case http.MethodHead:
 			heads[op.Path] = true
