@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -27,10 +28,16 @@ import (
 // DLQStream is the dead-letter stream (CONTRACT §3).
 const DLQStream = "D6A_DLQ"
 
-// AckWaitPadrao is the durables' default AckWait: a message the server
+// AckWaitPadrao is the durable's default AckWait: a message the server
 // handed out and never heard back about (its pull request died with a
-// connection or a server) is delivered again only after it.
-const AckWaitPadrao = 30 * time.Second
+// connection or a server, or the delivery was lost as the consumer's leader
+// moved) is delivered again only after it. It is sized to the batch, not to
+// the whole of its handling: every message held here, waiting in a batch or
+// in the handler, is marked in progress every AckWait/3, so AckWait only
+// has to outlast one missed signal. At 30 s a delivery lost in a consumer
+// leader change held the colony's catch-up for 15 s after the last
+// step-down of make test-cluster (issue 38, docs/reliability.md).
+const AckWaitPadrao = 5 * time.Second
 
 // Config holds the bus settings of CONTRACT §2; the zero value of a field
 // means its default. Environment parsing is done by the caller.
@@ -69,6 +76,12 @@ type Config struct {
 	// handler call in progress may still run before its own context is
 	// cancelled (default 25s).
 	Drenagem time.Duration
+	// Pulsacao is the heartbeat asked of each waiting pull request (default
+	// Espera/2, the most nats.go allows): a request the server forgot (its
+	// consumer leader stepped down, its server died) is noticed after two
+	// missed heartbeats, at Espera, instead of nats.go's idle timeout of
+	// Espera + 1 s.
+	Pulsacao time.Duration
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 	// AoMorrer, when set, is called after each message copied to the
@@ -112,6 +125,9 @@ func (c Config) WithDefaults() Config {
 	if c.Drenagem <= 0 {
 		c.Drenagem = 25 * time.Second
 	}
+	if c.Pulsacao <= 0 || c.Pulsacao > c.Espera/2 {
+		c.Pulsacao = c.Espera / 2
+	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
@@ -136,6 +152,15 @@ type Bus struct {
 
 	mu     sync.Mutex
 	stream jetstream.Stream
+
+	// progresso is when the durable last showed it is not stalled for this
+	// instance (Unix ns): a delivery, or a pull request the server itself
+	// ended (filled, expired, nothing pending). Zero before consumption
+	// starts. SemEntrega reads it.
+	progresso atomic.Int64
+	// cheio: the consumption loop holds all the batches ahead it may and
+	// asks for nothing; the durable is not stalled meanwhile.
+	cheio atomic.Bool
 }
 
 // Connect connects to cfg.URL, or starts an embedded server when it is empty.
