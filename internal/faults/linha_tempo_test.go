@@ -102,14 +102,19 @@ func lerRegistros(arquivos []string) []registroBus {
 			var r struct {
 				Time   time.Time `json:"time"`
 				Msg    string    `json:"msg"`
-				Parado string    `json:"parado"`
+				// A time.Duration: nanoseconds in slog's JSON.
+				Parado int64 `json:"parado"`
 			}
 			if json.Unmarshal(l, &r) != nil {
 				continue
 			}
 			switch r.Msg {
 			case "fetch failed", "deliveries resumed", "message redelivered", "consumer unavailable":
-				out = append(out, registroBus{r.Time, r.Msg, r.Parado})
+				parado := ""
+				if r.Parado > 0 {
+					parado = fmt.Sprintf("%.2fs", time.Duration(r.Parado).Seconds())
+				}
+				out = append(out, registroBus{r.Time, r.Msg, parado})
 			}
 		}
 		f.Close()
@@ -185,14 +190,19 @@ func linhaDoTempo(cenario string, t0s []time.Time, rotulo string, av *avisos, ti
 			depois = adv
 		}
 		res := primeiroResultado(rs, depois)
-		redel := 0
+		// Redeliveries in the 40 s after it (the windows of step-downs 2 s
+		// apart overlap): a delivery lost in the change comes back after
+		// AckWait.
+		ate := t0.Add(40 * time.Second)
+		redel, ultima := 0, time.Time{}
 		for _, r := range regs {
-			if r.msg == "message redelivered" && !r.em.Before(ant) && r.em.Before(t0.Add(40*time.Second)) {
+			if r.msg == "message redelivered" && !r.em.Before(ant) && r.em.Before(ate) {
 				redel++
+				ultima = r.em
 			}
 		}
-		linha := fmt.Sprintf("cluster-timeline: scenario=%s change=%d t0=%s %s_leader_elected=%s fetch_noticed=%s next_delivery=%s (d6a_stalled=%s) first_result=%s redeliveries_40s=%d",
-			cenario, i+1, rotulo, tipoAviso, desde(t0, adv), desde(t0, notou), desde(t0, prox), parado, desde(t0, res), redel)
+		linha := fmt.Sprintf("cluster-timeline: scenario=%s change=%d t0=%s %s_leader_elected=%s fetch_noticed=%s next_delivery=%s (d6a_stalled=%s) first_result=%s redeliveries_40s=%d last_redelivery=%s",
+			cenario, i+1, rotulo, tipoAviso, desde(t0, adv), desde(t0, notou), desde(t0, prox), parado, desde(t0, res), redel, desde(t0, ultima))
 		out = append(out, linha)
 	}
 	return out
