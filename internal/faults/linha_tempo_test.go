@@ -100,8 +100,8 @@ func lerRegistros(arquivos []string) []registroBus {
 				continue
 			}
 			var r struct {
-				Time   time.Time `json:"time"`
-				Msg    string    `json:"msg"`
+				Time time.Time `json:"time"`
+				Msg  string    `json:"msg"`
 				// A time.Duration: nanoseconds in slog's JSON.
 				Parado int64 `json:"parado"`
 			}
