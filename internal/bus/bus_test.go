@@ -902,3 +902,24 @@ func TestSemEntregaDistingueParadaDeOcioso(t *testing.T) {
 	p = b.progresso.Load()
 	esperar(t, "the gauge to start over once the server is back", func() bool { return b.progresso.Load() > p })
 }
+
+// A durable an earlier version created with AckWait 30 s is brought to the
+// current AckWait at start; one an operator set otherwise is left alone.
+func TestAckWaitAntigoAtualizado(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		antes, depois time.Duration
+	}{{30 * time.Second, AckWaitPadrao}, {12 * time.Second, 12 * time.Second}} {
+		url, _ := bustest.Start(t)
+		b := novoBus(t, url, nil)
+		cfg := b.configConsumidor()
+		cfg.AckWait = c.antes
+		if _, err := b.js.CreateConsumer(ctxTeste(t), b.cfg.Stream, cfg); err != nil {
+			t.Fatal(err)
+		}
+		consumidores(t, b)
+		if got := infoConsumidor(t, b).Config.AckWait; got != c.depois {
+			t.Errorf("AckWait %s at start: now %s, want %s", c.antes, got, c.depois)
+		}
+	}
+}
