@@ -161,6 +161,19 @@ type Bus struct {
 	// cheio: the consumption loop holds all the batches ahead it may and
 	// asks for nothing; the durable is not stalled meanwhile.
 	cheio atomic.Bool
+
+	// acks are the reply subjects of the acknowledgements sent without
+	// confirmation in the last janelaReconfirmacao, oldest first, so they
+	// can be sent again to a new consumer leader (reconfirmarAcks).
+	acksMu       sync.Mutex
+	acks         []ackEnviado
+	reconfirmado time.Time
+}
+
+// ackEnviado is one unconfirmed acknowledgement.
+type ackEnviado struct {
+	reply string
+	em    time.Time
 }
 
 // Connect connects to cfg.URL, or starts an embedded server when it is empty.

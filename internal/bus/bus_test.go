@@ -923,3 +923,21 @@ func TestAckWaitAntigoAtualizado(t *testing.T) {
 		}
 	}
 }
+
+// The acknowledgements kept for a new consumer leader are those of the
+// last janelaReconfirmacao, oldest first.
+func TestPodarAcks(t *testing.T) {
+	agora := time.Now()
+	acks := []ackEnviado{
+		{"velho", agora.Add(-janelaReconfirmacao - time.Millisecond)},
+		{"recente", agora.Add(-janelaReconfirmacao / 2)},
+		{"agora", agora},
+	}
+	got := podarAcks(acks, agora)
+	if len(got) != 2 || got[0].reply != "recente" || got[1].reply != "agora" {
+		t.Fatalf("podarAcks = %v", got)
+	}
+	if got := podarAcks(nil, agora); len(got) != 0 {
+		t.Fatalf("podarAcks(nil) = %v", got)
+	}
+}

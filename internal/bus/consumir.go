@@ -247,6 +247,9 @@ func (b *Bus) buscarAdiante(ctx, hctx context.Context, log *slog.Logger, prontos
 				if errors.Is(err, jetstream.ErrConsumerNotFound) {
 					c = nil
 				}
+				if errors.Is(err, jetstream.ErrConsumerLeadershipChanged) {
+					b.reconfirmarAcks(log)
+				}
 				falhou(err)
 				return
 			}
@@ -358,6 +361,7 @@ func (b *Bus) buscarAdiante(ctx, hctx context.Context, log *slog.Logger, prontos
 			// for the timeline either way.
 			log.Info("consumer leader elected", "lider", lider, "pedido_aberto", pedido != nil)
 			interromper("consumer leader elected: " + lider)
+			b.reconfirmarAcks(log)
 		case m, ok := <-chegadas:
 			chegou(m, ok)
 		case saida <- oferta:
@@ -669,7 +673,64 @@ func (b *Bus) mortaEAck(ctx context.Context, log *slog.Logger, tipo evento.Tipo,
 func (b *Bus) ackAssincrono(log *slog.Logger, m jetstream.Msg) {
 	if err := m.Ack(); err != nil {
 		log.Warn("ack not sent; the message may be delivered again", "erro", err)
+		return
 	}
+	agora := time.Now()
+	b.acksMu.Lock()
+	b.acks = append(podarAcks(b.acks, agora), ackEnviado{m.Reply(), agora})
+	b.acksMu.Unlock()
+}
+
+// janelaReconfirmacao is how far back acknowledgements are sent again to a
+// new consumer leader. The ones lost in a leader change are those the old
+// leader had not yet committed to its group when it stepped down (it drops
+// its pending proposals) and those sent before the new one subscribed: a
+// few milliseconds to tens of them, the advisory arriving about 30 ms after
+// the change (docs/reliability.md). Two seconds leaves room for a loaded
+// machine.
+const janelaReconfirmacao = 2 * time.Second
+
+// podarAcks drops the acknowledgements older than the window.
+func podarAcks(acks []ackEnviado, agora time.Time) []ackEnviado {
+	i := 0
+	for i < len(acks) && agora.Sub(acks[i].em) > janelaReconfirmacao {
+		i++
+	}
+	if i == 0 {
+		return acks
+	}
+	return append(acks[:0], acks[i:]...)
+}
+
+// reconfirmarAcks sends the recent unconfirmed acknowledgements again, to
+// the consumer's new leader. Without it each one lost in the change kept
+// its message pending until AckWait, which redelivered it to be skipped by
+// the inbox: make test-cluster's step-downs held the colony's catch-up for
+// the old AckWait of 30 s (issue 38). The server ignores an ack for a
+// message no longer pending, so sending one twice is harmless. Both the
+// advisory and the open request's 409 call it; the second within a second
+// is skipped.
+func (b *Bus) reconfirmarAcks(log *slog.Logger) {
+	agora := time.Now()
+	b.acksMu.Lock()
+	if agora.Sub(b.reconfirmado) < time.Second {
+		b.acksMu.Unlock()
+		return
+	}
+	b.reconfirmado = agora
+	b.acks = podarAcks(b.acks, agora)
+	replies := make([]string, len(b.acks))
+	for i, a := range b.acks {
+		replies[i] = a.reply
+	}
+	b.acksMu.Unlock()
+	n := 0
+	for _, r := range replies {
+		if b.nc.Publish(r, []byte("+ACK")) == nil {
+			n++
+		}
+	}
+	log.Info("recent acks sent again to the new consumer leader", "acks", n)
 }
 
 // ack acknowledges m and waits for the server's confirmation, even during

@@ -166,9 +166,8 @@ func desde(t0, t time.Time) string {
 }
 
 // linhaDoTempo prints one line per leader change of the scenario: t0 is
-// the fault (a kill) or the advisory (a step-down). The d6a lines are
-// looked for from a second before t0: a fetch may fail before the
-// advisory reaches the test.
+// the fault (a step-down's request, a kill), before anything can notice
+// it; the advisory can reach the test after d6a's fetch failed.
 func linhaDoTempo(cenario string, t0s []time.Time, rotulo string, av *avisos, tipoAviso string, regs []registroBus, rs []resultado) []string {
 	var out []string
 	for i, t0 := range t0s {
@@ -178,13 +177,13 @@ func linhaDoTempo(cenario string, t0s []time.Time, rotulo string, av *avisos, ti
 			adv = v.em
 			break
 		}
-		notou, _ := primeiro(regs, ant, "fetch failed", "consumer unavailable")
+		notou, _ := primeiro(regs, t0, "fetch failed", "consumer unavailable")
 		if !notou.IsZero() && notou.After(t0.Add(30*time.Second)) {
 			notou = time.Time{}
 		}
 		// The next delivery: the first "deliveries resumed" after the
 		// fault, which d6a logs at the first message after an interruption.
-		prox, parado := primeiro(regs, ant, "deliveries resumed")
+		prox, parado := primeiro(regs, t0, "deliveries resumed")
 		depois := t0
 		if adv.After(depois) {
 			depois = adv
