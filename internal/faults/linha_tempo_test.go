@@ -6,7 +6,9 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -205,4 +207,23 @@ func linhaDoTempo(cenario string, t0s []time.Time, rotulo string, av *avisos, ti
 		out = append(out, linha)
 	}
 	return out
+}
+
+// lerGauge reads one unlabelled gauge from an instance's /metrics.
+func lerGauge(base, nome string) (float64, bool) {
+	cli := &http.Client{Timeout: time.Second}
+	resp, err := cli.Get(base + "/metrics")
+	if err != nil {
+		return 0, false
+	}
+	defer resp.Body.Close()
+	s := bufio.NewScanner(resp.Body)
+	s.Buffer(make([]byte, 1<<20), 4<<20)
+	for s.Scan() {
+		if v, ok := strings.CutPrefix(s.Text(), nome+" "); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			return f, err == nil
+		}
+	}
+	return 0, false
 }
