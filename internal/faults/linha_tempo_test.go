@@ -209,9 +209,12 @@ func linhaDoTempo(cenario string, t0s []time.Time, rotulo string, av *avisos, ti
 	return out
 }
 
-// lerGauge reads one unlabelled gauge from an instance's /metrics.
+// lerGauge reads one unlabelled gauge from an instance's /metrics. The
+// page takes up to metrics.ScrapeTimeout (2 s) while the durable has no
+// leader (d6a_consumer_lag asks it), which is when the gauge matters: a
+// 1 s client timeout missed every sample of an 8.5 s stall.
 func lerGauge(base, nome string) (float64, bool) {
-	cli := &http.Client{Timeout: time.Second}
+	cli := &http.Client{Timeout: 5 * time.Second}
 	resp, err := cli.Get(base + "/metrics")
 	if err != nil {
 		return 0, false
