@@ -832,7 +832,7 @@ func TestReplaySobrePosicionamentoInterrompido(t *testing.T) {
 func TestConfigPadroes(t *testing.T) {
 	c := Config{}.WithDefaults()
 	if c.EmbeddedAddr != "127.0.0.1:4222" || c.DataDir != "./.data" || c.Stream != "EVENTOS" ||
-		c.Prefix != "eventos" || c.MaxEntregas != 5 || c.AckWait != 5*time.Second || c.Pulsacao != c.Espera/2 || c.Logger == nil {
+		c.Prefix != "eventos" || c.MaxEntregas != 5 || c.AckWait != 5*time.Second || c.Pulsacao != 0 || c.Logger == nil {
 		t.Fatalf("defaults = %+v", c)
 	}
 	for n, want := range map[uint64]time.Duration{0: time.Second, 1: time.Second, 2: 2 * time.Second, 4: 10 * time.Second, 9: 30 * time.Second} {

@@ -324,10 +324,13 @@ func (b *Bus) buscarAdiante(ctx, hctx context.Context, log *slog.Logger, prontos
 			if semEspera {
 				pedido, err = c.FetchNoWait(faltam)
 			} else {
-				// The heartbeat tells a request the server forgot from one
-				// that found nothing: without it the lost request of a
-				// leader change was waited out for Espera + 1 s.
-				pedido, err = c.Fetch(faltam, jetstream.FetchMaxWait(b.cfg.Espera), jetstream.FetchHeartbeat(b.cfg.Pulsacao))
+				opts := []jetstream.FetchOpt{jetstream.FetchMaxWait(b.cfg.Espera)}
+				if b.cfg.Pulsacao > 0 {
+					// Tells a request the server forgot from one that found
+					// nothing, at the price of Config.Pulsacao's warning.
+					opts = append(opts, jetstream.FetchHeartbeat(b.cfg.Pulsacao))
+				}
+				pedido, err = c.Fetch(faltam, opts...)
 			}
 			if err != nil {
 				log.Warn("fetch failed", "erro", err)
