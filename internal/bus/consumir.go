@@ -228,7 +228,7 @@ func (b *Bus) buscarAdiante(ctx, hctx context.Context, log *slog.Logger, prontos
 		falhas++
 		// A leader change or a silent request: the consumer has (or is
 		// about to have) another leader, and waiting only adds to the
-		// pause; the missing heartbeats already took Espera. Only a second
+		// pause (missing heartbeats, when asked for, already took Espera). Only a second
 		// failure in a row backs off.
 		if falhas == 1 && (errors.Is(err, jetstream.ErrConsumerLeadershipChanged) || errors.Is(err, jetstream.ErrNoHeartbeat)) {
 			retomar = nil
@@ -360,7 +360,7 @@ func (b *Bus) buscarAdiante(ctx, hctx context.Context, log *slog.Logger, prontos
 			retomar = nil
 		case lider := <-lideres:
 			// The open request may have died with the old leader; the new
-			// one answers it with a 409, or its heartbeats stop. Recorded
+			// one answers it with a 409, or it expires. Recorded
 			// for the timeline either way.
 			log.Info("consumer leader elected", "lider", lider, "pedido_aberto", pedido != nil)
 			interromper("consumer leader elected: " + lider)
@@ -382,7 +382,7 @@ func (b *Bus) marcarProgresso() { b.progresso.Store(time.Now().UnixNano()) }
 // SemEntrega is how long the durable has shown this instance no sign of
 // life while it was asking for messages: no delivery, and no pull request
 // the server itself ended (filled, expired, nothing pending). A healthy
-// idle consumer stays under Espera plus a heartbeat; a request lost with a
+// idle consumer stays under Espera; a request lost with a
 // leader, a consumer without a leader or a bus that does not answer make
 // it grow. Zero before consumption starts and while the loop holds all
 // the batches it may (the handler, not the bus, is then what is busy).
