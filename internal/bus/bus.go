@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -27,10 +28,16 @@ import (
 // DLQStream is the dead-letter stream (CONTRACT §3).
 const DLQStream = "D6A_DLQ"
 
-// AckWaitPadrao is the durables' default AckWait: a message the server
+// AckWaitPadrao is the durable's default AckWait: a message the server
 // handed out and never heard back about (its pull request died with a
-// connection or a server) is delivered again only after it.
-const AckWaitPadrao = 30 * time.Second
+// connection or a server, or the delivery was lost as the consumer's leader
+// moved) is delivered again only after it. It is sized to the batch, not to
+// the whole of its handling: every message held here, waiting in a batch or
+// in the handler, is marked in progress every AckWait/3, so AckWait only
+// has to outlast one missed signal. At 30 s a delivery lost in a consumer
+// leader change held the colony's catch-up for 15 s after the last
+// step-down of make test-cluster (issue 38, docs/reliability.md).
+const AckWaitPadrao = 5 * time.Second
 
 // Config holds the bus settings of CONTRACT §2; the zero value of a field
 // means its default. Environment parsing is done by the caller.
@@ -69,6 +76,17 @@ type Config struct {
 	// handler call in progress may still run before its own context is
 	// cancelled (default 25s).
 	Drenagem time.Duration
+	// Pulsacao, when set, is the heartbeat asked of each waiting pull
+	// request (at most Espera/2, as nats.go requires): a request the server
+	// forgot (its consumer leader stepped down, its server died) is noticed
+	// after two missed heartbeats, at Espera, instead of nats.go's idle
+	// timeout of Espera + 1 s. Off by default: nats.go gives up on a
+	// request whose heartbeats are merely late, and what the server still
+	// delivers to it is lost until AckWait and then applied after later
+	// messages. Under -race on a loaded machine, with a 100 ms fetch wait,
+	// that broke TestDeterminismoDoBarramento; a leader change is noticed
+	// anyway by the new leader's 409 (issue 38, docs/reliability.md).
+	Pulsacao time.Duration
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 	// AoMorrer, when set, is called after each message copied to the
@@ -112,6 +130,9 @@ func (c Config) WithDefaults() Config {
 	if c.Drenagem <= 0 {
 		c.Drenagem = 25 * time.Second
 	}
+	if c.Pulsacao > c.Espera/2 {
+		c.Pulsacao = c.Espera / 2
+	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
@@ -136,6 +157,28 @@ type Bus struct {
 
 	mu     sync.Mutex
 	stream jetstream.Stream
+
+	// progresso is when the durable last showed it is not stalled for this
+	// instance (Unix ns): a delivery, or a pull request the server itself
+	// ended (filled, expired, nothing pending). Zero before consumption
+	// starts. SemEntrega reads it.
+	progresso atomic.Int64
+	// cheio: the consumption loop holds all the batches ahead it may and
+	// asks for nothing; the durable is not stalled meanwhile.
+	cheio atomic.Bool
+
+	// acks are the reply subjects of the acknowledgements sent without
+	// confirmation in the last janelaReconfirmacao, oldest first, so they
+	// can be sent again to a new consumer leader (reconfirmarAcks).
+	acksMu       sync.Mutex
+	acks         []ackEnviado
+	reconfirmado time.Time
+}
+
+// ackEnviado is one unconfirmed acknowledgement.
+type ackEnviado struct {
+	reply string
+	em    time.Time
 }
 
 // Connect connects to cfg.URL, or starts an embedded server when it is empty.

@@ -325,7 +325,7 @@ func TestConsumidoresCriadosNaCabeca(t *testing.T) {
 		assuntos = append(assuntos, tipo.Subject("eventos"))
 	}
 	if c.Durable != evento.DurableEntradas || !slices.Equal(c.FilterSubjects, assuntos) ||
-		c.AckPolicy != jetstream.AckExplicitPolicy || c.MaxDeliver != 5 || c.AckWait != 30*time.Second ||
+		c.AckPolicy != jetstream.AckExplicitPolicy || c.MaxDeliver != 5 || c.AckWait != AckWaitPadrao ||
 		c.DeliverPolicy != jetstream.DeliverAllPolicy || info.Paused {
 		t.Fatalf("config = %+v (paused %v)", c, info.Paused)
 	}
@@ -832,7 +832,7 @@ func TestReplaySobrePosicionamentoInterrompido(t *testing.T) {
 func TestConfigPadroes(t *testing.T) {
 	c := Config{}.WithDefaults()
 	if c.EmbeddedAddr != "127.0.0.1:4222" || c.DataDir != "./.data" || c.Stream != "EVENTOS" ||
-		c.Prefix != "eventos" || c.MaxEntregas != 5 || c.AckWait != 30*time.Second || c.Logger == nil {
+		c.Prefix != "eventos" || c.MaxEntregas != 5 || c.AckWait != 5*time.Second || c.Pulsacao != 0 || c.Logger == nil {
 		t.Fatalf("defaults = %+v", c)
 	}
 	for n, want := range map[uint64]time.Duration{0: time.Second, 1: time.Second, 2: 2 * time.Second, 4: 10 * time.Second, 9: 30 * time.Second} {
@@ -865,5 +865,79 @@ func TestEsperaTransitoria(t *testing.T) {
 	c.Backoff = []time.Duration{20 * time.Millisecond}
 	if got := c.esperaTransitoria(3); got != 20*time.Millisecond {
 		t.Errorf("with a 20 ms redelivery delay: %v", got)
+	}
+}
+
+// SemEntrega (d6a_entradas_sem_entrega_segundos) tells a stall from an idle
+// consumer: idle, the server keeps ending the pull requests itself, so the
+// gauge keeps starting over; with the server gone it only grows; once the
+// server is back it starts over again (issue 38). Each condition is waited
+// for, not timed.
+func TestSemEntregaDistingueParadaDeOcioso(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	srv, err := StartEmbedded("127.0.0.1:0", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr, url := srv.Addr().String(), srv.ClientURL()
+	defer func() { srv.Shutdown(); srv.WaitForShutdown() }()
+	b := novoBus(t, url, nil)
+	consumidores(t, b)
+	if b.SemEntrega() != 0 {
+		t.Fatalf("SemEntrega = %s before consumption", b.SemEntrega())
+	}
+	consumir(t, b, &gravador{})
+	esperar(t, "consumption to start", func() bool { return b.progresso.Load() != 0 })
+	p := b.progresso.Load()
+	esperar(t, "an idle request ended by the server", func() bool { return b.progresso.Load() > p })
+
+	espera := b.Config().Espera
+	srv.Shutdown()
+	srv.WaitForShutdown()
+	esperar(t, "the gauge to pass ten fetch waits with the server gone", func() bool { return b.SemEntrega() > 10*espera })
+	if srv, err = StartEmbedded(addr, dir); err != nil {
+		t.Fatal(err)
+	}
+	p = b.progresso.Load()
+	esperar(t, "the gauge to start over once the server is back", func() bool { return b.progresso.Load() > p })
+}
+
+// A durable an earlier version created with AckWait 30 s is brought to the
+// current AckWait at start; one an operator set otherwise is left alone.
+func TestAckWaitAntigoAtualizado(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		antes, depois time.Duration
+	}{{30 * time.Second, AckWaitPadrao}, {12 * time.Second, 12 * time.Second}} {
+		url, _ := bustest.Start(t)
+		b := novoBus(t, url, nil)
+		cfg := b.configConsumidor()
+		cfg.AckWait = c.antes
+		if _, err := b.js.CreateConsumer(ctxTeste(t), b.cfg.Stream, cfg); err != nil {
+			t.Fatal(err)
+		}
+		consumidores(t, b)
+		if got := infoConsumidor(t, b).Config.AckWait; got != c.depois {
+			t.Errorf("AckWait %s at start: now %s, want %s", c.antes, got, c.depois)
+		}
+	}
+}
+
+// The acknowledgements kept for a new consumer leader are those of the
+// last janelaReconfirmacao, oldest first.
+func TestPodarAcks(t *testing.T) {
+	agora := time.Now()
+	acks := []ackEnviado{
+		{"velho", agora.Add(-janelaReconfirmacao - time.Millisecond)},
+		{"recente", agora.Add(-janelaReconfirmacao / 2)},
+		{"agora", agora},
+	}
+	got := podarAcks(acks, agora)
+	if len(got) != 2 || got[0].reply != "recente" || got[1].reply != "agora" {
+		t.Fatalf("podarAcks = %v", got)
+	}
+	if got := podarAcks(nil, agora); len(got) != 0 {
+		t.Fatalf("podarAcks(nil) = %v", got)
 	}
 }

@@ -203,15 +203,37 @@ func (b *Bus) buscarAdiante(ctx, hctx context.Context, log *slog.Logger, prontos
 		pendentes []recebida
 		falhas    int
 		progresso = time.NewTicker(b.cfg.AckWait / 3)
+		// interrompido is when the durable stopped delivering here for a
+		// reason (a failed or silent request, a leader change), until the
+		// next delivery, and motivo the first such reason: the "noticed" and
+		// "next message" of docs/reliability.md's failover timeline.
+		interrompido time.Time
+		motivo       string
 	)
 	defer progresso.Stop()
+	b.marcarProgresso()
+	lideres := b.vigiarLider(ctx, log)
+	interromper := func(porque string) {
+		if interrompido.IsZero() {
+			interrompido, motivo = time.Now(), porque
+		}
+	}
 	// After a failed request: 250 ms, doubling up to 1 s. A leader election
 	// takes 4-9 s; a longer wait only adds to the pause in results after it
 	// (the earlier 1 s, 2 s, 3 s… made one NATS kill cost 10.4 s in make
 	// test-cluster). Whatever was gathered is still handed over meanwhile.
 	var retomar <-chan time.Time
-	falhou := func() {
+	falhou := func(err error) {
+		interromper(err.Error())
 		falhas++
+		// A leader change or a silent request: the consumer has (or is
+		// about to have) another leader, and waiting only adds to the
+		// pause (missing heartbeats, when asked for, already took Espera). Only a second
+		// failure in a row backs off.
+		if falhas == 1 && (errors.Is(err, jetstream.ErrConsumerLeadershipChanged) || errors.Is(err, jetstream.ErrNoHeartbeat)) {
+			retomar = nil
+			return
+		}
 		retomar = time.After(250 * time.Millisecond << min(falhas-1, 2))
 	}
 	// chegou takes one delivery of the open request, or its end (ok false:
@@ -225,11 +247,22 @@ func (b *Bus) buscarAdiante(ctx, hctx context.Context, log *slog.Logger, prontos
 				if errors.Is(err, jetstream.ErrConsumerNotFound) {
 					c = nil
 				}
-				falhou()
+				if errors.Is(err, jetstream.ErrConsumerLeadershipChanged) {
+					b.reconfirmarAcks(log)
+				}
+				falhou(err)
 				return
 			}
+			// The server ended the request itself: filled, expired or
+			// nothing pending. The durable answers.
+			b.marcarProgresso()
 			falhas = 0
 			return
+		}
+		b.marcarProgresso()
+		if !interrompido.IsZero() {
+			log.Info("deliveries resumed", "parado", time.Since(interrompido).Round(time.Millisecond), "motivo", motivo)
+			interrompido, motivo = time.Time{}, ""
 		}
 		faltam--
 		if r, ok := b.decodificar(hctx, log, m); ok {
@@ -271,6 +304,9 @@ func (b *Bus) buscarAdiante(ctx, hctx context.Context, log *slog.Logger, prontos
 		if ctx.Err() != nil {
 			return
 		}
+		// Not asking because the batches ahead are full is not a stall:
+		// the handler is what is busy.
+		b.cheio.Store(pedido == nil && len(pendentes) >= adiante*b.cfg.Lote)
 		if pedido == nil && retomar == nil && len(pendentes) < adiante*b.cfg.Lote {
 			if c == nil {
 				var err error
@@ -279,7 +315,7 @@ func (b *Bus) buscarAdiante(ctx, hctx context.Context, log *slog.Logger, prontos
 						log.Error("consumer unavailable", "erro", err)
 					}
 					c = nil
-					falhou()
+					falhou(err)
 					continue
 				}
 			}
@@ -288,12 +324,18 @@ func (b *Bus) buscarAdiante(ctx, hctx context.Context, log *slog.Logger, prontos
 			if semEspera {
 				pedido, err = c.FetchNoWait(faltam)
 			} else {
-				pedido, err = c.Fetch(faltam, jetstream.FetchMaxWait(b.cfg.Espera))
+				opts := []jetstream.FetchOpt{jetstream.FetchMaxWait(b.cfg.Espera)}
+				if b.cfg.Pulsacao > 0 {
+					// Tells a request the server forgot from one that found
+					// nothing, at the price of Config.Pulsacao's warning.
+					opts = append(opts, jetstream.FetchHeartbeat(b.cfg.Pulsacao))
+				}
+				pedido, err = c.Fetch(faltam, opts...)
 			}
 			if err != nil {
 				log.Warn("fetch failed", "erro", err)
 				pedido = nil
-				falhou()
+				falhou(err)
 				continue
 			}
 			chegadas = pedido.Messages()
@@ -316,6 +358,13 @@ func (b *Bus) buscarAdiante(ctx, hctx context.Context, log *slog.Logger, prontos
 			return
 		case <-retomar:
 			retomar = nil
+		case lider := <-lideres:
+			// The open request may have died with the old leader; the new
+			// one answers it with a 409, or it expires. Recorded
+			// for the timeline either way.
+			log.Info("consumer leader elected", "lider", lider, "pedido_aberto", pedido != nil)
+			interromper("consumer leader elected: " + lider)
+			b.reconfirmarAcks(log)
 		case m, ok := <-chegadas:
 			chegou(m, ok)
 		case saida <- oferta:
@@ -326,6 +375,60 @@ func (b *Bus) buscarAdiante(ctx, hctx context.Context, log *slog.Logger, prontos
 			}
 		}
 	}
+}
+
+func (b *Bus) marcarProgresso() { b.progresso.Store(time.Now().UnixNano()) }
+
+// SemEntrega is how long the durable has shown this instance no sign of
+// life while it was asking for messages: no delivery, and no pull request
+// the server itself ended (filled, expired, nothing pending). A healthy
+// idle consumer stays under Espera; a request lost with a
+// leader, a consumer without a leader or a bus that does not answer make
+// it grow. Zero before consumption starts and while the loop holds all
+// the batches it may (the handler, not the bus, is then what is busy).
+// It is d6a_entradas_sem_entrega_segundos (docs/operacao.md).
+func (b *Bus) SemEntrega() time.Duration {
+	p := b.progresso.Load()
+	if p == 0 || b.cheio.Load() {
+		return 0
+	}
+	return time.Since(time.Unix(0, p))
+}
+
+// assuntoLiderConsumidor is the server advisory sent when a replicated
+// consumer has elected a leader; its last token is the durable.
+const assuntoLiderConsumidor = "$JS.EVENT.ADVISORY.CONSUMER.LEADER_ELECTED"
+
+// vigiarLider delivers the name of each new leader of d6a-entradas. The
+// advisory marks, in the logs, the start of a leader change's timeline
+// (docs/reliability.md); a failed subscription only loses that.
+func (b *Bus) vigiarLider(ctx context.Context, log *slog.Logger) <-chan string {
+	out := make(chan string, 4)
+	ch := make(chan *nats.Msg, 16)
+	sub, err := b.nc.ChanSubscribe(assuntoLiderConsumidor+"."+b.cfg.Stream+"."+evento.DurableEntradas, ch)
+	if err != nil {
+		log.Warn("cannot watch consumer leader advisories", "erro", err)
+		return out
+	}
+	go func() {
+		defer func() { _ = sub.Unsubscribe() }()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case m := <-ch:
+				var adv struct {
+					Leader string `json:"leader"`
+				}
+				_ = json.Unmarshal(m.Data, &adv)
+				select {
+				case out <- adv.Leader:
+				default:
+				}
+			}
+		}
+	}()
+	return out
 }
 
 // adiante is how many batches buscarAdiante gathers ahead of the handler.
@@ -359,7 +462,7 @@ func (b *Bus) processarLote(ctx, hctx context.Context, rs []recebida, h Handler)
 			progresso = time.Now()
 		}
 		inicio := time.Now()
-		b.liquidar(ctx, hctx, r, b.chamarEmProgresso(hctx, h, r.ev, r.seq, r.m), h, inicio)
+		b.liquidar(ctx, hctx, r, b.chamarEmProgresso(hctx, h, r.ev, r.seq, r.m), h, inicio, rs[i+1:])
 	}
 }
 
@@ -385,7 +488,7 @@ func (b *Bus) processarJuntos(ctx, hctx context.Context, rs []recebida, h LoteHa
 	inicio := time.Now()
 	errs := b.emProgresso(pendentes, func() []error { return b.chamarLote(hctx, h, itens) })
 	for i, r := range rs {
-		b.liquidar(ctx, hctx, r, errs[i], h, inicio)
+		b.liquidar(ctx, hctx, r, errs[i], h, inicio, rs[i+1:])
 	}
 }
 
@@ -412,6 +515,12 @@ func (b *Bus) decodificar(ctx context.Context, log *slog.Logger, m jetstream.Msg
 		b.cfg.AoReceber(time.Since(md.Timestamp))
 	}
 	log = log.With("seq", seq, "entregas", entregas)
+	if entregas > 1 {
+		// Rare in steady state: a failed handler's retry, or a delivery
+		// whose ack never arrived (a kill, a leader change), back after
+		// AckWait. The failover timeline reads these.
+		log.Info("message redelivered")
+	}
 	ev, err := evento.Decodificar(tipo, m.Data())
 	if err == nil && !consumido {
 		err = fmt.Errorf("subject %s não é de um tipo consumido", m.Subject())
@@ -427,17 +536,27 @@ func (b *Bus) decodificar(ctx context.Context, log *slog.Logger, m jetstream.Msg
 }
 
 // liquidar settles a handled message: ack, dead letter plus ack, or a
-// delayed nak.
+// delayed nak. resto are the messages of the batch settled after it.
 //
 // parar stops consumption; ctx is the handler's context, which outlives
 // parar by the drain period.
-func (b *Bus) liquidar(parar, ctx context.Context, r recebida, herr error, h Handler, inicio time.Time) {
+func (b *Bus) liquidar(parar, ctx context.Context, r recebida, herr error, h Handler, inicio time.Time, resto []recebida) {
 	log, m, tipo := r.log, r.m, r.tipo
 	// A transient failure (the database unreachable) is retried here,
 	// holding the message, so an outage of any length is not counted
 	// against MaxEntregas and never dead-letters a good message (CONTRACT
 	// §3). Stopping consumption hands the message back.
+	var retidas []jetstream.Msg
 	for tentativa := uint64(1); herr != nil && ehTransitorio(herr); tentativa++ {
+		if retidas == nil {
+			// The rest of the batch waits behind this message: with AckWait
+			// sized to a batch, an outage longer than it would otherwise
+			// redeliver them, each time a delivery closer to MaxEntregas.
+			retidas = []jetstream.Msg{m}
+			for _, p := range resto {
+				retidas = append(retidas, p.m)
+			}
+		}
 		espera := b.cfg.esperaTransitoria(tentativa)
 		if tentativa == 1 || tentativa%10 == 0 {
 			log.Warn("transient failure; retrying without counting a delivery", "erro", herr, "tentativa", tentativa, "espera", espera)
@@ -448,8 +567,10 @@ func (b *Bus) liquidar(parar, ctx context.Context, r recebida, herr error, h Han
 			return
 		case <-time.After(espera):
 		}
-		_ = m.InProgress()
-		herr = b.chamarEmProgresso(ctx, h, r.ev, r.seq, m)
+		for _, p := range retidas {
+			_ = p.InProgress()
+		}
+		herr = b.emProgresso(retidas, func() []error { return []error{b.chamar(ctx, h, r.ev, r.seq)} })[0]
 	}
 	switch {
 	case herr == nil:
@@ -555,7 +676,64 @@ func (b *Bus) mortaEAck(ctx context.Context, log *slog.Logger, tipo evento.Tipo,
 func (b *Bus) ackAssincrono(log *slog.Logger, m jetstream.Msg) {
 	if err := m.Ack(); err != nil {
 		log.Warn("ack not sent; the message may be delivered again", "erro", err)
+		return
 	}
+	agora := time.Now()
+	b.acksMu.Lock()
+	b.acks = append(podarAcks(b.acks, agora), ackEnviado{m.Reply(), agora})
+	b.acksMu.Unlock()
+}
+
+// janelaReconfirmacao is how far back acknowledgements are sent again to a
+// new consumer leader. The ones lost in a leader change are those the old
+// leader had not yet committed to its group when it stepped down (it drops
+// its pending proposals) and those sent before the new one subscribed: a
+// few milliseconds to tens of them, the advisory arriving about 30 ms after
+// the change (docs/reliability.md). Two seconds leaves room for a loaded
+// machine.
+const janelaReconfirmacao = 2 * time.Second
+
+// podarAcks drops the acknowledgements older than the window.
+func podarAcks(acks []ackEnviado, agora time.Time) []ackEnviado {
+	i := 0
+	for i < len(acks) && agora.Sub(acks[i].em) > janelaReconfirmacao {
+		i++
+	}
+	if i == 0 {
+		return acks
+	}
+	return append(acks[:0], acks[i:]...)
+}
+
+// reconfirmarAcks sends the recent unconfirmed acknowledgements again, to
+// the consumer's new leader. Without it each one lost in the change kept
+// its message pending until AckWait, which redelivered it to be skipped by
+// the inbox: make test-cluster's step-downs held the colony's catch-up for
+// the old AckWait of 30 s (issue 38). The server ignores an ack for a
+// message no longer pending, so sending one twice is harmless. Both the
+// advisory and the open request's 409 call it; the second within a second
+// is skipped.
+func (b *Bus) reconfirmarAcks(log *slog.Logger) {
+	agora := time.Now()
+	b.acksMu.Lock()
+	if agora.Sub(b.reconfirmado) < time.Second {
+		b.acksMu.Unlock()
+		return
+	}
+	b.reconfirmado = agora
+	b.acks = podarAcks(b.acks, agora)
+	replies := make([]string, len(b.acks))
+	for i, a := range b.acks {
+		replies[i] = a.reply
+	}
+	b.acksMu.Unlock()
+	n := 0
+	for _, r := range replies {
+		if b.nc.Publish(r, []byte("+ACK")) == nil {
+			n++
+		}
+	}
+	log.Info("recent acks sent again to the new consumer leader", "acks", n)
 }
 
 // ack acknowledges m and waits for the server's confirmation, even during

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"strconv"
 	"strings"
@@ -192,7 +193,7 @@ func (b *Bus) garantirConsumidor(ctx context.Context) error {
 			log.Warn("existing consumer has a different MaxDeliver; left as is",
 				"max_deliver", info.Config.MaxDeliver, "D6A_MAX_ENTREGAS", b.cfg.MaxEntregas)
 		}
-		return nil
+		return b.ajustarAckWait(ctx, log, info.Config)
 	}
 	if !errors.Is(err, jetstream.ErrConsumerNotFound) {
 		return fmt.Errorf("looking up consumer %s: %w", nome, err)
@@ -232,6 +233,31 @@ func (b *Bus) garantirConsumidor(ctx context.Context) error {
 		return nil
 	}
 	log.Info("consumer created at the head of the stream", "seq", cabeca)
+	return nil
+}
+
+// ackWaitAntigo is the AckWait earlier versions created the durable with.
+const ackWaitAntigo = 30 * time.Second
+
+// ajustarAckWait brings a durable created by an earlier version, with its
+// AckWait of 30 s, to the current one: AckWait is d6a's own setting, tied
+// to how often it marks held messages in progress, and at 30 s a delivery
+// lost in a consumer leader change held the colony's catch-up for 15 s
+// (issue 38). Any other value was set by an operator and is left as is.
+func (b *Bus) ajustarAckWait(ctx context.Context, log *slog.Logger, cfg jetstream.ConsumerConfig) error {
+	if cfg.AckWait == b.cfg.AckWait {
+		return nil
+	}
+	if cfg.AckWait != ackWaitAntigo {
+		log.Warn("existing consumer has a different AckWait; left as is", "ack_wait", cfg.AckWait, "d6a", b.cfg.AckWait)
+		return nil
+	}
+	cfg.AckWait = b.cfg.AckWait
+	cfg.Metadata = semMetadataDoServidor(cfg.Metadata)
+	if _, err := b.js.UpdateConsumer(ctx, b.cfg.Stream, cfg); err != nil {
+		return fmt.Errorf("updating the AckWait of consumer %s: %w", cfg.Durable, err)
+	}
+	log.Info("consumer AckWait of an earlier version updated", "de", ackWaitAntigo, "para", b.cfg.AckWait)
 	return nil
 }
 

@@ -3,6 +3,7 @@
 package faults
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -23,7 +24,6 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/formigueiro/d6a/internal/bus"
 	"github.com/formigueiro/d6a/internal/evento"
 	"github.com/formigueiro/d6a/internal/natslocal"
 	"github.com/formigueiro/d6a/internal/pglocal"
@@ -427,9 +427,15 @@ func (s *sondaReadyz) uma(base string) int {
 }
 
 // retomadaMaxima is how soon after the stream has a leader again results
-// must reach it: a publish sent just before the election gets no answer
-// until its 2 s ack timeout, then the outbox sweep sends it again.
-const retomadaMaxima = 3 * time.Second
+// must reach it (issue 38's target): d6a's own part of the pause after a
+// stream leader's death.
+const retomadaMaxima = 2 * time.Second
+
+// folga is how far past a target a figure may go before the suite fails:
+// the targets are printed as met or missed, measurements for
+// docs/reliability.md, and only a regression should cross three times one
+// on a shared 2-core machine (issue 38).
+const folga = 3
 
 // cenarioCluster is one scenario: a fault during a slice of the stream.
 type cenarioCluster struct {
@@ -437,8 +443,24 @@ type cenarioCluster struct {
 	// falha runs in its own goroutine from the start of the slice; it
 	// returns a description for the figures line.
 	falha func(ctx context.Context, inicio time.Time) string
-	// alvoLacuna is the longest gap without a result the issue allows.
+	// alvoLacuna is the longest gap without a result the issue targets;
+	// the suite fails past folga times it.
 	alvoLacuna time.Duration
+	// limiteLacuna, when set, replaces folga × alvoLacuna as the bound:
+	// where the target is not issue 38's, the bound the suite had before.
+	limiteLacuna time.Duration
+	// alvoAlcance, when set, is the target of caught_up, the time from the
+	// end of the slice until nothing is pending (folga times it fails).
+	alvoAlcance time.Duration
+}
+
+// alvo formats a figure against its target: "≤2.0s:met" or "…:missed".
+func alvo(v, t time.Duration) string {
+	r := "met"
+	if v > t {
+		r = "missed"
+	}
+	return fmt.Sprintf("≤%.1fs:%s", t.Seconds(), r)
 }
 
 // TestCluster runs the production topology through its failovers under a
@@ -498,6 +520,27 @@ func TestCluster(t *testing.T) {
 	}
 	insts := []*instancia{a, b}
 
+	// The leader advisories, for the failover timeline (linha_tempo_test.go).
+	av := &avisos{}
+	pararAvisos, err := av.assinar(cli.nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pararAvisos()
+	// marcos are the faults of the running scenario (a step-down's request,
+	// a kill), each the t0 of one timeline line; tipoMarco names the
+	// advisory that follows them.
+	var (
+		marcosMu  sync.Mutex
+		marcos    []time.Time
+		tipoMarco string
+	)
+	marcar := func(tipo string) {
+		marcosMu.Lock()
+		marcos, tipoMarco = append(marcos, time.Now()), tipo
+		marcosMu.Unlock()
+	}
+
 	segCtx, pararSeguidor := context.WithCancel(ctx)
 	defer pararSeguidor()
 	go cli.seguirSorteados(segCtx, m.aprender)
@@ -543,6 +586,7 @@ func TestCluster(t *testing.T) {
 		for i := range 2 {
 			time.Sleep(time.Duration(4+6*i) * time.Second)
 			antes, _ := liderStream(ctx, cli.js)
+			marcar("stream")
 			if err := stepDown(ctx, cli.nc, "$JS.API.STREAM.LEADER.STEPDOWN."+streamBus); err != nil {
 				t.Errorf("stream step-down: %v", err)
 				continue
@@ -559,6 +603,7 @@ func TestCluster(t *testing.T) {
 		// One durable carries every consumed type (CONTRACT §3): its leader
 		// moves four times.
 		for range 4 {
+			marcar("consumer")
 			if err := stepDown(ctx, cli.nc, "$JS.API.CONSUMER.LEADER.STEPDOWN."+streamBus+"."+evento.DurableEntradas); err != nil {
 				t.Errorf("consumer step-down %s: %v", evento.DurableEntradas, err)
 				continue
@@ -582,6 +627,7 @@ func TestCluster(t *testing.T) {
 			return "stream_leader=?"
 		}
 		s := nc.nos[lider]
+		marcar("stream")
 		_ = s.Stop(syscall.SIGKILL)
 		morte := time.Now()
 		// When the stream has a leader again: nothing reaches it before.
@@ -602,6 +648,22 @@ func TestCluster(t *testing.T) {
 				time.Sleep(100 * time.Millisecond)
 			}
 		})
+		// What instance b's stall gauge says meanwhile (issue 38): printed,
+		// not asserted, since whether the durable stalls depends on where
+		// its leader was.
+		var (
+			sonda     sync.WaitGroup
+			maxParado atomic.Int64
+		)
+		sctx, pararSonda := context.WithCancel(ctx)
+		sonda.Go(func() {
+			for sctx.Err() == nil {
+				if v, ok := lerGauge(b.base(), "d6a_entradas_sem_entrega_segundos"); ok && int64(v*1000) > maxParado.Load() {
+					maxParado.Store(int64(v * 1000))
+				}
+				time.Sleep(250 * time.Millisecond)
+			}
+		})
 		// One d6a instance dies during the NATS outage too.
 		time.Sleep(3 * time.Second)
 		a.matar()
@@ -611,8 +673,10 @@ func TestCluster(t *testing.T) {
 		}
 		reiniciado.Store(true)
 		eleicao.Wait()
+		pararSonda()
+		sonda.Wait()
 		novo, _ := liderStream(ctx, cli.js)
-		return fmt.Sprintf("killed=%s down=%.1fs stream_without_leader=%.1fs new_leader=%s d6a_killed=a", lider, time.Since(morte).Seconds(), semLider.Seconds(), novo)
+		return fmt.Sprintf("killed=%s down=%.1fs stream_without_leader=%.1fs new_leader=%s d6a_killed=a b_stall_gauge_max=%.1fs", lider, time.Since(morte).Seconds(), semLider.Seconds(), novo, float64(maxParado.Load())/1000)
 	}
 	var readyTxt string
 	failoverPG := func(ctx context.Context, _ time.Time) string {
@@ -661,15 +725,16 @@ func TestCluster(t *testing.T) {
 	}
 
 	cenarios := []cenarioCluster{
-		{"stream-leader-stepdown", stepDownStream, 10 * time.Second},
-		// A message the old consumer leader sent as the leadership moved
-		// can be lost in flight; the server redelivers it after AckWait.
-		// With one durable in stream order (CONTRACT §3) no other type's
-		// results fill that wait, so the bound is AckWait plus the
-		// resumption (docs/decisions.md, "One durable in stream order").
-		{"consumer-leader-stepdown", stepDownConsumidores, bus.AckWaitPadrao + retomadaMaxima},
-		{"nats-kill9-stream-leader", matarLiderNATS, 10 * time.Second},
-		{"pg-kill9-promote", failoverPG, 30 * time.Second},
+		{nome: "stream-leader-stepdown", falha: stepDownStream, alvoLacuna: 2 * time.Second, limiteLacuna: 10 * time.Second},
+		// A delivery the old consumer leader had committed but not sent
+		// is lost as the leadership moves; the server sends it again after
+		// AckWait, which bounds the catch-up (issue 38, docs/reliability.md).
+		{nome: "consumer-leader-stepdown", falha: stepDownConsumidores, alvoLacuna: 2 * time.Second, alvoAlcance: 2 * time.Second},
+		// The stream without a leader stores nothing: the target is that
+		// time plus retomadaMaxima, set once it is known (semLider).
+		{nome: "nats-kill9-stream-leader", falha: matarLiderNATS},
+		// The kill, 3 s before the promotion, and the reconnection.
+		{nome: "pg-kill9-promote", falha: failoverPG, alvoLacuna: 15 * time.Second, limiteLacuna: 30 * time.Second},
 	}
 	if so, ok := os.LookupEnv("D6A_CLUSTER_CENARIOS"); ok {
 		// A comma-separated subset of the failover scenarios, to chase one
@@ -681,7 +746,7 @@ func TestCluster(t *testing.T) {
 	var linhas []string
 	// conferir waits for the colony to catch up after a scenario, checks the
 	// invariants and prints the scenario's line.
-	conferir := func(nome string, inicio time.Time, seq0 uint64, fimFluxo time.Time, alvoLacuna time.Duration, desc string) {
+	conferir := func(nome string, inicio time.Time, seq0 uint64, fimFluxo time.Time, alvoLacuna, limiteLacuna, alvoAlcance time.Duration, desc string) {
 		qctx, cancelQ := context.WithTimeout(ctx, 2*time.Minute)
 		var estado string
 		quieto := esperar(qctx, func() bool { ok, e := quiescente(qctx, pool, cli, m); estado = e; return ok })
@@ -711,14 +776,42 @@ func TestCluster(t *testing.T) {
 		if v.total() > 0 {
 			invs = fmt.Sprintf("BROKEN(%d)", len(v.nomes))
 		}
-		if alvoLacuna > 0 && lacuna > alvoLacuna {
-			t.Errorf("%s: longest gap without a result %.1fs, target ≤ %s", nome, lacuna.Seconds(), alvoLacuna.Round(100*time.Millisecond))
+		var metas []string
+		if alvoLacuna > 0 {
+			metas = append(metas, "gap_target="+alvo(lacuna, alvoLacuna))
+			if lacuna > limiteLacuna {
+				t.Errorf("%s: longest gap without a result %.1fs, over its bound of %s (target %s)", nome, lacuna.Seconds(), limiteLacuna.Round(100*time.Millisecond), alvoLacuna.Round(100*time.Millisecond))
+			}
 		}
-		linha := fmt.Sprintf("cluster: scenario=%s lost=%d doubled=%d invariants=%s longest_gap=%.1fs results=%d events=%d assignments=%d verified=%d reconciled=%d caught_up=%.1fs %s",
-			nome, res.perdidas+res.perdidasDemandas, res.duplicadas, invs, lacuna.Seconds(), len(rs), res.eventos, res.atribuicoes, res.verificados, res.reconciliados, alcancou.Seconds(), desc)
+		if alvoAlcance > 0 {
+			metas = append(metas, "caught_up_target="+alvo(alcancou, alvoAlcance))
+			if alcancou > folga*alvoAlcance {
+				t.Errorf("%s: caught up %.1fs after the slice, over %d× its target of %s", nome, alcancou.Seconds(), folga, alvoAlcance.Round(100*time.Millisecond))
+			}
+		}
+		// demands: every demand so far, and those in a final state (drawn,
+		// pending with its sem_candidatos, or aggregated away); doubled
+		// covers "once".
+		demandas := res.atribuidas + res.pendentes + res.agregadas
+		linha := fmt.Sprintf("cluster: scenario=%s lost=%d doubled=%d invariants=%s longest_gap=%.1fs results=%d events=%d demands=%d/%d assignments=%d verified=%d reconciled=%d caught_up=%.1fs %s %s",
+			nome, res.perdidas+res.perdidasDemandas, res.duplicadas, invs, lacuna.Seconds(), len(rs), res.eventos, demandas, demandas+res.perdidasDemandas, res.atribuicoes, res.verificados, res.reconciliados, alcancou.Seconds(), strings.Join(metas, " "), desc)
 		t.Log(linha)
 		fmt.Println(linha)
 		linhas = append(linhas, linha)
+		marcosMu.Lock()
+		t0s, tipo := marcos, tipoMarco
+		marcos = nil
+		marcosMu.Unlock()
+		if len(t0s) > 0 {
+			rotulo := "step-down"
+			if nome == "nats-kill9-stream-leader" {
+				rotulo = "sigkill"
+			}
+			for _, l := range linhaDoTempo(nome, t0s, rotulo, av, tipo, lerRegistros(arquivos), rs) {
+				t.Log(l)
+				fmt.Println(l)
+			}
+		}
 		v.relatar()
 	}
 	for _, c := range cenarios {
@@ -732,9 +825,13 @@ func TestCluster(t *testing.T) {
 		fluxo(fatia)
 		wg.Wait()
 		cancelF()
-		// A leader election longer than the target leaves d6a
-		// retomadaMaxima after it.
-		conferir(c.nome, inicio, seq0, time.Now(), max(c.alvoLacuna, semLider+retomadaMaxima), desc)
+		alvoLacuna, limite := c.alvoLacuna, cmp.Or(c.limiteLacuna, folga*c.alvoLacuna)
+		if c.nome == "nats-kill9-stream-leader" {
+			// The stream's election, then d6a's part; folga stretches
+			// d6a's part only, the election (4-9 s) being NATS's.
+			alvoLacuna, limite = semLider+retomadaMaxima, semLider+folga*retomadaMaxima
+		}
+		conferir(c.nome, inicio, seq0, time.Now(), alvoLacuna, limite, c.alvoAlcance, desc)
 	}
 
 	// The asynchronous standby (issue 14, item 2): commits only the primary
@@ -826,7 +923,7 @@ func TestCluster(t *testing.T) {
 		fluxo(fatia / 2)
 		desc := fmt.Sprintf("results_in_lost_window=%d pg_kill_to_promoted=%.1fs boot_warning=%v boot_sweep_resumed=%v verify_before=%s divergences=%d replay_from_seq=%s draws_reconciled=%d verify_after_repair=%s standby_rebuilt_in=%.1fs",
 			naJanela, promovido.Sub(morte).Seconds(), aviso, retomou, strings.ReplaceAll(saida1, " ", ""), divergencias, desdeReplay, recriadas, strings.ReplaceAll(saida3, " ", ""), rebuilt.Seconds())
-		conferir("pg-async-lost-commits", inicio, seq0, time.Now(), 0, desc)
+		conferir("pg-async-lost-commits", inicio, seq0, time.Now(), 0, 0, 0, desc)
 	}
 
 	var saidas []string

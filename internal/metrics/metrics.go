@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -106,6 +107,10 @@ type Metrics struct {
 	transacaoFase                  *prometheus.HistogramVec
 	abertura, decisoes, fechamento prometheus.Observer
 
+	// semEntrega reads, at each scrape, how long the durable has shown no
+	// sign of life (d6a_entradas_sem_entrega_segundos); nil reads 0.
+	semEntrega atomic.Pointer[func() time.Duration]
+
 	reg *prometheus.Registry
 
 	testemunhas    *Testemunhas
@@ -202,6 +207,15 @@ func New(f Fonte) *Metrics {
 		m.SorteioDuracao, m.DeadLetters, m.OutboxPublicados, m.HTTPDuracao, m.SituacaoCache,
 		m.TokensCache, m.JWKSCache,
 		m.Lote, m.LotesDesfeitos, m.EntregaAtraso, m.transacaoFase,
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "d6a_entradas_sem_entrega_segundos",
+			Help: "Seconds since the durable d6a-entradas last delivered to this instance or ended a pull request itself, while the instance was asking; under the fetch wait when healthy, growing during a stall (docs/operacao.md).",
+		}, func() float64 {
+			if f := m.semEntrega.Load(); f != nil {
+				return (*f)().Seconds()
+			}
+			return 0
+		}),
 	)
 	if f != nil {
 		m.reg.MustRegister(newGauges(f))
@@ -230,6 +244,10 @@ func (m *Metrics) Preparar(tipos ...string) {
 		m.DeadLetters.WithLabelValues(tipo)
 	}
 }
+
+// AcompanharEntregas sets what d6a_entradas_sem_entrega_segundos reads
+// (bus.Bus.SemEntrega).
+func (m *Metrics) AcompanharEntregas(f func() time.Duration) { m.semEntrega.Store(&f) }
 
 // Registry returns the registry, for tests and for extra collectors.
 func (m *Metrics) Registry() *prometheus.Registry { return m.reg }

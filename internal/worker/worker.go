@@ -147,6 +147,7 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *Worker, err erro
 		return map[string]uint64{"entradas": n}, err
 	}
 	w.Metrics = metrics.New(metrics.StoreFonte(w.Store, lag))
+	w.Metrics.AcompanharEntregas(w.Bus.SemEntrega)
 	tipos := make([]string, len(evento.Consumidos))
 	for i, t := range evento.Consumidos {
 		tipos[i] = string(t)
