@@ -1,14 +1,12 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/formigueiro/d6a/internal/pgtest"
 	"github.com/formigueiro/d6a/internal/sorteio"
@@ -61,26 +59,9 @@ func filaSintetica(t *testing.T, servir uuid.UUID) (regs []transparencia.Registr
 // served the newer demand exits 1 naming that sweep; a malformed id exits 2.
 func TestVerifyURLDemanda(t *testing.T) {
 	bin := d6aBin(t)
-	ctx := context.Background()
 	servir := func(regs []transparencia.Registravel) (url, chave string) {
-		skey, _, err := transparencia.GerarChave(transparencia.OrigemPadrao)
-		if err != nil {
-			t.Fatal(err)
-		}
-		k, _ := transparencia.NovaChave(skey)
-		st := pgtest.New(t)
-		if err := pgx.BeginTxFunc(ctx, st.Pool, pgx.TxOptions{}, func(tx pgx.Tx) error {
-			e, err := transparencia.LerEstado(ctx, tx)
-			if err != nil {
-				return err
-			}
-			return e.AnexarRegistraveis(ctx, tx, regs)
-		}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := transparencia.Assinar(ctx, st.Pool, k, transparencia.OrigemPadrao); err != nil {
-			t.Fatal(err)
-		}
+		k, st := novaChave(t), pgtest.New(t)
+		anexarAssinar(t, st, k, regs)
 		return servirLog(t, st, k), k.Verificador
 	}
 

@@ -197,7 +197,6 @@ func TestVerifyURL(t *testing.T) {
 // record and the counsellor (CONTRACT §7).
 func TestVerifyURLReplayAdulterado(t *testing.T) {
 	bin := d6aBin(t)
-	ctx := context.Background()
 	id := func(s string) uuid.UUID { return uuid.NewSHA1(uuid.NameSpaceOID, []byte("adulterado/"+s)) }
 	uc, pai := id("uc"), id("pai")
 	var lista []string
@@ -223,24 +222,9 @@ func TestVerifyURLReplayAdulterado(t *testing.T) {
 	}
 	regs = append(regs, transparencia.NovaHierarquia(id("h-uc"), &seq, uc, &pai, 1), transparencia.NovaHierarquia(id("h-pai"), &seq, pai, nil, 0), r)
 
-	skey, _, err := transparencia.GerarChave(transparencia.OrigemPadrao)
-	if err != nil {
-		t.Fatal(err)
-	}
-	chave, _ := transparencia.NovaChave(skey)
+	chave := novaChave(t)
 	st := pgtest.New(t)
-	if err := pgx.BeginTxFunc(ctx, st.Pool, pgx.TxOptions{}, func(tx pgx.Tx) error {
-		e, err := transparencia.LerEstado(ctx, tx)
-		if err != nil {
-			return err
-		}
-		return e.AnexarRegistraveis(ctx, tx, regs)
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := transparencia.Assinar(ctx, st.Pool, chave, transparencia.OrigemPadrao); err != nil {
-		t.Fatal(err)
-	}
+	anexarAssinar(t, st, chave, regs)
 	url := servirLog(t, st, chave)
 
 	code, out, errOut := rodar(t, bin, "verify", "--url", url, "--all", "--chave", chave.Verificador)
