@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -202,42 +200,6 @@ func (u *uow) executarSorteio(ctx context.Context, p Pedido) (Resultado, error) 
 		Sucesso: true, ConselheiroID: selecionado, EventIDSorteio: eventID, Seed: res.Seed,
 		ListaHash: res.ListaHash, TotalElegiveis: len(ids), Degrau: filtro.Degrau, Cadeia: cadeia,
 	}, nil
-}
-
-// filtrar is spec 4.3 over the database, in one round trip: the eligible
-// counsellors of the winning step only (elegibilidade.Elegivel's rule, in
-// SQL), sorted by id; the whole chain is counted only when nobody
-// qualifies, for the motive.
-func (u *uow) filtrar(ctx context.Context, cadeia []uuid.UUID, excluir *uuid.UUID) (elegibilidade.Resultado, error) {
-	var d store.DegrauLido
-	lido := false
-	if u.diferir && excluir == nil {
-		d, lido = u.lote.elegiveisLidos(cadeia, u.agora)
-	}
-	if !lido {
-		g := u.servico.o.Portoes // phase-2 gates (CONTRACT §8)
-		r, err := u.tx.BuscarElegiveisDoDegrau(ctx, store.ElegiveisDoDegrauParams{Cadeia: cadeia, Agora: u.agora, Excluir: excluir, Ocupados: u.lote.ocupadosLista(),
-			CapacitacaoExterna: g.CapacitacaoExterna, ExigirVinculo: g.ExigirVinculo})
-		if err != nil {
-			return elegibilidade.Resultado{}, err
-		}
-		d = store.DegrauLido{Ordem: r.Ordem, Ids: r.Ids, Vencidos: r.Vencidos, VencidosAte: r.VencidosAte, Cadastrados: r.Cadastrados, Ocupados: r.Ocupados}
-	}
-	if len(d.Ids) > 0 && int(d.Ordem) >= 1 && int(d.Ordem) <= len(cadeia) {
-		slices.SortFunc(d.Ids, func(a, b uuid.UUID) int { return strings.Compare(a.String(), b.String()) })
-		r := elegibilidade.Resultado{Elegiveis: d.Ids, Degrau: cadeia[d.Ordem-1]}
-		for i, id := range d.Vencidos {
-			if i < len(d.VencidosAte) {
-				if r.Vencidos == nil {
-					r.Vencidos = map[uuid.UUID]time.Time{}
-				}
-				r.Vencidos[id] = d.VencidosAte[i]
-			}
-		}
-		return r, nil
-	}
-	return elegibilidade.Resultado{Motivo: elegibilidade.MotivoPorContagem(int(d.Cadastrados), int(d.Ocupados)),
-		Cadastrados: int(d.Cadastrados), Ocupados: int(d.Ocupados)}, nil
 }
 
 // seqGatilho is the stream sequence of the unit's trigger, for its input

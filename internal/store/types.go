@@ -47,9 +47,8 @@ type (
 	ExisteOutboxParams                    = dbsqlc.ExisteOutboxPorTipoCorrelacaoParams
 	MarcarOutboxPublicadosParams          = dbsqlc.MarcarOutboxPublicadosParams
 	MarcarPorEventIdParams                = dbsqlc.MarcarOutboxPublicadosPorEventIdParams
-	ElegiveisDoDegrauParams               = dbsqlc.BuscarElegiveisDoDegrauParams
-	ElegiveisDosDegrausParams             = dbsqlc.BuscarElegiveisDosDegrausParams
-	DegrauLido                            = dbsqlc.BuscarElegiveisDosDegrausRow
+	DegrausCadastradosParams              = dbsqlc.BuscarDegrausCadastradosParams
+	DegrauCadastrado                      = dbsqlc.BuscarDegrausCadastradosRow
 	MarcarOutboxEntradasParams            = dbsqlc.MarcarOutboxEntradasParams
 	RegistrarProcessamentosParams         = dbsqlc.RegistrarProcessamentosParams
 	EnfileirarPendenteParams              = dbsqlc.EnfileirarPendenteParams

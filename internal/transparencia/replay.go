@@ -252,7 +252,7 @@ func (r *Replay) temDesconhecido(lista []uuid.UUID) bool {
 }
 
 func (r *Replay) semCandidatos(indice int64, s SemCandidatos) {
-	esperado, cands, ok := r.recalcular(indice, "sem_candidatos "+s.EventID.String()+" (demanda "+s.DemandaID.String()+")", s.Timestamp, s.Cadeia, s.Excluido, nil)
+	esperado, _, ok := r.recalcular(indice, "sem_candidatos "+s.EventID.String()+" (demanda "+s.DemandaID.String()+")", s.Timestamp, s.Cadeia, s.Excluido, nil)
 	r.decidida(indice, s.DemandaID, s.UnidadeCivicaID, s.GatilhoSequence, "sem_candidatos "+s.EventID.String(), false,
 		fmt.Sprintf("sem candidatos (%s, %s): na fila de pendentes", s.Motivo, s.Timestamp))
 	if !ok {
@@ -263,14 +263,9 @@ func (r *Replay) semCandidatos(indice int64, s SemCandidatos) {
 		r.divergir(indice, &id, "sem_candidatos %s: conselheiro %s estava disponível no degrau %s", s.EventID, id, esperado.Degrau)
 		return
 	}
-	ocupados := 0
-	for _, c := range cands {
-		if c.Ocupado {
-			ocupados++
-		}
-	}
-	if len(r.desconhecidos) == 0 && (int64(len(cands)) != s.Cadastrados || int64(ocupados) != s.Ocupados) {
-		r.divergir(indice, nil, "sem_candidatos %s: %d cadastrados e %d ocupados na cadeia, mas pelos registros anteriores são %d e %d", s.EventID, s.Cadastrados, s.Ocupados, len(cands), ocupados)
+	// The counts the motive follows from, by the executor's rule (Filtrar).
+	if len(r.desconhecidos) == 0 && (int64(esperado.Cadastrados) != s.Cadastrados || int64(esperado.Ocupados) != s.Ocupados) {
+		r.divergir(indice, nil, "sem_candidatos %s: %d cadastrados e %d ocupados na cadeia, mas pelos registros anteriores são %d e %d", s.EventID, s.Cadastrados, s.Ocupados, esperado.Cadastrados, esperado.Ocupados)
 	}
 }
 
