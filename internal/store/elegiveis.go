@@ -6,6 +6,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/formigueiro/d6a/internal/elegibilidade"
+	"github.com/formigueiro/d6a/internal/fila"
 )
 
 // LerDegrau reads the first step of cadeia at or above position desde that
@@ -53,4 +54,9 @@ func DegrauDe(r DegrauCadastrado, cadeia []uuid.UUID, desde int, g elegibilidade
 		d.Candidatos[i] = g.Aplicar(c, f)
 	}
 	return d
+}
+
+// Espera is a pending row as fila.Devida takes it.
+func Espera(p Pendente) fila.Espera {
+	return fila.Espera{Demanda: p.DemandaID, UC: p.UnidadeCivicaID, Entrada: p.DataEntrada, Ordem: p.OrdemEntrada}
 }

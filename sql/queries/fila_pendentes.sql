@@ -16,23 +16,20 @@ SELECT * FROM d6a.fila_pendentes WHERE event_id_origem = @event_id LIMIT 1;
 -- name: BuscarFilaPendentePorDemandaId :one
 SELECT * FROM d6a.fila_pendentes WHERE demanda_id = @demanda_id;
 
--- name: BuscarPrimeiroPendentePorUcs :one
--- spec 4.7: the oldest pending demand of a UC and its descendants (FIFO).
--- The oldest of each unit is one descent of
--- fila_pendentes_unidade_civica_id_data_entrada_idx; the planner never gets
--- to walk the whole queue in FIFO order filtering by unit (issue 11).
-SELECT p.* FROM d6a.fila_pendentes p
-WHERE p.id = (
-    SELECT f.id FROM unnest(@ucs::uuid[]) AS u(uc)
-    CROSS JOIN LATERAL (
-        SELECT q.id, q.data_entrada, q.ordem_entrada FROM d6a.fila_pendentes q
-        WHERE q.unidade_civica_id = u.uc
-        ORDER BY q.data_entrada, q.ordem_entrada
-        LIMIT 1
-    ) f
-    ORDER BY f.data_entrada, f.ordem_entrada
+-- name: BuscarCabecasDaFilaPorUcs :many
+-- The input of spec 4.7's rule (fila.Devida), read, not decided: the row
+-- at the head of each unit's queue in the index's order, at most one per
+-- unit of @ucs, each one descent of
+-- fila_pendentes_unidade_civica_id_data_entrada_idx (the planner never
+-- gets to walk the whole queue filtering by unit, issue 11). Go picks the
+-- demand a release serves among them.
+SELECT f.* FROM unnest(@ucs::uuid[]) AS u(uc)
+CROSS JOIN LATERAL (
+    SELECT p.* FROM d6a.fila_pendentes p
+    WHERE p.unidade_civica_id = u.uc
+    ORDER BY p.data_entrada, p.ordem_entrada
     LIMIT 1
-);
+) f;
 
 -- name: BuscarTodosPendentes :many
 SELECT * FROM d6a.fila_pendentes ORDER BY data_entrada, ordem_entrada;
