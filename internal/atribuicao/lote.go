@@ -75,6 +75,9 @@ type linhaSorteio struct {
 	Cadeia             []string   `json:"cadeia"`
 	Excluido           *uuid.UUID `json:"excluido"`
 	Agora              time.Time  `json:"agora"`
+	// Status is the winner's status after the draw
+	// (elegibilidade.StatusAposSorteio).
+	Status string `json:"status"`
 }
 
 type linhaPendente struct {

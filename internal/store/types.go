@@ -39,7 +39,6 @@ type (
 	SeedOffsetParams                      = dbsqlc.SeedOffsetParams
 	RegistrarEventoProcessadoParams       = dbsqlc.RegistrarEventoProcessadoParams
 	RegistrarProcessamentoParams          = dbsqlc.RegistrarProcessamentoParams
-	GravarSorteioParams                   = dbsqlc.GravarSorteioParams
 	GuardasAgendaParams                   = dbsqlc.GuardasAgendaParams
 	GuardasAgendaRow                      = dbsqlc.GuardasAgendaRow
 	InserirAuditoriaParams                = dbsqlc.InserirAuditoriaParams
@@ -51,8 +50,6 @@ type (
 	DegrauCadastrado                      = dbsqlc.BuscarDegrausCadastradosRow
 	MarcarOutboxEntradasParams            = dbsqlc.MarcarOutboxEntradasParams
 	RegistrarProcessamentosParams         = dbsqlc.RegistrarProcessamentosParams
-	EnfileirarPendenteParams              = dbsqlc.EnfileirarPendenteParams
-	InserirOutboxSeNovoParams             = dbsqlc.InserirOutboxSeNovoParams
 	GravarSorteiosParams                  = dbsqlc.GravarSorteiosParams
 	GuardasAgendaLoteParams               = dbsqlc.GuardasAgendaLoteParams
 	GuardaAgenda                          = dbsqlc.GuardasAgendaLoteRow

@@ -212,9 +212,12 @@ conferir:
 	}
 	r.decidida(indice, s.DemandaID, s.UnidadeCivicaID, s.BaseSequence, "sorteio "+s.EventIDSorteio.String(), true,
 		fmt.Sprintf("sorteada para o conselheiro %s (sorteio %s, %s)", s.ConselheiroID, s.EventIDSorteio, s.Timestamp))
-	// The draw makes its winner busy, holding the demand.
+	// The draw makes its winner busy, holding the demand, by the executor's
+	// rule (a draw the machine forbids has diverged above: the state
+	// follows what was done).
 	if c, ok := r.conselheiros[s.ConselheiroID]; ok {
-		c.status = elegibilidade.Ocupado
+		T, _ := sorteio.ParseTimestamp(s.Timestamp)
+		c.status, _ = elegibilidade.StatusAposSorteio(c.status, c.ate, T)
 	}
 	r.ativas[s.ConselheiroID] = s.DemandaID
 	if s.ConselheiroID == r.alvo {
@@ -353,14 +356,16 @@ func (r *Replay) entrada(indice int64, e Entrada) {
 		delete(r.desconhecidos, id)
 	case TipoSuspensao:
 		if c != nil {
+			// conferirStatus named a suspension the machine forbids
+			// (PodeSuspender); the state follows what was done.
 			c.status = elegibilidade.Suspenso
 			if t, err := sorteio.ParseTimestamp(e.DataSuspensaoAte); err == nil {
 				c.ate = &t
 			}
 		}
 	case TipoSuspensaoExpirada:
-		if c != nil && c.status == elegibilidade.Suspenso {
-			c.status = elegibilidade.Disponivel
+		if c != nil {
+			c.status = elegibilidade.StatusAposSuspensaoExpirada(c.status)
 		}
 	default: // cycle ends, refusals, the console: the status after them
 		if c != nil && e.Status != "" {

@@ -44,22 +44,11 @@ WHERE demanda_id = @demanda_id;
 -- name: ContarPendentes :one
 SELECT count(*) FROM d6a.fila_pendentes;
 
--- name: EnfileirarPendente :exec
--- spec 4.4 step 2 in one round trip: the demand enters the pending queue,
--- or, already there, counts one more failed attempt (T35).
-INSERT INTO d6a.fila_pendentes (
-    id, demanda_id, unidade_civica_id, categoria_id, nivel_precedencia, score_final,
-    grupo_id, data_entrada, event_id_origem, tentativas_sorteio
-) VALUES (
-    md5('d6a.fila_pendentes|' || (@demanda_id::uuid)::text)::uuid, @demanda_id::uuid, @unidade_civica_id, @categoria_id, @nivel_precedencia, @score_final,
-    @grupo_id, @agora::timestamptz, @event_id_origem, 1
-)
-ON CONFLICT (demanda_id) DO UPDATE
-SET tentativas_sorteio = d6a.fila_pendentes.tentativas_sorteio + 1;
-
 -- name: EnfileirarPendentes :exec
--- EnfileirarPendente for the demands a batch queued in memory, in their
--- order (the FIFO's ordem_entrada follows it), in one round trip.
+-- spec 4.4 step 2 for the demands a batch (or one unit) queued in memory:
+-- each enters the pending queue or, already there, counts its failed
+-- attempts (T35), in their order (the FIFO's ordem_entrada follows it), in
+-- one round trip.
 INSERT INTO d6a.fila_pendentes (
     id, demanda_id, unidade_civica_id, categoria_id, nivel_precedencia, score_final,
     grupo_id, data_entrada, event_id_origem, tentativas_sorteio

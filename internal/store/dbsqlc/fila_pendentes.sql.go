@@ -153,45 +153,6 @@ func (q *Queries) ContarPendentes(ctx context.Context) (int64, error) {
 	return count, err
 }
 
-const enfileirarPendente = `-- name: EnfileirarPendente :exec
-INSERT INTO d6a.fila_pendentes (
-    id, demanda_id, unidade_civica_id, categoria_id, nivel_precedencia, score_final,
-    grupo_id, data_entrada, event_id_origem, tentativas_sorteio
-) VALUES (
-    md5('d6a.fila_pendentes|' || ($1::uuid)::text)::uuid, $1::uuid, $2, $3, $4, $5,
-    $6, $7::timestamptz, $8, 1
-)
-ON CONFLICT (demanda_id) DO UPDATE
-SET tentativas_sorteio = d6a.fila_pendentes.tentativas_sorteio + 1
-`
-
-type EnfileirarPendenteParams struct {
-	DemandaID        uuid.UUID
-	UnidadeCivicaID  uuid.UUID
-	CategoriaID      string
-	NivelPrecedencia int32
-	ScoreFinal       float64
-	GrupoID          *uuid.UUID
-	Agora            time.Time
-	EventIDOrigem    uuid.UUID
-}
-
-// spec 4.4 step 2 in one round trip: the demand enters the pending queue,
-// or, already there, counts one more failed attempt (T35).
-func (q *Queries) EnfileirarPendente(ctx context.Context, arg EnfileirarPendenteParams) error {
-	_, err := q.db.Exec(ctx, enfileirarPendente,
-		arg.DemandaID,
-		arg.UnidadeCivicaID,
-		arg.CategoriaID,
-		arg.NivelPrecedencia,
-		arg.ScoreFinal,
-		arg.GrupoID,
-		arg.Agora,
-		arg.EventIDOrigem,
-	)
-	return err
-}
-
 const enfileirarPendentes = `-- name: EnfileirarPendentes :exec
 INSERT INTO d6a.fila_pendentes (
     id, demanda_id, unidade_civica_id, categoria_id, nivel_precedencia, score_final,
@@ -211,8 +172,10 @@ ON CONFLICT (demanda_id) DO UPDATE
 SET tentativas_sorteio = d6a.fila_pendentes.tentativas_sorteio + EXCLUDED.tentativas_sorteio
 `
 
-// EnfileirarPendente for the demands a batch queued in memory, in their
-// order (the FIFO's ordem_entrada follows it), in one round trip.
+// spec 4.4 step 2 for the demands a batch (or one unit) queued in memory:
+// each enters the pending queue or, already there, counts its failed
+// attempts (T35), in their order (the FIFO's ordem_entrada follows it), in
+// one round trip.
 func (q *Queries) EnfileirarPendentes(ctx context.Context, linhas []byte) error {
 	_, err := q.db.Exec(ctx, enfileirarPendentes, linhas)
 	return err
