@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/formigueiro/d6a/internal/bus"
-	"github.com/formigueiro/d6a/internal/consistencia"
+	"github.com/formigueiro/d6a/internal/verificar/barramento"
 )
 
 // janelaConsistencia is how many of the bus's last messages the boot check
@@ -34,11 +34,11 @@ func (w *Worker) verificarConsistencia(ctx context.Context, avisar bool) bool {
 	if ultima > janelaConsistencia {
 		desde = ultima - janelaConsistencia + 1
 	}
-	var rel consistencia.Relatorio
+	var rel barramento.Relatorio
 	// A read of a clustered stream right after a leader change can answer
 	// "no responders"; a few attempts ride over it.
 	for tentativa := 1; ; tentativa++ {
-		rel, err = consistencia.Verificar(ctx, w.Store, w.Bus, consistencia.Config{Stream: w.Cfg.Stream, DLQ: bus.DLQStream, Prefix: w.Cfg.SubjectPrefix, SoPiso: true}, desde)
+		rel, err = barramento.Verificar(ctx, w.Store, w.Bus, barramento.Config{Stream: w.Cfg.Stream, DLQ: bus.DLQStream, Prefix: w.Cfg.SubjectPrefix, SoPiso: true}, desde)
 		if err == nil || tentativa == 5 || ctx.Err() != nil {
 			break
 		}

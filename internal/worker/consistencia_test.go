@@ -9,9 +9,9 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/formigueiro/d6a/internal/bus"
-	"github.com/formigueiro/d6a/internal/consistencia"
 	"github.com/formigueiro/d6a/internal/evento"
 	"github.com/formigueiro/d6a/internal/store"
+	"github.com/formigueiro/d6a/internal/verificar/barramento"
 )
 
 // fotografar copies every d6a table into schema foto; restaurar puts the
@@ -55,7 +55,7 @@ func (c *colonia) tabelasD6a() []string {
 	return out
 }
 
-func (c *colonia) verificarConsistencia() consistencia.Relatorio {
+func (c *colonia) verificarConsistencia() barramento.Relatorio {
 	c.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -69,7 +69,7 @@ func (c *colonia) verificarConsistencia() consistencia.Relatorio {
 		c.t.Fatal(err)
 	}
 	defer b.Close()
-	rel, err := consistencia.Verificar(ctx, st, b, consistencia.Config{Stream: c.cfg.Stream, DLQ: bus.DLQStream, Prefix: c.cfg.SubjectPrefix}, 0)
+	rel, err := barramento.Verificar(ctx, st, b, barramento.Config{Stream: c.cfg.Stream, DLQ: bus.DLQStream, Prefix: c.cfg.SubjectPrefix}, 0)
 	if err != nil {
 		c.t.Fatal(err)
 	}
@@ -78,7 +78,7 @@ func (c *colonia) verificarConsistencia() consistencia.Relatorio {
 
 // iniciarEReparar starts a new incarnation and runs the repair beside it,
 // through its executor, until the outbox is published.
-func (c *colonia) iniciarEReparar(rel consistencia.Relatorio) {
+func (c *colonia) iniciarEReparar(rel barramento.Relatorio) {
 	c.t.Helper()
 	c.iniciar()
 	var saida bytes.Buffer
@@ -151,7 +151,7 @@ func TestConsistenciaAposFailoverAssincrono(t *testing.T) {
 	// Results: sorteado d2, d3, d6 and sem_candidatos d4 without outbox
 	// rows; three of them without assignments. Inputs: cycle, agenda d2,
 	// cadastro n, agenda d3, agenda d4, m's cycle.
-	if conta[consistencia.ResultadoSemOutbox] != 4 || conta[consistencia.SorteadoSemAtribuicao] != 3 || conta[consistencia.EntradaSemInbox] != 6 {
+	if conta[barramento.ResultadoSemOutbox] != 4 || conta[barramento.SorteadoSemAtribuicao] != 3 || conta[barramento.EntradaSemInbox] != 6 {
 		t.Fatalf("divergences %v, want 4 results without outbox, 3 draws without assignment, 6 inputs without inbox", conta)
 	}
 	if len(rel.Perdidos) != 3 || rel.ReplayMinimo() == 0 || rel.ReplayDesde[evento.CicloConcluido] == 0 {

@@ -1,4 +1,4 @@
-package verificacao_test
+package banco_test
 
 import (
 	"bytes"
@@ -23,7 +23,7 @@ import (
 	"github.com/formigueiro/d6a/internal/outbox"
 	"github.com/formigueiro/d6a/internal/pgtest"
 	"github.com/formigueiro/d6a/internal/store"
-	"github.com/formigueiro/d6a/internal/verificacao"
+	"github.com/formigueiro/d6a/internal/verificar/banco"
 )
 
 // TestCLIEventIDPontaAPonta is `d6a verify --event-id` on a draw made the
@@ -85,7 +85,7 @@ func TestCLIEventIDPontaAPonta(t *testing.T) {
 	}
 
 	bin := filepath.Join(t.TempDir(), "d6a")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/d6a").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", bin, "../../../cmd/d6a").CombinedOutput(); err != nil {
 		t.Fatalf("building d6a: %v\n%s", err, out)
 	}
 	rodar := func(natsURL string, args ...string) (int, string, string) {
@@ -124,17 +124,17 @@ func TestCLIEventIDPontaAPonta(t *testing.T) {
 			t.Errorf("stdout lacks %q:\n%s", want, out)
 		}
 	}
-	if strings.Contains(out, verificacao.NotaSemBarramento) {
+	if strings.Contains(out, banco.NotaSemBarramento) {
 		t.Errorf("window not checked with the bus up:\n%s", out)
 	}
 
 	// Without the bus: still OK, with the note.
 	code, out, _ = rodar(natsURL, "--event-id", id, "--no-bus")
-	if code != 0 || !strings.Contains(out, verificacao.NotaSemBarramento) {
+	if code != 0 || !strings.Contains(out, banco.NotaSemBarramento) {
 		t.Errorf("--no-bus: exit %d\n%s", code, out)
 	}
 	code, out, errOut = rodar("nats://127.0.0.1:1", "--event-id", id)
-	if code != 0 || !strings.Contains(out, verificacao.NotaSemBarramento) || !strings.Contains(errOut, "bus unreachable") {
+	if code != 0 || !strings.Contains(out, banco.NotaSemBarramento) || !strings.Contains(errOut, "bus unreachable") {
 		t.Errorf("unreachable bus: exit %d\nstdout %s\nstderr %s", code, out, errOut)
 	}
 

@@ -1,4 +1,4 @@
-package verificacao_test
+package banco_test
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 	"github.com/formigueiro/d6a/internal/pgtest"
 	"github.com/formigueiro/d6a/internal/sorteio"
 	"github.com/formigueiro/d6a/internal/store"
-	"github.com/formigueiro/d6a/internal/verificacao"
+	"github.com/formigueiro/d6a/internal/verificar/banco"
 )
 
 func TestMain(m *testing.M) {
@@ -118,13 +118,13 @@ func (s *sorteioReal) envelope(t *testing.T) []byte {
 	return o.Envelope
 }
 
-func (s *sorteioReal) verificar(o verificacao.Opcoes) (verificacao.Relatorio, error) {
-	return verificacao.Verificar(s.ctx, s.st, s.r.EventIDSorteio, o)
+func (s *sorteioReal) verificar(o banco.Opcoes) (banco.Relatorio, error) {
+	return banco.Verificar(s.ctx, s.st, s.r.EventIDSorteio, o)
 }
 
 func divergencia(t *testing.T, err error, campo string) {
 	t.Helper()
-	var d *verificacao.Divergencia
+	var d *banco.Divergencia
 	if !errors.As(err, &d) {
 		t.Fatalf("err = %v, want a Divergencia on %s", err, campo)
 	}
@@ -139,7 +139,7 @@ func divergencia(t *testing.T, err error, campo string) {
 func TestSorteioRealVerifica(t *testing.T) {
 	t.Parallel()
 	s := novoSorteio(t, nil, 4)
-	rel, err := s.verificar(verificacao.Opcoes{})
+	rel, err := s.verificar(banco.Opcoes{})
 	if err != nil {
 		t.Fatalf("a genuine draw does not verify: %v", err)
 	}
@@ -147,13 +147,13 @@ func TestSorteioRealVerifica(t *testing.T) {
 		rel.Degrau != s.r.Degrau || rel.Base != s.base || rel.BaseFallback || rel.Timestamp != sorteio.FormatTimestamp(agora) {
 		t.Errorf("report %+v does not describe the draw %+v", rel, s.r)
 	}
-	if rel.Janela != nil || len(rel.Notas) != 1 || rel.Notas[0] != verificacao.NotaSemBarramento {
+	if rel.Janela != nil || len(rel.Notas) != 1 || rel.Notas[0] != banco.NotaSemBarramento {
 		t.Errorf("without a bus: janela %v, notas %q", rel.Janela, rel.Notas)
 	}
 	out := rel.String()
 	for _, want := range []string{
 		"OK event_id=" + s.r.EventIDSorteio.String(), "selecionado=" + s.r.ConselheiroID.String(),
-		"total=4", "degrau=" + s.r.Degrau.String(), verificacao.NotaSemBarramento,
+		"total=4", "degrau=" + s.r.Degrau.String(), banco.NotaSemBarramento,
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("report %q lacks %q", out, want)
@@ -164,8 +164,8 @@ func TestSorteioRealVerifica(t *testing.T) {
 func TestSorteioInexistente(t *testing.T) {
 	t.Parallel()
 	s := novoSorteio(t, nil, 1)
-	_, err := verificacao.Verificar(s.ctx, s.st, uuid.New(), verificacao.Opcoes{})
-	if !errors.Is(err, verificacao.ErrNaoEncontrado) {
+	_, err := banco.Verificar(s.ctx, s.st, uuid.New(), banco.Opcoes{})
+	if !errors.Is(err, banco.ErrNaoEncontrado) {
 		t.Fatalf("err = %v, want ErrNaoEncontrado", err)
 	}
 }
@@ -226,7 +226,7 @@ func TestAdulteracoes(t *testing.T) {
 				args = append(args, uuid.New())
 			}
 			s.exec(t, c.sql, args...)
-			_, err := s.verificar(verificacao.Opcoes{})
+			_, err := s.verificar(banco.Opcoes{})
 			divergencia(t, err, c.campo)
 		})
 	}
@@ -276,7 +276,7 @@ func TestJanelaDeTempo(t *testing.T) {
 		t.Parallel()
 		s := novoSorteio(t, nil, 3)
 		tBase, tPub := T.Add(-50*time.Millisecond), T.Add(30*time.Millisecond)
-		rel, err := s.verificar(verificacao.Opcoes{Barramento: s.barramento(t, tBase, tPub)})
+		rel, err := s.verificar(banco.Opcoes{Barramento: s.barramento(t, tBase, tPub)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -291,30 +291,30 @@ func TestJanelaDeTempo(t *testing.T) {
 		t.Parallel()
 		s := novoSorteio(t, nil, 3)
 		// t0 later than T only below the millisecond: truncated, it is T.
-		if _, err := s.verificar(verificacao.Opcoes{Folga: -1, Barramento: s.barramento(t, T.Add(700*time.Microsecond), T)}); err != nil {
+		if _, err := s.verificar(banco.Opcoes{Folga: -1, Barramento: s.barramento(t, T.Add(700*time.Microsecond), T)}); err != nil {
 			t.Fatal(err)
 		}
 	})
 	t.Run("T_antes_da_base", func(t *testing.T) {
 		t.Parallel()
 		s := novoSorteio(t, nil, 3)
-		_, err := s.verificar(verificacao.Opcoes{Barramento: s.barramento(t, T.Add(5*time.Second), T.Add(6*time.Second))})
+		_, err := s.verificar(banco.Opcoes{Barramento: s.barramento(t, T.Add(5*time.Second), T.Add(6*time.Second))})
 		divergencia(t, err, "janela.inicio")
 	})
 	t.Run("T_antes_da_base_dentro_da_folga", func(t *testing.T) {
 		t.Parallel()
 		s := novoSorteio(t, nil, 3)
 		b := s.barramento(t, T.Add(500*time.Millisecond), T.Add(time.Second))
-		if _, err := s.verificar(verificacao.Opcoes{Barramento: b}); err != nil {
+		if _, err := s.verificar(banco.Opcoes{Barramento: b}); err != nil {
 			t.Errorf("within the default 1s skew: %v", err)
 		}
-		_, err := s.verificar(verificacao.Opcoes{Barramento: b, Folga: 100 * time.Millisecond})
+		_, err := s.verificar(banco.Opcoes{Barramento: b, Folga: 100 * time.Millisecond})
 		divergencia(t, err, "janela.inicio")
 	})
 	t.Run("T_depois_da_publicacao", func(t *testing.T) {
 		t.Parallel()
 		s := novoSorteio(t, nil, 3)
-		_, err := s.verificar(verificacao.Opcoes{Barramento: s.barramento(t, T.Add(-10*time.Second), T.Add(-5*time.Second))})
+		_, err := s.verificar(banco.Opcoes{Barramento: s.barramento(t, T.Add(-10*time.Second), T.Add(-5*time.Second))})
 		divergencia(t, err, "janela.fim")
 	})
 	// A message on the bus that is not what the database says was read or
@@ -339,7 +339,7 @@ func TestJanelaDeTempo(t *testing.T) {
 			m := b.msgs[c.seq]
 			m.data = c.alterar(s, m.data)
 			b.msgs[c.seq] = m
-			_, err := s.verificar(verificacao.Opcoes{Barramento: b})
+			_, err := s.verificar(banco.Opcoes{Barramento: b})
 			divergencia(t, err, c.campo)
 		})
 	}
@@ -348,11 +348,11 @@ func TestJanelaDeTempo(t *testing.T) {
 		s := novoSorteio(t, nil, 3)
 		b := s.barramento(t, T, T)
 		b.err = errors.New("nats: no servers available")
-		rel, err := s.verificar(verificacao.Opcoes{Barramento: b})
+		rel, err := s.verificar(banco.Opcoes{Barramento: b})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if rel.Janela != nil || len(rel.Notas) == 0 || rel.Notas[0] != verificacao.NotaSemBarramento {
+		if rel.Janela != nil || len(rel.Notas) == 0 || rel.Notas[0] != banco.NotaSemBarramento {
 			t.Errorf("janela %v, notas %q", rel.Janela, rel.Notas)
 		}
 	})
@@ -361,7 +361,7 @@ func TestJanelaDeTempo(t *testing.T) {
 		s := novoSorteio(t, nil, 3)
 		b := s.barramento(t, T.Add(-time.Millisecond), T)
 		s.exec(t, `UPDATE d6a.outbox SET sequence = NULL, publicado_em = NULL WHERE event_id = $1`, s.r.EventIDSorteio)
-		rel, err := s.verificar(verificacao.Opcoes{Barramento: b})
+		rel, err := s.verificar(banco.Opcoes{Barramento: b})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -378,7 +378,7 @@ func TestJanelaDeTempo(t *testing.T) {
 		s.exec(t, `UPDATE d6a.auditoria_sorteios SET base_fallback = true, base_sequence = NULL WHERE event_id_sorteio = $1`, s.r.EventIDSorteio)
 		b := s.barramento(t, time.Time{}, T.Add(time.Millisecond))
 		delete(b.msgs, seqBase)
-		rel, err := s.verificar(verificacao.Opcoes{Barramento: b})
+		rel, err := s.verificar(banco.Opcoes{Barramento: b})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -389,7 +389,7 @@ func TestJanelaDeTempo(t *testing.T) {
 			t.Errorf("report %q does not flag the fallback", rel.String())
 		}
 		s.exec(t, `UPDATE d6a.auditoria_sorteios SET base_sequence = 3 WHERE event_id_sorteio = $1`, s.r.EventIDSorteio)
-		_, err = s.verificar(verificacao.Opcoes{Barramento: b})
+		_, err = s.verificar(banco.Opcoes{Barramento: b})
 		divergencia(t, err, "auditoria.base_sequence")
 	})
 }

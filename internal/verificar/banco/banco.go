@@ -1,7 +1,8 @@
-// Package verificacao is `d6a verify --event-id`: it recomputes one draw
-// from its audit record (d6a.auditoria_sorteios) and checks that the audit,
-// the assignment row, the published event and the bus all tell the same
-// story (docs/verificacao.md §3 and §5, CONTRACT §4).
+// Package banco checks one draw against the database (`d6a verify
+// --event-id`): it recomputes the draw from its audit record
+// (d6a.auditoria_sorteios) and checks that the audit, the assignment row,
+// the published event and the bus all tell the same story
+// (docs/verificacao.md §3 and §5, CONTRACT §4).
 //
 // The checks run in this order and the first failure is reported:
 //
@@ -16,7 +17,7 @@
 //  5. the bus (docs §3.7): the message at base_sequence carries the base,
 //     and T lies between its bus time and the bus time of the published
 //     conselheiro.sorteado. Skipped, with a note, without a bus.
-package verificacao
+package banco
 
 import (
 	"context"

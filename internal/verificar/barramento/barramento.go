@@ -1,11 +1,12 @@
-// Package consistencia compares what the bus says d6a did with what
-// PostgreSQL holds (`d6a verify --consistencia`, and the check `d6a serve`
-// runs at boot). After a failover to an asynchronous standby the last
-// commits can be gone while their results are on the bus and their inputs
-// acknowledged: nothing would ever redeliver those inputs, and the bus would
-// name assignments the database does not have. docs/reliability.md,
-// "Asynchronous standby", has the procedure.
-package consistencia
+// Package barramento checks the bus against the database: it compares what
+// the bus says d6a did with what PostgreSQL holds (`d6a verify
+// --consistencia`, and the check `d6a serve` runs at boot). After a failover
+// to an asynchronous standby the last commits can be gone while their
+// results are on the bus and their inputs acknowledged: nothing would ever
+// redeliver those inputs, and the bus would name assignments the database
+// does not have. docs/reliability.md, "Asynchronous standby", has the
+// procedure.
+package barramento
 
 import (
 	"context"
