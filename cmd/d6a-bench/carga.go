@@ -107,7 +107,7 @@ func (b *barramento) resultado(m *nats.Msg, tipo uint32) {
 }
 
 // gerarDemandas builds m agenda.item_disponível envelopes on random
-// micro-areas (payload of spec 3.1 as internal/worker's harness builds it).
+// micro-areas (payload of spec 3.1 as internal/colonia's harness builds it).
 func gerarDemandas(rng *rand.Rand, p *pais, m int) []*demanda {
 	micro := p.porNivel[nivelMicroarea]
 	out := make([]*demanda, m)

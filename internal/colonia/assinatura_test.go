@@ -1,4 +1,4 @@
-package worker_test
+package colonia_test
 
 import (
 	"context"
@@ -14,9 +14,9 @@ import (
 	"github.com/nats-io/nats.go"
 	"golang.org/x/mod/sumdb/note"
 
+	"github.com/formigueiro/d6a/internal/colonia"
 	"github.com/formigueiro/d6a/internal/evento"
 	"github.com/formigueiro/d6a/internal/transparencia"
-	"github.com/formigueiro/d6a/internal/worker"
 )
 
 // assinanteFalho is the log key's signer, failing while falhar is set (an
@@ -46,7 +46,7 @@ func TestAssinaturaFalhaRetemResultados(t *testing.T) {
 	a := &assinanteFalho{Signer: signer}
 
 	ctx, cancel := context.WithCancel(context.Background())
-	w, err := worker.New(ctx, c.cfg, worker.Options{Now: c.clock.Now, Backoff: []time.Duration{20 * time.Millisecond}, Assinante: a})
+	w, err := colonia.New(ctx, c.cfg, colonia.Options{Now: c.clock.Now, Backoff: []time.Duration{20 * time.Millisecond}, Assinante: a})
 	if err != nil {
 		cancel()
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package worker_test
+package colonia_test
 
 import (
 	"slices"
@@ -28,7 +28,7 @@ func progressao(conselheiro, ucID uuid.UUID, nivel int) map[string]any {
 }
 
 // coloniaComPortoes is a colony, not started yet, with both gates on.
-func coloniaComPortoes(t *testing.T) *colonia {
+func coloniaComPortoes(t *testing.T) *harness {
 	t.Helper()
 	c := novaColonia(t, opcoes{})
 	c.cfg.CapacitacaoExterna, c.cfg.ExigirVinculo = true, true
@@ -36,7 +36,7 @@ func coloniaComPortoes(t *testing.T) *colonia {
 }
 
 // filaDe is the demand's pending attempts, -1 when it is not queued.
-func (c *colonia) tentativas(demanda uuid.UUID) int {
+func (c *harness) tentativas(demanda uuid.UUID) int {
 	c.t.Helper()
 	if c.contar(`SELECT count(*) FROM d6a.fila_pendentes WHERE demanda_id = $1`, demanda) == 0 {
 		return -1
@@ -48,7 +48,7 @@ func (c *colonia) tentativas(demanda uuid.UUID) int {
 // both gates on, so its log replays as one: it returns the colony, the
 // counsellor whose link is revoked (r), the one trained late (k) and the
 // demand of the revocation's next draw (depois).
-func fase2Historia(t *testing.T) (c *colonia, k, r uuid.UUID) {
+func fase2Historia(t *testing.T) (c *harness, k, r uuid.UUID) {
 	t.Helper()
 	c = coloniaComPortoes(t)
 	raiz := c.novaUC()

@@ -1,4 +1,4 @@
-package worker_test
+package colonia_test
 
 // The periodic jobs of issue 13: the automatic response timeout (two
 // instances, one refusal per assignment), conselheiro.demanda_iniciada, and
@@ -16,15 +16,15 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/formigueiro/d6a/internal/atribuicao"
+	"github.com/formigueiro/d6a/internal/colonia"
 	"github.com/formigueiro/d6a/internal/evento"
-	"github.com/formigueiro/d6a/internal/worker"
 )
 
 // segundaInstancia runs another worker on the colony's database and bus.
-func (c *colonia) segundaInstancia() *worker.Worker {
+func (c *harness) segundaInstancia() *colonia.Instancia {
 	c.t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	w, err := worker.New(ctx, c.cfg, worker.Options{Now: c.clock.Now, Backoff: []time.Duration{20 * time.Millisecond}})
+	w, err := colonia.New(ctx, c.cfg, colonia.Options{Now: c.clock.Now, Backoff: []time.Duration{20 * time.Millisecond}})
 	if err != nil {
 		cancel()
 		c.t.Fatal(err)
@@ -79,7 +79,7 @@ func TestTimeoutAutomatico_DuasInstanciasUmaRecusa(t *testing.T) {
 	// Both instances' tickers run; two more passes released together.
 	start := make(chan struct{})
 	var wg sync.WaitGroup
-	for _, w := range []*worker.Worker{c.w, w2} {
+	for _, w := range []*colonia.Instancia{c.w, w2} {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

@@ -1,4 +1,4 @@
-package worker_test
+package colonia_test
 
 import (
 	"io"

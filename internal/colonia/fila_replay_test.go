@@ -1,4 +1,4 @@
-package worker_test
+package colonia_test
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 )
 
 // registros reads the colony's log, in order.
-func (c *colonia) registros() []transparencia.Registravel {
+func (c *harness) registros() []transparencia.Registravel {
 	t := c.t
 	t.Helper()
 	rows, err := c.pool.Query(t.Context(), `SELECT registro FROM d6a.transparencia_registros ORDER BY indice`)

@@ -1,4 +1,4 @@
-package worker
+package colonia
 
 import (
 	"context"
@@ -40,7 +40,7 @@ func chaveLog(cfg config.Config, log *slog.Logger) (transparencia.Chave, error) 
 
 // assinarFinal signs the draws of the last second before the process
 // exits, so a clean shutdown leaves no leaf outside a checkpoint.
-func (w *Worker) assinarFinal(ctx context.Context) {
+func (w *Instancia) assinarFinal(ctx context.Context) {
 	if _, err := transparencia.Assinar(ctx, w.Store.Pool, w.Assinador.Chave, w.Assinador.Origem); err != nil {
 		w.log.Warn("transparência: checkpoint final não assinado; o próximo início assina", "erro", err)
 	}

@@ -1,8 +1,22 @@
-// Package worker assembles the running colony (CONTRACT §1 `d6a serve`):
-// store, bus, draw executor, outbox relay, boot protocol, consumers and the
-// HTTP server, and drains them in order on shutdown. cmd/d6a and the
-// integration tests run the very same assembly.
-package worker
+// Package colonia is where the colony (the running d6a service, CONTRACT §1
+// `d6a serve`) is assembled, and nothing else: the one place that knows the
+// order of its parts.
+//
+//   - Configuration: [New] reads config.Config and turns a bad value into a
+//     [ConfigError] that names the variable.
+//   - Construction: [New] opens the store (migrating), connects the bus, and
+//     builds the draw executor, the outbox relay, the log's signer and
+//     witnesses, the metrics and the HTTP app, starting none of them.
+//   - Running: [Instancia.Run] starts the background parts, runs the boot
+//     protocol (spec 4.5) and the bus consumers, and the periodic jobs
+//     (manutencao.go).
+//   - Shutdown: Run drains in reverse: consumers stop fetching, the
+//     executor finishes the draw in flight, the outbox is flushed and the
+//     last checkpoint signed, HTTP shuts down, connections close.
+//
+// cmd/d6a and the integration tests of this package run the very same
+// assembly.
+package colonia
 
 import (
 	"context"
@@ -62,8 +76,8 @@ type Options struct {
 	Embaralhar func(base, timestamp string, elegiveis []string) (sorteio.Resultado, error)
 }
 
-// Worker is an assembled colony.
-type Worker struct {
+// Instancia is one assembled instance of the colony.
+type Instancia struct {
 	Cfg     config.Config
 	Store   *store.Store
 	Bus     *bus.Bus
@@ -99,13 +113,13 @@ type Worker struct {
 // New opens the database (migrating when cfg.Migrate), connects to the bus
 // (starting the embedded server when cfg.NATSURL is empty) and builds the
 // parts. It starts nothing; Run does.
-func New(ctx context.Context, cfg config.Config, o Options) (_ *Worker, err error) {
+func New(ctx context.Context, cfg config.Config, o Options) (_ *Instancia, err error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
 	// w is not the named result: `return nil, err` must not nil it before
 	// the deferred close runs.
-	w := &Worker{Cfg: cfg, log: slog.Default()}
+	w := &Instancia{Cfg: cfg, log: slog.Default()}
 	defer func() {
 		if err != nil {
 			w.close()
@@ -206,7 +220,7 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *Worker, err erro
 
 // Ready is /readyz: boot done, database and bus (with its six consumers)
 // reachable (CONTRACT §6).
-func (w *Worker) Ready(ctx context.Context) error {
+func (w *Instancia) Ready(ctx context.Context) error {
 	if !w.booted.Load() {
 		return errors.New("boot em andamento")
 	}
@@ -222,7 +236,7 @@ func (w *Worker) Ready(ctx context.Context) error {
 // Run serves until ctx ends, then drains: consumers stop fetching and finish
 // the message in hand, the executor finishes the draw in flight, the outbox
 // is flushed, HTTP shuts down, connections close.
-func (w *Worker) Run(ctx context.Context) error {
+func (w *Instancia) Run(ctx context.Context) error {
 	defer w.close()
 	httpDone := make(chan error, 1)
 	go func() { httpDone <- httpapi.Servir(w.App, w.ln) }()
@@ -291,7 +305,7 @@ func (w *Worker) Run(ctx context.Context) error {
 
 // servirPprof exposes the Go profiler on its own listener, never on the
 // public HTTP address.
-func (w *Worker) servirPprof(ctx context.Context) {
+func (w *Instancia) servirPprof(ctx context.Context) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
@@ -309,7 +323,7 @@ func (w *Worker) servirPprof(ctx context.Context) {
 	}
 }
 
-func (w *Worker) boot(ctx context.Context) error {
+func (w *Instancia) boot(ctx context.Context) error {
 	if err := w.Bus.EnsureStream(ctx); err != nil {
 		return err
 	}
@@ -328,7 +342,7 @@ func (w *Worker) boot(ctx context.Context) error {
 	return w.Servico.BootSorteios(ctx)
 }
 
-func (w *Worker) close() {
+func (w *Instancia) close() {
 	if w.pararFundo != nil {
 		w.pararFundo()
 	}
@@ -362,7 +376,7 @@ func (o observador) Transacao(abertura, decisoes, fechamento time.Duration) {
 type instrumentado struct {
 	svc *atribuicao.Servico
 	m   *metrics.Metrics
-	// fim is set to when each call ends (Worker.ultimoLote).
+	// fim is set to when each call ends (Instancia.ultimoLote).
 	fim *atomic.Int64
 }
 
@@ -424,7 +438,7 @@ func publicar(r *outbox.Relay) func([]atribuicao.Saida) {
 }
 
 // assinatura records a signing's outcome for readiness.
-func (w *Worker) assinatura(err error) {
+func (w *Instancia) assinatura(err error) {
 	if err == nil {
 		w.falhaAssinatura.Store(nil)
 		return
@@ -438,7 +452,7 @@ func (w *Worker) assinatura(err error) {
 // (esperaDoFold): a pass updates the sums of every counsellor of its
 // draws' lists, and at K=1,000,000 dense (18 per list) passes run beside
 // a burst halved its draws per second (docs/bench.md, issue 24 §12).
-func (w *Worker) apurarEstatisticas(ctx context.Context) {
+func (w *Instancia) apurarEstatisticas(ctx context.Context) {
 	pValor := w.Metrics.EstatisticaPValor()
 	pValor.Set(1)
 	ultima, pendente, emDia := time.Time{}, true, time.Now()

@@ -1,4 +1,4 @@
-package worker_test
+package colonia_test
 
 import (
 	"bufio"
@@ -67,7 +67,7 @@ func ferramentasTestemunha(t *testing.T) (bin, ctl string) {
 
 func arquivoExiste(p string) bool { _, err := os.Stat(p); return err == nil }
 
-// raizModulo is the repository root (the test runs in internal/worker).
+// raizModulo is the repository root (the test runs in internal/colonia).
 func raizModulo() string {
 	d, _ := os.Getwd()
 	return filepath.Clean(filepath.Join(d, "..", ".."))
@@ -172,7 +172,7 @@ func (w *litewitness) rodarCom(env []string, nome string, args ...string) string
 
 // chaveDoLog gives the colony a log key of its own, in a file, before it
 // starts, so a test knows the signer and verifier keys.
-func (c *colonia) chaveDoLog() (skey, vkey string) {
+func (c *harness) chaveDoLog() (skey, vkey string) {
 	c.t.Helper()
 	skey, vkey, err := transparencia.GerarChave(c.cfg.LogOrigin)
 	must(c.t, err == nil, "%v", err)
@@ -184,7 +184,7 @@ func (c *colonia) chaveDoLog() (skey, vkey string) {
 // comTestemunhas starts one real witness per name, knowing the colony's
 // log key vkey, and configures the colony to submit to them (before
 // iniciar); the submitter then looks every 200 ms once started.
-func (c *colonia) comTestemunhas(vkey string, nomes ...string) []*litewitness {
+func (c *harness) comTestemunhas(vkey string, nomes ...string) []*litewitness {
 	c.t.Helper()
 	var ws []*litewitness
 	var cfg []string

@@ -1,4 +1,4 @@
-package worker_test
+package colonia_test
 
 import (
 	"context"
@@ -159,7 +159,7 @@ func determinismo(t *testing.T, portoes bool) {
 	antes := fotografar(t, c1.pool)
 
 	// The same stream into a fresh database: the durable rewound to 1.
-	c2 := &colonia{t: t, dbURL: pgtest.URL(t), natsDir: c1.natsDir, natsAddr: c1.natsAddr, srv: c1.srv,
+	c2 := &harness{t: t, dbURL: pgtest.URL(t), natsDir: c1.natsDir, natsAddr: c1.natsAddr, srv: c1.srv,
 		clock: &relogio{t: c1.clock.t, parado: true}, cfg: c1.cfg, opcoes: c1.opcoes}
 	c2.cfg.DatabaseURL = c2.dbURL
 	c2.pool, err = pgxpool.New(context.Background(), c2.dbURL)

@@ -1,4 +1,4 @@
-package worker_test
+package colonia_test
 
 import (
 	"bytes"
@@ -145,7 +145,7 @@ func TestEstatisticasNaRota(t *testing.T) {
 // round (/proc). A measurement, not a check: it runs only with
 // D6A_MEDIR_TESTEMUNHA=1 (docs/bench.md, "A witness round").
 //
-//	D6A_MEDIR_TESTEMUNHA=1 go test -count=1 -run TestMedirRodadaTestemunha -v ./internal/worker
+//	D6A_MEDIR_TESTEMUNHA=1 go test -count=1 -run TestMedirRodadaTestemunha -v ./internal/colonia
 func TestMedirRodadaTestemunha(t *testing.T) {
 	if os.Getenv("D6A_MEDIR_TESTEMUNHA") == "" {
 		t.Skip("a measurement: set D6A_MEDIR_TESTEMUNHA=1")
@@ -195,7 +195,7 @@ func TestMedirRodadaTestemunha(t *testing.T) {
 // sortearEmCiclos registers k counsellors in uc, then draws n demands
 // there one at a time, each followed by its cycle end, so every draw has
 // the whole unit to choose from.
-func (c *colonia) sortearEmCiclos(uc uuid.UUID, k, n int) {
+func (c *harness) sortearEmCiclos(uc uuid.UUID, k, n int) {
 	c.t.Helper()
 	for range k {
 		c.novoConselheiro(uc)

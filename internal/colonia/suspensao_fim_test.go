@@ -1,4 +1,4 @@
-package worker_test
+package colonia_test
 
 // Issue 21: every end of a suspension is published once, as
 // conselheiro.suspensao_expirada, whichever path ends it: the boot, the
@@ -20,7 +20,7 @@ import (
 // umFimDeSuspensao checks that the bus holds exactly one
 // conselheiro.suspensao_expirada for conselheiro, for the suspension that
 // ended at ate, and returns its stream sequence.
-func (c *colonia) umFimDeSuspensao(conselheiro uuid.UUID, ate time.Time) uint64 {
+func (c *harness) umFimDeSuspensao(conselheiro uuid.UUID, ate time.Time) uint64 {
 	c.t.Helper()
 	c.esperarOutboxVazio()
 	var achados []map[string]any
@@ -38,7 +38,7 @@ func (c *colonia) umFimDeSuspensao(conselheiro uuid.UUID, ate time.Time) uint64 
 }
 
 // seqSorteado is the stream sequence of the conselheiro.sorteado of demanda.
-func (c *colonia) seqSorteado(demanda uuid.UUID) uint64 {
+func (c *harness) seqSorteado(demanda uuid.UUID) uint64 {
 	c.t.Helper()
 	c.esperarOutboxVazio()
 	ss := porDemanda(c.publicados(evento.ConselheiroSorteado), demanda)
@@ -48,7 +48,7 @@ func (c *colonia) seqSorteado(demanda uuid.UUID) uint64 {
 
 // nadaMuda runs what could end the suspension again, a restart and a
 // second instance included, and checks the bus still holds one end.
-func (c *colonia) nadaMuda(conselheiro uuid.UUID, ate time.Time) {
+func (c *harness) nadaMuda(conselheiro uuid.UUID, ate time.Time) {
 	c.t.Helper()
 	c.w.Manutencao(c.t.Context())
 	c.umFimDeSuspensao(conselheiro, ate)

@@ -1,4 +1,4 @@
-package worker_test
+package colonia_test
 
 import (
 	"bytes"
@@ -26,7 +26,7 @@ import (
 // validarPublicados checks every envelope the colony published (the outbox
 // rows the relay marked with their stream sequence) against the payload of
 // its channel's send operation in asyncapi.yaml, as read back from the bus.
-func (c *colonia) validarPublicados() {
+func (c *harness) validarPublicados() {
 	t := c.t
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -91,7 +91,7 @@ func (c *colonia) validarPublicados() {
 // validarRecebidos checks every message on a consumed subject that did not
 // end as a dead letter against its channel's receive operation: what the
 // service accepts, the document must accept too.
-func (c *colonia) validarRecebidos(ctx context.Context) {
+func (c *harness) validarRecebidos(ctx context.Context) {
 	t := c.t
 	mortas := map[uint64]bool{}
 	for _, m := range c.lerStreamBruto(ctx, bus.DLQStream) {
@@ -111,7 +111,7 @@ func (c *colonia) validarRecebidos(ctx context.Context) {
 
 // lerStreamBruto returns every message of a stream, or none when the bus
 // is down.
-func (c *colonia) lerStreamBruto(ctx context.Context, stream string) []*jetstream.RawStreamMsg {
+func (c *harness) lerStreamBruto(ctx context.Context, stream string) []*jetstream.RawStreamMsg {
 	s, err := c.js.Stream(ctx, stream)
 	if err != nil {
 		return nil

@@ -1,4 +1,4 @@
-package worker_test
+package colonia_test
 
 import (
 	"bytes"
@@ -18,7 +18,7 @@ import (
 // copies back, as a promotion of an asynchronous standby that never got the
 // commits in between would: their results stay on the bus, their inputs
 // stay acknowledged.
-func (c *colonia) fotografar() {
+func (c *harness) fotografar() {
 	c.t.Helper()
 	c.exec(`DROP SCHEMA IF EXISTS foto CASCADE; CREATE SCHEMA foto`)
 	for _, tab := range c.tabelasD6a() {
@@ -29,7 +29,7 @@ func (c *colonia) fotografar() {
 // restaurar puts every d6a table back as fotografar saw it, as a failover
 // to a standby that missed the last commits does: below the triggers (the
 // append-only tables refuse a DELETE from d6a itself).
-func (c *colonia) restaurar() {
+func (c *harness) restaurar() {
 	c.t.Helper()
 	for _, tab := range c.tabelasD6a() {
 		c.exec(`SET session_replication_role = replica; DELETE FROM d6a.` + tab + `; INSERT INTO d6a.` + tab +
@@ -37,7 +37,7 @@ func (c *colonia) restaurar() {
 	}
 }
 
-func (c *colonia) tabelasD6a() []string {
+func (c *harness) tabelasD6a() []string {
 	c.t.Helper()
 	rows, err := c.pool.Query(context.Background(), `SELECT table_name FROM information_schema.tables WHERE table_schema = 'd6a' AND table_type = 'BASE TABLE' ORDER BY 1`)
 	if err != nil {
@@ -55,7 +55,7 @@ func (c *colonia) tabelasD6a() []string {
 	return out
 }
 
-func (c *colonia) verificarConsistencia() barramento.Relatorio {
+func (c *harness) verificarConsistencia() barramento.Relatorio {
 	c.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -78,7 +78,7 @@ func (c *colonia) verificarConsistencia() barramento.Relatorio {
 
 // iniciarEReparar starts a new incarnation and runs the repair beside it,
 // through its executor, until the outbox is published.
-func (c *colonia) iniciarEReparar(rel barramento.Relatorio) {
+func (c *harness) iniciarEReparar(rel barramento.Relatorio) {
 	c.t.Helper()
 	c.iniciar()
 	var saida bytes.Buffer

@@ -1,4 +1,4 @@
-package worker_test
+package colonia_test
 
 // Helpers of the administration tests (issue 13): requests to the running
 // colony's console, signed operator tokens.
@@ -36,7 +36,7 @@ func (r resp) obj(t *testing.T) map[string]any {
 }
 
 // tokenDe signs a session token at the colony's clock with claims added.
-func (c *colonia) tokenDe(sub string, extra map[string]any) string {
+func (c *harness) tokenDe(sub string, extra map[string]any) string {
 	c.t.Helper()
 	agora := c.agora()
 	claims := jwt.MapClaims{"sub": sub, "iat": agora.Unix(), "exp": agora.Add(time.Hour).Unix()}
@@ -51,13 +51,13 @@ func (c *colonia) tokenDe(sub string, extra map[string]any) string {
 }
 
 // tokenAdmin is an operator's token.
-func (c *colonia) tokenAdmin() string {
+func (c *harness) tokenAdmin() string {
 	return c.tokenDe("operador-1", map[string]any{"papel": "admin"})
 }
 
 // http sends a request with token (none when empty) and body (none when
 // nil; a string is sent as is, anything else as JSON).
-func (c *colonia) http(method, path, token string, body any) resp {
+func (c *harness) http(method, path, token string, body any) resp {
 	c.t.Helper()
 	var rd io.Reader
 	switch b := body.(type) {
@@ -93,7 +93,7 @@ func (c *colonia) http(method, path, token string, body any) resp {
 }
 
 // admin is c.http with the operator's token.
-func (c *colonia) admin(method, path string, body any) resp {
+func (c *harness) admin(method, path string, body any) resp {
 	c.t.Helper()
 	return c.http(method, "/d6a/admin/"+path, c.tokenAdmin(), body)
 }
@@ -116,7 +116,7 @@ func esperarStatus(t *testing.T, r resp, status int, what string) {
 // the answer: the server may refuse it from the Content-Length and close
 // before the body is sent, which net/http's client reports as a write
 // error instead of the answer.
-func (c *colonia) corpoGrande(path string, n int) resp {
+func (c *harness) corpoGrande(path string, n int) resp {
 	c.t.Helper()
 	conn, err := net.DialTimeout("tcp", c.w.Addr.String(), 5*time.Second)
 	if err != nil {
@@ -145,7 +145,7 @@ func justificativa(s string) map[string]any { return map[string]any{"justificati
 var admTabelas = append(append([]string{}, h3tabelas...), "config", "acoes_administrativas", "suspensoes", "atribuicoes_iniciadas")
 
 // admHashes is h3hashes over admTabelas.
-func admHashes(c *colonia) map[string]string {
+func admHashes(c *harness) map[string]string {
 	c.t.Helper()
 	out := make(map[string]string, len(admTabelas))
 	for _, tb := range admTabelas {

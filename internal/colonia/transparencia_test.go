@@ -1,4 +1,4 @@
-package worker_test
+package colonia_test
 
 import (
 	"context"
@@ -11,14 +11,14 @@ import (
 	"github.com/google/uuid"
 	"golang.org/x/mod/sumdb/tlog"
 
+	"github.com/formigueiro/d6a/internal/colonia"
 	"github.com/formigueiro/d6a/internal/transparencia"
-	"github.com/formigueiro/d6a/internal/worker"
 )
 
 // checkpoints collects every checkpoint the instances served.
 type checkpoints map[string]bool
 
-func (cs checkpoints) ver(c *colonia, addr string) int64 {
+func (cs checkpoints) ver(c *harness, addr string) int64 {
 	c.t.Helper()
 	res, err := http.Get("http://" + addr + "/d6a/transparencia/checkpoint")
 	if err != nil {
@@ -40,7 +40,7 @@ func (cs checkpoints) ver(c *colonia, addr string) int64 {
 }
 
 // esperarAssinado waits until addr serves a checkpoint covering every leaf.
-func (cs checkpoints) esperarAssinado(c *colonia, addr string) {
+func (cs checkpoints) esperarAssinado(c *harness, addr string) {
 	c.t.Helper()
 	c.eventually("checkpoint covering every draw", func() bool {
 		n := int64(c.contar(`SELECT count(*) FROM d6a.transparencia_registros`))
@@ -86,7 +86,7 @@ func TestCheckpointsSempreConsistentes(t *testing.T) {
 
 	// A second instance on the same database and bus.
 	ctx, cancel := context.WithCancel(context.Background())
-	w2, err := worker.New(ctx, c.cfg, worker.Options{Now: c.clock.Now, Backoff: []time.Duration{20 * time.Millisecond}})
+	w2, err := colonia.New(ctx, c.cfg, colonia.Options{Now: c.clock.Now, Backoff: []time.Duration{20 * time.Millisecond}})
 	if err != nil {
 		cancel()
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package worker_test
+package colonia_test
 
 import (
 	"errors"
@@ -25,7 +25,7 @@ import (
 // and refusals, every input by the bus, and returns its log's records in
 // order, with the two counsellors of the unit where a cycle end frees the
 // only counsellor for the next demand (so and uc).
-func historia(t *testing.T) (c *colonia, regs []transparencia.Registravel, so, bairro uuid.UUID) {
+func historia(t *testing.T) (c *harness, regs []transparencia.Registravel, so, bairro uuid.UUID) {
 	t.Helper()
 	c, bairro = coloniaNoBairro(t)
 	a := c.novoConselheiro(bairro)
@@ -72,13 +72,13 @@ func historia(t *testing.T) (c *colonia, regs []transparencia.Registravel, so, b
 // could serve), through the real public API, and replays it as `d6a
 // verify --url --all --replay` does with D6A_NATS_URL set, trusting that
 // key. alvo, when set, is the counsellor of `--conselheiro`.
-func (c *colonia) servirAdulterado(regs []transparencia.Registravel, alvo uuid.UUID) transparencia.ResumoReplay {
+func (c *harness) servirAdulterado(regs []transparencia.Registravel, alvo uuid.UUID) transparencia.ResumoReplay {
 	return c.servirEm(regs, transparencia.NovoReplay(alvo))
 }
 
 // servirEm is servirAdulterado into a replay set up by the caller (a
 // demand's own check).
-func (c *colonia) servirEm(regs []transparencia.Registravel, rp *transparencia.Replay) transparencia.ResumoReplay {
+func (c *harness) servirEm(regs []transparencia.Registravel, rp *transparencia.Replay) transparencia.ResumoReplay {
 	t := c.t
 	t.Helper()
 	ctx := t.Context()

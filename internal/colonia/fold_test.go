@@ -1,4 +1,4 @@
-package worker
+package colonia
 
 import (
 	"testing"
@@ -24,7 +24,7 @@ func TestEsperaDoFold(t *testing.T) {
 	for _, c := range casos {
 		ultimo := agora.Add(-c.ultimoLote)
 		if c.nome == "executor never ran" {
-			ultimo = time.Unix(0, 0) // Worker.ultimoLote's zero value
+			ultimo = time.Unix(0, 0) // Instancia.ultimoLote's zero value
 		}
 		if got := esperaDoFold(agora, ultimo, agora.Add(-c.emDia)); got != c.quer {
 			t.Errorf("%s: esperaDoFold = %v, want %v", c.nome, got, c.quer)

@@ -1,7 +1,7 @@
-package worker_test
+package colonia_test
 
 // The administration console (issue 13, CONTRACT §6) end to end: real
-// PostgreSQL, real JetStream, the assembled worker, requests over HTTP.
+// PostgreSQL, real JetStream, the assembled colony, requests over HTTP.
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package worker
+package colonia
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 // run them: the executor's global lock orders them and the event ids
 // derived from the assignment or the suspension keep one event each.
 // While the instance waits for a repair it passes every reverificarACada.
-func (w *Worker) manter(ctx context.Context) {
+func (w *Instancia) manter(ctx context.Context) {
 	for {
 		intervalo := w.Cfg.Manutencao
 		if w.divergente.Load() {
@@ -28,7 +28,7 @@ func (w *Worker) manter(ctx context.Context) {
 }
 
 // Manutencao is one pass of the periodic jobs (tests call it directly).
-func (w *Worker) Manutencao(ctx context.Context) {
+func (w *Instancia) Manutencao(ctx context.Context) {
 	if w.divergente.Load() {
 		// The jobs draw; the database may lack draws the bus published.
 		w.retomarAposReparo(ctx)

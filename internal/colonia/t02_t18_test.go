@@ -1,7 +1,7 @@
-package worker_test
+package colonia_test
 
 // Scenarios T2–T18 of spec 7.2 (T6 lives in t_basico_test.go), end to end:
-// real PostgreSQL, real embedded JetStream, the assembled worker. Each test
+// real PostgreSQL, real embedded JetStream, the assembled colony. Each test
 // checks the spec's "Verificação" column against the database and the
 // envelopes actually published on the bus.
 
@@ -28,14 +28,14 @@ import (
 
 // h2Offset is d6a.consumer_offset.last_sequence of a consumed type (-1 when
 // there is no row).
-func h2Offset(c *colonia, tipo evento.Tipo) int64 {
+func h2Offset(c *harness, tipo evento.Tipo) int64 {
 	c.t.Helper()
 	var n int64 = -1
 	_ = c.pool.QueryRow(context.Background(), `SELECT last_sequence FROM d6a.consumer_offset WHERE tipo_evento = $1`, string(tipo)).Scan(&n)
 	return n
 }
 
-func h2Processado(c *colonia, id uuid.UUID) bool {
+func h2Processado(c *harness, id uuid.UUID) bool {
 	c.t.Helper()
 	return c.contar(`SELECT count(*) FROM d6a.eventos_processados WHERE event_id = $1`, id) == 1
 }
@@ -43,7 +43,7 @@ func h2Processado(c *colonia, id uuid.UUID) bool {
 // h2ConsumidorEmDia reports that the durable consumer d6a-entradas (every
 // consumed type) has nothing
 // pending and nothing waiting for an ack: every message was settled.
-func h2ConsumidorEmDia(c *colonia) bool {
+func h2ConsumidorEmDia(c *harness) bool {
 	c.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -59,14 +59,14 @@ func h2ConsumidorEmDia(c *colonia) bool {
 }
 
 // h2Pendente reports whether demanda is in d6a.fila_pendentes.
-func h2Pendente(c *colonia, demanda uuid.UUID) bool {
+func h2Pendente(c *harness, demanda uuid.UUID) bool {
 	c.t.Helper()
 	return c.contar(`SELECT count(*) FROM d6a.fila_pendentes WHERE demanda_id = $1`, demanda) == 1
 }
 
 // h2SemCandidatosMotivo asserts exactly one sorteio.sem_candidatos for
 // demanda, with motivo, and returns its payload.
-func h2SemCandidatos(t *testing.T, c *colonia, demanda uuid.UUID, motivo string) map[string]any {
+func h2SemCandidatos(t *testing.T, c *harness, demanda uuid.UUID, motivo string) map[string]any {
 	t.Helper()
 	pubs := porDemanda(c.publicados(evento.SorteioSemCandidatos), demanda)
 	must(t, len(pubs) == 1, "%d sorteio.sem_candidatos for %s, want 1", len(pubs), demanda)
@@ -80,7 +80,7 @@ func h2SemCandidatos(t *testing.T, c *colonia, demanda uuid.UUID, motivo string)
 // h2RecusasDoUnico drives spec 4.10 "UC com 1 conselheiro apenas": n times,
 // a new demand is drawn to the only counsellor, who refuses it; the re-draw
 // finds nobody. It returns the demands and the refusal event ids.
-func h2RecusasDoUnico(t *testing.T, c *colonia, conselheiro, ucID uuid.UUID, n int) (demandas, recusas []uuid.UUID) {
+func h2RecusasDoUnico(t *testing.T, c *harness, conselheiro, ucID uuid.UUID, n int) (demandas, recusas []uuid.UUID) {
 	t.Helper()
 	for i := 1; i <= n; i++ {
 		d, sorteado := c.novaDemanda(ucID)
@@ -514,7 +514,7 @@ func TestT14_RecusaSemOutroElegivelVaiParaFila(t *testing.T) {
 
 // h2DLQEAvanca publishes payload (missing a required field), waits for the
 // dead letter, checks it, then checks the consumer moved on to a good event.
-func h2DLQEAvanca(t *testing.T, c *colonia, tipo evento.Tipo, versao string, ruim map[string]any, campo string, bom map[string]any) {
+func h2DLQEAvanca(t *testing.T, c *harness, tipo evento.Tipo, versao string, ruim map[string]any, campo string, bom map[string]any) {
 	t.Helper()
 	ruimID, ruimSeq := c.publicar(tipo, versao, ruim)
 	c.eventually("dead letter", func() bool { return len(c.dlq()) >= 1 })

@@ -1,4 +1,4 @@
-package worker
+package colonia
 
 import (
 	"context"
@@ -22,7 +22,7 @@ const janelaConsistencia = 10_000
 // ERROR with the repair command; d6a keeps consuming, since the repair
 // needs an operator's eyes (docs/reliability.md), but holds back the boot
 // steps that draw on its own (retomarAposReparo).
-func (w *Worker) verificarConsistencia(ctx context.Context, avisar bool) bool {
+func (w *Instancia) verificarConsistencia(ctx context.Context, avisar bool) bool {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	_, ultima, err := w.Bus.Ultima(ctx, w.Cfg.Stream)
@@ -80,7 +80,7 @@ const reverificarACada = 5 * time.Second
 // the bus already published (a counsellor the bus gave a demand would look
 // free). Once a check finds them agreeing (the operator ran the repair),
 // the held boot steps run; a failure is retried on the next pass.
-func (w *Worker) retomarAposReparo(ctx context.Context) {
+func (w *Instancia) retomarAposReparo(ctx context.Context) {
 	if w.verificarConsistencia(ctx, false) {
 		return
 	}
@@ -96,4 +96,4 @@ func (w *Worker) retomarAposReparo(ctx context.Context) {
 
 // Divergente reports whether this instance booted on a bus and a database
 // that disagreed and has not yet seen them agree (retomarAposReparo).
-func (w *Worker) Divergente() bool { return w.divergente.Load() }
+func (w *Instancia) Divergente() bool { return w.divergente.Load() }

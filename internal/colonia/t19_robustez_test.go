@@ -1,4 +1,4 @@
-package worker_test
+package colonia_test
 
 // The worker issue's "Done means": a whole-type replay changes nothing, a bus
 // outage loses no publication, and shutdown drains in time without losing or

@@ -1,4 +1,4 @@
-package worker_test
+package colonia_test
 
 import (
 	"context"
@@ -20,11 +20,11 @@ import (
 
 	"github.com/formigueiro/d6a/internal/atribuicao"
 	"github.com/formigueiro/d6a/internal/bus"
+	"github.com/formigueiro/d6a/internal/colonia"
 	"github.com/formigueiro/d6a/internal/config"
 	"github.com/formigueiro/d6a/internal/evento"
 	"github.com/formigueiro/d6a/internal/pgtest"
 	"github.com/formigueiro/d6a/internal/sorteio"
-	"github.com/formigueiro/d6a/internal/worker"
 )
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Run(m)) }
@@ -55,9 +55,9 @@ func (r *relogio) Avancar(d time.Duration) {
 	r.mu.Unlock()
 }
 
-// colonia is one running worker on a real PostgreSQL database and a real
+// harness is one running colony on a real PostgreSQL database and a real
 // embedded JetStream server.
-type colonia struct {
+type harness struct {
 	t        *testing.T
 	dbURL    string
 	natsDir  string
@@ -68,7 +68,7 @@ type colonia struct {
 	pool     *pgxpool.Pool
 	clock    *relogio
 	cfg      config.Config
-	w        *worker.Worker
+	w        *colonia.Instancia
 	cancel   context.CancelFunc
 	done     chan error
 	base     atribuicao.Barramento
@@ -78,15 +78,15 @@ type colonia struct {
 type opcoes struct {
 	maxEntregas int
 	nRecusas    int
-	// base replaces bus.Base (worker.Options.Base).
+	// base replaces bus.Base (colonia.Options.Base).
 	base atribuicao.Barramento
-	// embaralhar replaces the draw (worker.Options.Embaralhar).
+	// embaralhar replaces the draw (colonia.Options.Embaralhar).
 	embaralhar func(base, timestamp string, elegiveis []string) (sorteio.Resultado, error)
 }
 
-func novaColonia(t *testing.T, o opcoes) *colonia {
+func novaColonia(t *testing.T, o opcoes) *harness {
 	t.Helper()
-	c := &colonia{t: t, dbURL: pgtest.URL(t), natsDir: t.TempDir(), clock: &relogio{t: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)}}
+	c := &harness{t: t, dbURL: pgtest.URL(t), natsDir: t.TempDir(), clock: &relogio{t: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)}}
 	c.natsAddr = "127.0.0.1:" + strconv.Itoa(freePort(t))
 	c.startNATS()
 	var err error
@@ -134,7 +134,7 @@ func freePort(t *testing.T) int {
 
 // subirServidor starts the embedded server on the colony's address and store,
 // so a restart finds the stream it had.
-func (c *colonia) subirServidor() *server.Server {
+func (c *harness) subirServidor() *server.Server {
 	c.t.Helper()
 	srv, err := bus.StartEmbedded(c.natsAddr, filepath.Join(c.natsDir, "js"))
 	if err != nil {
@@ -144,7 +144,7 @@ func (c *colonia) subirServidor() *server.Server {
 	return srv
 }
 
-func (c *colonia) startNATS() {
+func (c *harness) startNATS() {
 	c.t.Helper()
 	srv := c.subirServidor()
 	var err error
@@ -159,22 +159,22 @@ func (c *colonia) startNATS() {
 
 // pararNATS stops the bus server (outage); reiniciarNATS brings it back on
 // the same address and store.
-func (c *colonia) pararNATS() {
+func (c *harness) pararNATS() {
 	c.srv.Shutdown()
 	c.srv.WaitForShutdown()
 }
 
-func (c *colonia) reiniciarNATS() {
+func (c *harness) reiniciarNATS() {
 	c.t.Helper()
 	srv := c.subirServidor()
 	c.t.Cleanup(func() { srv.Shutdown(); srv.WaitForShutdown() })
 }
 
 // iniciar starts the worker and waits for /readyz.
-func (c *colonia) iniciar() {
+func (c *harness) iniciar() {
 	c.t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	w, err := worker.New(ctx, c.cfg, worker.Options{Now: c.clock.Now, Backoff: []time.Duration{20 * time.Millisecond}, Base: c.base, Embaralhar: c.opcoes.embaralhar})
+	w, err := colonia.New(ctx, c.cfg, colonia.Options{Now: c.clock.Now, Backoff: []time.Duration{20 * time.Millisecond}, Base: c.base, Embaralhar: c.opcoes.embaralhar})
 	if err != nil {
 		cancel()
 		c.t.Fatal(err)
@@ -185,7 +185,7 @@ func (c *colonia) iniciar() {
 }
 
 // parar drains the worker (SIGTERM path).
-func (c *colonia) parar() {
+func (c *harness) parar() {
 	if c.cancel == nil {
 		return
 	}
@@ -201,13 +201,13 @@ func (c *colonia) parar() {
 	c.cancel = nil
 }
 
-func (c *colonia) eventually(what string, cond func() bool) {
+func (c *harness) eventually(what string, cond func() bool) {
 	c.t.Helper()
 	c.eventuallyEm(20*time.Second, what, cond)
 }
 
 // eventuallyEm is eventually with its own deadline.
-func (c *colonia) eventuallyEm(d time.Duration, what string, cond func() bool) {
+func (c *harness) eventuallyEm(d time.Duration, what string, cond func() bool) {
 	c.t.Helper()
 	deadline := time.Now().Add(d)
 	for !cond() {
@@ -231,7 +231,7 @@ type env struct {
 
 // publicar sends an envelope of tipo on its subject with Nats-Msg-Id =
 // event_id, and returns the event id and stream sequence.
-func (c *colonia) publicar(tipo evento.Tipo, versao string, payload any) (uuid.UUID, uint64) {
+func (c *harness) publicar(tipo evento.Tipo, versao string, payload any) (uuid.UUID, uint64) {
 	c.t.Helper()
 	id := uuid.New()
 	e := env{EventID: id.String(), Tipo: string(tipo), Origem: "teste", VersaoSchema: versao, Timestamp: "2026-11-29T12:00:00.000Z", Payload: payload}
@@ -239,7 +239,7 @@ func (c *colonia) publicar(tipo evento.Tipo, versao string, payload any) (uuid.U
 	return id, c.publicarBytes(tipo.Subject(c.cfg.SubjectPrefix), id.String(), data)
 }
 
-func (c *colonia) publicarBytes(subject, msgID string, data []byte) uint64 {
+func (c *harness) publicarBytes(subject, msgID string, data []byte) uint64 {
 	c.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -251,14 +251,14 @@ func (c *colonia) publicarBytes(subject, msgID string, data []byte) uint64 {
 }
 
 // processar publishes and waits until the worker applied the event.
-func (c *colonia) processar(tipo evento.Tipo, versao string, payload any) uuid.UUID {
+func (c *harness) processar(tipo evento.Tipo, versao string, payload any) uuid.UUID {
 	c.t.Helper()
 	id, _ := c.publicar(tipo, versao, payload)
 	c.esperarProcessado(id)
 	return id
 }
 
-func (c *colonia) esperarProcessado(id uuid.UUID) {
+func (c *harness) esperarProcessado(id uuid.UUID) {
 	c.t.Helper()
 	c.eventually("event "+id.String()+" processed", func() bool {
 		var ok bool
@@ -268,7 +268,7 @@ func (c *colonia) esperarProcessado(id uuid.UUID) {
 	c.esperarOutboxVazio()
 }
 
-func (c *colonia) esperarOutboxVazio() {
+func (c *harness) esperarOutboxVazio() {
 	c.t.Helper()
 	c.eventually("outbox published", func() bool {
 		var n int
@@ -279,12 +279,12 @@ func (c *colonia) esperarOutboxVazio() {
 
 // publicados returns the envelopes on the bus for a published type, in
 // stream order.
-func (c *colonia) publicados(tipo evento.Tipo) []map[string]any {
+func (c *harness) publicados(tipo evento.Tipo) []map[string]any {
 	c.t.Helper()
 	return c.lerStream(c.cfg.Stream, tipo.Subject(c.cfg.SubjectPrefix))
 }
 
-func (c *colonia) lerStream(stream, subject string) []map[string]any {
+func (c *harness) lerStream(stream, subject string) []map[string]any {
 	c.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -320,7 +320,7 @@ func (c *colonia) lerStream(stream, subject string) []map[string]any {
 }
 
 // dlq returns the dead letters (body plus D6a-* headers).
-func (c *colonia) dlq() []map[string]any {
+func (c *harness) dlq() []map[string]any {
 	c.t.Helper()
 	return c.lerStream(bus.DLQStream, "")
 }
@@ -328,7 +328,7 @@ func (c *colonia) dlq() []map[string]any {
 // Scenes most scenarios start from.
 
 // novaUC inserts a root civic unit and returns its id.
-func (c *colonia) novaUC() uuid.UUID {
+func (c *harness) novaUC() uuid.UUID {
 	c.t.Helper()
 	id := uuid.New()
 	uc(c, id, uuid.Nil)
@@ -337,7 +337,7 @@ func (c *colonia) novaUC() uuid.UUID {
 
 // coloniaNoBairro is a started colony on one root unit, the neighbourhood
 // where the scenario happens.
-func coloniaNoBairro(t *testing.T) (*colonia, uuid.UUID) {
+func coloniaNoBairro(t *testing.T) (*harness, uuid.UUID) {
 	t.Helper()
 	c := novaColonia(t, opcoes{})
 	bairro := c.novaUC()
@@ -347,7 +347,7 @@ func coloniaNoBairro(t *testing.T) (*colonia, uuid.UUID) {
 
 // coloniaComDupla is coloniaNoBairro with two counsellors registered in it,
 // a before b: the fewest for a refused demand to go to someone else.
-func coloniaComDupla(t *testing.T) (c *colonia, bairro, a, b uuid.UUID) {
+func coloniaComDupla(t *testing.T) (c *harness, bairro, a, b uuid.UUID) {
 	t.Helper()
 	c, bairro = coloniaNoBairro(t)
 	a = c.novoConselheiro(bairro)
@@ -357,7 +357,7 @@ func coloniaComDupla(t *testing.T) (c *colonia, bairro, a, b uuid.UUID) {
 
 // novoConselheiro processes a complete 1.1.0 registration of a new
 // counsellor in ucID and returns the counsellor's id.
-func (c *colonia) novoConselheiro(ucID uuid.UUID) uuid.UUID {
+func (c *harness) novoConselheiro(ucID uuid.UUID) uuid.UUID {
 	c.t.Helper()
 	id := uuid.New()
 	c.processar(evento.ConselheiroCadastrado, "1.1.0", cadastro(id, ucID))
@@ -366,7 +366,7 @@ func (c *colonia) novoConselheiro(ucID uuid.UUID) uuid.UUID {
 
 // novaDemanda processes agenda.item_disponível for a new demand in ucID and
 // returns it with the counsellor it was drawn to (uuid.Nil when it queued).
-func (c *colonia) novaDemanda(ucID uuid.UUID) (demanda, sorteado uuid.UUID) {
+func (c *harness) novaDemanda(ucID uuid.UUID) (demanda, sorteado uuid.UUID) {
 	c.t.Helper()
 	demanda = uuid.New()
 	c.processar(evento.AgendaItemDisponivel, "1.0.0", agenda(demanda, ucID))
@@ -383,7 +383,7 @@ func outro(x, a, b uuid.UUID) uuid.UUID {
 
 // Payload builders.
 
-func uc(c *colonia, id, parent uuid.UUID) {
+func uc(c *harness, id, parent uuid.UUID) {
 	c.t.Helper()
 	var p any
 	if parent != uuid.Nil {
@@ -426,7 +426,7 @@ func recusa(conselheiro, demanda, ucID uuid.UUID, motivo string) map[string]any 
 
 // Readers of the colony's state.
 
-func (c *colonia) statusConselheiro(id uuid.UUID) string {
+func (c *harness) statusConselheiro(id uuid.UUID) string {
 	c.t.Helper()
 	var s string
 	if err := c.pool.QueryRow(context.Background(), `SELECT status FROM d6a.conselheiros WHERE id = $1`, id).Scan(&s); err != nil {
@@ -437,7 +437,7 @@ func (c *colonia) statusConselheiro(id uuid.UUID) string {
 
 // ativa returns the counsellor holding the active assignment of demanda, or
 // uuid.Nil.
-func (c *colonia) ativa(demanda uuid.UUID) uuid.UUID {
+func (c *harness) ativa(demanda uuid.UUID) uuid.UUID {
 	c.t.Helper()
 	var id uuid.UUID
 	err := c.pool.QueryRow(context.Background(), `SELECT conselheiro_id FROM d6a.atribuicoes WHERE demanda_id = $1 AND status = 'ativa'`, demanda).Scan(&id)
@@ -448,7 +448,7 @@ func (c *colonia) ativa(demanda uuid.UUID) uuid.UUID {
 }
 
 // agora reads the colony clock without moving it.
-func (c *colonia) agora() time.Time {
+func (c *harness) agora() time.Time {
 	c.clock.mu.Lock()
 	defer c.clock.mu.Unlock()
 	return c.clock.t
@@ -456,7 +456,7 @@ func (c *colonia) agora() time.Time {
 
 // atribuicao returns status and event_id_encerramento of the latest
 // assignment of demanda to conselheiro.
-func (c *colonia) atribuicao(conselheiro, demanda uuid.UUID) (status string, encerramento *uuid.UUID) {
+func (c *harness) atribuicao(conselheiro, demanda uuid.UUID) (status string, encerramento *uuid.UUID) {
 	c.t.Helper()
 	err := c.pool.QueryRow(context.Background(),
 		`SELECT status, event_id_encerramento FROM d6a.atribuicoes WHERE conselheiro_id = $1 AND demanda_id = $2 ORDER BY data_sorteio DESC, criado_em DESC LIMIT 1`,
@@ -468,13 +468,13 @@ func (c *colonia) atribuicao(conselheiro, demanda uuid.UUID) (status string, enc
 }
 
 // statusAtribuicao is the status alone of c.atribuicao.
-func (c *colonia) statusAtribuicao(conselheiro, demanda uuid.UUID) string {
+func (c *harness) statusAtribuicao(conselheiro, demanda uuid.UUID) string {
 	c.t.Helper()
 	s, _ := c.atribuicao(conselheiro, demanda)
 	return s
 }
 
-func (c *colonia) contar(sql string, args ...any) int {
+func (c *harness) contar(sql string, args ...any) int {
 	c.t.Helper()
 	var n int
 	if err := c.pool.QueryRow(context.Background(), sql, args...).Scan(&n); err != nil {
@@ -503,7 +503,7 @@ func payloadDe(e map[string]any) map[string]any {
 // crash would leave.
 
 // exec runs a statement.
-func (c *colonia) exec(sql string, args ...any) {
+func (c *harness) exec(sql string, args ...any) {
 	c.t.Helper()
 	if _, err := c.pool.Exec(context.Background(), sql, args...); err != nil {
 		c.t.Fatalf("%s: %v", sql, err)
@@ -511,13 +511,13 @@ func (c *colonia) exec(sql string, args ...any) {
 }
 
 // suspender suspends conselheiro until ate.
-func (c *colonia) suspender(conselheiro uuid.UUID, ate time.Time) {
+func (c *harness) suspender(conselheiro uuid.UUID, ate time.Time) {
 	c.t.Helper()
 	c.exec(`UPDATE d6a.conselheiros SET status = 'suspenso', data_suspensao_ate = $2 WHERE id = $1`, conselheiro, ate)
 }
 
 // semDLQ fails when anything was dead-lettered.
-func (c *colonia) semDLQ() {
+func (c *harness) semDLQ() {
 	c.t.Helper()
 	d := c.dlq()
 	must(c.t, len(d) == 0, "%d dead letters, want none: %v", len(d), d)
@@ -534,7 +534,7 @@ var _ = fmt.Sprintf
 
 // tamanhoLog is the transparency log's size: draws, sem_candidatos and the
 // input records (CONTRACT §7).
-func (c *colonia) tamanhoLog() int64 {
+func (c *harness) tamanhoLog() int64 {
 	c.t.Helper()
 	return int64(c.contar(`SELECT count(*) FROM d6a.transparencia_registros`))
 }

@@ -1,4 +1,4 @@
-package worker_test
+package colonia_test
 
 // Helpers of the T19–T35 scenarios and of the replay / outage / drain tests.
 // Every name starts with h3 so it cannot clash with the harness or with the
@@ -17,7 +17,7 @@ import (
 
 // h3envelope builds the bytes of an incoming envelope, as c.publicar would,
 // so a test can publish the very same bytes twice.
-func h3envelope(c *colonia, tipo evento.Tipo, versao string, payload any) (uuid.UUID, string, []byte) {
+func h3envelope(c *harness, tipo evento.Tipo, versao string, payload any) (uuid.UUID, string, []byte) {
 	c.t.Helper()
 	id := uuid.New()
 	e := env{EventID: id.String(), Tipo: string(tipo), Origem: "teste", VersaoSchema: versao, Timestamp: "2026-11-29T12:00:00.000Z", Payload: payload}
@@ -30,7 +30,7 @@ func h3envelope(c *colonia, tipo evento.Tipo, versao string, payload any) (uuid.
 
 // h3drenar waits until every consumer has nothing left to deliver or to be
 // acknowledged, and the outbox is published.
-func h3drenar(c *colonia) {
+func h3drenar(c *harness) {
 	c.t.Helper()
 	c.eventually("consumers drained", func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -42,13 +42,13 @@ func h3drenar(c *colonia) {
 }
 
 // h3esperarTodos waits until every event id is in the inbox.
-func h3esperarTodos(c *colonia, ids []uuid.UUID) {
+func h3esperarTodos(c *harness, ids []uuid.UUID) {
 	c.t.Helper()
 	h3esperarTodosEm(c, 20*time.Second, ids)
 }
 
 // h3esperarTodosEm is h3esperarTodos with its own deadline.
-func h3esperarTodosEm(c *colonia, d time.Duration, ids []uuid.UUID) {
+func h3esperarTodosEm(c *harness, d time.Duration, ids []uuid.UUID) {
 	c.t.Helper()
 	c.eventuallyEm(d, "all events processed", func() bool {
 		var n int
@@ -65,7 +65,7 @@ var h3tabelas = []string{
 
 // h3hashes returns, per d6a table, the md5 of its whole contents in a fixed
 // order, with its row count.
-func h3hashes(c *colonia) map[string]string {
+func h3hashes(c *harness) map[string]string {
 	c.t.Helper()
 	out := make(map[string]string, len(h3tabelas))
 	for _, tb := range h3tabelas {
@@ -82,7 +82,7 @@ func h3hashes(c *colonia) map[string]string {
 
 // h3linha returns the text of the one row of a query (for before/after
 // comparisons of a single row).
-func h3linha(c *colonia, sql string, args ...any) string {
+func h3linha(c *harness, sql string, args ...any) string {
 	c.t.Helper()
 	var s string
 	if err := c.pool.QueryRow(context.Background(), sql, args...).Scan(&s); err != nil {
@@ -92,7 +92,7 @@ func h3linha(c *colonia, sql string, args ...any) string {
 }
 
 // h3stream returns the bus stream's message count and last sequence.
-func h3stream(c *colonia) (msgs, last uint64) {
+func h3stream(c *harness) (msgs, last uint64) {
 	c.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -109,7 +109,7 @@ func h3stream(c *colonia) (msgs, last uint64) {
 
 // h3porEventID indexes published envelopes by event_id, counting copies, and
 // fails when a copy's Nats-Msg-Id differs from its event_id.
-func h3porEventID(c *colonia, pubs []map[string]any) map[string]int {
+func h3porEventID(c *harness, pubs []map[string]any) map[string]int {
 	c.t.Helper()
 	out := make(map[string]int, len(pubs))
 	for _, p := range pubs {
@@ -122,14 +122,14 @@ func h3porEventID(c *colonia, pubs []map[string]any) map[string]int {
 
 // h3eventoSorteio returns the event_id_sorteio of the assignment of
 // (conselheiro, demanda).
-func h3eventoSorteio(c *colonia, conselheiro, demanda uuid.UUID) string {
+func h3eventoSorteio(c *harness, conselheiro, demanda uuid.UUID) string {
 	c.t.Helper()
 	return h3linha(c, `SELECT event_id_sorteio::text FROM d6a.atribuicoes WHERE conselheiro_id = $1 AND demanda_id = $2`, conselheiro, demanda)
 }
 
 // h3tentativas returns tentativas_sorteio of the pending row of demanda, or
 // -1 when the demand is not pending.
-func h3tentativas(c *colonia, demanda uuid.UUID) int {
+func h3tentativas(c *harness, demanda uuid.UUID) int {
 	c.t.Helper()
 	var n int
 	if err := c.pool.QueryRow(context.Background(), `SELECT tentativas_sorteio FROM d6a.fila_pendentes WHERE demanda_id = $1`, demanda).Scan(&n); err != nil {
@@ -140,7 +140,7 @@ func h3tentativas(c *colonia, demanda uuid.UUID) int {
 
 // h3replayTodos rewinds every consumed type's durable to sequence 1 with a
 // short-lived bus connection of its own, as `d6a replay` does.
-func h3replayTodos(c *colonia) {
+func h3replayTodos(c *harness) {
 	c.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -1,7 +1,7 @@
-package worker_test
+package colonia_test
 
 // Spec 7.2 scenarios T19–T35, end to end: real PostgreSQL, real JetStream,
-// the assembled worker. Each asserts the scenario's "Verificação" column on
+// the assembled colony. Each asserts the scenario's "Verificação" column on
 // the database and on what reached the bus.
 
 import (
@@ -583,7 +583,7 @@ type baseCongelada struct {
 	seq uint64
 }
 
-func (b *baseCongelada) congelar(t *testing.T, c *colonia) {
+func (b *baseCongelada) congelar(t *testing.T, c *harness) {
 	t.Helper()
 	id, seq, err := c.w.Bus.LastEventID(t.Context())
 	must(t, err == nil, "last event of the bus: %v", err)
