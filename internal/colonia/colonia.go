@@ -37,6 +37,7 @@ import (
 	"github.com/formigueiro/d6a/internal/bus"
 	"github.com/formigueiro/d6a/internal/config"
 	"github.com/formigueiro/d6a/internal/elegibilidade"
+	"github.com/formigueiro/d6a/internal/estatisticas"
 	"github.com/formigueiro/d6a/internal/evento"
 	"github.com/formigueiro/d6a/internal/hierarquia"
 	"github.com/formigueiro/d6a/internal/httpapi"
@@ -465,23 +466,23 @@ func (w *Instancia) apurarEstatisticas(ctx context.Context) {
 			}
 			continue
 		}
-		n, err := transparencia.ApurarEstatisticas(ctx, w.Store.Pool, 0)
+		n, err := estatisticas.Apurar(ctx, w.Store, 0)
 		if err != nil && ctx.Err() == nil {
 			w.log.Warn("estatísticas de equidade não apuradas; nova tentativa", "erro", err)
 		}
-		if err == nil && n < transparencia.LoteEstatisticas {
+		if err == nil && n < estatisticas.Lote {
 			emDia = time.Now()
 		}
 		pendente = pendente || n > 0
 		// At most every 10 s: the test reads one row per counsellor.
 		if pendente && time.Since(ultima) > 10*time.Second {
-			if r, err := transparencia.TestarEstatisticas(ctx, w.Store.Pool); err == nil {
+			if r, err := estatisticas.Testar(ctx, w.Store); err == nil {
 				pValor.Set(r.PValor)
 				ultima, pendente = time.Now(), false
 			}
 		}
 		espera := 2 * time.Second
-		if n >= transparencia.LoteEstatisticas {
+		if n >= estatisticas.Lote {
 			espera = 0 // a backlog: go on
 		}
 		select {

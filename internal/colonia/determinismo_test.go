@@ -11,8 +11,10 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/formigueiro/d6a/internal/bus"
+	"github.com/formigueiro/d6a/internal/estatisticas"
 	"github.com/formigueiro/d6a/internal/evento"
 	"github.com/formigueiro/d6a/internal/pgtest"
+	"github.com/formigueiro/d6a/internal/store"
 	"github.com/formigueiro/d6a/internal/transparencia"
 )
 
@@ -234,7 +236,7 @@ func fotografar(t *testing.T, pool *pgxpool.Pool) map[string][]string {
 	// The fairness statistics fold the signed records in the background:
 	// fold what the stopped colony left, so both runs are read complete.
 	for {
-		n, err := transparencia.ApurarEstatisticas(ctx, pool, 0)
+		n, err := estatisticas.Apurar(ctx, &store.Store{Pool: pool}, 0)
 		must(t, err == nil, "statistics: %v", err)
 		if n == 0 {
 			break

@@ -1,4 +1,4 @@
-package transparencia_test
+package httpapi
 
 import (
 	"context"
@@ -8,7 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/formigueiro/d6a/internal/config"
+	"github.com/formigueiro/d6a/internal/estatisticas"
 	"github.com/formigueiro/d6a/internal/pgtest"
+	"github.com/formigueiro/d6a/internal/store"
 	"github.com/formigueiro/d6a/internal/transparencia"
 )
 
@@ -17,9 +20,9 @@ import (
 // from 5,000 counsellors, all of whom appear by 10,000 draws): the route
 // reads one row per counsellor, so its latency follows the counsellors
 // seen, not the draws. It also reports what the service's
-// pass costs per record (ApurarEstatisticas, run once over the log).
+// pass costs per record (estatisticas.Apurar, run once over the log).
 //
-//	go test -run '^$' -bench EstatisticasRota -benchtime 200x ./internal/transparencia
+//	go test -run '^$' -bench EstatisticasRota -benchtime 200x ./internal/httpapi
 func BenchmarkEstatisticasRota(b *testing.B) {
 	for _, n := range []int{10, 10000, 100000} {
 		b.Run(fmt.Sprintf("sorteios=%d", n), func(b *testing.B) {
@@ -31,14 +34,20 @@ func BenchmarkEstatisticasRota(b *testing.B) {
 			}
 			chave, _ := transparencia.NovaChave(skey)
 			for de := 0; de < n; de += 5000 {
-				anexarTB(b, st, sinteticosTB("bench", de, min(n, de+5000)))
+				regs := make([]transparencia.Registro, 0, 5000)
+				for i := de; i < min(n, de+5000); i++ {
+					regs = append(regs, transparencia.RegistroSintetico("bench", i))
+				}
+				if err := st.InTx(ctx, func(tx store.Tx) error { return transparencia.Anexar(ctx, tx.DB, regs) }); err != nil {
+					b.Fatal(err)
+				}
 			}
 			if _, err := transparencia.Assinar(ctx, st.Pool, chave, transparencia.OrigemPadrao); err != nil {
 				b.Fatal(err)
 			}
 			inicio := time.Now()
 			for {
-				k, err := transparencia.ApurarEstatisticas(ctx, st.Pool, 5000)
+				k, err := estatisticas.Apurar(ctx, st, 5000)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -47,7 +56,11 @@ func BenchmarkEstatisticasRota(b *testing.B) {
 				}
 			}
 			apuracao := float64(time.Since(inicio).Microseconds()) / float64(n)
-			url := Servir(b, st, vkey) + "/d6a/transparencia/estatisticas"
+			app, err := New(Options{Config: config.Config{}, Store: st, ChaveLog: vkey})
+			if err != nil {
+				b.Fatal(err)
+			}
+			url := escutar(b, app) + "/d6a/transparencia/estatisticas"
 			b.ResetTimer()
 			for b.Loop() {
 				res, err := http.Get(url)

@@ -1,25 +1,29 @@
-package transparencia_test
+package estatisticas_test
 
 import (
 	"context"
 	"fmt"
+	"os"
 	"reflect"
 	"testing"
 
 	"github.com/google/uuid"
 
 	"github.com/formigueiro/d6a/internal/equidade"
+	"github.com/formigueiro/d6a/internal/estatisticas"
 	"github.com/formigueiro/d6a/internal/pgtest"
 	"github.com/formigueiro/d6a/internal/sorteio"
 	"github.com/formigueiro/d6a/internal/store"
 	"github.com/formigueiro/d6a/internal/transparencia"
 )
 
+func TestMain(m *testing.M) { os.Exit(pgtest.Run(m)) }
+
 // The fairness sums do not depend on where the service's passes cut the
 // log: folded in passes of 7 records or in one pass, every counsellor's
 // float sums come out the same, bit for bit (the passes run in the
 // background, so where they cut is a matter of timing; the determinism
-// test of internal/worker once saw 1.3666666666666667 against
+// test of internal/colonia once saw 1.3666666666666667 against
 // 1.3666666666666665).
 func TestApurarEstatisticasNaoDependeDosCortes(t *testing.T) {
 	t.Parallel()
@@ -28,7 +32,7 @@ func TestApurarEstatisticasNaoDependeDosCortes(t *testing.T) {
 		st := assinados(t, poucos(t, 400))
 		passes := 0
 		for {
-			n, err := transparencia.ApurarEstatisticas(ctx, st.Pool, lote)
+			n, err := estatisticas.Apurar(ctx, st, lote)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -54,20 +58,20 @@ func TestApurarEstatisticasNaoDependeDosCortes(t *testing.T) {
 }
 
 // The service's metric streams the stored sums into the test
-// (TestarEstatisticas) where the route holds them all (LerEstatisticas):
+// (Testar) where the route holds them all (Ler):
 // both give the same figures, bit for bit.
 func TestTestarEstatisticasComoLer(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	st := assinados(t, poucos(t, 400))
-	if _, err := transparencia.ApurarEstatisticas(ctx, st.Pool, 0); err != nil {
+	if _, err := estatisticas.Apurar(ctx, st, 0); err != nil {
 		t.Fatal(err)
 	}
-	lido, err := transparencia.LerEstatisticas(ctx, st.Pool)
+	lido, err := estatisticas.Ler(ctx, st)
 	if err != nil {
 		t.Fatal(err)
 	}
-	testado, err := transparencia.TestarEstatisticas(ctx, st.Pool)
+	testado, err := estatisticas.Testar(ctx, st)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +83,18 @@ func TestTestarEstatisticasComoLer(t *testing.T) {
 	}
 	lido.Conselheiros = nil
 	if !reflect.DeepEqual(lido, testado) {
-		t.Errorf("LerEstatisticas %+v, TestarEstatisticas %+v", lido, testado)
+		t.Errorf("Ler %+v, Testar %+v", lido, testado)
+	}
+	// Pages that cut the 12 counsellors unevenly and evenly (a last page
+	// that comes back empty) give the same figures.
+	for _, n := range []int32{5, 4, 1} {
+		paginado, err := estatisticas.TestarEmPaginas(ctx, st, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(lido, paginado) {
+			t.Errorf("pages of %d: %+v, want %+v", n, paginado, lido)
+		}
 	}
 }
 
@@ -93,8 +108,11 @@ func assinados(t *testing.T, regs []transparencia.Registro) *store.Store {
 		t.Fatal(err)
 	}
 	chave, _ := transparencia.NovaChave(skey)
-	anexarTB(t, st, regs)
-	if _, err := transparencia.Assinar(context.Background(), st.Pool, chave, transparencia.OrigemPadrao); err != nil {
+	ctx := context.Background()
+	if err := st.InTx(ctx, func(tx store.Tx) error { return transparencia.Anexar(ctx, tx.DB, regs) }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := transparencia.Assinar(ctx, st.Pool, chave, transparencia.OrigemPadrao); err != nil {
 		t.Fatal(err)
 	}
 	return st
