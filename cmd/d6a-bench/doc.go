@@ -1,94 +1,46 @@
+// Command d6a-bench measures d6a at national scale, each figure beside a
+// yardstick measured in the same run (docs/bench.md says how to read
+// them). The draws and http modes print their report and rewrite its
+// generated block of docs/bench.md; escala and verificar print theirs. The
+// mode is the first argument:
+//
+//	go run ./cmd/d6a-bench                       # draws (make bench)
+//	go run ./cmd/d6a-bench -quick                # small draws runs; checks the tool in < 3 min
+//	go run ./cmd/d6a-bench -runs 100000/dense/fresh -m 10000
+//	go run ./cmd/d6a-bench http -d 10s -c 32 -rate 1000
+//	go run ./cmd/d6a-bench escala
+//	go run ./cmd/d6a-bench verificar
+//
+// The draws mode (no name) runs `d6a serve` on a durable PostgreSQL of its
+// own, a JetStream bus and a synthetic country of 255,598 civic units with
+// K counsellors, and times every draw from its agenda.item_disponível
+// publish to its result on the bus, against pgbench and a bare durable loop
+// of the draw's shape. It rewrites the "draws" block and
+// docs/bench-draws.svg (-quick only with -doc/-svg). Files: sorteio.go
+// (flags, runs, passes), sorteio_carga.go (the load on the bus),
+// sorteio_laco.go (the bare loop), sorteio_relatorio.go (the report and
+// the plot).
+//
+// The http mode measures GET /d6a/conselheiros/me/situacao against a bare
+// fiber handler on a server process (this binary re-executed), and
+// rewrites the "HTTP: situacao route" block. Files:
+// http.go, http_carga.go, http_relatorio.go.
+//
+// The escala mode simulates, with no database and no bus, what a
+// partitioned executor would gain over the same country (docs/escala.md).
+// File: escala.go.
+//
+// The verificar mode runs the public verifier (`d6a verify --url --all
+// --replay`, then a monitor) over a signed static mirror of a synthetic
+// history. File: verificar.go.
+//
+// Shared by the modes: main.go (dispatch, flags, output), benchmd.go (what
+// every block of docs/bench.md carries: the machine, the commit, the
+// generated-block markers), pais.go (the synthetic country), processos.go
+// (PostgreSQL clusters and `d6a serve` processes), postgres.go (pgbench
+// and PostgreSQL's own counters), cpu.go (CPU time and quiet-machine
+// waits) and metricas.go (reading d6a's /metrics).
+//
+// The in-process benchmarks of the draw path are sorteio_bench_test.go and
+// hierarquia_bench_test.go (go test -bench, not this command).
 package main
-
-// What both modes write in docs/bench.md besides their measurements: the
-// machine and the code measured, numbers with thousands separators, and
-// the generated blocks themselves.
-
-import (
-	"cmp"
-	"errors"
-	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"runtime"
-	"strconv"
-	"strings"
-)
-
-// milhares writes n with thousands separators: 1,000,000.
-func milhares(n int) string {
-	s := strconv.Itoa(n)
-	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
-}
-
-// procField is the value of the first "key: value" line of a /proc file
-// ("?" when missing).
-func procField(path, key string) string {
-	b, _ := os.ReadFile(path)
-	for _, l := range strings.Split(string(b), "\n") {
-		if k, v, ok := strings.Cut(l, ":"); ok && strings.TrimSpace(k) == key {
-			return strings.TrimSpace(v)
-		}
-	}
-	return "?"
-}
-
-// maquina is the machine line of both reports.
-func maquina() string {
-	cpu, mem := procField("/proc/cpuinfo", "model name"), procField("/proc/meminfo", "MemTotal")
-	cpu = se(cpu == "?", cpu, "`"+cpu+"`")
-	if kb, err := strconv.Atoi(strings.TrimSuffix(mem, " kB")); err == nil {
-		mem = fmt.Sprintf("%.1f GiB (MemTotal)", float64(kb)/(1<<20))
-	}
-	kernel, _ := os.ReadFile("/proc/sys/kernel/osrelease")
-	return fmt.Sprintf("`nproc` = %d; CPU %s; memory %s; kernel %s; %s", runtime.NumCPU(), cpu, mem, cmp.Or(strings.TrimSpace(string(kernel)), "?"), runtime.Version())
-}
-
-// revisao names the commit checked out in dir ("" for the working
-// directory) and the files with uncommitted changes among those that
-// status selects (flags and pathspecs after `git status --porcelain`):
-// each mode names the files whose changes its measurement includes.
-func revisao(dir string, status ...string) string {
-	git := func(args ...string) ([]byte, error) {
-		return exec.Command("git", append([]string{"-C", dir}, args...)...).Output()
-	}
-	rev, err := git("rev-parse", "--short", "HEAD")
-	if err != nil {
-		return "? (not a git checkout)"
-	}
-	out, _ := git(append([]string{"status", "--porcelain"}, status...)...)
-	var mudados []string
-	for _, l := range strings.Split(string(out), "\n") {
-		if len(l) > 3 {
-			mudados = append(mudados, "`"+strings.TrimSpace(l[3:])+"`")
-		}
-	}
-	return "commit `" + strings.TrimSpace(string(rev)) + "`" + se(len(mudados) > 0, " plus uncommitted changes to "+strings.Join(mudados, ", "), "")
-}
-
-// reescrever puts bloco between the markers of the generated block nome in
-// path, creating the file, or a section titulo holding the block, when
-// missing; everything else is kept byte for byte.
-func reescrever(path, nome, titulo, bloco string) error {
-	ini := "<!-- d6a-bench:" + nome + ":begin (generated by go run ./cmd/d6a-bench; edits inside are overwritten) -->"
-	fim := "<!-- d6a-bench:" + nome + ":end -->"
-	novo := ini + "\n" + strings.TrimRight(bloco, "\n") + "\n" + fim + "\n"
-	antigo, err := os.ReadFile(path)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return err
-	}
-	s := string(antigo)
-	if i, j := strings.Index(s, ini), strings.Index(s, fim); i >= 0 && j > i {
-		s = s[:i] + novo + strings.TrimPrefix(s[j+len(fim):], "\n")
-	} else { // a new file starts with the page's title
-		s = cmp.Or(strings.TrimRight(s, "\n"), "# Benchmarks") + "\n\n" + titulo + "\n\n" + novo
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	return os.WriteFile(path, []byte(s), 0o644)
-}

@@ -9,10 +9,10 @@ import (
 	"github.com/formigueiro/d6a/internal/atribuicao"
 	"github.com/formigueiro/d6a/internal/bus"
 	"github.com/formigueiro/d6a/internal/config"
-	"github.com/formigueiro/d6a/internal/consistencia"
 	"github.com/formigueiro/d6a/internal/elegibilidade"
 	"github.com/formigueiro/d6a/internal/hierarquia"
 	"github.com/formigueiro/d6a/internal/store"
+	"github.com/formigueiro/d6a/internal/verificar/barramento"
 )
 
 // verifyConsistencia is `d6a verify --consistencia [--desde SEQ]
@@ -45,14 +45,14 @@ func verifyConsistencia(desde uint64, reparar bool) int {
 		return exitUsage
 	}
 	defer b.Close()
-	ccfg := consistencia.Config{Stream: cfg.Stream, DLQ: bus.DLQStream, Prefix: cfg.SubjectPrefix}
+	ccfg := barramento.Config{Stream: cfg.Stream, DLQ: bus.DLQStream, Prefix: cfg.SubjectPrefix}
 
-	rel, err := consistencia.Verificar(ctx, st, b, ccfg, desde)
+	rel, err := barramento.Verificar(ctx, st, b, ccfg, desde)
 	for tentativa := 2; err != nil && tentativa <= 3 && ctx.Err() == nil; tentativa++ {
 		// A clustered stream's read can answer "no responders" right
 		// after a leader change.
 		time.Sleep(2 * time.Second)
-		rel, err = consistencia.Verificar(ctx, st, b, ccfg, desde)
+		rel, err = barramento.Verificar(ctx, st, b, ccfg, desde)
 	}
 	if err != nil {
 		fail(err)
@@ -73,7 +73,7 @@ func verifyConsistencia(desde uint64, reparar bool) int {
 
 // repararConsistencia applies rel's repair (atribuicao.Servico.Reparar) and
 // reports whether it all went through.
-func repararConsistencia(ctx context.Context, cfg config.Config, st *store.Store, b *bus.Bus, rel consistencia.Relatorio) bool {
+func repararConsistencia(ctx context.Context, cfg config.Config, st *store.Store, b *bus.Bus, rel barramento.Relatorio) bool {
 	srv := atribuicao.New(atribuicao.Options{
 		Store: st, Hierarquia: hierarquia.New(st.CarregarHierarquia, cfg.HierarquiaTTL, time.Now), Barramento: b,
 		SubjectPrefix: cfg.SubjectPrefix, NRecusasSuspensao: cfg.NRecusasSuspensao, TSuspensao: cfg.TSuspensao,

@@ -9,7 +9,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/formigueiro/d6a/internal/worker"
+	"github.com/formigueiro/d6a/internal/colonia"
 )
 
 func cmdServe(args []string) int {
@@ -25,10 +25,10 @@ func cmdServe(args []string) int {
 	defer stop()
 	startCtx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	w, err := worker.New(startCtx, cfg, worker.Options{})
+	w, err := colonia.New(startCtx, cfg, colonia.Options{})
 	if err != nil {
 		fail(err)
-		var ce *worker.ConfigError
+		var ce *colonia.ConfigError
 		if errors.As(err, &ce) {
 			return exitUsage
 		}

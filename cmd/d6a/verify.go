@@ -14,11 +14,11 @@ import (
 
 	"github.com/formigueiro/d6a/internal/bus"
 	"github.com/formigueiro/d6a/internal/sorteio"
-	"github.com/formigueiro/d6a/internal/verificacao"
+	"github.com/formigueiro/d6a/internal/verificar/banco"
 )
 
 // *bus.Bus is the bus the time-window check reads.
-var _ verificacao.Barramento = (*bus.Bus)(nil)
+var _ banco.Barramento = (*bus.Bus)(nil)
 
 // cmdVerify recomputes a draw (CONTRACT §1, docs/verificacao.md §4–5):
 //
@@ -36,7 +36,7 @@ func cmdVerify(args []string) int {
 	fs.SetOutput(os.Stderr)
 	eventID := fs.String("event-id", "", "event_id of the conselheiro.sorteado to verify (needs D6A_DATABASE_URL)")
 	arquivo := fs.String("json", "", "JSON file with base, timestamp, elegiveis and optional claims; - reads stdin (no database)")
-	folga := fs.Duration("skew", verificacao.FolgaPadrao, "with --event-id: clock skew allowed between T and the bus times")
+	folga := fs.Duration("skew", banco.FolgaPadrao, "with --event-id: clock skew allowed between T and the bus times")
 	semBus := fs.Bool("no-bus", false, "with --event-id: do not connect to the bus (the time window is not checked)")
 	pub := flagsURL(fs)
 	consist := fs.Bool("consistencia", false, "compare d6a's results and the consumed inputs on the bus with the database (needs D6A_DATABASE_URL and the bus)")
@@ -137,7 +137,7 @@ func verifyEventID(id uuid.UUID, folga time.Duration, semBus bool) int {
 
 	// The bus of a running d6a (never a second embedded server). Without it
 	// the time window is skipped and the report says so.
-	o := verificacao.Opcoes{Folga: folga}
+	o := banco.Opcoes{Folga: folga}
 	if folga == 0 {
 		o.Folga = -1 // an explicit --skew 0 means none
 	}
@@ -153,8 +153,8 @@ func verifyEventID(id uuid.UUID, folga time.Duration, semBus bool) int {
 		}
 	}
 
-	rel, err := verificacao.Verificar(ctx, st, id, o)
-	var d *verificacao.Divergencia
+	rel, err := banco.Verificar(ctx, st, id, o)
+	var d *banco.Divergencia
 	switch {
 	case err == nil:
 		fmt.Print(rel.String())
@@ -162,7 +162,7 @@ func verifyEventID(id uuid.UUID, folga time.Duration, semBus bool) int {
 	case errors.As(err, &d):
 		fmt.Printf("MISMATCH %v\n", d)
 		return 1
-	case errors.Is(err, verificacao.ErrNaoEncontrado):
+	case errors.Is(err, banco.ErrNaoEncontrado):
 		fmt.Fprintf(os.Stderr, "d6a verify: %v\n", err)
 		return exitUsage
 	default:

@@ -21,6 +21,7 @@ import (
 	"golang.org/x/mod/sumdb/note"
 
 	"github.com/formigueiro/d6a/internal/config"
+	"github.com/formigueiro/d6a/internal/estatisticas"
 	"github.com/formigueiro/d6a/internal/httpapi"
 	"github.com/formigueiro/d6a/internal/pgtest"
 	"github.com/formigueiro/d6a/internal/sorteio"
@@ -147,7 +148,7 @@ func TestVerifyURL(t *testing.T) {
 		t.Errorf("--testemunha --quorum 1: %d %q %q", code, out, errOut)
 	}
 	// The fairness statistics, once the service's pass has run.
-	if _, err := transparencia.ApurarEstatisticas(ctx, st.Pool, 0); err != nil {
+	if _, err := estatisticas.Apurar(ctx, st, 0); err != nil {
 		t.Fatal(err)
 	}
 	code, out, errOut = rodar(t, bin, "verify", "--url", url, "--chave", chave.Verificador, "--estatisticas")

@@ -10,6 +10,7 @@ import (
 
 	"github.com/formigueiro/d6a/internal/atribuicao"
 	"github.com/formigueiro/d6a/internal/equidade"
+	"github.com/formigueiro/d6a/internal/estatisticas"
 	"github.com/formigueiro/d6a/internal/evento"
 	"github.com/formigueiro/d6a/internal/sorteio"
 	"github.com/formigueiro/d6a/internal/transparencia"
@@ -144,13 +145,13 @@ func equidadeDe(t *testing.T, rodadas int, emb func(string, string, []string) (s
 		}
 	}
 	for {
-		n, err := transparencia.ApurarEstatisticas(ctx, a.st.Pool, 4000)
+		n, err := estatisticas.Apurar(ctx, a.st, 4000)
 		must(t, err, "statistics pass")
 		if n == 0 {
 			break
 		}
 	}
-	servido, err := transparencia.LerEstatisticas(ctx, a.st.Pool)
+	servido, err := estatisticas.Ler(ctx, a.st)
 	must(t, err, "statistics read")
 	// From the records alone, as `verify --estatisticas` does.
 	rec := equidade.NovoAcumulador()

@@ -10,11 +10,11 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/formigueiro/d6a/internal/consistencia"
 	"github.com/formigueiro/d6a/internal/evento"
 	"github.com/formigueiro/d6a/internal/sorteio"
 	"github.com/formigueiro/d6a/internal/store"
 	"github.com/formigueiro/d6a/internal/transparencia"
+	consistencia "github.com/formigueiro/d6a/internal/verificar/barramento"
 )
 
 // A lost draw that cannot be re-created because the database has since

@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"golang.org/x/mod/sumdb/tlog"
 
+	"github.com/formigueiro/d6a/internal/estatisticas"
 	"github.com/formigueiro/d6a/internal/store"
 	"github.com/formigueiro/d6a/internal/testemunha"
 	"github.com/formigueiro/d6a/internal/transparencia"
@@ -78,7 +79,7 @@ func (a *api) transparenciaRotas(app *fiber.App, porMinuto int, chave, testemunh
 func (t *rotasTransparencia) estatisticas(c *fiber.Ctx) error {
 	ctx, cancel := t.ctx(c)
 	defer cancel()
-	r, err := transparencia.LerEstatisticas(ctx, t.db.Pool)
+	r, err := estatisticas.Ler(ctx, t.db)
 	if err != nil {
 		return falhaLeitura(err)
 	}

@@ -1,0 +1,206 @@
+// Package estatisticas keeps the public fairness statistics (CONTRACT §7
+// "Fairness statistics") as a maintenance service beside the transparency
+// log: a background fold adds each signed record to one row of sums per
+// counsellor (Apurar), so that the route and the service's p-value metric
+// read the test over those sums (Ler, Testar) whatever the number of draws.
+// The sums are a cache of the signed log: anyone can recompute them from
+// the records (transparencia.SomarRegistro, `d6a verify --url
+// --estatisticas`), and so can a new pass after a crash.
+//
+// It imports the records' reading (transparencia), the test's arithmetic
+// (equidade) and the store; its SQL is sql/queries/estatisticas.sql.
+package estatisticas
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/formigueiro/d6a/internal/equidade"
+	"github.com/formigueiro/d6a/internal/store"
+	"github.com/formigueiro/d6a/internal/transparencia"
+)
+
+// chaveTrava serialises the statistics' processing across instances
+// ("d6a" + "eqd" in ASCII).
+const chaveTrava int64 = 0x643661657164
+
+// Lote is how many records one pass of Apurar folds at most. A pass holds
+// its records' lists and the sums of every counsellor they name: with
+// 5,000, d6a serve peaked at 153-159 MB at K=1,000,000 dense after a
+// burst, against 121-129 MB with 500 (issue 24, docs/bench.md §11); a
+// backlog only takes more, smaller transactions.
+const Lote = 500
+
+// pagina is how many counsellors' sums Testar holds at a time.
+const pagina = 10_000
+
+// Apurar adds the records signed since the last pass to the statistics'
+// table, at most lote (≤ 0: Lote) records per transaction, and returns how
+// many it added. Only records under a signed checkpoint count, so every
+// figure the route serves can be recomputed from proved records.
+func Apurar(ctx context.Context, st *store.Store, lote int) (feitosAgora int64, err error) {
+	if lote <= 0 {
+		lote = Lote
+	}
+	err = st.InTx(ctx, func(tx store.Tx) error {
+		feitosAgora, err = apurar(ctx, tx, lote)
+		return err
+	})
+	return feitosAgora, err
+}
+
+func apurar(ctx context.Context, tx store.Tx, lote int) (int64, error) {
+	// The sums are a cache of the signed log: a crash that loses the last
+	// passes loses them whole, and the next pass redoes them from
+	// `registros`. So the pass does not wait for its WAL to reach the disk,
+	// where it would queue beside the draws' commits.
+	trava, err := tx.TravarEstatisticas(ctx, chaveTrava)
+	if err != nil || !trava.Travado {
+		return 0, err // another instance is at it
+	}
+	e, err := tx.EstadoEstatisticas(ctx)
+	if err != nil {
+		return 0, err
+	}
+	feitos := e.Registros
+	fim := min(e.Assinado, feitos+int64(lote))
+	if fim <= feitos {
+		return 0, nil
+	}
+	regs, err := tx.RegistrosParaEstatisticas(ctx, store.RegistrosParaEstatisticasParams{Desde: feitos, Ate: fim})
+	if err != nil {
+		return 0, err
+	}
+	var (
+		lidos   []*transparencia.SorteioLido
+		tocados = map[string]bool{}
+		ids     []string
+	)
+	tocar := func(id string) {
+		if !tocados[id] {
+			tocados[id] = true
+			ids = append(ids, id)
+		}
+	}
+	proximo := feitos
+	for _, r := range regs {
+		if r.Indice != proximo {
+			return 0, fmt.Errorf("estatisticas: record %d missing from the statistics' read", proximo)
+		}
+		sr, err := transparencia.LerSorteio(r.Registro)
+		if err != nil {
+			return 0, fmt.Errorf("record %d: %w", r.Indice, err)
+		}
+		if sr != nil {
+			lidos = append(lidos, sr)
+			for _, id := range sr.ElegiveisEntrada {
+				tocar(id)
+			}
+			tocar(sr.ConselheiroID)
+		}
+		proximo++
+	}
+	if proximo != fim {
+		return 0, fmt.Errorf("estatisticas: %d records read for the statistics, want %d", proximo-feitos, fim-feitos)
+	}
+	// The sums are floats: adding a pass's own sum to the stored one would
+	// round differently from adding record by record, so the figures would
+	// depend on where the passes happened to cut the log. The pass starts
+	// from the stored sums of the counsellors it touches and adds each
+	// record in order, so every cut gives what one fold from record 0
+	// gives, bit for bit, and so does a verifier's recomputation.
+	a := equidade.NovoAcumulador()
+	guardadas, err := tx.EstatisticasDe(ctx, ids)
+	if err != nil {
+		return 0, err
+	}
+	for _, g := range guardadas {
+		a.Somar(conselheiro(g))
+	}
+	for _, sr := range lidos {
+		a.Sorteio(sr.ElegiveisEntrada, sr.ConselheiroID)
+	}
+	if cs := a.Conselheiros(); len(cs) > 0 {
+		var p store.GravarEstatisticasParams
+		for _, c := range cs {
+			p.Ids = append(p.Ids, c.ID)
+			p.SorteiosElegivel = append(p.SorteiosElegivel, c.SorteiosElegivel)
+			p.Esperado = append(p.Esperado, c.Esperado)
+			p.Observado = append(p.Observado, c.Observado)
+			p.Variancia = append(p.Variancia, c.Variancia)
+			p.EsperadoN2 = append(p.EsperadoN2, c.EsperadoN2)
+			p.ObservadoN2 = append(p.ObservadoN2, c.ObservadoN2)
+		}
+		if err := tx.GravarEstatisticas(ctx, p); err != nil {
+			return 0, err
+		}
+	}
+	if err := tx.AvancarEstatisticas(ctx, store.AvancarEstatisticasParams{Registros: fim, Sorteios: a.Sorteios, SorteiosN1: a.SorteiosN1}); err != nil {
+		return 0, err
+	}
+	return fim - feitos, nil
+}
+
+// Ler is the route's answer: the test over the sums kept.
+func Ler(ctx context.Context, st *store.Store) (equidade.Resultado, error) {
+	tx := st.Read()
+	e, err := tx.EstadoEstatisticas(ctx)
+	if err != nil {
+		return equidade.Resultado{}, err
+	}
+	a := equidade.NovoAcumulador()
+	a.Registros, a.Sorteios, a.SorteiosN1 = e.Registros, e.Sorteios, e.SorteiosN1
+	guardadas, err := tx.TodasEstatisticas(ctx)
+	if err != nil {
+		return equidade.Resultado{}, err
+	}
+	for _, g := range guardadas {
+		a.Somar(conselheiro(g))
+	}
+	return a.Resultado(), nil
+}
+
+// Testar is Ler without the list of counsellors, for the service's p-value
+// metric: it streams the stored sums into the test a page at a time instead
+// of holding every counsellor's (at K=1,000,000 that would be every
+// counsellor). The primary key's order is Go's for ids that are UUIDs, so
+// the figures are Ler's, bit for bit. The pages are read in one snapshot.
+func Testar(ctx context.Context, st *store.Store) (equidade.Resultado, error) {
+	return testar(ctx, st, pagina)
+}
+
+// testar is Testar in pages of n counsellors.
+func testar(ctx context.Context, st *store.Store, n int32) (r equidade.Resultado, err error) {
+	err = st.InTxWith(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx store.Tx) error {
+		e, err := tx.EstadoEstatisticas(ctx)
+		if err != nil {
+			return err
+		}
+		t := equidade.NovoTeste(e.Registros, e.Sorteios, e.SorteiosN1)
+		for apos := ""; ; {
+			gs, err := tx.EstatisticasApos(ctx, store.EstatisticasAposParams{Apos: apos, Limite: n})
+			if err != nil {
+				return err
+			}
+			for _, g := range gs {
+				c := conselheiro(g)
+				t.Somar(&c)
+			}
+			if len(gs) < int(n) {
+				break
+			}
+			apos = gs[len(gs)-1].ConselheiroID
+		}
+		r = t.Resultado()
+		return nil
+	})
+	return r, err
+}
+
+// conselheiro is a stored row as the test's sums.
+func conselheiro(g store.EstatisticaConselheiro) equidade.Conselheiro {
+	return equidade.Conselheiro{ID: g.ConselheiroID, SorteiosElegivel: g.SorteiosElegivel, Esperado: g.Esperado,
+		Observado: g.Observado, Variancia: g.Variancia, EsperadoN2: g.EsperadoN2, ObservadoN2: g.ObservadoN2}
+}

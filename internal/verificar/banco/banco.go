@@ -1,0 +1,435 @@
+// Package banco checks one draw against the database (`d6a verify
+// --event-id`): it recomputes the draw from its audit record
+// (d6a.auditoria_sorteios) and checks that the audit, the assignment row,
+// the published event and the bus all tell the same story
+// (docs/verificacao.md §3 and §5, CONTRACT §4).
+//
+// The checks run in this order and the first failure is reported:
+//
+//  1. the audit record on its own (docs §3.1): canonical input (lowercase,
+//     strictly ascending), the excluded refuser not in it, the winning step
+//     in the chain, conselheiro_id = selecionado;
+//  2. the arithmetic (docs §3.2–3.5): seed, ordenados, selecionado and
+//     lista_elegiveis_hash recomputed from base, T and the input with
+//     [sorteio.Verificar];
+//  3. the assignment row keyed by event_id_sorteio;
+//  4. the conselheiro.sorteado envelope of the outbox;
+//  5. the bus (docs §3.7): the message at base_sequence carries the base,
+//     and T lies between its bus time and the bus time of the published
+//     conselheiro.sorteado. Skipped, with a note, without a bus.
+package banco
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/formigueiro/d6a/internal/evento"
+	"github.com/formigueiro/d6a/internal/sorteio"
+	"github.com/formigueiro/d6a/internal/store"
+)
+
+// Barramento is what the time-window check needs from the bus: the raw
+// message stored at a stream sequence, its subject and its bus time.
+// (*bus.Bus).MsgPorSequencia satisfies it.
+type Barramento interface {
+	MsgPorSequencia(ctx context.Context, seq uint64) (data []byte, subject string, t time.Time, err error)
+}
+
+// FolgaPadrao is the clock skew allowed between D-6a's clock (T) and the
+// bus server's (docs §6.5).
+const FolgaPadrao = time.Second
+
+// NotaSemBarramento is printed when the time window could not be checked.
+const NotaSemBarramento = "janela de tempo: não verificada (barramento indisponível)"
+
+// ErrNaoEncontrado: no audit record has that event_id_sorteio.
+var ErrNaoEncontrado = errors.New("no such draw")
+
+// Opcoes of a verification.
+type Opcoes struct {
+	// Barramento is the bus; nil skips the time window with a note.
+	Barramento Barramento
+	// Folga is the clock skew allowed on each side of the window; zero
+	// means FolgaPadrao, a negative value none.
+	Folga time.Duration
+}
+
+func (o Opcoes) folga() time.Duration {
+	switch {
+	case o.Folga == 0:
+		return FolgaPadrao
+	case o.Folga < 0:
+		return 0
+	}
+	return o.Folga
+}
+
+// Divergencia is the first disagreement found. Campo names the source and
+// the field, e.g. "auditoria.seed", "auditoria.ordenados[2]",
+// "atribuicao.conselheiro_id", "outbox.payload.seed_publico",
+// "barramento.base", "janela.inicio".
+type Divergencia struct {
+	Campo string
+	// Encontrado is the value the source holds; Esperado is what it should
+	// hold (recomputed, or read from the audit record).
+	Encontrado string
+	Esperado   string
+}
+
+func (d *Divergencia) Error() string {
+	return fmt.Sprintf("%s: found %q, expected %q", d.Campo, d.Encontrado, d.Esperado)
+}
+
+func divergencia(campo string, encontrado, esperado any) *Divergencia {
+	return &Divergencia{Campo: campo, Encontrado: fmt.Sprint(encontrado), Esperado: fmt.Sprint(esperado)}
+}
+
+// Janela is the checked time window: base bus time ≤ T ≤ publication bus
+// time. Inicio is zero for a fallback draw (no base on the bus).
+type Janela struct {
+	Inicio time.Time
+	T      time.Time
+	Fim    time.Time
+}
+
+// Relatorio summarises a verified draw.
+type Relatorio struct {
+	EventID      uuid.UUID
+	Selecionado  uuid.UUID
+	Total        int
+	Degrau       uuid.UUID
+	Base         string
+	BaseFallback bool
+	BaseSequence *int64
+	Timestamp    string
+	// Gatilho: the draw follows the trigger's rule (CONTRACT §4); base and
+	// T were checked exactly when Janela is set.
+	Gatilho bool
+	// Janela is set when the window (or, under Gatilho, the trigger) was
+	// checked.
+	Janela *Janela
+	// Notas are what was not (fully) checked, one line each.
+	Notas []string
+}
+
+// String is the report d6a verify prints on success.
+func (r Relatorio) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "OK event_id=%s selecionado=%s total=%d degrau=%s\n", r.EventID, r.Selecionado, r.Total, r.Degrau)
+	if r.BaseFallback {
+		fmt.Fprintf(&b, "base: %s (fallback: UUID gerado pelo D-6a, sem âncora no barramento)\n", r.Base)
+	} else if r.BaseSequence != nil {
+		fmt.Fprintf(&b, "base: %s (sequence %d)\n", r.Base, *r.BaseSequence)
+	}
+	if j := r.Janela; j != nil && r.Gatilho {
+		fmt.Fprintf(&b, "gatilho: base e T=%s são os da mensagem %d do barramento (armazenada em %s)\n", r.Timestamp, *r.BaseSequence, sorteio.FormatTimestamp(j.Inicio))
+	} else if j != nil {
+		ini := "—"
+		if !j.Inicio.IsZero() {
+			ini = sorteio.FormatTimestamp(j.Inicio)
+		}
+		fmt.Fprintf(&b, "janela de tempo: %s ≤ T=%s ≤ %s", ini, r.Timestamp, sorteio.FormatTimestamp(j.Fim))
+		if !j.Inicio.IsZero() {
+			fmt.Fprintf(&b, " (largura %s)", j.Fim.Truncate(time.Millisecond).Sub(j.Inicio.Truncate(time.Millisecond)))
+		}
+		b.WriteByte('\n')
+	}
+	for _, n := range r.Notas {
+		b.WriteString(n)
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// Verificar checks the draw whose conselheiro.sorteado has event_id
+// eventID. It returns the report and nil when everything agrees, a
+// *Divergencia for the first disagreement, ErrNaoEncontrado when there is
+// no such draw, or another error when the database cannot be read.
+func Verificar(ctx context.Context, st *store.Store, eventID uuid.UUID, o Opcoes) (Relatorio, error) {
+	q := st.Read()
+	aud, err := q.BuscarAuditoria(ctx, eventID)
+	if achou, err := store.Found(err); err != nil {
+		return Relatorio{}, fmt.Errorf("reading d6a.auditoria_sorteios: %w", err)
+	} else if !achou {
+		return Relatorio{}, fmt.Errorf("%w: event_id_sorteio %s is not in d6a.auditoria_sorteios", ErrNaoEncontrado, eventID)
+	}
+	rel := Relatorio{
+		EventID: eventID, Selecionado: aud.Selecionado, Total: len(aud.ElegiveisEntrada), Degrau: aud.Degrau,
+		Base: aud.Base, BaseFallback: aud.BaseFallback, BaseSequence: aud.BaseSequence, Timestamp: aud.TimestampSorteio,
+	}
+
+	// 1 + 2: the audit record alone.
+	T, err := conferirAuditoria(aud)
+	if err != nil {
+		return rel, err
+	}
+
+	// 3: the assignment row.
+	at, err := q.BuscarAtribuicaoPorEventIdSorteio(ctx, eventID)
+	if achou, err := store.Found(err); err != nil {
+		return rel, fmt.Errorf("reading d6a.atribuicoes: %w", err)
+	} else if !achou {
+		return rel, divergencia("atribuicao", "no row with event_id_sorteio "+eventID.String(), "the assignment of the draw")
+	}
+	if err := conferirAtribuicao(aud, at, T); err != nil {
+		return rel, err
+	}
+
+	// 4: the published event, as queued in the outbox.
+	ob, err := q.BuscarOutboxPorEventId(ctx, eventID)
+	if achou, err := store.Found(err); err != nil {
+		return rel, fmt.Errorf("reading d6a.outbox: %w", err)
+	} else if !achou {
+		return rel, divergencia("outbox", "no conselheiro.sorteado with event_id "+eventID.String(), "the published event of the draw")
+	}
+	if err := conferirEnvelope(aud, ob.Envelope, "outbox"); err != nil {
+		return rel, err
+	}
+
+	// 5: the bus. A draw logged under the trigger's rule (CONTRACT §4) is
+	// checked exactly against its trigger; an earlier one by its window.
+	var gatilho bool
+	err = st.Pool.QueryRow(ctx, `SELECT r.indice >= g.desde_indice FROM d6a.transparencia_registros r, d6a.transparencia_regras g
+		WHERE r.event_id_sorteio = $1 AND g.regra = 'gatilho'`, eventID).Scan(&gatilho)
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return rel, fmt.Errorf("reading d6a.transparencia_regras: %w", err)
+	}
+	if gatilho && aud.BaseSequence != nil {
+		rel.Gatilho = true
+		if o.Barramento == nil {
+			rel.Notas = append(rel.Notas, NotaSemBarramento)
+			return rel, nil
+		}
+		data, _, t0, err := o.Barramento.MsgPorSequencia(ctx, uint64(*aud.BaseSequence))
+		if err != nil {
+			rel.Notas = append(rel.Notas, NotaSemBarramento, "  barramento: "+err.Error())
+			return rel, nil
+		}
+		if id, _ := evento.LerEventID(data); id != aud.Base {
+			return rel, divergencia("gatilho.base", aud.Base, id+fmt.Sprintf(" (event_id of the trigger at sequence %d)", *aud.BaseSequence))
+		}
+		if t := sorteio.FormatTimestamp(t0); t != aud.TimestampSorteio {
+			return rel, divergencia("gatilho.timestamp", aud.TimestampSorteio, t+fmt.Sprintf(" (bus time of the trigger at sequence %d)", *aud.BaseSequence))
+		}
+		rel.Janela = &Janela{Inicio: t0, T: T, Fim: t0}
+		return rel, nil
+	}
+	if err := conferirJanela(ctx, aud, ob, T, o, &rel); err != nil {
+		return rel, err
+	}
+	return rel, nil
+}
+
+// conferirAuditoria is docs §3.1 (the audit's own part) and §3.2–3.5.
+func conferirAuditoria(aud store.Auditoria) (time.Time, error) {
+	T, err := sorteio.ParseTimestamp(aud.TimestampSorteio)
+	if err != nil {
+		return T, divergencia("auditoria.timestamp_sorteio", aud.TimestampSorteio, "YYYY-MM-DDTHH:MM:SS.mmmZ")
+	}
+	if len(aud.ElegiveisEntrada) == 0 {
+		return T, divergencia("auditoria.elegiveis_entrada", "[]", "at least one eligible counsellor")
+	}
+	for i, id := range aud.ElegiveisEntrada {
+		if id != strings.ToLower(id) {
+			return T, divergencia("auditoria.elegiveis_entrada["+strconv.Itoa(i)+"]", id, strings.ToLower(id))
+		}
+		if i > 0 && aud.ElegiveisEntrada[i-1] >= id {
+			return T, divergencia("auditoria.elegiveis_entrada["+strconv.Itoa(i)+"]", id,
+				"an id above "+aud.ElegiveisEntrada[i-1]+" (strictly ascending)")
+		}
+	}
+	if aud.Excluido != nil && slices.Contains(aud.ElegiveisEntrada, aud.Excluido.String()) {
+		return T, divergencia("auditoria.excluido", aud.Excluido.String(), "a counsellor outside elegiveis_entrada")
+	}
+	if !slices.Contains(aud.Cadeia, aud.Degrau.String()) {
+		return T, divergencia("auditoria.degrau", aud.Degrau.String(), "one of cadeia "+strings.Join(aud.Cadeia, ","))
+	}
+	if aud.ConselheiroID != aud.Selecionado {
+		return T, divergencia("auditoria.conselheiro_id", aud.ConselheiroID, aud.Selecionado)
+	}
+	if aud.BaseFallback && aud.BaseSequence != nil {
+		return T, divergencia("auditoria.base_sequence", ptrTexto(aud.BaseSequence), "null on a fallback draw")
+	}
+	if !aud.BaseFallback && aud.BaseSequence == nil {
+		return T, divergencia("auditoria.base_sequence", "null", "the stream sequence of the base event")
+	}
+
+	sel := aud.Selecionado.String()
+	_, err = sorteio.Verificar(sorteio.Alegacao{
+		Base: aud.Base, Timestamp: aud.TimestampSorteio, Elegiveis: aud.ElegiveisEntrada,
+		Seed: &aud.Seed, Ordenados: aud.Ordenados, Selecionado: &sel, ListaHash: &aud.ListaElegiveisHash,
+	})
+	var d *sorteio.Divergencia
+	switch {
+	case errors.As(err, &d):
+		campo := "auditoria." + d.Campo
+		if d.Campo == "ordenados" && d.Posicao >= 0 {
+			campo += "[" + strconv.Itoa(d.Posicao) + "]"
+		}
+		return T, &Divergencia{Campo: campo, Encontrado: d.Alegado, Esperado: d.Calculado}
+	case err != nil:
+		return T, &Divergencia{Campo: "auditoria", Encontrado: err.Error(), Esperado: "a draw that can be recomputed"}
+	}
+	return T, nil
+}
+
+// conferirAtribuicao: the assignment row agrees with the audit.
+func conferirAtribuicao(aud store.Auditoria, at store.Atribuicao, T time.Time) error {
+	hash := ""
+	if at.ListaElegiveisHash != nil {
+		hash = *at.ListaElegiveisHash
+	}
+	checks := []struct {
+		campo                string
+		encontrado, esperado any
+	}{
+		{"id", at.ID, aud.AtribuicaoID},
+		{"conselheiro_id", at.ConselheiroID, aud.Selecionado},
+		{"demanda_id", at.DemandaID, aud.DemandaID},
+		{"unidade_civica_id", at.UnidadeCivicaID, aud.UnidadeCivicaID},
+		{"seed_publico", at.SeedPublico, aud.Seed},
+		{"lista_elegiveis_hash", hash, aud.ListaElegiveisHash},
+		{"total_elegiveis", at.TotalElegiveis, len(aud.ElegiveisEntrada)},
+		{"posicao_sorteada", at.PosicaoSorteada, sorteio.PosicaoSorteada},
+		{"metodo_sorteio", at.MetodoSorteio, sorteio.Metodo},
+	}
+	for _, c := range checks {
+		if fmt.Sprint(c.encontrado) != fmt.Sprint(c.esperado) {
+			return divergencia("atribuicao."+c.campo, c.encontrado, c.esperado)
+		}
+	}
+	// data_sorteio is the service's clock at the decision (it times the
+	// response), which comes after its trigger was stored at T (CONTRACT
+	// §4) by however long delivery took; centisecond precision (spec 2.3)
+	// and the clocks' skew allowed.
+	if d := at.DataSorteio.Sub(T); d < -FolgaPadrao {
+		return divergencia("atribuicao.data_sorteio", at.DataSorteio.UTC().Format(time.RFC3339Nano), "≥ "+aud.TimestampSorteio+" (after the trigger's bus time)")
+	}
+	return nil
+}
+
+// envelopeSorteado is the published conselheiro.sorteado (CONTRACT §3).
+type envelopeSorteado struct {
+	EventID      string          `json:"event_id"`
+	Tipo         string          `json:"tipo"`
+	Origem       string          `json:"origem"`
+	VersaoSchema string          `json:"versao_schema"`
+	Timestamp    string          `json:"timestamp"`
+	Payload      json.RawMessage `json:"payload"`
+}
+
+// conferirEnvelope is docs §3.1: the event against the audit record. fonte
+// names where the bytes came from ("outbox" or "barramento.sorteado").
+func conferirEnvelope(aud store.Auditoria, data []byte, fonte string) error {
+	var env envelopeSorteado
+	if err := json.Unmarshal(data, &env); err != nil {
+		return divergencia(fonte, "an envelope that is not JSON ("+err.Error()+")", "the conselheiro.sorteado envelope")
+	}
+	var pl map[string]any
+	if err := json.Unmarshal(env.Payload, &pl); err != nil || pl == nil {
+		return divergencia(fonte+".payload", string(env.Payload), "a JSON object")
+	}
+	checks := []struct {
+		campo                string
+		encontrado, esperado any
+	}{
+		{"event_id", env.EventID, aud.EventIDSorteio.String()},
+		{"tipo", env.Tipo, string(evento.ConselheiroSorteado)},
+		{"origem", env.Origem, "D-6a"},
+		{"timestamp", env.Timestamp, aud.TimestampSorteio},
+		{"payload.conselheiro_id", pl["conselheiro_id"], aud.Selecionado.String()},
+		{"payload.demanda_id", pl["demanda_id"], aud.DemandaID.String()},
+		{"payload.unidade_civica_id", pl["unidade_civica_id"], aud.UnidadeCivicaID.String()},
+		{"payload.metodo_sorteio", pl["metodo_sorteio"], sorteio.Metodo},
+		{"payload.seed_publico", pl["seed_publico"], aud.Seed},
+		{"payload.lista_elegiveis_hash", pl["lista_elegiveis_hash"], aud.ListaElegiveisHash},
+		{"payload.posicao_sorteada", pl["posicao_sorteada"], float64(sorteio.PosicaoSorteada)},
+		{"payload.total_elegiveis", pl["total_elegiveis"], float64(len(aud.ElegiveisEntrada))},
+		{"payload.timestamp", pl["timestamp"], aud.TimestampSorteio},
+	}
+	for _, c := range checks {
+		if c.encontrado != c.esperado {
+			return divergencia(fonte+"."+c.campo, texto(c.encontrado), texto(c.esperado))
+		}
+	}
+	return nil
+}
+
+// conferirJanela is docs §3.7: the base is a real bus event and
+// t0 ≤ T ≤ t1 within the allowed skew. Without a bus (or when it does not
+// answer) the check is skipped with NotaSemBarramento.
+func conferirJanela(ctx context.Context, aud store.Auditoria, ob store.Outbox, T time.Time, o Opcoes, rel *Relatorio) error {
+	if o.Barramento == nil {
+		rel.Notas = append(rel.Notas, NotaSemBarramento)
+		return nil
+	}
+	folga := o.folga()
+	j := &Janela{T: T}
+	if aud.BaseFallback {
+		rel.Notas = append(rel.Notas, "base: fallback, sem evento no barramento; só o fim da janela é verificável")
+	} else {
+		data, _, t0, err := o.Barramento.MsgPorSequencia(ctx, uint64(*aud.BaseSequence))
+		if err != nil {
+			rel.Notas = append(rel.Notas, NotaSemBarramento, "  barramento: "+err.Error())
+			return nil
+		}
+		id, _ := evento.LerEventID(data)
+		if id != aud.Base {
+			return divergencia("barramento.base", id, aud.Base)
+		}
+		j.Inicio = t0
+		// T is truncated to the millisecond; so is t0 (docs §3.7).
+		if T.Before(t0.Truncate(time.Millisecond).Add(-folga)) {
+			return divergencia("janela.inicio", "T="+aud.TimestampSorteio,
+				fmt.Sprintf("T ≥ %s (bus time of the base event, sequence %d, skew %s)", sorteio.FormatTimestamp(t0), *aud.BaseSequence, folga))
+		}
+	}
+	if ob.Sequence == nil {
+		rel.Notas = append(rel.Notas, "janela de tempo: fim não verificado (conselheiro.sorteado ainda não publicado)")
+		return nil
+	}
+	data, _, t1, err := o.Barramento.MsgPorSequencia(ctx, uint64(*ob.Sequence))
+	if err != nil {
+		rel.Notas = append(rel.Notas, NotaSemBarramento, "  barramento: "+err.Error())
+		return nil
+	}
+	if err := conferirEnvelope(aud, data, "barramento.sorteado"); err != nil {
+		return err
+	}
+	j.Fim = t1
+	if T.After(t1.Add(folga)) {
+		return divergencia("janela.fim", "T="+aud.TimestampSorteio,
+			fmt.Sprintf("T ≤ %s (bus time of the published conselheiro.sorteado, sequence %d, skew %s)", sorteio.FormatTimestamp(t1), *ob.Sequence, folga))
+	}
+	rel.Janela = j
+	return nil
+}
+
+func texto(v any) string {
+	switch v := v.(type) {
+	case nil:
+		return "(absent)"
+	case string:
+		return v
+	case float64:
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func ptrTexto(p *int64) string {
+	if p == nil {
+		return "null"
+	}
+	return strconv.FormatInt(*p, 10)
+}
