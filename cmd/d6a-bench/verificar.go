@@ -42,6 +42,8 @@ type escritorTiles struct {
 	feitos [tiles.MaxLevel + 2]int64
 	bundle []byte
 	bytes  int64
+	// decisoes counts the draws and sorteio.sem_candidatos written.
+	decisoes int64
 }
 
 func (e *escritorTiles) escrever(t tlog.Tile, dados []byte) error {
@@ -101,6 +103,10 @@ func (e *escritorTiles) anexar(reg transparencia.Registravel) error {
 	if err != nil {
 		return err
 	}
+	switch reg.(type) {
+	case transparencia.Registro, transparencia.SemCandidatos:
+		e.decisoes++
+	}
 	h := tlog.RecordHash(b)
 	e.fr.Adicionar(h)
 	if e.bundle, err = tiles.AppendEntry(e.bundle, b); err != nil {
@@ -133,6 +139,44 @@ func (e *escritorTiles) publicar() (transparencia.Checkpoint, error) {
 		return cp, err
 	}
 	return cp, os.WriteFile(filepath.Join(e.raiz, "checkpoint"), nota, 0o644)
+}
+
+// escreverHistoria writes the synthetic history up to n records,
+// publishing a checkpoint at antes (its signed note is returned: the
+// monitor's first run is made at it after the mirror is complete) and one
+// at n. Neither size parts an input from the sweep that follows it in its
+// transaction (the service never signs such a size): each is moved on to
+// the sweep.
+func (e *escritorTiles) escreverHistoria(n, antes int64, decisoes int) (cpAntes, cp transparencia.Checkpoint, notaAntes []byte, err error) {
+	pararEm := errors.New("size reached")
+	pendente := false // the last record is an input its sweep follows
+	err = transparencia.CadaHistoriaSintetica("bench-verificar", decisoes, func(r transparencia.Registravel) error {
+		if e.fr.N >= n && !pendente {
+			return pararEm
+		}
+		if err := e.anexar(r); err != nil {
+			return err
+		}
+		en, ok := r.(transparencia.Entrada)
+		pendente = ok && (en.Tipo == transparencia.TipoCadastro || en.Tipo == transparencia.TipoCicloConcluido)
+		if notaAntes == nil && e.fr.N >= antes && !pendente {
+			var err error
+			if cpAntes, err = e.publicar(); err != nil {
+				return err
+			}
+			notaAntes, err = os.ReadFile(filepath.Join(e.raiz, "checkpoint"))
+			return err
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, pararEm) {
+		return cpAntes, cp, nil, err
+	}
+	if pendente {
+		return cpAntes, cp, nil, fmt.Errorf("the synthetic history of %d decisions ended before %d records", decisoes, n)
+	}
+	cp, err = e.publicar()
+	return cpAntes, cp, notaAntes, err
 }
 
 // rodada is one run of the real binary: wall time, peak RSS, output.
@@ -176,6 +220,7 @@ func executarVerificar(ctx context.Context, args []string) error {
 	if n < 7000 || *novos < 2 || *novos > n-5000 {
 		return errors.New("-registros must be ≥ 7,000 and -monitor between 2 and registros-5,000")
 	}
+	// Enough decisions for n records (each is three or more).
 	decisoes := (n - 5000 + 1) / 2
 	raiz := *dir
 	if raiz == "" {
@@ -205,39 +250,11 @@ func executarVerificar(ctx context.Context, args []string) error {
 	}
 	inicio := time.Now()
 	antes := int64(n - *novos)
-	var cpAntes transparencia.Checkpoint
-	pararEm := errors.New("size reached")
-	escrever := func(r transparencia.Registravel) error {
-		if e.fr.N == int64(n) {
-			return pararEm
-		}
-		if err := e.anexar(r); err != nil {
-			return err
-		}
-		if e.fr.N == antes {
-			var err error
-			cpAntes, err = e.publicar()
-			return err
-		}
-		return nil
-	}
-	// The monitor's first run (the whole log at size n-novos) is made
-	// after the mirror is complete at n: publish the earlier checkpoint
-	// again then.
-	notaAntes := []byte(nil)
-	if err := transparencia.CadaHistoriaSintetica("bench-verificar", decisoes, func(r transparencia.Registravel) error {
-		err := escrever(r)
-		if err == nil && e.fr.N == antes && notaAntes == nil {
-			notaAntes, err = os.ReadFile(filepath.Join(e.raiz, "checkpoint"))
-		}
-		return err
-	}); err != nil && !errors.Is(err, pararEm) {
-		return err
-	}
-	cp, err := e.publicar()
+	cpAntes, cp, notaAntes, err := e.escreverHistoria(int64(n), antes, decisoes)
 	if err != nil {
 		return err
 	}
+	n, antes = int(cp.Tamanho), cpAntes.Tamanho
 	notaDepois, err := os.ReadFile(filepath.Join(e.raiz, "checkpoint"))
 	if err != nil {
 		return err
@@ -259,7 +276,7 @@ func executarVerificar(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	want := fmt.Sprintf("replay: registros=%d decisoes=%d divergencias=0 ", n, decisoes)
+	want := fmt.Sprintf("replay: registros=%d decisoes=%d divergencias=0 ", n, e.decisoes)
 	if !strings.Contains(r.saida, want) {
 		return fmt.Errorf("verify --all --replay: want %q in\n%s", want, r.saida)
 	}
@@ -282,12 +299,12 @@ func executarVerificar(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	want = fmt.Sprintf("monitor: de=%d para=%d novos=%d divergencias=0", antes, n, *novos)
+	want = fmt.Sprintf("monitor: de=%d para=%d novos=%d divergencias=0", antes, n, int64(n)-antes)
 	if !strings.Contains(r2.saida, want) {
 		return fmt.Errorf("monitor: want %q in\n%s", want, r2.saida)
 	}
 	st, _ := os.Stat(filepath.Join(estado, transparencia.ArquivoMonitor))
 	fmt.Printf("monitor: primeira=%.2fs (%d registros, pico_rss_mb=%.1f) novos=%d segundos=%.3f pico_rss_mb=%.1f estado_mb=%.1f\n",
-		r1.segundos, antes, r1.rssMB, *novos, r2.segundos, r2.rssMB, float64(st.Size())/1e6)
+		r1.segundos, antes, r1.rssMB, int64(n)-antes, r2.segundos, r2.rssMB, float64(st.Size())/1e6)
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"time"
 
@@ -41,10 +42,16 @@ func (b *Bus) Ultima(ctx context.Context, stream string) (primeira, ultima uint6
 // stored when it starts (nothing when the stream does not exist), in order, through an ordered consumer (a read that
 // leaves no state on the server).
 func (b *Bus) Ler(ctx context.Context, stream string, desde uint64, fn func(Mensagem) error) error {
+	return b.lerAte(ctx, stream, desde, math.MaxUint64, fn)
+}
+
+// lerAte is Ler up to sequence ate (or the last one stored, if before).
+func (b *Bus) lerAte(ctx context.Context, stream string, desde, ate uint64, fn func(Mensagem) error) error {
 	_, ultima, err := b.Ultima(ctx, stream)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
 		return nil // nothing dead-lettered yet, say
 	}
+	ultima = min(ultima, ate)
 	if err != nil || ultima < max(desde, 1) {
 		return err
 	}
@@ -54,7 +61,7 @@ func (b *Bus) Ler(ctx context.Context, stream string, desde uint64, fn func(Mens
 		return fmt.Errorf("reading %s: %w", stream, err)
 	}
 	for {
-		lote, err := cons.Fetch(512, jetstream.FetchMaxWait(2*time.Second))
+		lote, err := cons.Fetch(int(min(512, ultima-max(desde, 1)+1)), jetstream.FetchMaxWait(2*time.Second))
 		if err != nil {
 			return fmt.Errorf("reading %s: %w", stream, err)
 		}
@@ -152,4 +159,18 @@ func (b *Bus) MortasDesde(ctx context.Context, desde uint64) (map[uint64]string,
 		return nil
 	})
 	return out, err
+}
+
+// MsgsEntre hands fn the messages of the bus stream from sequence de to ate
+// (those stored), in order, through one ordered consumer: the verifier's
+// bus check reads a tile's triggers in one pass (issue 39) where one
+// GetMsg per draw would pay a round trip each. Read-only, as
+// MsgPorSequencia.
+func (b *Bus) MsgsEntre(ctx context.Context, de, ate uint64, fn func(seq uint64, data []byte, subject string, em time.Time) error) error {
+	return b.lerAte(ctx, b.cfg.Stream, de, ate, func(m Mensagem) error {
+		if m.Seq > ate {
+			return nil // ate itself was deleted
+		}
+		return fn(m.Seq, m.Data, m.Subject, m.Em)
+	})
 }
