@@ -213,6 +213,7 @@ func executarVerificar(ctx context.Context, args []string) error {
 	novos := fs.Int("monitor", 1000, "records the timed monitor run finds new")
 	dir := fs.String("dir", "", "where the mirror is written (default: a temporary directory, removed after)")
 	bin := fs.String("d6a", "", "the d6a binary (default: built from ./cmd/d6a)")
+	gatilhos := fs.Int("barramento", 20_000, "draws whose triggers the bus check reads from a real JetStream stream, timed in bulk and with one GetMsg each (0: skip)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -306,5 +307,8 @@ func executarVerificar(ctx context.Context, args []string) error {
 	st, _ := os.Stat(filepath.Join(estado, transparencia.ArquivoMonitor))
 	fmt.Printf("monitor: primeira=%.2fs (%d registros, pico_rss_mb=%.1f) novos=%d segundos=%.3f pico_rss_mb=%.1f estado_mb=%.1f\n",
 		r1.segundos, antes, r1.rssMB, int64(n)-antes, r2.segundos, r2.rssMB, float64(st.Size())/1e6)
+	if *gatilhos > 0 {
+		return medirBarramento(ctx, raiz, *gatilhos)
+	}
 	return nil
 }

@@ -55,7 +55,10 @@ func (b *Bus) lerAte(ctx context.Context, stream string, desde, ate uint64, fn f
 	if err != nil || ultima < max(desde, 1) {
 		return err
 	}
-	cfg := jetstream.OrderedConsumerConfig{DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: max(desde, 1)}
+	// The server drops the ephemeral consumer 10 s after its last fetch,
+	// not nats.go's 5 minutes: the verifier makes one per tile.
+	cfg := jetstream.OrderedConsumerConfig{DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: max(desde, 1),
+		InactiveThreshold: 10 * time.Second}
 	cons, err := b.js.OrderedConsumer(ctx, stream, cfg)
 	if err != nil {
 		return fmt.Errorf("reading %s: %w", stream, err)
