@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"strconv"
 	"time"
 
@@ -42,18 +41,20 @@ func (b *Bus) Ultima(ctx context.Context, stream string) (primeira, ultima uint6
 // stored when it starts (nothing when the stream does not exist), in order, through an ordered consumer (a read that
 // leaves no state on the server).
 func (b *Bus) Ler(ctx context.Context, stream string, desde uint64, fn func(Mensagem) error) error {
-	return b.lerAte(ctx, stream, desde, math.MaxUint64, fn)
-}
-
-// lerAte is Ler up to sequence ate (or the last one stored, if before).
-func (b *Bus) lerAte(ctx context.Context, stream string, desde, ate uint64, fn func(Mensagem) error) error {
 	_, ultima, err := b.Ultima(ctx, stream)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
 		return nil // nothing dead-lettered yet, say
 	}
-	ultima = min(ultima, ate)
-	if err != nil || ultima < max(desde, 1) {
+	if err != nil {
 		return err
+	}
+	return b.lerAte(ctx, stream, desde, ultima, fn)
+}
+
+// lerAte is Ler up to sequence ultima, which the stream holds or held.
+func (b *Bus) lerAte(ctx context.Context, stream string, desde, ultima uint64, fn func(Mensagem) error) error {
+	if ultima < max(desde, 1) {
+		return nil
 	}
 	// The server drops the ephemeral consumer 10 s after its last fetch,
 	// not nats.go's 5 minutes: the verifier makes one per tile.
@@ -170,7 +171,15 @@ func (b *Bus) MortasDesde(ctx context.Context, desde uint64) (map[uint64]string,
 // GetMsg per draw would pay a round trip each. Read-only, as
 // MsgPorSequencia.
 func (b *Bus) MsgsEntre(ctx context.Context, de, ate uint64, fn func(seq uint64, data []byte, subject string, em time.Time) error) error {
-	return b.lerAte(ctx, b.cfg.Stream, de, ate, func(m Mensagem) error {
+	ultima := b.ultimaLida.Load()
+	if ate > ultima {
+		var err error
+		if _, ultima, err = b.Ultima(ctx, b.cfg.Stream); err != nil {
+			return err
+		}
+		b.ultimaLida.Store(ultima)
+	}
+	return b.lerAte(ctx, b.cfg.Stream, de, min(ate, ultima), func(m Mensagem) error {
 		if m.Seq > ate {
 			return nil // ate itself was deleted
 		}
