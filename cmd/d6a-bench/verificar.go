@@ -182,8 +182,11 @@ func (e *escritorTiles) escreverHistoria(n, antes int64, decisoes int) (cpAntes,
 // rodada is one run of the real binary: wall time, peak RSS, output.
 type rodada struct {
 	segundos float64
-	rssMB    float64
-	saida    string
+	// cpu is the child's user and system CPU seconds: unlike the wall
+	// time, what other processes on the machine do not change.
+	cpu   float64
+	rssMB float64
+	saida string
 }
 
 func rodarD6a(ctx context.Context, bin string, args ...string) (rodada, error) {
@@ -193,6 +196,9 @@ func rodarD6a(ctx context.Context, bin string, args ...string) (rodada, error) {
 	inicio := time.Now()
 	err := cmd.Run()
 	r := rodada{segundos: time.Since(inicio).Seconds(), saida: out.String()}
+	if ps := cmd.ProcessState; ps != nil {
+		r.cpu = (ps.UserTime() + ps.SystemTime()).Seconds()
+	}
 	if u, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		r.rssMB = float64(u.Maxrss) / 1024
 	}
@@ -282,6 +288,10 @@ func executarVerificar(ctx context.Context, args []string) error {
 		return fmt.Errorf("verify --all --replay: want %q in\n%s", want, r.saida)
 	}
 	fmt.Printf("verificar: registros=%d segundos=%.2f registros_por_s=%.0f pico_rss_mb=%.1f\n", n, r.segundos, float64(n)/r.segundos, r.rssMB)
+	carga, _ := os.ReadFile("/proc/loadavg")
+	cargas := append(strings.Fields(string(carga)), "?", "?", "?")
+	fmt.Printf("verificar: cpu_s=%.1f (%.2f µs por registro; registros por s de CPU %.0f) carga=%s\n",
+		r.cpu, r.cpu*1e6/float64(n), float64(n)/r.cpu, strings.Join(cargas[:3], "/"))
 
 	// The monitor: a first run at n-novos, then the timed one over the
 	// novos records after it.
