@@ -20,6 +20,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"golang.org/x/mod/sumdb/tlog"
 
+	navegador_ "github.com/formigueiro/d6a/internal/navegador"
 	"github.com/formigueiro/d6a/internal/pgtest"
 	"github.com/formigueiro/d6a/internal/tiles"
 	"github.com/formigueiro/d6a/internal/transparencia"
@@ -195,7 +196,7 @@ func memoriaNaPagina(t *testing.T, ctx context.Context, base string) (estado, te
 	t.Helper()
 	css := func(s string) chromedp.CSS { return chromedp.CSS(s) }
 	if err := chromedp.Do(ctx,
-		chromedp.Navigate(base+"/d6a/transparencia/"),
+		navegador_.Pagina(base+"/d6a/transparencia/"),
 		chromedp.WaitVisible(css("#memoria[data-estado] [data-resumo]")),
 	); err != nil {
 		t.Fatalf("page %s, remembered checkpoint: %v", base, err)

@@ -19,7 +19,7 @@ import (
 func conferirNaPagina(t *testing.T, c context.Context, base string, conselheiro uuid.UUID) (estado, resumo string) {
 	t.Helper()
 	err := chromedp.Do(c,
-		chromedp.Navigate(base+"/d6a/transparencia/"),
+		navegador.Pagina(base+"/d6a/transparencia/"),
 		chromedp.WaitVisible(chromedp.CSS("#conselheiro-id")),
 		chromedp.SendKeys(chromedp.CSS("#conselheiro-id"), conselheiro.String()),
 		chromedp.Click(chromedp.CSS("#conferir")),
@@ -39,7 +39,7 @@ func conferirNaPagina(t *testing.T, c context.Context, base string, conselheiro 
 func reproduzirNaPagina(t *testing.T, c context.Context, base string) (estado, resumo, indice, conselheiro string) {
 	t.Helper()
 	err := chromedp.Do(c,
-		chromedp.Navigate(base+"/d6a/transparencia/"),
+		navegador.Pagina(base+"/d6a/transparencia/"),
 		chromedp.WaitVisible(chromedp.CSS("#reproduzir")),
 		chromedp.Click(chromedp.CSS("#reproduzir")),
 		chromedp.WaitVisible(chromedp.CSS("#replay[data-estado] [data-resumo]")),
