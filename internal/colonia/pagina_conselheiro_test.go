@@ -1,14 +1,7 @@
 package colonia_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"io"
-	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -26,7 +19,7 @@ import (
 func conferirNaPagina(t *testing.T, c context.Context, base string, conselheiro uuid.UUID) (estado, resumo string) {
 	t.Helper()
 	err := chromedp.Do(c,
-		chromedp.Navigate(base+"/d6a/transparencia/"),
+		navegador.Pagina(base+"/d6a/transparencia/"),
 		chromedp.WaitVisible(chromedp.CSS("#conselheiro-id")),
 		chromedp.SendKeys(chromedp.CSS("#conselheiro-id"), conselheiro.String()),
 		chromedp.Click(chromedp.CSS("#conferir")),
@@ -46,7 +39,7 @@ func conferirNaPagina(t *testing.T, c context.Context, base string, conselheiro 
 func reproduzirNaPagina(t *testing.T, c context.Context, base string) (estado, resumo, indice, conselheiro string) {
 	t.Helper()
 	err := chromedp.Do(c,
-		chromedp.Navigate(base+"/d6a/transparencia/"),
+		navegador.Pagina(base+"/d6a/transparencia/"),
 		chromedp.WaitVisible(chromedp.CSS("#reproduzir")),
 		chromedp.Click(chromedp.CSS("#reproduzir")),
 		chromedp.WaitVisible(chromedp.CSS("#replay[data-estado] [data-resumo]")),
@@ -87,57 +80,21 @@ func TestPaginaConselheiroDeixadoDeFora(t *testing.T) {
 	estado, resumo, indice, quem := reproduzirNaPagina(t, ctx, base)
 	must(t, estado == "ok" && strings.HasPrefix(resumo, "Todas as ") && indice == "", "honest log, whole replay: %s %q, first divergence %s %s", estado, resumo, indice, quem)
 
-	// The same log served with record i's list lacking them.
-	alvo, _ := url.Parse(base)
-	proxy := httputil.NewSingleHostReverseProxy(alvo)
-	proxy.ModifyResponse = func(r *http.Response) error {
-		if !strings.HasSuffix(r.Request.URL.Path, "/transparencia/registros") {
-			return nil
-		}
-		corpo, err := io.ReadAll(r.Body)
-		r.Body.Close()
-		if err != nil {
-			return err
-		}
-		var pg struct {
-			Registros []map[string]any `json:"registros"`
-		}
-		if err := json.Unmarshal(corpo, &pg); err != nil {
-			return err
-		}
-		for _, it := range pg.Registros {
-			if int(it["indice"].(float64)) == i {
-				var reg map[string]any
-				if err := json.Unmarshal([]byte(it["registro"].(string)), &reg); err != nil {
-					return err
-				}
-				var lista []any
-				for _, id := range reg["elegiveis_entrada"].([]any) {
-					if id != fora.String() {
-						lista = append(lista, id)
-					}
-				}
-				reg["elegiveis_entrada"] = lista
-				b, _ := json.Marshal(reg)
-				it["registro"] = string(b)
-			}
-		}
-		corpo, _ = json.Marshal(pg)
-		r.Body = io.NopCloser(bytes.NewReader(corpo))
-		r.ContentLength = int64(len(corpo))
-		r.Header.Set("Content-Length", strconv.Itoa(len(corpo)))
-		r.Header.Del("Etag")
-		return nil
-	}
-	rigado := httptest.NewServer(proxy)
-	defer rigado.Close()
-	estado, resumo = conferirNaPagina(t, ctx, rigado.URL, fora)
+	// The same log with record i's list lacking them, the tree rebuilt and
+	// signed again with the log's key: what the page reads are the tiles,
+	// so a server cannot edit a record without signing the edit.
+	rig := slices.Clone(regs)
+	sem := orig
+	sem.ElegiveisEntrada = slices.DeleteFunc(slices.Clone(orig.ElegiveisEntrada), func(id string) bool { return id == fora.String() })
+	rig[i] = sem
+	rigado, _ := c.publicarLog(rig)
+	estado, resumo = conferirNaPagina(t, ctx, rigado, fora)
 	must(t, estado == "falha" && strings.Contains(resumo, "DEIXADO DE FORA de 1"), "rigged log: %s %q", estado, resumo)
 	itens, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll("#cobertura li[data-na-lista=false]")).map(l => l.textContent)`))
 	must(t, err == nil && len(itens) == 1 && strings.Contains(itens[0], "folha "+strconv.Itoa(i)+" ") && strings.Contains(itens[0], orig.DemandaID.String()),
 		"left-out decisions %v (%v), want record %d of demand %s", itens, err, i, orig.DemandaID)
 	navegador.Capturar(t, ctx, "verificacao-conselheiro.png")
-	estado, resumo, indice, quem = reproduzirNaPagina(t, ctx, rigado.URL)
+	estado, resumo, indice, quem = reproduzirNaPagina(t, ctx, rigado)
 	must(t, estado == "falha" && strings.HasPrefix(resumo, "1 de ") && indice == strconv.Itoa(i) && quem == fora.String(),
 		"rigged log, whole replay: %s %q, first divergence %s %s, want record %d and %s", estado, resumo, indice, quem, i, fora)
 	navegador.Capturar(t, ctx, "verificacao-replay.png")

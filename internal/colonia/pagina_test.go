@@ -31,7 +31,7 @@ import (
 func painel(t *testing.T, ctx context.Context, base, id string) (estado, resumo string) {
 	t.Helper()
 	err := chromedp.Do(ctx,
-		chromedp.Navigate(base+"/d6a/transparencia/"),
+		navegador.Pagina(base+"/d6a/transparencia/"),
 		chromedp.WaitVisible(chromedp.CSS("#"+id+"[data-estado] [data-resumo]")),
 	)
 	must(t, err == nil, "page %s, panel %s: %v", base, id, err)
@@ -96,7 +96,7 @@ func TestPaginaTestemunhasEEquidade(t *testing.T) {
 	sem := porDemanda(c.publicados(evento.SorteioSemCandidatos), dv)
 	must(t, len(sem) == 1, "%d sorteio.sem_candidatos", len(sem))
 	err = chromedp.Do(ctx,
-		chromedp.Navigate(base+"/d6a/transparencia/?id="+sem[0]["event_id"].(string)),
+		navegador.Pagina(base+"/d6a/transparencia/?id="+sem[0]["event_id"].(string)),
 		chromedp.WaitVisible(chromedp.CSS("#veredito[data-resultado]")),
 	)
 	must(t, err == nil, "%v", err)

@@ -81,6 +81,19 @@ func (c *harness) servirAdulterado(regs []transparencia.Registravel, alvo uuid.U
 func (c *harness) servirEm(regs []transparencia.Registravel, rp *transparencia.Replay) transparencia.ResumoReplay {
 	t := c.t
 	t.Helper()
+	base, chave := c.publicarLog(regs)
+	cli := &transparencia.Cliente{Base: base, Chave: chave.Verificador, Barramento: c.w.Bus}
+	res, err := cli.ReproduzirEm(t.Context(), rp, nil)
+	must(t, err == nil && res.Registros == int64(len(regs)), "replay of the rigged log: %v (%d records)", err, res.Registros)
+	return res
+}
+
+// publicarLog serves regs as a log of their own, the tree rebuilt and its
+// checkpoint signed with the colony's own key (what an operator could
+// serve), through the real public API and its tiles.
+func (c *harness) publicarLog(regs []transparencia.Registravel) (string, transparencia.Chave) {
+	t := c.t
+	t.Helper()
 	ctx := t.Context()
 	st := pgtest.New(t)
 	err := pgx.BeginTxFunc(ctx, st.Pool, pgx.TxOptions{}, func(tx pgx.Tx) error {
@@ -101,10 +114,7 @@ func (c *harness) servirEm(regs []transparencia.Registravel, rp *transparencia.R
 	must(t, err == nil, "%v", err)
 	go func() { _ = httpapi.Servir(app, ln) }()
 	t.Cleanup(func() { _ = app.Shutdown() })
-	cli := &transparencia.Cliente{Base: "http://" + ln.Addr().String(), Chave: chave.Verificador, Barramento: c.w.Bus}
-	res, err := cli.ReproduzirEm(ctx, rp, nil)
-	must(t, err == nil && res.Registros == int64(len(regs)), "replay of the rigged log: %v (%d records)", err, res.Registros)
-	return res
+	return "http://" + ln.Addr().String(), chave
 }
 
 // CONTRACT §7 "Replay", issue 22: the log of an honest colony replays with

@@ -68,3 +68,16 @@ func Capturar(t testing.TB, ctx context.Context, nome string) {
 		t.Fatal(err)
 	}
 }
+
+// Pagina opens url on a fresh document and waits until the verifier page
+// is ready (it marks body[data-pronta] once its handlers are set and its
+// panels have loaded): a click by position lands on the old document when
+// navigating from the page to its own URL, and misses its button while the
+// panels above it still grow.
+func Pagina(url string) chromedp.Action[chromedp.Void] {
+	return chromedp.Steps(
+		chromedp.Navigate("about:blank"),
+		chromedp.Navigate(url),
+		chromedp.WaitReady(chromedp.CSS("body[data-pronta]")),
+	)
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/google/uuid"
@@ -117,7 +118,7 @@ func conferirDemandaNaPagina(t *testing.T, ctx context.Context, base string, dem
 	t.Helper()
 	css := func(s string) chromedp.CSS { return chromedp.CSS(s) }
 	if err := chromedp.Do(ctx,
-		chromedp.Navigate(base+"/d6a/transparencia/"),
+		navegador_.Pagina(base+"/d6a/transparencia/"),
 		chromedp.WaitVisible(css("#demanda-id")),
 		chromedp.SendKeys(css("#demanda-id"), demanda.String()),
 		chromedp.Click(css("#conferir-demanda")),
@@ -141,12 +142,17 @@ func reproduzirTudoNaPagina(t *testing.T, ctx context.Context, base string) (est
 	t.Helper()
 	css := func(s string) chromedp.CSS { return chromedp.CSS(s) }
 	if err := chromedp.Do(ctx,
-		chromedp.Navigate(base+"/d6a/transparencia/"),
+		navegador_.Pagina(base+"/d6a/transparencia/"),
 		chromedp.WaitVisible(css("#reproduzir")),
 		chromedp.Click(css("#reproduzir")),
-		chromedp.WaitVisible(css("#replay[data-estado] [data-resumo]")),
 	); err != nil {
 		t.Fatalf("page %s, whole-log replay: %v", base, err)
+	}
+	espera, cancel := context.WithTimeout(ctx, 90*time.Second)
+	defer cancel()
+	if err := chromedp.Do(espera, chromedp.WaitVisible(css("#replay[data-estado] [data-resumo]"))); err != nil {
+		diag, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`JSON.stringify({painel: document.getElementById("replay").outerHTML.slice(0, 500), barra: document.getElementById("progresso-tudo").outerHTML})`))
+		t.Fatalf("page %s, whole-log replay: %v; %s", base, err, diag)
 	}
 	a, err := chromedp.Run(ctx, chromedp.AttributeValue(css("#replay"), "data-estado"))
 	if err != nil {
@@ -165,7 +171,7 @@ func conferirConselheiroNaPagina(t *testing.T, ctx context.Context, base string,
 	t.Helper()
 	css := func(s string) chromedp.CSS { return chromedp.CSS(s) }
 	if err := chromedp.Do(ctx,
-		chromedp.Navigate(base+"/d6a/transparencia/"),
+		navegador_.Pagina(base+"/d6a/transparencia/"),
 		chromedp.WaitVisible(css("#conselheiro-id")),
 		chromedp.SendKeys(css("#conselheiro-id"), conselheiro.String()),
 		chromedp.Click(css("#conferir")),

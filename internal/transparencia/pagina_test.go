@@ -21,7 +21,7 @@ func verificarNaPagina(t *testing.T, ctx context.Context, base, id string) (resu
 	t.Helper()
 	css := func(s string) chromedp.CSS { return chromedp.CSS(s) }
 	err := chromedp.Do(ctx,
-		chromedp.Navigate(base+"/d6a/transparencia/"),
+		navegador_.Pagina(base+"/d6a/transparencia/"),
 		chromedp.WaitVisible(css("#id")),
 		chromedp.SendKeys(css("#id"), id),
 		chromedp.Click(css("#verificar")),
