@@ -130,16 +130,20 @@ func limite(d time.Duration) string {
 
 // lotes is d6a_lote_unidades over a pass: how many units of work each
 // committed transaction of the executor carried, and
-// d6a_lotes_desfeitos_total.
+// d6a_lotes_desfeitos_total; and the eligibility decisions with the
+// further round trips they made because a whole step read was ineligible
+// (d6a_elegibilidade_decisoes_total, d6a_elegibilidade_releituras_total).
 type lotes struct {
 	Transacoes, Unidades, Desfeitos float64
+	Decisoes, Releituras            float64
 	h                               histograma
 }
 
 func lerLotes(antes, depois metricas) lotes {
 	d := func(s string) float64 { return depois[s] - antes[s] }
 	h, _ := delta(antes, depois, "d6a_lote_unidades")
-	return lotes{d("d6a_lote_unidades_count"), d("d6a_lote_unidades_sum"), d("d6a_lotes_desfeitos_total"), h}
+	return lotes{d("d6a_lote_unidades_count"), d("d6a_lote_unidades_sum"), d("d6a_lotes_desfeitos_total"),
+		d("d6a_elegibilidade_decisoes_total"), d("d6a_elegibilidade_releituras_total"), h}
 }
 
 // String is the histogram in one line: "1: 40%, 2: 10%, 3–4: …" of the
@@ -158,5 +162,7 @@ func (l lotes) String() string {
 		de, ant = ate+1, l.h[ate]
 	}
 	s := fmt.Sprintf("%.0f tx, mean %.1f units/tx (%s)", l.Transacoes, l.Unidades/l.Transacoes, strings.Join(p, ", "))
-	return s + se(l.Desfeitos > 0, fmt.Sprintf("; %.0f batches redone one unit per transaction", l.Desfeitos), "")
+	s += se(l.Desfeitos > 0, fmt.Sprintf("; %.0f batches redone one unit per transaction", l.Desfeitos), "")
+	return s + se(l.Decisoes > 0, fmt.Sprintf("; eligibility: %.0f decisions, %.0f further step reads (%.1f%%)",
+		l.Decisoes, l.Releituras, 100*l.Releituras/max(l.Decisoes, 1)), "")
 }

@@ -253,7 +253,7 @@ func (r *relatorio) markdown() string {
 		p(" Every pgbench run and pass started on a quiet machine (other processes under %.2f cores).", limiteQuieto)
 	}
 	p("\n\n![p50/p99 latency and draws/s against K](bench-draws.svg)\n\n")
-	p("Batches of the burst (`d6a_lote_unidades`, `d6a_lotes_desfeitos_total`):\n\n| run | batches |\n|---|---|\n")
+	p("Batches of the burst (`d6a_lote_unidades`, `d6a_lotes_desfeitos_total`, `d6a_elegibilidade_*`):\n\n| run | batches |\n|---|---|\n")
 	for _, x := range r.rs {
 		p("| %s | %s |\n", x.cenario, x.Maxima.Lotes)
 	}

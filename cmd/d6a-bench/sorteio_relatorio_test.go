@@ -37,6 +37,7 @@ func goldenMetricas(f float64) (metricas, metricas) {
 			fmt.Fprintf(w, "d6a_lote_unidades_bucket{le=\"%s\"} %g\n", le, acc)
 		}
 		fmt.Fprintf(w, "d6a_lote_unidades_sum %g\nd6a_lote_unidades_count %g\nd6a_lotes_desfeitos_total %g\n", acc*3.3, acc, k*3-3)
+		fmt.Fprintf(w, "d6a_elegibilidade_decisoes_total %g\nd6a_elegibilidade_releituras_total %g\n", acc*3.3, k*7)
 		for _, fase := range []string{"abertura", "decisoes", "fechamento"} {
 			acc := 0.0
 			for i, le := range []string{"0.0005", "0.001", "0.0025", "0.005", "0.01", "+Inf"} {

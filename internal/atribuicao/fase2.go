@@ -14,8 +14,8 @@ import (
 )
 
 // The handlers of the phase-2 eligibility inputs (spec 8.3, CONTRACT §8).
-// Each applies its effect (the rules of elegibilidade's gates.go, which the
-// SQL predicate of BuscarElegiveisDoDegrau reads back), appends its record
+// Each applies its effect (the rules of elegibilidade's gates.go, whose
+// state BuscarDegrausCadastrados reads back for Portoes.Aplicar), appends its record
 // to the transparency log, and sweeps the queue of the unit it concerns
 // (spec 4.7: the oldest waiting demand there or below).
 
@@ -158,8 +158,8 @@ func (u *uow) capacitacaoNoCadastro(ctx context.Context, conselheiro uuid.UUID, 
 			return false, err
 		}
 	}
-	// The stored flag is the rule without the gate (the SQL predicate
-	// reads it then; with the gate it reads d6a.capacitacoes).
+	// The stored flag is the rule without the gate (Portoes.Aplicar reads
+	// it then; with the gate, the d6a.capacitacoes record).
 	return elegibilidade.Portoes{}.Capacitado(elegibilidade.Fase2{Autodeclarada: autodeclarada, Externa: externa}), nil
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/formigueiro/d6a/internal/elegibilidade"
 	"github.com/formigueiro/d6a/internal/evento"
+	"github.com/formigueiro/d6a/internal/fila"
 	"github.com/formigueiro/d6a/internal/store"
 	"github.com/formigueiro/d6a/internal/transparencia"
 )
@@ -404,11 +405,21 @@ func (u *uow) varrerFilaSemRegistro(ctx context.Context, log *slog.Logger, uc uu
 	if err != nil {
 		return err
 	}
-	p, err := u.tx.BuscarPrimeiroPendentePorUcs(ctx, ucs)
-	if achou, err := store.Found(err); err != nil || !achou {
+	// The rows are read, the rule (spec 4.7, FIFO) is fila.Devida, the
+	// replay's.
+	cabecas, err := u.tx.BuscarCabecasDaFilaPorUcs(ctx, ucs)
+	if err != nil {
 		return err
 	}
-	_, err = u.sortearPendente(ctx, log, p)
+	esperas := make([]fila.Espera, len(cabecas))
+	for i, c := range cabecas {
+		esperas[i] = store.Espera(c)
+	}
+	i := fila.Devida(esperas)
+	if i < 0 {
+		return nil
+	}
+	_, err = u.sortearPendente(ctx, log, cabecas[i])
 	return err
 }
 

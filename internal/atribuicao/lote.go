@@ -33,15 +33,18 @@ type diferido struct {
 	// guardas are the database side of the agenda items' guards, read for
 	// the run of agenda items ahead; nil once another unit wrote.
 	guardas map[uuid.UUID]store.GuardaAgenda
-	// elegiveis are the winning steps of the run's chains, by the demand's
-	// unit, read with the guards (lerElegiveis).
+	// elegiveis are the first steps holding registered counsellors of the
+	// run's chains, by the demand's unit, read with the guards
+	// (lerElegiveis): rows, not decisions, so they serve a draw at any
+	// time of the run.
 	elegiveis map[uuid.UUID]degrauLido
 }
 
-// degrauLido is a chain's winning step as read at the start of the run.
+// degrauLido is a chain's first step read ahead, with the chain it was
+// read on (a hierarchy refresh within the run gives a new chain).
 type degrauLido struct {
-	store.DegrauLido
-	agora time.Time
+	cadeia []uuid.UUID
+	elegibilidade.Degrau
 }
 
 func (d *diferido) vazio() bool {
@@ -72,6 +75,9 @@ type linhaSorteio struct {
 	Cadeia             []string   `json:"cadeia"`
 	Excluido           *uuid.UUID `json:"excluido"`
 	Agora              time.Time  `json:"agora"`
+	// Status is the winner's status after the draw
+	// (elegibilidade.StatusAposSorteio).
+	Status string `json:"status"`
 }
 
 type linhaPendente struct {
@@ -144,10 +150,10 @@ func corrida(lote []job) []*guardaAgenda {
 }
 
 // lerAdiante queues in l the reads of the run of agenda items at the head
-// of lote: their guards and spec 4.3's eligibility as at agora.
-func (d *diferido) lerAdiante(ctx context.Context, l *store.Leituras, h *hierarquia.Cache, lote []job, agora time.Time, g elegibilidade.Portoes) {
+// of lote: their guards and the first steps of their chains.
+func (d *diferido) lerAdiante(ctx context.Context, l *store.Leituras, h *hierarquia.Cache, lote []job, g elegibilidade.Portoes) {
 	l.Ler(func(tx store.Tx) error { return d.lerGuardas(ctx, tx, lote) })
-	l.Ler(func(tx store.Tx) error { return d.lerElegiveis(ctx, tx, h, lote, agora, g) })
+	l.Ler(func(tx store.Tx) error { return d.lerElegiveis(ctx, tx, h, lote, g) })
 }
 
 // lerGuardas reads the guards of the agenda items at the head of lote, up
@@ -170,72 +176,52 @@ func (d *diferido) lerGuardas(ctx context.Context, tx store.Tx, lote []job) erro
 	return nil
 }
 
-// lerElegiveis is spec 4.3's eligibility (BuscarElegiveisDoDegrau's rule)
-// read ahead: the winning step of every chain of the agenda items at
-// the head of lote, up to the first other unit, as at agora: the draws of
-// the run then wait for no eligibility query of their own
-// (elegiveisLidos says when one is still needed).
-func (d *diferido) lerElegiveis(ctx context.Context, tx store.Tx, h *hierarquia.Cache, lote []job, agora time.Time, g elegibilidade.Portoes) error {
+// lerElegiveis reads ahead, for every chain of the agenda items at the
+// head of lote (up to the first other unit), the first step holding
+// registered counsellors: the draws of the run then wait for no read of
+// their own unless that whole step is ineligible (filtrar). Until another
+// unit writes, which drops it, nothing but the batch's own draws
+// (marcarOcupados) changes those rows.
+func (d *diferido) lerElegiveis(ctx context.Context, tx store.Tx, h *hierarquia.Cache, lote []job, g elegibilidade.Portoes) error {
 	var (
-		p     store.ElegiveisDosDegrausParams
-		porUC = map[uuid.UUID]bool{}
-		ucs   = []uuid.UUID{uuid.Nil} // chain n is the demand unit ucs[n]
+		p       store.DegrausCadastradosParams
+		porUC   = map[uuid.UUID]bool{}
+		cadeias = [][]uuid.UUID{nil} // chain n is cadeias[n]
 	)
-	for _, g := range corrida(lote) {
-		if porUC[g.uc] {
+	for _, j := range corrida(lote) {
+		if porUC[j.uc] {
 			continue
 		}
-		porUC[g.uc] = true
-		cadeia, err := h.Cadeia(ctx, g.uc)
+		porUC[j.uc] = true
+		cadeia, err := h.Cadeia(ctx, j.uc)
 		if err != nil {
 			continue // the unit's own draw reports it
 		}
-		ucs = append(ucs, g.uc)
+		cadeias = append(cadeias, cadeia)
 		p.Inicios = append(p.Inicios, int32(len(p.Ucs)))
 		p.Tamanhos = append(p.Tamanhos, int32(len(cadeia)))
 		p.Ucs = append(p.Ucs, cadeia...)
 	}
 	d.elegiveis = map[uuid.UUID]degrauLido{}
-	if len(ucs) < 2 {
+	if len(cadeias) < 2 {
 		return nil
 	}
-	p.Agora = agora
 	p.CapacitacaoExterna, p.ExigirVinculo = g.CapacitacaoExterna, g.ExigirVinculo // phase-2 gates (CONTRACT §8)
-	rows, err := tx.BuscarElegiveisDosDegraus(ctx, p)
+	rows, err := tx.BuscarDegrausCadastrados(ctx, p)
 	if err != nil {
 		return fmt.Errorf("elegíveis: %w", err)
 	}
+	// A chain without a row holds nobody registered.
+	for _, c := range cadeias[1:] {
+		d.elegiveis[c[0]] = degrauLido{c, elegibilidade.Degrau{Posicao: len(c)}}
+	}
 	for _, r := range rows {
-		if r.Cadeia > 0 && int(r.Cadeia) < len(ucs) {
-			d.elegiveis[ucs[r.Cadeia]] = degrauLido{r, agora}
+		if r.Cadeia > 0 && int(r.Cadeia) < len(cadeias) {
+			c := cadeias[r.Cadeia]
+			d.elegiveis[c[0]] = degrauLido{c, store.DegrauDe(r, c, 0, g)}
 		}
 	}
 	return nil
-}
-
-// elegiveisLidos is the winning step of cadeia at agora from what
-// lerElegiveis read, when that read still decides it exactly: no
-// suspension of the steps walked ended in between (eligibility only grows
-// with time), and someone of the step is not drawn earlier in the batch.
-// When nobody on the chain qualified, nobody drawn earlier in the batch
-// can be on it (drawn means eligible, and eligible at the read would have
-// made a winning step), so the counts hold as read.
-func (d *diferido) elegiveisLidos(cadeia []uuid.UUID, agora time.Time) (store.DegrauLido, bool) {
-	l, achou := d.elegiveis[cadeia[0]]
-	if !achou || agora.Before(l.agora) || (l.Proxima != nil && l.Proxima.Before(agora)) {
-		return store.DegrauLido{}, false
-	}
-	r := l.DegrauLido
-	if r.Ordem == 0 {
-		return r, true
-	}
-	r.Ids = nil
-	for _, id := range l.Ids {
-		if !d.ocupados[id] {
-			r.Ids = append(r.Ids, id)
-		}
-	}
-	return r, len(r.Ids) > 0
 }
 
 // ocupadosLista is the counsellors drawn in the batch, as a query's array.

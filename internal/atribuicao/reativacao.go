@@ -46,8 +46,10 @@ func (s *Servico) ReativarVencidos(ctx context.Context) (int, error) {
 		}
 		for _, c := range vencidos {
 			ate := c.DataSuspensaoAte.UTC()
+			// The status after the end, by the rule the replay applies to
+			// its record.
 			if _, err := u.tx.AtualizarStatusConselheiro(ctx, store.AtualizarStatusConselheiroParams{
-				ID: c.ID, Status: elegibilidade.Disponivel, EventID: IDSuspensaoExpirada(c.ID, ate), Agora: u.agora,
+				ID: c.ID, Status: elegibilidade.StatusAposSuspensaoExpirada(c.Status), EventID: IDSuspensaoExpirada(c.ID, ate), Agora: u.agora,
 			}); err != nil {
 				return err
 			}

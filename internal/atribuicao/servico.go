@@ -53,6 +53,10 @@ type Observador interface {
 	Lote(unidades int)
 	// LoteDesfeito: a batch failed and is redone one unit per transaction.
 	LoteDesfeito()
+	// Elegibilidade: one eligibility decision (spec 4.3) made releituras
+	// round trips beyond its first read, each because a whole step read
+	// held nobody eligible.
+	Elegibilidade(releituras int)
 	// Transacao: a committed transaction spent abertura on BEGIN and the
 	// lock, decisoes on the reads and the units' decisions, fechamento on
 	// the writes and COMMIT.
@@ -393,7 +397,7 @@ func (s *Servico) transacao(lote []job) ([]*uow, error) {
 		return err
 	})
 	if lote[0].guarda != nil {
-		d.lerAdiante(ctx, &abertura, s.o.Hierarquia, lote, agora, s.o.Portoes)
+		d.lerAdiante(ctx, &abertura, s.o.Hierarquia, lote, s.o.Portoes)
 	}
 	inicio := time.Now()
 	var aberta, decidida time.Time
@@ -421,7 +425,7 @@ func (s *Servico) transacao(lote []job) ([]*uow, error) {
 			}
 			if j.guarda != nil && d.guardas == nil {
 				var l store.Leituras
-				d.lerAdiante(ctx, &l, s.o.Hierarquia, lote[i:], agora, s.o.Portoes)
+				d.lerAdiante(ctx, &l, s.o.Hierarquia, lote[i:], s.o.Portoes)
 				if err := l.Enviar(ctx, tx); err != nil {
 					return err
 				}
@@ -610,6 +614,7 @@ func (nopObservador) SemCandidatos(string)            {}
 func (nopObservador) Recusa(string)                   {}
 func (nopObservador) Lote(int)                        {}
 func (nopObservador) LoteDesfeito()                   {}
+func (nopObservador) Elegibilidade(int)               {}
 func (nopObservador) Transacao(_, _, _ time.Duration) {}
 
 // novoID is a UUIDv7: ids made in time order land at the right edge of

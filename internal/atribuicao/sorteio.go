@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -86,7 +84,9 @@ func (s *Servico) Sortear(ctx context.Context, p Pedido) (Resultado, error) {
 // executarSorteio is spec 4.4 executarSorteioInterno, inside the caller's
 // transaction: filter, then either assignment + occupied counsellor + audit +
 // conselheiro.sorteado (the spec's publicarConselheiroSorteado, an outbox
-// row written by GravarSorteio), or pending row + sorteio.sem_candidatos.
+// row), or pending row + sorteio.sem_candidatos: the batch's set-based
+// writes (GravarSorteios, EnfileirarPendentes, InserirOutboxLote), at the
+// batch's end or at once (escrever).
 func (u *uow) executarSorteio(ctx context.Context, p Pedido) (Resultado, error) {
 	s := u.servico
 	inicio := time.Now()
@@ -103,9 +103,7 @@ func (u *uow) executarSorteio(ctx context.Context, p Pedido) (Resultado, error) 
 	log := s.log.With("demanda_id", p.DemandaID, "uc_id", p.UC, "correlacao_id", p.Dados.CorrelacaoID)
 
 	if len(filtro.Elegiveis) == 0 {
-		if err := u.enfileirarPendente(ctx, p); err != nil {
-			return Resultado{}, err
-		}
+		u.enfileirarPendente(p)
 		if err := u.publicarSemCandidatos(ctx, p, filtro, cadeia); err != nil {
 			return Resultado{}, err
 		}
@@ -130,10 +128,21 @@ func (u *uow) executarSorteio(ctx context.Context, p Pedido) (Resultado, error) 
 	if err != nil {
 		return Resultado{}, err
 	}
+	// The winner's state after the draw is the rules' (spec 4.6), as the
+	// replay applies it: eligible means disponivel, or suspenso with the
+	// suspension ended.
+	de, ate := elegibilidade.Disponivel, (*time.Time)(nil)
+	if a, ok := filtro.Vencidos[selecionado]; ok {
+		de, ate = elegibilidade.Suspenso, &a
+	}
+	status, permitido := elegibilidade.StatusAposSorteio(de, ate, u.agora)
+	if !permitido {
+		return Resultado{}, fmt.Errorf("sorteio: conselheiro %s de %s a %s, que a máquina de estados não permite", selecionado, de, status)
+	}
 	// A winner still marked suspenso: this draw ends the suspension, and
 	// its end goes out before the draw, in the same unit of work.
-	if ate, ok := filtro.Vencidos[selecionado]; ok {
-		if err := u.encerrarSuspensao(ctx, log.With("conselheiro_id", selecionado), selecionado, ate, "sorteio"); err != nil {
+	if ate != nil {
+		if err := u.encerrarSuspensao(ctx, log.With("conselheiro_id", selecionado), selecionado, *ate, "sorteio"); err != nil {
 			return Resultado{}, err
 		}
 	}
@@ -154,36 +163,24 @@ func (u *uow) executarSorteio(ctx context.Context, p Pedido) (Resultado, error) 
 		cadeiaTxt[i] = c.String()
 	}
 	saida := Saida{EventID: eventID, Subject: evento.ConselheiroSorteado.Subject(s.o.SubjectPrefix), Envelope: envelope}
-	// Assignment, occupied counsellor, audit and outbox row: kept for the
-	// batch's set-based write (diferido), or written now in one round trip.
-	if u.diferir {
-		u.lote.sorteio(linhaSorteio{
-			AtribuicaoID: u.novoID(), EventIDSorteio: eventID, ConselheiroID: selecionado,
-			DemandaID: p.DemandaID, UnidadeCivicaID: p.UC, Seed: res.Seed,
-			PosicaoSorteada: sorteio.PosicaoSorteada, TotalElegiveis: int32(len(ids)),
-			ListaElegiveisHash: res.ListaHash, DataSorteio: dataSorteio,
-			ScoreFinal: p.Dados.ScoreFinal, CategoriaID: p.Dados.CategoriaID,
-			NivelPrecedencia: p.Dados.NivelPrecedencia, GrupoID: p.Dados.GrupoID,
-			Base: base, BaseSequence: baseSeq, TimestampSorteio: t,
-			ElegiveisEntrada: res.Entrada, Ordenados: res.Ordenados, Degrau: filtro.Degrau,
-			Cadeia: cadeiaTxt, Excluido: p.Excluir, Agora: u.agora,
-		}, linhaOutbox{
-			EventID: eventID, Tipo: string(evento.ConselheiroSorteado), Subject: saida.Subject,
-			CorrelacaoID: p.Dados.CorrelacaoID, Envelope: envelope, CriadoEm: u.agora, EntradaSequence: u.entradaSeq(),
-		})
-	} else if err := u.tx.GravarSorteio(ctx, store.GravarSorteioParams{
+	// Assignment, occupied counsellor, audit and outbox row: one write
+	// path, the batch's set-based statements (diferido), now or at the
+	// batch's end (escrever).
+	u.lote.sorteio(linhaSorteio{
 		AtribuicaoID: u.novoID(), EventIDSorteio: eventID, ConselheiroID: selecionado,
 		DemandaID: p.DemandaID, UnidadeCivicaID: p.UC, Seed: res.Seed,
 		PosicaoSorteada: sorteio.PosicaoSorteada, TotalElegiveis: int32(len(ids)),
-		ListaElegiveisHash: &res.ListaHash, DataSorteio: dataSorteio,
+		ListaElegiveisHash: res.ListaHash, DataSorteio: dataSorteio,
 		ScoreFinal: p.Dados.ScoreFinal, CategoriaID: p.Dados.CategoriaID,
 		NivelPrecedencia: p.Dados.NivelPrecedencia, GrupoID: p.Dados.GrupoID,
-		Base: base, BaseFallback: false, BaseSequence: &baseSeq, TimestampSorteio: t,
+		Base: base, BaseSequence: baseSeq, TimestampSorteio: t,
 		ElegiveisEntrada: res.Entrada, Ordenados: res.Ordenados, Degrau: filtro.Degrau,
-		Cadeia: cadeiaTxt, Excluido: p.Excluir, Agora: u.agora,
-		Subject: evento.ConselheiroSorteado.Subject(s.o.SubjectPrefix), CorrelacaoID: &p.Dados.CorrelacaoID,
-		Envelope: envelope,
-	}); err != nil {
+		Cadeia: cadeiaTxt, Excluido: p.Excluir, Agora: u.agora, Status: status,
+	}, linhaOutbox{
+		EventID: eventID, Tipo: string(evento.ConselheiroSorteado), Subject: saida.Subject,
+		CorrelacaoID: p.Dados.CorrelacaoID, Envelope: envelope, CriadoEm: u.agora, EntradaSequence: u.entradaSeq(),
+	})
+	if err := u.escrever(ctx); err != nil {
 		return Resultado{}, fmt.Errorf("gravar sorteio: %w", err)
 	}
 	// Transparency log (CONTRACT §7): the executor appends u.registros.
@@ -202,42 +199,6 @@ func (u *uow) executarSorteio(ctx context.Context, p Pedido) (Resultado, error) 
 		Sucesso: true, ConselheiroID: selecionado, EventIDSorteio: eventID, Seed: res.Seed,
 		ListaHash: res.ListaHash, TotalElegiveis: len(ids), Degrau: filtro.Degrau, Cadeia: cadeia,
 	}, nil
-}
-
-// filtrar is spec 4.3 over the database, in one round trip: the eligible
-// counsellors of the winning step only (elegibilidade.Elegivel's rule, in
-// SQL), sorted by id; the whole chain is counted only when nobody
-// qualifies, for the motive.
-func (u *uow) filtrar(ctx context.Context, cadeia []uuid.UUID, excluir *uuid.UUID) (elegibilidade.Resultado, error) {
-	var d store.DegrauLido
-	lido := false
-	if u.diferir && excluir == nil {
-		d, lido = u.lote.elegiveisLidos(cadeia, u.agora)
-	}
-	if !lido {
-		g := u.servico.o.Portoes // phase-2 gates (CONTRACT §8)
-		r, err := u.tx.BuscarElegiveisDoDegrau(ctx, store.ElegiveisDoDegrauParams{Cadeia: cadeia, Agora: u.agora, Excluir: excluir, Ocupados: u.lote.ocupadosLista(),
-			CapacitacaoExterna: g.CapacitacaoExterna, ExigirVinculo: g.ExigirVinculo})
-		if err != nil {
-			return elegibilidade.Resultado{}, err
-		}
-		d = store.DegrauLido{Ordem: r.Ordem, Ids: r.Ids, Vencidos: r.Vencidos, VencidosAte: r.VencidosAte, Cadastrados: r.Cadastrados, Ocupados: r.Ocupados}
-	}
-	if len(d.Ids) > 0 && int(d.Ordem) >= 1 && int(d.Ordem) <= len(cadeia) {
-		slices.SortFunc(d.Ids, func(a, b uuid.UUID) int { return strings.Compare(a.String(), b.String()) })
-		r := elegibilidade.Resultado{Elegiveis: d.Ids, Degrau: cadeia[d.Ordem-1]}
-		for i, id := range d.Vencidos {
-			if i < len(d.VencidosAte) {
-				if r.Vencidos == nil {
-					r.Vencidos = map[uuid.UUID]time.Time{}
-				}
-				r.Vencidos[id] = d.VencidosAte[i]
-			}
-		}
-		return r, nil
-	}
-	return elegibilidade.Resultado{Motivo: elegibilidade.MotivoPorContagem(int(d.Cadastrados), int(d.Ocupados)),
-		Cadastrados: int(d.Cadastrados), Ocupados: int(d.Ocupados)}, nil
 }
 
 // seqGatilho is the stream sequence of the unit's trigger, for its input
@@ -339,21 +300,27 @@ type LeitorDoBarramento interface {
 }
 
 // enfileirarPendente is spec 4.4 step 2: enter the pending queue, or count
-// one more failed attempt (exactly once per failed draw, T35).
-func (u *uow) enfileirarPendente(ctx context.Context, p Pedido) error {
-	if u.diferir {
-		u.lote.pendente(linhaPendente{
-			DemandaID: p.DemandaID, UnidadeCivicaID: p.UC, CategoriaID: p.Dados.CategoriaID,
-			NivelPrecedencia: p.Dados.NivelPrecedencia, ScoreFinal: p.Dados.ScoreFinal, GrupoID: p.Dados.GrupoID,
-			Agora: u.agora, EventIDOrigem: p.Dados.EventIDOrigem,
-		})
-		return nil
-	}
-	return u.tx.EnfileirarPendente(ctx, store.EnfileirarPendenteParams{
+// one more failed attempt (exactly once per failed draw, T35). The write
+// goes with the sorteio.sem_candidatos that follows (publicarSemCandidatos
+// calls escrever).
+func (u *uow) enfileirarPendente(p Pedido) {
+	u.lote.pendente(linhaPendente{
 		DemandaID: p.DemandaID, UnidadeCivicaID: p.UC, CategoriaID: p.Dados.CategoriaID,
 		NivelPrecedencia: p.Dados.NivelPrecedencia, ScoreFinal: p.Dados.ScoreFinal, GrupoID: p.Dados.GrupoID,
 		Agora: u.agora, EventIDOrigem: p.Dados.EventIDOrigem,
 	})
+}
+
+// escrever writes what the unit decided so far, unless it is an agenda
+// item of the batch's run (diferir), whose writes wait for the batch's
+// set-based write: every other unit may read its own writes back (a
+// refusal re-draws, a sweep draws again), so they go now, through the same
+// statements.
+func (u *uow) escrever(ctx context.Context) error {
+	if u.diferir || u.lote.vazio() {
+		return nil
+	}
+	return u.lote.gravar(ctx, u.tx)
 }
 
 // publicarSemCandidatos is spec 5.4 publicarSorteioSemCandidatos, with its
@@ -376,41 +343,30 @@ func (u *uow) publicarSemCandidatos(ctx context.Context, p Pedido, filtro elegib
 		return err
 	}
 	subject := tipo.Subject(u.servico.o.SubjectPrefix)
-	if u.diferir {
-		if p.semCandidatosPublicado {
-			u.servico.log.Info("sorteio.sem_candidatos já publicado para a demanda — ignorando",
-				"demanda_id", p.DemandaID, "correlacao_id", p.Dados.CorrelacaoID)
-			if !p.naFila {
-				u.registrarSemCandidatos(eventID, p, filtro, cadeia, t)
-			}
-			return nil
+	publicado := p.semCandidatosPublicado
+	if !u.diferir {
+		// Outside the batch's run the guard was not read ahead.
+		if publicado, err = u.tx.ExisteOutboxPorTipoCorrelacao(ctx, store.ExisteOutboxParams{
+			Tipo: string(tipo), CorrelacaoID: &p.Dados.CorrelacaoID,
+		}); err != nil {
+			return fmt.Errorf("outbox: %w", err)
 		}
-		u.lote.semCandidatos(linhaOutbox{
-			EventID: eventID, Tipo: string(tipo), Subject: subject, CorrelacaoID: p.Dados.CorrelacaoID,
-			Envelope: data, CriadoEm: u.agora, EntradaSequence: u.entradaSeq(),
-		})
-		u.saida = append(u.saida, Saida{EventID: eventID, Subject: subject, Envelope: data})
-		u.registrarSemCandidatos(eventID, p, filtro, cadeia, t)
-		return nil
 	}
-	n, err := u.tx.InserirOutboxSeNovo(ctx, store.InserirOutboxSeNovoParams{
-		EventID: eventID, Tipo: string(tipo), Subject: subject, CorrelacaoID: &p.Dados.CorrelacaoID,
-		Envelope: data, Agora: u.agora,
-	})
-	if err != nil {
-		return fmt.Errorf("outbox: %w", err)
-	}
-	if n == 0 {
+	if publicado {
 		u.servico.log.Info("sorteio.sem_candidatos já publicado para a demanda — ignorando",
 			"demanda_id", p.DemandaID, "correlacao_id", p.Dados.CorrelacaoID)
 		if !p.naFila {
 			u.registrarSemCandidatos(eventID, p, filtro, cadeia, t)
 		}
-		return nil
+		return u.escrever(ctx)
 	}
+	u.lote.semCandidatos(linhaOutbox{
+		EventID: eventID, Tipo: string(tipo), Subject: subject, CorrelacaoID: p.Dados.CorrelacaoID,
+		Envelope: data, CriadoEm: u.agora, EntradaSequence: u.entradaSeq(),
+	})
 	u.saida = append(u.saida, Saida{EventID: eventID, Subject: subject, Envelope: data})
 	u.registrarSemCandidatos(eventID, p, filtro, cadeia, t)
-	return nil
+	return u.escrever(ctx)
 }
 
 // registrarSemCandidatos adds the published sorteio.sem_candidatos to the
@@ -477,21 +433,15 @@ func (u *uow) publicar(ctx context.Context, tipo evento.Tipo, eventID uuid.UUID,
 		return err
 	}
 	subject := tipo.Subject(u.servico.o.SubjectPrefix)
-	if u.diferir {
-		// With the batch's other rows, in decision order.
-		u.lote.outbox = append(u.lote.outbox, linhaOutbox{
-			EventID: eventID, Tipo: string(tipo), Subject: subject, CorrelacaoID: correlacao,
-			Envelope: data, CriadoEm: u.agora, EntradaSequence: u.entradaSeq(),
-		})
-		u.saida = append(u.saida, Saida{EventID: eventID, Subject: subject, Envelope: data})
-		return nil
-	}
-	if err := u.tx.InserirOutbox(ctx, store.InserirOutboxParams{
-		EventID: eventID, Tipo: string(tipo), Subject: tipo.Subject(u.servico.o.SubjectPrefix),
-		CorrelacaoID: &correlacao, Envelope: data, Agora: u.agora,
-	}); err != nil {
+	// With the batch's other rows, in decision order; now, outside the
+	// batch's run (escrever).
+	u.lote.outbox = append(u.lote.outbox, linhaOutbox{
+		EventID: eventID, Tipo: string(tipo), Subject: subject, CorrelacaoID: correlacao,
+		Envelope: data, CriadoEm: u.agora, EntradaSequence: u.entradaSeq(),
+	})
+	u.saida = append(u.saida, Saida{EventID: eventID, Subject: subject, Envelope: data})
+	if err := u.escrever(ctx); err != nil {
 		return fmt.Errorf("outbox: %w", err)
 	}
-	u.saida = append(u.saida, Saida{EventID: eventID, Subject: tipo.Subject(u.servico.o.SubjectPrefix), Envelope: data})
 	return nil
 }

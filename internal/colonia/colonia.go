@@ -369,6 +369,10 @@ func (o observador) SemCandidatos(motivo string) { o.m.SemCandidatos.WithLabelVa
 func (o observador) Recusa(motivo string)        { o.m.Recusas.WithLabelValues(motivo).Inc() }
 func (o observador) Lote(unidades int)           { o.m.Lote.Observe(float64(unidades)) }
 func (o observador) LoteDesfeito()               { o.m.LotesDesfeitos.Inc() }
+func (o observador) Elegibilidade(releituras int) {
+	o.m.Elegibilidade.Inc()
+	o.m.ElegibilidadeReleituras.Add(float64(releituras))
+}
 func (o observador) Transacao(abertura, decisoes, fechamento time.Duration) {
 	o.m.Transacao(abertura, decisoes, fechamento)
 }

@@ -57,21 +57,69 @@ type Resultado struct {
 
 // Filtrar walks the chain from the exact unit up and stops at the first
 // step with eligible counsellors (spec 4.3). excluir is the refusing
-// counsellor of a re-draw (spec 3.12 step 5), or nil.
+// counsellor of a re-draw (spec 3.12 step 5), or nil. It is the one rule:
+// the executor runs it on the rows it reads (Subir), the replay on the
+// state it rebuilds from the records.
 func Filtrar(cadeia []uuid.UUID, candidatos []Candidato, excluir *uuid.UUID, agora time.Time) Resultado {
 	for _, degrau := range cadeia {
-		var elegiveis []uuid.UUID
+		var (
+			elegiveis []uuid.UUID
+			vencidos  map[uuid.UUID]time.Time
+		)
 		for _, c := range candidatos {
 			if c.UC == degrau && Elegivel(c, agora) && (excluir == nil || c.ID != *excluir) {
 				elegiveis = append(elegiveis, c.ID)
+				if c.Status == Suspenso {
+					if vencidos == nil {
+						vencidos = map[uuid.UUID]time.Time{}
+					}
+					vencidos[c.ID] = *c.SuspensaoAte
+				}
 			}
 		}
 		if len(elegiveis) > 0 {
 			sort.Slice(elegiveis, func(i, j int) bool { return elegiveis[i].String() < elegiveis[j].String() })
-			return Resultado{Elegiveis: elegiveis, Degrau: degrau}
+			return Resultado{Elegiveis: elegiveis, Degrau: degrau, Vencidos: vencidos}
 		}
 	}
-	return Resultado{Motivo: Motivo(candidatos)}
+	ocupados := Ocupados(candidatos)
+	return Resultado{Motivo: MotivoPorContagem(len(candidatos), ocupados), Cadastrados: len(candidatos), Ocupados: ocupados}
+}
+
+// Degrau is what a read of the chain returns (Subir): the position in the
+// chain of the first step at or above the one asked for that holds any
+// registered counsellor, and those counsellors, whatever their status.
+// Posicao is len(cadeia) when no step above holds anyone.
+type Degrau struct {
+	Posicao    int
+	Candidatos []Candidato
+}
+
+// Subir is Filtrar over a chain read one step at a time, from the
+// demand's unit up: ler(desde) returns the first step at or above position
+// desde holding registered counsellors (structure, not eligibility). The
+// walk reads a further step only while the steps read hold nobody eligible,
+// so a draw reads its winning step (and, when nobody qualifies, the whole
+// chain the motive counts), never the counsellors above it. leituras is how
+// many calls of ler the walk made.
+func Subir(cadeia []uuid.UUID, excluir *uuid.UUID, agora time.Time, ler func(desde int) (Degrau, error)) (r Resultado, leituras int, err error) {
+	var lidos []Candidato
+	for desde := 0; desde < len(cadeia); {
+		d, err := ler(desde)
+		leituras++
+		if err != nil {
+			return Resultado{}, leituras, err
+		}
+		if d.Posicao < desde || d.Posicao >= len(cadeia) {
+			break
+		}
+		lidos = append(lidos, d.Candidatos...)
+		if r := Filtrar(cadeia[:d.Posicao+1], d.Candidatos, excluir, agora); len(r.Elegiveis) > 0 {
+			return r, leituras, nil
+		}
+		desde = d.Posicao + 1
+	}
+	return Filtrar(cadeia, lidos, excluir, agora), leituras, nil
 }
 
 // Elegivel applies the per-step exclusions of spec 4.3: trained, not under a
@@ -111,13 +159,19 @@ func StatusEfetivo(status string, ate *time.Time, agora time.Time) string {
 // 5): nobody registered, everyone holding an active assignment, or the rest
 // (suspended, untrained, inactive, or the excluded refuser).
 func Motivo(candidatos []Candidato) string {
-	ocupados := 0
+	return MotivoPorContagem(len(candidatos), Ocupados(candidatos))
+}
+
+// Ocupados counts the candidates holding an active assignment: with the
+// registered ones, what the motive follows from.
+func Ocupados(candidatos []Candidato) int {
+	n := 0
 	for _, c := range candidatos {
 		if c.Ocupado {
-			ocupados++
+			n++
 		}
 	}
-	return MotivoPorContagem(len(candidatos), ocupados)
+	return n
 }
 
 // MotivoPorContagem is Motivo from the chain's counts: registered

@@ -1,6 +1,7 @@
 package elegibilidade
 
 import (
+	"reflect"
 	"testing"
 	"time"
 
@@ -85,5 +86,59 @@ func TestStatusEfetivo(t *testing.T) {
 	if StatusEfetivo(Suspenso, &ontem, agora) != Disponivel || StatusEfetivo(Suspenso, &amanha, agora) != Suspenso ||
 		StatusEfetivo(Ocupado, nil, agora) != Ocupado {
 		t.Fatal("StatusEfetivo")
+	}
+}
+
+// Subir reads a step at a time and decides as Filtrar over the whole
+// chain: it stops at the first step with someone eligible, climbs past a
+// step whose counsellors are all ineligible, and counts the whole chain
+// for the motive when nobody qualifies.
+func TestSubirIgualAFiltrar(t *testing.T) {
+	estado := id(102)
+	cadeia := []uuid.UUID{bairro, cidade, estado}
+	ontem := agora.Add(-time.Hour)
+	ocupado := disp(1, bairro)
+	ocupado.Ocupado = true
+	vencido := Candidato{ID: id(4), UC: estado, Status: Suspenso, Capacitacao: true, SuspensaoAte: &ontem}
+	casos := []struct {
+		nome       string
+		cands      []Candidato
+		leituras   int
+		degrau     uuid.UUID
+		motivo     string
+		vencidoSai bool
+	}{
+		{"bairro elegível", []Candidato{disp(2, bairro), disp(3, cidade)}, 1, bairro, "", false},
+		{"bairro ocupado, cidade vazia, estado vencido", []Candidato{ocupado, vencido}, 2, estado, "", true},
+		{"ninguém", []Candidato{ocupado}, 2, uuid.Nil, TodosOcupados, false},
+		{"nenhum cadastrado", nil, 1, uuid.Nil, NenhumCadastrado, false},
+	}
+	for _, c := range casos {
+		ler := func(desde int) (Degrau, error) {
+			for i := desde; i < len(cadeia); i++ {
+				var d Degrau
+				for _, x := range c.cands {
+					if x.UC == cadeia[i] {
+						d.Candidatos = append(d.Candidatos, x)
+					}
+				}
+				if len(d.Candidatos) > 0 {
+					d.Posicao = i
+					return d, nil
+				}
+			}
+			return Degrau{Posicao: len(cadeia)}, nil
+		}
+		got, n, err := Subir(cadeia, nil, agora, ler)
+		want := Filtrar(cadeia, c.cands, nil, agora)
+		if err != nil || n != c.leituras || got.Degrau != c.degrau || got.Motivo != c.motivo || !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: Subir = %+v in %d reads (%v), Filtrar = %+v", c.nome, got, n, err, want)
+		}
+		if _, ok := got.Vencidos[vencido.ID]; ok != c.vencidoSai {
+			t.Errorf("%s: Vencidos = %v", c.nome, got.Vencidos)
+		}
+		if c.motivo != "" && (got.Cadastrados != len(c.cands) || got.Ocupados != Ocupados(c.cands)) {
+			t.Errorf("%s: counts %d/%d", c.nome, got.Cadastrados, got.Ocupados)
+		}
 	}
 }

@@ -55,6 +55,28 @@ func StatusAposCiclo(status string, ate *time.Time, outraAtiva bool, t time.Time
 	return status
 }
 
+// StatusAposSorteio is the winner's status after a draw at t: ocupado
+// (spec 4.4 step 4). A winner still marked suspenso whose suspension has
+// ended is released by the draw first (CONTRACT §3, the executor publishes
+// the end before the draw). ok is false where the machine forbids it (an
+// inativo, a current suspension, one already ocupado): Filtrar never picks
+// such a counsellor, so the executor refuses to write it, and the replay,
+// which follows what was done, has already named the draw divergent.
+func StatusAposSorteio(status string, ate *time.Time, t time.Time) (depois string, ok bool) {
+	de := StatusEfetivo(status, ate, t)
+	return Ocupado, de != Ocupado && Permitido(de, ate, Ocupado, t)
+}
+
+// StatusAposSuspensaoExpirada is the status after a suspension's end is
+// published (suspensao.expirada, spec 4.6): a suspenso one is disponivel,
+// any other keeps theirs.
+func StatusAposSuspensaoExpirada(status string) string {
+	if status == Suspenso {
+		return Disponivel
+	}
+	return status
+}
+
 // StatusAposRecusa is the refuser's status after a refusal (spec 3.12):
 // a busy one goes back to disponivel, any other keeps theirs (a suspended
 // one is not released).

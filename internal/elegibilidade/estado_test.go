@@ -46,3 +46,26 @@ func TestMaquinaDeEstados(t *testing.T) {
 		t.Error("suspension allowed from the wrong statuses")
 	}
 }
+
+// A draw makes its winner ocupado only where spec 4.6 allows it: from
+// disponivel, or from a suspension whose date has passed; never from a
+// current suspension, inativo or ocupado.
+func TestStatusAposSorteio(t *testing.T) {
+	agora := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
+	ontem, amanha := agora.Add(-24*time.Hour), agora.Add(24*time.Hour)
+	for _, c := range []struct {
+		status string
+		ate    *time.Time
+		ok     bool
+	}{
+		{Disponivel, nil, true}, {Suspenso, &ontem, true}, {Suspenso, &amanha, false},
+		{Suspenso, nil, false}, {Inativo, nil, false}, {Ocupado, nil, false},
+	} {
+		if got, ok := StatusAposSorteio(c.status, c.ate, agora); got != Ocupado || ok != c.ok {
+			t.Errorf("StatusAposSorteio(%s, %v) = %s, %v; want ocupado, %v", c.status, c.ate, got, ok, c.ok)
+		}
+	}
+	if StatusAposSuspensaoExpirada(Suspenso) != Disponivel || StatusAposSuspensaoExpirada(Ocupado) != Ocupado {
+		t.Error("StatusAposSuspensaoExpirada")
+	}
+}

@@ -4,9 +4,9 @@ import "github.com/google/uuid"
 
 // The phase-2 eligibility inputs (spec 8.3, CONTRACT §8) as pure rules: the
 // two gates of spec 4.3 they add and the effect of each input on a
-// counsellor's state. The executor's handlers and SQL predicate
-// (BuscarElegiveisDoDegrau) and the replay verifier (transparencia.Replay)
-// both follow these, so a decision the gates do not give is a divergence.
+// counsellor's state. The executor's handlers and draw (Aplicar on the rows
+// it reads) and the replay verifier (transparencia.Replay) both run these,
+// so a decision the gates do not give is a divergence.
 
 // Portoes are the gates in force (CONTRACT §2): D6A_CAPACITACAO_EXTERNA and
 // D6A_EXIGIR_VINCULO. The zero value, both off, is the MVP's rule.

@@ -96,6 +96,10 @@ type Metrics struct {
 	// and redone one unit per transaction (d6a_lotes_desfeitos_total).
 	Lote           prometheus.Histogram
 	LotesDesfeitos prometheus.Counter
+	// Elegibilidade counts the eligibility decisions (spec 4.3) of the
+	// executor, ElegibilidadeReleituras the further round trips they made
+	// because a whole step read was ineligible (issue 37 item 5).
+	Elegibilidade, ElegibilidadeReleituras prometheus.Counter
 	// EntregaAtraso times a message from its storage in the stream to its
 	// first delivery to d6a (d6a_entrega_atraso_segundos). With Transacao's
 	// histogram and the handler's time it says whether a slow result waited
@@ -180,6 +184,14 @@ func New(f Fonte) *Metrics {
 			Name: "d6a_lotes_desfeitos_total",
 			Help: "Batches rolled back because one unit failed, then redone one unit per transaction.",
 		}),
+		Elegibilidade: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "d6a_elegibilidade_decisoes_total",
+			Help: "Eligibility decisions of the executor (a draw or a sorteio.sem_candidatos, spec 4.3).",
+		}),
+		ElegibilidadeReleituras: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "d6a_elegibilidade_releituras_total",
+			Help: "Further round trips of eligibility decisions: the step read held registered counsellors, none eligible, so the next step up was read.",
+		}),
 		EntregaAtraso: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "d6a_entrega_atraso_segundos",
 			Help:    "Seconds from a consumed message's storage in the stream (its JetStream timestamp) to its first delivery to d6a; any clock difference between the NATS server and d6a is included.",
@@ -206,7 +218,7 @@ func New(f Fonte) *Metrics {
 		m.Sorteios, m.SemCandidatos, m.Recusas, m.HandlerDuracao,
 		m.SorteioDuracao, m.DeadLetters, m.OutboxPublicados, m.HTTPDuracao, m.SituacaoCache,
 		m.TokensCache, m.JWKSCache,
-		m.Lote, m.LotesDesfeitos, m.EntregaAtraso, m.transacaoFase,
+		m.Lote, m.LotesDesfeitos, m.Elegibilidade, m.ElegibilidadeReleituras, m.EntregaAtraso, m.transacaoFase,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "d6a_entradas_sem_entrega_segundos",
 			Help: "Seconds since the durable d6a-entradas last delivered to this instance or ended a pull request itself, while the instance was asking; under the fetch wait when healthy, growing during a stall (docs/operacao.md).",

@@ -1,33 +1,43 @@
 package store_test
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/google/uuid"
 
+	"github.com/formigueiro/d6a/internal/elegibilidade"
 	"github.com/formigueiro/d6a/internal/store"
 )
 
 // The hot path's combined statements write exactly what their separate
 // counterparts do.
 
-func TestGravarSorteio(t *testing.T) {
+// GravarSorteios, the one write of a draw (a batch's, or one unit's at
+// once), writes the assignment, the counsellor's status the rules gave and
+// the audit record; the partial unique index still refuses a second active
+// assignment.
+func TestGravarSorteios(t *testing.T) {
 	t.Parallel()
 	ctx, st, q := open(t)
 	uc := uuid.New()
 	p := conselheiroParams(uc, "disponivel")
 	check(t, q.InserirConselheiro(ctx, p))
 	grupo, evento, atrib := uuid.New(), uuid.New(), uuid.New()
-	hash, corr := "h", "corr-1"
+	linha := func(atrib, evento uuid.UUID) []byte {
+		b, err := json.Marshal([]map[string]any{{
+			"atribuicao_id": atrib, "event_id_sorteio": evento, "conselheiro_id": p.CidadaoID, "demanda_id": uuid.New(),
+			"unidade_civica_id": uc, "seed": "s", "posicao_sorteada": 0, "total_elegiveis": 1, "lista_elegiveis_hash": "h",
+			"data_sorteio": at(0), "score_final": 12.5, "categoria_id": "SAUDE", "nivel_precedencia": 3, "grupo_id": grupo,
+			"base": "b", "base_sequence": 7, "timestamp_sorteio": "2026-11-29T12:00:00.000Z",
+			"elegiveis_entrada": []string{p.CidadaoID.String()}, "ordenados": []string{p.CidadaoID.String()},
+			"degrau": uc, "cadeia": []string{uc.String()}, "excluido": nil, "agora": at(0), "status": elegibilidade.Ocupado,
+		}})
+		check(t, err)
+		return b
+	}
 	err := st.InTx(ctx, func(tx store.Tx) error {
-		return tx.GravarSorteio(ctx, store.GravarSorteioParams{
-			AtribuicaoID: atrib, EventIDSorteio: evento, ConselheiroID: p.CidadaoID, DemandaID: uuid.New(),
-			UnidadeCivicaID: uc, Seed: "s", PosicaoSorteada: 0, TotalElegiveis: 1, ListaElegiveisHash: &hash,
-			DataSorteio: at(0), ScoreFinal: 12.5, CategoriaID: "SAUDE", NivelPrecedencia: 3, GrupoID: &grupo,
-			Base: "b", TimestampSorteio: "2026-11-29T12:00:00.000Z", ElegiveisEntrada: []string{p.CidadaoID.String()},
-			Ordenados: []string{p.CidadaoID.String()}, Degrau: uc, Cadeia: []string{uc.String()}, Agora: at(0),
-			Subject: "eventos.conselheiro.sorteado", CorrelacaoID: &corr, Envelope: []byte(`{"a":1}`),
-		})
+		return tx.GravarSorteios(ctx, store.GravarSorteiosParams{Linhas: linha(atrib, evento), Conselheiros: []uuid.UUID{p.CidadaoID}})
 	})
 	check(t, err)
 	a := val(q.BuscarAtribuicaoPorEventIdSorteio(ctx, evento)).must(t)
@@ -42,18 +52,8 @@ func TestGravarSorteio(t *testing.T) {
 	if au.AtribuicaoID != atrib || au.Selecionado != p.CidadaoID || au.Base != "b" {
 		t.Fatalf("audit %+v", au)
 	}
-	o := val(q.BuscarOutboxPorEventId(ctx, evento)).must(t)
-	if o.Tipo != "conselheiro.sorteado" || o.PublicadoEm != nil || *o.CorrelacaoID != corr {
-		t.Fatalf("outbox %+v", o)
-	}
-	// The partial unique index still refuses a second active assignment.
 	err = st.InTx(ctx, func(tx store.Tx) error {
-		return tx.GravarSorteio(ctx, store.GravarSorteioParams{
-			AtribuicaoID: uuid.New(), EventIDSorteio: uuid.New(), ConselheiroID: p.CidadaoID, DemandaID: uuid.New(),
-			UnidadeCivicaID: uc, Seed: "s", ListaElegiveisHash: &hash, DataSorteio: at(0), Base: "b",
-			TimestampSorteio: "t", ElegiveisEntrada: []string{}, Ordenados: []string{}, Degrau: uc, Cadeia: []string{},
-			Agora: at(0), Subject: "x", CorrelacaoID: &corr, Envelope: []byte(`{}`),
-		})
+		return tx.GravarSorteios(ctx, store.GravarSorteiosParams{Linhas: linha(uuid.New(), uuid.New()), Conselheiros: []uuid.UUID{p.CidadaoID}})
 	})
 	if c, ok := store.UniqueViolation(err); !ok || c != "atribuicoes_uma_ativa_por_conselheiro_key" {
 		t.Fatalf("second active assignment: %v", err)

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -13,16 +14,20 @@ import (
 	"github.com/formigueiro/d6a/internal/store"
 )
 
-// BuscarElegiveisDoDegrau is spec 4.3 in SQL; elegibilidade.Filtrar is the
-// same rule in Go over every counsellor of the chain. On random chains of
-// counsellors in every state (statuses, training, current and expired
-// suspensions, active and closed assignments, an excluded refuser), both
-// pick the same step and the same counsellors, and ContarCadeia gives the
-// same motive when nobody qualifies.
-func TestElegiveisDoDegrauIgualAoFiltro(t *testing.T) {
+// The executor reads a chain step by step (BuscarDegrausCadastrados, one
+// step holding registered counsellors per round trip) and decides with
+// elegibilidade.Subir; what it decides is what elegibilidade.Filtrar, the
+// rule the replay runs, decides over every counsellor of the chain. On
+// random chains of counsellors in every state (statuses, training, current
+// and expired suspensions, active and closed assignments, an excluded
+// refuser): the same step, counsellors, suspensions ended, motive and
+// counts, and each read is the first step at or above the one asked that
+// holds anyone.
+func TestSubirIgualAoFiltro(t *testing.T) {
 	ctx, st, q := open(t)
 	agora := at(0)
 	r := rand.New(rand.NewPCG(3, 5))
+	releituras := 0
 	for rodada := range 60 {
 		cadeia := []uuid.UUID{uuid.New(), uuid.New(), uuid.New()}
 		todos := povoarCadeia(t, st, r, cadeia, agora)
@@ -30,28 +35,63 @@ func TestElegiveisDoDegrauIgualAoFiltro(t *testing.T) {
 		if len(todos) > 0 && r.IntN(3) == 0 {
 			excluir = &todos[r.IntN(len(todos))]
 		}
-		linhas := val(q.BuscarCandidatosPorUcs(ctx, cadeia)).must(t)
-		cands := make([]elegibilidade.Candidato, len(linhas))
-		for i, l := range linhas {
-			cands[i] = elegibilidade.Candidato{ID: l.ID, UC: l.UnidadeCivicaID, Status: l.Status, Capacitacao: l.CapacitacaoConcluida, SuspensaoAte: l.DataSuspensaoAte, Ocupado: l.Ocupado}
-		}
+		cands := candidatosDaCadeia(t, q, cadeia, elegibilidade.Portoes{}, nil)
 		want := elegibilidade.Filtrar(cadeia, cands, excluir, agora)
 
-		d := val(q.BuscarElegiveisDoDegrau(ctx, store.ElegiveisDoDegrauParams{Cadeia: cadeia, Agora: agora, Excluir: excluir})).must(t)
-		achou := len(d.Ids) > 0
-		if achou != (len(want.Elegiveis) > 0) {
-			t.Fatalf("round %d: SQL found %v (%+v), Go %+v", rodada, achou, d, want)
+		got, leituras, err := elegibilidade.Subir(cadeia, excluir, agora, func(desde int) (elegibilidade.Degrau, error) {
+			d, err := q.LerDegrau(ctx, cadeia, desde, elegibilidade.Portoes{})
+			conferirDegrau(t, rodada, cadeia, cands, desde, d)
+			return d, err
+		})
+		check(t, err)
+		releituras += leituras - 1
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("round %d: read step by step %+v, over the whole chain %+v", rodada, got, want)
 		}
-		if !achou {
-			if got := elegibilidade.MotivoPorContagem(int(d.Cadastrados), int(d.Ocupados)); got != want.Motivo {
-				t.Fatalf("round %d: motive %s from counts %+v, Go %s", rodada, got, d, want.Motivo)
-			}
-			continue
+	}
+	if releituras == 0 {
+		t.Fatal("no chain needed a second read: the data exercise too little")
+	}
+}
+
+// candidatosDaCadeia is every counsellor registered on cadeia, with the
+// gates g applied over their phase-2 state fase2 (the replay's view).
+func candidatosDaCadeia(t *testing.T, q store.Tx, cadeia []uuid.UUID, g elegibilidade.Portoes, fase2 map[uuid.UUID]elegibilidade.Fase2) []elegibilidade.Candidato {
+	t.Helper()
+	linhas := val(q.BuscarCandidatosPorUcs(t.Context(), cadeia)).must(t)
+	cands := make([]elegibilidade.Candidato, len(linhas))
+	for i, l := range linhas {
+		f := fase2[l.ID]
+		f.Autodeclarada = l.CapacitacaoConcluida
+		cands[i] = g.Aplicar(elegibilidade.Candidato{ID: l.ID, UC: l.UnidadeCivicaID, Status: l.Status, SuspensaoAte: l.DataSuspensaoAte, Ocupado: l.Ocupado}, f)
+	}
+	return cands
+}
+
+// conferirDegrau checks a read from position desde: the first step at or
+// above it holding anyone, with all of its counsellors.
+func conferirDegrau(t *testing.T, rodada int, cadeia []uuid.UUID, cands []elegibilidade.Candidato, desde int, d elegibilidade.Degrau) {
+	t.Helper()
+	pos := len(cadeia)
+	for i := desde; i < len(cadeia) && pos == len(cadeia); i++ {
+		if slices.ContainsFunc(cands, func(c elegibilidade.Candidato) bool { return c.UC == cadeia[i] }) {
+			pos = i
 		}
-		slices.SortFunc(d.Ids, func(a, b uuid.UUID) int { return strings.Compare(a.String(), b.String()) })
-		if cadeia[d.Ordem-1] != want.Degrau || !slices.Equal(d.Ids, want.Elegiveis) {
-			t.Fatalf("round %d: SQL step %d %v, Go step %v %v", rodada, d.Ordem, d.Ids, want.Degrau, want.Elegiveis)
+	}
+	var ids []uuid.UUID
+	for _, c := range d.Candidatos {
+		ids = append(ids, c.ID)
+	}
+	var want []uuid.UUID
+	for _, c := range cands {
+		if pos < len(cadeia) && c.UC == cadeia[pos] {
+			want = append(want, c.ID)
 		}
+	}
+	slices.SortFunc(ids, func(a, b uuid.UUID) int { return strings.Compare(a.String(), b.String()) })
+	slices.SortFunc(want, func(a, b uuid.UUID) int { return strings.Compare(a.String(), b.String()) })
+	if d.Posicao != pos || !slices.Equal(ids, want) {
+		t.Fatalf("round %d: read from %d gave step %d %v, want %d %v", rodada, desde, d.Posicao, ids, pos, want)
 	}
 }
 
@@ -87,18 +127,16 @@ func povoarCadeia(t *testing.T, st *store.Store, r *rand.Rand, cadeia []uuid.UUI
 	return todos
 }
 
-// BuscarElegiveisDosDegraus reads many chains (of 1 to 4 steps) in one
-// statement: for each, the same step, counsellors and counts as
-// BuscarElegiveisDoDegrau, and proxima, the earliest suspension end at or
-// after agora among the trained, disponivel or suspenso counsellors of the
-// steps it walked.
-func TestElegiveisDosDegrausIgualAoDegrau(t *testing.T) {
+// BuscarDegrausCadastrados reads many chains (of 1 to 4 steps) in one
+// statement, the executor's read-ahead of a run of agenda items: for each,
+// the same step and counsellors as the chain read alone (LerDegrau).
+func TestDegrausCadastradosEmLote(t *testing.T) {
 	ctx, st, q := open(t)
 	agora := at(0)
 	r := rand.New(rand.NewPCG(7, 9))
 	var (
 		cadeias [][]uuid.UUID
-		p       store.ElegiveisDosDegrausParams
+		p       store.DegrausCadastradosParams
 	)
 	for range 80 {
 		cadeia := make([]uuid.UUID, 1+r.IntN(4))
@@ -111,38 +149,28 @@ func TestElegiveisDosDegrausIgualAoDegrau(t *testing.T) {
 		p.Tamanhos = append(p.Tamanhos, int32(len(cadeia)))
 		p.Ucs = append(p.Ucs, cadeia...)
 	}
-	p.Agora = agora
-	linhas := val(q.BuscarElegiveisDosDegraus(ctx, p)).must(t)
-	if len(linhas) != len(cadeias) {
-		t.Fatalf("%d rows for %d chains", len(linhas), len(cadeias))
+	linhas := val(q.BuscarDegrausCadastrados(ctx, p)).must(t)
+	lidos := map[int]elegibilidade.Degrau{}
+	for _, l := range linhas {
+		n := int(l.Cadeia) - 1
+		if n < 0 || n >= len(cadeias) {
+			t.Fatalf("row for chain %d of %d", l.Cadeia, len(cadeias))
+		}
+		lidos[n] = store.DegrauDe(l, cadeias[n], 0, elegibilidade.Portoes{})
 	}
-	achados := 0
-	for n, l := range linhas {
-		cadeia := cadeias[n]
-		want := val(q.BuscarElegiveisDoDegrau(ctx, store.ElegiveisDoDegrauParams{Cadeia: cadeia, Agora: agora})).must(t)
-		slices.SortFunc(want.Ids, func(a, b uuid.UUID) int { return strings.Compare(a.String(), b.String()) })
-		slices.SortFunc(l.Ids, func(a, b uuid.UUID) int { return strings.Compare(a.String(), b.String()) })
-		if int(l.Cadeia) != n+1 || l.Ordem != want.Ordem || !slices.Equal(l.Ids, want.Ids) ||
-			l.Cadastrados != want.Cadastrados || l.Ocupados != want.Ocupados {
-			t.Fatalf("chain %d: got %+v, one by one %+v", n+1, l, want)
+	vazias := 0
+	for n, cadeia := range cadeias {
+		got, ok := lidos[n]
+		if !ok {
+			vazias++
+			got = elegibilidade.Degrau{Posicao: len(cadeia)}
 		}
-		if len(l.Ids) > 0 {
-			achados++
-		}
-		andados := cadeia
-		if l.Ordem > 0 {
-			andados = cadeia[:l.Ordem]
-		}
-		var proxima *time.Time
-		err := st.Pool.QueryRow(ctx, `SELECT min(data_suspensao_ate) FROM d6a.conselheiros
-			WHERE unidade_civica_id = ANY($1) AND status IN ('disponivel', 'suspenso') AND capacitacao_concluida
-			  AND data_suspensao_ate >= $2`, andados, agora).Scan(&proxima)
-		check(t, err)
-		if (proxima == nil) != (l.Proxima == nil) || (proxima != nil && !proxima.Equal(*l.Proxima)) {
-			t.Fatalf("chain %d: proxima %v, want %v", n+1, l.Proxima, proxima)
+		want := val(q.LerDegrau(ctx, cadeia, 0, elegibilidade.Portoes{})).must(t)
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("chain %d: in the batch %+v, alone %+v", n+1, got, want)
 		}
 	}
-	if achados == 0 || achados == len(cadeias) {
-		t.Fatalf("%d of %d chains had a winning step: the data exercise too little", achados, len(cadeias))
+	if vazias == 0 || vazias == len(cadeias) {
+		t.Fatalf("%d of %d chains held nobody: the data exercise too little", vazias, len(cadeias))
 	}
 }

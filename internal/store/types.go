@@ -39,7 +39,6 @@ type (
 	SeedOffsetParams                      = dbsqlc.SeedOffsetParams
 	RegistrarEventoProcessadoParams       = dbsqlc.RegistrarEventoProcessadoParams
 	RegistrarProcessamentoParams          = dbsqlc.RegistrarProcessamentoParams
-	GravarSorteioParams                   = dbsqlc.GravarSorteioParams
 	GuardasAgendaParams                   = dbsqlc.GuardasAgendaParams
 	GuardasAgendaRow                      = dbsqlc.GuardasAgendaRow
 	InserirAuditoriaParams                = dbsqlc.InserirAuditoriaParams
@@ -47,13 +46,10 @@ type (
 	ExisteOutboxParams                    = dbsqlc.ExisteOutboxPorTipoCorrelacaoParams
 	MarcarOutboxPublicadosParams          = dbsqlc.MarcarOutboxPublicadosParams
 	MarcarPorEventIdParams                = dbsqlc.MarcarOutboxPublicadosPorEventIdParams
-	ElegiveisDoDegrauParams               = dbsqlc.BuscarElegiveisDoDegrauParams
-	ElegiveisDosDegrausParams             = dbsqlc.BuscarElegiveisDosDegrausParams
-	DegrauLido                            = dbsqlc.BuscarElegiveisDosDegrausRow
+	DegrausCadastradosParams              = dbsqlc.BuscarDegrausCadastradosParams
+	DegrauCadastrado                      = dbsqlc.BuscarDegrausCadastradosRow
 	MarcarOutboxEntradasParams            = dbsqlc.MarcarOutboxEntradasParams
 	RegistrarProcessamentosParams         = dbsqlc.RegistrarProcessamentosParams
-	EnfileirarPendenteParams              = dbsqlc.EnfileirarPendenteParams
-	InserirOutboxSeNovoParams             = dbsqlc.InserirOutboxSeNovoParams
 	GravarSorteiosParams                  = dbsqlc.GravarSorteiosParams
 	GuardasAgendaLoteParams               = dbsqlc.GuardasAgendaLoteParams
 	GuardaAgenda                          = dbsqlc.GuardasAgendaLoteRow

@@ -7,6 +7,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/formigueiro/d6a/internal/elegibilidade"
+	"github.com/formigueiro/d6a/internal/fila"
 )
 
 // The replay's side of CONTRACT §7 "Hierarchy" and "Queue order": the
@@ -42,9 +43,24 @@ func (f *filaReplay) entrar(d, uc uuid.UUID, cadeia []uuid.UUID, indice int64) {
 	}
 	e := &esperando{demanda: d, uc: uc, cadeia: cadeia, indice: indice}
 	f.por[d] = e
+	// Each unit's list stays in the executor's FIFO order (fila.Antes: the
+	// log carries no data_entrada, and the order of the records that
+	// queued the demands is ordem_entrada's), so its head is what
+	// fila.Devida picks.
+	espera := e.espera()
 	for _, u := range cadeia {
-		f.porUC[u] = append(f.porUC[u], e)
+		l := f.porUC[u]
+		i := len(l)
+		for i > 0 && fila.Antes(espera, l[i-1].espera()) {
+			i--
+		}
+		f.porUC[u] = slices.Insert(l, i, e)
 	}
+}
+
+// espera is the demand as the FIFO rule takes it.
+func (e *esperando) espera() fila.Espera {
+	return fila.Espera{Demanda: e.demanda, UC: e.uc, Ordem: e.indice}
 }
 
 func (f *filaReplay) sair(d uuid.UUID) {

@@ -212,9 +212,12 @@ conferir:
 	}
 	r.decidida(indice, s.DemandaID, s.UnidadeCivicaID, s.BaseSequence, "sorteio "+s.EventIDSorteio.String(), true,
 		fmt.Sprintf("sorteada para o conselheiro %s (sorteio %s, %s)", s.ConselheiroID, s.EventIDSorteio, s.Timestamp))
-	// The draw makes its winner busy, holding the demand.
+	// The draw makes its winner busy, holding the demand, by the executor's
+	// rule (a draw the machine forbids has diverged above: the state
+	// follows what was done).
 	if c, ok := r.conselheiros[s.ConselheiroID]; ok {
-		c.status = elegibilidade.Ocupado
+		T, _ := sorteio.ParseTimestamp(s.Timestamp)
+		c.status, _ = elegibilidade.StatusAposSorteio(c.status, c.ate, T)
 	}
 	r.ativas[s.ConselheiroID] = s.DemandaID
 	if s.ConselheiroID == r.alvo {
@@ -252,7 +255,7 @@ func (r *Replay) temDesconhecido(lista []uuid.UUID) bool {
 }
 
 func (r *Replay) semCandidatos(indice int64, s SemCandidatos) {
-	esperado, cands, ok := r.recalcular(indice, "sem_candidatos "+s.EventID.String()+" (demanda "+s.DemandaID.String()+")", s.Timestamp, s.Cadeia, s.Excluido, nil)
+	esperado, _, ok := r.recalcular(indice, "sem_candidatos "+s.EventID.String()+" (demanda "+s.DemandaID.String()+")", s.Timestamp, s.Cadeia, s.Excluido, nil)
 	r.decidida(indice, s.DemandaID, s.UnidadeCivicaID, s.GatilhoSequence, "sem_candidatos "+s.EventID.String(), false,
 		fmt.Sprintf("sem candidatos (%s, %s): na fila de pendentes", s.Motivo, s.Timestamp))
 	if !ok {
@@ -263,14 +266,9 @@ func (r *Replay) semCandidatos(indice int64, s SemCandidatos) {
 		r.divergir(indice, &id, "sem_candidatos %s: conselheiro %s estava disponível no degrau %s", s.EventID, id, esperado.Degrau)
 		return
 	}
-	ocupados := 0
-	for _, c := range cands {
-		if c.Ocupado {
-			ocupados++
-		}
-	}
-	if len(r.desconhecidos) == 0 && (int64(len(cands)) != s.Cadastrados || int64(ocupados) != s.Ocupados) {
-		r.divergir(indice, nil, "sem_candidatos %s: %d cadastrados e %d ocupados na cadeia, mas pelos registros anteriores são %d e %d", s.EventID, s.Cadastrados, s.Ocupados, len(cands), ocupados)
+	// The counts the motive follows from, by the executor's rule (Filtrar).
+	if len(r.desconhecidos) == 0 && (int64(esperado.Cadastrados) != s.Cadastrados || int64(esperado.Ocupados) != s.Ocupados) {
+		r.divergir(indice, nil, "sem_candidatos %s: %d cadastrados e %d ocupados na cadeia, mas pelos registros anteriores são %d e %d", s.EventID, s.Cadastrados, s.Ocupados, esperado.Cadastrados, esperado.Ocupados)
 	}
 }
 
@@ -358,14 +356,16 @@ func (r *Replay) entrada(indice int64, e Entrada) {
 		delete(r.desconhecidos, id)
 	case TipoSuspensao:
 		if c != nil {
+			// conferirStatus named a suspension the machine forbids
+			// (PodeSuspender); the state follows what was done.
 			c.status = elegibilidade.Suspenso
 			if t, err := sorteio.ParseTimestamp(e.DataSuspensaoAte); err == nil {
 				c.ate = &t
 			}
 		}
 	case TipoSuspensaoExpirada:
-		if c != nil && c.status == elegibilidade.Suspenso {
-			c.status = elegibilidade.Disponivel
+		if c != nil {
+			c.status = elegibilidade.StatusAposSuspensaoExpirada(c.status)
 		}
 	default: // cycle ends, refusals, the console: the status after them
 		if c != nil && e.Status != "" {

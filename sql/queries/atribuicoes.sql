@@ -45,39 +45,6 @@ WHERE conselheiro_id = @conselheiro_id AND status = 'concluida'
 ORDER BY data_sorteio DESC
 LIMIT 1;
 
--- name: GravarSorteio :exec
--- A successful draw's writes in one round trip (spec 4.4 steps 4–5): the
--- assignment with its demand snapshot, the counsellor occupied, the audit
--- record (CONTRACT §4) and the conselheiro.sorteado outbox row.
-WITH atribuicao AS (
-    INSERT INTO d6a.atribuicoes (
-        id, conselheiro_id, demanda_id, unidade_civica_id, seed_publico, metodo_sorteio,
-        posicao_sorteada, total_elegiveis, lista_elegiveis_hash, status, data_sorteio,
-        event_id_sorteio, score_final, categoria_id, nivel_precedencia, grupo_id, criado_em
-    ) VALUES (
-        @atribuicao_id, @conselheiro_id, @demanda_id, @unidade_civica_id, @seed, 'fisher_yates',
-        @posicao_sorteada, @total_elegiveis, @lista_elegiveis_hash, 'ativa', @data_sorteio::timestamptz,
-        @event_id_sorteio, @score_final, @categoria_id, @nivel_precedencia, @grupo_id, @data_sorteio::timestamptz
-    )
-), ocupado AS (
-    UPDATE d6a.conselheiros
-    SET status = 'ocupado', data_ultima_atribuicao = @data_sorteio::timestamptz,
-        event_id_ultima_alteracao = @event_id_sorteio, atualizado_em = @data_sorteio::timestamptz
-    WHERE id = @conselheiro_id
-), auditoria AS (
-    INSERT INTO d6a.auditoria_sorteios (
-        event_id_sorteio, atribuicao_id, demanda_id, unidade_civica_id, conselheiro_id,
-        base, base_fallback, base_sequence, timestamp_sorteio, seed, elegiveis_entrada,
-        ordenados, selecionado, lista_elegiveis_hash, degrau, cadeia, excluido, criado_em
-    ) VALUES (
-        @event_id_sorteio, @atribuicao_id, @demanda_id, @unidade_civica_id, @conselheiro_id,
-        @base, @base_fallback, @base_sequence, @timestamp_sorteio, @seed, @elegiveis_entrada::text[],
-        @ordenados::text[], @conselheiro_id, @lista_elegiveis_hash, @degrau, @cadeia::text[], @excluido, @agora::timestamptz
-    )
-)
-INSERT INTO d6a.outbox (event_id, tipo, subject, correlacao_id, envelope, criado_em)
-VALUES (@event_id_sorteio, 'conselheiro.sorteado', @subject, @correlacao_id, @envelope, @agora::timestamptz);
-
 -- name: GuardasAgenda :one
 -- spec 3.9 steps 1, 3 and 4 in one round trip, with the spec 5.4 guard of
 -- the demand's sorteio.sem_candidatos (one per correlacao_id).
@@ -88,10 +55,11 @@ SELECT
     EXISTS (SELECT 1 FROM d6a.outbox o WHERE o.tipo = 'sorteio.sem_candidatos' AND o.correlacao_id = @correlacao_id::text) AS sem_candidatos_publicado;
 
 -- name: GravarSorteios :exec
--- GravarSorteio for the draws a batch decided in memory, in their order, in
--- one round trip (issue 11): the assignments with their demand snapshot,
--- the counsellors occupied and the audit records. Their outbox rows go
--- with the batch's others (InserirOutboxLote), in decision order.
+-- The draws a batch decided in memory (or one unit decided, written at
+-- once), in their order, in one round trip (issue 11): the assignments
+-- with their demand snapshot, the counsellors' status and the audit
+-- records. Their outbox rows go with the others (InserirOutboxLote), in
+-- decision order.
 WITH r AS (
     SELECT * FROM ROWS FROM (jsonb_to_recordset(@linhas::jsonb) AS (
         atribuicao_id uuid, event_id_sorteio uuid, conselheiro_id uuid, demanda_id uuid,
@@ -99,14 +67,14 @@ WITH r AS (
         lista_elegiveis_hash text, data_sorteio timestamptz, score_final numeric,
         categoria_id text, nivel_precedencia int, grupo_id uuid, base text, base_sequence bigint,
         timestamp_sorteio text, elegiveis_entrada text[], ordenados text[], degrau uuid,
-        cadeia text[], excluido uuid, agora timestamptz
+        cadeia text[], excluido uuid, agora timestamptz, status text
     )) WITH ORDINALITY AS x (
         atribuicao_id, event_id_sorteio, conselheiro_id, demanda_id,
         unidade_civica_id, seed, posicao_sorteada, total_elegiveis,
         lista_elegiveis_hash, data_sorteio, score_final,
         categoria_id, nivel_precedencia, grupo_id, base, base_sequence,
         timestamp_sorteio, elegiveis_entrada, ordenados, degrau,
-        cadeia, excluido, agora, ordem
+        cadeia, excluido, agora, status, ordem
     )
 ), atribuicao AS (
     INSERT INTO d6a.atribuicoes (
@@ -119,8 +87,10 @@ WITH r AS (
         event_id_sorteio, score_final, categoria_id, nivel_precedencia, grupo_id, data_sorteio
     FROM r ORDER BY ordem
 ), ocupado AS (
+    -- r.status is the winner's status the rules give
+    -- (elegibilidade.StatusAposSorteio).
     UPDATE d6a.conselheiros c
-    SET status = 'ocupado', data_ultima_atribuicao = r.data_sorteio,
+    SET status = r.status, data_ultima_atribuicao = r.data_sorteio,
         event_id_ultima_alteracao = r.event_id_sorteio, atualizado_em = r.data_sorteio
     FROM r
     -- The ids again as an array: an index probe per counsellor whatever the

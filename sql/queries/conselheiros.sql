@@ -119,135 +119,53 @@ WHERE c.cidadao_id = @cidadao_id
 ORDER BY c.data_cadastro, c.id
 LIMIT 1;
 
--- name: BuscarElegiveisDoDegrau :one
--- spec 4.3 in SQL, reading the winning step only: the chain is walked from
--- the demand's unit up and the walk stops at the first step with an
--- eligible counsellor (trained, no current suspension — an expired one
--- counts as disponivel, CONTRACT §5 —, no active assignment, not the
--- excluded refuser, not drawn earlier in the batch: ocupados, whose
--- writes are still in memory). One row: the step's 1-based position and
--- its counsellors, or, when nobody on the chain qualifies, ordem 0, no
--- ids and the counts the motive needs. The active assignment probe is a
--- scalar subquery with LIMIT, which PostgreSQL never turns into a join, so
--- it stays one probe of atribuicoes_uma_ativa_por_conselheiro_key per
--- candidate with or without statistics (docs/decisions.md).
-WITH RECURSIVE degrau (ordem, ids, vencidos, vencidos_ate) AS (
-    SELECT 0, NULL::uuid[], NULL::uuid[], NULL::timestamptz[]
-  UNION ALL
-    SELECT d.ordem + 1, e.ids, e.vencidos, e.vencidos_ate
-    FROM degrau d
-    CROSS JOIN LATERAL (
-        -- An aggregate without GROUP BY: always one row, like the scalar
-        -- subquery it replaces. vencidos are the step's eligible
-        -- counsellors still marked suspenso (their suspension has passed,
-        -- CONTRACT §5): a draw that takes one ends that suspension and
-        -- publishes it (issue 21).
-        SELECT array_agg(c.id) AS ids,
-               array_agg(c.id) FILTER (WHERE c.status = 'suspenso') AS vencidos,
-               array_agg(c.data_suspensao_ate) FILTER (WHERE c.status = 'suspenso') AS vencidos_ate
-        FROM d6a.conselheiros c
-        WHERE c.unidade_civica_id = (@cadeia::uuid[])[d.ordem + 1]
-          AND c.status IN ('disponivel', 'suspenso')
-          -- Phase-2 gates (CONTRACT §8, elegibilidade.Portoes): both off,
-          -- this is the MVP's c.capacitacao_concluida.
-          AND (@capacitacao_externa::boolean OR c.capacitacao_concluida)
-          AND (NOT @capacitacao_externa::boolean OR (SELECT 1 FROM d6a.capacitacoes k
-               WHERE k.conselheiro_id = c.id LIMIT 1) IS NOT NULL)
-          AND (NOT @exigir_vinculo::boolean OR (SELECT 1 FROM d6a.vinculos v
-               WHERE v.conselheiro_id = c.id AND v.unidade_civica_id = c.unidade_civica_id AND v.valido LIMIT 1) IS NOT NULL)
-          AND CASE WHEN c.status = 'disponivel'
-                   THEN c.data_suspensao_ate IS NULL OR c.data_suspensao_ate < @agora::timestamptz
-                   ELSE c.data_suspensao_ate < @agora::timestamptz END
-          AND c.id IS DISTINCT FROM sqlc.narg('excluir')::uuid
-          AND c.id <> ALL(coalesce(@ocupados::uuid[], '{}'))
-          AND (SELECT 1 FROM d6a.atribuicoes a
-               WHERE a.conselheiro_id = c.id AND a.status = 'ativa' LIMIT 1) IS NULL
-    ) e
-    WHERE d.ids IS NULL AND d.ordem < cardinality(@cadeia::uuid[])
-)
-SELECT coalesce(a.ordem, 0)::int AS ordem, a.ids::uuid[] AS ids,
-       a.vencidos::uuid[] AS vencidos, a.vencidos_ate::timestamptz[] AS vencidos_ate,
-       -- Only when nobody qualifies, the motive (spec 4.3 step 5) needs the
-       -- whole chain: registered counsellors and those holding an active
-       -- assignment (in the database, or drawn earlier in the batch).
-       coalesce(CASE WHEN a.ids IS NULL THEN (
-           SELECT count(*) FROM d6a.conselheiros c
-           WHERE c.unidade_civica_id = ANY(@cadeia::uuid[])
-       ) END, 0)::bigint AS cadastrados,
-       coalesce(CASE WHEN a.ids IS NULL THEN (
-           SELECT count(*) FROM d6a.conselheiros c
-           WHERE c.unidade_civica_id = ANY(@cadeia::uuid[])
-             AND (c.id = ANY(coalesce(@ocupados::uuid[], '{}'))
-                  OR (SELECT 1 FROM d6a.atribuicoes a
-                      WHERE a.conselheiro_id = c.id AND a.status = 'ativa' LIMIT 1) IS NOT NULL)
-       ) END, 0)::bigint AS ocupados
-FROM (SELECT 1) AS um
-LEFT JOIN (SELECT ordem, ids, vencidos, vencidos_ate FROM degrau WHERE ids IS NOT NULL) a ON true;
-
--- name: BuscarElegiveisDosDegraus :many
--- BuscarElegiveisDoDegrau for every chain of a run of agenda items, in one
--- round trip (issue 11: the executor waited one round trip per draw). The
--- chains come flattened in @ucs: chain n (from 1) is the @tamanhos[n]
--- units after position @inicios[n], the demand's unit first; every access
--- to a chain is by array position, so the statement's cost follows the
--- steps walked, whatever the planner knows. One row per chain: the winning
--- step and its counsellors as at @agora, or, when nobody on the chain
--- qualifies, ordem 0 and the motive's counts. proxima is the earliest
--- suspension end at or after @agora among the counsellors of the steps
--- walked: the caller may use the row for a draw at a later time only
--- before it, since eligibility only grows with time. Nothing drawn earlier
--- in the batch is excluded: the caller removes those from ids and asks
--- BuscarElegiveisDoDegrau when none is left.
-WITH RECURSIVE degrau (cadeia, ordem, ids, vencidos, vencidos_ate, proxima) AS (
-    SELECT n::int, 0, NULL::uuid[], NULL::uuid[], NULL::timestamptz[], NULL::timestamptz
+-- name: BuscarDegrausCadastrados :many
+-- The input of spec 4.3's rule (elegibilidade.Subir), read, not decided:
+-- for each chain, the first step at or above its first unit that holds any
+-- registered counsellor (structure, whatever their status), with every
+-- column elegibilidade.Filtrar reads. Go decides who is eligible; when
+-- nobody on the step is, it asks again from the step above. The chains come
+-- flattened in @ucs: chain n (from 1) is the @tamanhos[n] units after
+-- position @inicios[n]; every access to a chain is by array position, so
+-- the cost follows the steps walked, whatever the planner knows. One row
+-- per chain that has such a step (none: no one registered on the rest of
+-- it): ordem, the step's 1-based position, and its counsellors as parallel
+-- arrays. Each probe (active assignment, external training, valid link) is
+-- a scalar subquery with LIMIT, which PostgreSQL never turns into a join,
+-- so it stays one index probe per counsellor with or without statistics
+-- (docs/decisions.md); the phase-2 probes run only under their gate.
+WITH RECURSIVE degrau (cadeia, ordem, ids, status, capacitacao, ates, suspensos, ocupados, externas, vinculos) AS (
+    SELECT n::int, 0, NULL::uuid[], NULL::text[], NULL::boolean[], NULL::timestamptz[], NULL::boolean[],
+           NULL::boolean[], NULL::boolean[], NULL::boolean[]
     FROM generate_series(1, cardinality(@tamanhos::int[])) AS n
   UNION ALL
-    SELECT d.cadeia, d.ordem + 1, e.ids, e.vencidos, e.vencidos_ate, least(d.proxima, e.proxima)
+    SELECT d.cadeia, d.ordem + 1, e.ids, e.status, e.capacitacao, e.ates, e.suspensos, e.ocupados, e.externas, e.vinculos
     FROM degrau d
     CROSS JOIN LATERAL (
-        SELECT array_agg(c.id) FILTER (WHERE
-                   CASE WHEN c.status = 'disponivel'
-                        THEN c.data_suspensao_ate IS NULL OR c.data_suspensao_ate < @agora::timestamptz
-                        ELSE c.data_suspensao_ate < @agora::timestamptz END
-                   AND (SELECT 1 FROM d6a.atribuicoes a
-                        WHERE a.conselheiro_id = c.id AND a.status = 'ativa' LIMIT 1) IS NULL) AS ids,
-               -- The step's counsellors still marked suspenso whose
-               -- suspension has passed (BuscarElegiveisDoDegrau): a winner
-               -- among them ends that suspension. A superset of those in ids
-               -- is enough, so the assignment probe is not repeated.
-               array_agg(c.id) FILTER (WHERE c.status = 'suspenso'
-                   AND c.data_suspensao_ate < @agora::timestamptz) AS vencidos,
-               array_agg(c.data_suspensao_ate) FILTER (WHERE c.status = 'suspenso'
-                   AND c.data_suspensao_ate < @agora::timestamptz) AS vencidos_ate,
-               min(c.data_suspensao_ate) FILTER (WHERE c.data_suspensao_ate >= @agora::timestamptz) AS proxima
+        -- An aggregate without GROUP BY: always one row, and every array in
+        -- the same row order.
+        SELECT array_agg(c.id) AS ids,
+               array_agg(c.status) AS status,
+               array_agg(c.capacitacao_concluida) AS capacitacao,
+               -- An array cannot carry a NULL time to Go: suspensos says
+               -- which counsellors have a suspension date at all.
+               array_agg(coalesce(c.data_suspensao_ate, 'epoch'::timestamptz)) AS ates,
+               array_agg(c.data_suspensao_ate IS NOT NULL) AS suspensos,
+               array_agg((SELECT 1 FROM d6a.atribuicoes a
+                          WHERE a.conselheiro_id = c.id AND a.status = 'ativa' LIMIT 1) IS NOT NULL) AS ocupados,
+               array_agg(CASE WHEN @capacitacao_externa::boolean THEN (SELECT 1 FROM d6a.capacitacoes k
+                          WHERE k.conselheiro_id = c.id LIMIT 1) IS NOT NULL ELSE false END) AS externas,
+               array_agg(CASE WHEN @exigir_vinculo::boolean THEN (SELECT 1 FROM d6a.vinculos v
+                          WHERE v.conselheiro_id = c.id AND v.unidade_civica_id = c.unidade_civica_id AND v.valido
+                          LIMIT 1) IS NOT NULL ELSE false END) AS vinculos
         FROM d6a.conselheiros c
         WHERE c.unidade_civica_id = (@ucs::uuid[])[(@inicios::int[])[d.cadeia] + d.ordem + 1]
-          AND c.status IN ('disponivel', 'suspenso')
-          -- Phase-2 gates, as in BuscarElegiveisDoDegrau.
-          AND (@capacitacao_externa::boolean OR c.capacitacao_concluida)
-          AND (NOT @capacitacao_externa::boolean OR (SELECT 1 FROM d6a.capacitacoes k
-               WHERE k.conselheiro_id = c.id LIMIT 1) IS NOT NULL)
-          AND (NOT @exigir_vinculo::boolean OR (SELECT 1 FROM d6a.vinculos v
-               WHERE v.conselheiro_id = c.id AND v.unidade_civica_id = c.unidade_civica_id AND v.valido LIMIT 1) IS NOT NULL)
     ) e
     WHERE d.ids IS NULL AND d.ordem < (@tamanhos::int[])[d.cadeia]
 )
-SELECT d.cadeia::int AS cadeia,
-       (CASE WHEN d.ids IS NULL THEN 0 ELSE d.ordem END)::int AS ordem,
-       d.ids::uuid[] AS ids,
-       d.vencidos::uuid[] AS vencidos,
-       d.vencidos_ate::timestamptz[] AS vencidos_ate,
-       d.proxima AS proxima,
-       coalesce(CASE WHEN d.ids IS NULL THEN (
-           SELECT count(*) FROM d6a.conselheiros c
-           WHERE c.unidade_civica_id = ANY((@ucs::uuid[])[(@inicios::int[])[d.cadeia] + 1 : (@inicios::int[])[d.cadeia] + d.ordem])
-       ) END, 0)::bigint AS cadastrados,
-       coalesce(CASE WHEN d.ids IS NULL THEN (
-           SELECT count(*) FROM d6a.conselheiros c
-           WHERE c.unidade_civica_id = ANY((@ucs::uuid[])[(@inicios::int[])[d.cadeia] + 1 : (@inicios::int[])[d.cadeia] + d.ordem])
-             AND (SELECT 1 FROM d6a.atribuicoes a
-                  WHERE a.conselheiro_id = c.id AND a.status = 'ativa' LIMIT 1) IS NOT NULL
-       ) END, 0)::bigint AS ocupados
+SELECT d.cadeia::int AS cadeia, d.ordem::int AS ordem, d.ids::uuid[] AS ids, d.status::text[] AS status,
+       d.capacitacao::boolean[] AS capacitacao, d.ates::timestamptz[] AS ates, d.suspensos::boolean[] AS suspensos,
+       d.ocupados::boolean[] AS ocupados, d.externas::boolean[] AS externas, d.vinculos::boolean[] AS vinculos
 FROM degrau d
-WHERE d.ordem > 0 AND (d.ids IS NOT NULL OR d.ordem = (@tamanhos::int[])[d.cadeia])
+WHERE d.ids IS NOT NULL
 ORDER BY d.cadeia;

@@ -16,23 +16,20 @@ SELECT * FROM d6a.fila_pendentes WHERE event_id_origem = @event_id LIMIT 1;
 -- name: BuscarFilaPendentePorDemandaId :one
 SELECT * FROM d6a.fila_pendentes WHERE demanda_id = @demanda_id;
 
--- name: BuscarPrimeiroPendentePorUcs :one
--- spec 4.7: the oldest pending demand of a UC and its descendants (FIFO).
--- The oldest of each unit is one descent of
--- fila_pendentes_unidade_civica_id_data_entrada_idx; the planner never gets
--- to walk the whole queue in FIFO order filtering by unit (issue 11).
-SELECT p.* FROM d6a.fila_pendentes p
-WHERE p.id = (
-    SELECT f.id FROM unnest(@ucs::uuid[]) AS u(uc)
-    CROSS JOIN LATERAL (
-        SELECT q.id, q.data_entrada, q.ordem_entrada FROM d6a.fila_pendentes q
-        WHERE q.unidade_civica_id = u.uc
-        ORDER BY q.data_entrada, q.ordem_entrada
-        LIMIT 1
-    ) f
-    ORDER BY f.data_entrada, f.ordem_entrada
+-- name: BuscarCabecasDaFilaPorUcs :many
+-- The input of spec 4.7's rule (fila.Devida), read, not decided: the row
+-- at the head of each unit's queue in the index's order, at most one per
+-- unit of @ucs, each one descent of
+-- fila_pendentes_unidade_civica_id_data_entrada_idx (the planner never
+-- gets to walk the whole queue filtering by unit, issue 11). Go picks the
+-- demand a release serves among them.
+SELECT f.* FROM unnest(@ucs::uuid[]) AS u(uc)
+CROSS JOIN LATERAL (
+    SELECT p.* FROM d6a.fila_pendentes p
+    WHERE p.unidade_civica_id = u.uc
+    ORDER BY p.data_entrada, p.ordem_entrada
     LIMIT 1
-);
+) f;
 
 -- name: BuscarTodosPendentes :many
 SELECT * FROM d6a.fila_pendentes ORDER BY data_entrada, ordem_entrada;
@@ -47,22 +44,11 @@ WHERE demanda_id = @demanda_id;
 -- name: ContarPendentes :one
 SELECT count(*) FROM d6a.fila_pendentes;
 
--- name: EnfileirarPendente :exec
--- spec 4.4 step 2 in one round trip: the demand enters the pending queue,
--- or, already there, counts one more failed attempt (T35).
-INSERT INTO d6a.fila_pendentes (
-    id, demanda_id, unidade_civica_id, categoria_id, nivel_precedencia, score_final,
-    grupo_id, data_entrada, event_id_origem, tentativas_sorteio
-) VALUES (
-    md5('d6a.fila_pendentes|' || (@demanda_id::uuid)::text)::uuid, @demanda_id::uuid, @unidade_civica_id, @categoria_id, @nivel_precedencia, @score_final,
-    @grupo_id, @agora::timestamptz, @event_id_origem, 1
-)
-ON CONFLICT (demanda_id) DO UPDATE
-SET tentativas_sorteio = d6a.fila_pendentes.tentativas_sorteio + 1;
-
 -- name: EnfileirarPendentes :exec
--- EnfileirarPendente for the demands a batch queued in memory, in their
--- order (the FIFO's ordem_entrada follows it), in one round trip.
+-- spec 4.4 step 2 for the demands a batch (or one unit) queued in memory:
+-- each enters the pending queue or, already there, counts its failed
+-- attempts (T35), in their order (the FIFO's ordem_entrada follows it), in
+-- one round trip.
 INSERT INTO d6a.fila_pendentes (
     id, demanda_id, unidade_civica_id, categoria_id, nivel_precedencia, score_final,
     grupo_id, data_entrada, event_id_origem, tentativas_sorteio

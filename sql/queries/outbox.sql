@@ -38,16 +38,6 @@ UPDATE d6a.outbox o SET publicado_em = @agora::timestamptz, sequence = p.sequenc
 FROM (SELECT unnest(@event_ids::uuid[]) AS event_id, unnest(@sequences::bigint[]) AS sequence) p
 WHERE o.event_id = p.event_id AND o.publicado_em IS NULL;
 
--- name: InserirOutboxSeNovo :execrows
--- InserirOutbox guarded by ExisteOutboxPorTipoCorrelacao in one round trip
--- (spec 5.4: one sorteio.sem_candidatos per correlacao_id); 0 rows when the
--- event was already queued.
-INSERT INTO d6a.outbox (event_id, tipo, subject, correlacao_id, envelope, criado_em)
-SELECT @event_id, @tipo, @subject, @correlacao_id, @envelope, @agora::timestamptz
-WHERE NOT EXISTS (
-    SELECT 1 FROM d6a.outbox o WHERE o.tipo = @tipo AND o.correlacao_id = @correlacao_id
-);
-
 -- name: InserirOutboxLote :exec
 -- The outbox rows a batch decided in memory, in decision order (the relay's
 -- order), in one round trip.

@@ -250,119 +250,22 @@ func (q *Queries) BuscarUltimaAceitacao(ctx context.Context, conselheiroID uuid.
 	return data_sorteio, err
 }
 
-const gravarSorteio = `-- name: GravarSorteio :exec
-WITH atribuicao AS (
-    INSERT INTO d6a.atribuicoes (
-        id, conselheiro_id, demanda_id, unidade_civica_id, seed_publico, metodo_sorteio,
-        posicao_sorteada, total_elegiveis, lista_elegiveis_hash, status, data_sorteio,
-        event_id_sorteio, score_final, categoria_id, nivel_precedencia, grupo_id, criado_em
-    ) VALUES (
-        $6, $7, $8, $9, $10, 'fisher_yates',
-        $11, $12, $13, 'ativa', $14::timestamptz,
-        $1, $15, $16, $17, $18, $14::timestamptz
-    )
-), ocupado AS (
-    UPDATE d6a.conselheiros
-    SET status = 'ocupado', data_ultima_atribuicao = $14::timestamptz,
-        event_id_ultima_alteracao = $1, atualizado_em = $14::timestamptz
-    WHERE id = $7
-), auditoria AS (
-    INSERT INTO d6a.auditoria_sorteios (
-        event_id_sorteio, atribuicao_id, demanda_id, unidade_civica_id, conselheiro_id,
-        base, base_fallback, base_sequence, timestamp_sorteio, seed, elegiveis_entrada,
-        ordenados, selecionado, lista_elegiveis_hash, degrau, cadeia, excluido, criado_em
-    ) VALUES (
-        $1, $6, $8, $9, $7,
-        $19, $20, $21, $22, $10, $23::text[],
-        $24::text[], $7, $13, $25, $26::text[], $27, $5::timestamptz
-    )
-)
-INSERT INTO d6a.outbox (event_id, tipo, subject, correlacao_id, envelope, criado_em)
-VALUES ($1, 'conselheiro.sorteado', $2, $3, $4, $5::timestamptz)
-`
-
-type GravarSorteioParams struct {
-	EventIDSorteio     uuid.UUID
-	Subject            string
-	CorrelacaoID       *string
-	Envelope           []byte
-	Agora              time.Time
-	AtribuicaoID       uuid.UUID
-	ConselheiroID      uuid.UUID
-	DemandaID          uuid.UUID
-	UnidadeCivicaID    uuid.UUID
-	Seed               string
-	PosicaoSorteada    int32
-	TotalElegiveis     int32
-	ListaElegiveisHash *string
-	DataSorteio        time.Time
-	ScoreFinal         float64
-	CategoriaID        string
-	NivelPrecedencia   int32
-	GrupoID            *uuid.UUID
-	Base               string
-	BaseFallback       bool
-	BaseSequence       *int64
-	TimestampSorteio   string
-	ElegiveisEntrada   []string
-	Ordenados          []string
-	Degrau             uuid.UUID
-	Cadeia             []string
-	Excluido           *uuid.UUID
-}
-
-// A successful draw's writes in one round trip (spec 4.4 steps 4–5): the
-// assignment with its demand snapshot, the counsellor occupied, the audit
-// record (CONTRACT §4) and the conselheiro.sorteado outbox row.
-func (q *Queries) GravarSorteio(ctx context.Context, arg GravarSorteioParams) error {
-	_, err := q.db.Exec(ctx, gravarSorteio,
-		arg.EventIDSorteio,
-		arg.Subject,
-		arg.CorrelacaoID,
-		arg.Envelope,
-		arg.Agora,
-		arg.AtribuicaoID,
-		arg.ConselheiroID,
-		arg.DemandaID,
-		arg.UnidadeCivicaID,
-		arg.Seed,
-		arg.PosicaoSorteada,
-		arg.TotalElegiveis,
-		arg.ListaElegiveisHash,
-		arg.DataSorteio,
-		arg.ScoreFinal,
-		arg.CategoriaID,
-		arg.NivelPrecedencia,
-		arg.GrupoID,
-		arg.Base,
-		arg.BaseFallback,
-		arg.BaseSequence,
-		arg.TimestampSorteio,
-		arg.ElegiveisEntrada,
-		arg.Ordenados,
-		arg.Degrau,
-		arg.Cadeia,
-		arg.Excluido,
-	)
-	return err
-}
-
 const gravarSorteios = `-- name: GravarSorteios :exec
 WITH r AS (
-    SELECT atribuicao_id, event_id_sorteio, conselheiro_id, demanda_id, unidade_civica_id, seed, posicao_sorteada, total_elegiveis, lista_elegiveis_hash, data_sorteio, score_final, categoria_id, nivel_precedencia, grupo_id, base, base_sequence, timestamp_sorteio, elegiveis_entrada, ordenados, degrau, cadeia, excluido, agora, ordem FROM ROWS FROM (jsonb_to_recordset($1::jsonb) AS (
+    SELECT atribuicao_id, event_id_sorteio, conselheiro_id, demanda_id, unidade_civica_id, seed, posicao_sorteada, total_elegiveis, lista_elegiveis_hash, data_sorteio, score_final, categoria_id, nivel_precedencia, grupo_id, base, base_sequence, timestamp_sorteio, elegiveis_entrada, ordenados, degrau, cadeia, excluido, agora, status, ordem FROM ROWS FROM (jsonb_to_recordset($1::jsonb) AS (
         atribuicao_id uuid, event_id_sorteio uuid, conselheiro_id uuid, demanda_id uuid,
         unidade_civica_id uuid, seed text, posicao_sorteada int, total_elegiveis int,
         lista_elegiveis_hash text, data_sorteio timestamptz, score_final numeric,
         categoria_id text, nivel_precedencia int, grupo_id uuid, base text, base_sequence bigint,
         timestamp_sorteio text, elegiveis_entrada text[], ordenados text[], degrau uuid,
-        cadeia text[], excluido uuid, agora timestamptz
+        cadeia text[], excluido uuid, agora timestamptz, status text
     )) WITH ORDINALITY AS x (
         atribuicao_id, event_id_sorteio, conselheiro_id, demanda_id,
         unidade_civica_id, seed, posicao_sorteada, total_elegiveis,
         lista_elegiveis_hash, data_sorteio, score_final,
         categoria_id, nivel_precedencia, grupo_id, base, base_sequence,
         timestamp_sorteio, elegiveis_entrada, ordenados, degrau,
-        cadeia, excluido, agora, ordem
+        cadeia, excluido, agora, status, ordem
     )
 ), atribuicao AS (
     INSERT INTO d6a.atribuicoes (
@@ -375,8 +278,10 @@ WITH r AS (
         event_id_sorteio, score_final, categoria_id, nivel_precedencia, grupo_id, data_sorteio
     FROM r ORDER BY ordem
 ), ocupado AS (
+    -- r.status is the winner's status the rules give
+    -- (elegibilidade.StatusAposSorteio).
     UPDATE d6a.conselheiros c
-    SET status = 'ocupado', data_ultima_atribuicao = r.data_sorteio,
+    SET status = r.status, data_ultima_atribuicao = r.data_sorteio,
         event_id_ultima_alteracao = r.event_id_sorteio, atualizado_em = r.data_sorteio
     FROM r
     -- The ids again as an array: an index probe per counsellor whatever the
@@ -399,10 +304,11 @@ type GravarSorteiosParams struct {
 	Conselheiros []uuid.UUID
 }
 
-// GravarSorteio for the draws a batch decided in memory, in their order, in
-// one round trip (issue 11): the assignments with their demand snapshot,
-// the counsellors occupied and the audit records. Their outbox rows go
-// with the batch's others (InserirOutboxLote), in decision order.
+// The draws a batch decided in memory (or one unit decided, written at
+// once), in their order, in one round trip (issue 11): the assignments
+// with their demand snapshot, the counsellors' status and the audit
+// records. Their outbox rows go with the others (InserirOutboxLote), in
+// decision order.
 func (q *Queries) GravarSorteios(ctx context.Context, arg GravarSorteiosParams) error {
 	_, err := q.db.Exec(ctx, gravarSorteios, arg.Linhas, arg.Conselheiros)
 	return err

@@ -12,6 +12,54 @@ import (
 	"github.com/google/uuid"
 )
 
+const buscarCabecasDaFilaPorUcs = `-- name: BuscarCabecasDaFilaPorUcs :many
+SELECT f.id, f.demanda_id, f.unidade_civica_id, f.categoria_id, f.nivel_precedencia, f.score_final, f.grupo_id, f.data_entrada, f.event_id_origem, f.tentativas_sorteio, f.ordem_entrada FROM unnest($1::uuid[]) AS u(uc)
+CROSS JOIN LATERAL (
+    SELECT p.id, p.demanda_id, p.unidade_civica_id, p.categoria_id, p.nivel_precedencia, p.score_final, p.grupo_id, p.data_entrada, p.event_id_origem, p.tentativas_sorteio, p.ordem_entrada FROM d6a.fila_pendentes p
+    WHERE p.unidade_civica_id = u.uc
+    ORDER BY p.data_entrada, p.ordem_entrada
+    LIMIT 1
+) f
+`
+
+// The input of spec 4.7's rule (fila.Devida), read, not decided: the row
+// at the head of each unit's queue in the index's order, at most one per
+// unit of @ucs, each one descent of
+// fila_pendentes_unidade_civica_id_data_entrada_idx (the planner never
+// gets to walk the whole queue filtering by unit, issue 11). Go picks the
+// demand a release serves among them.
+func (q *Queries) BuscarCabecasDaFilaPorUcs(ctx context.Context, ucs []uuid.UUID) ([]D6aFilaPendente, error) {
+	rows, err := q.db.Query(ctx, buscarCabecasDaFilaPorUcs, ucs)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []D6aFilaPendente
+	for rows.Next() {
+		var i D6aFilaPendente
+		if err := rows.Scan(
+			&i.ID,
+			&i.DemandaID,
+			&i.UnidadeCivicaID,
+			&i.CategoriaID,
+			&i.NivelPrecedencia,
+			&i.ScoreFinal,
+			&i.GrupoID,
+			&i.DataEntrada,
+			&i.EventIDOrigem,
+			&i.TentativasSorteio,
+			&i.OrdemEntrada,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const buscarFilaPendentePorDemandaId = `-- name: BuscarFilaPendentePorDemandaId :one
 SELECT id, demanda_id, unidade_civica_id, categoria_id, nivel_precedencia, score_final, grupo_id, data_entrada, event_id_origem, tentativas_sorteio, ordem_entrada FROM d6a.fila_pendentes WHERE demanda_id = $1
 `
@@ -41,44 +89,6 @@ SELECT id, demanda_id, unidade_civica_id, categoria_id, nivel_precedencia, score
 
 func (q *Queries) BuscarFilaPendentePorEventIdOrigem(ctx context.Context, eventID uuid.UUID) (D6aFilaPendente, error) {
 	row := q.db.QueryRow(ctx, buscarFilaPendentePorEventIdOrigem, eventID)
-	var i D6aFilaPendente
-	err := row.Scan(
-		&i.ID,
-		&i.DemandaID,
-		&i.UnidadeCivicaID,
-		&i.CategoriaID,
-		&i.NivelPrecedencia,
-		&i.ScoreFinal,
-		&i.GrupoID,
-		&i.DataEntrada,
-		&i.EventIDOrigem,
-		&i.TentativasSorteio,
-		&i.OrdemEntrada,
-	)
-	return i, err
-}
-
-const buscarPrimeiroPendentePorUcs = `-- name: BuscarPrimeiroPendentePorUcs :one
-SELECT p.id, p.demanda_id, p.unidade_civica_id, p.categoria_id, p.nivel_precedencia, p.score_final, p.grupo_id, p.data_entrada, p.event_id_origem, p.tentativas_sorteio, p.ordem_entrada FROM d6a.fila_pendentes p
-WHERE p.id = (
-    SELECT f.id FROM unnest($1::uuid[]) AS u(uc)
-    CROSS JOIN LATERAL (
-        SELECT q.id, q.data_entrada, q.ordem_entrada FROM d6a.fila_pendentes q
-        WHERE q.unidade_civica_id = u.uc
-        ORDER BY q.data_entrada, q.ordem_entrada
-        LIMIT 1
-    ) f
-    ORDER BY f.data_entrada, f.ordem_entrada
-    LIMIT 1
-)
-`
-
-// spec 4.7: the oldest pending demand of a UC and its descendants (FIFO).
-// The oldest of each unit is one descent of
-// fila_pendentes_unidade_civica_id_data_entrada_idx; the planner never gets
-// to walk the whole queue in FIFO order filtering by unit (issue 11).
-func (q *Queries) BuscarPrimeiroPendentePorUcs(ctx context.Context, ucs []uuid.UUID) (D6aFilaPendente, error) {
-	row := q.db.QueryRow(ctx, buscarPrimeiroPendentePorUcs, ucs)
 	var i D6aFilaPendente
 	err := row.Scan(
 		&i.ID,
@@ -143,45 +153,6 @@ func (q *Queries) ContarPendentes(ctx context.Context) (int64, error) {
 	return count, err
 }
 
-const enfileirarPendente = `-- name: EnfileirarPendente :exec
-INSERT INTO d6a.fila_pendentes (
-    id, demanda_id, unidade_civica_id, categoria_id, nivel_precedencia, score_final,
-    grupo_id, data_entrada, event_id_origem, tentativas_sorteio
-) VALUES (
-    md5('d6a.fila_pendentes|' || ($1::uuid)::text)::uuid, $1::uuid, $2, $3, $4, $5,
-    $6, $7::timestamptz, $8, 1
-)
-ON CONFLICT (demanda_id) DO UPDATE
-SET tentativas_sorteio = d6a.fila_pendentes.tentativas_sorteio + 1
-`
-
-type EnfileirarPendenteParams struct {
-	DemandaID        uuid.UUID
-	UnidadeCivicaID  uuid.UUID
-	CategoriaID      string
-	NivelPrecedencia int32
-	ScoreFinal       float64
-	GrupoID          *uuid.UUID
-	Agora            time.Time
-	EventIDOrigem    uuid.UUID
-}
-
-// spec 4.4 step 2 in one round trip: the demand enters the pending queue,
-// or, already there, counts one more failed attempt (T35).
-func (q *Queries) EnfileirarPendente(ctx context.Context, arg EnfileirarPendenteParams) error {
-	_, err := q.db.Exec(ctx, enfileirarPendente,
-		arg.DemandaID,
-		arg.UnidadeCivicaID,
-		arg.CategoriaID,
-		arg.NivelPrecedencia,
-		arg.ScoreFinal,
-		arg.GrupoID,
-		arg.Agora,
-		arg.EventIDOrigem,
-	)
-	return err
-}
-
 const enfileirarPendentes = `-- name: EnfileirarPendentes :exec
 INSERT INTO d6a.fila_pendentes (
     id, demanda_id, unidade_civica_id, categoria_id, nivel_precedencia, score_final,
@@ -201,8 +172,10 @@ ON CONFLICT (demanda_id) DO UPDATE
 SET tentativas_sorteio = d6a.fila_pendentes.tentativas_sorteio + EXCLUDED.tentativas_sorteio
 `
 
-// EnfileirarPendente for the demands a batch queued in memory, in their
-// order (the FIFO's ordem_entrada follows it), in one round trip.
+// spec 4.4 step 2 for the demands a batch (or one unit) queued in memory:
+// each enters the pending queue or, already there, counts its failed
+// attempts (T35), in their order (the FIFO's ordem_entrada follows it), in
+// one round trip.
 func (q *Queries) EnfileirarPendentes(ctx context.Context, linhas []byte) error {
 	_, err := q.db.Exec(ctx, enfileirarPendentes, linhas)
 	return err

@@ -150,41 +150,6 @@ func (q *Queries) InserirOutboxLote(ctx context.Context, linhas []byte) error {
 	return err
 }
 
-const inserirOutboxSeNovo = `-- name: InserirOutboxSeNovo :execrows
-INSERT INTO d6a.outbox (event_id, tipo, subject, correlacao_id, envelope, criado_em)
-SELECT $1, $2, $3, $4, $5, $6::timestamptz
-WHERE NOT EXISTS (
-    SELECT 1 FROM d6a.outbox o WHERE o.tipo = $2 AND o.correlacao_id = $4
-)
-`
-
-type InserirOutboxSeNovoParams struct {
-	EventID      uuid.UUID
-	Tipo         string
-	Subject      string
-	CorrelacaoID *string
-	Envelope     []byte
-	Agora        time.Time
-}
-
-// InserirOutbox guarded by ExisteOutboxPorTipoCorrelacao in one round trip
-// (spec 5.4: one sorteio.sem_candidatos per correlacao_id); 0 rows when the
-// event was already queued.
-func (q *Queries) InserirOutboxSeNovo(ctx context.Context, arg InserirOutboxSeNovoParams) (int64, error) {
-	result, err := q.db.Exec(ctx, inserirOutboxSeNovo,
-		arg.EventID,
-		arg.Tipo,
-		arg.Subject,
-		arg.CorrelacaoID,
-		arg.Envelope,
-		arg.Agora,
-	)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
-}
-
 const marcarOutboxEntradas = `-- name: MarcarOutboxEntradas :exec
 UPDATE d6a.outbox o SET entrada_sequence = p.sequence
 FROM (SELECT unnest($1::uuid[]) AS event_id, unnest($2::bigint[]) AS sequence) p
