@@ -42,6 +42,8 @@ type escritorTiles struct {
 	feitos [tiles.MaxLevel + 2]int64
 	bundle []byte
 	bytes  int64
+	// decisoes counts the draws and sorteio.sem_candidatos written.
+	decisoes int64
 }
 
 func (e *escritorTiles) escrever(t tlog.Tile, dados []byte) error {
@@ -101,6 +103,10 @@ func (e *escritorTiles) anexar(reg transparencia.Registravel) error {
 	if err != nil {
 		return err
 	}
+	switch reg.(type) {
+	case transparencia.Registro, transparencia.SemCandidatos:
+		e.decisoes++
+	}
 	h := tlog.RecordHash(b)
 	e.fr.Adicionar(h)
 	if e.bundle, err = tiles.AppendEntry(e.bundle, b); err != nil {
@@ -135,11 +141,52 @@ func (e *escritorTiles) publicar() (transparencia.Checkpoint, error) {
 	return cp, os.WriteFile(filepath.Join(e.raiz, "checkpoint"), nota, 0o644)
 }
 
+// escreverHistoria writes the synthetic history up to n records,
+// publishing a checkpoint at antes (its signed note is returned: the
+// monitor's first run is made at it after the mirror is complete) and one
+// at n. Neither size parts an input from the sweep that follows it in its
+// transaction (the service never signs such a size): each is moved on to
+// the sweep.
+func (e *escritorTiles) escreverHistoria(n, antes int64, decisoes int) (cpAntes, cp transparencia.Checkpoint, notaAntes []byte, err error) {
+	pararEm := errors.New("size reached")
+	pendente := false // the last record is an input its sweep follows
+	err = transparencia.CadaHistoriaSintetica("bench-verificar", decisoes, func(r transparencia.Registravel) error {
+		if e.fr.N >= n && !pendente {
+			return pararEm
+		}
+		if err := e.anexar(r); err != nil {
+			return err
+		}
+		en, ok := r.(transparencia.Entrada)
+		pendente = ok && (en.Tipo == transparencia.TipoCadastro || en.Tipo == transparencia.TipoCicloConcluido)
+		if notaAntes == nil && e.fr.N >= antes && !pendente {
+			var err error
+			if cpAntes, err = e.publicar(); err != nil {
+				return err
+			}
+			notaAntes, err = os.ReadFile(filepath.Join(e.raiz, "checkpoint"))
+			return err
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, pararEm) {
+		return cpAntes, cp, nil, err
+	}
+	if pendente {
+		return cpAntes, cp, nil, fmt.Errorf("the synthetic history of %d decisions ended before %d records", decisoes, n)
+	}
+	cp, err = e.publicar()
+	return cpAntes, cp, notaAntes, err
+}
+
 // rodada is one run of the real binary: wall time, peak RSS, output.
 type rodada struct {
 	segundos float64
-	rssMB    float64
-	saida    string
+	// cpu is the child's user and system CPU seconds: unlike the wall
+	// time, what other processes on the machine do not change.
+	cpu   float64
+	rssMB float64
+	saida string
 }
 
 func rodarD6a(ctx context.Context, bin string, args ...string) (rodada, error) {
@@ -149,6 +196,9 @@ func rodarD6a(ctx context.Context, bin string, args ...string) (rodada, error) {
 	inicio := time.Now()
 	err := cmd.Run()
 	r := rodada{segundos: time.Since(inicio).Seconds(), saida: out.String()}
+	if ps := cmd.ProcessState; ps != nil {
+		r.cpu = (ps.UserTime() + ps.SystemTime()).Seconds()
+	}
 	if u, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		r.rssMB = float64(u.Maxrss) / 1024
 	}
@@ -169,6 +219,7 @@ func executarVerificar(ctx context.Context, args []string) error {
 	novos := fs.Int("monitor", 1000, "records the timed monitor run finds new")
 	dir := fs.String("dir", "", "where the mirror is written (default: a temporary directory, removed after)")
 	bin := fs.String("d6a", "", "the d6a binary (default: built from ./cmd/d6a)")
+	gatilhos := fs.Int("barramento", 20_000, "draws whose triggers the bus check reads from a real JetStream stream, timed in bulk and with one GetMsg each (0: skip)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -176,6 +227,7 @@ func executarVerificar(ctx context.Context, args []string) error {
 	if n < 7000 || *novos < 2 || *novos > n-5000 {
 		return errors.New("-registros must be ≥ 7,000 and -monitor between 2 and registros-5,000")
 	}
+	// Enough decisions for n records (each is three or more).
 	decisoes := (n - 5000 + 1) / 2
 	raiz := *dir
 	if raiz == "" {
@@ -205,39 +257,11 @@ func executarVerificar(ctx context.Context, args []string) error {
 	}
 	inicio := time.Now()
 	antes := int64(n - *novos)
-	var cpAntes transparencia.Checkpoint
-	pararEm := errors.New("size reached")
-	escrever := func(r transparencia.Registravel) error {
-		if e.fr.N == int64(n) {
-			return pararEm
-		}
-		if err := e.anexar(r); err != nil {
-			return err
-		}
-		if e.fr.N == antes {
-			var err error
-			cpAntes, err = e.publicar()
-			return err
-		}
-		return nil
-	}
-	// The monitor's first run (the whole log at size n-novos) is made
-	// after the mirror is complete at n: publish the earlier checkpoint
-	// again then.
-	notaAntes := []byte(nil)
-	if err := transparencia.CadaHistoriaSintetica("bench-verificar", decisoes, func(r transparencia.Registravel) error {
-		err := escrever(r)
-		if err == nil && e.fr.N == antes && notaAntes == nil {
-			notaAntes, err = os.ReadFile(filepath.Join(e.raiz, "checkpoint"))
-		}
-		return err
-	}); err != nil && !errors.Is(err, pararEm) {
-		return err
-	}
-	cp, err := e.publicar()
+	cpAntes, cp, notaAntes, err := e.escreverHistoria(int64(n), antes, decisoes)
 	if err != nil {
 		return err
 	}
+	n, antes = int(cp.Tamanho), cpAntes.Tamanho
 	notaDepois, err := os.ReadFile(filepath.Join(e.raiz, "checkpoint"))
 	if err != nil {
 		return err
@@ -259,11 +283,15 @@ func executarVerificar(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	want := fmt.Sprintf("replay: registros=%d decisoes=%d divergencias=0 ", n, decisoes)
+	want := fmt.Sprintf("replay: registros=%d decisoes=%d divergencias=0 ", n, e.decisoes)
 	if !strings.Contains(r.saida, want) {
 		return fmt.Errorf("verify --all --replay: want %q in\n%s", want, r.saida)
 	}
 	fmt.Printf("verificar: registros=%d segundos=%.2f registros_por_s=%.0f pico_rss_mb=%.1f\n", n, r.segundos, float64(n)/r.segundos, r.rssMB)
+	carga, _ := os.ReadFile("/proc/loadavg")
+	cargas := append(strings.Fields(string(carga)), "?", "?", "?")
+	fmt.Printf("verificar: cpu_s=%.1f (%.2f µs por registro; registros por s de CPU %.0f) carga=%s\n",
+		r.cpu, r.cpu*1e6/float64(n), float64(n)/r.cpu, strings.Join(cargas[:3], "/"))
 
 	// The monitor: a first run at n-novos, then the timed one over the
 	// novos records after it.
@@ -282,12 +310,15 @@ func executarVerificar(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	want = fmt.Sprintf("monitor: de=%d para=%d novos=%d divergencias=0", antes, n, *novos)
+	want = fmt.Sprintf("monitor: de=%d para=%d novos=%d divergencias=0", antes, n, int64(n)-antes)
 	if !strings.Contains(r2.saida, want) {
 		return fmt.Errorf("monitor: want %q in\n%s", want, r2.saida)
 	}
 	st, _ := os.Stat(filepath.Join(estado, transparencia.ArquivoMonitor))
 	fmt.Printf("monitor: primeira=%.2fs (%d registros, pico_rss_mb=%.1f) novos=%d segundos=%.3f pico_rss_mb=%.1f estado_mb=%.1f\n",
-		r1.segundos, antes, r1.rssMB, *novos, r2.segundos, r2.rssMB, float64(st.Size())/1e6)
+		r1.segundos, antes, r1.rssMB, int64(n)-antes, r2.segundos, r2.rssMB, float64(st.Size())/1e6)
+	if *gatilhos > 0 {
+		return medirBarramento(ctx, raiz, *gatilhos)
+	}
 	return nil
 }

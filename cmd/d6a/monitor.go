@@ -29,6 +29,8 @@ func monitorar(ctx context.Context, c *transparencia.Cliente, dir string, stdout
 	} else if res.Barramento {
 		fmt.Fprintf(stdout, "entradas: mensagens=%d registradas=%d sem_efeito=%d mortas=%d invalidas=%d adiante=%d\n",
 			rp.Mensagens, rp.Registradas, rp.SemEfeito, rp.Mortas, rp.Invalidas, rp.Adiante)
+	} else if !res.PrimeiraVez && res.SemIDsDeEntradas {
+		fmt.Fprintf(stdout, "entradas: não conferidas contra o barramento (o estado em %s começou sem D6A_NATS_URL; para conferi-las, recomece com um DIR vazio)\n", dir)
 	}
 	if res.Eliminados > 0 {
 		fmt.Fprintf(stdout, "eliminados=%d (registros apagados: o replay nada prova sobre o que nomeavam)\n", res.Eliminados)

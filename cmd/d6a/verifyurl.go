@@ -107,6 +107,7 @@ func verifyURL(o *opcoesURL, eventID, arquivo string) int {
 			return exitUsage
 		}
 	}
+	gcVerificador()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	c := &transparencia.Cliente{Base: o.url, Chave: strings.TrimSpace(o.chave), Avisos: stderr}

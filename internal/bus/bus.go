@@ -166,6 +166,9 @@ type Bus struct {
 	// cheio: the consumption loop holds all the batches ahead it may and
 	// asks for nothing; the durable is not stalled meanwhile.
 	cheio atomic.Bool
+	// ultimaLida is the bus stream's last sequence as MsgsEntre last read
+	// it: a run that ends at or before it needs no stream info first.
+	ultimaLida atomic.Uint64
 
 	// acks are the reply subjects of the acknowledgements sent without
 	// confirmation in the last janelaReconfirmacao, oldest first, so they

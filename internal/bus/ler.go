@@ -45,16 +45,27 @@ func (b *Bus) Ler(ctx context.Context, stream string, desde uint64, fn func(Mens
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
 		return nil // nothing dead-lettered yet, say
 	}
-	if err != nil || ultima < max(desde, 1) {
+	if err != nil {
 		return err
 	}
-	cfg := jetstream.OrderedConsumerConfig{DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: max(desde, 1)}
+	return b.lerAte(ctx, stream, desde, ultima, fn)
+}
+
+// lerAte is Ler up to sequence ultima, which the stream holds or held.
+func (b *Bus) lerAte(ctx context.Context, stream string, desde, ultima uint64, fn func(Mensagem) error) error {
+	if ultima < max(desde, 1) {
+		return nil
+	}
+	// The server drops the ephemeral consumer 10 s after its last fetch,
+	// not nats.go's 5 minutes: the verifier makes one per tile.
+	cfg := jetstream.OrderedConsumerConfig{DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: max(desde, 1),
+		InactiveThreshold: 10 * time.Second}
 	cons, err := b.js.OrderedConsumer(ctx, stream, cfg)
 	if err != nil {
 		return fmt.Errorf("reading %s: %w", stream, err)
 	}
 	for {
-		lote, err := cons.Fetch(512, jetstream.FetchMaxWait(2*time.Second))
+		lote, err := cons.Fetch(int(min(512, ultima-max(desde, 1)+1)), jetstream.FetchMaxWait(2*time.Second))
 		if err != nil {
 			return fmt.Errorf("reading %s: %w", stream, err)
 		}
@@ -152,4 +163,26 @@ func (b *Bus) MortasDesde(ctx context.Context, desde uint64) (map[uint64]string,
 		return nil
 	})
 	return out, err
+}
+
+// MsgsEntre hands fn the messages of the bus stream from sequence de to ate
+// (those stored), in order, through one ordered consumer: the verifier's
+// bus check reads a tile's triggers in one pass (issue 39) where one
+// GetMsg per draw would pay a round trip each. Read-only, as
+// MsgPorSequencia.
+func (b *Bus) MsgsEntre(ctx context.Context, de, ate uint64, fn func(seq uint64, data []byte, subject string, em time.Time) error) error {
+	ultima := b.ultimaLida.Load()
+	if ate > ultima {
+		var err error
+		if _, ultima, err = b.Ultima(ctx, b.cfg.Stream); err != nil {
+			return err
+		}
+		b.ultimaLida.Store(ultima)
+	}
+	return b.lerAte(ctx, b.cfg.Stream, de, min(ate, ultima), func(m Mensagem) error {
+		if m.Seq > ate {
+			return nil // ate itself was deleted
+		}
+		return fn(m.Seq, m.Data, m.Subject, m.Em)
+	})
 }

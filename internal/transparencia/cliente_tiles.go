@@ -118,15 +118,28 @@ func (c *Cliente) lerBloco(ctx context.Context, k int64, w int, gatilhoDesde int
 		return b
 	}
 	b.lidos, b.falhas, b.gatilhos = make([]Registravel, w), make([]error, w), make([]bool, w)
+	var seqs []uint64
 	for j, reg := range b.entradas {
 		if len(reg) == 0 {
 			continue
 		}
 		b.lidos[j], b.falhas[j] = conferirFolha(reg, b.hashes[j])
-		// The bus reads of the draws and inputs, in the fetchers too: as
-		// many round trips in flight as tiles (issue 39's bulk check).
 		if b.falhas[j] == nil && c.Barramento != nil && b.inicio+int64(j) >= gatilhoDesde {
-			b.gatilhos[j], b.falhas[j] = conferirNoBarramento(ctx, c.Barramento, b.lidos[j])
+			if s := seqNoBarramento(b.lidos[j]); s > 0 {
+				seqs = append(seqs, s)
+			}
+		}
+	}
+	if c.Barramento == nil {
+		return b
+	}
+	// The bus check of the draws and inputs, in the fetchers too: the
+	// tile's messages read in bulk (lerEmLote), as many tiles in flight as
+	// TilesEmVoo.
+	barramento := lerEmLote(ctx, c.Barramento, seqs)
+	for j := range b.entradas {
+		if b.lidos[j] != nil && b.falhas[j] == nil && b.inicio+int64(j) >= gatilhoDesde {
+			b.gatilhos[j], b.falhas[j] = conferirNoBarramento(ctx, barramento, b.lidos[j])
 		}
 	}
 	return b

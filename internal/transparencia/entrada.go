@@ -87,7 +87,7 @@ func (r Entrada) chaves() (uuid.UUID, uuid.UUID) {
 }
 
 // Bytes is the canonical encoding, as Registro.Bytes.
-func (r Entrada) Bytes() ([]byte, error) { return codificar(r) }
+func (r Entrada) Bytes() ([]byte, error) { return codificarRapido(r) }
 
 // nsSuspensao is the namespace of the ids of suspension records.
 var nsSuspensao = uuid.NewSHA1(uuid.NameSpaceURL, []byte("https://github.com/formigueiro/d6a/transparencia/suspensao"))

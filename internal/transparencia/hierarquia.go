@@ -34,7 +34,7 @@ type Hierarquia struct {
 func (r Hierarquia) chaves() (uuid.UUID, uuid.UUID) { return r.EventID, uuid.Nil }
 
 // Bytes is the canonical encoding, as Registro.Bytes.
-func (r Hierarquia) Bytes() ([]byte, error) { return codificar(r) }
+func (r Hierarquia) Bytes() ([]byte, error) { return codificarRapido(r) }
 
 // NovaHierarquia is the record of uc's parent link (parent nil: a root).
 func NovaHierarquia(eventID uuid.UUID, gatilho *int64, uc uuid.UUID, parent *uuid.UUID, nivel int) Hierarquia {

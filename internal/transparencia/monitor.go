@@ -39,6 +39,9 @@ type ResumoMonitor struct {
 	PrimeiraVez bool
 	// Salvo: the new state replaced the kept one (nothing failed).
 	Salvo bool
+	// SemIDsDeEntradas: the state keeps no input record ids (it began
+	// without the bus), so the bus's input messages are not checked.
+	SemIDsDeEntradas bool
 }
 
 // Linha is the monitor's summary line (CONTRACT §7 "Monitor").
@@ -114,6 +117,17 @@ func (c *Cliente) Monitorar(ctx context.Context, dir string, progresso func(feit
 	res.Registros = cp.Tamanho
 	res.Resumo.Eliminados, res.Gatilhos, res.Barramento = kept.Eliminados, kept.Gatilhos, kept.Barramento
 	leitor, _ := c.Barramento.(LeitorDeEntradas)
+	// Without the bus there is no message to judge, so the input records'
+	// ids are not kept (semBarramento): the state stays the size of the
+	// counsellors and open assignments, not one id per input record, and
+	// a run over 1,000 new records reads and writes little (issue 39). A
+	// state begun that way has no ids to judge a message by, so a later
+	// run given the bus checks the triggers but not the inputs
+	// (docs/decisions.md).
+	if (res.PrimeiraVez && leitor == nil) || (!res.PrimeiraVez && kept.Replay.Vistos == nil) {
+		rp.semBarramento()
+		res.SemIDsDeEntradas = true
+	}
 	var erroBarramento error
 	if c.Barramento != nil {
 		if res.GatilhoDesde, err = c.gatilhoDesde(ctx); err != nil {
@@ -138,7 +152,7 @@ func (c *Cliente) Monitorar(ctx context.Context, dir string, progresso func(feit
 		if err != nil {
 			return
 		}
-		if s := seqDe(f); s != nil && leitor != nil && !res.Barramento && i >= res.GatilhoDesde && erroBarramento == nil {
+		if s := seqDe(f); s != nil && leitor != nil && !res.Barramento && rp.vistos != nil && i >= res.GatilhoDesde && erroBarramento == nil {
 			if erroBarramento = rp.CarregarMensagens(ctx, leitor, uint64(*s)); erroBarramento == nil {
 				res.Barramento = true
 			}

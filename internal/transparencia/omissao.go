@@ -142,6 +142,13 @@ func (r *Replay) CarregarMensagens(ctx context.Context, b LeitorDeEntradas, desd
 	})
 }
 
+// semBarramento is a replay with no bus to judge messages against: the
+// input records' event ids (vistos, what a judged message is looked up
+// in) are not kept, so its memory is the state's, not one id per input
+// record of the log (issue 39). A monitor keeps them: a later run may
+// have the bus.
+func (r *Replay) semBarramento() { r.vistos = nil }
+
 // mensagemEm is the loaded bus message at stream sequence seq.
 func (r *Replay) mensagemEm(seq int64) (mensagemEntrada, bool) {
 	i, ok := slices.BinarySearchFunc(r.mensagens, uint64(seq), func(m mensagemEntrada, s uint64) int { return cmp.Compare(m.seq, s) })
@@ -175,7 +182,9 @@ func seqDe(reg Registravel) *int64 {
 func (r *Replay) passar(indice int64, reg Registravel) {
 	e, entrada := reg.(Entrada)
 	if entrada {
-		r.vistos[e.EventID] = true
+		if r.vistos != nil {
+			r.vistos[e.EventID] = true
+		}
 		delete(r.omitidas, e.EventID)
 	}
 	seq := seqDe(reg)

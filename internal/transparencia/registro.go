@@ -50,7 +50,7 @@ func (r Registro) Bytes() ([]byte, error) {
 	if r.Cadeia == nil {
 		r.Cadeia = []string{}
 	}
-	return codificar(r)
+	return codificarRapido(r)
 }
 
 // NovoRegistro builds the record of a draw from its inputs and outcome.
@@ -92,6 +92,11 @@ func falha(campo string, encontrado, esperado any) *Falha {
 // bytes must be exactly what Bytes writes for the parsed value, so one
 // draw has one leaf hash.
 func LerRegistro(data []byte) (Registro, error) {
+	if f, ok := lerRapido(data); ok {
+		if r, ok := f.(Registro); ok {
+			return r, nil
+		}
+	}
 	var r Registro
 	err := lerCanonico(data, &r, func() ([]byte, error) { return r.Bytes() }, "the JSON record of CONTRACT §7")
 	return r, err

@@ -341,6 +341,11 @@ func (r *Replay) entrada(indice int64, e Entrada) {
 			d := *e.DemandaID
 			r.abrir(&aberta{seq: e.GatilhoSequence, indice: indice, demanda: &d, excluido: &id, redraw: true,
 				nome: fmt.Sprintf("a recusa de %s", id)})
+		} else {
+			// A concluded demand is never drawn again: its unit is
+			// dropped, so the state holds the open assignments, not
+			// every demand the log ever decided (issue 39).
+			delete(r.ucDemanda, *e.DemandaID)
 		}
 	}
 	r.conferirStatus(indice, e, c)
@@ -418,6 +423,9 @@ func (c *Cliente) ReproduzirEm(ctx context.Context, rp *Replay, progresso func(f
 	leitor, _ := c.Barramento.(LeitorDeEntradas)
 	var desde int64
 	var erroBarramento error
+	if leitor == nil {
+		rp.semBarramento()
+	}
 	if leitor != nil {
 		var err error
 		if desde, err = c.gatilhoDesde(ctx); err != nil {

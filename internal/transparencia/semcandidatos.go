@@ -54,7 +54,7 @@ func (r SemCandidatos) Bytes() ([]byte, error) {
 	if r.Cadeia == nil {
 		r.Cadeia = []string{}
 	}
-	return codificar(r)
+	return codificarRapido(r)
 }
 
 // NovoSemCandidatos builds the record of a sorteio.sem_candidatos.
@@ -72,6 +72,16 @@ func NovoSemCandidatos(eventID, demanda, uc uuid.UUID, gatilho *int64, timestamp
 // LerRegistravel parses a record of any kind and checks it is canonical: a
 // Registro, or a *SemCandidatos.
 func LerRegistravel(data []byte) (Registravel, error) {
+	if r, ok := lerRapido(data); ok {
+		return r, nil
+	}
+	return lerRegistravelLento(data)
+}
+
+// lerRegistravelLento is LerRegistravel through encoding/json: it accepts
+// what the fast path does and more only where the fast path declines (a
+// string with an escape), and names every failure.
+func lerRegistravelLento(data []byte) (Registravel, error) {
 	var k struct {
 		Tipo *string `json:"tipo"`
 	}
