@@ -9,6 +9,7 @@ import (
 
 	"github.com/formigueiro/d6a/internal/elegibilidade"
 	"github.com/formigueiro/d6a/internal/evento"
+	"github.com/formigueiro/d6a/internal/outbox"
 	"github.com/formigueiro/d6a/internal/sorteio"
 	"github.com/formigueiro/d6a/internal/store"
 	"github.com/formigueiro/d6a/internal/transparencia"
@@ -22,12 +23,6 @@ var nsSuspensao = uuid.NewSHA1(uuid.NameSpaceURL, []byte("https://github.com/for
 // publish it once.
 func IDSuspensaoExpirada(conselheiro uuid.UUID, ate time.Time) uuid.UUID {
 	return uuid.NewSHA1(nsSuspensao, []byte(conselheiro.String()+"|"+sorteio.FormatTimestamp(ate)))
-}
-
-type payloadSuspensaoExpirada struct {
-	ConselheiroID    uuid.UUID `json:"conselheiro_id"`
-	DataSuspensaoAte string    `json:"data_suspensao_ate"`
-	Timestamp        string    `json:"timestamp"`
 }
 
 // ReativarVencidos is spec 4.8's reativarSuspensosVencidos, at boot and
@@ -83,7 +78,7 @@ func (u *uow) encerrarSuspensao(ctx context.Context, log *slog.Logger, conselhei
 	}
 	if !ja {
 		t := sorteio.FormatTimestamp(u.agora)
-		if err := u.publicar(ctx, evento.SuspensaoExpirada, id, conselheiro.String(), t, payloadSuspensaoExpirada{
+		if err := u.publicar(ctx, evento.SuspensaoExpirada, id, conselheiro.String(), t, outbox.SuspensaoExpirada{
 			ConselheiroID: conselheiro, DataSuspensaoAte: sorteio.FormatTimestamp(ate), Timestamp: t,
 		}); err != nil {
 			return err

@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/formigueiro/d6a/internal/evento"
+	"github.com/formigueiro/d6a/internal/outbox"
 	"github.com/formigueiro/d6a/internal/sorteio"
 	"github.com/formigueiro/d6a/internal/store"
 )
@@ -24,14 +25,6 @@ func IDTimeout(eventIDSorteio uuid.UUID) uuid.UUID {
 	return uuid.NewSHA1(nsTimeout, eventIDSorteio[:])
 }
 
-type payloadRecusa struct {
-	ConselheiroID   uuid.UUID `json:"conselheiro_id"`
-	DemandaID       uuid.UUID `json:"demanda_id"`
-	UnidadeCivicaID uuid.UUID `json:"unidade_civica_id"`
-	Motivo          string    `json:"motivo"`
-	Timestamp       string    `json:"timestamp"`
-}
-
 // publicarTimeout queues conselheiro.atribuicao_recusada with motivo
 // timeout_resposta for an active assignment (CONTRACT §3), unless it was
 // queued before; nova reports whether this call queued it. D-6a consumes it
@@ -43,7 +36,7 @@ func (u *uow) publicarTimeout(ctx context.Context, a store.Atribuicao) (id uuid.
 		return id, false, err
 	}
 	t := sorteio.FormatTimestamp(u.agora)
-	err = u.publicar(ctx, evento.AtribuicaoRecusada, id, a.DemandaID.String(), t, payloadRecusa{
+	err = u.publicar(ctx, evento.AtribuicaoRecusada, id, a.DemandaID.String(), t, outbox.Recusa{
 		ConselheiroID: a.ConselheiroID, DemandaID: a.DemandaID, UnidadeCivicaID: a.UnidadeCivicaID,
 		Motivo: string(evento.TimeoutResposta), Timestamp: t,
 	})
