@@ -2,6 +2,7 @@ package atribuicao_test
 
 import (
 	"errors"
+	"log/slog"
 	"sync"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/formigueiro/d6a/internal/atribuicao"
 	"github.com/formigueiro/d6a/internal/console"
+	"github.com/formigueiro/d6a/internal/manutencao"
 )
 
 // A timeout asked again before its refusal is consumed answers the same
@@ -33,11 +35,11 @@ func TestTimeoutUmaRecusaPorAtribuicao(t *testing.T) {
 		func() (uuid.UUID, error) { return a.console(a.svc).Timeout(a.ctx, op, r.EventIDSorteio) },
 		func() (uuid.UUID, error) { return a.console(outra).Timeout(a.ctx, op, r.EventIDSorteio) },
 		func() (uuid.UUID, error) {
-			_, err := a.svc.VerificarTimeouts(a.ctx)
+			_, err := manutencao.VerificarTimeouts(a.ctx, a.svc, slog.Default())
 			return atribuicao.IDTimeout(r.EventIDSorteio), err
 		},
 		func() (uuid.UUID, error) {
-			_, err := outra.VerificarTimeouts(a.ctx)
+			_, err := manutencao.VerificarTimeouts(a.ctx, outra, slog.Default())
 			return atribuicao.IDTimeout(r.EventIDSorteio), err
 		},
 	} {
@@ -76,14 +78,14 @@ func TestVerificarTimeoutsRespeitaOPrazo(t *testing.T) {
 	a.conselheiro(uc)
 	a.sortearComSucesso(pedido(uc))
 	a.clk.Avancar(71 * time.Hour)
-	if n, err := a.svc.VerificarTimeouts(a.ctx); err != nil || n != 0 {
+	if n, err := manutencao.VerificarTimeouts(a.ctx, a.svc, slog.Default()); err != nil || n != 0 {
 		t.Fatalf("at 71 h: %d, %v; want none", n, err)
 	}
 	a.clk.Avancar(2 * time.Hour)
-	if n, err := a.svc.VerificarTimeouts(a.ctx); err != nil || n != 1 {
+	if n, err := manutencao.VerificarTimeouts(a.ctx, a.svc, slog.Default()); err != nil || n != 1 {
 		t.Fatalf("at 73 h: %d, %v; want 1", n, err)
 	}
-	if n, err := a.svc.VerificarTimeouts(a.ctx); err != nil || n != 0 {
+	if n, err := manutencao.VerificarTimeouts(a.ctx, a.svc, slog.Default()); err != nil || n != 0 {
 		t.Fatalf("second pass: %d, %v; want none", n, err)
 	}
 }

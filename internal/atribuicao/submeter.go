@@ -2,6 +2,7 @@ package atribuicao
 
 import (
 	"context"
+	"log/slog"
 	"time"
 
 	"github.com/google/uuid"
@@ -11,10 +12,10 @@ import (
 )
 
 // Unidade is a unit of work submitted from outside the package (the
-// console, internal/console): its transaction and fixed clock reading, and
-// the executor's own ways of queueing what it decides, so that what goes
-// to the outbox, the log and the situacao cache goes the one way it goes
-// for the handlers. The handlers and the boot use *uow itself: they batch,
+// console, internal/console; the periodic jobs, internal/manutencao): its
+// transaction and fixed clock reading, and the executor's own ways of
+// queueing what it decides, so that what goes to the outbox, the log and
+// the situacao cache goes the one way it goes for the handlers. The handlers and the boot use *uow itself: they batch,
 // defer their writes and read ahead, which a caller outside does not.
 type Unidade struct{ u *uow }
 
@@ -43,6 +44,12 @@ func (x Unidade) PublicarTimeout(ctx context.Context, a store.Atribuicao) (id uu
 // publicarVarredura).
 func (x Unidade) PublicarVarredura(ctx context.Context, id uuid.UUID, demanda, uc *uuid.UUID, acao string) (publicada bool, err error) {
 	return x.u.publicarVarredura(ctx, id, demanda, uc, acao)
+}
+
+// EncerrarSuspensao queues the end of a suspension once (reativacao.go
+// encerrarSuspensao).
+func (x Unidade) EncerrarSuspensao(ctx context.Context, log *slog.Logger, conselheiro uuid.UUID, ate time.Time, motivo string) error {
+	return x.u.encerrarSuspensao(ctx, log, conselheiro, ate, motivo)
 }
 
 // Alterou names a citizen whose situation the unit changed.

@@ -348,7 +348,7 @@ func (w *Instancia) boot(ctx context.Context) error {
 		w.divergente.Store(true)
 		return nil
 	}
-	return w.Servico.BootSorteios(ctx)
+	return w.bootSorteios(ctx)
 }
 
 func (w *Instancia) close() {
