@@ -2,6 +2,7 @@ package atribuicao_test
 
 import (
 	"errors"
+	"log/slog"
 	"sync"
 	"testing"
 	"time"
@@ -9,6 +10,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/formigueiro/d6a/internal/atribuicao"
+	"github.com/formigueiro/d6a/internal/console"
+	"github.com/formigueiro/d6a/internal/manutencao"
 )
 
 // A timeout asked again before its refusal is consumed answers the same
@@ -20,7 +23,7 @@ func TestTimeoutUmaRecusaPorAtribuicao(t *testing.T) {
 	uc := a.uc(uuid.Nil)
 	a.conselheiro(uc)
 	r := a.sortearComSucesso(pedido(uc))
-	op := atribuicao.Acao{Sub: "op", Justificativa: "teste"}
+	op := console.Acao{Sub: "op", Justificativa: "teste"}
 
 	outra := a.novoServico(a.st, nil)
 	a.clk.Avancar(100 * time.Hour)
@@ -29,14 +32,14 @@ func TestTimeoutUmaRecusaPorAtribuicao(t *testing.T) {
 	ids := make([]uuid.UUID, 4)
 	errs := make([]error, 4)
 	for i, f := range []func() (uuid.UUID, error){
-		func() (uuid.UUID, error) { return a.svc.Timeout(a.ctx, op, r.EventIDSorteio) },
-		func() (uuid.UUID, error) { return outra.Timeout(a.ctx, op, r.EventIDSorteio) },
+		func() (uuid.UUID, error) { return a.console(a.svc).Timeout(a.ctx, op, r.EventIDSorteio) },
+		func() (uuid.UUID, error) { return a.console(outra).Timeout(a.ctx, op, r.EventIDSorteio) },
 		func() (uuid.UUID, error) {
-			_, err := a.svc.VerificarTimeouts(a.ctx)
+			_, err := manutencao.VerificarTimeouts(a.ctx, a.svc, slog.Default())
 			return atribuicao.IDTimeout(r.EventIDSorteio), err
 		},
 		func() (uuid.UUID, error) {
-			_, err := outra.VerificarTimeouts(a.ctx)
+			_, err := manutencao.VerificarTimeouts(a.ctx, outra, slog.Default())
 			return atribuicao.IDTimeout(r.EventIDSorteio), err
 		},
 	} {
@@ -61,7 +64,7 @@ func TestTimeoutUmaRecusaPorAtribuicao(t *testing.T) {
 	if n := a.contar(`SELECT count(*) FROM d6a.acoes_administrativas WHERE acao = 'timeout' AND event_id = $1`, want); n != 2 {
 		t.Fatalf("%d journal rows, want one per console call", n)
 	}
-	if _, err := a.svc.Timeout(a.ctx, atribuicao.Acao{Sub: "op", Justificativa: " "}, r.EventIDSorteio); !errors.Is(err, atribuicao.ErrJustificativa) {
+	if _, err := a.console(a.svc).Timeout(a.ctx, console.Acao{Sub: "op", Justificativa: " "}, r.EventIDSorteio); !errors.Is(err, console.ErrJustificativa) {
 		t.Fatalf("blank justificativa: %v", err)
 	}
 }
@@ -75,14 +78,20 @@ func TestVerificarTimeoutsRespeitaOPrazo(t *testing.T) {
 	a.conselheiro(uc)
 	a.sortearComSucesso(pedido(uc))
 	a.clk.Avancar(71 * time.Hour)
-	if n, err := a.svc.VerificarTimeouts(a.ctx); err != nil || n != 0 {
+	if n, err := manutencao.VerificarTimeouts(a.ctx, a.svc, slog.Default()); err != nil || n != 0 {
 		t.Fatalf("at 71 h: %d, %v; want none", n, err)
 	}
 	a.clk.Avancar(2 * time.Hour)
-	if n, err := a.svc.VerificarTimeouts(a.ctx); err != nil || n != 1 {
+	if n, err := manutencao.VerificarTimeouts(a.ctx, a.svc, slog.Default()); err != nil || n != 1 {
 		t.Fatalf("at 73 h: %d, %v; want 1", n, err)
 	}
-	if n, err := a.svc.VerificarTimeouts(a.ctx); err != nil || n != 0 {
+	if n, err := manutencao.VerificarTimeouts(a.ctx, a.svc, slog.Default()); err != nil || n != 0 {
 		t.Fatalf("second pass: %d, %v; want none", n, err)
 	}
+}
+
+// console is the operators' console over svc, on the ambiente's store and
+// clock.
+func (a *ambiente) console(svc *atribuicao.Servico) *console.Console {
+	return console.New(console.Options{Executor: svc, Store: a.st, Now: a.clk.Now})
 }

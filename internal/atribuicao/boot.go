@@ -32,19 +32,16 @@ func (s *Servico) Boot(ctx context.Context) error {
 	return nil
 }
 
-// BootSorteios runs the boot steps that draw: reactivate expired
-// suspensions (4.8), then sweep the whole pending queue (4.7). They decide on what
-// the database holds, so the worker holds them back while the bus shows
-// results the database lost (an asynchronous standby promoted): a draw made
-// then could give a counsellor the bus already gave a demand.
+// BootSorteios runs the boot step that draws: sweep the whole pending
+// queue (4.7). The colony runs the reactivation of expired suspensions
+// (4.8, manutencao.ReativarVencidos) just before it: the sweep then reads
+// counsellors whose suspension has ended as disponivel, each end already
+// published (docs/decisions.md, "Boot: reactivation before the sweep").
+// Both decide on what the database holds, so the colony holds them back
+// while the bus shows results the database lost (an asynchronous standby
+// promoted): a draw made then could give a counsellor the bus already gave
+// a demand.
 func (s *Servico) BootSorteios(ctx context.Context) error {
-	// Reactivation first (spec 4.8 lists it last): the sweep then reads
-	// counsellors whose suspension has ended as disponivel, each end
-	// already published (docs/decisions.md, "Boot: reactivation before the
-	// sweep").
-	if err := s.reativarSuspensosVencidos(ctx); err != nil {
-		return fmt.Errorf("reativação de suspensos: %w", err)
-	}
 	if err := s.processarFilaPendentes(ctx); err != nil {
 		return fmt.Errorf("fila de pendentes: %w", err)
 	}
@@ -99,17 +96,22 @@ func (s *Servico) verificarConsistenciaOcupados(ctx context.Context) error {
 	})
 }
 
+// loteGatilhos bounds the boot's sweep triggers queued in one unit of work
+// (the automatic timeout's batch, manutencao.LoteTimeout, by the same
+// reasoning).
+const loteGatilhos = 200
+
 // processarFilaPendentes is spec 4.7: every pending demand, oldest first,
 // gets a trigger on the bus (d6a.varredura) and is drawn when it comes back
 // (CONTRACT §4: one trigger per draw). Triggers are queued in units of
-// LoteTimeout.
+// loteGatilhos.
 func (s *Servico) processarFilaPendentes(ctx context.Context) error {
 	pendentes, err := s.o.Store.Read().BuscarTodosPendentes(ctx)
 	if err != nil {
 		return err
 	}
-	for inicio := 0; inicio < len(pendentes); inicio += LoteTimeout {
-		parte := pendentes[inicio:min(inicio+LoteTimeout, len(pendentes))]
+	for inicio := 0; inicio < len(pendentes); inicio += loteGatilhos {
+		parte := pendentes[inicio:min(inicio+loteGatilhos, len(pendentes))]
 		err := s.executar(ctx, func(ctx context.Context, u *uow) error {
 			for _, p := range parte {
 				if _, err := u.publicarVarredura(ctx, IDVarreduraBoot(p.DemandaID, p.TentativasSorteio), &p.DemandaID, nil, AcaoVarreduraBoot); err != nil {
@@ -126,11 +128,4 @@ func (s *Servico) processarFilaPendentes(ctx context.Context) error {
 		s.log.Info("Fila pendente: varredura do reinício publicada", "pendentes", len(pendentes))
 	}
 	return nil
-}
-
-// reativarSuspensosVencidos is the last boot step of spec 4.8; the same
-// step runs periodically (reativacao.go).
-func (s *Servico) reativarSuspensosVencidos(ctx context.Context) error {
-	_, err := s.ReativarVencidos(ctx)
-	return err
 }

@@ -1,6 +1,7 @@
 package atribuicao_test
 
 import (
+	"log/slog"
 	"testing"
 	"time"
 
@@ -8,6 +9,7 @@ import (
 
 	"github.com/formigueiro/d6a/internal/elegibilidade"
 	"github.com/formigueiro/d6a/internal/evento"
+	"github.com/formigueiro/d6a/internal/manutencao"
 	"github.com/formigueiro/d6a/internal/store"
 )
 
@@ -127,6 +129,9 @@ func TestT19_FilaPendentesFIFO(t *testing.T) {
 // handed back as the bus would.
 func boot(a *ambiente) error {
 	if err := a.svc.Boot(a.ctx); err != nil {
+		return err
+	}
+	if _, err := manutencao.ReativarVencidos(a.ctx, a.svc, slog.Default()); err != nil {
 		return err
 	}
 	if err := a.svc.BootSorteios(a.ctx); err != nil {

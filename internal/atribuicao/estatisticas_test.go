@@ -13,6 +13,7 @@ import (
 	"github.com/formigueiro/d6a/internal/atribuicao"
 	"github.com/formigueiro/d6a/internal/evento"
 	"github.com/formigueiro/d6a/internal/hierarquia"
+	"github.com/formigueiro/d6a/internal/manutencao"
 	"github.com/formigueiro/d6a/internal/pgtest"
 	"github.com/formigueiro/d6a/internal/store"
 )
@@ -232,7 +233,7 @@ func custoPorEvento(t *testing.T, analisarVazio, analisarDepois, ativasDepois bo
 	inicio := time.Now()
 	for i := 0; i < len(evs); i += 50 {
 		rodar(evs[i:min(i+50, len(evs))])
-		if n, err := svc.ReativarVencidos(ctx); err != nil || n != 0 {
+		if n, err := manutencao.ReativarVencidos(ctx, svc, slog.Default()); err != nil || n != 0 {
 			t.Fatalf("periodic reactivation: %d reactivated (none has expired), %v", n, err)
 		}
 	}

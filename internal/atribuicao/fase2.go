@@ -3,7 +3,6 @@ package atribuicao
 import (
 	"context"
 	"log/slog"
-	"time"
 
 	"github.com/google/uuid"
 
@@ -193,36 +192,4 @@ func (s *Servico) registrarPortoes(ctx context.Context) error {
 		s.log.Info("regras de elegibilidade em vigor", "capacitacao_externa", g.CapacitacaoExterna, "exigir_vinculo", g.ExigirVinculo)
 		return nil
 	})
-}
-
-// RazoesCadeia is, over a waiting demand's chain, how many counsellors
-// each exclusion leaves out (a counsellor may count under several): the
-// console's answer to "why has this unit nobody eligible" (issue 41), the
-// phase-2 gates in force among them.
-type RazoesCadeia struct {
-	Cadeia         []uuid.UUID `json:"cadeia"`
-	Cadastrados    int64       `json:"cadastrados"`
-	Ocupados       int64       `json:"ocupados"`
-	Inativos       int64       `json:"inativos"`
-	Suspensos      int64       `json:"suspensos"`
-	SemCapacitacao int64       `json:"sem_capacitacao"`
-	SemVinculo     int64       `json:"sem_vinculo"`
-	// Regras are the gates in force (CONTRACT §8).
-	Regras elegibilidade.Portoes `json:"regras"`
-}
-
-func (s *Servico) razoesDaCadeia(ctx context.Context, uc uuid.UUID, agora time.Time) *RazoesCadeia {
-	cadeia, err := s.o.Hierarquia.Cadeia(ctx, uc)
-	if err != nil {
-		return nil
-	}
-	g := s.o.Portoes
-	r, err := s.o.Store.Read().ContarRazoesPorUcs(ctx, store.ContarRazoesPorUcsParams{
-		Ucs: cadeia, Agora: agora, CapacitacaoExterna: g.CapacitacaoExterna, ExigirVinculo: g.ExigirVinculo,
-	})
-	if err != nil {
-		return nil
-	}
-	return &RazoesCadeia{Cadeia: cadeia, Cadastrados: r.Cadastrados, Ocupados: r.Ocupados, Inativos: r.Inativos,
-		Suspensos: r.Suspensos, SemCapacitacao: r.SemCapacitacao, SemVinculo: r.SemVinculo, Regras: g}
 }

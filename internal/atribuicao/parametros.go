@@ -52,7 +52,8 @@ func (p Parametros) Validar() error {
 	return nil
 }
 
-func deLinha(r store.Parametros) Parametros {
+// ParametrosDaLinha is a row of d6a.config as Parametros.
+func ParametrosDaLinha(r store.Parametros) Parametros {
 	return Parametros{
 		Versao: int(r.Versao), NRecusasSuspensao: int(r.NRecusasSuspensao), TSuspensaoDias: int(r.TSuspensaoDias),
 		TimeoutRespostaHoras: int(r.TimeoutRespostaHoras), Sub: r.Sub, Justificativa: r.Justificativa, CriadoEm: r.CriadoEm.UTC(),
@@ -80,7 +81,7 @@ func (u *uow) parametros(ctx context.Context) (Parametros, error) {
 	if achou, err := store.Found(err); err != nil {
 		return Parametros{}, err
 	} else if achou {
-		return deLinha(r), nil
+		return ParametrosDaLinha(r), nil
 	}
 	seed := u.servico.doAmbiente()
 	seed.Agora = u.agora
@@ -91,7 +92,7 @@ func (u *uow) parametros(ctx context.Context) (Parametros, error) {
 	if err != nil {
 		return Parametros{}, err
 	}
-	return deLinha(r), nil
+	return ParametrosDaLinha(r), nil
 }
 
 // semearParametros is the boot step that writes version 1 of d6a.config
@@ -116,65 +117,4 @@ func (s *Servico) semearParametros(ctx context.Context) error {
 		}
 		return nil
 	})
-}
-
-// ParametrosVigentes returns the version in force (read outside the
-// executor; the console and the metrics show it).
-func (s *Servico) ParametrosVigentes(ctx context.Context) (Parametros, error) {
-	r, err := s.o.Store.Read().ParametrosVigentes(ctx)
-	if achou, err := store.Found(err); err != nil || !achou {
-		if err == nil {
-			err = fmt.Errorf("%w: d6a.config vazia (boot não concluído)", ErrNaoEncontrado)
-		}
-		return Parametros{}, err
-	}
-	return deLinha(r), nil
-}
-
-// HistoricoParametros returns every version, oldest first.
-func (s *Servico) HistoricoParametros(ctx context.Context) ([]Parametros, error) {
-	rows, err := s.o.Store.Read().HistoricoParametros(ctx)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]Parametros, len(rows))
-	for i, r := range rows {
-		out[i] = deLinha(r)
-	}
-	return out, nil
-}
-
-// NovosParametros writes a new version of d6a.config through the executor,
-// with the administrative action that made it, and returns its number. It
-// applies from the next refusal on; earlier suspensions keep the version
-// they were decided under.
-func (s *Servico) NovosParametros(ctx context.Context, a Acao, p Parametros) (int, error) {
-	if err := a.validar(); err != nil {
-		return 0, err
-	}
-	if err := p.Validar(); err != nil {
-		return 0, err
-	}
-	var versao int32
-	err := s.executar(ctx, func(ctx context.Context, u *uow) error {
-		anterior, err := u.parametros(ctx)
-		if err != nil {
-			return err
-		}
-		versao, err = u.tx.InserirParametros(ctx, store.InserirParametrosParams{
-			NRecusasSuspensao: int32(p.NRecusasSuspensao), TSuspensaoDias: int32(p.TSuspensaoDias),
-			TimeoutRespostaHoras: int32(p.TimeoutRespostaHoras), Sub: a.Sub, Justificativa: a.Justificativa, Agora: u.agora,
-		})
-		if err != nil {
-			return err
-		}
-		s.log.Warn("parâmetros alterados pelo console", "sub", a.Sub, "versao_anterior", anterior.Versao, "versao_parametros", versao,
-			"n_recusas_suspensao", p.NRecusasSuspensao, "t_suspensao_dias", p.TSuspensaoDias,
-			"timeout_resposta_horas", p.TimeoutRespostaHoras, "justificativa", a.Justificativa)
-		return u.registrarAcao(ctx, a, AcaoParametros, fmt.Sprintf("versao %d", versao), nil, map[string]any{
-			"versao": versao, "versao_anterior": anterior.Versao, "n_recusas_suspensao": p.NRecusasSuspensao,
-			"t_suspensao_dias": p.TSuspensaoDias, "timeout_resposta_horas": p.TimeoutRespostaHoras,
-		})
-	})
-	return int(versao), err
 }

@@ -7,10 +7,9 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/formigueiro/d6a/internal/elegibilidade"
 	"github.com/formigueiro/d6a/internal/evento"
+	"github.com/formigueiro/d6a/internal/outbox"
 	"github.com/formigueiro/d6a/internal/sorteio"
-	"github.com/formigueiro/d6a/internal/store"
 	"github.com/formigueiro/d6a/internal/transparencia"
 )
 
@@ -22,47 +21,6 @@ var nsSuspensao = uuid.NewSHA1(uuid.NameSpaceURL, []byte("https://github.com/for
 // publish it once.
 func IDSuspensaoExpirada(conselheiro uuid.UUID, ate time.Time) uuid.UUID {
 	return uuid.NewSHA1(nsSuspensao, []byte(conselheiro.String()+"|"+sorteio.FormatTimestamp(ate)))
-}
-
-type payloadSuspensaoExpirada struct {
-	ConselheiroID    uuid.UUID `json:"conselheiro_id"`
-	DataSuspensaoAte string    `json:"data_suspensao_ate"`
-	Timestamp        string    `json:"timestamp"`
-}
-
-// ReativarVencidos is spec 4.8's reativarSuspensosVencidos, at boot and
-// periodically: every suspenso whose data_suspensao_ate has passed goes back
-// to disponivel and conselheiro.suspensao_expirada is queued (spec 8.2,
-// CONTRACT §3), in one unit of work. The queue of each one's unit is swept,
-// as on a release, when the end comes back from the bus (onSuspensaoExpirada,
-// CONTRACT §4). It returns how many it reactivated.
-func (s *Servico) ReativarVencidos(ctx context.Context) (int, error) {
-	n := 0
-	err := s.executar(ctx, func(ctx context.Context, u *uow) error {
-		n = 0
-		vencidos, err := u.tx.BuscarSuspensosComPrazoVencido(ctx, u.agora)
-		if err != nil {
-			return err
-		}
-		for _, c := range vencidos {
-			ate := c.DataSuspensaoAte.UTC()
-			// The status after the end, by the rule the replay applies to
-			// its record.
-			if _, err := u.tx.AtualizarStatusConselheiro(ctx, store.AtualizarStatusConselheiroParams{
-				ID: c.ID, Status: elegibilidade.StatusAposSuspensaoExpirada(c.Status), EventID: IDSuspensaoExpirada(c.ID, ate), Agora: u.agora,
-			}); err != nil {
-				return err
-			}
-			u.alterou(c.CidadaoID)
-			log := s.log.With("conselheiro_id", c.ID)
-			if err := u.encerrarSuspensao(ctx, log, c.ID, ate, "reativacao-prazo"); err != nil {
-				return err
-			}
-			n++
-		}
-		return nil
-	})
-	return n, err
 }
 
 // encerrarSuspensao queues conselheiro.suspensao_expirada for the
@@ -83,7 +41,7 @@ func (u *uow) encerrarSuspensao(ctx context.Context, log *slog.Logger, conselhei
 	}
 	if !ja {
 		t := sorteio.FormatTimestamp(u.agora)
-		if err := u.publicar(ctx, evento.SuspensaoExpirada, id, conselheiro.String(), t, payloadSuspensaoExpirada{
+		if err := u.publicar(ctx, evento.SuspensaoExpirada, id, conselheiro.String(), t, outbox.SuspensaoExpirada{
 			ConselheiroID: conselheiro, DataSuspensaoAte: sorteio.FormatTimestamp(ate), Timestamp: t,
 		}); err != nil {
 			return err

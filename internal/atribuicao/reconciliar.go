@@ -21,6 +21,7 @@ import (
 // moved on (the demand or the counsellor holds another active assignment, a
 // draw made after the failover) is ErrConflito: an operator decides; d6a
 // never cancels a published draw by itself.
+var ErrConflito = errors.New("conflito")
 
 // Reconciliacao is what Reconciliar did with one lost draw.
 type Reconciliacao string

@@ -3,7 +3,6 @@ package atribuicao
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -12,10 +11,10 @@ import (
 
 	"github.com/formigueiro/d6a/internal/elegibilidade"
 	"github.com/formigueiro/d6a/internal/evento"
+	"github.com/formigueiro/d6a/internal/outbox"
 	"github.com/formigueiro/d6a/internal/sorteio"
 	"github.com/formigueiro/d6a/internal/store"
 	"github.com/formigueiro/d6a/internal/transparencia"
-	"github.com/formigueiro/d6a/schemas"
 )
 
 // DadosDemanda is the demand data a draw carries (spec 1.4 dadosDemanda),
@@ -150,7 +149,7 @@ func (u *uow) executarSorteio(ctx context.Context, p Pedido) (Resultado, error) 
 	// response timeout; T, the seed's, is the trigger's bus time.
 	dataSorteio := u.agora
 	eventID := u.novoID()
-	envelope, err := u.envelope(evento.ConselheiroSorteado, eventID, p.Dados.CorrelacaoID, t, payloadSorteado{
+	envelope, err := outbox.Envelope(evento.ConselheiroSorteado, eventID, p.Dados.CorrelacaoID, t, outbox.Sorteado{
 		ConselheiroID: selecionado, DemandaID: p.DemandaID, UnidadeCivicaID: p.UC,
 		MetodoSorteio: sorteio.Metodo, SeedPublico: res.Seed, ListaElegiveisHash: res.ListaHash,
 		PosicaoSorteada: sorteio.PosicaoSorteada, TotalElegiveis: len(ids), Timestamp: t,
@@ -336,7 +335,7 @@ func (u *uow) publicarSemCandidatos(ctx context.Context, p Pedido, filtro elegib
 		t = sorteio.FormatTimestamp(u.gatilho.Armazenado)
 	}
 	eventID := u.novoID()
-	data, err := u.envelope(tipo, eventID, p.Dados.CorrelacaoID, t, payloadSemCandidatos{
+	data, err := outbox.Envelope(tipo, eventID, p.Dados.CorrelacaoID, t, outbox.SemCandidatos{
 		DemandaID: p.DemandaID, UnidadeCivicaID: p.UC, TotalElegiveis: 0, Motivo: motivo, Timestamp: t,
 	})
 	if err != nil {
@@ -377,58 +376,11 @@ func (u *uow) registrarSemCandidatos(eventID uuid.UUID, p Pedido, filtro elegibi
 		filtro.Motivo, cadeia, filtro.Cadastrados, filtro.Ocupados, p.Excluir))
 }
 
-type payloadSorteado struct {
-	ConselheiroID      uuid.UUID `json:"conselheiro_id"`
-	DemandaID          uuid.UUID `json:"demanda_id"`
-	UnidadeCivicaID    uuid.UUID `json:"unidade_civica_id"`
-	MetodoSorteio      string    `json:"metodo_sorteio"`
-	SeedPublico        string    `json:"seed_publico"`
-	ListaElegiveisHash string    `json:"lista_elegiveis_hash"`
-	PosicaoSorteada    int       `json:"posicao_sorteada"`
-	TotalElegiveis     int       `json:"total_elegiveis"`
-	Timestamp          string    `json:"timestamp"`
-}
-
-type payloadSemCandidatos struct {
-	DemandaID       uuid.UUID `json:"demanda_id"`
-	UnidadeCivicaID uuid.UUID `json:"unidade_civica_id"`
-	TotalElegiveis  int       `json:"total_elegiveis"`
-	Motivo          string    `json:"motivo"`
-	Timestamp       string    `json:"timestamp"`
-}
-
-// envelope is the published envelope: exactly seven fields (CONTRACT §3).
-type envelope struct {
-	EventID      uuid.UUID `json:"event_id"`
-	Tipo         string    `json:"tipo"`
-	Origem       string    `json:"origem"`
-	VersaoSchema string    `json:"versao_schema"`
-	CorrelacaoID string    `json:"correlacao_id"`
-	Timestamp    string    `json:"timestamp"`
-	Payload      any       `json:"payload"`
-}
-
-// envelope encodes a published event and validates it against schemas/:
-// nothing that fails the schema enters the outbox.
-func (u *uow) envelope(tipo evento.Tipo, eventID uuid.UUID, correlacao, timestamp string, payload any) ([]byte, error) {
-	data, err := json.Marshal(envelope{
-		EventID: eventID, Tipo: string(tipo), Origem: "D-6a", VersaoSchema: "1.0.0",
-		CorrelacaoID: correlacao, Timestamp: timestamp, Payload: payload,
-	})
-	if err != nil {
-		return nil, err
-	}
-	if err := schemas.Validar(string(tipo), data); err != nil {
-		return nil, fmt.Errorf("evento de saída inválido: %w", err)
-	}
-	return data, nil
-}
-
 // publicar queues an event in the outbox of this transaction; the relay
 // publishes it with Nats-Msg-Id = event_id. Nothing that fails the schema
 // enters the outbox.
 func (u *uow) publicar(ctx context.Context, tipo evento.Tipo, eventID uuid.UUID, correlacao, timestamp string, payload any) error {
-	data, err := u.envelope(tipo, eventID, correlacao, timestamp, payload)
+	data, err := outbox.Envelope(tipo, eventID, correlacao, timestamp, payload)
 	if err != nil {
 		return err
 	}

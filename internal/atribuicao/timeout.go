@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/formigueiro/d6a/internal/evento"
+	"github.com/formigueiro/d6a/internal/outbox"
 	"github.com/formigueiro/d6a/internal/sorteio"
 	"github.com/formigueiro/d6a/internal/store"
 )
@@ -24,14 +25,6 @@ func IDTimeout(eventIDSorteio uuid.UUID) uuid.UUID {
 	return uuid.NewSHA1(nsTimeout, eventIDSorteio[:])
 }
 
-type payloadRecusa struct {
-	ConselheiroID   uuid.UUID `json:"conselheiro_id"`
-	DemandaID       uuid.UUID `json:"demanda_id"`
-	UnidadeCivicaID uuid.UUID `json:"unidade_civica_id"`
-	Motivo          string    `json:"motivo"`
-	Timestamp       string    `json:"timestamp"`
-}
-
 // publicarTimeout queues conselheiro.atribuicao_recusada with motivo
 // timeout_resposta for an active assignment (CONTRACT §3), unless it was
 // queued before; nova reports whether this call queued it. D-6a consumes it
@@ -43,50 +36,11 @@ func (u *uow) publicarTimeout(ctx context.Context, a store.Atribuicao) (id uuid.
 		return id, false, err
 	}
 	t := sorteio.FormatTimestamp(u.agora)
-	err = u.publicar(ctx, evento.AtribuicaoRecusada, id, a.DemandaID.String(), t, payloadRecusa{
+	err = u.publicar(ctx, evento.AtribuicaoRecusada, id, a.DemandaID.String(), t, outbox.Recusa{
 		ConselheiroID: a.ConselheiroID, DemandaID: a.DemandaID, UnidadeCivicaID: a.UnidadeCivicaID,
 		Motivo: string(evento.TimeoutResposta), Timestamp: t,
 	})
 	return id, err == nil, err
-}
-
-// LoteTimeout bounds the assignments one pass of the automatic timeout
-// handles in one unit of work; the next pass takes the rest.
-const LoteTimeout = 200
-
-// VerificarTimeouts is the automatic response timeout (spec 8.3, CONTRACT
-// §2 D6A_TIMEOUT_AUTOMATICO): every active assignment drawn longer ago than
-// the timeout in force, without conselheiro.demanda_iniciada, gets the
-// timeout refusal. It returns how many refusals it queued.
-func (s *Servico) VerificarTimeouts(ctx context.Context) (int, error) {
-	n := 0
-	err := s.executar(ctx, func(ctx context.Context, u *uow) error {
-		n = 0
-		par, err := u.parametros(ctx)
-		if err != nil {
-			return err
-		}
-		vencidas, err := u.tx.BuscarAtivasSemInicio(ctx, store.BuscarAtivasSemInicioParams{
-			AntesDe: u.agora.Add(-par.TimeoutResposta()), Limite: LoteTimeout,
-		})
-		if err != nil {
-			return err
-		}
-		for _, a := range vencidas {
-			id, nova, err := u.publicarTimeout(ctx, a)
-			if err != nil {
-				return err
-			}
-			if nova {
-				n++
-				s.log.Warn("timeout de resposta automático", "event_id", id, "event_id_sorteio", a.EventIDSorteio,
-					"conselheiro_id", a.ConselheiroID, "demanda_id", a.DemandaID, "data_sorteio", a.DataSorteio.UTC().Format(time.RFC3339),
-					"timeout_resposta_horas", par.TimeoutRespostaHoras, "versao_parametros", par.Versao)
-			}
-		}
-		return nil
-	})
-	return n, err
 }
 
 // onDemandaIniciada records when an assignment started

@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/formigueiro/d6a/internal/evento"
+	"github.com/formigueiro/d6a/internal/outbox"
 	"github.com/formigueiro/d6a/internal/sorteio"
 	"github.com/formigueiro/d6a/internal/store"
 )
@@ -35,13 +36,6 @@ const (
 	AcaoVarreduraConsole = "console"
 )
 
-type payloadVarredura struct {
-	DemandaID       *uuid.UUID `json:"demanda_id"`
-	UnidadeCivicaID *uuid.UUID `json:"unidade_civica_id"`
-	Acao            string     `json:"acao"`
-	Timestamp       string     `json:"timestamp"`
-}
-
 // publicarVarredura queues the trigger of a sweep: of the pending demand
 // demanda, or else of uc's queue. With a fixed id, a trigger already queued
 // is not queued again (publicada false).
@@ -60,7 +54,7 @@ func (u *uow) publicarVarredura(ctx context.Context, id uuid.UUID, demanda, uc *
 		return false, fmt.Errorf("varredura sem demanda nem unidade")
 	}
 	t := sorteio.FormatTimestamp(u.agora)
-	err = u.publicar(ctx, evento.Varredura, id, corr, t, payloadVarredura{DemandaID: demanda, UnidadeCivicaID: uc, Acao: acao, Timestamp: t})
+	err = u.publicar(ctx, evento.Varredura, id, corr, t, outbox.Varredura{DemandaID: demanda, UnidadeCivicaID: uc, Acao: acao, Timestamp: t})
 	return err == nil, err
 }
 

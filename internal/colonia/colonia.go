@@ -36,6 +36,7 @@ import (
 	"github.com/formigueiro/d6a/internal/atribuicao"
 	"github.com/formigueiro/d6a/internal/bus"
 	"github.com/formigueiro/d6a/internal/config"
+	"github.com/formigueiro/d6a/internal/console"
 	"github.com/formigueiro/d6a/internal/elegibilidade"
 	"github.com/formigueiro/d6a/internal/estatisticas"
 	"github.com/formigueiro/d6a/internal/evento"
@@ -83,6 +84,8 @@ type Instancia struct {
 	Store   *store.Store
 	Bus     *bus.Bus
 	Servico *atribuicao.Servico
+	// Console is the operators' console over Servico (httpapi serves it).
+	Console *console.Console
 	Relay   *outbox.Relay
 	Metrics *metrics.Metrics
 	App     *fiber.App
@@ -168,7 +171,7 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *Instancia, err e
 		tipos[i] = string(t)
 	}
 	w.Metrics.Preparar(tipos...)
-	w.Metrics.RegistrarOperacao(metrics.StoreFonteOperacao(w.Store, o.Now), atribuicao.TiposAcao)
+	w.Metrics.RegistrarOperacao(metrics.StoreFonteOperacao(w.Store, o.Now), console.TiposAcao)
 	st := w.Store
 	hier := hierarquia.New(st.CarregarHierarquia, cfg.HierarquiaTTL, o.Now)
 	w.Relay = outbox.New(st, w.Bus, cfg.OutboxPollInterval, o.Now)
@@ -196,16 +199,21 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *Instancia, err e
 	if o.Base != nil {
 		base = o.Base
 	}
+	portoes := elegibilidade.Portoes{CapacitacaoExterna: cfg.CapacitacaoExterna, ExigirVinculo: cfg.ExigirVinculo}
 	w.Servico = atribuicao.New(atribuicao.Options{
 		Store: st, Hierarquia: hier, Barramento: base, SubjectPrefix: cfg.SubjectPrefix,
 		NRecusasSuspensao: cfg.NRecusasSuspensao, TSuspensao: cfg.TSuspensao, TimeoutResposta: cfg.TimeoutResposta, Now: o.Now,
-		Portoes:   elegibilidade.Portoes{CapacitacaoExterna: cfg.CapacitacaoExterna, ExigirVinculo: cfg.ExigirVinculo},
+		Portoes:   portoes,
 		Publicado: publicar(w.Relay), Alterados: w.Cache.Esquecer, Observador: observador{w.Metrics}, Logger: w.log,
 		Anexado: func() { w.Assinador.Acordar(); w.Testemunhas.Acordar() }, ChaveLog: &chave, OrigemLog: cfg.LogOrigin, Assinatura: w.assinatura, Embaralhar: o.Embaralhar,
 	})
+	w.Console = console.New(console.Options{
+		Executor: w.Servico, Store: st, Hierarquia: hier, Now: o.Now, Logger: w.log,
+		Portoes: portoes,
+	})
 	fundo, pararFundo := context.WithCancel(context.Background())
 	w.pararFundo = pararFundo
-	if w.App, err = httpapi.New(httpapi.Options{Config: cfg, Store: st, Metrics: w.Metrics, Now: o.Now, Ready: w.Ready, Cache: w.Cache, Admin: w.Servico, Contexto: fundo,
+	if w.App, err = httpapi.New(httpapi.Options{Config: cfg, Store: st, Metrics: w.Metrics, Now: o.Now, Ready: w.Ready, Cache: w.Cache, Admin: w.Console, Contexto: fundo,
 		ChaveLog: chave.Verificador}); err != nil {
 		return nil, err
 	}
@@ -340,7 +348,7 @@ func (w *Instancia) boot(ctx context.Context) error {
 		w.divergente.Store(true)
 		return nil
 	}
-	return w.Servico.BootSorteios(ctx)
+	return w.bootSorteios(ctx)
 }
 
 func (w *Instancia) close() {

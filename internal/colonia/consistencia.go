@@ -84,7 +84,7 @@ func (w *Instancia) retomarAposReparo(ctx context.Context) {
 	if w.verificarConsistencia(ctx, false) {
 		return
 	}
-	if err := w.Servico.BootSorteios(ctx); err != nil {
+	if err := w.bootSorteios(ctx); err != nil {
 		if ctx.Err() == nil {
 			w.log.Error("varredura do boot após o reparo falhou; nova tentativa no próximo ciclo", "erro", err)
 		}

@@ -91,7 +91,7 @@ func fase2Historia(t *testing.T) (c *harness, k, r uuid.UUID) {
 	h2SemCandidatos(t, c, d3, "todos_inativos")
 	r = v
 	// The console's queue says why: the chain's one counsellor has no valid link.
-	fila, err := c.w.Servico.Fila(t.Context(), &outra)
+	fila, err := c.w.Console.Fila(t.Context(), &outra)
 	must(t, err == nil && len(fila) == 1 && fila[0].DemandaID == d3 && fila[0].PorQue != nil &&
 		fila[0].PorQue.Cadastrados == 1 && fila[0].PorQue.SemVinculo == 1 && fila[0].PorQue.SemCapacitacao == 0 && fila[0].PorQue.Regras.ExigirVinculo,
 		"console queue of %v: %v %+v", outra, err, fila)

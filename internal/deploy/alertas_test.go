@@ -13,7 +13,7 @@ import (
 	"github.com/prometheus/prometheus/promql/parser"
 	"gopkg.in/yaml.v3"
 
-	"github.com/formigueiro/d6a/internal/atribuicao"
+	"github.com/formigueiro/d6a/internal/console"
 	"github.com/formigueiro/d6a/internal/metrics"
 )
 
@@ -113,7 +113,7 @@ func metricasExpostas(t *testing.T) map[string]bool {
 	t.Helper()
 	m := metrics.New(fonte{})
 	m.Preparar("agenda.item_disponível")
-	m.RegistrarOperacao(fonte{}, atribuicao.TiposAcao)
+	m.RegistrarOperacao(fonte{}, console.TiposAcao)
 	m.DeadLetters.WithLabelValues("x")
 	m.HTTPDuracao.WithLabelValues("/d6a/conselheiros/me/situacao", "200")
 	m.Testemunhas().Acompanhar("w.example/w1", time.Now())

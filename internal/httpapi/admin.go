@@ -17,6 +17,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/formigueiro/d6a/internal/atribuicao"
+	"github.com/formigueiro/d6a/internal/console"
 	"github.com/formigueiro/d6a/internal/store"
 )
 
@@ -33,20 +34,20 @@ const PapelAdmin = "admin"
 // included.
 const AdminTimeout = 30 * time.Second
 
-// Administracao is what the console needs of the draw executor
-// (*atribuicao.Servico). Every write goes through the executor, as an
-// event does, and is journaled in d6a.acoes_administrativas.
+// Administracao is what the console's routes need of the console
+// (*console.Console). Every write goes through the executor, as an event
+// does, and is journaled in d6a.acoes_administrativas.
 type Administracao interface {
-	Ocupados(ctx context.Context, maisDe time.Duration) ([]atribuicao.Ocupado, error)
-	Timeout(ctx context.Context, a atribuicao.Acao, eventIDSorteio uuid.UUID) (uuid.UUID, error)
-	Fila(ctx context.Context, uc *uuid.UUID) ([]atribuicao.Pendente, error)
-	SortearPendente(ctx context.Context, a atribuicao.Acao, demandaID uuid.UUID) (atribuicao.ResultadoPendente, error)
-	Inativar(ctx context.Context, a atribuicao.Acao, id uuid.UUID) (atribuicao.MudancaStatus, error)
-	Reativar(ctx context.Context, a atribuicao.Acao, id uuid.UUID) (atribuicao.MudancaStatus, error)
+	Ocupados(ctx context.Context, maisDe time.Duration) ([]console.Ocupado, error)
+	Timeout(ctx context.Context, a console.Acao, eventIDSorteio uuid.UUID) (uuid.UUID, error)
+	Fila(ctx context.Context, uc *uuid.UUID) ([]console.Pendente, error)
+	SortearPendente(ctx context.Context, a console.Acao, demandaID uuid.UUID) (console.ResultadoPendente, error)
+	Inativar(ctx context.Context, a console.Acao, id uuid.UUID) (console.MudancaStatus, error)
+	Reativar(ctx context.Context, a console.Acao, id uuid.UUID) (console.MudancaStatus, error)
 	ParametrosVigentes(ctx context.Context) (atribuicao.Parametros, error)
 	HistoricoParametros(ctx context.Context) ([]atribuicao.Parametros, error)
-	NovosParametros(ctx context.Context, a atribuicao.Acao, p atribuicao.Parametros) (int, error)
-	Acoes(ctx context.Context, depoisDe int64, limite int) ([]atribuicao.AcaoRegistrada, error)
+	NovosParametros(ctx context.Context, a console.Acao, p atribuicao.Parametros) (int, error)
+	Acoes(ctx context.Context, depoisDe int64, limite int) ([]console.AcaoRegistrada, error)
 }
 
 var (
@@ -143,20 +144,20 @@ type pedidoJustificado struct {
 }
 
 // acao reads the justified body of a write.
-func acao(c *fiber.Ctx) (atribuicao.Acao, error) {
+func acao(c *fiber.Ctx) (console.Acao, error) {
 	var p pedidoJustificado
 	if err := corpo(c, &p); err != nil {
-		return atribuicao.Acao{}, err
+		return console.Acao{}, err
 	}
 	return acaoDe(c, p.Justificativa)
 }
 
-func acaoDe(c *fiber.Ctx, justificativa string) (atribuicao.Acao, error) {
+func acaoDe(c *fiber.Ctx, justificativa string) (console.Acao, error) {
 	if strings.TrimSpace(justificativa) == "" {
-		return atribuicao.Acao{}, fiber.NewError(fiber.StatusBadRequest, "justificativa obrigatória")
+		return console.Acao{}, fiber.NewError(fiber.StatusBadRequest, "justificativa obrigatória")
 	}
 	sub, _ := c.Locals(chaveOperador{}).(string)
-	return atribuicao.Acao{Sub: sub, Justificativa: justificativa}, nil
+	return console.Acao{Sub: sub, Justificativa: justificativa}, nil
 }
 
 // idDaRota parses a canonical UUID path parameter (400 otherwise).
@@ -175,13 +176,13 @@ func erroAdmin(err error) error {
 	switch {
 	case errors.As(err, &fe):
 		return err
-	case errors.Is(err, atribuicao.ErrJustificativa), errors.Is(err, atribuicao.ErrParametroInvalido):
+	case errors.Is(err, console.ErrJustificativa), errors.Is(err, atribuicao.ErrParametroInvalido):
 		return fiber.NewError(fiber.StatusBadRequest, umaLinha(err.Error()))
-	case errors.Is(err, atribuicao.ErrNaoEncontrado):
+	case errors.Is(err, console.ErrNaoEncontrado):
 		return fiber.NewError(fiber.StatusNotFound, umaLinha(err.Error()))
-	case errors.Is(err, atribuicao.ErrConflito):
+	case errors.Is(err, console.ErrConflito):
 		return fiber.NewError(fiber.StatusConflict, umaLinha(err.Error()))
-	case errors.Is(err, atribuicao.ErrGatilhoPendente):
+	case errors.Is(err, console.ErrGatilhoPendente):
 		// Published: the draw happens when d6a consumes it back.
 		return fiber.NewError(fiber.StatusAccepted, umaLinha(err.Error()))
 	case errors.Is(err, atribuicao.ErrEncerrado), errors.Is(err, context.DeadlineExceeded), store.Transient(err):
@@ -301,7 +302,7 @@ func (h adminHandlers) reativar(c *fiber.Ctx) error {
 	return h.mudarStatus(c, h.adm.Reativar)
 }
 
-func (h adminHandlers) mudarStatus(c *fiber.Ctx, f func(context.Context, atribuicao.Acao, uuid.UUID) (atribuicao.MudancaStatus, error)) error {
+func (h adminHandlers) mudarStatus(c *fiber.Ctx, f func(context.Context, console.Acao, uuid.UUID) (console.MudancaStatus, error)) error {
 	id, err := idDaRota(c, "id")
 	if err != nil {
 		return err
@@ -367,7 +368,7 @@ func (h adminHandlers) novosParametros(c *fiber.Ctx) error {
 
 // acoes is GET acoes?depois_de=ID&limite=N: the journal, oldest first.
 func (h adminHandlers) acoes(c *fiber.Ctx) error {
-	depois, limite := int64(0), atribuicao.LimiteListagem
+	depois, limite := int64(0), console.LimiteListagem
 	if s := c.Query("depois_de"); s != "" {
 		n, err := strconv.ParseInt(s, 10, 64)
 		if err != nil || n < 0 {
@@ -377,8 +378,8 @@ func (h adminHandlers) acoes(c *fiber.Ctx) error {
 	}
 	if s := c.Query("limite"); s != "" {
 		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 || n > atribuicao.LimiteListagem {
-			return fiber.NewError(fiber.StatusBadRequest, fmt.Sprintf("limite deve estar entre 1 e %d", atribuicao.LimiteListagem))
+		if err != nil || n < 1 || n > console.LimiteListagem {
+			return fiber.NewError(fiber.StatusBadRequest, fmt.Sprintf("limite deve estar entre 1 e %d", console.LimiteListagem))
 		}
 		limite = n
 	}

@@ -15,29 +15,30 @@ import (
 
 	"github.com/formigueiro/d6a/internal/atribuicao"
 	"github.com/formigueiro/d6a/internal/config"
+	"github.com/formigueiro/d6a/internal/console"
 )
 
 // administracaoFalsa answers the console and records who asked.
 type administracaoFalsa struct{ sub string }
 
-func (f *administracaoFalsa) Ocupados(context.Context, time.Duration) ([]atribuicao.Ocupado, error) {
-	return []atribuicao.Ocupado{}, nil
+func (f *administracaoFalsa) Ocupados(context.Context, time.Duration) ([]console.Ocupado, error) {
+	return []console.Ocupado{}, nil
 }
-func (f *administracaoFalsa) Timeout(_ context.Context, a atribuicao.Acao, id uuid.UUID) (uuid.UUID, error) {
+func (f *administracaoFalsa) Timeout(_ context.Context, a console.Acao, id uuid.UUID) (uuid.UUID, error) {
 	f.sub = a.Sub
 	return atribuicao.IDTimeout(id), nil
 }
-func (f *administracaoFalsa) Fila(context.Context, *uuid.UUID) ([]atribuicao.Pendente, error) {
-	return []atribuicao.Pendente{}, nil
+func (f *administracaoFalsa) Fila(context.Context, *uuid.UUID) ([]console.Pendente, error) {
+	return []console.Pendente{}, nil
 }
-func (f *administracaoFalsa) SortearPendente(context.Context, atribuicao.Acao, uuid.UUID) (atribuicao.ResultadoPendente, error) {
-	return atribuicao.ResultadoPendente{}, nil
+func (f *administracaoFalsa) SortearPendente(context.Context, console.Acao, uuid.UUID) (console.ResultadoPendente, error) {
+	return console.ResultadoPendente{}, nil
 }
-func (f *administracaoFalsa) Inativar(context.Context, atribuicao.Acao, uuid.UUID) (atribuicao.MudancaStatus, error) {
-	return atribuicao.MudancaStatus{}, atribuicao.ErrConflito
+func (f *administracaoFalsa) Inativar(context.Context, console.Acao, uuid.UUID) (console.MudancaStatus, error) {
+	return console.MudancaStatus{}, console.ErrConflito
 }
-func (f *administracaoFalsa) Reativar(context.Context, atribuicao.Acao, uuid.UUID) (atribuicao.MudancaStatus, error) {
-	return atribuicao.MudancaStatus{}, atribuicao.ErrNaoEncontrado
+func (f *administracaoFalsa) Reativar(context.Context, console.Acao, uuid.UUID) (console.MudancaStatus, error) {
+	return console.MudancaStatus{}, console.ErrNaoEncontrado
 }
 func (f *administracaoFalsa) ParametrosVigentes(context.Context) (atribuicao.Parametros, error) {
 	return atribuicao.Parametros{Versao: 1, TimeoutRespostaHoras: 72}, nil
@@ -45,11 +46,11 @@ func (f *administracaoFalsa) ParametrosVigentes(context.Context) (atribuicao.Par
 func (f *administracaoFalsa) HistoricoParametros(context.Context) ([]atribuicao.Parametros, error) {
 	return []atribuicao.Parametros{}, nil
 }
-func (f *administracaoFalsa) NovosParametros(context.Context, atribuicao.Acao, atribuicao.Parametros) (int, error) {
+func (f *administracaoFalsa) NovosParametros(context.Context, console.Acao, atribuicao.Parametros) (int, error) {
 	return 2, nil
 }
-func (f *administracaoFalsa) Acoes(context.Context, int64, int) ([]atribuicao.AcaoRegistrada, error) {
-	return []atribuicao.AcaoRegistrada{}, nil
+func (f *administracaoFalsa) Acoes(context.Context, int64, int) ([]console.AcaoRegistrada, error) {
+	return []console.AcaoRegistrada{}, nil
 }
 
 // The admin role comes from the identity provider's tokens too: a JWKS

@@ -8,6 +8,9 @@
 // The executor hands each committed batch's rows to Enviar, which publishes
 // them at once; the periodic pass over the table is the sweeper for what a
 // crash or an outage left behind.
+//
+// Envelope (envelope.go) encodes what goes into the outbox: the seven-field
+// envelope and the published events' payloads, checked against schemas/.
 package outbox
 
 import (

@@ -1,22 +1,30 @@
-package atribuicao
+// Package console holds the operators' console (spec §9, CONTRACT §6):
+// the listings it reads, and its writes (a manual timeout, a pending
+// demand drawn now, a counsellor set inativo or back, a new version of the
+// parameters), each submitted to the executor as one unit of work with the
+// administrative action that made it. httpapi serves it.
+package console
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
 	"github.com/google/uuid"
 
+	"github.com/formigueiro/d6a/internal/atribuicao"
 	"github.com/formigueiro/d6a/internal/elegibilidade"
+	"github.com/formigueiro/d6a/internal/hierarquia"
 	"github.com/formigueiro/d6a/internal/store"
 	"github.com/formigueiro/d6a/internal/transparencia"
 )
 
-// Errors of the administrative operations, mapped to HTTP statuses by the
-// console (CONTRACT §6). Each is wrapped with what was not found or why the
+// Errors of the administrative operations, mapped to HTTP statuses by
+// httpapi (CONTRACT §6). Each is wrapped with what was not found or why the
 // operation conflicts.
 var (
 	// ErrNaoEncontrado: no such assignment, pending demand or counsellor.
@@ -27,6 +35,48 @@ var (
 	// ErrJustificativa: every write needs a non-empty justification.
 	ErrJustificativa = errors.New("justificativa obrigatória")
 )
+
+// Executor runs a unit of work under the executor's global lock
+// (*atribuicao.Servico).
+type Executor interface {
+	Submeter(ctx context.Context, fn func(context.Context, atribuicao.Unidade) error) error
+}
+
+// Options configure the console.
+type Options struct {
+	Executor   Executor
+	Store      *store.Store
+	Hierarquia *hierarquia.Cache
+	// Portoes are the phase-2 gates in force, which the reasons of a
+	// waiting demand name (RazoesCadeia).
+	Portoes elegibilidade.Portoes
+	// Now is the service's clock (the executor's).
+	Now    func() time.Time
+	Logger *slog.Logger
+	// NovoID makes the ids of the console's triggers and status changes
+	// (default: a UUIDv7).
+	NovoID func() uuid.UUID
+}
+
+// Console is the operators' console.
+type Console struct {
+	o   Options
+	log *slog.Logger
+}
+
+// New returns the console over o.Executor.
+func New(o Options) *Console {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.NovoID == nil {
+		o.NovoID = func() uuid.UUID { return uuid.Must(uuid.NewV7()) }
+	}
+	return &Console{o: o, log: o.Logger}
+}
 
 // Kinds of administrative action, the acao column of
 // d6a.acoes_administrativas (counted at scrape time by
@@ -68,7 +118,7 @@ func (a Acao) validar() error {
 
 // registrarAcao appends the action to d6a.acoes_administrativas in the unit
 // of work that made it.
-func (u *uow) registrarAcao(ctx context.Context, a Acao, acao, alvo string, eventID *uuid.UUID, detalhes map[string]any) error {
+func registrarAcao(ctx context.Context, u atribuicao.Unidade, a Acao, acao, alvo string, eventID *uuid.UUID, detalhes map[string]any) error {
 	var det []byte
 	if detalhes != nil {
 		var err error
@@ -76,8 +126,8 @@ func (u *uow) registrarAcao(ctx context.Context, a Acao, acao, alvo string, even
 			return err
 		}
 	}
-	_, err := u.tx.RegistrarAcao(ctx, store.RegistrarAcaoParams{
-		Sub: a.Sub, Acao: acao, Alvo: alvo, Justificativa: a.Justificativa, Agora: u.agora, EventID: eventID, Detalhes: det,
+	_, err := u.Tx().RegistrarAcao(ctx, store.RegistrarAcaoParams{
+		Sub: a.Sub, Acao: acao, Alvo: alvo, Justificativa: a.Justificativa, Agora: u.Agora(), EventID: eventID, Detalhes: det,
 	})
 	if err != nil {
 		return fmt.Errorf("registrar ação administrativa: %w", err)
@@ -103,7 +153,7 @@ type Ocupado struct {
 const LimiteListagem = 1000
 
 // Ocupados lists active assignments older than maisDe, oldest first.
-func (s *Servico) Ocupados(ctx context.Context, maisDe time.Duration) ([]Ocupado, error) {
+func (s *Console) Ocupados(ctx context.Context, maisDe time.Duration) ([]Ocupado, error) {
 	agora := s.o.Now().UTC()
 	rows, err := s.o.Store.Read().BuscarOcupados(ctx, store.BuscarOcupadosParams{AntesDe: agora.Add(-maisDe), Limite: LimiteListagem})
 	if err != nil {
@@ -125,28 +175,28 @@ func (s *Servico) Ocupados(ctx context.Context, maisDe time.Duration) ([]Ocupado
 // and returns its event id. The refusal handler then does the rest, as for
 // any refusal (spec 3.12). Asking twice before the refusal is consumed
 // returns the same event id and publishes nothing more.
-func (s *Servico) Timeout(ctx context.Context, a Acao, eventIDSorteio uuid.UUID) (uuid.UUID, error) {
+func (s *Console) Timeout(ctx context.Context, a Acao, eventIDSorteio uuid.UUID) (uuid.UUID, error) {
 	if err := a.validar(); err != nil {
 		return uuid.Nil, err
 	}
 	var id uuid.UUID
-	err := s.executar(ctx, func(ctx context.Context, u *uow) error {
-		at, err := u.tx.BuscarAtribuicaoPorEventIdSorteio(ctx, eventIDSorteio)
+	err := s.o.Executor.Submeter(ctx, func(ctx context.Context, u atribuicao.Unidade) error {
+		at, err := u.Tx().BuscarAtribuicaoPorEventIdSorteio(ctx, eventIDSorteio)
 		if achou, err := store.Found(err); err != nil {
 			return err
 		} else if !achou {
 			return fmt.Errorf("%w: atribuição com event_id_sorteio %s", ErrNaoEncontrado, eventIDSorteio)
 		}
-		if at.Status != AtribuicaoAtiva {
+		if at.Status != atribuicao.AtribuicaoAtiva {
 			return fmt.Errorf("%w: atribuição %s não está ativa (status %s)", ErrConflito, eventIDSorteio, at.Status)
 		}
 		var nova bool
-		if id, nova, err = u.publicarTimeout(ctx, at); err != nil {
+		if id, nova, err = u.PublicarTimeout(ctx, at); err != nil {
 			return err
 		}
 		s.log.Warn("timeout de resposta pelo console", "sub", a.Sub, "event_id_sorteio", eventIDSorteio,
 			"conselheiro_id", at.ConselheiroID, "demanda_id", at.DemandaID, "event_id", id, "ja_publicado", !nova)
-		return u.registrarAcao(ctx, a, AcaoTimeout, eventIDSorteio.String(), &id, map[string]any{
+		return registrarAcao(ctx, u, a, AcaoTimeout, eventIDSorteio.String(), &id, map[string]any{
 			"conselheiro_id": at.ConselheiroID, "demanda_id": at.DemandaID, "ja_publicado": !nova,
 		})
 	})
@@ -168,7 +218,7 @@ type Pendente struct {
 }
 
 // Fila lists the pending queue, oldest first, of one unit when uc is set.
-func (s *Servico) Fila(ctx context.Context, uc *uuid.UUID) ([]Pendente, error) {
+func (s *Console) Fila(ctx context.Context, uc *uuid.UUID) ([]Pendente, error) {
 	agora := s.o.Now().UTC()
 	rows, err := s.o.Store.Read().ListarFila(ctx, store.ListarFilaParams{Uc: uc, Limite: LimiteListagem})
 	if err != nil {
@@ -186,6 +236,38 @@ func (s *Servico) Fila(ctx context.Context, uc *uuid.UUID) ([]Pendente, error) {
 	return out, nil
 }
 
+// RazoesCadeia is, over a waiting demand's chain, how many counsellors
+// each exclusion leaves out (a counsellor may count under several): the
+// console's answer to "why has this unit nobody eligible" (issue 41), the
+// phase-2 gates in force among them.
+type RazoesCadeia struct {
+	Cadeia         []uuid.UUID `json:"cadeia"`
+	Cadastrados    int64       `json:"cadastrados"`
+	Ocupados       int64       `json:"ocupados"`
+	Inativos       int64       `json:"inativos"`
+	Suspensos      int64       `json:"suspensos"`
+	SemCapacitacao int64       `json:"sem_capacitacao"`
+	SemVinculo     int64       `json:"sem_vinculo"`
+	// Regras are the gates in force (CONTRACT §8).
+	Regras elegibilidade.Portoes `json:"regras"`
+}
+
+func (s *Console) razoesDaCadeia(ctx context.Context, uc uuid.UUID, agora time.Time) *RazoesCadeia {
+	cadeia, err := s.o.Hierarquia.Cadeia(ctx, uc)
+	if err != nil {
+		return nil
+	}
+	g := s.o.Portoes
+	r, err := s.o.Store.Read().ContarRazoesPorUcs(ctx, store.ContarRazoesPorUcsParams{
+		Ucs: cadeia, Agora: agora, CapacitacaoExterna: g.CapacitacaoExterna, ExigirVinculo: g.ExigirVinculo,
+	})
+	if err != nil {
+		return nil
+	}
+	return &RazoesCadeia{Cadeia: cadeia, Cadastrados: r.Cadastrados, Ocupados: r.Ocupados, Inativos: r.Inativos,
+		Suspensos: r.Suspensos, SemCapacitacao: r.SemCapacitacao, SemVinculo: r.SemVinculo, Regras: g}
+}
+
 // ResultadoPendente is the outcome of a "draw now" of a pending demand.
 type ResultadoPendente struct {
 	Sorteado          bool       `json:"sorteado"`
@@ -200,23 +282,23 @@ type ResultadoPendente struct {
 // happens when d6a consumes it back (CONTRACT §4), so the moment the
 // operator clicks cannot choose the winner; the call waits for that, up to
 // ctx.
-func (s *Servico) SortearPendente(ctx context.Context, a Acao, demandaID uuid.UUID) (ResultadoPendente, error) {
+func (s *Console) SortearPendente(ctx context.Context, a Acao, demandaID uuid.UUID) (ResultadoPendente, error) {
 	if err := a.validar(); err != nil {
 		return ResultadoPendente{}, err
 	}
 	gatilho := s.o.NovoID()
-	err := s.executar(ctx, func(ctx context.Context, u *uow) error {
-		_, err := u.tx.BuscarFilaPendentePorDemandaId(ctx, demandaID)
+	err := s.o.Executor.Submeter(ctx, func(ctx context.Context, u atribuicao.Unidade) error {
+		_, err := u.Tx().BuscarFilaPendentePorDemandaId(ctx, demandaID)
 		if achou, err := store.Found(err); err != nil {
 			return err
 		} else if !achou {
 			return fmt.Errorf("%w: demanda %s não está na fila de pendentes", ErrNaoEncontrado, demandaID)
 		}
-		if _, err := u.publicarVarredura(ctx, gatilho, &demandaID, nil, AcaoVarreduraConsole); err != nil {
+		if _, err := u.PublicarVarredura(ctx, gatilho, &demandaID, nil, atribuicao.AcaoVarreduraConsole); err != nil {
 			return err
 		}
 		s.log.Warn("sorteio de pendente pelo console", "sub", a.Sub, "demanda_id", demandaID, "gatilho", gatilho)
-		return u.registrarAcao(ctx, a, AcaoSortear, demandaID.String(), &gatilho, map[string]any{"gatilho": gatilho})
+		return registrarAcao(ctx, u, a, AcaoSortear, demandaID.String(), &gatilho, map[string]any{"gatilho": gatilho})
 	})
 	if err != nil {
 		return ResultadoPendente{}, err
@@ -248,7 +330,7 @@ func (s *Servico) SortearPendente(ctx context.Context, a Acao, demandaID uuid.UU
 var ErrGatilhoPendente = errors.New("gatilho publicado e ainda não consumido; o sorteio acontece quando for")
 
 // esperarProcessado waits until the consumed event id is in the inbox.
-func (s *Servico) esperarProcessado(ctx context.Context, id uuid.UUID) error {
+func (s *Console) esperarProcessado(ctx context.Context, id uuid.UUID) error {
 	t := time.NewTicker(20 * time.Millisecond)
 	defer t.Stop()
 	for {
@@ -276,13 +358,13 @@ type MudancaStatus struct {
 // way in). An occupied counsellor is refused: the operator times the active
 // assignment out first, so "ocupado iff an active assignment" holds and the
 // demand is drawn again.
-func (s *Servico) Inativar(ctx context.Context, a Acao, id uuid.UUID) (MudancaStatus, error) {
+func (s *Console) Inativar(ctx context.Context, a Acao, id uuid.UUID) (MudancaStatus, error) {
 	if err := a.validar(); err != nil {
 		return MudancaStatus{}, err
 	}
 	var m MudancaStatus
-	err := s.executar(ctx, func(ctx context.Context, u *uow) error {
-		c, err := u.conselheiroAdmin(ctx, id)
+	err := s.o.Executor.Submeter(ctx, func(ctx context.Context, u atribuicao.Unidade) error {
+		c, err := conselheiroAdmin(ctx, u, id)
 		if err != nil {
 			return err
 		}
@@ -292,20 +374,20 @@ func (s *Servico) Inativar(ctx context.Context, a Acao, id uuid.UUID) (MudancaSt
 		case elegibilidade.Ocupado:
 			return fmt.Errorf("%w: conselheiro %s está ocupado; aplique o timeout da atribuição ativa antes", ErrConflito, id)
 		}
-		_, err = u.tx.BuscarAtribuicaoAtivaPorConselheiro(ctx, id)
+		_, err = u.Tx().BuscarAtribuicaoAtivaPorConselheiro(ctx, id)
 		if achou, err := store.Found(err); err != nil {
 			return err
 		} else if achou {
 			return fmt.Errorf("%w: conselheiro %s tem atribuição ativa; aplique o timeout antes", ErrConflito, id)
 		}
 		m = MudancaStatus{ConselheiroID: id, StatusAnterior: c.Status, Status: elegibilidade.Inativo, EventID: s.o.NovoID()}
-		if _, err := u.tx.InativarConselheiro(ctx, store.InativarConselheiroParams{ID: id, EventID: m.EventID, Agora: u.agora}); err != nil {
+		if _, err := u.Tx().InativarConselheiro(ctx, store.InativarConselheiroParams{ID: id, EventID: m.EventID, Agora: u.Agora()}); err != nil {
 			return err
 		}
-		u.alterou(c.CidadaoID)
-		u.registros = append(u.registros, transparencia.NovaMudancaStatus(transparencia.TipoInativacao, m.EventID, id, elegibilidade.Inativo))
+		u.Alterou(c.CidadaoID)
+		u.Registrar(transparencia.NovaMudancaStatus(transparencia.TipoInativacao, m.EventID, id, elegibilidade.Inativo))
 		s.log.Warn("conselheiro inativado pelo console", "sub", a.Sub, "conselheiro_id", id, "status_anterior", c.Status)
-		return u.registrarAcao(ctx, a, AcaoInativar, id.String(), &m.EventID, map[string]any{"status_anterior": c.Status})
+		return registrarAcao(ctx, u, a, AcaoInativar, id.String(), &m.EventID, map[string]any{"status_anterior": c.Status})
 	})
 	return m, err
 }
@@ -315,37 +397,37 @@ func (s *Servico) Inativar(ctx context.Context, a Acao, id uuid.UUID) (MudancaSt
 // decided before the inactivation has not ended; a disponivel one is
 // eligible again at once and the pending queue of the unit is swept (as a
 // release, spec 3.11 step 5).
-func (s *Servico) Reativar(ctx context.Context, a Acao, id uuid.UUID) (MudancaStatus, error) {
+func (s *Console) Reativar(ctx context.Context, a Acao, id uuid.UUID) (MudancaStatus, error) {
 	if err := a.validar(); err != nil {
 		return MudancaStatus{}, err
 	}
 	var m MudancaStatus
-	err := s.executar(ctx, func(ctx context.Context, u *uow) error {
-		c, err := u.conselheiroAdmin(ctx, id)
+	err := s.o.Executor.Submeter(ctx, func(ctx context.Context, u atribuicao.Unidade) error {
+		c, err := conselheiroAdmin(ctx, u, id)
 		if err != nil {
 			return err
 		}
 		if c.Status != elegibilidade.Inativo {
 			return fmt.Errorf("%w: conselheiro %s não está inativo (status %s)", ErrConflito, id, c.Status)
 		}
-		novo := elegibilidade.StatusReativado(c.DataSuspensaoAte, u.agora)
+		novo := elegibilidade.StatusReativado(c.DataSuspensaoAte, u.Agora())
 		m = MudancaStatus{ConselheiroID: id, StatusAnterior: c.Status, Status: novo, EventID: s.o.NovoID()}
-		if _, err := u.tx.AtualizarStatusConselheiro(ctx, store.AtualizarStatusConselheiroParams{
-			ID: id, Status: novo, EventID: m.EventID, Agora: u.agora,
+		if _, err := u.Tx().AtualizarStatusConselheiro(ctx, store.AtualizarStatusConselheiroParams{
+			ID: id, Status: novo, EventID: m.EventID, Agora: u.Agora(),
 		}); err != nil {
 			return err
 		}
-		u.alterou(c.CidadaoID)
-		u.registros = append(u.registros, transparencia.NovaMudancaStatus(transparencia.TipoReativacao, m.EventID, id, novo))
+		u.Alterou(c.CidadaoID)
+		u.Registrar(transparencia.NovaMudancaStatus(transparencia.TipoReativacao, m.EventID, id, novo))
 		log := s.log.With("sub", a.Sub, "conselheiro_id", id)
 		log.Warn("conselheiro reativado pelo console", "status", novo)
-		if err := u.registrarAcao(ctx, a, AcaoReativar, id.String(), &m.EventID, map[string]any{"status": novo}); err != nil {
+		if err := registrarAcao(ctx, u, a, AcaoReativar, id.String(), &m.EventID, map[string]any{"status": novo}); err != nil {
 			return err
 		}
 		if novo == elegibilidade.Disponivel {
 			// The sweep draws when its trigger comes back (CONTRACT §4).
 			uc := c.UnidadeCivicaID
-			_, err := u.publicarVarredura(ctx, s.o.NovoID(), nil, &uc, AcaoVarreduraConsole)
+			_, err := u.PublicarVarredura(ctx, s.o.NovoID(), nil, &uc, atribuicao.AcaoVarreduraConsole)
 			return err
 		}
 		return nil
@@ -353,8 +435,8 @@ func (s *Servico) Reativar(ctx context.Context, a Acao, id uuid.UUID) (MudancaSt
 	return m, err
 }
 
-func (u *uow) conselheiroAdmin(ctx context.Context, id uuid.UUID) (store.Conselheiro, error) {
-	c, err := u.tx.BuscarConselheiroPorIdParaAtualizar(ctx, id)
+func conselheiroAdmin(ctx context.Context, u atribuicao.Unidade, id uuid.UUID) (store.Conselheiro, error) {
+	c, err := u.Tx().BuscarConselheiroPorIdParaAtualizar(ctx, id)
 	if achou, err := store.Found(err); err != nil {
 		return c, err
 	} else if !achou {
@@ -377,7 +459,7 @@ type AcaoRegistrada struct {
 
 // Acoes lists the journal of administrative actions after id depoisDe,
 // oldest first, at most limite (≤ LimiteListagem).
-func (s *Servico) Acoes(ctx context.Context, depoisDe int64, limite int) ([]AcaoRegistrada, error) {
+func (s *Console) Acoes(ctx context.Context, depoisDe int64, limite int) ([]AcaoRegistrada, error) {
 	if limite <= 0 || limite > LimiteListagem {
 		limite = LimiteListagem
 	}
