@@ -12,6 +12,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/formigueiro/d6a/internal/registro"
 	"io"
 	"log/slog"
 	"net"
@@ -108,7 +109,7 @@ func medirBarramento(ctx context.Context, raiz string, k int) error {
 	}); err != nil {
 		return err
 	}
-	skey, _, err := transparencia.GerarChave(transparencia.OrigemPadrao)
+	skey, _, err := transparencia.GerarChave(registro.OrigemPadrao)
 	if err != nil {
 		return err
 	}
@@ -133,7 +134,7 @@ func medirBarramento(ctx context.Context, raiz string, k int) error {
 			return err
 		}
 		seq := g.seq
-		r, err := transparencia.NovoRegistro(uuid.New(), uuid.New(), uc, id, &seq, g.t, res, uc, []uuid.UUID{uc}, nil)
+		r, err := registro.NovoRegistro(uuid.New(), uuid.New(), uc, id, &seq, g.t, res, uc, []uuid.UUID{uc}, nil)
 		if err != nil {
 			return err
 		}
@@ -159,7 +160,7 @@ func medirBarramento(ctx context.Context, raiz string, k int) error {
 	defer hs.Close()
 	url := "http://" + ln.Addr().String()
 
-	rodar := func(bar transparencia.Barramento) (float64, error) {
+	rodar := func(bar registro.Barramento) (float64, error) {
 		c := &transparencia.Cliente{Base: url, Chave: chave.Verificador, Barramento: bar}
 		t0 := time.Now()
 		res, _, err := c.VerificarTudo(ctx, nil)

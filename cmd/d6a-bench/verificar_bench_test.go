@@ -9,6 +9,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/formigueiro/d6a/internal/registro"
 	"net"
 	"net/http"
 	"os"
@@ -27,7 +28,7 @@ import (
 // a signed tiles mirror under dir/d6a/transparencia.
 func espelhoSintetico(tb testing.TB, dir string, n int) (transparencia.Chave, int) {
 	tb.Helper()
-	skey, _, err := transparencia.GerarChave(transparencia.OrigemPadrao)
+	skey, _, err := transparencia.GerarChave(registro.OrigemPadrao)
 	if err != nil {
 		tb.Fatal(err)
 	}

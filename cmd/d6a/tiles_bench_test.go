@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"github.com/formigueiro/d6a/internal/historico"
+	"github.com/formigueiro/d6a/internal/registro"
 	"io"
 	"math/rand/v2"
 	"net"
@@ -31,22 +33,22 @@ import (
 func BenchmarkTilesRota(b *testing.B) {
 	ctx := context.Background()
 	const n = 51_200 // 200 full tiles
-	skey, _, err := transparencia.GerarChave(transparencia.OrigemPadrao)
+	skey, _, err := transparencia.GerarChave(registro.OrigemPadrao)
 	if err != nil {
 		b.Fatal(err)
 	}
 	chave, _ := transparencia.NovaChave(skey)
 	st := pgtest.New(b)
 	for de := 0; de < n; de += 1000 {
-		regs := make([]transparencia.Registro, 0, 1000)
+		regs := make([]registro.Registro, 0, 1000)
 		for i := de; i < min(de+1000, n); i++ {
-			regs = append(regs, transparencia.RegistroSintetico("tiles", i))
+			regs = append(regs, historico.RegistroSintetico("tiles", i))
 		}
 		if err := pgx.BeginTxFunc(ctx, st.Pool, pgx.TxOptions{}, func(tx pgx.Tx) error { return transparencia.Anexar(ctx, tx, regs) }); err != nil {
 			b.Fatal(err)
 		}
 	}
-	if _, err := transparencia.Assinar(ctx, st.Pool, chave, transparencia.OrigemPadrao); err != nil {
+	if _, err := transparencia.Assinar(ctx, st.Pool, chave, registro.OrigemPadrao); err != nil {
 		b.Fatal(err)
 	}
 	app, err := httpapi.New(httpapi.Options{Config: config.Config{}, Store: st, ChaveLog: chave.Verificador})

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/formigueiro/d6a/internal/registro"
 	"io"
 	"net"
 	"os"
@@ -39,7 +40,7 @@ func flagsURL(fs *flag.FlagSet) *opcoesURL {
 	fs.StringVar(&o.chave, "chave", "", "with --url: the log's verifier key (else the served one, trusted on first use)")
 	fs.StringVar(&o.evento, "evento", "", "with --url --event-id: the conselheiro.sorteado received (envelope or payload, JSON file) to compare with the record")
 	fs.Func("testemunha", "with --url: a witness's cosignature verifier key (name+hash+base64, type 0x04); repeat for each witness", func(v string) error {
-		if _, err := transparencia.VerificadorTestemunha(v); err != nil {
+		if _, err := registro.VerificadorTestemunha(v); err != nil {
 			return err
 		}
 		o.testemunhas = append(o.testemunhas, v)
@@ -130,7 +131,7 @@ func verifyURL(o *opcoesURL, eventID, arquivo string) int {
 func verificarPublico(ctx context.Context, c *transparencia.Cliente, o *opcoesURL, id uuid.UUID, stdout, stderr io.Writer) int {
 	// The witnesses first: every checkpoint verified below must be one
 	// history with the cosigned one.
-	var cossinado *transparencia.Checkpoint
+	var cossinado *registro.Checkpoint
 	if o.quorum > 0 {
 		t, err := c.VerificarTestemunhas(ctx, o.testemunhas, o.quorum, EsperaQuorum)
 		if code := falhou(stderr, err); code != 0 {
@@ -143,7 +144,7 @@ func verificarPublico(ctx context.Context, c *transparencia.Cliente, o *opcoesUR
 		fmt.Fprintln(stdout)
 		cossinado = &t.Checkpoint
 	}
-	extensao := func(cp transparencia.Checkpoint) int {
+	extensao := func(cp registro.Checkpoint) int {
 		if cossinado == nil {
 			return 0
 		}
@@ -188,7 +189,7 @@ func verificarPublico(ctx context.Context, c *transparencia.Cliente, o *opcoesUR
 				fmt.Fprintln(stderr, "d6a verify: --evento not compared: it compares a conselheiro.sorteado")
 			} else if s.Eliminado {
 				fmt.Fprintln(stderr, "d6a verify: --evento not compared: the record was eliminated")
-			} else if code := falhou(stderr, transparencia.ConferirEvento(s.Registro, data)); code != 0 {
+			} else if code := falhou(stderr, registro.ConferirEvento(s.Registro, data)); code != 0 {
 				return code
 			}
 		}
@@ -280,7 +281,7 @@ func reproduzir(ctx context.Context, c *transparencia.Cliente, o *opcoesURL, std
 	if o.conselheiro != "" {
 		alvo = uuid.MustParse(o.conselheiro)
 	}
-	rp := transparencia.NovoReplay(alvo)
+	rp := registro.NovoReplay(alvo)
 	if o.demanda != "" {
 		rp.AlvoDemanda = uuid.MustParse(o.demanda)
 	}
@@ -370,7 +371,7 @@ func falhou(stderr io.Writer, err error) int {
 	if err == nil {
 		return 0
 	}
-	var f *transparencia.Falha
+	var f *registro.Falha
 	var h *transparencia.ErrHTTP
 	var ne net.Error
 	var oe *net.OpError

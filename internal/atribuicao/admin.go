@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/formigueiro/d6a/internal/registro"
 	"strings"
 	"time"
 
@@ -12,7 +13,6 @@ import (
 
 	"github.com/formigueiro/d6a/internal/elegibilidade"
 	"github.com/formigueiro/d6a/internal/store"
-	"github.com/formigueiro/d6a/internal/transparencia"
 )
 
 // Errors of the administrative operations, mapped to HTTP statuses by the
@@ -303,7 +303,7 @@ func (s *Servico) Inativar(ctx context.Context, a Acao, id uuid.UUID) (MudancaSt
 			return err
 		}
 		u.alterou(c.CidadaoID)
-		u.registros = append(u.registros, transparencia.NovaMudancaStatus(transparencia.TipoInativacao, m.EventID, id, elegibilidade.Inativo))
+		u.registros = append(u.registros, registro.NovaMudancaStatus(registro.TipoInativacao, m.EventID, id, elegibilidade.Inativo))
 		s.log.Warn("conselheiro inativado pelo console", "sub", a.Sub, "conselheiro_id", id, "status_anterior", c.Status)
 		return u.registrarAcao(ctx, a, AcaoInativar, id.String(), &m.EventID, map[string]any{"status_anterior": c.Status})
 	})
@@ -336,7 +336,7 @@ func (s *Servico) Reativar(ctx context.Context, a Acao, id uuid.UUID) (MudancaSt
 			return err
 		}
 		u.alterou(c.CidadaoID)
-		u.registros = append(u.registros, transparencia.NovaMudancaStatus(transparencia.TipoReativacao, m.EventID, id, novo))
+		u.registros = append(u.registros, registro.NovaMudancaStatus(registro.TipoReativacao, m.EventID, id, novo))
 		log := s.log.With("sub", a.Sub, "conselheiro_id", id)
 		log.Warn("conselheiro reativado pelo console", "status", novo)
 		if err := u.registrarAcao(ctx, a, AcaoReativar, id.String(), &m.EventID, map[string]any{"status": novo}); err != nil {

@@ -2,6 +2,7 @@ package atribuicao_test
 
 import (
 	"context"
+	"github.com/formigueiro/d6a/internal/registro"
 	"strconv"
 	"testing"
 	"time"
@@ -160,7 +161,7 @@ func equidadeDe(t *testing.T, rodadas int, emb func(string, string, []string) (s
 	for rows.Next() {
 		var b []byte
 		must(t, rows.Scan(&b), "scan")
-		must(t, transparencia.SomarRegistro(rec, b), "record")
+		must(t, registro.SomarRegistro(rec, b), "record")
 	}
 	rows.Close()
 	r := rec.Resultado()

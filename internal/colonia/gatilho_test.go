@@ -2,6 +2,7 @@ package colonia_test
 
 import (
 	"errors"
+	"github.com/formigueiro/d6a/internal/registro"
 	"testing"
 	"time"
 
@@ -79,22 +80,22 @@ func TestSementeDoGatilho(t *testing.T) {
 	// A record whose T is 1 ms off its trigger's bus time, or whose base is
 	// another message's id, is named (the recomputed seed alone would not
 	// tell: the operator can recompute it for any T).
-	var r transparencia.Registro
+	var r registro.Registro
 	var bruto []byte
 	must(t, c.pool.QueryRow(t.Context(), `SELECT registro FROM d6a.transparencia_registros WHERE convert_from(registro, 'UTF8') LIKE '{"event_id_sorteio"%' ORDER BY indice LIMIT 1`).Scan(&bruto) == nil, "first draw record")
-	f, err := transparencia.LerRegistravel(bruto)
+	f, err := registro.LerRegistravel(bruto)
 	must(t, err == nil, "%v", err)
-	r = f.(transparencia.Registro)
-	must(t, transparencia.ConferirGatilho(t.Context(), c.w.Bus, r) == nil, "the real record fails")
+	r = f.(registro.Registro)
+	must(t, registro.ConferirGatilho(t.Context(), c.w.Bus, r) == nil, "the real record fails")
 	tt, _ := sorteio.ParseTimestamp(r.Timestamp)
 	adiantado := r
 	adiantado.Timestamp = sorteio.FormatTimestamp(tt.Add(time.Millisecond))
-	var fa *transparencia.Falha
-	err = transparencia.ConferirGatilho(t.Context(), c.w.Bus, adiantado)
+	var fa *registro.Falha
+	err = registro.ConferirGatilho(t.Context(), c.w.Bus, adiantado)
 	must(t, errors.As(err, &fa) && fa.Campo == "timestamp", "T 1 ms off: %v", err)
 	outra := r
 	*outra.BaseSequence = *r.BaseSequence + 1
-	err = transparencia.ConferirGatilho(t.Context(), c.w.Bus, outra)
+	err = registro.ConferirGatilho(t.Context(), c.w.Bus, outra)
 	must(t, errors.As(err, &fa) && fa.Campo == "base", "base_sequence of another message: %v", err)
 	c.semDLQ()
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
+	"github.com/formigueiro/d6a/internal/registro"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -120,7 +121,7 @@ func TestPaginaTestemunhasEEquidade(t *testing.T) {
 	signer, err := note.NewSigner(skey)
 	must(t, err == nil, "%v", err)
 	falsa := tlog.Hash(sha256.Sum256([]byte("outra história")))
-	bifurcado, err := note.Sign(&note.Note{Text: transparencia.Checkpoint{Origem: c.cfg.LogOrigin, Tamanho: tt.Checkpoint.Tamanho, Raiz: falsa}.Texto()}, signer)
+	bifurcado, err := note.Sign(&note.Note{Text: registro.Checkpoint{Origem: c.cfg.LogOrigin, Tamanho: tt.Checkpoint.Tamanho, Raiz: falsa}.Texto()}, signer)
 	must(t, err == nil, "%v", err)
 	for _, cs := range tt.Cossinaturas {
 		bifurcado = append(bifurcado, cs.Linha...)

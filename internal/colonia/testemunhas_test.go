@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/formigueiro/d6a/internal/registro"
+	"github.com/formigueiro/d6a/internal/testemunha"
 	"net/http"
 	"os"
 	"slices"
@@ -74,7 +76,7 @@ func TestTestemunhasCossinam(t *testing.T) {
 	tt, err = quorum([]string{w1.vkey}, 1, 20*time.Second)
 	must(t, err == nil && tt.Checkpoint.Tamanho == c.tamanhoLog(), "quorum 1 with one witness gone: %v (checkpoint %d)", err, tt.Checkpoint.Tamanho)
 	_, err = quorum(ambas, 2, time.Second)
-	must(t, errors.Is(err, transparencia.ErrQuorum), "quorum 2 with one witness gone: %v, want ErrQuorum", err)
+	must(t, errors.Is(err, registro.ErrQuorum), "quorum 2 with one witness gone: %v, want ErrQuorum", err)
 
 	// Back: it catches up from the size it cosigned last (2) to 4.
 	w2.iniciar()
@@ -86,7 +88,7 @@ func TestTestemunhasCossinam(t *testing.T) {
 	must(t, err == nil, "%v", err)
 	falsa := tlog.Hash(sha256.Sum256([]byte("outra história")))
 	n := c.tamanhoLog()
-	bifurcado, err := note.Sign(&note.Note{Text: transparencia.Checkpoint{Origem: c.cfg.LogOrigin, Tamanho: n, Raiz: falsa}.Texto()}, signer)
+	bifurcado, err := note.Sign(&note.Note{Text: registro.Checkpoint{Origem: c.cfg.LogOrigin, Tamanho: n, Raiz: falsa}.Texto()}, signer)
 	must(t, err == nil, "%v", err)
 	for _, w := range []*litewitness{w1, w2} {
 		res, err := http.Post(w.url()+"add-checkpoint", "text/plain", bytes.NewReader(append([]byte(fmt.Sprintf("old %d\n\n", n)), bifurcado...)))
@@ -100,10 +102,10 @@ func TestTestemunhasCossinam(t *testing.T) {
 	for _, cs := range tt.Cossinaturas {
 		linhas += cs.Linha
 	}
-	_, _, err = transparencia.Cossinaturas(append(bifurcado, linhas...), vkey, ambas)
+	_, _, err = registro.Cossinaturas(append(bifurcado, linhas...), vkey, ambas)
 	must(t, err != nil, "a fork carrying the honest cosignatures verified")
-	_, cs, err := transparencia.Cossinaturas(bifurcado, vkey, ambas)
-	must(t, err == nil && errors.Is(transparencia.ConferirQuorum(cs, 2), transparencia.ErrQuorum), "a fork without cosignatures passed quorum 2: %v", err)
+	_, cs, err := registro.Cossinaturas(bifurcado, vkey, ambas)
+	must(t, err == nil && errors.Is(registro.ConferirQuorum(cs, 2), registro.ErrQuorum), "a fork without cosignatures passed quorum 2: %v", err)
 	// And the honest log still gets cosigned after the fork attempt.
 	sortear(1)
 	_, err = quorum(ambas, 2, 20*time.Second)
@@ -176,7 +178,7 @@ func TestMedirRodadaTestemunha(t *testing.T) {
 		inicio := time.Now()
 		tam := int64(c.contar(`SELECT count(*) FROM d6a.transparencia_registros`))
 		for {
-			k, _, err := transparencia.UltimaCossinatura(t.Context(), c.pool, w.vkey)
+			k, _, err := testemunha.UltimaCossinatura(t.Context(), c.pool, w.vkey)
 			must(t, err == nil, "%v", err)
 			if k >= tam {
 				break

@@ -2,6 +2,7 @@ package colonia_test
 
 import (
 	"context"
+	"github.com/formigueiro/d6a/internal/registro"
 	"io"
 	"net/http"
 	"sort"
@@ -32,7 +33,7 @@ func (cs checkpoints) ver(c *harness, addr string) int64 {
 	cs[string(b)] = true
 	// The signature lines after the three of the text are ignored here;
 	// they are checked at the end.
-	cp, err := transparencia.LerCheckpoint(string(b))
+	cp, err := registro.LerCheckpoint(string(b))
 	if err != nil {
 		c.t.Fatalf("checkpoint %q: %v", b, err)
 	}
@@ -113,9 +114,9 @@ func TestCheckpointsSempreConsistentes(t *testing.T) {
 	}
 	kb, _ := io.ReadAll(vkey.Body)
 	vkey.Body.Close()
-	var cps []transparencia.Checkpoint
+	var cps []registro.Checkpoint
 	for nota := range vistos {
-		cp, err := transparencia.AbrirCheckpoint([]byte(nota), string(kb[:len(kb)-1]))
+		cp, err := registro.AbrirCheckpoint([]byte(nota), string(kb[:len(kb)-1]))
 		if err != nil {
 			t.Fatalf("%q: %v", nota, err)
 		}

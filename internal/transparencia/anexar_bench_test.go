@@ -3,6 +3,7 @@ package transparencia_test
 import (
 	"context"
 	"fmt"
+	"github.com/formigueiro/d6a/internal/registro"
 	"runtime"
 	"syscall"
 	"testing"
@@ -45,7 +46,7 @@ func BenchmarkAnexar(b *testing.B) {
 	for _, lote := range []int{1, 64} {
 		b.Run(fmt.Sprintf("lote=%d", lote), func(b *testing.B) {
 			// Records are built before the clock: the draw builds its own.
-			lotes := make([][]transparencia.Registro, b.N)
+			lotes := make([][]registro.Registro, b.N)
 			for i := range lotes {
 				lotes[i] = sinteticosTB(fmt.Sprintf("b%d-%d", lote, b.N), i*lote, (i+1)*lote)
 			}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/formigueiro/d6a/internal/registro"
 	"io"
 	"net/http"
 	"net/url"
@@ -39,12 +40,12 @@ type Cliente struct {
 	// from the index where the trigger's rule begins is checked against its
 	// trigger there (ConferirGatilho); without it those checks are skipped
 	// and said so.
-	Barramento Barramento
+	Barramento registro.Barramento
 
 	// lidoB and lido are the record being given to AoRegistro and its
 	// parse (lerRegistravel).
 	lidoB []byte
-	lido  Registravel
+	lido  registro.Registravel
 }
 
 // ErrHTTP is an answer other than 200.
@@ -120,7 +121,7 @@ func (c *Cliente) getJSON(ctx context.Context, path string, v any) error {
 		return err
 	}
 	if err := json.Unmarshal(b, v); err != nil {
-		return falha("resposta "+path, umaLinha(err.Error()), "JSON of CONTRACT §7")
+		return registro.NovaFalha("resposta "+path, registro.UmaLinha(err.Error()), "JSON of CONTRACT §7")
 	}
 	return nil
 }
@@ -140,23 +141,23 @@ func (c *Cliente) chave(ctx context.Context) (string, error) {
 }
 
 // abrir checks a signed checkpoint's signature against the key.
-func (c *Cliente) abrir(ctx context.Context, nota []byte) (Checkpoint, error) {
+func (c *Cliente) abrir(ctx context.Context, nota []byte) (registro.Checkpoint, error) {
 	k, err := c.chave(ctx)
 	if err != nil {
-		return Checkpoint{}, err
+		return registro.Checkpoint{}, err
 	}
-	cp, err := AbrirCheckpoint(nota, k)
+	cp, err := registro.AbrirCheckpoint(nota, k)
 	if err != nil {
-		return cp, falha("checkpoint", umaLinha(err.Error()), "a checkpoint signed by "+k)
+		return cp, registro.NovaFalha("checkpoint", registro.UmaLinha(err.Error()), "a checkpoint signed by "+k)
 	}
 	return cp, nil
 }
 
 // Checkpoint fetches the latest checkpoint and checks its signature.
-func (c *Cliente) Checkpoint(ctx context.Context) (Checkpoint, []byte, error) {
+func (c *Cliente) Checkpoint(ctx context.Context) (registro.Checkpoint, []byte, error) {
 	nota, err := c.get(ctx, "/checkpoint")
 	if err != nil {
-		return Checkpoint{}, nil, err
+		return registro.Checkpoint{}, nil, err
 	}
 	cp, err := c.abrir(ctx, nota)
 	return cp, nota, err
@@ -174,14 +175,14 @@ type RespostaSorteio struct {
 // Sorteio is a verified draw.
 type Sorteio struct {
 	Indice     int64
-	Checkpoint Checkpoint
+	Checkpoint registro.Checkpoint
 	// Registro is zero and Eliminado true when the body was erased.
-	Registro  Registro
+	Registro  registro.Registro
 	Eliminado bool
 	// SemCandidatos is set instead of Registro for a sorteio.sem_candidatos,
 	// Entrada for an input record.
-	SemCandidatos *SemCandidatos
-	Entrada       *Entrada
+	SemCandidatos *registro.SemCandidatos
+	Entrada       *registro.Entrada
 	// Gatilho: the draw's base and T were checked against its trigger on
 	// the bus (CONTRACT §4). AntesDoGatilho: the record precedes that rule
 	// (GatilhoDesde is where it begins).
@@ -192,7 +193,7 @@ type Sorteio struct {
 func hashDe(campo, s string) (tlog.Hash, error) {
 	b, err := base64.StdEncoding.DecodeString(s)
 	if err != nil || len(b) != tlog.HashSize {
-		return tlog.Hash{}, falha(campo, s, "a base64 SHA-256 hash")
+		return tlog.Hash{}, registro.NovaFalha(campo, s, "a base64 SHA-256 hash")
 	}
 	return tlog.Hash(b), nil
 }
@@ -217,23 +218,23 @@ func (c *Cliente) VerificarSorteio(ctx context.Context, eventID uuid.UUID) (Sort
 		s.Eliminado = true
 	} else {
 		if h := tlog.RecordHash([]byte(*r.Registro)); h != folha {
-			return s, falha("hash_folha", r.HashFolha, base64.StdEncoding.EncodeToString(h[:])+" (SHA-256 of 0x00 ‖ registro)")
+			return s, registro.NovaFalha("hash_folha", r.HashFolha, base64.StdEncoding.EncodeToString(h[:])+" (SHA-256 of 0x00 ‖ registro)")
 		}
-		f, err := LerRegistravel([]byte(*r.Registro))
+		f, err := registro.LerRegistravel([]byte(*r.Registro))
 		if err != nil {
 			return s, err
 		}
 		var ev uuid.UUID
 		switch f := f.(type) {
-		case Registro:
+		case registro.Registro:
 			s.Registro, ev = f, f.EventIDSorteio
-		case SemCandidatos:
+		case registro.SemCandidatos:
 			s.SemCandidatos, ev = &f, f.EventID
-		case Entrada:
+		case registro.Entrada:
 			s.Entrada, ev = &f, f.EventID
 		}
 		if ev != eventID {
-			return s, falha("registro.event_id", ev, eventID)
+			return s, registro.NovaFalha("registro.event_id", ev, eventID)
 		}
 	}
 	prova := make(tlog.RecordProof, len(r.ProvaInclusao))
@@ -243,15 +244,15 @@ func (c *Cliente) VerificarSorteio(ctx context.Context, eventID uuid.UUID) (Sort
 		}
 	}
 	if err := tlog.CheckRecord(prova, cp.Tamanho, cp.Raiz, r.Indice, folha); err != nil {
-		return s, falha("prova_inclusao", fmt.Sprintf("leaf %d not in the tree of size %d", r.Indice, cp.Tamanho), "a path to the checkpoint's root")
+		return s, registro.NovaFalha("prova_inclusao", fmt.Sprintf("leaf %d not in the tree of size %d", r.Indice, cp.Tamanho), "a path to the checkpoint's root")
 	}
 	switch {
 	case s.SemCandidatos != nil:
-		return s, ConferirRegistravel(*s.SemCandidatos)
+		return s, registro.ConferirRegistravel(*s.SemCandidatos)
 	case s.Entrada != nil:
-		return s, ConferirRegistravel(*s.Entrada)
+		return s, registro.ConferirRegistravel(*s.Entrada)
 	case !s.Eliminado:
-		if err := Conferir(s.Registro); err != nil {
+		if err := registro.Conferir(s.Registro); err != nil {
 			return s, err
 		}
 		if s.GatilhoDesde, err = c.gatilhoDesde(ctx); err != nil {
@@ -259,7 +260,7 @@ func (c *Cliente) VerificarSorteio(ctx context.Context, eventID uuid.UUID) (Sort
 		}
 		s.AntesDoGatilho = r.Indice < s.GatilhoDesde
 		if c.Barramento != nil && !s.AntesDoGatilho {
-			if err := ConferirGatilho(ctx, c.Barramento, s.Registro); err != nil {
+			if err := registro.ConferirGatilho(ctx, c.Barramento, s.Registro); err != nil {
 				return s, err
 			}
 			s.Gatilho = true
@@ -296,7 +297,7 @@ func (r Resumo) Linha() string {
 // is counted (the first one is kept) and the mirror goes on; a wrong root
 // or a missing tile ends it. progresso, when set, is told how many records
 // were checked so far.
-func (c *Cliente) VerificarTudo(ctx context.Context, progresso func(feitos, total int64)) (Resumo, Checkpoint, error) {
+func (c *Cliente) VerificarTudo(ctx context.Context, progresso func(feitos, total int64)) (Resumo, registro.Checkpoint, error) {
 	cp, _, err := c.Checkpoint(ctx)
 	if err != nil {
 		return Resumo{}, cp, err
@@ -307,7 +308,7 @@ func (c *Cliente) VerificarTudo(ctx context.Context, progresso func(feitos, tota
 			return res, cp, err
 		}
 	}
-	var fr Fronteira
+	var fr registro.Fronteira
 	err = c.verificarDe(ctx, cp, &fr, &res, progresso)
 	return res, cp, err
 }
@@ -315,20 +316,20 @@ func (c *Cliente) VerificarTudo(ctx context.Context, progresso func(feitos, tota
 // conferirFolha checks a record by itself: its leaf hash, its canonical
 // form and what it proves alone (ConferirRegistravel); r is the record
 // parsed (nil when it does not parse or hash to its leaf).
-func conferirFolha(registro []byte, folha tlog.Hash) (r Registravel, err error) {
-	if h := tlog.RecordHash(registro); h != folha {
-		return nil, falha("hash_folha", base64.StdEncoding.EncodeToString(folha[:]), base64.StdEncoding.EncodeToString(h[:]))
+func conferirFolha(dados []byte, folha tlog.Hash) (r registro.Registravel, err error) {
+	if h := tlog.RecordHash(dados); h != folha {
+		return nil, registro.NovaFalha("hash_folha", base64.StdEncoding.EncodeToString(folha[:]), base64.StdEncoding.EncodeToString(h[:]))
 	}
-	if r, err = LerRegistravel(registro); err != nil {
+	if r, err = registro.LerRegistravel(dados); err != nil {
 		return nil, err
 	}
-	return r, ConferirRegistravel(r)
+	return r, registro.ConferirRegistravel(r)
 }
 
 // VerificarDesde is the watcher's check: the checkpoint saved in arquivo
 // on the last visit must be a prefix of today's (consistency proof); the
 // new checkpoint then replaces it. A missing file is a first visit.
-func (c *Cliente) VerificarDesde(ctx context.Context, arquivo string) (antigo, novo Checkpoint, primeira bool, err error) {
+func (c *Cliente) VerificarDesde(ctx context.Context, arquivo string) (antigo, novo registro.Checkpoint, primeira bool, err error) {
 	salvo, err := os.ReadFile(arquivo)
 	primeira = errors.Is(err, os.ErrNotExist)
 	if err != nil && !primeira {
@@ -346,10 +347,10 @@ func (c *Cliente) VerificarDesde(ctx context.Context, arquivo string) (antigo, n
 	if !primeira {
 		switch {
 		case novo.Tamanho < antigo.Tamanho:
-			return antigo, novo, false, falha("checkpoint.tamanho", novo.Tamanho, fmt.Sprintf("≥ %d (the saved checkpoint's size): the log shrank", antigo.Tamanho))
+			return antigo, novo, false, registro.NovaFalha("checkpoint.tamanho", novo.Tamanho, fmt.Sprintf("≥ %d (the saved checkpoint's size): the log shrank", antigo.Tamanho))
 		case novo.Tamanho == antigo.Tamanho:
 			if novo.Raiz != antigo.Raiz {
-				return antigo, novo, false, falha("checkpoint.raiz", base64.StdEncoding.EncodeToString(novo.Raiz[:]),
+				return antigo, novo, false, registro.NovaFalha("checkpoint.raiz", base64.StdEncoding.EncodeToString(novo.Raiz[:]),
 					base64.StdEncoding.EncodeToString(antigo.Raiz[:])+" (same size, the saved root): history rewritten")
 			}
 		case antigo.Tamanho > 0:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/formigueiro/d6a/internal/registro"
 	"math"
 	"time"
 
@@ -15,8 +16,8 @@ import (
 // Testemunhado is a checkpoint with the witnesses' cosignatures a reader
 // checked.
 type Testemunhado struct {
-	Checkpoint    Checkpoint
-	Cossinaturas  []Cossinatura
+	Checkpoint    registro.Checkpoint
+	Cossinaturas  []registro.Cossinatura
 	Quorum        int
 	Testemunhadas int
 }
@@ -38,19 +39,19 @@ func (c *Cliente) VerificarTestemunhas(ctx context.Context, testemunhas []string
 		if err != nil {
 			return Testemunhado{}, err
 		}
-		cp, cs, err := Cossinaturas(nota, k, testemunhas)
+		cp, cs, err := registro.Cossinaturas(nota, k, testemunhas)
 		if err != nil {
-			return Testemunhado{}, falha("checkpoint", umaLinha(err.Error()), "a checkpoint signed by "+k+" and cosigned only validly")
+			return Testemunhado{}, registro.NovaFalha("checkpoint", registro.UmaLinha(err.Error()), "a checkpoint signed by "+k+" and cosigned only validly")
 		}
 		t := Testemunhado{Checkpoint: cp, Cossinaturas: cs, Quorum: quorum, Testemunhadas: len(testemunhas)}
-		err = ConferirQuorum(cs, quorum)
+		err = registro.ConferirQuorum(cs, quorum)
 		if err == nil {
 			return t, nil
 		}
-		if !errors.Is(err, ErrQuorum) || time.Now().After(fim) {
-			f := falha("testemunhas", umaLinha(err.Error()), fmt.Sprintf("at least %d cosignatures of the checkpoint of size %d by the witnesses named", quorum, cp.Tamanho))
-			if errors.Is(err, ErrQuorum) {
-				return t, fmt.Errorf("%w (%w)", f, ErrQuorum)
+		if !errors.Is(err, registro.ErrQuorum) || time.Now().After(fim) {
+			f := registro.NovaFalha("testemunhas", registro.UmaLinha(err.Error()), fmt.Sprintf("at least %d cosignatures of the checkpoint of size %d by the witnesses named", quorum, cp.Tamanho))
+			if errors.Is(err, registro.ErrQuorum) {
+				return t, fmt.Errorf("%w (%w)", f, registro.ErrQuorum)
 			}
 			return t, f
 		}
@@ -65,13 +66,13 @@ func (c *Cliente) VerificarTestemunhas(ctx context.Context, testemunhas []string
 // ConferirExtensao checks that the trees of a and b are one history (the
 // smaller a prefix of the larger), from the served consistency proof: a
 // check made against one checkpoint then holds for the other.
-func (c *Cliente) ConferirExtensao(ctx context.Context, a, b Checkpoint) error {
+func (c *Cliente) ConferirExtensao(ctx context.Context, a, b registro.Checkpoint) error {
 	if a.Tamanho > b.Tamanho {
 		a, b = b, a
 	}
 	if a.Tamanho == b.Tamanho {
 		if a.Raiz != b.Raiz {
-			return falha("checkpoint.raiz", fmt.Sprintf("two roots for size %d", a.Tamanho), "one root per size")
+			return registro.NovaFalha("checkpoint.raiz", fmt.Sprintf("two roots for size %d", a.Tamanho), "one root per size")
 		}
 		return nil
 	}
@@ -84,13 +85,13 @@ func (c *Cliente) ConferirExtensao(ctx context.Context, a, b Checkpoint) error {
 // provarExtensao checks, with a consistency proof built from b's tiles, that the tree
 // of b (the larger, 0 < a.Tamanho < b.Tamanho) extends the tree of a,
 // which the reader calls deQuem; a Falha "consistencia" otherwise.
-func (c *Cliente) provarExtensao(ctx context.Context, a, b Checkpoint, deQuem, esperado string) error {
+func (c *Cliente) provarExtensao(ctx context.Context, a, b registro.Checkpoint, deQuem, esperado string) error {
 	prova, err := c.provaPorTiles(ctx, a.Tamanho, b)
 	if err != nil {
 		return err
 	}
 	if err := tlog.CheckTree(prova, b.Tamanho, b.Raiz, a.Tamanho, a.Raiz); err != nil {
-		return falha("consistencia", fmt.Sprintf("tree %d is not an extension of %s %d", b.Tamanho, deQuem, a.Tamanho), esperado)
+		return registro.NovaFalha("consistencia", fmt.Sprintf("tree %d is not an extension of %s %d", b.Tamanho, deQuem, a.Tamanho), esperado)
 	}
 	return nil
 }
@@ -110,7 +111,7 @@ func (c *Cliente) VerificarEstatisticas(ctx context.Context, progresso func(feit
 	antes := c.AoRegistro
 	c.AoRegistro = func(i int64, b []byte) {
 		if i < servido.Registros && erro == nil {
-			erro = SomarRegistro(a, b)
+			erro = registro.SomarRegistro(a, b)
 		}
 	}
 	defer func() { c.AoRegistro = antes }()
@@ -122,7 +123,7 @@ func (c *Cliente) VerificarEstatisticas(ctx context.Context, progresso func(feit
 		return servido, res, erro
 	}
 	if servido.Registros > cp.Tamanho {
-		return servido, res, falha("estatisticas.registros", servido.Registros, fmt.Sprintf("at most the checkpoint's %d", cp.Tamanho))
+		return servido, res, registro.NovaFalha("estatisticas.registros", servido.Registros, fmt.Sprintf("at most the checkpoint's %d", cp.Tamanho))
 	}
 	r := a.Resultado()
 	return r, res, DiferencaEstatisticas(servido, r)
@@ -135,24 +136,24 @@ func DiferencaEstatisticas(servido, r equidade.Resultado) error {
 	perto := func(a, b float64) bool { return math.Abs(a-b) <= 1e-6*math.Max(1, math.Max(math.Abs(a), math.Abs(b))) }
 	switch {
 	case servido.Registros != r.Registros:
-		return falha("estatisticas.registros", servido.Registros, r.Registros)
+		return registro.NovaFalha("estatisticas.registros", servido.Registros, r.Registros)
 	case servido.Sorteios != r.Sorteios:
-		return falha("estatisticas.sorteios", servido.Sorteios, r.Sorteios)
+		return registro.NovaFalha("estatisticas.sorteios", servido.Sorteios, r.Sorteios)
 	case servido.SorteiosN1 != r.SorteiosN1:
-		return falha("estatisticas.sorteios_n1", servido.SorteiosN1, r.SorteiosN1)
+		return registro.NovaFalha("estatisticas.sorteios_n1", servido.SorteiosN1, r.SorteiosN1)
 	case servido.Metodo != r.Metodo:
-		return falha("estatisticas.metodo", servido.Metodo, r.Metodo)
+		return registro.NovaFalha("estatisticas.metodo", servido.Metodo, r.Metodo)
 	case !perto(servido.Estatistica, r.Estatistica):
-		return falha("estatisticas.estatistica", servido.Estatistica, r.Estatistica)
+		return registro.NovaFalha("estatisticas.estatistica", servido.Estatistica, r.Estatistica)
 	case !perto(servido.PValor, r.PValor):
-		return falha("estatisticas.p_valor", servido.PValor, r.PValor)
+		return registro.NovaFalha("estatisticas.p_valor", servido.PValor, r.PValor)
 	case len(servido.Conselheiros) != len(r.Conselheiros):
-		return falha("estatisticas.conselheiros", fmt.Sprintf("%d counsellors", len(servido.Conselheiros)), fmt.Sprintf("%d", len(r.Conselheiros)))
+		return registro.NovaFalha("estatisticas.conselheiros", fmt.Sprintf("%d counsellors", len(servido.Conselheiros)), fmt.Sprintf("%d", len(r.Conselheiros)))
 	}
 	for i, s := range servido.Conselheiros {
 		w := r.Conselheiros[i]
 		if s.ID != w.ID || s.SorteiosElegivel != w.SorteiosElegivel || s.Observado != w.Observado || !perto(s.Esperado, w.Esperado) || !perto(s.Z, w.Z) {
-			return falha("estatisticas.conselheiros["+s.ID+"]",
+			return registro.NovaFalha("estatisticas.conselheiros["+s.ID+"]",
 				fmt.Sprintf("elegível %d esperado %.6f observado %d z %.4f", s.SorteiosElegivel, s.Esperado, s.Observado, s.Z),
 				fmt.Sprintf("%s: elegível %d esperado %.6f observado %d z %.4f", w.ID, w.SorteiosElegivel, w.Esperado, w.Observado, w.Z))
 		}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/formigueiro/d6a/internal/historico"
+	"github.com/formigueiro/d6a/internal/registro"
 	"io"
 	"net"
 	"net/http"
@@ -33,7 +35,7 @@ type logPublico struct {
 
 func novoLogPublico(t *testing.T) *logPublico {
 	t.Helper()
-	skey, _, err := transparencia.GerarChave(transparencia.OrigemPadrao)
+	skey, _, err := transparencia.GerarChave(registro.OrigemPadrao)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +66,7 @@ func Servir(t testing.TB, st *store.Store, vkey string) string {
 func (l *logPublico) anexarEAssinar(t *testing.T, de, ate int) {
 	t.Helper()
 	anexar(t, l.st, sinteticos(de, ate))
-	if _, err := transparencia.Assinar(context.Background(), l.st.Pool, l.chave, transparencia.OrigemPadrao); err != nil {
+	if _, err := transparencia.Assinar(context.Background(), l.st.Pool, l.chave, registro.OrigemPadrao); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -74,7 +76,7 @@ func (l *logPublico) cliente() *transparencia.Cliente {
 }
 
 func campoDaFalha(err error) string {
-	var f *transparencia.Falha
+	var f *registro.Falha
 	if errors.As(err, &f) {
 		return f.Campo
 	}
@@ -100,7 +102,7 @@ func TestClienteVerificaPeloHTTP(t *testing.T) {
 	}
 	l.anexarEAssinar(t, 40, 107)
 	for _, i := range []int{0, 39, 106} {
-		r := transparencia.RegistroSintetico("teste", i)
+		r := historico.RegistroSintetico("teste", i)
 		s, err := c.VerificarSorteio(ctx, r.EventIDSorteio)
 		if err != nil || s.Indice != int64(i) || s.Registro.ConselheiroID != r.ConselheiroID || s.Checkpoint.Tamanho != 107 {
 			t.Fatalf("draw %d: %+v %v", i, s, err)
@@ -120,17 +122,17 @@ func TestClienteVerificaPeloHTTP(t *testing.T) {
 	// Trust on first use: no pinned key, the served one is used and named.
 	var avisos strings.Builder
 	tofu := &transparencia.Cliente{Base: l.url + "/d6a/transparencia/", Avisos: &avisos}
-	if _, err := tofu.VerificarSorteio(ctx, transparencia.RegistroSintetico("teste", 5).EventIDSorteio); err != nil {
+	if _, err := tofu.VerificarSorteio(ctx, historico.RegistroSintetico("teste", 5).EventIDSorteio); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(avisos.String(), l.chave.Verificador) {
 		t.Errorf("no trust-on-first-use note: %q", avisos.String())
 	}
 	// Another key pinned: the signature fails.
-	skey, _, _ := transparencia.GerarChave(transparencia.OrigemPadrao)
+	skey, _, _ := transparencia.GerarChave(registro.OrigemPadrao)
 	outra, _ := transparencia.NovaChave(skey)
 	errada := &transparencia.Cliente{Base: l.url, Chave: outra.Verificador}
-	if _, err := errada.VerificarSorteio(ctx, transparencia.RegistroSintetico("teste", 5).EventIDSorteio); campoDaFalha(err) != "checkpoint" {
+	if _, err := errada.VerificarSorteio(ctx, historico.RegistroSintetico("teste", 5).EventIDSorteio); campoDaFalha(err) != "checkpoint" {
 		t.Errorf("wrong key: %v", err)
 	}
 }
@@ -164,7 +166,7 @@ func TestClienteApanhaServidorAdulterado(t *testing.T) {
 	ctx := context.Background()
 	l := novoLogPublico(t)
 	l.anexarEAssinar(t, 0, 30)
-	alvo := transparencia.RegistroSintetico("teste", 13)
+	alvo := historico.RegistroSintetico("teste", 13)
 	b, _ := alvo.Bytes()
 	trocado := strings.Replace(string(b), `"conselheiro_id":"`+alvo.ConselheiroID.String(), `"conselheiro_id":"`+alvo.Ordenados[1], 1)
 	// In the JSON routes and, byte for byte (same length), in the bundles.
@@ -200,10 +202,10 @@ func TestClienteApanhaServidorAdulterado(t *testing.T) {
 	// one (an operator who rewrote the database before the first checkpoint)
 	// verifies its proof but fails the draw.
 	mentira := novoLogPublico(t)
-	reg := transparencia.RegistroSintetico("teste", 13)
+	reg := historico.RegistroSintetico("teste", 13)
 	reg.ConselheiroID = uuid.MustParse(reg.Ordenados[1])
-	anexar(t, mentira.st, []transparencia.Registro{reg})
-	if _, err := transparencia.Assinar(ctx, mentira.st.Pool, mentira.chave, transparencia.OrigemPadrao); err != nil {
+	anexar(t, mentira.st, []registro.Registro{reg})
+	if _, err := transparencia.Assinar(ctx, mentira.st.Pool, mentira.chave, registro.OrigemPadrao); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := mentira.cliente().VerificarSorteio(ctx, reg.EventIDSorteio); campoDaFalha(err) != "registro.conselheiro_id" {

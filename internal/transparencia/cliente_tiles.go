@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"github.com/formigueiro/d6a/internal/registro"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -66,13 +67,13 @@ func (c *Cliente) tile(ctx context.Context, t tlog.Tile) ([]byte, error) {
 	}
 	if t.L != tiles.Entries {
 		if len(b) < t.W*tlog.HashSize {
-			return nil, falha(tiles.Path(cheio), fmt.Sprintf("%d bytes", len(b)), fmt.Sprintf("%d bytes", tiles.Width*tlog.HashSize))
+			return nil, registro.NovaFalha(tiles.Path(cheio), fmt.Sprintf("%d bytes", len(b)), fmt.Sprintf("%d bytes", tiles.Width*tlog.HashSize))
 		}
 		return b[:t.W*tlog.HashSize], nil
 	}
 	es, err := tiles.ReadBundle(b, tiles.Width)
 	if err != nil {
-		return nil, falha(tiles.Path(cheio), umaLinha(err.Error()), "an entry bundle of 256")
+		return nil, registro.NovaFalha(tiles.Path(cheio), registro.UmaLinha(err.Error()), "an entry bundle of 256")
 	}
 	var out []byte
 	for _, e := range es[:t.W] {
@@ -89,10 +90,10 @@ type bloco struct {
 	inicio   int64
 	hashes   []tlog.Hash
 	entradas [][]byte
-	lidos    []Registravel
+	lidos    []registro.Registravel
 	falhas   []error
 	// gatilhos: the record was checked against its bus message
-	// (conferirNoBarramento), from index gatilhoDesde on.
+	// (ConferirNoBarramento), from index gatilhoDesde on.
 	gatilhos []bool
 	err      error
 }
@@ -105,7 +106,7 @@ func (c *Cliente) lerBloco(ctx context.Context, k int64, w int, gatilhoDesde int
 		return b
 	}
 	if b.hashes, err = tiles.ReadHashes(h, w); err != nil {
-		b.err = falha(tiles.Path(tiles.Hash(0, k, w)), umaLinha(err.Error()), "a level-0 hash tile")
+		b.err = registro.NovaFalha(tiles.Path(tiles.Hash(0, k, w)), registro.UmaLinha(err.Error()), "a level-0 hash tile")
 		return b
 	}
 	e, err := c.tile(ctx, tiles.Bundle(k, w))
@@ -114,10 +115,10 @@ func (c *Cliente) lerBloco(ctx context.Context, k int64, w int, gatilhoDesde int
 		return b
 	}
 	if b.entradas, err = tiles.ReadBundle(e, w); err != nil {
-		b.err = falha(tiles.Path(tiles.Bundle(k, w)), umaLinha(err.Error()), "an entry bundle")
+		b.err = registro.NovaFalha(tiles.Path(tiles.Bundle(k, w)), registro.UmaLinha(err.Error()), "an entry bundle")
 		return b
 	}
-	b.lidos, b.falhas, b.gatilhos = make([]Registravel, w), make([]error, w), make([]bool, w)
+	b.lidos, b.falhas, b.gatilhos = make([]registro.Registravel, w), make([]error, w), make([]bool, w)
 	var seqs []uint64
 	for j, reg := range b.entradas {
 		if len(reg) == 0 {
@@ -139,7 +140,7 @@ func (c *Cliente) lerBloco(ctx context.Context, k int64, w int, gatilhoDesde int
 	barramento := lerEmLote(ctx, c.Barramento, seqs)
 	for j := range b.entradas {
 		if b.lidos[j] != nil && b.falhas[j] == nil && b.inicio+int64(j) >= gatilhoDesde {
-			b.gatilhos[j], b.falhas[j] = conferirNoBarramento(ctx, barramento, b.lidos[j])
+			b.gatilhos[j], b.falhas[j] = registro.ConferirNoBarramento(ctx, barramento, b.lidos[j])
 		}
 	}
 	return b
@@ -148,11 +149,11 @@ func (c *Cliente) lerBloco(ctx context.Context, k int64, w int, gatilhoDesde int
 // lerRegistravel is LerRegistravel, answered without parsing again for
 // the record percorrer is giving out now (AoRegistro's callers parse it).
 // It runs in the goroutine of the callbacks.
-func (c *Cliente) lerRegistravel(b []byte) (Registravel, error) {
+func (c *Cliente) lerRegistravel(b []byte) (registro.Registravel, error) {
 	if c.lido != nil && len(b) > 0 && len(b) == len(c.lidoB) && &b[0] == &c.lidoB[0] {
 		return c.lido, nil
 	}
-	return LerRegistravel(b)
+	return registro.LerRegistravel(b)
 }
 
 // percorrer reads the leaves fr.N … cp.Tamanho-1 from the level-0 tiles
@@ -162,9 +163,9 @@ func (c *Cliente) lerRegistravel(b []byte) (Registravel, error) {
 // must be the checkpoint's: with fr the verified tree of an earlier size,
 // that proves cp extends it, and every leaf given to fn is in cp's tree.
 // Memory: the tiles in flight and the frontier, whatever the log's size.
-func (c *Cliente) percorrer(ctx context.Context, cp Checkpoint, fr *Fronteira, gatilhoDesde int64, progresso func(feitos, total int64), fn func(i int64, registro []byte, lido Registravel, gatilho bool, falhou error) error) error {
+func (c *Cliente) percorrer(ctx context.Context, cp registro.Checkpoint, fr *registro.Fronteira, gatilhoDesde int64, progresso func(feitos, total int64), fn func(i int64, registro []byte, lido registro.Registravel, gatilho bool, falhou error) error) error {
 	if fr.N > cp.Tamanho {
-		return falha("checkpoint.tamanho", cp.Tamanho, fmt.Sprintf("≥ %d (the size already verified): the log shrank", fr.N))
+		return registro.NovaFalha("checkpoint.tamanho", cp.Tamanho, fmt.Sprintf("≥ %d (the size already verified): the log shrank", fr.N))
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -212,11 +213,11 @@ func (c *Cliente) percorrer(ctx context.Context, cp Checkpoint, fr *Fronteira, g
 		return err
 	}
 	if fr.N != cp.Tamanho {
-		return falha("tiles", fmt.Sprintf("%d leaves read", fr.N), fmt.Sprintf("%d (checkpoint size)", cp.Tamanho))
+		return registro.NovaFalha("tiles", fmt.Sprintf("%d leaves read", fr.N), fmt.Sprintf("%d (checkpoint size)", cp.Tamanho))
 	}
 	if cp.Tamanho > 0 {
 		if r := fr.Raiz(); r != cp.Raiz {
-			return falha("raiz", base64.StdEncoding.EncodeToString(r[:]),
+			return registro.NovaFalha("raiz", base64.StdEncoding.EncodeToString(r[:]),
 				base64.StdEncoding.EncodeToString(cp.Raiz[:])+" (the signed checkpoint's root)")
 		}
 	}
@@ -225,8 +226,8 @@ func (c *Cliente) percorrer(ctx context.Context, cp Checkpoint, fr *Fronteira, g
 
 // verificarDe checks the records fr.N … of cp (as VerificarTudo does for
 // all of them) into res, extending fr.
-func (c *Cliente) verificarDe(ctx context.Context, cp Checkpoint, fr *Fronteira, res *Resumo, progresso func(feitos, total int64)) error {
-	err := c.percorrer(ctx, cp, fr, res.GatilhoDesde, progresso, func(i int64, reg []byte, _ Registravel, gatilho bool, err error) error {
+func (c *Cliente) verificarDe(ctx context.Context, cp registro.Checkpoint, fr *registro.Fronteira, res *Resumo, progresso func(feitos, total int64)) error {
+	err := c.percorrer(ctx, cp, fr, res.GatilhoDesde, progresso, func(i int64, reg []byte, _ registro.Registravel, gatilho bool, err error) error {
 		if c.AoRegistro != nil {
 			c.AoRegistro(i, reg)
 		}
@@ -276,12 +277,12 @@ func (leitorTiles) SaveTiles([]tlog.Tile, [][]byte) {}
 
 // provaPorTiles is the consistency proof from size a to the tree of b,
 // built from b's tiles (each checked against b's root).
-func (c *Cliente) provaPorTiles(ctx context.Context, a int64, b Checkpoint) (tlog.TreeProof, error) {
+func (c *Cliente) provaPorTiles(ctx context.Context, a int64, b registro.Checkpoint) (tlog.TreeProof, error) {
 	r := tlog.TileHashReader(tlog.Tree{N: b.Tamanho, Hash: b.Raiz}, leitorTiles{ctx, c})
 	p, err := tlog.ProveTree(b.Tamanho, a, r)
 	var h *ErrHTTP
 	if err != nil && !errors.As(err, &h) && ctx.Err() == nil {
-		return nil, falha("tiles", umaLinha(err.Error()), fmt.Sprintf("tiles of the tree of size %d", b.Tamanho))
+		return nil, registro.NovaFalha("tiles", registro.UmaLinha(err.Error()), fmt.Sprintf("tiles of the tree of size %d", b.Tamanho))
 	}
 	return p, err
 }

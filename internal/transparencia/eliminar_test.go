@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/formigueiro/d6a/internal/historico"
+	"github.com/formigueiro/d6a/internal/registro"
 	"strings"
 	"testing"
 
@@ -25,7 +27,7 @@ func TestEliminacaoMantemAArvore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	alvo := transparencia.RegistroSintetico("teste", 21)
+	alvo := historico.RegistroSintetico("teste", 21)
 	cidadao := alvo.ConselheiroID
 	var esperados []uuid.UUID
 	for _, r := range sinteticos(0, 50) {
@@ -42,7 +44,7 @@ func TestEliminacaoMantemAArvore(t *testing.T) {
 	if err != nil || !s.Eliminado || s.Indice != 21 {
 		t.Fatalf("eliminated draw: %+v %v", s, err)
 	}
-	outro := transparencia.RegistroSintetico("teste", 22)
+	outro := historico.RegistroSintetico("teste", 22)
 	if s, err := c.VerificarSorteio(ctx, outro.EventIDSorteio); err != nil || s.Eliminado {
 		t.Fatalf("untouched draw: %+v %v", s, err)
 	}
@@ -68,7 +70,7 @@ func containsID(b []byte, id uuid.UUID) bool { return strings.Contains(string(b)
 
 // The conselheiro.sorteado a citizen holds is checked against the record.
 func TestConferirEvento(t *testing.T) {
-	r := transparencia.RegistroSintetico("teste", 9)
+	r := historico.RegistroSintetico("teste", 9)
 	pl := map[string]any{
 		"conselheiro_id": r.ConselheiroID.String(), "demanda_id": r.DemandaID.String(),
 		"unidade_civica_id": r.UnidadeCivicaID.String(), "metodo_sorteio": "fisher_yates",
@@ -79,19 +81,19 @@ func TestConferirEvento(t *testing.T) {
 		"versao_schema": "1.0.0", "correlacao_id": nil, "timestamp": r.Timestamp, "payload": pl}
 	for _, v := range []any{env, pl} {
 		b, _ := json.Marshal(v)
-		if err := transparencia.ConferirEvento(r, b); err != nil {
+		if err := registro.ConferirEvento(r, b); err != nil {
 			t.Fatalf("%s: %v", b, err)
 		}
 	}
 	pl["conselheiro_id"] = r.Ordenados[len(r.Ordenados)-1]
 	b, _ := json.Marshal(env)
-	if err := transparencia.ConferirEvento(r, b); campoDaFalha(err) != "evento.payload.conselheiro_id" && len(r.Ordenados) > 1 {
+	if err := registro.ConferirEvento(r, b); campoDaFalha(err) != "evento.payload.conselheiro_id" && len(r.Ordenados) > 1 {
 		t.Errorf("other winner: %v", err)
 	}
 	pl["conselheiro_id"] = r.ConselheiroID.String()
 	env["event_id"] = uuid.NewString()
 	b, _ = json.Marshal(env)
-	if err := transparencia.ConferirEvento(r, b); campoDaFalha(err) != "evento.event_id" {
+	if err := registro.ConferirEvento(r, b); campoDaFalha(err) != "evento.event_id" {
 		t.Errorf("other event: %v", err)
 	}
 }

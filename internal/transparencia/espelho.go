@@ -3,6 +3,7 @@ package transparencia
 import (
 	"context"
 	"errors"
+	"github.com/formigueiro/d6a/internal/registro"
 	"os"
 	"path/filepath"
 	"sync"
@@ -14,7 +15,7 @@ import (
 
 // Espelho is the outcome of Cliente.Espelhar.
 type Espelho struct {
-	Checkpoint Checkpoint
+	Checkpoint registro.Checkpoint
 	// Tiles is how many tiles the checkpoint's tree has, Copiados how many
 	// were fetched now (the rest, full tiles already there, never change).
 	Tiles, Copiados int

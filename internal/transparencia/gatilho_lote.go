@@ -2,6 +2,7 @@ package transparencia
 
 import (
 	"context"
+	"github.com/formigueiro/d6a/internal/registro"
 	"slices"
 	"time"
 )
@@ -11,7 +12,7 @@ import (
 // messages a tile's records name in a few passes instead of one GetMsg per
 // record (issue 39).
 type BarramentoEmLote interface {
-	Barramento
+	registro.Barramento
 	MsgsEntre(ctx context.Context, de, ate uint64, fn func(seq uint64, data []byte, subject string, em time.Time) error) error
 }
 
@@ -30,7 +31,7 @@ type msgBarramento struct {
 // and from the bus itself (one GetMsg) for the rest: a sequence no pass
 // covered, or a message the stream no longer holds, fails as it did.
 type barramentoLido struct {
-	Barramento
+	registro.Barramento
 	lidas map[uint64]msgBarramento
 }
 
@@ -43,13 +44,13 @@ func (b barramentoLido) MsgPorSequencia(ctx context.Context, seq uint64) ([]byte
 
 // seqNoBarramento is the stream sequence conferirNoBarramento reads for a
 // record (0: none).
-func seqNoBarramento(f Registravel) uint64 {
+func seqNoBarramento(f registro.Registravel) uint64 {
 	switch r := f.(type) {
-	case Registro:
+	case registro.Registro:
 		if r.BaseSequence != nil && *r.BaseSequence > 0 {
 			return uint64(*r.BaseSequence)
 		}
-	case Entrada:
+	case registro.Entrada:
 		if r.GatilhoSequence != nil && *r.GatilhoSequence > 0 {
 			return uint64(*r.GatilhoSequence)
 		}
@@ -61,7 +62,7 @@ func seqNoBarramento(f Registravel) uint64 {
 // more within LacunaLote of each other); a sequence alone is left to
 // MsgPorSequencia. A failed pass leaves its sequences to it too, so an
 // error is reported by the record it concerns.
-func lerEmLote(ctx context.Context, b Barramento, seqs []uint64) Barramento {
+func lerEmLote(ctx context.Context, b registro.Barramento, seqs []uint64) registro.Barramento {
 	lote, ok := b.(BarramentoEmLote)
 	if !ok || len(seqs) < 2 {
 		return b

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"github.com/formigueiro/d6a/internal/historico"
+	"github.com/formigueiro/d6a/internal/registro"
 	"os"
 	"strings"
 	"testing"
@@ -48,9 +50,9 @@ func contar(m memoria) int64 {
 	return n
 }
 
-func anexar(t *testing.T, st *store.Store, regs []transparencia.Registro) { anexarTB(t, st, regs) }
+func anexar(t *testing.T, st *store.Store, regs []registro.Registro) { anexarTB(t, st, regs) }
 
-func anexarTB(t testing.TB, st *store.Store, regs []transparencia.Registro) {
+func anexarTB(t testing.TB, st *store.Store, regs []registro.Registro) {
 	t.Helper()
 	ctx := context.Background()
 	if err := pgx.BeginTxFunc(ctx, st.Pool, pgx.TxOptions{}, func(tx pgx.Tx) error {
@@ -60,12 +62,12 @@ func anexarTB(t testing.TB, st *store.Store, regs []transparencia.Registro) {
 	}
 }
 
-func sinteticos(de, ate int) []transparencia.Registro { return sinteticosTB("teste", de, ate) }
+func sinteticos(de, ate int) []registro.Registro { return sinteticosTB("teste", de, ate) }
 
-func sinteticosTB(semente string, de, ate int) []transparencia.Registro {
-	out := make([]transparencia.Registro, 0, ate-de)
+func sinteticosTB(semente string, de, ate int) []registro.Registro {
+	out := make([]registro.Registro, 0, ate-de)
 	for i := de; i < ate; i++ {
-		out = append(out, transparencia.RegistroSintetico(semente, i))
+		out = append(out, historico.RegistroSintetico(semente, i))
 	}
 	return out
 }
@@ -184,7 +186,7 @@ func TestAnexarComEstadoVelhoFalha(t *testing.T) {
 
 // Records are canonical and recompute; any edited field is caught.
 func TestRegistroConferir(t *testing.T) {
-	r := transparencia.RegistroSintetico("teste", 13)
+	r := historico.RegistroSintetico("teste", 13)
 	b, err := r.Bytes()
 	if err != nil {
 		t.Fatal(err)
@@ -192,11 +194,11 @@ func TestRegistroConferir(t *testing.T) {
 	if !strings.HasPrefix(string(b), `{"event_id_sorteio":"`) || !strings.HasSuffix(string(b), `"excluido":null}`) {
 		t.Fatalf("record bytes: %s", b)
 	}
-	lido, err := transparencia.LerRegistro(b)
+	lido, err := registro.LerRegistro(b)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := transparencia.Conferir(lido); err != nil {
+	if err := registro.Conferir(lido); err != nil {
 		t.Fatal(err)
 	}
 	casos := map[string]func(s string) string{
@@ -208,11 +210,11 @@ func TestRegistroConferir(t *testing.T) {
 	}
 	for campo, mudar := range casos {
 		m := mudar(string(b))
-		r2, err := transparencia.LerRegistro([]byte(m))
+		r2, err := registro.LerRegistro([]byte(m))
 		if err == nil {
-			err = transparencia.Conferir(r2)
+			err = registro.Conferir(r2)
 		}
-		var f *transparencia.Falha
+		var f *registro.Falha
 		if !errors.As(err, &f) || f.Campo != campo {
 			t.Errorf("%s: got %v", campo, err)
 		}
@@ -228,7 +230,7 @@ func tlogRecordHash64(b []byte) string {
 // (base64 keys may hold '+', the field separator).
 func TestChaveVerificadoraDerivada(t *testing.T) {
 	for range 64 {
-		skey, vkey, err := transparencia.GerarChave(transparencia.OrigemPadrao)
+		skey, vkey, err := transparencia.GerarChave(registro.OrigemPadrao)
 		if err != nil {
 			t.Fatal(err)
 		}

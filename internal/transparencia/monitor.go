@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/formigueiro/d6a/internal/registro"
 	"os"
 	"path/filepath"
 
@@ -20,14 +21,14 @@ const ArquivoMonitor = "monitor.json"
 // checkpoint it verified (the signed note), the key that signed it, the
 // tree's right edge at that size and the replayed state.
 type estadoMonitor struct {
-	Versao     int          `json:"versao"`
-	Chave      string       `json:"chave"`
-	Checkpoint string       `json:"checkpoint"`
-	Fronteira  []string     `json:"fronteira"`
-	Eliminados int64        `json:"eliminados"`
-	Gatilhos   int64        `json:"gatilhos"`
-	Barramento bool         `json:"barramento"`
-	Replay     EstadoReplay `json:"replay"`
+	Versao     int                   `json:"versao"`
+	Chave      string                `json:"chave"`
+	Checkpoint string                `json:"checkpoint"`
+	Fronteira  []string              `json:"fronteira"`
+	Eliminados int64                 `json:"eliminados"`
+	Gatilhos   int64                 `json:"gatilhos"`
+	Barramento bool                  `json:"barramento"`
+	Replay     registro.EstadoReplay `json:"replay"`
 }
 
 // ResumoMonitor is the outcome of Cliente.Monitorar.
@@ -76,9 +77,9 @@ func (c *Cliente) Monitorar(ctx context.Context, dir string, progresso func(feit
 			c.Chave = kept.Chave
 		}
 	}
-	var fr Fronteira
-	rp := NovoReplay(uuid.Nil)
-	var antigo Checkpoint
+	var fr registro.Fronteira
+	rp := registro.NovoReplay(uuid.Nil)
+	var antigo registro.Checkpoint
 	if !res.PrimeiraVez {
 		if antigo, err = c.abrir(ctx, []byte(kept.Checkpoint)); err != nil {
 			return res, fmt.Errorf("%s: %w", arquivo, err)
@@ -91,10 +92,10 @@ func (c *Cliente) Monitorar(ctx context.Context, dir string, progresso func(feit
 			}
 			fr.Hashes = append(fr.Hashes, h)
 		}
-		if !fr.valida() || (fr.N > 0 && fr.Raiz() != antigo.Raiz) {
+		if !fr.Valida() || (fr.N > 0 && fr.Raiz() != antigo.Raiz) {
 			return res, fmt.Errorf("%s: the kept frontier does not give the kept checkpoint's root", arquivo)
 		}
-		rp = RestaurarReplay(kept.Replay)
+		rp = registro.RestaurarReplay(kept.Replay)
 		res.De = antigo.Tamanho
 	}
 	cp, nota, err := c.Checkpoint(ctx)
@@ -105,9 +106,9 @@ func (c *Cliente) Monitorar(ctx context.Context, dir string, progresso func(feit
 	res.Replay = rp
 	switch {
 	case cp.Tamanho < antigo.Tamanho:
-		return res, falha("checkpoint.tamanho", cp.Tamanho, fmt.Sprintf("≥ %d (the kept checkpoint's size): the log shrank", antigo.Tamanho))
+		return res, registro.NovaFalha("checkpoint.tamanho", cp.Tamanho, fmt.Sprintf("≥ %d (the kept checkpoint's size): the log shrank", antigo.Tamanho))
 	case cp.Tamanho == antigo.Tamanho && cp.Raiz != antigo.Raiz:
-		return res, falha("checkpoint.raiz", base64.StdEncoding.EncodeToString(cp.Raiz[:]),
+		return res, registro.NovaFalha("checkpoint.raiz", base64.StdEncoding.EncodeToString(cp.Raiz[:]),
 			base64.StdEncoding.EncodeToString(antigo.Raiz[:])+" (same size, the kept root): history rewritten")
 	case antigo.Tamanho > 0 && cp.Tamanho > antigo.Tamanho:
 		if err := c.provarExtensao(ctx, antigo, cp, "the kept tree", "the kept history, unchanged"); err != nil {
@@ -116,7 +117,7 @@ func (c *Cliente) Monitorar(ctx context.Context, dir string, progresso func(feit
 	}
 	res.Registros = cp.Tamanho
 	res.Resumo.Eliminados, res.Gatilhos, res.Barramento = kept.Eliminados, kept.Gatilhos, kept.Barramento
-	leitor, _ := c.Barramento.(LeitorDeEntradas)
+	leitor, _ := c.Barramento.(registro.LeitorDeEntradas)
 	// Without the bus there is no message to judge, so the input records'
 	// ids are not kept (semBarramento): the state stays the size of the
 	// counsellors and open assignments, not one id per input record, and
@@ -125,7 +126,7 @@ func (c *Cliente) Monitorar(ctx context.Context, dir string, progresso func(feit
 	// run given the bus checks the triggers but not the inputs
 	// (docs/decisions.md).
 	if (res.PrimeiraVez && leitor == nil) || (!res.PrimeiraVez && kept.Replay.Vistos == nil) {
-		rp.semBarramento()
+		rp.SemBarramento()
 		res.SemIDsDeEntradas = true
 	}
 	var erroBarramento error
@@ -152,7 +153,7 @@ func (c *Cliente) Monitorar(ctx context.Context, dir string, progresso func(feit
 		if err != nil {
 			return
 		}
-		if s := seqDe(f); s != nil && leitor != nil && !res.Barramento && rp.vistos != nil && i >= res.GatilhoDesde && erroBarramento == nil {
+		if s := registro.SeqDe(f); s != nil && leitor != nil && !res.Barramento && rp.ComBarramento() && i >= res.GatilhoDesde && erroBarramento == nil {
 			if erroBarramento = rp.CarregarMensagens(ctx, leitor, uint64(*s)); erroBarramento == nil {
 				res.Barramento = true
 			}

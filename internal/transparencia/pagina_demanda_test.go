@@ -3,6 +3,7 @@ package transparencia_test
 import (
 	"context"
 	"fmt"
+	"github.com/formigueiro/d6a/internal/registro"
 	"strings"
 	"testing"
 
@@ -22,7 +23,7 @@ func seqPagina(n int64) *int64 { return &n }
 
 // sortearPagina is the draw of demanda among lista (lista[0] wins when
 // alone) under trigger s, at second s.
-func sortearPagina(t *testing.T, nome string, s int64, demanda, uc uuid.UUID, cadeia []uuid.UUID, lista ...uuid.UUID) transparencia.Registro {
+func sortearPagina(t *testing.T, nome string, s int64, demanda, uc uuid.UUID, cadeia []uuid.UUID, lista ...uuid.UUID) registro.Registro {
 	t.Helper()
 	base, ts := idPagina("gatilho-"+nome).String(), fmt.Sprintf("2026-12-03T10:00:%02d.000Z", s)
 	ids := make([]string, len(lista))
@@ -33,7 +34,7 @@ func sortearPagina(t *testing.T, nome string, s int64, demanda, uc uuid.UUID, ca
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := transparencia.NovoRegistro(idPagina("sorteio-"+nome), demanda, uc, base, seqPagina(s), ts, res, cadeia[0], cadeia, nil)
+	r, err := registro.NovoRegistro(idPagina("sorteio-"+nome), demanda, uc, base, seqPagina(s), ts, res, cadeia[0], cadeia, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,33 +46,33 @@ func sortearPagina(t *testing.T, nome string, s int64, demanda, uc uuid.UUID, ca
 // then d2 queued while a is busy, a's cycle end, and the sweep's draw, of
 // d1 (honest) or of the newer d2 (rigged). The sweep is record 8, its draw
 // record 9.
-func filaPagina(t *testing.T, servir uuid.UUID) []transparencia.Registravel {
+func filaPagina(t *testing.T, servir uuid.UUID) []registro.Registravel {
 	t.Helper()
 	bairro, cidade, a := idPagina("bairro"), idPagina("cidade"), idPagina("a")
 	cadeia := []uuid.UUID{bairro, cidade}
-	sem := func(nome string, s int64, demanda uuid.UUID) transparencia.SemCandidatos {
-		return transparencia.NovoSemCandidatos(idPagina("sem-"+nome), demanda, bairro, seqPagina(s), fmt.Sprintf("2026-12-03T10:00:%02d.000Z", s), "todos_ocupados", cadeia, 1, 1, nil)
+	sem := func(nome string, s int64, demanda uuid.UUID) registro.SemCandidatos {
+		return registro.NovoSemCandidatos(idPagina("sem-"+nome), demanda, bairro, seqPagina(s), fmt.Sprintf("2026-12-03T10:00:%02d.000Z", s), "todos_ocupados", cadeia, 1, 1, nil)
 	}
-	return []transparencia.Registravel{
-		transparencia.NovoCadastro(idPagina("cadastro"), seqPagina(1), a, bairro, 1, "disponivel", true),
-		transparencia.NovaVarredura(transparencia.IDVarredura(idPagina("cadastro")), seqPagina(1), &bairro, nil, "conselheiro.cadastrado"),
-		transparencia.NovaHierarquia(idPagina("h-bairro"), seqPagina(2), bairro, &cidade, 1),
-		transparencia.NovaHierarquia(idPagina("h-cidade"), seqPagina(2), cidade, nil, 0),
+	return []registro.Registravel{
+		registro.NovoCadastro(idPagina("cadastro"), seqPagina(1), a, bairro, 1, "disponivel", true),
+		registro.NovaVarredura(registro.IDVarredura(idPagina("cadastro")), seqPagina(1), &bairro, nil, "conselheiro.cadastrado"),
+		registro.NovaHierarquia(idPagina("h-bairro"), seqPagina(2), bairro, &cidade, 1),
+		registro.NovaHierarquia(idPagina("h-cidade"), seqPagina(2), cidade, nil, 0),
 		sortearPagina(t, "d0", 2, idPagina("d0"), bairro, cadeia, a),
 		sem("d1", 3, idPagina("d1")),
 		sem("d2", 4, idPagina("d2")),
-		transparencia.NovoCicloConcluido(idPagina("ciclo"), seqPagina(5), a, idPagina("d0"), "disponivel"),
-		transparencia.NovaVarredura(transparencia.IDVarredura(idPagina("ciclo")), seqPagina(5), &bairro, nil, "conselheiro.ciclo_concluído"),
+		registro.NovoCicloConcluido(idPagina("ciclo"), seqPagina(5), a, idPagina("d0"), "disponivel"),
+		registro.NovaVarredura(registro.IDVarredura(idPagina("ciclo")), seqPagina(5), &bairro, nil, "conselheiro.ciclo_concluído"),
 		sortearPagina(t, "sweep", 5, servir, bairro, cadeia, a),
 	}
 }
 
 // servirRegistraveis appends regs to a fresh log, signs it and serves the
 // real public API over it.
-func servirRegistraveis(t *testing.T, regs []transparencia.Registravel) string {
+func servirRegistraveis(t *testing.T, regs []registro.Registravel) string {
 	t.Helper()
 	ctx := context.Background()
-	skey, _, err := transparencia.GerarChave(transparencia.OrigemPadrao)
+	skey, _, err := transparencia.GerarChave(registro.OrigemPadrao)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +90,7 @@ func servirRegistraveis(t *testing.T, regs []transparencia.Registravel) string {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := transparencia.Assinar(ctx, st.Pool, k, transparencia.OrigemPadrao); err != nil {
+	if _, err := transparencia.Assinar(ctx, st.Pool, k, registro.OrigemPadrao); err != nil {
 		t.Fatal(err)
 	}
 	return Servir(t, st, k.Verificador)
@@ -251,14 +252,14 @@ func TestPaginaCadeiaPulaUnidade(t *testing.T) {
 	ctx := navegador(t)
 	bairro, cidade, estadoUC, a, b := idPagina("bairro"), idPagina("cidade"), idPagina("estado"), idPagina("a"), idPagina("b")
 	d0, d1 := idPagina("d0"), idPagina("d1")
-	regs := []transparencia.Registravel{
-		transparencia.NovoCadastro(idPagina("cadastro-a"), seqPagina(1), a, bairro, 3, "disponivel", true),
-		transparencia.NovoCadastro(idPagina("cadastro-b"), seqPagina(2), b, cidade, 2, "disponivel", true),
-		transparencia.NovaHierarquia(idPagina("h-bairro"), seqPagina(3), bairro, &cidade, 2),
-		transparencia.NovaHierarquia(idPagina("h-cidade"), seqPagina(3), cidade, &estadoUC, 1),
-		transparencia.NovaHierarquia(idPagina("h-estado"), seqPagina(3), estadoUC, nil, 0),
+	regs := []registro.Registravel{
+		registro.NovoCadastro(idPagina("cadastro-a"), seqPagina(1), a, bairro, 3, "disponivel", true),
+		registro.NovoCadastro(idPagina("cadastro-b"), seqPagina(2), b, cidade, 2, "disponivel", true),
+		registro.NovaHierarquia(idPagina("h-bairro"), seqPagina(3), bairro, &cidade, 2),
+		registro.NovaHierarquia(idPagina("h-cidade"), seqPagina(3), cidade, &estadoUC, 1),
+		registro.NovaHierarquia(idPagina("h-estado"), seqPagina(3), estadoUC, nil, 0),
 		sortearPagina(t, "d0", 3, d0, bairro, []uuid.UUID{bairro, cidade, estadoUC}, a),
-		transparencia.NovoSemCandidatos(idPagina("sem-d1"), d1, bairro, seqPagina(4), "2026-12-03T10:00:04.000Z", "todos_ocupados",
+		registro.NovoSemCandidatos(idPagina("sem-d1"), d1, bairro, seqPagina(4), "2026-12-03T10:00:04.000Z", "todos_ocupados",
 			[]uuid.UUID{bairro, estadoUC}, 1, 1, nil),
 	}
 	base := servirRegistraveis(t, regs)

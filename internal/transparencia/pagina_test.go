@@ -2,6 +2,7 @@ package transparencia_test
 
 import (
 	"context"
+	"github.com/formigueiro/d6a/internal/historico"
 	"strings"
 	"testing"
 
@@ -58,7 +59,7 @@ func TestPaginaVerificadorNoChromium(t *testing.T) {
 	l := novoLogPublico(t)
 	l.anexarEAssinar(t, 0, 23)
 
-	bom := transparencia.RegistroSintetico("teste", 13)
+	bom := historico.RegistroSintetico("teste", 13)
 	res, texto, estados := verificarNaPagina(t, ctx, l.url, bom.EventIDSorteio.String())
 	if res != "ok" || len(estados) < 9 {
 		t.Fatalf("good draw: %s %q %v", res, texto, estados)

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/formigueiro/d6a/internal/historico"
+	"github.com/formigueiro/d6a/internal/registro"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -53,10 +55,10 @@ func (c *caminhos) ler() []string {
 // hash; one that also rewrites that leaf in the hash tile, by the root.
 func TestPaginaReplayNosTiles(t *testing.T) {
 	ctx := navegador(t)
-	regs := transparencia.HistoriaSintetica("pagina", 200)
+	regs := historico.HistoriaSintetica("pagina", 200)
 	var sorteios []int
 	for i, r := range regs {
-		if _, ok := r.(transparencia.Registro); ok {
+		if _, ok := r.(registro.Registro); ok {
 			sorteios = append(sorteios, i)
 		}
 	}
@@ -72,10 +74,10 @@ func TestPaginaReplayNosTiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	l := novoLogPublico(t)
-	if _, err := transparencia.Assinar(bg, st.Pool, l.chave, transparencia.OrigemPadrao); err != nil {
+	if _, err := transparencia.Assinar(bg, st.Pool, l.chave, registro.OrigemPadrao); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := transparencia.Eliminar(bg, st.Pool, regs[sorteios[5]].(transparencia.Registro).EventIDSorteio); err != nil {
+	if _, err := transparencia.Eliminar(bg, st.Pool, regs[sorteios[5]].(registro.Registro).EventIDSorteio); err != nil {
 		t.Fatal(err)
 	}
 	real := Servir(t, st, l.chave.Verificador)
@@ -116,7 +118,7 @@ func TestPaginaReplayNosTiles(t *testing.T) {
 	}
 
 	k := sorteios[0]
-	alvo := regs[k].(transparencia.Registro)
+	alvo := regs[k].(registro.Registro)
 	b, _ := alvo.Bytes()
 	trocado := []byte(strings.Replace(string(b), `"conselheiro_id":"`+alvo.ConselheiroID.String(), `"conselheiro_id":"`+alvo.Ordenados[1], 1))
 	if bytes.Equal(b, trocado) {
@@ -241,7 +243,7 @@ func TestPaginaCheckpointLembradoApanhaBifurcacao(t *testing.T) {
 	st := pgtest.New(t)
 	anexar(t, st, sinteticos(0, 100))
 	anexar(t, st, sinteticosTB("bifurcacao", 100, 400))
-	if _, err := transparencia.Assinar(context.Background(), st.Pool, l.chave, transparencia.OrigemPadrao); err != nil {
+	if _, err := transparencia.Assinar(context.Background(), st.Pool, l.chave, registro.OrigemPadrao); err != nil {
 		t.Fatal(err)
 	}
 	bifurcado := Servir(t, st, l.chave.Verificador)
@@ -261,7 +263,7 @@ func TestPaginaCheckpointLembradoApanhaBifurcacao(t *testing.T) {
 	// Shrunk: a log of 50 at the same address.
 	st2 := pgtest.New(t)
 	anexar(t, st2, sinteticos(0, 50))
-	if _, err := transparencia.Assinar(context.Background(), st2.Pool, l.chave, transparencia.OrigemPadrao); err != nil {
+	if _, err := transparencia.Assinar(context.Background(), st2.Pool, l.chave, registro.OrigemPadrao); err != nil {
 		t.Fatal(err)
 	}
 	tr.apontar(t, Servir(t, st2, l.chave.Verificador))

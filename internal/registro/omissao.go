@@ -1,4 +1,4 @@
-package transparencia
+package registro
 
 import (
 	"cmp"
@@ -55,9 +55,9 @@ type barramento struct {
 	omitidas map[uuid.UUID]Divergencia
 	mortas   map[uint64]string
 	ultima   uint64
-	// consumido is the bus's consumed position (PosicaoConsumida), read
+	// Consumido is the bus's consumed position (PosicaoConsumida), read
 	// before the log: messages up to it are judged, never "ahead".
-	consumido uint64
+	Consumido uint64
 	// Mensagens is how many input messages of the bus were checked,
 	// Registradas how many of them have their record, SemEfeito how many
 	// change nothing by the records before them (a second registration,
@@ -142,12 +142,16 @@ func (r *Replay) CarregarMensagens(ctx context.Context, b LeitorDeEntradas, desd
 	})
 }
 
-// semBarramento is a replay with no bus to judge messages against: the
+// SemBarramento is a replay with no bus to judge messages against: the
 // input records' event ids (vistos, what a judged message is looked up
 // in) are not kept, so its memory is the state's, not one id per input
 // record of the log (issue 39). A monitor keeps them: a later run may
 // have the bus.
-func (r *Replay) semBarramento() { r.vistos = nil }
+func (r *Replay) SemBarramento() { r.vistos = nil }
+
+// ComBarramento says whether the replay judges input messages against a
+// bus (SemBarramento was not called).
+func (r *Replay) ComBarramento() bool { return r.vistos != nil }
 
 // mensagemEm is the loaded bus message at stream sequence seq.
 func (r *Replay) mensagemEm(seq int64) (mensagemEntrada, bool) {
@@ -158,8 +162,8 @@ func (r *Replay) mensagemEm(seq int64) (mensagemEntrada, bool) {
 	return r.mensagens[i], true
 }
 
-// seqDe is the stream sequence a record names: its trigger's.
-func seqDe(reg Registravel) *int64 {
+// SeqDe is the stream sequence a record names: its trigger's.
+func SeqDe(reg Registravel) *int64 {
 	switch f := reg.(type) {
 	case Registro:
 		return f.BaseSequence
@@ -187,7 +191,7 @@ func (r *Replay) passar(indice int64, reg Registravel) {
 		}
 		delete(r.omitidas, e.EventID)
 	}
-	seq := seqDe(reg)
+	seq := SeqDe(reg)
 	if seq == nil || r.mensagens == nil {
 		return
 	}
@@ -256,7 +260,7 @@ func (r *Replay) Fechar() {
 	r.fechar()
 	r.semVarredura()
 	for ; r.proxima < len(r.mensagens); r.proxima++ {
-		if m := r.mensagens[r.proxima]; m.seq <= max(r.ultima, r.consumido) {
+		if m := r.mensagens[r.proxima]; m.seq <= max(r.ultima, r.Consumido) {
 			r.julgar(r.registro+1, m)
 		} else {
 			r.Adiante++

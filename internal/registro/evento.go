@@ -1,4 +1,4 @@
-package transparencia
+package registro
 
 import (
 	"encoding/json"
@@ -14,7 +14,7 @@ import (
 func ConferirEvento(r Registro, data []byte) error {
 	var env map[string]any
 	if err := json.Unmarshal(data, &env); err != nil || env == nil {
-		return falha("evento", "not a JSON object", "the conselheiro.sorteado envelope or its payload")
+		return NovaFalha("evento", "not a JSON object", "the conselheiro.sorteado envelope or its payload")
 	}
 	prefixo := "evento.payload."
 	pl, _ := env["payload"].(map[string]any)
@@ -30,7 +30,7 @@ func ConferirEvento(r Registro, data []byte) error {
 			{"timestamp", r.Timestamp},
 		} {
 			if v := texto(env[c.campo]); v != c.esperado {
-				return falha("evento."+c.campo, v, c.esperado)
+				return NovaFalha("evento."+c.campo, v, c.esperado)
 			}
 		}
 	}
@@ -49,7 +49,7 @@ func ConferirEvento(r Registro, data []byte) error {
 		{"timestamp", r.Timestamp},
 	} {
 		if v := texto(pl[c.campo]); v != c.esperado {
-			return falha(prefixo+c.campo, v, c.esperado)
+			return NovaFalha(prefixo+c.campo, v, c.esperado)
 		}
 	}
 	return nil

@@ -1,4 +1,4 @@
-package transparencia
+package registro
 
 import (
 	"fmt"
@@ -72,7 +72,7 @@ func conferirEntradaFase2(r Entrada, precisa func(bool, string) error) error {
 			return err
 		}
 		if *r.NivelAtuacao < 1 || *r.NivelAtuacao > 7 {
-			return falha("registro.nivel_atuacao", *r.NivelAtuacao, "1 to 7")
+			return NovaFalha("registro.nivel_atuacao", *r.NivelAtuacao, "1 to 7")
 		}
 	case TipoElegibilidadeAtualizada:
 		return precisa(r.UnidadeCivicaID != nil && r.VersaoParametros != "", "unidade_civica_id/versao_parametros")

@@ -1,4 +1,4 @@
-package transparencia
+package registro
 
 import (
 	"fmt"
@@ -21,10 +21,10 @@ func TestFronteiraComoOTlog(t *testing.T) {
 		m = append(m, hs...)
 		f.Adicionar(tlog.RecordHash(d))
 		raiz, err := tlog.TreeHash(i+1, m)
-		if err != nil || f.Raiz() != raiz || !f.valida() {
+		if err != nil || f.Raiz() != raiz || !f.Valida() {
 			t.Fatalf("size %d: root differs from tlog.TreeHash (%v)", i+1, err)
 		}
-		for j, x := range fronteiraIndices(i + 1) {
+		for j, x := range FronteiraIndices(i + 1) {
 			if m[x] != f.Hashes[j] {
 				t.Fatalf("size %d: frontier hash %d differs from stored hash %d", i+1, j, x)
 			}

@@ -1,10 +1,10 @@
-package transparencia
+package registro
 
 import "golang.org/x/mod/sumdb/tlog"
 
 // Fronteira is a compact range from leaf 0: the roots of the complete
 // subtrees a tree of N leaves splits into, the largest first, the same
-// right edge the state row keeps (fronteiraIndices). With it the verifier
+// right edge the state row keeps (FronteiraIndices). With it the verifier
 // rebuilds the root leaf by leaf in O(log N) memory, keeping no hash per
 // record, and a monitor goes on from where it stopped.
 type Fronteira struct {
@@ -37,11 +37,26 @@ func (f *Fronteira) Raiz() tlog.Hash {
 	return h
 }
 
-// valida says whether the hash count is the one N needs (one per set bit).
-func (f *Fronteira) valida() bool {
+// Valida says whether the hash count is the one N needs (one per set bit).
+func (f *Fronteira) Valida() bool {
 	k := 0
 	for n := f.N; n > 0; n &= n - 1 {
 		k++
 	}
 	return f.N >= 0 && k == len(f.Hashes)
+}
+
+// FronteiraIndices are the storage indexes of the roots of the complete
+// subtrees that make up a tree of n leaves, left to right: all an append
+// at leaf n and after ever reads of the existing tree.
+func FronteiraIndices(n int64) []int64 {
+	var out []int64
+	var inicio int64
+	for nivel := 62; nivel >= 0; nivel-- {
+		if n&(1<<nivel) != 0 {
+			out = append(out, tlog.StoredHashIndex(nivel, inicio>>nivel))
+			inicio += 1 << nivel
+		}
+	}
+	return out
 }

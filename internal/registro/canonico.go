@@ -1,4 +1,4 @@
-package transparencia
+package registro
 
 // The canonical form without encoding/json's reflection (issue 39): at ten
 // million records, decoding each record and encoding it again to prove it

@@ -1,4 +1,4 @@
-package transparencia
+package registro
 
 import (
 	"context"
@@ -25,7 +25,7 @@ type Barramento interface {
 // millisecond. No window: d6a had no choice of either.
 func ConferirGatilho(ctx context.Context, b Barramento, r Registro) error {
 	if r.BaseSequence == nil {
-		return falha("base_sequence", "null", "the trigger's stream sequence")
+		return NovaFalha("base_sequence", "null", "the trigger's stream sequence")
 	}
 	data, _, em, err := b.MsgPorSequencia(ctx, uint64(*r.BaseSequence))
 	if err != nil {
@@ -35,33 +35,18 @@ func ConferirGatilho(ctx context.Context, b Barramento, r Registro) error {
 		EventID string `json:"event_id"`
 	}
 	if err := json.Unmarshal(data, &env); err != nil || env.EventID != r.Base {
-		return falha("base", r.Base, fmt.Sprintf("%q (event_id of the trigger at sequence %d)", env.EventID, *r.BaseSequence))
+		return NovaFalha("base", r.Base, fmt.Sprintf("%q (event_id of the trigger at sequence %d)", env.EventID, *r.BaseSequence))
 	}
 	if t := sorteio.FormatTimestamp(em); t != r.Timestamp {
-		return falha("timestamp", r.Timestamp, t+fmt.Sprintf(" (the bus time of the trigger at sequence %d)", *r.BaseSequence))
+		return NovaFalha("timestamp", r.Timestamp, t+fmt.Sprintf(" (the bus time of the trigger at sequence %d)", *r.BaseSequence))
 	}
 	return nil
 }
 
-// gatilhoDesde reads, from the log's summary, the first index whose draws
-// follow their trigger.
-func (c *Cliente) gatilhoDesde(ctx context.Context) (int64, error) {
-	var r struct {
-		GatilhoDesde *int64 `json:"gatilho_desde"`
-	}
-	if err := c.getJSON(ctx, "/resumo", &r); err != nil {
-		return 0, err
-	}
-	if r.GatilhoDesde == nil {
-		return 0, falha("resumo.gatilho_desde", "(absent)", "the first index under the trigger's rule")
-	}
-	return *r.GatilhoDesde, nil
-}
-
-// conferirNoBarramento checks a record against the bus: a draw's trigger
+// ConferirNoBarramento checks a record against the bus: a draw's trigger
 // (conferiu: it was a draw), an input's message (ConferirEntrada). It
 // reads nothing but b, so the tile fetchers run it in parallel.
-func conferirNoBarramento(ctx context.Context, b Barramento, f Registravel) (conferiu bool, err error) {
+func ConferirNoBarramento(ctx context.Context, b Barramento, f Registravel) (conferiu bool, err error) {
 	switch r := f.(type) {
 	case Registro:
 		return true, ConferirGatilho(ctx, b, r)
@@ -85,7 +70,7 @@ func ConferirEntrada(ctx context.Context, b Barramento, e Entrada) (conferiu boo
 		return false, nil
 	}
 	if e.GatilhoSequence == nil {
-		return true, falha("gatilho_sequence", "null", "the stream sequence of the consumed "+e.Tipo)
+		return true, NovaFalha("gatilho_sequence", "null", "the stream sequence of the consumed "+e.Tipo)
 	}
 	data, _, _, err := b.MsgPorSequencia(ctx, uint64(*e.GatilhoSequence))
 	if err != nil {
@@ -93,11 +78,11 @@ func ConferirEntrada(ctx context.Context, b Barramento, e Entrada) (conferiu boo
 	}
 	m, _, invalida := lerMensagem(uint64(*e.GatilhoSequence), e.Tipo, data)
 	if invalida || m.eventID != e.EventID {
-		return true, falha("event_id", e.EventID, fmt.Sprintf("%q (event_id of the message at sequence %d)", m.eventID, *e.GatilhoSequence))
+		return true, NovaFalha("event_id", e.EventID, fmt.Sprintf("%q (event_id of the message at sequence %d)", m.eventID, *e.GatilhoSequence))
 	}
 	igual := func(campo string, no uuid.UUID, reg *uuid.UUID) error {
 		if reg == nil || no != *reg {
-			return falha(campo, fmt.Sprint(reg), fmt.Sprintf("the %s of the message at sequence %d", campo, *e.GatilhoSequence))
+			return NovaFalha(campo, fmt.Sprint(reg), fmt.Sprintf("the %s of the message at sequence %d", campo, *e.GatilhoSequence))
 		}
 		return nil
 	}

@@ -1,4 +1,4 @@
-package transparencia
+package registro
 
 import (
 	"fmt"
@@ -243,10 +243,10 @@ func (r *Replay) abrir(a *aberta) {
 // antesDe closes the open sweep, and the wait for a sweep, when a record
 // of another trigger comes.
 func (r *Replay) antesDe(reg Registravel) {
-	if r.aberta != nil && !mesmaSeq(r.aberta.seq, seqDe(reg)) {
+	if r.aberta != nil && !mesmaSeq(r.aberta.seq, SeqDe(reg)) {
 		r.fechar()
 	}
-	if r.devida != nil && !mesmaSeq(r.devida.seq, seqDe(reg)) {
+	if r.devida != nil && !mesmaSeq(r.devida.seq, SeqDe(reg)) {
 		r.semVarredura()
 	}
 }

@@ -6,7 +6,7 @@
 // commit the service to the whole history; inclusion and consistency
 // proofs let anyone check a draw and that the past was never rewritten,
 // and every record carries what is needed to recompute its draw.
-package transparencia
+package registro
 
 import (
 	"errors"
@@ -84,7 +84,9 @@ func (f *Falha) Error() string {
 	return fmt.Sprintf("%s: found %q, expected %q", f.Campo, f.Encontrado, f.Esperado)
 }
 
-func falha(campo string, encontrado, esperado any) *Falha {
+// NovaFalha is the failure of one field: what was found, what was
+// expected.
+func NovaFalha(campo string, encontrado, esperado any) *Falha {
 	return &Falha{Campo: campo, Encontrado: fmt.Sprint(encontrado), Esperado: fmt.Sprint(esperado)}
 }
 
@@ -107,20 +109,20 @@ func LerRegistro(data []byte) (Registro, error) {
 func Conferir(r Registro) error {
 	for i, id := range r.ElegiveisEntrada {
 		if id != strings.ToLower(id) {
-			return falha(fmt.Sprintf("registro.elegiveis_entrada[%d]", i), id, strings.ToLower(id))
+			return NovaFalha(fmt.Sprintf("registro.elegiveis_entrada[%d]", i), id, strings.ToLower(id))
 		}
 		if i > 0 && r.ElegiveisEntrada[i-1] >= id {
-			return falha(fmt.Sprintf("registro.elegiveis_entrada[%d]", i), id, "an id above "+r.ElegiveisEntrada[i-1]+" (strictly ascending)")
+			return NovaFalha(fmt.Sprintf("registro.elegiveis_entrada[%d]", i), id, "an id above "+r.ElegiveisEntrada[i-1]+" (strictly ascending)")
 		}
 	}
 	if r.Excluido != nil && slices.Contains(r.ElegiveisEntrada, r.Excluido.String()) {
-		return falha("registro.excluido", r.Excluido.String(), "a counsellor outside elegiveis_entrada")
+		return NovaFalha("registro.excluido", r.Excluido.String(), "a counsellor outside elegiveis_entrada")
 	}
 	if len(r.Cadeia) == 0 || r.Cadeia[0] != r.UnidadeCivicaID.String() {
-		return falha("registro.cadeia[0]", strings.Join(r.Cadeia, ","), r.UnidadeCivicaID.String()+" (the demand's unit first)")
+		return NovaFalha("registro.cadeia[0]", strings.Join(r.Cadeia, ","), r.UnidadeCivicaID.String()+" (the demand's unit first)")
 	}
 	if !slices.Contains(r.Cadeia, r.Degrau.String()) {
-		return falha("registro.degrau", r.Degrau.String(), "one of cadeia "+strings.Join(r.Cadeia, ","))
+		return NovaFalha("registro.degrau", r.Degrau.String(), "one of cadeia "+strings.Join(r.Cadeia, ","))
 	}
 	sel := r.ConselheiroID.String()
 	_, err := sorteio.Verificar(sorteio.Alegacao{
@@ -141,12 +143,14 @@ func Conferir(r Registro) error {
 		}
 		return &Falha{Campo: "registro." + campo, Encontrado: d.Alegado, Esperado: d.Calculado}
 	case err != nil:
-		return falha("registro", umaLinha(err.Error()), "a draw that can be recomputed")
+		return NovaFalha("registro", UmaLinha(err.Error()), "a draw that can be recomputed")
 	}
 	return nil
 }
 
-func umaLinha(s string) string {
+// UmaLinha is s up to its first line break: what an error message quotes
+// of text a server sent.
+func UmaLinha(s string) string {
 	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
 		s = s[:i]
 	}

@@ -1,7 +1,12 @@
-package transparencia
+// Package historico makes synthetic histories of the public log: valid
+// records built with internal/sorteio itself, deterministic in their seed,
+// for tests and benchmarks (docs/bench.md). No production package imports
+// it.
+package historico
 
 import (
 	"fmt"
+	"github.com/formigueiro/d6a/internal/registro"
 	"slices"
 
 	"github.com/google/uuid"
@@ -13,7 +18,7 @@ import (
 // internal/sorteio itself: what the tests, the page's browser test and the
 // 100,000-draw measurement append (docs/bench.md). Deterministic in
 // (semente, i); up to 8 counsellors in a unit chain of two.
-func RegistroSintetico(semente string, i int) Registro {
+func RegistroSintetico(semente string, i int) registro.Registro {
 	id := func(tipo string, k int) uuid.UUID {
 		return uuid.NewSHA1(uuid.NameSpaceOID, fmt.Appendf(nil, "%s/%s/%d", semente, tipo, k))
 	}
@@ -35,7 +40,7 @@ func RegistroSintetico(semente string, i int) Registro {
 		e := id("recusou", i)
 		excl = &e
 	}
-	r, err := NovoRegistro(id("evento", i), id("demanda", i/2), uc, base, &seq, t, res, uc, []uuid.UUID{uc, pai}, excl)
+	r, err := registro.NovoRegistro(id("evento", i), id("demanda", i/2), uc, base, &seq, t, res, uc, []uuid.UUID{uc, pai}, excl)
 	if err != nil {
 		panic(err)
 	}
@@ -47,9 +52,9 @@ func RegistroSintetico(semente string, i int) Registro {
 // parents, then n draws, each among the five of its unit (all free),
 // preceded by the hierarchy records of its chain's first use and followed
 // by the winner's cycle end; each registration and cycle end by its sweep. Replayed, it shows no divergence.
-func HistoriaSintetica(semente string, n int) []Registravel {
-	var out []Registravel
-	_ = CadaHistoriaSintetica(semente, n, func(r Registravel) error {
+func HistoriaSintetica(semente string, n int) []registro.Registravel {
+	var out []registro.Registravel
+	_ = CadaHistoriaSintetica(semente, n, func(r registro.Registravel) error {
 		out = append(out, r)
 		return nil
 	})
@@ -59,7 +64,7 @@ func HistoriaSintetica(semente string, n int) []Registravel {
 // CadaHistoriaSintetica gives the records of HistoriaSintetica(semente, n)
 // to fn one by one, in log order, holding none: the national-scale bench
 // (d6a-bench verificar) writes millions. It stops at fn's first error.
-func CadaHistoriaSintetica(semente string, n int, fn func(Registravel) error) error {
+func CadaHistoriaSintetica(semente string, n int, fn func(registro.Registravel) error) error {
 	id := func(tipo string, k int) uuid.UUID {
 		return uuid.NewSHA1(uuid.NameSpaceOID, fmt.Appendf(nil, "%s/%s/%d", semente, tipo, k))
 	}
@@ -73,10 +78,10 @@ func CadaHistoriaSintetica(semente string, n int, fn func(Registravel) error) er
 			s := seq
 			uc := id("uc", u)
 			cadastro := id("cadastro", u*porUnidade+k)
-			if err := fn(NovoCadastro(cadastro, &s, c, uc, 3, "disponivel", true)); err != nil {
+			if err := fn(registro.NovoCadastro(cadastro, &s, c, uc, 3, "disponivel", true)); err != nil {
 				return err
 			}
-			if err := fn(NovaVarredura(IDVarredura(cadastro), &s, &uc, nil, TipoCadastro)); err != nil {
+			if err := fn(registro.NovaVarredura(registro.IDVarredura(cadastro), &s, &uc, nil, registro.TipoCadastro)); err != nil {
 				return err
 			}
 			lista[u] = append(lista[u], c.String())
@@ -92,13 +97,13 @@ func CadaHistoriaSintetica(semente string, n int, fn func(Registravel) error) er
 		s := seq
 		// The links a chain climbs are records before its first decision.
 		if !ligados[uc] {
-			if err := fn(NovaHierarquia(id("hierarquia", u), &s, uc, &pai, 1)); err != nil {
+			if err := fn(registro.NovaHierarquia(id("hierarquia", u), &s, uc, &pai, 1)); err != nil {
 				return err
 			}
 			ligados[uc] = true
 		}
 		if !ligados[pai] {
-			if err := fn(NovaHierarquia(id("hierarquia-pai", u%10), &s, pai, nil, 0)); err != nil {
+			if err := fn(registro.NovaHierarquia(id("hierarquia-pai", u%10), &s, pai, nil, 0)); err != nil {
 				return err
 			}
 			ligados[pai] = true
@@ -109,7 +114,7 @@ func CadaHistoriaSintetica(semente string, n int, fn func(Registravel) error) er
 			panic(err)
 		}
 		demanda := id("demanda", i)
-		r, err := NovoRegistro(id("evento", i), demanda, uc, base, &s, t, res, uc, []uuid.UUID{uc, pai}, nil)
+		r, err := registro.NovoRegistro(id("evento", i), demanda, uc, base, &s, t, res, uc, []uuid.UUID{uc, pai}, nil)
 		if err != nil {
 			panic(err)
 		}
@@ -118,10 +123,10 @@ func CadaHistoriaSintetica(semente string, n int, fn func(Registravel) error) er
 		}
 		seq++
 		s2 := seq
-		if err := fn(NovoCicloConcluido(id("ciclo", i), &s2, r.ConselheiroID, demanda, "disponivel")); err != nil {
+		if err := fn(registro.NovoCicloConcluido(id("ciclo", i), &s2, r.ConselheiroID, demanda, "disponivel")); err != nil {
 			return err
 		}
-		if err := fn(NovaVarredura(IDVarredura(id("ciclo", i)), &s2, &uc, nil, TipoCicloConcluido)); err != nil {
+		if err := fn(registro.NovaVarredura(registro.IDVarredura(id("ciclo", i)), &s2, &uc, nil, registro.TipoCicloConcluido)); err != nil {
 			return err
 		}
 	}

@@ -1,4 +1,4 @@
-package transparencia
+package registro
 
 import (
 	"bytes"
@@ -19,10 +19,10 @@ type Registravel interface {
 	Bytes() ([]byte, error)
 	// chaves are the ids the log's routes look it up by: the published
 	// event's id and the demand's.
-	chaves() (evento, demanda uuid.UUID)
+	Chaves() (evento, demanda uuid.UUID)
 }
 
-func (r Registro) chaves() (uuid.UUID, uuid.UUID) { return r.EventIDSorteio, r.DemandaID }
+func (r Registro) Chaves() (uuid.UUID, uuid.UUID) { return r.EventIDSorteio, r.DemandaID }
 
 // TipoSemCandidatos is the "tipo" of a sorteio.sem_candidatos record.
 const TipoSemCandidatos = "sorteio.sem_candidatos"
@@ -47,7 +47,7 @@ type SemCandidatos struct {
 	Excluido        *uuid.UUID `json:"excluido"`
 }
 
-func (r SemCandidatos) chaves() (uuid.UUID, uuid.UUID) { return r.EventID, r.DemandaID }
+func (r SemCandidatos) Chaves() (uuid.UUID, uuid.UUID) { return r.EventID, r.DemandaID }
 
 // Bytes is the canonical encoding, as Registro.Bytes.
 func (r SemCandidatos) Bytes() ([]byte, error) {
@@ -91,7 +91,7 @@ func lerRegistravelLento(data []byte) (Registravel, error) {
 	if t, ok := tipoCanonico(data); ok {
 		k.Tipo = t
 	} else if err := json.Unmarshal(data, &k); err != nil {
-		return nil, falha("registro", umaLinha(err.Error()), "the JSON record of CONTRACT §7")
+		return nil, NovaFalha("registro", UmaLinha(err.Error()), "the JSON record of CONTRACT §7")
 	}
 	switch {
 	case k.Tipo == nil:
@@ -115,7 +115,7 @@ func lerRegistravelLento(data []byte) (Registravel, error) {
 		}
 		return r, nil
 	default:
-		return nil, falha("registro.tipo", *k.Tipo, "a kind of record this verifier knows (a draw, "+TipoSemCandidatos+", "+TipoHierarquia+" or an input of docs/verificacao.md §0.1)")
+		return nil, NovaFalha("registro.tipo", *k.Tipo, "a kind of record this verifier knows (a draw, "+TipoSemCandidatos+", "+TipoHierarquia+" or an input of docs/verificacao.md §0.1)")
 	}
 }
 
@@ -148,13 +148,13 @@ func ConferirRegistravel(f Registravel) error {
 		return Conferir(r)
 	case SemCandidatos:
 		if len(r.Cadeia) == 0 || r.Cadeia[0] != r.UnidadeCivicaID.String() {
-			return falha("registro.cadeia[0]", strings.Join(r.Cadeia, ","), r.UnidadeCivicaID.String()+" (the demand's unit first)")
+			return NovaFalha("registro.cadeia[0]", strings.Join(r.Cadeia, ","), r.UnidadeCivicaID.String()+" (the demand's unit first)")
 		}
 		if r.Cadastrados < 0 || r.Ocupados < 0 || r.Ocupados > r.Cadastrados {
-			return falha("registro.ocupados", fmt.Sprintf("%d of %d", r.Ocupados, r.Cadastrados), "0 ≤ ocupados ≤ cadastrados")
+			return NovaFalha("registro.ocupados", fmt.Sprintf("%d of %d", r.Ocupados, r.Cadastrados), "0 ≤ ocupados ≤ cadastrados")
 		}
 		if want := elegibilidade.MotivoPorContagem(int(r.Cadastrados), int(r.Ocupados)); r.Motivo != want {
-			return falha("registro.motivo", r.Motivo, want+" (from cadastrados and ocupados, spec 4.3)")
+			return NovaFalha("registro.motivo", r.Motivo, want+" (from cadastrados and ocupados, spec 4.3)")
 		}
 		return nil
 	case Entrada:
@@ -162,7 +162,7 @@ func ConferirRegistravel(f Registravel) error {
 	case Hierarquia:
 		return conferirHierarquia(r)
 	}
-	return falha("registro", fmt.Sprintf("%T", f), "a record of CONTRACT §7")
+	return NovaFalha("registro", fmt.Sprintf("%T", f), "a record of CONTRACT §7")
 }
 
 // lerCanonico decodes data into v, refusing unknown keys, and checks that
@@ -173,14 +173,14 @@ func lerCanonico(data []byte, v any, bytesDe func() ([]byte, error), esperado st
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return falha("registro", umaLinha(err.Error()), esperado)
+		return NovaFalha("registro", UmaLinha(err.Error()), esperado)
 	}
 	canon, err := bytesDe()
 	if err != nil {
 		return err
 	}
 	if !bytes.Equal(canon, data) {
-		return falha("registro.canonico", resumo(data), "compact JSON, lowercase UUIDs, keys in their documented order")
+		return NovaFalha("registro.canonico", resumo(data), "compact JSON, lowercase UUIDs, keys in their documented order")
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package transparencia
+package registro
 
 import (
 	"bytes"
@@ -79,7 +79,7 @@ type Entrada struct {
 	ExigirVinculo      *bool  `json:"exigir_vinculo,omitempty"`
 }
 
-func (r Entrada) chaves() (uuid.UUID, uuid.UUID) {
+func (r Entrada) Chaves() (uuid.UUID, uuid.UUID) {
 	if r.DemandaID != nil {
 		return r.EventID, *r.DemandaID
 	}
@@ -161,11 +161,11 @@ func NovaVarredura(eventID uuid.UUID, gatilho *int64, uc, demanda *uuid.UUID, ac
 // verifier knows, with the keys that kind needs.
 func conferirEntrada(r Entrada) error {
 	if !slices.Contains(tiposEntrada, r.Tipo) {
-		return falha("registro.tipo", r.Tipo, "a kind of input record (docs/verificacao.md §0.1)")
+		return NovaFalha("registro.tipo", r.Tipo, "a kind of input record (docs/verificacao.md §0.1)")
 	}
 	precisa := func(ok bool, campo string) error {
 		if !ok {
-			return falha("registro."+campo, "(absent)", "present in a "+r.Tipo+" record")
+			return NovaFalha("registro."+campo, "(absent)", "present in a "+r.Tipo+" record")
 		}
 		return nil
 	}
@@ -190,7 +190,7 @@ func conferirEntrada(r Entrada) error {
 		return precisa(r.ConselheiroID != nil && r.Status != "", "conselheiro_id/status")
 	case TipoVarredura:
 		if (r.UnidadeCivicaID == nil) == (r.DemandaID == nil) {
-			return falha("registro.unidade_civica_id", "both or neither", "one of unidade_civica_id and demanda_id in a "+r.Tipo+" record")
+			return NovaFalha("registro.unidade_civica_id", "both or neither", "one of unidade_civica_id and demanda_id in a "+r.Tipo+" record")
 		}
 		return precisa(r.Acao != "", "acao")
 	default:

@@ -1,4 +1,4 @@
-package transparencia
+package registro
 
 import (
 	"github.com/google/uuid"
@@ -31,7 +31,7 @@ type Hierarquia struct {
 	Nivel int64 `json:"nivel"`
 }
 
-func (r Hierarquia) chaves() (uuid.UUID, uuid.UUID) { return r.EventID, uuid.Nil }
+func (r Hierarquia) Chaves() (uuid.UUID, uuid.UUID) { return r.EventID, uuid.Nil }
 
 // Bytes is the canonical encoding, as Registro.Bytes.
 func (r Hierarquia) Bytes() ([]byte, error) { return codificarRapido(r) }
@@ -43,10 +43,10 @@ func NovaHierarquia(eventID uuid.UUID, gatilho *int64, uc uuid.UUID, parent *uui
 
 func conferirHierarquia(r Hierarquia) error {
 	if r.ParentUcID != nil && *r.ParentUcID == r.UnidadeCivicaID {
-		return falha("registro.parent_uc_id", r.ParentUcID.String(), "a unit other than the record's own")
+		return NovaFalha("registro.parent_uc_id", r.ParentUcID.String(), "a unit other than the record's own")
 	}
 	if r.Nivel < 0 || (r.ParentUcID == nil) != (r.Nivel == 0) {
-		return falha("registro.nivel", r.Nivel, "0 at a root (parent_uc_id null), above 0 below one")
+		return NovaFalha("registro.nivel", r.Nivel, "0 at a root (parent_uc_id null), above 0 below one")
 	}
 	return nil
 }

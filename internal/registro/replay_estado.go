@@ -1,4 +1,4 @@
-package transparencia
+package registro
 
 import (
 	"slices"
@@ -90,7 +90,7 @@ func (r *Replay) Estado() EstadoReplay {
 	slices.SortFunc(e.Fila, func(a, b EstadoEspera) int { return int(a.Indice - b.Indice) })
 	e.UCDemanda, e.Portoes, e.Fase2 = r.ucDemanda, r.portoes, r.fase2
 	if r.vistos == nil {
-		return e // semBarramento: no ids kept
+		return e // SemBarramento: no ids kept
 	}
 	e.Vistos = make([]byte, 0, 16*len(r.vistos))
 	for id := range r.vistos {
