@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"github.com/formigueiro/d6a/internal/historico"
 	"github.com/formigueiro/d6a/internal/registro"
+	"github.com/formigueiro/d6a/internal/verificar/log"
 	"net"
 	"net/http"
 	"os"
@@ -316,7 +317,7 @@ func executarVerificar(ctx context.Context, args []string) error {
 	if !strings.Contains(r2.saida, want) {
 		return fmt.Errorf("monitor: want %q in\n%s", want, r2.saida)
 	}
-	st, _ := os.Stat(filepath.Join(estado, transparencia.ArquivoMonitor))
+	st, _ := os.Stat(filepath.Join(estado, log.ArquivoMonitor))
 	fmt.Printf("monitor: primeira=%.2fs (%d registros, pico_rss_mb=%.1f) novos=%d segundos=%.3f pico_rss_mb=%.1f estado_mb=%.1f\n",
 		r1.segundos, antes, r1.rssMB, int64(n)-antes, r2.segundos, r2.rssMB, float64(st.Size())/1e6)
 	if *gatilhos > 0 {

@@ -13,6 +13,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/formigueiro/d6a/internal/registro"
+	"github.com/formigueiro/d6a/internal/verificar/log"
 	"io"
 	"log/slog"
 	"net"
@@ -161,7 +162,7 @@ func medirBarramento(ctx context.Context, raiz string, k int) error {
 	url := "http://" + ln.Addr().String()
 
 	rodar := func(bar registro.Barramento) (float64, error) {
-		c := &transparencia.Cliente{Base: url, Chave: chave.Verificador, Barramento: bar}
+		c := &log.Cliente{Base: url, Chave: chave.Verificador, Barramento: bar}
 		t0 := time.Now()
 		res, _, err := c.VerificarTudo(ctx, nil)
 		s := time.Since(t0).Seconds()

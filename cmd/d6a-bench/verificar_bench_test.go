@@ -10,6 +10,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/formigueiro/d6a/internal/registro"
+	"github.com/formigueiro/d6a/internal/verificar/log"
 	"net"
 	"net/http"
 	"os"
@@ -72,7 +73,7 @@ func BenchmarkVerificarEspelho(b *testing.B) {
 	b.ResetTimer()
 	antes := cpu()
 	for range b.N {
-		c := &transparencia.Cliente{Base: "http://" + ln.Addr().String(), Chave: chave.Verificador}
+		c := &log.Cliente{Base: "http://" + ln.Addr().String(), Chave: chave.Verificador}
 		res, err := c.Reproduzir(context.Background(), uuid.Nil, nil)
 		if err != nil {
 			b.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"github.com/formigueiro/d6a/internal/historico"
 	"github.com/formigueiro/d6a/internal/registro"
+	"github.com/formigueiro/d6a/internal/verificar/log"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -163,7 +164,7 @@ func TestMonitor(t *testing.T) {
 	if code != 0 || !strings.Contains(out, fmt.Sprintf("monitor: de=%d para=%d novos=0 divergencias=0", b, b)) {
 		t.Fatalf("nothing new: %d %q %q", code, out, errOut)
 	}
-	guardado, err := os.ReadFile(filepath.Join(dir, transparencia.ArquivoMonitor))
+	guardado, err := os.ReadFile(filepath.Join(dir, log.ArquivoMonitor))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +185,7 @@ func TestMonitor(t *testing.T) {
 	if code != 1 || !strings.Contains(errOut, "FALHA checkpoint.raiz") {
 		t.Errorf("fork of the same size: %d %q %q", code, out, errOut)
 	}
-	depois, err := os.ReadFile(filepath.Join(dir, transparencia.ArquivoMonitor))
+	depois, err := os.ReadFile(filepath.Join(dir, log.ArquivoMonitor))
 	if err != nil || !bytes.Equal(guardado, depois) {
 		t.Errorf("the forks changed the kept state (%v)", err)
 	}

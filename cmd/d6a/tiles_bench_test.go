@@ -4,6 +4,7 @@ import (
 	"context"
 	"github.com/formigueiro/d6a/internal/historico"
 	"github.com/formigueiro/d6a/internal/registro"
+	"github.com/formigueiro/d6a/internal/verificar/log"
 	"io"
 	"math/rand/v2"
 	"net"
@@ -63,7 +64,7 @@ func BenchmarkTilesRota(b *testing.B) {
 	b.Cleanup(func() { _ = app.Shutdown() })
 	rota := "http://" + ln.Addr().String()
 	dir := b.TempDir()
-	c := &transparencia.Cliente{Base: rota, Chave: chave.Verificador}
+	c := &log.Cliente{Base: rota, Chave: chave.Verificador}
 	if _, err := c.Espelhar(ctx, dir, nil); err != nil {
 		b.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"github.com/formigueiro/d6a/internal/registro"
+	"github.com/formigueiro/d6a/internal/verificar/log"
 	"io"
 	"net"
 	"os"
@@ -19,7 +20,6 @@ import (
 	"github.com/schollz/progressbar/v3"
 
 	"github.com/formigueiro/d6a/internal/bus"
-	"github.com/formigueiro/d6a/internal/transparencia"
 )
 
 // opcoesURL are the flags of `d6a verify --url` (CONTRACT §1, §7).
@@ -65,7 +65,7 @@ func verifyURL(o *opcoesURL, eventID, arquivo string) int {
 		fmt.Fprintln(stderr, "d6a verify: --json and --url do not go together")
 		return exitUsage
 	}
-	if err := transparencia.ValidarURL(o.url); err != nil {
+	if err := log.ValidarURL(o.url); err != nil {
 		fmt.Fprintf(stderr, "d6a verify: %v\n", err)
 		return exitUsage
 	}
@@ -111,7 +111,7 @@ func verifyURL(o *opcoesURL, eventID, arquivo string) int {
 	gcVerificador()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	c := &transparencia.Cliente{Base: o.url, Chave: strings.TrimSpace(o.chave), Avisos: stderr}
+	c := &log.Cliente{Base: o.url, Chave: strings.TrimSpace(o.chave), Avisos: stderr}
 	// The platform's bus, read-only, when D6A_NATS_URL names one: each
 	// draw's trigger is checked there (CONTRACT §4).
 	if u := os.Getenv("D6A_NATS_URL"); u != "" && (eventID != "" || o.all || o.conselheiro != "" || o.demanda != "" || o.monitorar != "") {
@@ -128,7 +128,7 @@ func verifyURL(o *opcoesURL, eventID, arquivo string) int {
 	return verificarPublico(ctx, c, o, id, os.Stdout, stderr)
 }
 
-func verificarPublico(ctx context.Context, c *transparencia.Cliente, o *opcoesURL, id uuid.UUID, stdout, stderr io.Writer) int {
+func verificarPublico(ctx context.Context, c *log.Cliente, o *opcoesURL, id uuid.UUID, stdout, stderr io.Writer) int {
 	// The witnesses first: every checkpoint verified below must be one
 	// history with the cosigned one.
 	var cossinado *registro.Checkpoint
@@ -276,7 +276,7 @@ func barra(stderr io.Writer, descricao string) (progresso func(feitos, total int
 // reproduzir is `verify --url --all --replay`, `--conselheiro` and
 // `--demanda`: the log mirrored and proven, its records replayed in order
 // (CONTRACT §7).
-func reproduzir(ctx context.Context, c *transparencia.Cliente, o *opcoesURL, stdout, stderr io.Writer) int {
+func reproduzir(ctx context.Context, c *log.Cliente, o *opcoesURL, stdout, stderr io.Writer) int {
 	alvo := uuid.Nil
 	if o.conselheiro != "" {
 		alvo = uuid.MustParse(o.conselheiro)
@@ -349,7 +349,7 @@ func reproduzir(ctx context.Context, c *transparencia.Cliente, o *opcoesURL, std
 }
 
 // linhaGatilho says how a draw's base and T were checked.
-func linhaGatilho(s transparencia.Sorteio, comBarramento bool) string {
+func linhaGatilho(s log.Sorteio, comBarramento bool) string {
 	switch {
 	case s.AntesDoGatilho:
 		return fmt.Sprintf("gatilho: registro anterior à regra do gatilho (índice %d < %d): base = último evento conhecido, T do relógio do D-6a", s.Indice, s.GatilhoDesde)
@@ -372,7 +372,7 @@ func falhou(stderr io.Writer, err error) int {
 		return 0
 	}
 	var f *registro.Falha
-	var h *transparencia.ErrHTTP
+	var h *log.ErrHTTP
 	var ne net.Error
 	var oe *net.OpError
 	switch {

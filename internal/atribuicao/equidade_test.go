@@ -3,6 +3,7 @@ package atribuicao_test
 import (
 	"context"
 	"github.com/formigueiro/d6a/internal/registro"
+	"github.com/formigueiro/d6a/internal/verificar/log"
 	"strconv"
 	"testing"
 	"time"
@@ -165,7 +166,7 @@ func equidadeDe(t *testing.T, rodadas int, emb func(string, string, []string) (s
 	}
 	rows.Close()
 	r := rec.Resultado()
-	must(t, transparencia.DiferencaEstatisticas(servido, r), "served statistics against the records")
+	must(t, log.DiferencaEstatisticas(servido, r), "served statistics against the records")
 	if want := int64(rodadas * 36); r.Sorteios != want {
 		t.Fatalf("%d draws in the log, want %d", r.Sorteios, want)
 	}

@@ -2,6 +2,7 @@ package colonia_test
 
 import (
 	"github.com/formigueiro/d6a/internal/registro"
+	"github.com/formigueiro/d6a/internal/verificar/log"
 	"slices"
 	"strconv"
 	"strings"
@@ -10,7 +11,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/formigueiro/d6a/internal/evento"
-	"github.com/formigueiro/d6a/internal/transparencia"
 )
 
 // Phase-2 eligibility inputs (spec 8.3, CONTRACT §8, issue 41), against the
@@ -134,7 +134,7 @@ func TestF2_PortoesLigados(t *testing.T) {
 	t.Parallel()
 	c, k, r := fase2Historia(t)
 
-	cli := &transparencia.Cliente{Base: "http://" + c.w.Addr.String(), Barramento: c.w.Bus}
+	cli := &log.Cliente{Base: "http://" + c.w.Addr.String(), Barramento: c.w.Bus}
 	res, err := cli.Reproduzir(t.Context(), uuid.Nil, nil)
 	must(t, err == nil && res.Primeira == nil, "replay: %v / %v", err, res.Primeira)
 	must(t, len(res.Replay.Divergencias) == 0 && res.Replay.Desconhecidos() == 0, "honest log diverges: %v", res.Replay.Divergencias)

@@ -3,6 +3,7 @@ package colonia_test
 import (
 	"context"
 	"github.com/formigueiro/d6a/internal/registro"
+	"github.com/formigueiro/d6a/internal/verificar/log"
 	"slices"
 	"strings"
 	"testing"
@@ -12,7 +13,6 @@ import (
 
 	"github.com/formigueiro/d6a/internal/evento"
 	"github.com/formigueiro/d6a/internal/sorteio"
-	"github.com/formigueiro/d6a/internal/transparencia"
 )
 
 // registros reads the colony's log, in order.
@@ -110,7 +110,7 @@ func TestReplayHierarquiaEFila(t *testing.T) {
 
 	// Honest, with the bus: no divergence; the demand's own check lists
 	// its draw and passes.
-	cli := &transparencia.Cliente{Base: "http://" + c.w.Addr.String(), Barramento: c.w.Bus}
+	cli := &log.Cliente{Base: "http://" + c.w.Addr.String(), Barramento: c.w.Bus}
 	rp := registro.NovoReplay(uuid.Nil)
 	rp.AlvoDemanda = d3
 	res, err := cli.ReproduzirEm(t.Context(), rp, nil)

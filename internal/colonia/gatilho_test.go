@@ -3,6 +3,7 @@ package colonia_test
 import (
 	"errors"
 	"github.com/formigueiro/d6a/internal/registro"
+	"github.com/formigueiro/d6a/internal/verificar/log"
 	"testing"
 	"time"
 
@@ -10,7 +11,6 @@ import (
 
 	"github.com/formigueiro/d6a/internal/evento"
 	"github.com/formigueiro/d6a/internal/sorteio"
-	"github.com/formigueiro/d6a/internal/transparencia"
 )
 
 // CONTRACT §4, issue 22: every draw's seed comes from its trigger, the
@@ -72,7 +72,7 @@ func TestSementeDoGatilho(t *testing.T) {
 	must(t, vistos == n, "%d audit records, want %d", vistos, n)
 
 	// verify --url with the bus: every draw's trigger checked, none failing.
-	cli := &transparencia.Cliente{Base: "http://" + c.w.Addr.String(), Barramento: c.w.Bus}
+	cli := &log.Cliente{Base: "http://" + c.w.Addr.String(), Barramento: c.w.Bus}
 	res, _, err := cli.VerificarTudo(t.Context(), nil)
 	must(t, err == nil && res.Primeira == nil, "verify --all: %v / %v", err, res.Primeira)
 	must(t, res.Gatilhos == n && res.GatilhoDesde == 0, "%d triggers checked from index %d, want %d from 0", res.Gatilhos, res.GatilhoDesde, n)

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"github.com/formigueiro/d6a/internal/registro"
+	"github.com/formigueiro/d6a/internal/verificar/log"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -24,7 +25,6 @@ import (
 	"github.com/formigueiro/d6a/internal/evento"
 	"github.com/formigueiro/d6a/internal/navegador"
 	"github.com/formigueiro/d6a/internal/sorteio"
-	"github.com/formigueiro/d6a/internal/transparencia"
 )
 
 // painel opens the verifier page at base and returns the state and the
@@ -60,7 +60,7 @@ func TestPaginaTestemunhasEEquidade(t *testing.T) {
 	base := "http://" + c.w.Addr.String()
 	bairro := c.novaUC()
 	c.sortearEmCiclos(bairro, 6, 30)
-	cli := &transparencia.Cliente{Base: base, Chave: vkey}
+	cli := &log.Cliente{Base: base, Chave: vkey}
 	tt, err := cli.VerificarTestemunhas(context.Background(), []string{w1.vkey, w2.vkey}, 2, 20*time.Second)
 	must(t, err == nil, "quorum: %v", err)
 	c.eventually("statistics over the 30 draws", func() bool {

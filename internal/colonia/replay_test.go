@@ -3,6 +3,7 @@ package colonia_test
 import (
 	"errors"
 	"github.com/formigueiro/d6a/internal/registro"
+	"github.com/formigueiro/d6a/internal/verificar/log"
 	"net"
 	"path/filepath"
 	"slices"
@@ -73,13 +74,13 @@ func historia(t *testing.T) (c *harness, regs []registro.Registravel, so, bairro
 // could serve), through the real public API, and replays it as `d6a
 // verify --url --all --replay` does with D6A_NATS_URL set, trusting that
 // key. alvo, when set, is the counsellor of `--conselheiro`.
-func (c *harness) servirAdulterado(regs []registro.Registravel, alvo uuid.UUID) transparencia.ResumoReplay {
+func (c *harness) servirAdulterado(regs []registro.Registravel, alvo uuid.UUID) log.ResumoReplay {
 	return c.servirEm(regs, registro.NovoReplay(alvo))
 }
 
 // servirEm is servirAdulterado into a replay set up by the caller (a
 // demand's own check).
-func (c *harness) servirEm(regs []registro.Registravel, rp *registro.Replay) transparencia.ResumoReplay {
+func (c *harness) servirEm(regs []registro.Registravel, rp *registro.Replay) log.ResumoReplay {
 	t := c.t
 	t.Helper()
 	ctx := t.Context()
@@ -102,7 +103,7 @@ func (c *harness) servirEm(regs []registro.Registravel, rp *registro.Replay) tra
 	must(t, err == nil, "%v", err)
 	go func() { _ = httpapi.Servir(app, ln) }()
 	t.Cleanup(func() { _ = app.Shutdown() })
-	cli := &transparencia.Cliente{Base: "http://" + ln.Addr().String(), Chave: chave.Verificador, Barramento: c.w.Bus}
+	cli := &log.Cliente{Base: "http://" + ln.Addr().String(), Chave: chave.Verificador, Barramento: c.w.Bus}
 	res, err := cli.ReproduzirEm(ctx, rp, nil)
 	must(t, err == nil && res.Registros == int64(len(regs)), "replay of the rigged log: %v (%d records)", err, res.Registros)
 	return res
@@ -118,7 +119,7 @@ func TestReplayDoLog(t *testing.T) {
 	c, regs, so, _ := historia(t)
 
 	// Honest: through the public routes, as `verify --url --all --replay`.
-	cli := &transparencia.Cliente{Base: "http://" + c.w.Addr.String(), Barramento: c.w.Bus}
+	cli := &log.Cliente{Base: "http://" + c.w.Addr.String(), Barramento: c.w.Bus}
 	res, err := cli.Reproduzir(t.Context(), uuid.Nil, nil)
 	must(t, err == nil && res.Primeira == nil, "replay: %v / %v", err, res.Primeira)
 	rp := res.Replay
@@ -299,7 +300,7 @@ func TestReplayMensagemMortaNaoEOmitida(t *testing.T) {
 	c.processar(evento.CicloConcluido, "1.0.0", ciclo(a, d, bairro)) // a later record: the dead one is judged
 	c.novaDemanda(bairro)
 	c.esperarOutboxVazio()
-	cli := &transparencia.Cliente{Base: "http://" + c.w.Addr.String(), Barramento: c.w.Bus}
+	cli := &log.Cliente{Base: "http://" + c.w.Addr.String(), Barramento: c.w.Bus}
 	res, err := cli.Reproduzir(t.Context(), uuid.Nil, nil)
 	must(t, err == nil && res.Primeira == nil, "replay: %v / %v", err, res.Primeira)
 	rp := res.Replay

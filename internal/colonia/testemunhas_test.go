@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"github.com/formigueiro/d6a/internal/registro"
 	"github.com/formigueiro/d6a/internal/testemunha"
+	"github.com/formigueiro/d6a/internal/verificar/log"
 	"net/http"
 	"os"
 	"slices"
@@ -23,7 +24,6 @@ import (
 
 	"github.com/formigueiro/d6a/internal/equidade"
 	"github.com/formigueiro/d6a/internal/evento"
-	"github.com/formigueiro/d6a/internal/transparencia"
 )
 
 // CONTRACT §7 "Witnesses" (issue 23), with two real witnesses
@@ -52,9 +52,9 @@ func TestTestemunhasCossinam(t *testing.T) {
 			must(t, s != uuid.Nil, "no draw")
 		}
 	}
-	cli := &transparencia.Cliente{Base: "http://" + c.w.Addr.String(), Chave: vkey}
+	cli := &log.Cliente{Base: "http://" + c.w.Addr.String(), Chave: vkey}
 	ambas := []string{w1.vkey, w2.vkey}
-	quorum := func(chaves []string, k int, espera time.Duration) (transparencia.Testemunhado, error) {
+	quorum := func(chaves []string, k int, espera time.Duration) (log.Testemunhado, error) {
 		return cli.VerificarTestemunhas(context.Background(), chaves, k, espera)
 	}
 
@@ -119,7 +119,7 @@ func TestEstatisticasNaRota(t *testing.T) {
 	t.Parallel()
 	c, bairro := coloniaNoBairro(t)
 	c.sortearEmCiclos(bairro, 5, 12)
-	cli := &transparencia.Cliente{Base: "http://" + c.w.Addr.String()}
+	cli := &log.Cliente{Base: "http://" + c.w.Addr.String()}
 	var r equidade.Resultado
 	c.eventually("statistics over the 12 draws", func() bool {
 		res := c.http(http.MethodGet, "/d6a/transparencia/estatisticas", "", nil)
@@ -138,7 +138,7 @@ func TestEstatisticasNaRota(t *testing.T) {
 	must(t, recomputado.Sorteios == 12, "recomputed %d draws", recomputado.Sorteios)
 	// A served figure that differs is named.
 	r.Conselheiros[0].Observado++
-	err = transparencia.DiferencaEstatisticas(r, recomputado)
+	err = log.DiferencaEstatisticas(r, recomputado)
 	must(t, err != nil && strings.Contains(err.Error(), r.Conselheiros[0].ID), "a changed count not named: %v", err)
 }
 

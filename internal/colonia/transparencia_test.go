@@ -3,6 +3,7 @@ package colonia_test
 import (
 	"context"
 	"github.com/formigueiro/d6a/internal/registro"
+	"github.com/formigueiro/d6a/internal/verificar/log"
 	"io"
 	"net/http"
 	"sort"
@@ -140,7 +141,7 @@ func TestCheckpointsSempreConsistentes(t *testing.T) {
 		}
 	}
 	// And the whole log verifies from the public API alone.
-	cli := &transparencia.Cliente{Base: "http://" + c.w.Addr.String(), Chave: string(kb[:len(kb)-1])}
+	cli := &log.Cliente{Base: "http://" + c.w.Addr.String(), Chave: string(kb[:len(kb)-1])}
 	res, _, err := cli.VerificarTudo(context.Background(), nil)
 	if err != nil || res.Falhas != 0 || res.Verificados != res.Registros || res.Registros < 9 {
 		t.Fatalf("verify --all: %+v %v", res, err)

@@ -1,12 +1,18 @@
 // Package historico makes synthetic histories of the public log: valid
 // records built with internal/sorteio itself, deterministic in their seed,
 // for tests and benchmarks (docs/bench.md). No production package imports
-// it.
+// it; Anexar writes through internal/transparencia, as the draws do.
 package historico
 
 import (
+	"context"
+	"testing"
+
 	"fmt"
 	"github.com/formigueiro/d6a/internal/registro"
+	"github.com/formigueiro/d6a/internal/store"
+	"github.com/formigueiro/d6a/internal/transparencia"
+	"github.com/jackc/pgx/v5"
 	"slices"
 
 	"github.com/google/uuid"
@@ -131,4 +137,26 @@ func CadaHistoriaSintetica(semente string, n int, fn func(registro.Registravel) 
 		}
 	}
 	return nil
+}
+
+// Registros is the records de to ate-1 of the family semente
+// (RegistroSintetico), draws only.
+func Registros(semente string, de, ate int) []registro.Registro {
+	out := make([]registro.Registro, 0, ate-de)
+	for i := de; i < ate; i++ {
+		out = append(out, RegistroSintetico(semente, i))
+	}
+	return out
+}
+
+// Anexar appends regs to st's log in one transaction, as a draw's
+// transaction does, and fails t if it cannot.
+func Anexar(t testing.TB, st *store.Store, regs []registro.Registro) {
+	t.Helper()
+	ctx := context.Background()
+	if err := pgx.BeginTxFunc(ctx, st.Pool, pgx.TxOptions{}, func(tx pgx.Tx) error {
+		return transparencia.Anexar(ctx, tx, regs)
+	}); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -1,11 +1,13 @@
-package transparencia_test
+package log_test
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"github.com/formigueiro/d6a/internal/historico"
 	"github.com/formigueiro/d6a/internal/registro"
+	"github.com/formigueiro/d6a/internal/verificar/log"
 	"io"
 	"net"
 	"net/http"
@@ -65,14 +67,14 @@ func Servir(t testing.TB, st *store.Store, vkey string) string {
 
 func (l *logPublico) anexarEAssinar(t *testing.T, de, ate int) {
 	t.Helper()
-	anexar(t, l.st, sinteticos(de, ate))
+	historico.Anexar(t, l.st, historico.Registros("teste", de, ate))
 	if _, err := transparencia.Assinar(context.Background(), l.st.Pool, l.chave, registro.OrigemPadrao); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func (l *logPublico) cliente() *transparencia.Cliente {
-	return &transparencia.Cliente{Base: l.url, Chave: l.chave.Verificador}
+func (l *logPublico) cliente() *log.Cliente {
+	return &log.Cliente{Base: l.url, Chave: l.chave.Verificador}
 }
 
 func campoDaFalha(err error) string {
@@ -121,7 +123,7 @@ func TestClienteVerificaPeloHTTP(t *testing.T) {
 	}
 	// Trust on first use: no pinned key, the served one is used and named.
 	var avisos strings.Builder
-	tofu := &transparencia.Cliente{Base: l.url + "/d6a/transparencia/", Avisos: &avisos}
+	tofu := &log.Cliente{Base: l.url + "/d6a/transparencia/", Avisos: &avisos}
 	if _, err := tofu.VerificarSorteio(ctx, historico.RegistroSintetico("teste", 5).EventIDSorteio); err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +133,7 @@ func TestClienteVerificaPeloHTTP(t *testing.T) {
 	// Another key pinned: the signature fails.
 	skey, _, _ := transparencia.GerarChave(registro.OrigemPadrao)
 	outra, _ := transparencia.NovaChave(skey)
-	errada := &transparencia.Cliente{Base: l.url, Chave: outra.Verificador}
+	errada := &log.Cliente{Base: l.url, Chave: outra.Verificador}
 	if _, err := errada.VerificarSorteio(ctx, historico.RegistroSintetico("teste", 5).EventIDSorteio); campoDaFalha(err) != "checkpoint" {
 		t.Errorf("wrong key: %v", err)
 	}
@@ -174,7 +176,7 @@ func TestClienteApanhaServidorAdulterado(t *testing.T) {
 		s := strings.Replace(string(body), jsonString(string(b)), jsonString(trocado), 1)
 		return []byte(strings.Replace(s, string(b), trocado, 1))
 	}
-	c := &transparencia.Cliente{Base: adulterador(t, l.url, editar), Chave: l.chave.Verificador}
+	c := &log.Cliente{Base: adulterador(t, l.url, editar), Chave: l.chave.Verificador}
 	if _, err := c.VerificarSorteio(ctx, alvo.EventIDSorteio); campoDaFalha(err) != "hash_folha" {
 		t.Errorf("edited record: %v", err)
 	}
@@ -184,8 +186,8 @@ func TestClienteApanhaServidorAdulterado(t *testing.T) {
 	}
 	// The edit with its leaf hash recomputed: the proof no longer reaches
 	// the signed root.
-	h := tlogRecordHash64([]byte(trocado))
-	orig := tlogRecordHash64(b)
+	h := hash64([]byte(trocado))
+	orig := hash64(b)
 	hOrig, hTrocado := tlog.RecordHash(b), tlog.RecordHash([]byte(trocado))
 	editarComHash := func(p string, body []byte) []byte {
 		s := strings.Replace(string(editar(p, body)), orig, h, 1)
@@ -204,7 +206,7 @@ func TestClienteApanhaServidorAdulterado(t *testing.T) {
 	mentira := novoLogPublico(t)
 	reg := historico.RegistroSintetico("teste", 13)
 	reg.ConselheiroID = uuid.MustParse(reg.Ordenados[1])
-	anexar(t, mentira.st, []registro.Registro{reg})
+	historico.Anexar(t, mentira.st, []registro.Registro{reg})
 	if _, err := transparencia.Assinar(ctx, mentira.st.Pool, mentira.chave, registro.OrigemPadrao); err != nil {
 		t.Fatal(err)
 	}
@@ -236,21 +238,21 @@ func TestAPIErros(t *testing.T) {
 	}
 	l.anexarEAssinar(t, 0, 5)
 	casos := map[string]int{
-		"/d6a/transparencia/sorteios/nao-e-uuid":                                           400,
-		"/d6a/transparencia/sorteios/" + uuid.NewString():                                  404,
-		"/d6a/transparencia/sorteios?demanda_id=x":                                         400,
-		"/d6a/transparencia/sorteios?demanda_id=" + uuid.NewString():                       404,
-		"/d6a/transparencia/registros?inicio=-1":                                           400,
-		"/d6a/transparencia/registros?limite=1001":                                         400,
-		"/d6a/transparencia/registros?limite=0":                                            400,
-		"/d6a/transparencia/consistencia?de=0&para=3":                                      400,
-		"/d6a/transparencia/consistencia?de=3&para=6":                                      400,
-		"/d6a/transparencia/consistencia?de=2":                                             400,
-		"/d6a/transparencia/consistencia?de=2&para=5":                                      200,
-		"/d6a/transparencia/registros?inicio=3&limite=2":                                   200,
-		"/d6a/transparencia/chave":                                                         200,
-		"/d6a/transparencia/":                                                              200,
-		"/d6a/transparencia/sorteios?demanda_id=" + sinteticos(0, 1)[0].DemandaID.String(): 200,
+		"/d6a/transparencia/sorteios/nao-e-uuid":                                                             400,
+		"/d6a/transparencia/sorteios/" + uuid.NewString():                                                    404,
+		"/d6a/transparencia/sorteios?demanda_id=x":                                                           400,
+		"/d6a/transparencia/sorteios?demanda_id=" + uuid.NewString():                                         404,
+		"/d6a/transparencia/registros?inicio=-1":                                                             400,
+		"/d6a/transparencia/registros?limite=1001":                                                           400,
+		"/d6a/transparencia/registros?limite=0":                                                              400,
+		"/d6a/transparencia/consistencia?de=0&para=3":                                                        400,
+		"/d6a/transparencia/consistencia?de=3&para=6":                                                        400,
+		"/d6a/transparencia/consistencia?de=2":                                                               400,
+		"/d6a/transparencia/consistencia?de=2&para=5":                                                        200,
+		"/d6a/transparencia/registros?inicio=3&limite=2":                                                     200,
+		"/d6a/transparencia/chave":                                                                           200,
+		"/d6a/transparencia/":                                                                                200,
+		"/d6a/transparencia/sorteios?demanda_id=" + historico.Registros("teste", 0, 1)[0].DemandaID.String(): 200,
 	}
 	for path, want := range casos {
 		got, msg := status(path)
@@ -280,3 +282,8 @@ func TestAPIErros(t *testing.T) {
 
 var _ = url.Parse
 var _ = os.Remove
+
+func hash64(b []byte) string {
+	h := tlog.RecordHash(b)
+	return base64.StdEncoding.EncodeToString(h[:])
+}

@@ -1,10 +1,11 @@
-package transparencia_test
+package log_test
 
 import (
 	"bytes"
 	"compress/gzip"
 	"context"
 	"fmt"
+	"github.com/formigueiro/d6a/internal/historico"
 	"io"
 	"math/rand/v2"
 	"net/http"
@@ -87,7 +88,7 @@ func TestTilesContraOsRegistros(t *testing.T) {
 	l.anexarEAssinar(t, 0, 300)
 	l.anexarEAssinar(t, 300, 600)
 	const n = 600
-	regs := sinteticos(0, n)
+	regs := historico.Registros("teste", 0, n)
 	eliminado := regs[257]
 	if ok, err := transparencia.Eliminar(ctx, l.st.Pool, eliminado.EventIDSorteio); !ok || err != nil {
 		t.Fatalf("eliminate: %v %v", ok, err)

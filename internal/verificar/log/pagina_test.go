@@ -1,4 +1,4 @@
-package transparencia_test
+package log_test
 
 import (
 	"context"

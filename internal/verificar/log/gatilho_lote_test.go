@@ -1,4 +1,4 @@
-package transparencia
+package log
 
 import (
 	"bytes"

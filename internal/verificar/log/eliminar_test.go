@@ -1,4 +1,4 @@
-package transparencia_test
+package log_test
 
 import (
 	"context"
@@ -30,7 +30,7 @@ func TestEliminacaoMantemAArvore(t *testing.T) {
 	alvo := historico.RegistroSintetico("teste", 21)
 	cidadao := alvo.ConselheiroID
 	var esperados []uuid.UUID
-	for _, r := range sinteticos(0, 50) {
+	for _, r := range historico.Registros("teste", 0, 50) {
 		b, _ := r.Bytes()
 		if containsID(b, cidadao) {
 			esperados = append(esperados, r.EventIDSorteio)

@@ -1,4 +1,4 @@
-package transparencia_test
+package log_test
 
 import (
 	"bytes"
@@ -241,8 +241,8 @@ func TestPaginaCheckpointLembradoApanhaBifurcacao(t *testing.T) {
 
 	// The fork: another database, the same key.
 	st := pgtest.New(t)
-	anexar(t, st, sinteticos(0, 100))
-	anexar(t, st, sinteticosTB("bifurcacao", 100, 400))
+	historico.Anexar(t, st, historico.Registros("teste", 0, 100))
+	historico.Anexar(t, st, historico.Registros("bifurcacao", 100, 400))
 	if _, err := transparencia.Assinar(context.Background(), st.Pool, l.chave, registro.OrigemPadrao); err != nil {
 		t.Fatal(err)
 	}
@@ -262,7 +262,7 @@ func TestPaginaCheckpointLembradoApanhaBifurcacao(t *testing.T) {
 
 	// Shrunk: a log of 50 at the same address.
 	st2 := pgtest.New(t)
-	anexar(t, st2, sinteticos(0, 50))
+	historico.Anexar(t, st2, historico.Registros("teste", 0, 50))
 	if _, err := transparencia.Assinar(context.Background(), st2.Pool, l.chave, registro.OrigemPadrao); err != nil {
 		t.Fatal(err)
 	}
