@@ -14,9 +14,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/formigueiro/d6a/internal/historico"
-	"github.com/formigueiro/d6a/internal/registro"
-	"github.com/formigueiro/d6a/internal/verificar/log"
 	"net"
 	"net/http"
 	"os"
@@ -29,8 +26,11 @@ import (
 	"golang.org/x/mod/sumdb/note"
 	"golang.org/x/mod/sumdb/tlog"
 
+	"github.com/formigueiro/d6a/internal/historico"
+	"github.com/formigueiro/d6a/internal/registro"
 	"github.com/formigueiro/d6a/internal/tiles"
 	"github.com/formigueiro/d6a/internal/transparencia"
+	"github.com/formigueiro/d6a/internal/verificar/log"
 )
 
 // escritorTiles writes a log as C2SP tiles, record by record: full tiles

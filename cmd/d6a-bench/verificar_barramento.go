@@ -12,8 +12,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/formigueiro/d6a/internal/registro"
-	"github.com/formigueiro/d6a/internal/verificar/log"
 	"io"
 	"log/slog"
 	"net"
@@ -27,8 +25,10 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/formigueiro/d6a/internal/bus"
+	"github.com/formigueiro/d6a/internal/registro"
 	"github.com/formigueiro/d6a/internal/sorteio"
 	"github.com/formigueiro/d6a/internal/transparencia"
+	"github.com/formigueiro/d6a/internal/verificar/log"
 )
 
 // soGetMsg hides bus.Bus's bulk read: the verifier falls back to one

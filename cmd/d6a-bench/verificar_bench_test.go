@@ -9,8 +9,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/formigueiro/d6a/internal/registro"
-	"github.com/formigueiro/d6a/internal/verificar/log"
 	"net"
 	"net/http"
 	"os"
@@ -22,7 +20,9 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/formigueiro/d6a/internal/registro"
 	"github.com/formigueiro/d6a/internal/transparencia"
+	"github.com/formigueiro/d6a/internal/verificar/log"
 )
 
 // espelhoSintetico writes the first n records of the synthetic history as

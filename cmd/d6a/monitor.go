@@ -3,8 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/formigueiro/d6a/internal/verificar/log"
 	"io"
+
+	"github.com/formigueiro/d6a/internal/verificar/log"
 )
 
 // monitorar is `d6a verify --url BASE --monitorar DIR` (CONTRACT §7

@@ -4,9 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/formigueiro/d6a/internal/historico"
-	"github.com/formigueiro/d6a/internal/registro"
-	"github.com/formigueiro/d6a/internal/verificar/log"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -16,10 +13,13 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/formigueiro/d6a/internal/historico"
 	"github.com/formigueiro/d6a/internal/pgtest"
+	"github.com/formigueiro/d6a/internal/registro"
 	"github.com/formigueiro/d6a/internal/store"
 	"github.com/formigueiro/d6a/internal/tiles"
 	"github.com/formigueiro/d6a/internal/transparencia"
+	"github.com/formigueiro/d6a/internal/verificar/log"
 )
 
 // anexarAssinar appends regs to st's log and signs a checkpoint of it.

@@ -2,9 +2,6 @@ package main
 
 import (
 	"context"
-	"github.com/formigueiro/d6a/internal/historico"
-	"github.com/formigueiro/d6a/internal/registro"
-	"github.com/formigueiro/d6a/internal/verificar/log"
 	"io"
 	"math/rand/v2"
 	"net"
@@ -18,10 +15,13 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/formigueiro/d6a/internal/config"
+	"github.com/formigueiro/d6a/internal/historico"
 	"github.com/formigueiro/d6a/internal/httpapi"
 	"github.com/formigueiro/d6a/internal/pgtest"
+	"github.com/formigueiro/d6a/internal/registro"
 	"github.com/formigueiro/d6a/internal/tiles"
 	"github.com/formigueiro/d6a/internal/transparencia"
+	"github.com/formigueiro/d6a/internal/verificar/log"
 )
 
 // BenchmarkTilesRota compares, in the same run, the full tiles served by

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"github.com/formigueiro/d6a/internal/registro"
 	"slices"
 	"strings"
 	"testing"
@@ -10,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/formigueiro/d6a/internal/pgtest"
+	"github.com/formigueiro/d6a/internal/registro"
 	"github.com/formigueiro/d6a/internal/sorteio"
 )
 

@@ -6,8 +6,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/formigueiro/d6a/internal/registro"
-	"github.com/formigueiro/d6a/internal/verificar/log"
 	"io"
 	"net"
 	"os"
@@ -20,6 +18,8 @@ import (
 	"github.com/schollz/progressbar/v3"
 
 	"github.com/formigueiro/d6a/internal/bus"
+	"github.com/formigueiro/d6a/internal/registro"
+	"github.com/formigueiro/d6a/internal/verificar/log"
 )
 
 // opcoesURL are the flags of `d6a verify --url` (CONTRACT §1, §7).

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"github.com/formigueiro/d6a/internal/historico"
-	"github.com/formigueiro/d6a/internal/registro"
 	"net"
 	"os"
 	"os/exec"
@@ -16,8 +14,10 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/formigueiro/d6a/internal/config"
+	"github.com/formigueiro/d6a/internal/historico"
 	"github.com/formigueiro/d6a/internal/httpapi"
 	"github.com/formigueiro/d6a/internal/pgtest"
+	"github.com/formigueiro/d6a/internal/registro"
 	"github.com/formigueiro/d6a/internal/store"
 	"github.com/formigueiro/d6a/internal/transparencia"
 )

@@ -4,9 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
-	"github.com/formigueiro/d6a/internal/historico"
-	"github.com/formigueiro/d6a/internal/registro"
-	"github.com/formigueiro/d6a/internal/testemunha"
 	"io"
 	"net"
 	"net/http"
@@ -25,9 +22,12 @@ import (
 
 	"github.com/formigueiro/d6a/internal/config"
 	"github.com/formigueiro/d6a/internal/estatisticas"
+	"github.com/formigueiro/d6a/internal/historico"
 	"github.com/formigueiro/d6a/internal/httpapi"
 	"github.com/formigueiro/d6a/internal/pgtest"
+	"github.com/formigueiro/d6a/internal/registro"
 	"github.com/formigueiro/d6a/internal/sorteio"
+	"github.com/formigueiro/d6a/internal/testemunha"
 	"github.com/formigueiro/d6a/internal/transparencia"
 )
 

@@ -3,10 +3,10 @@ package atribuicao
 import (
 	"context"
 	"fmt"
-	"github.com/formigueiro/d6a/internal/registro"
 
 	"github.com/formigueiro/d6a/internal/elegibilidade"
 	"github.com/formigueiro/d6a/internal/evento"
+	"github.com/formigueiro/d6a/internal/registro"
 	"github.com/formigueiro/d6a/internal/store"
 )
 

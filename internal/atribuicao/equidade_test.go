@@ -2,8 +2,6 @@ package atribuicao_test
 
 import (
 	"context"
-	"github.com/formigueiro/d6a/internal/registro"
-	"github.com/formigueiro/d6a/internal/verificar/log"
 	"strconv"
 	"testing"
 	"time"
@@ -14,8 +12,10 @@ import (
 	"github.com/formigueiro/d6a/internal/equidade"
 	"github.com/formigueiro/d6a/internal/estatisticas"
 	"github.com/formigueiro/d6a/internal/evento"
+	"github.com/formigueiro/d6a/internal/registro"
 	"github.com/formigueiro/d6a/internal/sorteio"
 	"github.com/formigueiro/d6a/internal/transparencia"
+	"github.com/formigueiro/d6a/internal/verificar/log"
 )
 
 // CONTRACT §7 "Fairness statistics" on logs made by the real executor:

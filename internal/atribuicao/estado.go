@@ -2,13 +2,13 @@ package atribuicao
 
 import (
 	"context"
-	"github.com/formigueiro/d6a/internal/registro"
 	"log/slog"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/formigueiro/d6a/internal/elegibilidade"
+	"github.com/formigueiro/d6a/internal/registro"
 	"github.com/formigueiro/d6a/internal/store"
 )
 

@@ -3,7 +3,6 @@ package atribuicao
 import (
 	"context"
 	"fmt"
-	"github.com/formigueiro/d6a/internal/registro"
 	"log/slog"
 	"time"
 
@@ -12,6 +11,7 @@ import (
 	"github.com/formigueiro/d6a/internal/elegibilidade"
 	"github.com/formigueiro/d6a/internal/evento"
 	"github.com/formigueiro/d6a/internal/fila"
+	"github.com/formigueiro/d6a/internal/registro"
 	"github.com/formigueiro/d6a/internal/store"
 )
 

@@ -3,10 +3,10 @@ package atribuicao
 import (
 	"context"
 	"fmt"
-	"github.com/formigueiro/d6a/internal/registro"
 
 	"github.com/google/uuid"
 
+	"github.com/formigueiro/d6a/internal/registro"
 	"github.com/formigueiro/d6a/internal/store"
 )
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/formigueiro/d6a/internal/registro"
 	"io"
 	"slices"
 	"sort"
@@ -12,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/formigueiro/d6a/internal/evento"
+	"github.com/formigueiro/d6a/internal/registro"
 	"github.com/formigueiro/d6a/internal/sorteio"
 	"github.com/formigueiro/d6a/internal/store"
 	consistencia "github.com/formigueiro/d6a/internal/verificar/barramento"

@@ -1,13 +1,13 @@
 package atribuicao_test
 
 import (
-	"github.com/formigueiro/d6a/internal/registro"
 	"strings"
 	"testing"
 
 	"github.com/google/uuid"
 	"golang.org/x/mod/sumdb/tlog"
 
+	"github.com/formigueiro/d6a/internal/registro"
 	"github.com/formigueiro/d6a/internal/transparencia"
 )
 

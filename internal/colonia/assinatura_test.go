@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/formigueiro/d6a/internal/verificar/log"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/formigueiro/d6a/internal/colonia"
 	"github.com/formigueiro/d6a/internal/evento"
+	"github.com/formigueiro/d6a/internal/verificar/log"
 )
 
 // assinanteFalho is the log key's signer, failing while falhar is set (an

@@ -3,7 +3,6 @@ package colonia_test
 import (
 	"context"
 	"fmt"
-	"github.com/formigueiro/d6a/internal/verificar/log"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -16,6 +15,7 @@ import (
 	"github.com/formigueiro/d6a/internal/evento"
 	"github.com/formigueiro/d6a/internal/pgtest"
 	"github.com/formigueiro/d6a/internal/store"
+	"github.com/formigueiro/d6a/internal/verificar/log"
 )
 
 // Issue 22, "determinism from the bus": a decision is a function of the

@@ -1,8 +1,6 @@
 package colonia_test
 
 import (
-	"github.com/formigueiro/d6a/internal/registro"
-	"github.com/formigueiro/d6a/internal/verificar/log"
 	"slices"
 	"strconv"
 	"strings"
@@ -11,6 +9,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/formigueiro/d6a/internal/evento"
+	"github.com/formigueiro/d6a/internal/registro"
+	"github.com/formigueiro/d6a/internal/verificar/log"
 )
 
 // Phase-2 eligibility inputs (spec 8.3, CONTRACT §8, issue 41), against the

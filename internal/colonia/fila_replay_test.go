@@ -2,8 +2,6 @@ package colonia_test
 
 import (
 	"context"
-	"github.com/formigueiro/d6a/internal/registro"
-	"github.com/formigueiro/d6a/internal/verificar/log"
 	"slices"
 	"strings"
 	"testing"
@@ -12,7 +10,9 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/formigueiro/d6a/internal/evento"
+	"github.com/formigueiro/d6a/internal/registro"
 	"github.com/formigueiro/d6a/internal/sorteio"
+	"github.com/formigueiro/d6a/internal/verificar/log"
 )
 
 // registros reads the colony's log, in order.

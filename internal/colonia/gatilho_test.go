@@ -2,15 +2,15 @@ package colonia_test
 
 import (
 	"errors"
-	"github.com/formigueiro/d6a/internal/registro"
-	"github.com/formigueiro/d6a/internal/verificar/log"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/formigueiro/d6a/internal/evento"
+	"github.com/formigueiro/d6a/internal/registro"
 	"github.com/formigueiro/d6a/internal/sorteio"
+	"github.com/formigueiro/d6a/internal/verificar/log"
 )
 
 // CONTRACT §4, issue 22: every draw's seed comes from its trigger, the

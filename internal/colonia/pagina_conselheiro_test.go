@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/formigueiro/d6a/internal/registro"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -19,6 +18,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/formigueiro/d6a/internal/navegador"
+	"github.com/formigueiro/d6a/internal/registro"
 )
 
 // conferirNaPagina asks the page at base "Fui deixado de fora de algum

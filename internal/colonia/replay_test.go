@@ -2,8 +2,6 @@ package colonia_test
 
 import (
 	"errors"
-	"github.com/formigueiro/d6a/internal/registro"
-	"github.com/formigueiro/d6a/internal/verificar/log"
 	"net"
 	"path/filepath"
 	"slices"
@@ -19,8 +17,10 @@ import (
 	"github.com/formigueiro/d6a/internal/evento"
 	"github.com/formigueiro/d6a/internal/httpapi"
 	"github.com/formigueiro/d6a/internal/pgtest"
+	"github.com/formigueiro/d6a/internal/registro"
 	"github.com/formigueiro/d6a/internal/sorteio"
 	"github.com/formigueiro/d6a/internal/transparencia"
+	"github.com/formigueiro/d6a/internal/verificar/log"
 )
 
 // historia runs a colony through registrations, draws, a queue, cycle ends

@@ -7,9 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/formigueiro/d6a/internal/registro"
-	"github.com/formigueiro/d6a/internal/testemunha"
-	"github.com/formigueiro/d6a/internal/verificar/log"
 	"net/http"
 	"os"
 	"slices"
@@ -24,6 +21,9 @@ import (
 
 	"github.com/formigueiro/d6a/internal/equidade"
 	"github.com/formigueiro/d6a/internal/evento"
+	"github.com/formigueiro/d6a/internal/registro"
+	"github.com/formigueiro/d6a/internal/testemunha"
+	"github.com/formigueiro/d6a/internal/verificar/log"
 )
 
 // CONTRACT §7 "Witnesses" (issue 23), with two real witnesses

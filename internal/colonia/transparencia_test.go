@@ -2,8 +2,6 @@ package colonia_test
 
 import (
 	"context"
-	"github.com/formigueiro/d6a/internal/registro"
-	"github.com/formigueiro/d6a/internal/verificar/log"
 	"io"
 	"net/http"
 	"sort"
@@ -14,7 +12,9 @@ import (
 	"golang.org/x/mod/sumdb/tlog"
 
 	"github.com/formigueiro/d6a/internal/colonia"
+	"github.com/formigueiro/d6a/internal/registro"
 	"github.com/formigueiro/d6a/internal/transparencia"
+	"github.com/formigueiro/d6a/internal/verificar/log"
 )
 
 // checkpoints collects every checkpoint the instances served.

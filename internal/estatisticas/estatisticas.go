@@ -14,11 +14,11 @@ package estatisticas
 import (
 	"context"
 	"fmt"
-	"github.com/formigueiro/d6a/internal/registro"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/formigueiro/d6a/internal/equidade"
+	"github.com/formigueiro/d6a/internal/registro"
 	"github.com/formigueiro/d6a/internal/store"
 )
 

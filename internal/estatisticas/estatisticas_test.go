@@ -3,7 +3,6 @@ package estatisticas_test
 import (
 	"context"
 	"fmt"
-	"github.com/formigueiro/d6a/internal/registro"
 	"os"
 	"reflect"
 	"testing"
@@ -13,6 +12,7 @@ import (
 	"github.com/formigueiro/d6a/internal/equidade"
 	"github.com/formigueiro/d6a/internal/estatisticas"
 	"github.com/formigueiro/d6a/internal/pgtest"
+	"github.com/formigueiro/d6a/internal/registro"
 	"github.com/formigueiro/d6a/internal/sorteio"
 	"github.com/formigueiro/d6a/internal/store"
 	"github.com/formigueiro/d6a/internal/transparencia"

@@ -5,7 +5,6 @@ package faults
 import (
 	"context"
 	"errors"
-	"github.com/formigueiro/d6a/internal/verificar/log"
 	"io"
 	"net/http"
 	"strings"
@@ -15,6 +14,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/formigueiro/d6a/internal/verificar/log"
 )
 
 // TestPublicadoSoAssinado: CONTRACT §7 "Published only once signed" (issue

@@ -6,18 +6,17 @@ package historico
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"testing"
 
-	"fmt"
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
 	"github.com/formigueiro/d6a/internal/registro"
+	"github.com/formigueiro/d6a/internal/sorteio"
 	"github.com/formigueiro/d6a/internal/store"
 	"github.com/formigueiro/d6a/internal/transparencia"
-	"github.com/jackc/pgx/v5"
-	"slices"
-
-	"github.com/google/uuid"
-
-	"github.com/formigueiro/d6a/internal/sorteio"
 )
 
 // RegistroSintetico builds the i-th of a family of valid records with

@@ -3,8 +3,6 @@ package httpapi
 import (
 	"context"
 	"fmt"
-	"github.com/formigueiro/d6a/internal/historico"
-	"github.com/formigueiro/d6a/internal/registro"
 	"io"
 	"net/http"
 	"testing"
@@ -12,7 +10,9 @@ import (
 
 	"github.com/formigueiro/d6a/internal/config"
 	"github.com/formigueiro/d6a/internal/estatisticas"
+	"github.com/formigueiro/d6a/internal/historico"
 	"github.com/formigueiro/d6a/internal/pgtest"
+	"github.com/formigueiro/d6a/internal/registro"
 	"github.com/formigueiro/d6a/internal/store"
 	"github.com/formigueiro/d6a/internal/transparencia"
 )

@@ -1,11 +1,13 @@
-// Package transparencia is D-6a's public transparency log (CONTRACT §7):
-// every successful draw is one record, appended in draw order as the next
-// leaf of an RFC 6962 Merkle tree kept in PostgreSQL by
-// golang.org/x/mod/sumdb/tlog, in the draw's own transaction. Signed
-// checkpoints (C2SP tlog-checkpoint notes, golang.org/x/mod/sumdb/note)
-// commit the service to the whole history; inclusion and consistency
-// proofs let anyone check a draw and that the past was never rewritten,
-// and every record carries what is needed to recompute its draw.
+// Package registro is what one record of D-6a's public transparency log
+// (CONTRACT §7) is and what it proves: the formats of every record (a
+// draw, a draw without candidates, each input the service consumed, the
+// civic-unit tree, the rules in force), their canonical bytes, the
+// signed checkpoint's text and its witnesses' cosignatures, the check of
+// one record by itself and against the bus message that triggered it, and
+// the replay that runs the decision rules over the records in log order
+// and finds what diverges or was left out. It does no I/O of its own (the
+// bus is read through Barramento and LeitorDeEntradas): the verifier, the
+// page and a third party run it without PostgreSQL, pgx or fiber.
 package registro
 
 import (

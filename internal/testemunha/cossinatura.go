@@ -2,10 +2,11 @@ package testemunha
 
 import (
 	"context"
-	"github.com/formigueiro/d6a/internal/registro"
-	"github.com/formigueiro/d6a/internal/transparencia"
 	"strings"
 	"time"
+
+	"github.com/formigueiro/d6a/internal/registro"
+	"github.com/formigueiro/d6a/internal/transparencia"
 )
 
 // GravarCossinatura stores a witness's cosignature of the checkpoint of

@@ -9,7 +9,6 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"github.com/formigueiro/d6a/internal/registro"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -19,6 +18,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"golang.org/x/mod/sumdb/note"
 	"golang.org/x/mod/sumdb/tlog"
+
+	"github.com/formigueiro/d6a/internal/registro"
 )
 
 // GerarChave makes a new Ed25519 signer key and its verifier key, in the

@@ -1,10 +1,18 @@
+// Package transparencia stores D-6a's public transparency log (CONTRACT
+// §7) in PostgreSQL and signs it. Every record the executor writes (see
+// internal/registro for what they are) is appended in the writer's own
+// transaction as the next leaf of an RFC 6962 Merkle tree kept by
+// golang.org/x/mod/sumdb/tlog; the signer makes C2SP tlog-checkpoint notes
+// (golang.org/x/mod/sumdb/note) that commit the service to the whole
+// history. It also holds the signer's keys. Reading the log from outside
+// is internal/verificar/log's; the witnesses' cosignatures are
+// internal/testemunha's.
 package transparencia
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/formigueiro/d6a/internal/registro"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -12,6 +20,8 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 	"golang.org/x/mod/sumdb/note"
 	"golang.org/x/mod/sumdb/tlog"
+
+	"github.com/formigueiro/d6a/internal/registro"
 )
 
 // DBTX is what the log needs from PostgreSQL: a transaction (pgx.Tx, the

@@ -1,3 +1,9 @@
+// Package log verifies D-6a's public transparency log from its public
+// API alone (`d6a verify --url`, `d6a replay`, `d6a monitor`): it fetches
+// checkpoints and tiles, checks every record and the tree against the
+// signed root (internal/registro's checks), the witnesses' quorum, the
+// bus triggers, and replays the decisions; it also keeps a monitor's state
+// and a mirror on disk. It trusts nothing but the verifier key.
 package log
 
 import (
@@ -7,7 +13,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/formigueiro/d6a/internal/registro"
 	"io"
 	"net/http"
 	"net/url"
@@ -19,6 +24,8 @@ import (
 
 	"github.com/google/uuid"
 	"golang.org/x/mod/sumdb/tlog"
+
+	"github.com/formigueiro/d6a/internal/registro"
 )
 
 // Cliente verifies the log from its public API only (`d6a verify --url`):

@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/formigueiro/d6a/internal/registro"
 	"math"
 	"time"
 
 	"golang.org/x/mod/sumdb/tlog"
 
 	"github.com/formigueiro/d6a/internal/equidade"
+	"github.com/formigueiro/d6a/internal/registro"
 )
 
 // Testemunhado is a checkpoint with the witnesses' cosignatures a reader

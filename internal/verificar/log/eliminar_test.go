@@ -4,13 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/formigueiro/d6a/internal/historico"
-	"github.com/formigueiro/d6a/internal/registro"
 	"strings"
 	"testing"
 
 	"github.com/google/uuid"
 
+	"github.com/formigueiro/d6a/internal/historico"
+	"github.com/formigueiro/d6a/internal/registro"
 	"github.com/formigueiro/d6a/internal/transparencia"
 )
 

@@ -3,13 +3,13 @@ package log
 import (
 	"context"
 	"errors"
-	"github.com/formigueiro/d6a/internal/registro"
 	"os"
 	"path/filepath"
 	"sync"
 
 	"golang.org/x/mod/sumdb/tlog"
 
+	"github.com/formigueiro/d6a/internal/registro"
 	"github.com/formigueiro/d6a/internal/tiles"
 )
 

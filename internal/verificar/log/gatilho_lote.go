@@ -2,9 +2,10 @@ package log
 
 import (
 	"context"
-	"github.com/formigueiro/d6a/internal/registro"
 	"slices"
 	"time"
+
+	"github.com/formigueiro/d6a/internal/registro"
 )
 
 // BarramentoEmLote is a Barramento that also reads a run of the stream in

@@ -6,11 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/formigueiro/d6a/internal/registro"
 	"os"
 	"path/filepath"
 
 	"github.com/google/uuid"
+
+	"github.com/formigueiro/d6a/internal/registro"
 )
 
 // ArquivoMonitor is the file, in the monitor's directory, that holds what

@@ -3,7 +3,6 @@ package log_test
 import (
 	"context"
 	"fmt"
-	"github.com/formigueiro/d6a/internal/registro"
 	"strings"
 	"testing"
 
@@ -13,6 +12,7 @@ import (
 
 	navegador_ "github.com/formigueiro/d6a/internal/navegador"
 	"github.com/formigueiro/d6a/internal/pgtest"
+	"github.com/formigueiro/d6a/internal/registro"
 	"github.com/formigueiro/d6a/internal/sorteio"
 	"github.com/formigueiro/d6a/internal/transparencia"
 )

@@ -2,13 +2,13 @@ package log_test
 
 import (
 	"context"
-	"github.com/formigueiro/d6a/internal/historico"
 	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
 	"github.com/google/uuid"
 
+	"github.com/formigueiro/d6a/internal/historico"
 	navegador_ "github.com/formigueiro/d6a/internal/navegador"
 	"github.com/formigueiro/d6a/internal/transparencia"
 )

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/formigueiro/d6a/internal/historico"
-	"github.com/formigueiro/d6a/internal/registro"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -22,7 +20,9 @@ import (
 	"github.com/jackc/pgx/v5"
 	"golang.org/x/mod/sumdb/tlog"
 
+	"github.com/formigueiro/d6a/internal/historico"
 	"github.com/formigueiro/d6a/internal/pgtest"
+	"github.com/formigueiro/d6a/internal/registro"
 	"github.com/formigueiro/d6a/internal/tiles"
 	"github.com/formigueiro/d6a/internal/transparencia"
 )

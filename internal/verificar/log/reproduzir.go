@@ -4,9 +4,10 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
-	"github.com/formigueiro/d6a/internal/registro"
 
 	"github.com/google/uuid"
+
+	"github.com/formigueiro/d6a/internal/registro"
 )
 
 // ResumoReplay is the outcome of Cliente.Reproduzir.

@@ -5,7 +5,6 @@ import (
 	"compress/gzip"
 	"context"
 	"fmt"
-	"github.com/formigueiro/d6a/internal/historico"
 	"io"
 	"math/rand/v2"
 	"net/http"
@@ -14,6 +13,7 @@ import (
 
 	"golang.org/x/mod/sumdb/tlog"
 
+	"github.com/formigueiro/d6a/internal/historico"
 	"github.com/formigueiro/d6a/internal/tiles"
 	"github.com/formigueiro/d6a/internal/transparencia"
 )
