@@ -24,7 +24,9 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/formigueiro/d6a/internal/historico"
 	"github.com/formigueiro/d6a/internal/httpapi"
+	"github.com/formigueiro/d6a/internal/registro"
 	"github.com/formigueiro/d6a/internal/transparencia"
 )
 
@@ -55,7 +57,7 @@ func executarPagina(ctx context.Context, args []string) error {
 			return fmt.Errorf("building d6a: %v\n%s", err, out)
 		}
 	}
-	skey, _, err := transparencia.GerarChave(transparencia.OrigemPadrao)
+	skey, _, err := transparencia.GerarChave(registro.OrigemPadrao)
 	if err != nil {
 		return err
 	}
@@ -72,8 +74,8 @@ func executarPagina(ctx context.Context, args []string) error {
 	// The history stops at the first draw at or after n records, so its
 	// last cycle end has its sweep: n is rounded up to that.
 	decisoes := 0
-	if err := transparencia.CadaHistoriaSintetica("bench-pagina", n, func(r transparencia.Registravel) error {
-		if _, ok := r.(transparencia.Registro); ok {
+	if err := historico.CadaHistoriaSintetica("bench-pagina", n, func(r registro.Registravel) error {
+		if _, ok := r.(registro.Registro); ok {
 			if e.fr.N >= int64(n) {
 				return pararEm
 			}

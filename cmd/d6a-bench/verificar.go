@@ -26,8 +26,11 @@ import (
 	"golang.org/x/mod/sumdb/note"
 	"golang.org/x/mod/sumdb/tlog"
 
+	"github.com/formigueiro/d6a/internal/historico"
+	"github.com/formigueiro/d6a/internal/registro"
 	"github.com/formigueiro/d6a/internal/tiles"
 	"github.com/formigueiro/d6a/internal/transparencia"
+	"github.com/formigueiro/d6a/internal/verificar/log"
 )
 
 // escritorTiles writes a log as C2SP tiles, record by record: full tiles
@@ -35,7 +38,7 @@ import (
 type escritorTiles struct {
 	raiz  string
 	chave transparencia.Chave
-	fr    transparencia.Fronteira
+	fr    registro.Fronteira
 	// nivel[L] are the hashes of the level-L tile being filled, feitos[L]
 	// how many level-L tiles are full.
 	nivel  [tiles.MaxLevel + 2][]tlog.Hash
@@ -98,13 +101,13 @@ func (e *escritorTiles) subir(l int, h tlog.Hash) error {
 	return e.subir(l+1, r)
 }
 
-func (e *escritorTiles) anexar(reg transparencia.Registravel) error {
+func (e *escritorTiles) anexar(reg registro.Registravel) error {
 	b, err := reg.Bytes()
 	if err != nil {
 		return err
 	}
 	switch reg.(type) {
-	case transparencia.Registro, transparencia.SemCandidatos:
+	case registro.Registro, registro.SemCandidatos:
 		e.decisoes++
 	}
 	h := tlog.RecordHash(b)
@@ -117,20 +120,20 @@ func (e *escritorTiles) anexar(reg transparencia.Registravel) error {
 
 // publicar writes the partial tiles of the current size and its signed
 // checkpoint (and the key, for trust on first use).
-func (e *escritorTiles) publicar() (transparencia.Checkpoint, error) {
+func (e *escritorTiles) publicar() (registro.Checkpoint, error) {
 	for l := 0; l <= tiles.MaxLevel; l++ {
 		if w := len(e.nivel[l]); w > 0 {
 			if err := e.escrever(tiles.Hash(l, e.feitos[l], w), hashesBytes(e.nivel[l])); err != nil {
-				return transparencia.Checkpoint{}, err
+				return registro.Checkpoint{}, err
 			}
 			if l == 0 {
 				if err := e.escrever(tiles.Bundle(e.feitos[0], w), e.bundle); err != nil {
-					return transparencia.Checkpoint{}, err
+					return registro.Checkpoint{}, err
 				}
 			}
 		}
 	}
-	cp := transparencia.Checkpoint{Origem: transparencia.OrigemPadrao, Tamanho: e.fr.N, Raiz: e.fr.Raiz()}
+	cp := registro.Checkpoint{Origem: registro.OrigemPadrao, Tamanho: e.fr.N, Raiz: e.fr.Raiz()}
 	nota, err := note.Sign(&note.Note{Text: cp.Texto()}, e.chave.Signer)
 	if err != nil {
 		return cp, err
@@ -147,18 +150,18 @@ func (e *escritorTiles) publicar() (transparencia.Checkpoint, error) {
 // at n. Neither size parts an input from the sweep that follows it in its
 // transaction (the service never signs such a size): each is moved on to
 // the sweep.
-func (e *escritorTiles) escreverHistoria(n, antes int64, decisoes int) (cpAntes, cp transparencia.Checkpoint, notaAntes []byte, err error) {
+func (e *escritorTiles) escreverHistoria(n, antes int64, decisoes int) (cpAntes, cp registro.Checkpoint, notaAntes []byte, err error) {
 	pararEm := errors.New("size reached")
 	pendente := false // the last record is an input its sweep follows
-	err = transparencia.CadaHistoriaSintetica("bench-verificar", decisoes, func(r transparencia.Registravel) error {
+	err = historico.CadaHistoriaSintetica("bench-verificar", decisoes, func(r registro.Registravel) error {
 		if e.fr.N >= n && !pendente {
 			return pararEm
 		}
 		if err := e.anexar(r); err != nil {
 			return err
 		}
-		en, ok := r.(transparencia.Entrada)
-		pendente = ok && (en.Tipo == transparencia.TipoCadastro || en.Tipo == transparencia.TipoCicloConcluido)
+		en, ok := r.(registro.Entrada)
+		pendente = ok && (en.Tipo == registro.TipoCadastro || en.Tipo == registro.TipoCicloConcluido)
 		if notaAntes == nil && e.fr.N >= antes && !pendente {
 			var err error
 			if cpAntes, err = e.publicar(); err != nil {
@@ -243,7 +246,7 @@ func executarVerificar(ctx context.Context, args []string) error {
 			return fmt.Errorf("building d6a: %v\n%s", err, out)
 		}
 	}
-	skey, _, err := transparencia.GerarChave(transparencia.OrigemPadrao)
+	skey, _, err := transparencia.GerarChave(registro.OrigemPadrao)
 	if err != nil {
 		return err
 	}
@@ -314,7 +317,7 @@ func executarVerificar(ctx context.Context, args []string) error {
 	if !strings.Contains(r2.saida, want) {
 		return fmt.Errorf("monitor: want %q in\n%s", want, r2.saida)
 	}
-	st, _ := os.Stat(filepath.Join(estado, transparencia.ArquivoMonitor))
+	st, _ := os.Stat(filepath.Join(estado, log.ArquivoMonitor))
 	fmt.Printf("monitor: primeira=%.2fs (%d registros, pico_rss_mb=%.1f) novos=%d segundos=%.3f pico_rss_mb=%.1f estado_mb=%.1f\n",
 		r1.segundos, antes, r1.rssMB, int64(n)-antes, r2.segundos, r2.rssMB, float64(st.Size())/1e6)
 	if *gatilhos > 0 {

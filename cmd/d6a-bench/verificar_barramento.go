@@ -25,8 +25,10 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/formigueiro/d6a/internal/bus"
+	"github.com/formigueiro/d6a/internal/registro"
 	"github.com/formigueiro/d6a/internal/sorteio"
 	"github.com/formigueiro/d6a/internal/transparencia"
+	"github.com/formigueiro/d6a/internal/verificar/log"
 )
 
 // soGetMsg hides bus.Bus's bulk read: the verifier falls back to one
@@ -108,7 +110,7 @@ func medirBarramento(ctx context.Context, raiz string, k int) error {
 	}); err != nil {
 		return err
 	}
-	skey, _, err := transparencia.GerarChave(transparencia.OrigemPadrao)
+	skey, _, err := transparencia.GerarChave(registro.OrigemPadrao)
 	if err != nil {
 		return err
 	}
@@ -133,7 +135,7 @@ func medirBarramento(ctx context.Context, raiz string, k int) error {
 			return err
 		}
 		seq := g.seq
-		r, err := transparencia.NovoRegistro(uuid.New(), uuid.New(), uc, id, &seq, g.t, res, uc, []uuid.UUID{uc}, nil)
+		r, err := registro.NovoRegistro(uuid.New(), uuid.New(), uc, id, &seq, g.t, res, uc, []uuid.UUID{uc}, nil)
 		if err != nil {
 			return err
 		}
@@ -159,8 +161,8 @@ func medirBarramento(ctx context.Context, raiz string, k int) error {
 	defer hs.Close()
 	url := "http://" + ln.Addr().String()
 
-	rodar := func(bar transparencia.Barramento) (float64, error) {
-		c := &transparencia.Cliente{Base: url, Chave: chave.Verificador, Barramento: bar}
+	rodar := func(bar registro.Barramento) (float64, error) {
+		c := &log.Cliente{Base: url, Chave: chave.Verificador, Barramento: bar}
 		t0 := time.Now()
 		res, _, err := c.VerificarTudo(ctx, nil)
 		s := time.Since(t0).Seconds()

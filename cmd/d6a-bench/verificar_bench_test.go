@@ -20,14 +20,16 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/formigueiro/d6a/internal/registro"
 	"github.com/formigueiro/d6a/internal/transparencia"
+	"github.com/formigueiro/d6a/internal/verificar/log"
 )
 
 // espelhoSintetico writes the first n records of the synthetic history as
 // a signed tiles mirror under dir/d6a/transparencia.
 func espelhoSintetico(tb testing.TB, dir string, n int) (transparencia.Chave, int) {
 	tb.Helper()
-	skey, _, err := transparencia.GerarChave(transparencia.OrigemPadrao)
+	skey, _, err := transparencia.GerarChave(registro.OrigemPadrao)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -71,7 +73,7 @@ func BenchmarkVerificarEspelho(b *testing.B) {
 	b.ResetTimer()
 	antes := cpu()
 	for range b.N {
-		c := &transparencia.Cliente{Base: "http://" + ln.Addr().String(), Chave: chave.Verificador}
+		c := &log.Cliente{Base: "http://" + ln.Addr().String(), Chave: chave.Verificador}
 		res, err := c.Reproduzir(context.Background(), uuid.Nil, nil)
 		if err != nil {
 			b.Fatal(err)

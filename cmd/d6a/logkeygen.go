@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/formigueiro/d6a/internal/registro"
 	"github.com/formigueiro/d6a/internal/transparencia"
 )
 
@@ -17,7 +18,7 @@ import (
 func cmdLogKeygen(args []string) int {
 	fs := flag.NewFlagSet("log-keygen", flag.ContinueOnError)
 	fs.SetOutput(os.Stderr)
-	origem := fs.String("origin", envOr("D6A_LOG_ORIGIN", transparencia.OrigemPadrao), "origin line of the checkpoints and name of the key")
+	origem := fs.String("origin", envOr("D6A_LOG_ORIGIN", registro.OrigemPadrao), "origin line of the checkpoints and name of the key")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0

@@ -5,14 +5,14 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/formigueiro/d6a/internal/transparencia"
+	"github.com/formigueiro/d6a/internal/verificar/log"
 )
 
 // monitorar is `d6a verify --url BASE --monitorar DIR` (CONTRACT §7
 // "Monitor"): exit 0 with the monitor's line when the new records follow,
 // 1 naming the fork, the failing record or the first divergence (DIR then
 // left as it was).
-func monitorar(ctx context.Context, c *transparencia.Cliente, dir string, stdout, stderr io.Writer) int {
+func monitorar(ctx context.Context, c *log.Cliente, dir string, stdout, stderr io.Writer) int {
 	progresso, fim := barra(stderr, "monitor")
 	res, err := c.Monitorar(ctx, dir, progresso)
 	fim()
@@ -54,7 +54,7 @@ func monitorar(ctx context.Context, c *transparencia.Cliente, dir string, stdout
 
 // espelhar is `d6a verify --url BASE --espelhar DIR`: the checkpoint and
 // the tiles copied into DIR, then the copy verified from DIR alone.
-func espelhar(ctx context.Context, c *transparencia.Cliente, dir string, stdout, stderr io.Writer) int {
+func espelhar(ctx context.Context, c *log.Cliente, dir string, stdout, stderr io.Writer) int {
 	progresso, fim := barra(stderr, "espelho")
 	e, err := c.Espelhar(ctx, dir, progresso)
 	fim()
@@ -62,7 +62,7 @@ func espelhar(ctx context.Context, c *transparencia.Cliente, dir string, stdout,
 		return code
 	}
 	fmt.Fprintf(stdout, "espelho: tamanho=%d tiles=%d copiados=%d dir=%s\n", e.Checkpoint.Tamanho, e.Tiles, e.Copiados, dir)
-	local := &transparencia.Cliente{Base: dir, Chave: c.Chave, Avisos: stderr}
+	local := &log.Cliente{Base: dir, Chave: c.Chave, Avisos: stderr}
 	res, cp, err := local.VerificarTudo(ctx, nil)
 	if code := falhou(stderr, err); code != 0 {
 		return code

@@ -13,14 +13,17 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/formigueiro/d6a/internal/historico"
 	"github.com/formigueiro/d6a/internal/pgtest"
+	"github.com/formigueiro/d6a/internal/registro"
 	"github.com/formigueiro/d6a/internal/store"
 	"github.com/formigueiro/d6a/internal/tiles"
 	"github.com/formigueiro/d6a/internal/transparencia"
+	"github.com/formigueiro/d6a/internal/verificar/log"
 )
 
 // anexarAssinar appends regs to st's log and signs a checkpoint of it.
-func anexarAssinar(t *testing.T, st *store.Store, chave transparencia.Chave, regs []transparencia.Registravel) {
+func anexarAssinar(t *testing.T, st *store.Store, chave transparencia.Chave, regs []registro.Registravel) {
 	t.Helper()
 	ctx := context.Background()
 	if err := pgx.BeginTxFunc(ctx, st.Pool, pgx.TxOptions{}, func(tx pgx.Tx) error {
@@ -32,14 +35,14 @@ func anexarAssinar(t *testing.T, st *store.Store, chave transparencia.Chave, reg
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := transparencia.Assinar(ctx, st.Pool, chave, transparencia.OrigemPadrao); err != nil {
+	if _, err := transparencia.Assinar(ctx, st.Pool, chave, registro.OrigemPadrao); err != nil {
 		t.Fatal(err)
 	}
 }
 
 func novaChave(t *testing.T) transparencia.Chave {
 	t.Helper()
-	skey, _, err := transparencia.GerarChave(transparencia.OrigemPadrao)
+	skey, _, err := transparencia.GerarChave(registro.OrigemPadrao)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +61,7 @@ func TestEspelhoEstaticoVerifica(t *testing.T) {
 	bin := d6aBin(t)
 	chave := novaChave(t)
 	st := pgtest.New(t)
-	historia := transparencia.HistoriaSintetica("espelho", 300) // 5,000 registrations and their sweeps, then 300 draws
+	historia := historico.HistoriaSintetica("espelho", 300) // 5,000 registrations and their sweeps, then 300 draws
 	anexarAssinar(t, st, chave, historia[:3000])
 	anexarAssinar(t, st, chave, historia[3000:])
 	n := len(historia)
@@ -110,9 +113,9 @@ func TestEspelhoEstaticoVerifica(t *testing.T) {
 // fimDeGatilho is the first index from k on where a trigger's records end
 // (after a sweep record): where the service can sign a checkpoint, since a
 // unit of work's records commit together.
-func fimDeGatilho(h []transparencia.Registravel, k int) int {
+func fimDeGatilho(h []registro.Registravel, k int) int {
 	for ; k < len(h); k++ {
-		if e, ok := h[k-1].(transparencia.Entrada); ok && e.Tipo == transparencia.TipoVarredura {
+		if e, ok := h[k-1].(registro.Entrada); ok && e.Tipo == registro.TipoVarredura {
 			return k
 		}
 	}
@@ -120,10 +123,10 @@ func fimDeGatilho(h []transparencia.Registravel, k int) int {
 }
 
 // decisoesAte counts the decisions in h[:k].
-func decisoesAte(h []transparencia.Registravel, k int) int {
+func decisoesAte(h []registro.Registravel, k int) int {
 	n := 0
 	for _, r := range h[:k] {
-		if _, ok := r.(transparencia.Registro); ok {
+		if _, ok := r.(registro.Registro); ok {
 			n++
 		}
 	}
@@ -138,7 +141,7 @@ func TestMonitor(t *testing.T) {
 	bin := d6aBin(t)
 	chave := novaChave(t)
 	st := pgtest.New(t)
-	historia := transparencia.HistoriaSintetica("monitor", 200)
+	historia := historico.HistoriaSintetica("monitor", 200)
 	a, b, n := fimDeGatilho(historia, 10_500), fimDeGatilho(historia, 10_700), len(historia)
 	anexarAssinar(t, st, chave, historia[:a])
 	url := servirLog(t, st, chave)
@@ -161,14 +164,14 @@ func TestMonitor(t *testing.T) {
 	if code != 0 || !strings.Contains(out, fmt.Sprintf("monitor: de=%d para=%d novos=0 divergencias=0", b, b)) {
 		t.Fatalf("nothing new: %d %q %q", code, out, errOut)
 	}
-	guardado, err := os.ReadFile(filepath.Join(dir, transparencia.ArquivoMonitor))
+	guardado, err := os.ReadFile(filepath.Join(dir, log.ArquivoMonitor))
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The fork: the same key signs a log whose record a+100 differs (one
 	// record dropped), then grows past the kept size.
 	forkSt := pgtest.New(t)
-	fork := append(append([]transparencia.Registravel{}, historia[:a+100]...), historia[a+101:]...)
+	fork := append(append([]registro.Registravel{}, historia[:a+100]...), historia[a+101:]...)
 	anexarAssinar(t, forkSt, chave, fork)
 	forkURL := servirLog(t, forkSt, chave)
 	code, out, errOut = monitor(forkURL)
@@ -182,7 +185,7 @@ func TestMonitor(t *testing.T) {
 	if code != 1 || !strings.Contains(errOut, "FALHA checkpoint.raiz") {
 		t.Errorf("fork of the same size: %d %q %q", code, out, errOut)
 	}
-	depois, err := os.ReadFile(filepath.Join(dir, transparencia.ArquivoMonitor))
+	depois, err := os.ReadFile(filepath.Join(dir, log.ArquivoMonitor))
 	if err != nil || !bytes.Equal(guardado, depois) {
 		t.Errorf("the forks changed the kept state (%v)", err)
 	}

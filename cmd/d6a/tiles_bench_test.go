@@ -15,10 +15,13 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/formigueiro/d6a/internal/config"
+	"github.com/formigueiro/d6a/internal/historico"
 	"github.com/formigueiro/d6a/internal/httpapi"
 	"github.com/formigueiro/d6a/internal/pgtest"
+	"github.com/formigueiro/d6a/internal/registro"
 	"github.com/formigueiro/d6a/internal/tiles"
 	"github.com/formigueiro/d6a/internal/transparencia"
+	"github.com/formigueiro/d6a/internal/verificar/log"
 )
 
 // BenchmarkTilesRota compares, in the same run, the full tiles served by
@@ -31,22 +34,22 @@ import (
 func BenchmarkTilesRota(b *testing.B) {
 	ctx := context.Background()
 	const n = 51_200 // 200 full tiles
-	skey, _, err := transparencia.GerarChave(transparencia.OrigemPadrao)
+	skey, _, err := transparencia.GerarChave(registro.OrigemPadrao)
 	if err != nil {
 		b.Fatal(err)
 	}
 	chave, _ := transparencia.NovaChave(skey)
 	st := pgtest.New(b)
 	for de := 0; de < n; de += 1000 {
-		regs := make([]transparencia.Registro, 0, 1000)
+		regs := make([]registro.Registro, 0, 1000)
 		for i := de; i < min(de+1000, n); i++ {
-			regs = append(regs, transparencia.RegistroSintetico("tiles", i))
+			regs = append(regs, historico.RegistroSintetico("tiles", i))
 		}
 		if err := pgx.BeginTxFunc(ctx, st.Pool, pgx.TxOptions{}, func(tx pgx.Tx) error { return transparencia.Anexar(ctx, tx, regs) }); err != nil {
 			b.Fatal(err)
 		}
 	}
-	if _, err := transparencia.Assinar(ctx, st.Pool, chave, transparencia.OrigemPadrao); err != nil {
+	if _, err := transparencia.Assinar(ctx, st.Pool, chave, registro.OrigemPadrao); err != nil {
 		b.Fatal(err)
 	}
 	app, err := httpapi.New(httpapi.Options{Config: config.Config{}, Store: st, ChaveLog: chave.Verificador})
@@ -61,7 +64,7 @@ func BenchmarkTilesRota(b *testing.B) {
 	b.Cleanup(func() { _ = app.Shutdown() })
 	rota := "http://" + ln.Addr().String()
 	dir := b.TempDir()
-	c := &transparencia.Cliente{Base: rota, Chave: chave.Verificador}
+	c := &log.Cliente{Base: rota, Chave: chave.Verificador}
 	if _, err := c.Espelhar(ctx, dir, nil); err != nil {
 		b.Fatal(err)
 	}

@@ -18,7 +18,8 @@ import (
 	"github.com/schollz/progressbar/v3"
 
 	"github.com/formigueiro/d6a/internal/bus"
-	"github.com/formigueiro/d6a/internal/transparencia"
+	"github.com/formigueiro/d6a/internal/registro"
+	"github.com/formigueiro/d6a/internal/verificar/log"
 )
 
 // opcoesURL are the flags of `d6a verify --url` (CONTRACT §1, §7).
@@ -39,7 +40,7 @@ func flagsURL(fs *flag.FlagSet) *opcoesURL {
 	fs.StringVar(&o.chave, "chave", "", "with --url: the log's verifier key (else the served one, trusted on first use)")
 	fs.StringVar(&o.evento, "evento", "", "with --url --event-id: the conselheiro.sorteado received (envelope or payload, JSON file) to compare with the record")
 	fs.Func("testemunha", "with --url: a witness's cosignature verifier key (name+hash+base64, type 0x04); repeat for each witness", func(v string) error {
-		if _, err := transparencia.VerificadorTestemunha(v); err != nil {
+		if _, err := registro.VerificadorTestemunha(v); err != nil {
 			return err
 		}
 		o.testemunhas = append(o.testemunhas, v)
@@ -64,7 +65,7 @@ func verifyURL(o *opcoesURL, eventID, arquivo string) int {
 		fmt.Fprintln(stderr, "d6a verify: --json and --url do not go together")
 		return exitUsage
 	}
-	if err := transparencia.ValidarURL(o.url); err != nil {
+	if err := log.ValidarURL(o.url); err != nil {
 		fmt.Fprintf(stderr, "d6a verify: %v\n", err)
 		return exitUsage
 	}
@@ -110,7 +111,7 @@ func verifyURL(o *opcoesURL, eventID, arquivo string) int {
 	gcVerificador()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	c := &transparencia.Cliente{Base: o.url, Chave: strings.TrimSpace(o.chave), Avisos: stderr}
+	c := &log.Cliente{Base: o.url, Chave: strings.TrimSpace(o.chave), Avisos: stderr}
 	// The platform's bus, read-only, when D6A_NATS_URL names one: each
 	// draw's trigger is checked there (CONTRACT §4).
 	if u := os.Getenv("D6A_NATS_URL"); u != "" && (eventID != "" || o.all || o.conselheiro != "" || o.demanda != "" || o.monitorar != "") {
@@ -127,10 +128,10 @@ func verifyURL(o *opcoesURL, eventID, arquivo string) int {
 	return verificarPublico(ctx, c, o, id, os.Stdout, stderr)
 }
 
-func verificarPublico(ctx context.Context, c *transparencia.Cliente, o *opcoesURL, id uuid.UUID, stdout, stderr io.Writer) int {
+func verificarPublico(ctx context.Context, c *log.Cliente, o *opcoesURL, id uuid.UUID, stdout, stderr io.Writer) int {
 	// The witnesses first: every checkpoint verified below must be one
 	// history with the cosigned one.
-	var cossinado *transparencia.Checkpoint
+	var cossinado *registro.Checkpoint
 	if o.quorum > 0 {
 		t, err := c.VerificarTestemunhas(ctx, o.testemunhas, o.quorum, EsperaQuorum)
 		if code := falhou(stderr, err); code != 0 {
@@ -143,7 +144,7 @@ func verificarPublico(ctx context.Context, c *transparencia.Cliente, o *opcoesUR
 		fmt.Fprintln(stdout)
 		cossinado = &t.Checkpoint
 	}
-	extensao := func(cp transparencia.Checkpoint) int {
+	extensao := func(cp registro.Checkpoint) int {
 		if cossinado == nil {
 			return 0
 		}
@@ -188,7 +189,7 @@ func verificarPublico(ctx context.Context, c *transparencia.Cliente, o *opcoesUR
 				fmt.Fprintln(stderr, "d6a verify: --evento not compared: it compares a conselheiro.sorteado")
 			} else if s.Eliminado {
 				fmt.Fprintln(stderr, "d6a verify: --evento not compared: the record was eliminated")
-			} else if code := falhou(stderr, transparencia.ConferirEvento(s.Registro, data)); code != 0 {
+			} else if code := falhou(stderr, registro.ConferirEvento(s.Registro, data)); code != 0 {
 				return code
 			}
 		}
@@ -275,12 +276,12 @@ func barra(stderr io.Writer, descricao string) (progresso func(feitos, total int
 // reproduzir is `verify --url --all --replay`, `--conselheiro` and
 // `--demanda`: the log mirrored and proven, its records replayed in order
 // (CONTRACT §7).
-func reproduzir(ctx context.Context, c *transparencia.Cliente, o *opcoesURL, stdout, stderr io.Writer) int {
+func reproduzir(ctx context.Context, c *log.Cliente, o *opcoesURL, stdout, stderr io.Writer) int {
 	alvo := uuid.Nil
 	if o.conselheiro != "" {
 		alvo = uuid.MustParse(o.conselheiro)
 	}
-	rp := transparencia.NovoReplay(alvo)
+	rp := registro.NovoReplay(alvo)
 	if o.demanda != "" {
 		rp.AlvoDemanda = uuid.MustParse(o.demanda)
 	}
@@ -348,7 +349,7 @@ func reproduzir(ctx context.Context, c *transparencia.Cliente, o *opcoesURL, std
 }
 
 // linhaGatilho says how a draw's base and T were checked.
-func linhaGatilho(s transparencia.Sorteio, comBarramento bool) string {
+func linhaGatilho(s log.Sorteio, comBarramento bool) string {
 	switch {
 	case s.AntesDoGatilho:
 		return fmt.Sprintf("gatilho: registro anterior à regra do gatilho (índice %d < %d): base = último evento conhecido, T do relógio do D-6a", s.Indice, s.GatilhoDesde)
@@ -370,8 +371,8 @@ func falhou(stderr io.Writer, err error) int {
 	if err == nil {
 		return 0
 	}
-	var f *transparencia.Falha
-	var h *transparencia.ErrHTTP
+	var f *registro.Falha
+	var h *log.ErrHTTP
 	var ne net.Error
 	var oe *net.OpError
 	switch {

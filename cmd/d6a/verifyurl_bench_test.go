@@ -14,8 +14,10 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/formigueiro/d6a/internal/config"
+	"github.com/formigueiro/d6a/internal/historico"
 	"github.com/formigueiro/d6a/internal/httpapi"
 	"github.com/formigueiro/d6a/internal/pgtest"
+	"github.com/formigueiro/d6a/internal/registro"
 	"github.com/formigueiro/d6a/internal/store"
 	"github.com/formigueiro/d6a/internal/transparencia"
 )
@@ -34,7 +36,7 @@ func BenchmarkVerifyURLAll(b *testing.B) {
 	}
 	ctx := context.Background()
 	bin := d6aBin(b)
-	skey, _, err := transparencia.GerarChave(transparencia.OrigemPadrao)
+	skey, _, err := transparencia.GerarChave(registro.OrigemPadrao)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -42,15 +44,15 @@ func BenchmarkVerifyURLAll(b *testing.B) {
 	st := pgtest.New(b)
 	inicio := time.Now()
 	for de := 0; de < n; de += 1000 {
-		regs := make([]transparencia.Registro, 0, 1000)
+		regs := make([]registro.Registro, 0, 1000)
 		for i := de; i < min(de+1000, n); i++ {
-			regs = append(regs, transparencia.RegistroSintetico("bench", i))
+			regs = append(regs, historico.RegistroSintetico("bench", i))
 		}
 		if err := pgx.BeginTxFunc(ctx, st.Pool, pgx.TxOptions{}, func(tx pgx.Tx) error { return transparencia.Anexar(ctx, tx, regs) }); err != nil {
 			b.Fatal(err)
 		}
 	}
-	if _, err := transparencia.Assinar(ctx, st.Pool, chave, transparencia.OrigemPadrao); err != nil {
+	if _, err := transparencia.Assinar(ctx, st.Pool, chave, registro.OrigemPadrao); err != nil {
 		b.Fatal(err)
 	}
 	b.Logf("%d records generated, appended and signed in %s", n, time.Since(inicio).Round(time.Millisecond))
@@ -80,13 +82,13 @@ func BenchmarkVerifyURLReplay(b *testing.B) {
 	}
 	ctx := context.Background()
 	bin := d6aBin(b)
-	skey, _, err := transparencia.GerarChave(transparencia.OrigemPadrao)
+	skey, _, err := transparencia.GerarChave(registro.OrigemPadrao)
 	if err != nil {
 		b.Fatal(err)
 	}
 	chave, _ := transparencia.NovaChave(skey)
 	st := pgtest.New(b)
-	regs := transparencia.HistoriaSintetica("bench", n)
+	regs := historico.HistoriaSintetica("bench", n)
 	for de := 0; de < len(regs); de += 1000 {
 		parte := regs[de:min(de+1000, len(regs))]
 		if err := pgx.BeginTxFunc(ctx, st.Pool, pgx.TxOptions{}, func(tx pgx.Tx) error {
@@ -99,7 +101,7 @@ func BenchmarkVerifyURLReplay(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	if _, err := transparencia.Assinar(ctx, st.Pool, chave, transparencia.OrigemPadrao); err != nil {
+	if _, err := transparencia.Assinar(ctx, st.Pool, chave, registro.OrigemPadrao); err != nil {
 		b.Fatal(err)
 	}
 	url := servirLog(b, st, chave)

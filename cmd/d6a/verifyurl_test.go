@@ -22,9 +22,12 @@ import (
 
 	"github.com/formigueiro/d6a/internal/config"
 	"github.com/formigueiro/d6a/internal/estatisticas"
+	"github.com/formigueiro/d6a/internal/historico"
 	"github.com/formigueiro/d6a/internal/httpapi"
 	"github.com/formigueiro/d6a/internal/pgtest"
+	"github.com/formigueiro/d6a/internal/registro"
 	"github.com/formigueiro/d6a/internal/sorteio"
+	"github.com/formigueiro/d6a/internal/testemunha"
 	"github.com/formigueiro/d6a/internal/transparencia"
 )
 
@@ -48,9 +51,9 @@ func TestVerifyURL(t *testing.T) {
 	}
 
 	st := pgtest.New(t)
-	var regs []transparencia.Registro
+	var regs []registro.Registro
 	for i := range 30 {
-		regs = append(regs, transparencia.RegistroSintetico("cmd", i))
+		regs = append(regs, historico.RegistroSintetico("cmd", i))
 	}
 	if err := pgx.BeginTxFunc(ctx, st.Pool, pgx.TxOptions{}, func(tx pgx.Tx) error { return transparencia.Anexar(ctx, tx, regs) }); err != nil {
 		t.Fatal(err)
@@ -136,11 +139,11 @@ func TestVerifyURL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, cs, err := transparencia.Cossinaturas(append([]byte(nota), cossinado[strings.Index(string(cossinado), "\n\n")+2:]...), chave.Verificador, []string{cvkey})
+	_, cs, err := registro.Cossinaturas(append([]byte(nota), cossinado[strings.Index(string(cossinado), "\n\n")+2:]...), chave.Verificador, []string{cvkey})
 	if err != nil || len(cs) != 1 {
 		t.Fatalf("cosignature: %v %v", cs, err)
 	}
-	if err := transparencia.GravarCossinatura(ctx, st.Pool, tam, cs[0], time.Now()); err != nil {
+	if err := testemunha.GravarCossinatura(ctx, st.Pool, tam, cs[0], time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	code, out, errOut = rodar(t, bin, "verify", "--url", url, "--chave", chave.Verificador, "--testemunha", cvkey, "--quorum", "1", "--event-id", regs[7].EventIDSorteio.String())
@@ -201,13 +204,13 @@ func TestVerifyURLReplayAdulterado(t *testing.T) {
 	id := func(s string) uuid.UUID { return uuid.NewSHA1(uuid.NameSpaceOID, []byte("adulterado/"+s)) }
 	uc, pai := id("uc"), id("pai")
 	var lista []string
-	var regs []transparencia.Registravel
+	var regs []registro.Registravel
 	for k := range 3 {
 		seq := int64(k + 1)
 		c := id(fmt.Sprint("conselheiro", k))
 		lista = append(lista, c.String())
-		regs = append(regs, transparencia.NovoCadastro(id(fmt.Sprint("cadastro", k)), &seq, c, uc, 3, "disponivel", true),
-			transparencia.NovaVarredura(transparencia.IDVarredura(id(fmt.Sprint("cadastro", k))), &seq, &uc, nil, transparencia.TipoCadastro))
+		regs = append(regs, registro.NovoCadastro(id(fmt.Sprint("cadastro", k)), &seq, c, uc, 3, "disponivel", true),
+			registro.NovaVarredura(registro.IDVarredura(id(fmt.Sprint("cadastro", k))), &seq, &uc, nil, registro.TipoCadastro))
 	}
 	slices.Sort(lista)
 	fora := lista[1]
@@ -217,11 +220,11 @@ func TestVerifyURLReplayAdulterado(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := transparencia.NovoRegistro(id("sorteio"), id("demanda"), uc, base, &seq, ts, res, uc, []uuid.UUID{uc, pai}, nil)
-	if err != nil || transparencia.Conferir(r) != nil {
-		t.Fatalf("the rigged draw does not verify by itself: %v %v", err, transparencia.Conferir(r))
+	r, err := registro.NovoRegistro(id("sorteio"), id("demanda"), uc, base, &seq, ts, res, uc, []uuid.UUID{uc, pai}, nil)
+	if err != nil || registro.Conferir(r) != nil {
+		t.Fatalf("the rigged draw does not verify by itself: %v %v", err, registro.Conferir(r))
 	}
-	regs = append(regs, transparencia.NovaHierarquia(id("h-uc"), &seq, uc, &pai, 1), transparencia.NovaHierarquia(id("h-pai"), &seq, pai, nil, 0), r)
+	regs = append(regs, registro.NovaHierarquia(id("h-uc"), &seq, uc, &pai, 1), registro.NovaHierarquia(id("h-pai"), &seq, pai, nil, 0), r)
 
 	chave := novaChave(t)
 	st := pgtest.New(t)

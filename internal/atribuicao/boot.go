@@ -6,8 +6,8 @@ import (
 
 	"github.com/formigueiro/d6a/internal/elegibilidade"
 	"github.com/formigueiro/d6a/internal/evento"
+	"github.com/formigueiro/d6a/internal/registro"
 	"github.com/formigueiro/d6a/internal/store"
-	"github.com/formigueiro/d6a/internal/transparencia"
 )
 
 // Boot runs the start-up steps of spec 4.5 (onModuleInit → iniciar) that
@@ -90,7 +90,7 @@ func (s *Servico) verificarConsistenciaOcupados(ctx context.Context) error {
 				return err
 			}
 			u.alterou(c.CidadaoID)
-			u.registros = append(u.registros, transparencia.NovaMudancaStatus(transparencia.TipoLiberacao, id, c.ID, elegibilidade.Disponivel))
+			u.registros = append(u.registros, registro.NovaMudancaStatus(registro.TipoLiberacao, id, c.ID, elegibilidade.Disponivel))
 		}
 		return nil
 	})

@@ -12,8 +12,10 @@ import (
 	"github.com/formigueiro/d6a/internal/equidade"
 	"github.com/formigueiro/d6a/internal/estatisticas"
 	"github.com/formigueiro/d6a/internal/evento"
+	"github.com/formigueiro/d6a/internal/registro"
 	"github.com/formigueiro/d6a/internal/sorteio"
 	"github.com/formigueiro/d6a/internal/transparencia"
+	"github.com/formigueiro/d6a/internal/verificar/log"
 )
 
 // CONTRACT §7 "Fairness statistics" on logs made by the real executor:
@@ -160,11 +162,11 @@ func equidadeDe(t *testing.T, rodadas int, emb func(string, string, []string) (s
 	for rows.Next() {
 		var b []byte
 		must(t, rows.Scan(&b), "scan")
-		must(t, transparencia.SomarRegistro(rec, b), "record")
+		must(t, registro.SomarRegistro(rec, b), "record")
 	}
 	rows.Close()
 	r := rec.Resultado()
-	must(t, transparencia.DiferencaEstatisticas(servido, r), "served statistics against the records")
+	must(t, log.DiferencaEstatisticas(servido, r), "served statistics against the records")
 	if want := int64(rodadas * 36); r.Sorteios != want {
 		t.Fatalf("%d draws in the log, want %d", r.Sorteios, want)
 	}

@@ -8,8 +8,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/formigueiro/d6a/internal/elegibilidade"
+	"github.com/formigueiro/d6a/internal/registro"
 	"github.com/formigueiro/d6a/internal/store"
-	"github.com/formigueiro/d6a/internal/transparencia"
 )
 
 // transitar moves c to status `to` when spec 4.6 allows it, and logs the
@@ -63,7 +63,7 @@ func (u *uow) suspender(ctx context.Context, log *slog.Logger, c store.Conselhei
 	u.alterou(c.CidadaoID)
 	// CONTRACT §7: public, but not checkable from the public log alone
 	// (the refusals' motives are not in it).
-	u.registros = append(u.registros, transparencia.NovaSuspensao(eventID, u.seqGatilho(), c.ID, ate))
+	u.registros = append(u.registros, registro.NovaSuspensao(eventID, u.seqGatilho(), c.ID, ate))
 	log.Warn("Conselheiro suspenso por recusas consecutivas", "conselheiro_id", c.ID,
 		"recusas_consecutivas", consecutivas, "data_suspensao_ate", ate.Format(time.RFC3339),
 		"n_recusas_suspensao", par.NRecusasSuspensao, "t_suspensao_dias", par.TSuspensaoDias)

@@ -8,8 +8,8 @@ import (
 
 	"github.com/formigueiro/d6a/internal/elegibilidade"
 	"github.com/formigueiro/d6a/internal/evento"
+	"github.com/formigueiro/d6a/internal/registro"
 	"github.com/formigueiro/d6a/internal/store"
-	"github.com/formigueiro/d6a/internal/transparencia"
 )
 
 // The handlers of the phase-2 eligibility inputs (spec 8.3, CONTRACT §8).
@@ -61,7 +61,7 @@ func (u *uow) onCapacitacaoConcluida(ctx context.Context, log *slog.Logger, ev e
 		return err
 	}
 	u.alterou(p.ConselheiroID)
-	u.registros = append(u.registros, transparencia.NovaCapacitacao(ev.EventID, u.seqGatilho(), p.ConselheiroID, p.CursoID))
+	u.registros = append(u.registros, registro.NovaCapacitacao(ev.EventID, u.seqGatilho(), p.ConselheiroID, p.CursoID))
 	c, err := u.tx.BuscarConselheiroPorId(ctx, p.ConselheiroID)
 	if achou, err := store.Found(err); err != nil || !achou {
 		if err == nil {
@@ -92,7 +92,7 @@ func (u *uow) onVinculoValidado(ctx context.Context, log *slog.Logger, ev evento
 		return err
 	}
 	u.alterou(p.ConselheiroID)
-	u.registros = append(u.registros, transparencia.NovoVinculo(ev.EventID, u.seqGatilho(), p.ConselheiroID, p.UnidadeCivicaID, p.Valido))
+	u.registros = append(u.registros, registro.NovoVinculo(ev.EventID, u.seqGatilho(), p.ConselheiroID, p.UnidadeCivicaID, p.Valido))
 	log.Info("Vínculo com a UC registrado")
 	return u.varrerFila(ctx, log, p.UnidadeCivicaID)
 }
@@ -128,7 +128,7 @@ func (u *uow) onProgressaoHabilitada(ctx context.Context, log *slog.Logger, ev e
 		return err
 	}
 	u.alterou(c.CidadaoID)
-	u.registros = append(u.registros, transparencia.NovaProgressao(ev.EventID, u.seqGatilho(), c.ID, p.UnidadeCivicaID, p.NivelAtuacao))
+	u.registros = append(u.registros, registro.NovaProgressao(ev.EventID, u.seqGatilho(), c.ID, p.UnidadeCivicaID, p.NivelAtuacao))
 	log.Info("Progressão habilitada: nova unidade de atuação", "uc_anterior", c.UnidadeCivicaID)
 	return u.varrerFila(ctx, log, p.UnidadeCivicaID)
 }
@@ -142,7 +142,7 @@ func (u *uow) onElegibilidadeAtualizada(ctx context.Context, log *slog.Logger, e
 	}); err != nil {
 		return err
 	}
-	u.registros = append(u.registros, transparencia.NovaElegibilidadeAtualizada(ev.EventID, u.seqGatilho(), p.UnidadeCivicaID, p.VersaoParametros))
+	u.registros = append(u.registros, registro.NovaElegibilidadeAtualizada(ev.EventID, u.seqGatilho(), p.UnidadeCivicaID, p.VersaoParametros))
 	log.Info("Critérios de elegibilidade da UC atualizados")
 	return u.varrerFila(ctx, log, p.UnidadeCivicaID)
 }
@@ -182,13 +182,13 @@ func (s *Servico) registrarPortoes(ctx context.Context) error {
 		if achou {
 			versao = r.Versao
 		}
-		id := transparencia.IDRegras(int64(versao)+1, g)
+		id := registro.IDRegras(int64(versao)+1, g)
 		if err := u.tx.InserirRegras(ctx, store.InserirRegrasParams{
 			CapacitacaoExterna: g.CapacitacaoExterna, ExigirVinculo: g.ExigirVinculo, EventID: id, Agora: u.agora,
 		}); err != nil {
 			return err
 		}
-		u.registros = append(u.registros, transparencia.NovasRegras(id, g))
+		u.registros = append(u.registros, registro.NovasRegras(id, g))
 		s.log.Info("regras de elegibilidade em vigor", "capacitacao_externa", g.CapacitacaoExterna, "exigir_vinculo", g.ExigirVinculo)
 		return nil
 	})

@@ -11,8 +11,8 @@ import (
 	"github.com/formigueiro/d6a/internal/elegibilidade"
 	"github.com/formigueiro/d6a/internal/evento"
 	"github.com/formigueiro/d6a/internal/fila"
+	"github.com/formigueiro/d6a/internal/registro"
 	"github.com/formigueiro/d6a/internal/store"
-	"github.com/formigueiro/d6a/internal/transparencia"
 )
 
 // Assignment statuses (spec 2.3).
@@ -189,7 +189,7 @@ func (u *uow) onConselheiroCadastrado(ctx context.Context, log *slog.Logger, ev 
 		return err
 	}
 	u.alterou(p.CidadaoID)
-	u.registros = append(u.registros, transparencia.NovoCadastro(ev.EventID, u.seqGatilho(), p.CidadaoID, p.UnidadeCivicaID, p.NivelAtuacao, status, p.CapacitacaoConcluida))
+	u.registros = append(u.registros, registro.NovoCadastro(ev.EventID, u.seqGatilho(), p.CidadaoID, p.UnidadeCivicaID, p.NivelAtuacao, status, p.CapacitacaoConcluida))
 	log.Info("Conselheiro cadastrado", "capacitacao_concluida", p.CapacitacaoConcluida, "status", status)
 	// 4. sweep the pending queue of the UC and its descendants.
 	return u.varrerFila(ctx, log, p.UnidadeCivicaID)
@@ -250,7 +250,7 @@ func (u *uow) onConselheiroCicloConcluido(ctx context.Context, log *slog.Logger,
 	} else if err := u.transitar(ctx, log, c, elegibilidade.Disponivel, ev.EventID); err != nil {
 		return err
 	}
-	u.registros = append(u.registros, transparencia.NovoCicloConcluido(ev.EventID, u.seqGatilho(), c.ID, p.DemandaID, depois))
+	u.registros = append(u.registros, registro.NovoCicloConcluido(ev.EventID, u.seqGatilho(), c.ID, p.DemandaID, depois))
 	// 5. sweep the payload's UC, else the counsellor's.
 	uc := c.UnidadeCivicaID
 	if p.UnidadeCivicaID != nil {
@@ -311,7 +311,7 @@ func (u *uow) onConselheiroAtribuicaoRecusada(ctx context.Context, log *slog.Log
 			c.Status = depois
 		}
 		// No motive: a refusal for personal risk must not show (spec 3.12).
-		u.registros = append(u.registros, transparencia.NovaRecusa(ev.EventID, u.seqGatilho(), c.ID, a.DemandaID, c.Status))
+		u.registros = append(u.registros, registro.NovaRecusa(ev.EventID, u.seqGatilho(), c.ID, a.DemandaID, c.Status))
 	}
 	motivo := string(p.Motivo)
 	u.depois = append(u.depois, func() { u.servico.o.Observador.Recusa(motivo) })
@@ -386,7 +386,7 @@ func (u *uow) onDuplicidadeAgregada(ctx context.Context, log *slog.Logger, ev ev
 			fora = append(fora, m)
 		}
 	}
-	u.registros = append(u.registros, transparencia.NovaAgregacao(ev.EventID, u.seqGatilho(), p.RepresentanteDemandaID, fora))
+	u.registros = append(u.registros, registro.NovaAgregacao(ev.EventID, u.seqGatilho(), p.RepresentanteDemandaID, fora))
 	log.Info("Duplicidade agregada: membros removidos da fila", "agregado_id", p.AgregadoID,
 		"representante_demanda_id", p.RepresentanteDemandaID, "membros", len(p.Membros), "removidos", removidos)
 	return nil
@@ -435,12 +435,12 @@ func (u *uow) registrarVarredura(uc, demanda *uuid.UUID, acao string) {
 	case u.evento.Tipo == evento.Varredura:
 		id = u.evento.EventID
 	default:
-		id = transparencia.IDVarredura(u.evento.EventID)
+		id = registro.IDVarredura(u.evento.EventID)
 	}
 	if acao == "" && u.evento != nil {
 		acao = string(u.evento.Tipo)
 	}
-	u.registros = append(u.registros, transparencia.NovaVarredura(id, u.seqGatilho(), uc, demanda, acao))
+	u.registros = append(u.registros, registro.NovaVarredura(id, u.seqGatilho(), uc, demanda, acao))
 }
 
 // sortearPendente draws a pending demand; the row leaves the queue on

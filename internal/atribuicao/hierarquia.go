@@ -6,8 +6,8 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/formigueiro/d6a/internal/registro"
 	"github.com/formigueiro/d6a/internal/store"
-	"github.com/formigueiro/d6a/internal/transparencia"
 )
 
 // Every parent link a decision's chain climbs is a record of the log
@@ -20,7 +20,7 @@ import (
 // valid while the log's size is the one its last commit left (tamanho); any
 // other size means another instance appended, and it is read again.
 type elosRegistrados struct {
-	elos    map[uuid.UUID]transparencia.Elo
+	elos    map[uuid.UUID]registro.Elo
 	tamanho int64
 }
 
@@ -33,9 +33,9 @@ func (e *elosRegistrados) atualizar(ctx context.Context, tx store.Tx, tamanho in
 	if err != nil {
 		return fmt.Errorf("hierarquia registrada: %w", err)
 	}
-	e.elos = make(map[uuid.UUID]transparencia.Elo, len(rows))
+	e.elos = make(map[uuid.UUID]registro.Elo, len(rows))
 	for _, r := range rows {
-		e.elos[r.UnidadeCivicaID] = transparencia.Elo{Parent: r.ParentUcID, Nivel: int(r.Nivel)}
+		e.elos[r.UnidadeCivicaID] = registro.Elo{Parent: r.ParentUcID, Nivel: int(r.Nivel)}
 	}
 	e.tamanho = tamanho
 	return nil
@@ -44,11 +44,11 @@ func (e *elosRegistrados) atualizar(ctx context.Context, tx store.Tx, tamanho in
 // elosNovos are the links a batch recorded, in record order, until its
 // commit makes them known (juntar).
 type elosNovos struct {
-	elos  map[uuid.UUID]transparencia.Elo
+	elos  map[uuid.UUID]registro.Elo
 	ordem []uuid.UUID
 }
 
-func (n *elosNovos) por(uc uuid.UUID, base *elosRegistrados) (transparencia.Elo, bool) {
+func (n *elosNovos) por(uc uuid.UUID, base *elosRegistrados) (registro.Elo, bool) {
 	if e, ok := n.elos[uc]; ok {
 		return e, true
 	}
@@ -56,9 +56,9 @@ func (n *elosNovos) por(uc uuid.UUID, base *elosRegistrados) (transparencia.Elo,
 	return e, ok
 }
 
-func (n *elosNovos) novo(uc uuid.UUID, e transparencia.Elo) {
+func (n *elosNovos) novo(uc uuid.UUID, e registro.Elo) {
 	if n.elos == nil {
-		n.elos = map[uuid.UUID]transparencia.Elo{}
+		n.elos = map[uuid.UUID]registro.Elo{}
 	}
 	if _, ja := n.elos[uc]; !ja {
 		n.ordem = append(n.ordem, uc)
@@ -101,11 +101,11 @@ func (u *uow) registrarHierarquia(cadeia []uuid.UUID) {
 		if i+1 < len(cadeia) {
 			parent = &cadeia[i+1]
 		}
-		if e, ok := u.elos.por(uc, &u.servico.hierarquia); ok && transparencia.MesmoElo(e.Parent, parent) {
+		if e, ok := u.elos.por(uc, &u.servico.hierarquia); ok && registro.MesmoElo(e.Parent, parent) {
 			continue
 		}
 		nivel := len(cadeia) - 1 - i
-		u.registros = append(u.registros, transparencia.NovaHierarquia(u.novoID(), u.seqGatilho(), uc, parent, nivel))
-		u.elos.novo(uc, transparencia.Elo{Parent: parent, Nivel: nivel})
+		u.registros = append(u.registros, registro.NovaHierarquia(u.novoID(), u.seqGatilho(), uc, parent, nivel))
+		u.elos.novo(uc, registro.Elo{Parent: parent, Nivel: nivel})
 	}
 }

@@ -9,8 +9,8 @@ import (
 
 	"github.com/formigueiro/d6a/internal/evento"
 	"github.com/formigueiro/d6a/internal/outbox"
+	"github.com/formigueiro/d6a/internal/registro"
 	"github.com/formigueiro/d6a/internal/sorteio"
-	"github.com/formigueiro/d6a/internal/transparencia"
 )
 
 // nsSuspensao is the UUIDv5 namespace of conselheiro.suspensao_expirada.
@@ -46,7 +46,7 @@ func (u *uow) encerrarSuspensao(ctx context.Context, log *slog.Logger, conselhei
 		}); err != nil {
 			return err
 		}
-		u.registros = append(u.registros, transparencia.NovaSuspensaoExpirada(id, u.seqGatilho(), conselheiro, ate))
+		u.registros = append(u.registros, registro.NovaSuspensaoExpirada(id, u.seqGatilho(), conselheiro, ate))
 	}
 	log.Info("Conselheiro suspenso reativado após expiração do prazo", "motivo", motivo,
 		"data_suspensao_ate", ate.Format(time.RFC3339), "event_id", id)

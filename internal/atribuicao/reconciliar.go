@@ -11,9 +11,9 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/formigueiro/d6a/internal/evento"
+	"github.com/formigueiro/d6a/internal/registro"
 	"github.com/formigueiro/d6a/internal/sorteio"
 	"github.com/formigueiro/d6a/internal/store"
-	"github.com/formigueiro/d6a/internal/transparencia"
 	consistencia "github.com/formigueiro/d6a/internal/verificar/barramento"
 )
 
@@ -348,8 +348,8 @@ func (s *Servico) Reparar(ctx context.Context, rel consistencia.Relatorio, w io.
 // published, not a leaf of the transparency log.
 func (u *uow) descartar(eventID uuid.UUID) {
 	u.saida = slices.DeleteFunc(u.saida, func(s Saida) bool { return s.EventID == eventID })
-	u.registros = slices.DeleteFunc(u.registros, func(r transparencia.Registravel) bool {
-		d, ok := r.(transparencia.Registro)
+	u.registros = slices.DeleteFunc(u.registros, func(r registro.Registravel) bool {
+		d, ok := r.(registro.Registro)
 		return ok && d.EventIDSorteio == eventID
 	})
 }

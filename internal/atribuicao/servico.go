@@ -26,6 +26,7 @@ import (
 	"github.com/formigueiro/d6a/internal/elegibilidade"
 	"github.com/formigueiro/d6a/internal/evento"
 	"github.com/formigueiro/d6a/internal/hierarquia"
+	"github.com/formigueiro/d6a/internal/registro"
 	"github.com/formigueiro/d6a/internal/sorteio"
 	"github.com/formigueiro/d6a/internal/store"
 	"github.com/formigueiro/d6a/internal/transparencia"
@@ -204,7 +205,7 @@ type uow struct {
 	alterados []uuid.UUID
 	// registros are this unit's decisions for the transparency log: draws
 	// and sorteio.sem_candidatos outcomes, in decision order.
-	registros []transparencia.Registravel
+	registros []registro.Registravel
 	servico   *Servico
 	// lote is what the batch decided and has not written; diferir says this
 	// unit adds to it instead of writing.
@@ -458,7 +459,7 @@ func (s *Servico) transacao(lote []job) ([]*uow, error) {
 		// Transparency log (CONTRACT §7): the batch's draws become the next
 		// leaves, in decision order, in this transaction. It goes out with
 		// the rest of the writes and COMMIT.
-		var registros []transparencia.Registravel
+		var registros []registro.Registravel
 		for _, u := range us {
 			registros = append(registros, u.registros...)
 		}

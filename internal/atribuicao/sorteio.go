@@ -12,9 +12,9 @@ import (
 	"github.com/formigueiro/d6a/internal/elegibilidade"
 	"github.com/formigueiro/d6a/internal/evento"
 	"github.com/formigueiro/d6a/internal/outbox"
+	"github.com/formigueiro/d6a/internal/registro"
 	"github.com/formigueiro/d6a/internal/sorteio"
 	"github.com/formigueiro/d6a/internal/store"
-	"github.com/formigueiro/d6a/internal/transparencia"
 )
 
 // DadosDemanda is the demand data a draw carries (spec 1.4 dadosDemanda),
@@ -183,7 +183,7 @@ func (u *uow) executarSorteio(ctx context.Context, p Pedido) (Resultado, error) 
 		return Resultado{}, fmt.Errorf("gravar sorteio: %w", err)
 	}
 	// Transparency log (CONTRACT §7): the executor appends u.registros.
-	reg, err := transparencia.NovoRegistro(eventID, p.DemandaID, p.UC, base, &baseSeq, t, res, filtro.Degrau, cadeia, p.Excluir)
+	reg, err := registro.NovoRegistro(eventID, p.DemandaID, p.UC, base, &baseSeq, t, res, filtro.Degrau, cadeia, p.Excluir)
 	if err != nil {
 		return Resultado{}, err
 	}
@@ -372,7 +372,7 @@ func (u *uow) publicarSemCandidatos(ctx context.Context, p Pedido, filtro elegib
 // transparency log (CONTRACT §7): "nobody was eligible" is as public as a
 // draw, with the counts its motive follows from.
 func (u *uow) registrarSemCandidatos(eventID uuid.UUID, p Pedido, filtro elegibilidade.Resultado, cadeia []uuid.UUID, t string) {
-	u.registros = append(u.registros, transparencia.NovoSemCandidatos(eventID, p.DemandaID, p.UC, u.entradaSeq(), t,
+	u.registros = append(u.registros, registro.NovoSemCandidatos(eventID, p.DemandaID, p.UC, u.entradaSeq(), t,
 		filtro.Motivo, cadeia, filtro.Cadastrados, filtro.Ocupados, p.Excluir))
 }
 

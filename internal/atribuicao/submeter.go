@@ -7,8 +7,8 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/formigueiro/d6a/internal/registro"
 	"github.com/formigueiro/d6a/internal/store"
-	"github.com/formigueiro/d6a/internal/transparencia"
 )
 
 // Unidade is a unit of work submitted from outside the package (the
@@ -56,4 +56,4 @@ func (x Unidade) EncerrarSuspensao(ctx context.Context, log *slog.Logger, consel
 func (x Unidade) Alterou(cidadao uuid.UUID) { x.u.alterou(cidadao) }
 
 // Registrar adds a decision of the unit to the transparency log.
-func (x Unidade) Registrar(r transparencia.Registravel) { x.u.registros = append(x.u.registros, r) }
+func (x Unidade) Registrar(r registro.Registravel) { x.u.registros = append(x.u.registros, r) }

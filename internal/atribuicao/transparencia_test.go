@@ -7,6 +7,7 @@ import (
 	"github.com/google/uuid"
 	"golang.org/x/mod/sumdb/tlog"
 
+	"github.com/formigueiro/d6a/internal/registro"
 	"github.com/formigueiro/d6a/internal/transparencia"
 )
 
@@ -44,8 +45,8 @@ func TestSorteiosEntramNoLogDeTransparencia(t *testing.T) {
 			folhas[1].EventIDSorteio, folhas[6].EventIDSorteio, r1.EventIDSorteio, r2.EventIDSorteio)
 	}
 	for _, k := range []int{0, 2} {
-		h, err := transparencia.LerRegistravel(folhas[k].Registro)
-		if hi, ok := h.(transparencia.Hierarquia); err != nil || !ok || hi.ParentUcID != nil {
+		h, err := registro.LerRegistravel(folhas[k].Registro)
+		if hi, ok := h.(registro.Hierarquia); err != nil || !ok || hi.ParentUcID != nil {
 			t.Errorf("leaf %d: %v %v, want the root record of the next decision's unit", k, h, err)
 		}
 	}
@@ -53,14 +54,14 @@ func TestSorteiosEntramNoLogDeTransparencia(t *testing.T) {
 		if f.HashFolha != tlog.RecordHash(f.Registro) {
 			t.Errorf("leaf %d: wrong leaf hash", f.Indice)
 		}
-		r, err := transparencia.LerRegistravel(f.Registro)
+		r, err := registro.LerRegistravel(f.Registro)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := transparencia.ConferirRegistravel(r); err != nil {
+		if err := registro.ConferirRegistravel(r); err != nil {
 			t.Errorf("leaf %d: %v", f.Indice, err)
 		}
-		reg, ok := r.(transparencia.Registro)
+		reg, ok := r.(registro.Registro)
 		if !ok {
 			continue
 		}
@@ -72,12 +73,12 @@ func TestSorteiosEntramNoLogDeTransparencia(t *testing.T) {
 			t.Errorf("leaf %d disagrees with the audit record", f.Indice)
 		}
 	}
-	sc, err := transparencia.LerRegistravel(folhas[3].Registro)
+	sc, err := registro.LerRegistravel(folhas[3].Registro)
 	if err != nil {
 		t.Fatal(err)
 	}
-	semc, ok := sc.(transparencia.SemCandidatos)
-	if !ok || semc.Tipo != transparencia.TipoSemCandidatos || semc.DemandaID != pv.DemandaID || semc.Motivo != "nenhum_cadastrado" ||
+	semc, ok := sc.(registro.SemCandidatos)
+	if !ok || semc.Tipo != registro.TipoSemCandidatos || semc.DemandaID != pv.DemandaID || semc.Motivo != "nenhum_cadastrado" ||
 		semc.Cadastrados != 0 || semc.Ocupados != 0 || len(semc.Cadeia) != 1 || semc.Cadeia[0] != vazia.String() {
 		t.Errorf("leaf 3 %+v, want the sorteio.sem_candidatos of %s (nenhum_cadastrado, 0 of 0, chain [%s])", sc, pv.DemandaID, vazia)
 	}
@@ -86,18 +87,18 @@ func TestSorteiosEntramNoLogDeTransparencia(t *testing.T) {
 	}
 	// The refusal is an input record, before the re-draw it leads to, and
 	// says nothing of its motive (spec 3.12).
-	rec, err := transparencia.LerRegistravel(folhas[4].Registro)
-	if e, ok := rec.(transparencia.Entrada); err != nil || !ok || e.Tipo != transparencia.TipoRecusa || *e.ConselheiroID != r1.ConselheiroID ||
+	rec, err := registro.LerRegistravel(folhas[4].Registro)
+	if e, ok := rec.(registro.Entrada); err != nil || !ok || e.Tipo != registro.TipoRecusa || *e.ConselheiroID != r1.ConselheiroID ||
 		*e.DemandaID != p1.DemandaID || strings.Contains(string(folhas[4].Registro), "motivo") {
 		t.Errorf("leaf 4 %s (%v), want the refusal of %s for %s, without a motive", folhas[4].Registro, err, r1.ConselheiroID, p1.DemandaID)
 	}
-	redraw, _ := transparencia.LerRegistro(folhas[5].Registro)
+	redraw, _ := registro.LerRegistro(folhas[5].Registro)
 	if redraw.Excluido == nil || *redraw.Excluido != r1.ConselheiroID {
 		t.Errorf("re-draw record excluido = %v, want %s", redraw.Excluido, r1.ConselheiroID)
 	}
 	// A sem_candidatos whose motive does not follow from its counts fails.
 	semc.Motivo = "todos_ocupados"
-	if err := transparencia.ConferirRegistravel(semc); err == nil || !strings.Contains(err.Error(), "registro.motivo") {
+	if err := registro.ConferirRegistravel(semc); err == nil || !strings.Contains(err.Error(), "registro.motivo") {
 		t.Errorf("a wrong motive passed: %v", err)
 	}
 }
@@ -128,11 +129,11 @@ func TestRecusaPorRiscoPessoalNaoApareceNoLog(t *testing.T) {
 		if strings.Contains(string(f.Registro), "risco") || strings.Contains(string(f.Registro), "motivo\":\"recusa") {
 			t.Errorf("leaf %d tells a refusal's motive: %s", f.Indice, f.Registro)
 		}
-		r, err := transparencia.LerRegistravel(f.Registro)
+		r, err := registro.LerRegistravel(f.Registro)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if e, ok := r.(transparencia.Entrada); ok && e.Tipo == transparencia.TipoRecusa {
+		if e, ok := r.(registro.Entrada); ok && e.Tipo == registro.TipoRecusa {
 			txt := string(f.Registro)
 			for _, id := range []uuid.UUID{e.EventID, *e.ConselheiroID, *e.DemandaID} {
 				txt = strings.ReplaceAll(txt, id.String(), "ID")

@@ -16,7 +16,7 @@ import (
 
 	"github.com/formigueiro/d6a/internal/colonia"
 	"github.com/formigueiro/d6a/internal/evento"
-	"github.com/formigueiro/d6a/internal/transparencia"
+	"github.com/formigueiro/d6a/internal/verificar/log"
 )
 
 // assinanteFalho is the log key's signer, failing while falhar is set (an
@@ -84,7 +84,7 @@ func TestAssinaturaFalhaRetemResultados(t *testing.T) {
 	c.eventually("ready again", func() bool { return w.Ready(context.Background()) == nil })
 	pubs := porDemanda(c.publicados(evento.ConselheiroSorteado), demanda)
 	must(t, len(pubs) == 1, "%d conselheiro.sorteado for the held-back demand", len(pubs))
-	cli := &transparencia.Cliente{Base: "http://" + w.Addr.String(), Chave: vkey}
+	cli := &log.Cliente{Base: "http://" + w.Addr.String(), Chave: vkey}
 	s, err := cli.VerificarSorteio(context.Background(), uuid.MustParse(pubs[0]["event_id"].(string)))
 	must(t, err == nil, "the held-back draw does not verify: %v", err)
 	// Two draws, the two registrations before them with their sweeps, and
@@ -106,7 +106,7 @@ func TestResultadoNoBarramentoJaAssinado(t *testing.T) {
 	c.exec(`INSERT INTO d6a.conselheiros (id, cidadao_id, unidade_civica_id, nivel_atuacao, status, capacitacao_concluida, data_cadastro, event_id_cadastro, event_id_ultima_alteracao, atualizado_em)
 		SELECT g, g, $1, 1, 'disponivel', true, now(), gen_random_uuid(), gen_random_uuid(), now()
 		FROM (SELECT gen_random_uuid() AS g FROM generate_series(1, $2)) s`, bairro, n)
-	cli := &transparencia.Cliente{Base: "http://" + c.w.Addr.String()}
+	cli := &log.Cliente{Base: "http://" + c.w.Addr.String()}
 
 	// One demand in ten goes to a unit without counsellors: its
 	// sorteio.sem_candidatos is a record too, and fetched the same way.

@@ -15,7 +15,7 @@ import (
 	"github.com/formigueiro/d6a/internal/evento"
 	"github.com/formigueiro/d6a/internal/pgtest"
 	"github.com/formigueiro/d6a/internal/store"
-	"github.com/formigueiro/d6a/internal/transparencia"
+	"github.com/formigueiro/d6a/internal/verificar/log"
 )
 
 // Issue 22, "determinism from the bus": a decision is a function of the
@@ -154,7 +154,7 @@ func determinismo(t *testing.T, portoes bool) {
 	// The bursts' own log replays clean with the bus: every chain follows
 	// the recorded hierarchy, every sweep served the demand due, every
 	// consumed input has its record (CONTRACT §7).
-	res, err := (&transparencia.Cliente{Base: "http://" + c1.w.Addr.String(), Barramento: c1.w.Bus}).Reproduzir(t.Context(), uuid.Nil, nil)
+	res, err := (&log.Cliente{Base: "http://" + c1.w.Addr.String(), Barramento: c1.w.Bus}).Reproduzir(t.Context(), uuid.Nil, nil)
 	must(t, err == nil && res.Primeira == nil && res.Barramento && len(res.Replay.Divergencias) == 0,
 		"replay of the bursts' log: %v / %v / %v", err, res.Primeira, res.Replay.Divergencias)
 	c1.parar()

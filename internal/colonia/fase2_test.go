@@ -9,7 +9,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/formigueiro/d6a/internal/evento"
-	"github.com/formigueiro/d6a/internal/transparencia"
+	"github.com/formigueiro/d6a/internal/registro"
+	"github.com/formigueiro/d6a/internal/verificar/log"
 )
 
 // Phase-2 eligibility inputs (spec 8.3, CONTRACT §8, issue 41), against the
@@ -133,7 +134,7 @@ func TestF2_PortoesLigados(t *testing.T) {
 	t.Parallel()
 	c, k, r := fase2Historia(t)
 
-	cli := &transparencia.Cliente{Base: "http://" + c.w.Addr.String(), Barramento: c.w.Bus}
+	cli := &log.Cliente{Base: "http://" + c.w.Addr.String(), Barramento: c.w.Bus}
 	res, err := cli.Reproduzir(t.Context(), uuid.Nil, nil)
 	must(t, err == nil && res.Primeira == nil, "replay: %v / %v", err, res.Primeira)
 	must(t, len(res.Replay.Divergencias) == 0 && res.Replay.Desconhecidos() == 0, "honest log diverges: %v", res.Replay.Divergencias)
@@ -147,7 +148,7 @@ func TestF2_PortoesLigados(t *testing.T) {
 		t.Helper()
 		res, err := cli.Reproduzir(t.Context(), alvo, nil)
 		must(t, err == nil && len(res.Replay.Deixado) == 0, "own check of %v: %v, left out of %v", alvo, err, res.Replay.Deixado)
-		must(t, slices.ContainsFunc(res.Replay.Linha, func(a transparencia.Acontecimento) bool {
+		must(t, slices.ContainsFunc(res.Replay.Linha, func(a registro.Acontecimento) bool {
 			return strings.Contains(a.Texto, "fora por regra ("+motivo+")")
 		}), "own check of %v does not say %q: %v", alvo, motivo, res.Replay.Linha)
 	}
@@ -157,30 +158,30 @@ func TestF2_PortoesLigados(t *testing.T) {
 	// Rigged: the validation of r's link recorded as a revocation. Every
 	// record still verifies by itself; the draw it allowed does not follow
 	// from the records before it.
-	var regs []transparencia.Registravel
+	var regs []registro.Registravel
 	rows, err := c.pool.Query(t.Context(), `SELECT registro FROM d6a.transparencia_registros ORDER BY indice`)
 	must(t, err == nil, "%v", err)
 	for rows.Next() {
 		var b []byte
 		must(t, rows.Scan(&b) == nil, "scan")
-		f, err := transparencia.LerRegistravel(b)
+		f, err := registro.LerRegistravel(b)
 		must(t, err == nil, "record %s: %v", b, err)
 		regs = append(regs, f)
 	}
 	rows.Close()
-	must(t, slices.ContainsFunc(regs, func(x transparencia.Registravel) bool {
-		e, ok := x.(transparencia.Entrada)
-		return ok && e.Tipo == transparencia.TipoRegras && *e.CapacitacaoExterna && *e.ExigirVinculo
+	must(t, slices.ContainsFunc(regs, func(x registro.Registravel) bool {
+		e, ok := x.(registro.Entrada)
+		return ok && e.Tipo == registro.TipoRegras && *e.CapacitacaoExterna && *e.ExigirVinculo
 	}), "the gates in force are not in the log")
 	i := -1
 	for j, x := range regs {
-		if e, ok := x.(transparencia.Entrada); ok && e.Tipo == transparencia.TipoVinculo && *e.ConselheiroID == r && *e.Valido {
+		if e, ok := x.(registro.Entrada); ok && e.Tipo == registro.TipoVinculo && *e.ConselheiroID == r && *e.Valido {
 			i = j // the last valid link of r: to their own unit
 		}
 	}
 	must(t, i >= 0, "no validation of r's link in the log")
 	falso := false
-	rig := regs[i].(transparencia.Entrada)
+	rig := regs[i].(registro.Entrada)
 	rig.Valido = &falso
 	rigado := slices.Clone(regs)
 	rigado[i] = rig

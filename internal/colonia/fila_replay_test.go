@@ -10,22 +10,23 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/formigueiro/d6a/internal/evento"
+	"github.com/formigueiro/d6a/internal/registro"
 	"github.com/formigueiro/d6a/internal/sorteio"
-	"github.com/formigueiro/d6a/internal/transparencia"
+	"github.com/formigueiro/d6a/internal/verificar/log"
 )
 
 // registros reads the colony's log, in order.
-func (c *harness) registros() []transparencia.Registravel {
+func (c *harness) registros() []registro.Registravel {
 	t := c.t
 	t.Helper()
 	rows, err := c.pool.Query(t.Context(), `SELECT registro FROM d6a.transparencia_registros ORDER BY indice`)
 	must(t, err == nil, "%v", err)
 	defer rows.Close()
-	var regs []transparencia.Registravel
+	var regs []registro.Registravel
 	for rows.Next() {
 		var b []byte
 		must(t, rows.Scan(&b) == nil, "scan")
-		f, err := transparencia.LerRegistravel(b)
+		f, err := registro.LerRegistravel(b)
 		must(t, err == nil, "record %s: %v", b, err)
 		regs = append(regs, f)
 	}
@@ -33,22 +34,22 @@ func (c *harness) registros() []transparencia.Registravel {
 }
 
 // sorteioDe is the index of the draw of demanda in regs (-1: none).
-func sorteioDe(regs []transparencia.Registravel, demanda uuid.UUID) int {
-	return slices.IndexFunc(regs, func(r transparencia.Registravel) bool {
-		s, ok := r.(transparencia.Registro)
+func sorteioDe(regs []registro.Registravel, demanda uuid.UUID) int {
+	return slices.IndexFunc(regs, func(r registro.Registravel) bool {
+		s, ok := r.(registro.Registro)
 		return ok && s.DemandaID == demanda
 	})
 }
 
 // redesenhar recomputes a rigged draw's seed, order and winner from its
 // (changed) list, so the record verifies by itself.
-func redesenhar(t *testing.T, r transparencia.Registro) transparencia.Registro {
+func redesenhar(t *testing.T, r registro.Registro) registro.Registro {
 	t.Helper()
 	res, err := sorteio.Sortear(r.Base, r.Timestamp, r.ElegiveisEntrada)
 	must(t, err == nil, "%v", err)
 	r.ElegiveisEntrada, r.Ordenados, r.ListaElegiveisHash, r.Seed = res.Entrada, res.Ordenados, res.ListaHash, res.Seed
 	r.ConselheiroID = uuid.MustParse(res.Selecionado)
-	must(t, transparencia.Conferir(r) == nil, "the rigged draw does not verify by itself: %v", transparencia.Conferir(r))
+	must(t, registro.Conferir(r) == nil, "the rigged draw does not verify by itself: %v", registro.Conferir(r))
 	return r
 }
 
@@ -100,32 +101,32 @@ func TestReplayHierarquiaEFila(t *testing.T) {
 	// The new link is a record before the draw that uses it.
 	k4 := sorteioDe(regs, d4)
 	must(t, k4 > 0, "no draw of d4")
-	movido := slices.IndexFunc(regs, func(r transparencia.Registravel) bool {
-		h, ok := r.(transparencia.Hierarquia)
+	movido := slices.IndexFunc(regs, func(r registro.Registravel) bool {
+		h, ok := r.(registro.Hierarquia)
 		return ok && h.UnidadeCivicaID == bairro2 && h.ParentUcID != nil && *h.ParentUcID == estado
 	})
 	must(t, movido > 0 && movido < k4, "bairro2 under the state recorded at %d, its draw at %d", movido, k4)
-	must(t, slices.Equal(regs[k4].(transparencia.Registro).Cadeia, []string{bairro2.String(), estado.String()}), "d4's chain %v", regs[k4].(transparencia.Registro).Cadeia)
+	must(t, slices.Equal(regs[k4].(registro.Registro).Cadeia, []string{bairro2.String(), estado.String()}), "d4's chain %v", regs[k4].(registro.Registro).Cadeia)
 
 	// Honest, with the bus: no divergence; the demand's own check lists
 	// its draw and passes.
-	cli := &transparencia.Cliente{Base: "http://" + c.w.Addr.String(), Barramento: c.w.Bus}
-	rp := transparencia.NovoReplay(uuid.Nil)
+	cli := &log.Cliente{Base: "http://" + c.w.Addr.String(), Barramento: c.w.Bus}
+	rp := registro.NovoReplay(uuid.Nil)
 	rp.AlvoDemanda = d3
 	res, err := cli.ReproduzirEm(t.Context(), rp, nil)
 	must(t, err == nil && res.Primeira == nil, "replay: %v / %v", err, res.Primeira)
 	must(t, len(rp.Divergencias) == 0 && rp.Adiante == 0, "honest log diverges: %v (%d ahead)", rp.Divergencias, rp.Adiante)
 	k3 := sorteioDe(regs, d3)
-	must(t, len(rp.Passada) == 0 && slices.ContainsFunc(rp.LinhaDemanda, func(a transparencia.Acontecimento) bool { return a.Indice == int64(k3) }),
+	must(t, len(rp.Passada) == 0 && slices.ContainsFunc(rp.LinhaDemanda, func(a registro.Acontecimento) bool { return a.Indice == int64(k3) }),
 		"d3's own check on the honest log: passed over %v, timeline %v (its draw is record %d)", rp.Passada, rp.LinhaDemanda, k3)
 
-	primeira := func(rp *transparencia.Replay) transparencia.Divergencia {
+	primeira := func(rp *registro.Replay) registro.Divergencia {
 		t.Helper()
 		must(t, len(rp.Divergencias) > 0, "no divergence")
 		return rp.Divergencias[0]
 	}
 	k1 := sorteioDe(regs, d1)
-	orig := regs[k1].(transparencia.Registro)
+	orig := regs[k1].(registro.Registro)
 
 	// 1. A chain that skips the city: bairro1's parent told as the state,
 	// the state's counsellor drawn. Caught at the draw, naming bairro1;
@@ -152,12 +153,12 @@ func TestReplayHierarquiaEFila(t *testing.T) {
 
 	// 3. The sweep serves the newer demand: d4 instead of d3. Caught at
 	// the draw, naming d3; d3's own check names it.
-	s3 := regs[k3].(transparencia.Registro)
+	s3 := regs[k3].(registro.Registro)
 	s3.DemandaID, s3.UnidadeCivicaID = d4, bairro2
 	s3.Cadeia = []string{bairro2.String(), cidade.String(), estado.String()}
 	rigado = slices.Clone(regs)
 	rigado[k3] = redesenhar(t, s3)
-	rp = transparencia.NovoReplay(uuid.Nil)
+	rp = registro.NovoReplay(uuid.Nil)
 	rp.AlvoDemanda = d3
 	res = c.servirEm(rigado, rp)
 	d = primeira(rp)
@@ -169,16 +170,16 @@ func TestReplayHierarquiaEFila(t *testing.T) {
 	// counsellor free: its draw left out. Caught at the sweep, naming d3.
 	rigado = slices.Delete(slices.Clone(regs), k3, k3+1)
 	d = primeira(c.servirAdulterado(rigado, uuid.Nil).Replay)
-	varredura := regs[k3-1].(transparencia.Entrada)
-	must(t, varredura.Tipo == transparencia.TipoVarredura && d.Indice == int64(k3-1) && strings.Contains(d.Motivo, d3.String()) &&
+	varredura := regs[k3-1].(registro.Entrada)
+	must(t, varredura.Tipo == registro.TipoVarredura && d.Indice == int64(k3-1) && strings.Contains(d.Motivo, d3.String()) &&
 		d.Conselheiro != nil && *d.Conselheiro == conselheiroCidade, "a sweep serving nobody while d3 was due: %v", d)
 
 	// 4b. The sweep itself left out with its draw: the cycle end is not
 	// followed by the sweep its handler makes. Caught at the cycle end.
 	rigado = slices.Delete(slices.Clone(regs), k3-1, k3+1)
 	d = primeira(c.servirAdulterado(rigado, uuid.Nil).Replay)
-	ciclo, ok := regs[k3-2].(transparencia.Entrada)
-	must(t, ok && ciclo.Tipo == transparencia.TipoCicloConcluido && d.Indice == int64(k3-2) && strings.Contains(d.Motivo, "não é seguido da varredura"),
+	ciclo, ok := regs[k3-2].(registro.Entrada)
+	must(t, ok && ciclo.Tipo == registro.TipoCicloConcluido && d.Indice == int64(k3-2) && strings.Contains(d.Motivo, "não é seguido da varredura"),
 		"a cycle end without its sweep: %v", d)
 	// 4c. The sweep told as another unit's (one where nobody waits): with
 	// the bus, the cycle end's payload names the unit it sweeps.
@@ -194,8 +195,8 @@ func TestReplayHierarquiaEFila(t *testing.T) {
 	// 5. The last input dropped (the registration and its sweep): the bus
 	// shows it consumed, so it is a divergence, not "ahead".
 	n := len(regs)
-	e, ok := regs[n-2].(transparencia.Entrada)
-	must(t, ok && e.Tipo == transparencia.TipoCadastro && e.EventID == cadastroID, "the second last record is %v, want the registration", regs[n-2])
+	e, ok := regs[n-2].(registro.Entrada)
+	must(t, ok && e.Tipo == registro.TipoCadastro && e.EventID == cadastroID, "the second last record is %v, want the registration", regs[n-2])
 	res = c.servirAdulterado(regs[:n-2], uuid.Nil)
 	d = primeira(res.Replay)
 	must(t, res.Barramento && res.Replay.Adiante == 0 && strings.Contains(d.Motivo, cadastroID.String()), "the last registration dropped: %v (%d ahead)", d, res.Replay.Adiante)

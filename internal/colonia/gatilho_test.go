@@ -8,8 +8,9 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/formigueiro/d6a/internal/evento"
+	"github.com/formigueiro/d6a/internal/registro"
 	"github.com/formigueiro/d6a/internal/sorteio"
-	"github.com/formigueiro/d6a/internal/transparencia"
+	"github.com/formigueiro/d6a/internal/verificar/log"
 )
 
 // CONTRACT §4, issue 22: every draw's seed comes from its trigger, the
@@ -71,7 +72,7 @@ func TestSementeDoGatilho(t *testing.T) {
 	must(t, vistos == n, "%d audit records, want %d", vistos, n)
 
 	// verify --url with the bus: every draw's trigger checked, none failing.
-	cli := &transparencia.Cliente{Base: "http://" + c.w.Addr.String(), Barramento: c.w.Bus}
+	cli := &log.Cliente{Base: "http://" + c.w.Addr.String(), Barramento: c.w.Bus}
 	res, _, err := cli.VerificarTudo(t.Context(), nil)
 	must(t, err == nil && res.Primeira == nil, "verify --all: %v / %v", err, res.Primeira)
 	must(t, res.Gatilhos == n && res.GatilhoDesde == 0, "%d triggers checked from index %d, want %d from 0", res.Gatilhos, res.GatilhoDesde, n)
@@ -79,22 +80,22 @@ func TestSementeDoGatilho(t *testing.T) {
 	// A record whose T is 1 ms off its trigger's bus time, or whose base is
 	// another message's id, is named (the recomputed seed alone would not
 	// tell: the operator can recompute it for any T).
-	var r transparencia.Registro
+	var r registro.Registro
 	var bruto []byte
 	must(t, c.pool.QueryRow(t.Context(), `SELECT registro FROM d6a.transparencia_registros WHERE convert_from(registro, 'UTF8') LIKE '{"event_id_sorteio"%' ORDER BY indice LIMIT 1`).Scan(&bruto) == nil, "first draw record")
-	f, err := transparencia.LerRegistravel(bruto)
+	f, err := registro.LerRegistravel(bruto)
 	must(t, err == nil, "%v", err)
-	r = f.(transparencia.Registro)
-	must(t, transparencia.ConferirGatilho(t.Context(), c.w.Bus, r) == nil, "the real record fails")
+	r = f.(registro.Registro)
+	must(t, registro.ConferirGatilho(t.Context(), c.w.Bus, r) == nil, "the real record fails")
 	tt, _ := sorteio.ParseTimestamp(r.Timestamp)
 	adiantado := r
 	adiantado.Timestamp = sorteio.FormatTimestamp(tt.Add(time.Millisecond))
-	var fa *transparencia.Falha
-	err = transparencia.ConferirGatilho(t.Context(), c.w.Bus, adiantado)
+	var fa *registro.Falha
+	err = registro.ConferirGatilho(t.Context(), c.w.Bus, adiantado)
 	must(t, errors.As(err, &fa) && fa.Campo == "timestamp", "T 1 ms off: %v", err)
 	outra := r
 	*outra.BaseSequence = *r.BaseSequence + 1
-	err = transparencia.ConferirGatilho(t.Context(), c.w.Bus, outra)
+	err = registro.ConferirGatilho(t.Context(), c.w.Bus, outra)
 	must(t, errors.As(err, &fa) && fa.Campo == "base", "base_sequence of another message: %v", err)
 	c.semDLQ()
 }

@@ -11,7 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/formigueiro/d6a/internal/navegador"
-	"github.com/formigueiro/d6a/internal/transparencia"
+	"github.com/formigueiro/d6a/internal/registro"
 )
 
 // conferirNaPagina asks the page at base "Fui deixado de fora de algum
@@ -64,12 +64,12 @@ func TestPaginaConselheiroDeixadoDeFora(t *testing.T) {
 	ctx := navegador.Abrir(t)
 	c, regs, _, _ := historia(t)
 	base := "http://" + c.w.Addr.String()
-	i := slices.IndexFunc(regs, func(r transparencia.Registravel) bool {
-		s, ok := r.(transparencia.Registro)
+	i := slices.IndexFunc(regs, func(r registro.Registravel) bool {
+		s, ok := r.(registro.Registro)
 		return ok && len(s.ElegiveisEntrada) >= 2
 	})
 	must(t, i >= 0, "no draw among two")
-	orig := regs[i].(transparencia.Registro)
+	orig := regs[i].(registro.Registro)
 	fora := uuid.MustParse(orig.ElegiveisEntrada[0])
 	if fora == orig.ConselheiroID {
 		fora = uuid.MustParse(orig.ElegiveisEntrada[1])

@@ -22,8 +22,9 @@ import (
 
 	"github.com/formigueiro/d6a/internal/evento"
 	"github.com/formigueiro/d6a/internal/navegador"
+	"github.com/formigueiro/d6a/internal/registro"
 	"github.com/formigueiro/d6a/internal/sorteio"
-	"github.com/formigueiro/d6a/internal/transparencia"
+	"github.com/formigueiro/d6a/internal/verificar/log"
 )
 
 // painel opens the verifier page at base and returns the state and the
@@ -59,7 +60,7 @@ func TestPaginaTestemunhasEEquidade(t *testing.T) {
 	base := "http://" + c.w.Addr.String()
 	bairro := c.novaUC()
 	c.sortearEmCiclos(bairro, 6, 30)
-	cli := &transparencia.Cliente{Base: base, Chave: vkey}
+	cli := &log.Cliente{Base: base, Chave: vkey}
 	tt, err := cli.VerificarTestemunhas(context.Background(), []string{w1.vkey, w2.vkey}, 2, 20*time.Second)
 	must(t, err == nil, "quorum: %v", err)
 	c.eventually("statistics over the 30 draws", func() bool {
@@ -120,7 +121,7 @@ func TestPaginaTestemunhasEEquidade(t *testing.T) {
 	signer, err := note.NewSigner(skey)
 	must(t, err == nil, "%v", err)
 	falsa := tlog.Hash(sha256.Sum256([]byte("outra história")))
-	bifurcado, err := note.Sign(&note.Note{Text: transparencia.Checkpoint{Origem: c.cfg.LogOrigin, Tamanho: tt.Checkpoint.Tamanho, Raiz: falsa}.Texto()}, signer)
+	bifurcado, err := note.Sign(&note.Note{Text: registro.Checkpoint{Origem: c.cfg.LogOrigin, Tamanho: tt.Checkpoint.Tamanho, Raiz: falsa}.Texto()}, signer)
 	must(t, err == nil, "%v", err)
 	for _, cs := range tt.Cossinaturas {
 		bifurcado = append(bifurcado, cs.Linha...)

@@ -17,15 +17,17 @@ import (
 	"github.com/formigueiro/d6a/internal/evento"
 	"github.com/formigueiro/d6a/internal/httpapi"
 	"github.com/formigueiro/d6a/internal/pgtest"
+	"github.com/formigueiro/d6a/internal/registro"
 	"github.com/formigueiro/d6a/internal/sorteio"
 	"github.com/formigueiro/d6a/internal/transparencia"
+	"github.com/formigueiro/d6a/internal/verificar/log"
 )
 
 // historia runs a colony through registrations, draws, a queue, cycle ends
 // and refusals, every input by the bus, and returns its log's records in
 // order, with the two counsellors of the unit where a cycle end frees the
 // only counsellor for the next demand (so and uc).
-func historia(t *testing.T) (c *harness, regs []transparencia.Registravel, so, bairro uuid.UUID) {
+func historia(t *testing.T) (c *harness, regs []registro.Registravel, so, bairro uuid.UUID) {
 	t.Helper()
 	c, bairro = coloniaNoBairro(t)
 	a := c.novoConselheiro(bairro)
@@ -60,7 +62,7 @@ func historia(t *testing.T) (c *harness, regs []transparencia.Registravel, so, b
 	for rows.Next() {
 		var b []byte
 		must(t, rows.Scan(&b) == nil, "scan")
-		f, err := transparencia.LerRegistravel(b)
+		f, err := registro.LerRegistravel(b)
 		must(t, err == nil, "record %s: %v", b, err)
 		regs = append(regs, f)
 	}
@@ -72,17 +74,17 @@ func historia(t *testing.T) (c *harness, regs []transparencia.Registravel, so, b
 // could serve), through the real public API, and replays it as `d6a
 // verify --url --all --replay` does with D6A_NATS_URL set, trusting that
 // key. alvo, when set, is the counsellor of `--conselheiro`.
-func (c *harness) servirAdulterado(regs []transparencia.Registravel, alvo uuid.UUID) transparencia.ResumoReplay {
-	return c.servirEm(regs, transparencia.NovoReplay(alvo))
+func (c *harness) servirAdulterado(regs []registro.Registravel, alvo uuid.UUID) log.ResumoReplay {
+	return c.servirEm(regs, registro.NovoReplay(alvo))
 }
 
 // servirEm is servirAdulterado into a replay set up by the caller (a
 // demand's own check).
-func (c *harness) servirEm(regs []transparencia.Registravel, rp *transparencia.Replay) transparencia.ResumoReplay {
+func (c *harness) servirEm(regs []registro.Registravel, rp *registro.Replay) log.ResumoReplay {
 	t := c.t
 	t.Helper()
 	base, chave := c.publicarLog(regs)
-	cli := &transparencia.Cliente{Base: base, Chave: chave.Verificador, Barramento: c.w.Bus}
+	cli := &log.Cliente{Base: base, Chave: chave.Verificador, Barramento: c.w.Bus}
 	res, err := cli.ReproduzirEm(t.Context(), rp, nil)
 	must(t, err == nil && res.Registros == int64(len(regs)), "replay of the rigged log: %v (%d records)", err, res.Registros)
 	return res
@@ -91,7 +93,7 @@ func (c *harness) servirEm(regs []transparencia.Registravel, rp *transparencia.R
 // publicarLog serves regs as a log of their own, the tree rebuilt and its
 // checkpoint signed with the colony's own key (what an operator could
 // serve), through the real public API and its tiles.
-func (c *harness) publicarLog(regs []transparencia.Registravel) (string, transparencia.Chave) {
+func (c *harness) publicarLog(regs []registro.Registravel) (string, transparencia.Chave) {
 	t := c.t
 	t.Helper()
 	ctx := t.Context()
@@ -127,7 +129,7 @@ func TestReplayDoLog(t *testing.T) {
 	c, regs, so, _ := historia(t)
 
 	// Honest: through the public routes, as `verify --url --all --replay`.
-	cli := &transparencia.Cliente{Base: "http://" + c.w.Addr.String(), Barramento: c.w.Bus}
+	cli := &log.Cliente{Base: "http://" + c.w.Addr.String(), Barramento: c.w.Bus}
 	res, err := cli.Reproduzir(t.Context(), uuid.Nil, nil)
 	must(t, err == nil && res.Primeira == nil, "replay: %v / %v", err, res.Primeira)
 	rp := res.Replay
@@ -136,7 +138,7 @@ func TestReplayDoLog(t *testing.T) {
 	must(t, strings.HasPrefix(res.Linha(), "replay: registros=") && strings.Contains(res.Linha(), " divergencias=0 "), "summary %q", res.Linha())
 	sorteios := 0
 	for _, r := range regs {
-		if _, ok := r.(transparencia.Registro); ok {
+		if _, ok := r.(registro.Registro); ok {
 			sorteios++
 		}
 	}
@@ -146,28 +148,28 @@ func TestReplayDoLog(t *testing.T) {
 
 	// Each input record is its consumed message: checked on the bus, and a
 	// record naming another demand than its message is caught.
-	k := slices.IndexFunc(regs, func(r transparencia.Registravel) bool {
-		e, ok := r.(transparencia.Entrada)
-		return ok && e.Tipo == transparencia.TipoCicloConcluido
+	k := slices.IndexFunc(regs, func(r registro.Registravel) bool {
+		e, ok := r.(registro.Entrada)
+		return ok && e.Tipo == registro.TipoCicloConcluido
 	})
 	must(t, k >= 0, "no cycle end in the log")
-	ciclo := regs[k].(transparencia.Entrada)
-	conferiu, err := transparencia.ConferirEntrada(t.Context(), c.w.Bus, ciclo)
+	ciclo := regs[k].(registro.Entrada)
+	conferiu, err := registro.ConferirEntrada(t.Context(), c.w.Bus, ciclo)
 	must(t, conferiu && err == nil, "the cycle end's record against its message: %v %v", conferiu, err)
 	outraDemanda := uuid.New()
 	ciclo.DemandaID = &outraDemanda
-	var fa *transparencia.Falha
-	_, err = transparencia.ConferirEntrada(t.Context(), c.w.Bus, ciclo)
+	var fa *registro.Falha
+	_, err = registro.ConferirEntrada(t.Context(), c.w.Bus, ciclo)
 	must(t, errors.As(err, &fa) && fa.Campo == "demanda_id", "a cycle end's record naming another demand: %v", err)
 
 	// 1. A draw whose list lacks one available counsellor, ordenados, hash
 	// and winner recomputed so the record verifies by itself.
-	i := slices.IndexFunc(regs, func(r transparencia.Registravel) bool {
-		s, ok := r.(transparencia.Registro)
+	i := slices.IndexFunc(regs, func(r registro.Registravel) bool {
+		s, ok := r.(registro.Registro)
 		return ok && len(s.ElegiveisEntrada) >= 2
 	})
 	must(t, i >= 0, "no draw among two")
-	orig := regs[i].(transparencia.Registro)
+	orig := regs[i].(registro.Registro)
 	fora := orig.ElegiveisEntrada[0]
 	rig := orig
 	rig.ElegiveisEntrada = orig.ElegiveisEntrada[1:]
@@ -175,7 +177,7 @@ func TestReplayDoLog(t *testing.T) {
 	must(t, err == nil, "%v", err)
 	rig.Ordenados, rig.ListaElegiveisHash, rig.Seed = r.Ordenados, r.ListaHash, r.Seed
 	rig.ConselheiroID = uuid.MustParse(r.Selecionado)
-	must(t, transparencia.Conferir(rig) == nil, "the rigged draw does not verify by itself")
+	must(t, registro.Conferir(rig) == nil, "the rigged draw does not verify by itself")
 	rigado := slices.Clone(regs)
 	rigado[i] = rig
 	rp = c.servirAdulterado(rigado, uuid.Nil).Replay
@@ -188,9 +190,9 @@ func TestReplayDoLog(t *testing.T) {
 
 	// 2. A sorteio.sem_candidatos that hides an available counsellor: the
 	// draw replaced by "everyone busy", counts to match.
-	sem := transparencia.NovoSemCandidatos(orig.EventIDSorteio, orig.DemandaID, orig.UnidadeCivicaID, orig.BaseSequence, orig.Timestamp,
+	sem := registro.NovoSemCandidatos(orig.EventIDSorteio, orig.DemandaID, orig.UnidadeCivicaID, orig.BaseSequence, orig.Timestamp,
 		"todos_ocupados", uuidsDe(orig.Cadeia), 2, 2, orig.Excluido)
-	must(t, transparencia.ConferirRegistravel(sem) == nil, "the rigged sem_candidatos does not verify by itself")
+	must(t, registro.ConferirRegistravel(sem) == nil, "the rigged sem_candidatos does not verify by itself")
 	rigado = slices.Clone(regs)
 	rigado[i] = sem
 	rp = c.servirAdulterado(rigado, uuid.Nil).Replay
@@ -202,14 +204,14 @@ func TestReplayDoLog(t *testing.T) {
 	// 3. An input applied after a decision whose trigger comes later: the
 	// cycle end that freed so's only counsellor moved after the draw that
 	// needed them free.
-	j := slices.IndexFunc(regs, func(r transparencia.Registravel) bool {
-		e, ok := r.(transparencia.Entrada)
-		return ok && e.Tipo == transparencia.TipoCicloConcluido && cadeiaDe(regs, e) == so
+	j := slices.IndexFunc(regs, func(r registro.Registravel) bool {
+		e, ok := r.(registro.Entrada)
+		return ok && e.Tipo == registro.TipoCicloConcluido && cadeiaDe(regs, e) == so
 	})
 	must(t, j >= 0 && j+2 < len(regs), "no cycle end in the one-counsellor unit")
-	varredura, ok := regs[j+1].(transparencia.Entrada)
-	must(t, ok && varredura.Tipo == transparencia.TipoVarredura && *varredura.UnidadeCivicaID == so, "record after the cycle end is %v, want the sweep of its unit", regs[j+1])
-	_, proximo := regs[j+2].(transparencia.Registro)
+	varredura, ok := regs[j+1].(registro.Entrada)
+	must(t, ok && varredura.Tipo == registro.TipoVarredura && *varredura.UnidadeCivicaID == so, "record after the cycle end is %v, want the sweep of its unit", regs[j+1])
+	_, proximo := regs[j+2].(registro.Registro)
 	must(t, proximo, "record after the sweep is %T, want its unit's next draw", regs[j+2])
 	rigado = slices.Clone(regs[:j])
 	rigado = append(rigado, regs[j+2], regs[j], regs[j+1])
@@ -222,13 +224,13 @@ func TestReplayDoLog(t *testing.T) {
 	// log is consistent by itself (the replay without the bus finds
 	// nothing); the bus has the cycle end, and the check of its input
 	// messages names it and the counsellor it freed.
-	draw := regs[j+2].(transparencia.Registro)
-	liberado := *regs[j].(transparencia.Entrada).ConselheiroID
+	draw := regs[j+2].(registro.Registro)
+	liberado := *regs[j].(registro.Entrada).ConselheiroID
 	rigado = slices.Clone(regs[:j])
-	rigado = append(rigado, transparencia.NovoSemCandidatos(draw.EventIDSorteio, draw.DemandaID, draw.UnidadeCivicaID, draw.BaseSequence, draw.Timestamp,
+	rigado = append(rigado, registro.NovoSemCandidatos(draw.EventIDSorteio, draw.DemandaID, draw.UnidadeCivicaID, draw.BaseSequence, draw.Timestamp,
 		"todos_ocupados", uuidsDe(draw.Cadeia), 1, 1, nil))
 	rigado = append(rigado, regs[j+3:]...)
-	sozinho := transparencia.NovoReplay(uuid.Nil)
+	sozinho := registro.NovoReplay(uuid.Nil)
 	for k, r := range rigado {
 		sozinho.Aplicar(int64(k), r)
 	}
@@ -237,14 +239,14 @@ func TestReplayDoLog(t *testing.T) {
 	res = c.servirAdulterado(rigado, uuid.Nil)
 	rp = res.Replay
 	must(t, res.Barramento && len(rp.Divergencias) == 1 && rp.Divergencias[0].Indice == int64(j) && rp.Divergencias[0].Conselheiro != nil &&
-		*rp.Divergencias[0].Conselheiro == liberado && strings.Contains(rp.Divergencias[0].Motivo, transparencia.TipoCicloConcluido),
+		*rp.Divergencias[0].Conselheiro == liberado && strings.Contains(rp.Divergencias[0].Motivo, registro.TipoCicloConcluido),
 		"a cycle end dropped from the log: %v, want record %d naming %s", rp.Divergencias, j, liberado)
 
 	// 3c. A cycle end whose record keeps the freed counsellor busy, as if
 	// another assignment were active: the state machine, run by the
 	// handlers and the replay alike, gives disponivel.
 	rigado = slices.Clone(regs)
-	ocupado := regs[j].(transparencia.Entrada)
+	ocupado := regs[j].(registro.Entrada)
 	ocupado.Status = "ocupado"
 	rigado[j] = ocupado
 	rp = c.servirAdulterado(rigado, uuid.Nil).Replay
@@ -264,7 +266,7 @@ func TestReplayDoLog(t *testing.T) {
 	must(t, err == nil, "%v", err)
 	rig.Ordenados, rig.ListaElegiveisHash, rig.Seed = r.Ordenados, r.ListaHash, r.Seed
 	rig.ConselheiroID = uuid.MustParse(r.Selecionado)
-	must(t, transparencia.Conferir(rig) == nil, "the rigged draw does not verify by itself")
+	must(t, registro.Conferir(rig) == nil, "the rigged draw does not verify by itself")
 	rigado = slices.Clone(regs)
 	rigado[i] = rig
 	res = c.servirAdulterado(rigado, uuid.Nil)
@@ -283,10 +285,10 @@ func uuidsDe(ss []string) []uuid.UUID {
 
 // cadeiaDe is the unit of the draw that follows input e and its sweep in
 // the log (the unit its sweep drew in), or uuid.Nil.
-func cadeiaDe(regs []transparencia.Registravel, e transparencia.Entrada) uuid.UUID {
+func cadeiaDe(regs []registro.Registravel, e registro.Entrada) uuid.UUID {
 	for k, r := range regs {
-		if en, ok := r.(transparencia.Entrada); ok && en.EventID == e.EventID && k+2 < len(regs) {
-			if s, ok := regs[k+2].(transparencia.Registro); ok {
+		if en, ok := r.(registro.Entrada); ok && en.EventID == e.EventID && k+2 < len(regs) {
+			if s, ok := regs[k+2].(registro.Registro); ok {
 				return s.UnidadeCivicaID
 			}
 		}
@@ -308,7 +310,7 @@ func TestReplayMensagemMortaNaoEOmitida(t *testing.T) {
 	c.processar(evento.CicloConcluido, "1.0.0", ciclo(a, d, bairro)) // a later record: the dead one is judged
 	c.novaDemanda(bairro)
 	c.esperarOutboxVazio()
-	cli := &transparencia.Cliente{Base: "http://" + c.w.Addr.String(), Barramento: c.w.Bus}
+	cli := &log.Cliente{Base: "http://" + c.w.Addr.String(), Barramento: c.w.Bus}
 	res, err := cli.Reproduzir(t.Context(), uuid.Nil, nil)
 	must(t, err == nil && res.Primeira == nil, "replay: %v / %v", err, res.Primeira)
 	rp := res.Replay

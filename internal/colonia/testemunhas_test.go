@@ -21,7 +21,9 @@ import (
 
 	"github.com/formigueiro/d6a/internal/equidade"
 	"github.com/formigueiro/d6a/internal/evento"
-	"github.com/formigueiro/d6a/internal/transparencia"
+	"github.com/formigueiro/d6a/internal/registro"
+	"github.com/formigueiro/d6a/internal/testemunha"
+	"github.com/formigueiro/d6a/internal/verificar/log"
 )
 
 // CONTRACT §7 "Witnesses" (issue 23), with two real witnesses
@@ -50,9 +52,9 @@ func TestTestemunhasCossinam(t *testing.T) {
 			must(t, s != uuid.Nil, "no draw")
 		}
 	}
-	cli := &transparencia.Cliente{Base: "http://" + c.w.Addr.String(), Chave: vkey}
+	cli := &log.Cliente{Base: "http://" + c.w.Addr.String(), Chave: vkey}
 	ambas := []string{w1.vkey, w2.vkey}
-	quorum := func(chaves []string, k int, espera time.Duration) (transparencia.Testemunhado, error) {
+	quorum := func(chaves []string, k int, espera time.Duration) (log.Testemunhado, error) {
 		return cli.VerificarTestemunhas(context.Background(), chaves, k, espera)
 	}
 
@@ -74,7 +76,7 @@ func TestTestemunhasCossinam(t *testing.T) {
 	tt, err = quorum([]string{w1.vkey}, 1, 20*time.Second)
 	must(t, err == nil && tt.Checkpoint.Tamanho == c.tamanhoLog(), "quorum 1 with one witness gone: %v (checkpoint %d)", err, tt.Checkpoint.Tamanho)
 	_, err = quorum(ambas, 2, time.Second)
-	must(t, errors.Is(err, transparencia.ErrQuorum), "quorum 2 with one witness gone: %v, want ErrQuorum", err)
+	must(t, errors.Is(err, registro.ErrQuorum), "quorum 2 with one witness gone: %v, want ErrQuorum", err)
 
 	// Back: it catches up from the size it cosigned last (2) to 4.
 	w2.iniciar()
@@ -86,7 +88,7 @@ func TestTestemunhasCossinam(t *testing.T) {
 	must(t, err == nil, "%v", err)
 	falsa := tlog.Hash(sha256.Sum256([]byte("outra história")))
 	n := c.tamanhoLog()
-	bifurcado, err := note.Sign(&note.Note{Text: transparencia.Checkpoint{Origem: c.cfg.LogOrigin, Tamanho: n, Raiz: falsa}.Texto()}, signer)
+	bifurcado, err := note.Sign(&note.Note{Text: registro.Checkpoint{Origem: c.cfg.LogOrigin, Tamanho: n, Raiz: falsa}.Texto()}, signer)
 	must(t, err == nil, "%v", err)
 	for _, w := range []*litewitness{w1, w2} {
 		res, err := http.Post(w.url()+"add-checkpoint", "text/plain", bytes.NewReader(append([]byte(fmt.Sprintf("old %d\n\n", n)), bifurcado...)))
@@ -100,10 +102,10 @@ func TestTestemunhasCossinam(t *testing.T) {
 	for _, cs := range tt.Cossinaturas {
 		linhas += cs.Linha
 	}
-	_, _, err = transparencia.Cossinaturas(append(bifurcado, linhas...), vkey, ambas)
+	_, _, err = registro.Cossinaturas(append(bifurcado, linhas...), vkey, ambas)
 	must(t, err != nil, "a fork carrying the honest cosignatures verified")
-	_, cs, err := transparencia.Cossinaturas(bifurcado, vkey, ambas)
-	must(t, err == nil && errors.Is(transparencia.ConferirQuorum(cs, 2), transparencia.ErrQuorum), "a fork without cosignatures passed quorum 2: %v", err)
+	_, cs, err := registro.Cossinaturas(bifurcado, vkey, ambas)
+	must(t, err == nil && errors.Is(registro.ConferirQuorum(cs, 2), registro.ErrQuorum), "a fork without cosignatures passed quorum 2: %v", err)
 	// And the honest log still gets cosigned after the fork attempt.
 	sortear(1)
 	_, err = quorum(ambas, 2, 20*time.Second)
@@ -117,7 +119,7 @@ func TestEstatisticasNaRota(t *testing.T) {
 	t.Parallel()
 	c, bairro := coloniaNoBairro(t)
 	c.sortearEmCiclos(bairro, 5, 12)
-	cli := &transparencia.Cliente{Base: "http://" + c.w.Addr.String()}
+	cli := &log.Cliente{Base: "http://" + c.w.Addr.String()}
 	var r equidade.Resultado
 	c.eventually("statistics over the 12 draws", func() bool {
 		res := c.http(http.MethodGet, "/d6a/transparencia/estatisticas", "", nil)
@@ -136,7 +138,7 @@ func TestEstatisticasNaRota(t *testing.T) {
 	must(t, recomputado.Sorteios == 12, "recomputed %d draws", recomputado.Sorteios)
 	// A served figure that differs is named.
 	r.Conselheiros[0].Observado++
-	err = transparencia.DiferencaEstatisticas(r, recomputado)
+	err = log.DiferencaEstatisticas(r, recomputado)
 	must(t, err != nil && strings.Contains(err.Error(), r.Conselheiros[0].ID), "a changed count not named: %v", err)
 }
 
@@ -176,7 +178,7 @@ func TestMedirRodadaTestemunha(t *testing.T) {
 		inicio := time.Now()
 		tam := int64(c.contar(`SELECT count(*) FROM d6a.transparencia_registros`))
 		for {
-			k, _, err := transparencia.UltimaCossinatura(t.Context(), c.pool, w.vkey)
+			k, _, err := testemunha.UltimaCossinatura(t.Context(), c.pool, w.vkey)
 			must(t, err == nil, "%v", err)
 			if k >= tam {
 				break

@@ -12,7 +12,9 @@ import (
 	"golang.org/x/mod/sumdb/tlog"
 
 	"github.com/formigueiro/d6a/internal/colonia"
+	"github.com/formigueiro/d6a/internal/registro"
 	"github.com/formigueiro/d6a/internal/transparencia"
+	"github.com/formigueiro/d6a/internal/verificar/log"
 )
 
 // checkpoints collects every checkpoint the instances served.
@@ -32,7 +34,7 @@ func (cs checkpoints) ver(c *harness, addr string) int64 {
 	cs[string(b)] = true
 	// The signature lines after the three of the text are ignored here;
 	// they are checked at the end.
-	cp, err := transparencia.LerCheckpoint(string(b))
+	cp, err := registro.LerCheckpoint(string(b))
 	if err != nil {
 		c.t.Fatalf("checkpoint %q: %v", b, err)
 	}
@@ -113,9 +115,9 @@ func TestCheckpointsSempreConsistentes(t *testing.T) {
 	}
 	kb, _ := io.ReadAll(vkey.Body)
 	vkey.Body.Close()
-	var cps []transparencia.Checkpoint
+	var cps []registro.Checkpoint
 	for nota := range vistos {
-		cp, err := transparencia.AbrirCheckpoint([]byte(nota), string(kb[:len(kb)-1]))
+		cp, err := registro.AbrirCheckpoint([]byte(nota), string(kb[:len(kb)-1]))
 		if err != nil {
 			t.Fatalf("%q: %v", nota, err)
 		}
@@ -139,7 +141,7 @@ func TestCheckpointsSempreConsistentes(t *testing.T) {
 		}
 	}
 	// And the whole log verifies from the public API alone.
-	cli := &transparencia.Cliente{Base: "http://" + c.w.Addr.String(), Chave: string(kb[:len(kb)-1])}
+	cli := &log.Cliente{Base: "http://" + c.w.Addr.String(), Chave: string(kb[:len(kb)-1])}
 	res, _, err := cli.VerificarTudo(context.Background(), nil)
 	if err != nil || res.Falhas != 0 || res.Verificados != res.Registros || res.Registros < 9 {
 		t.Fatalf("verify --all: %+v %v", res, err)

@@ -19,8 +19,8 @@ import (
 	"github.com/formigueiro/d6a/internal/atribuicao"
 	"github.com/formigueiro/d6a/internal/elegibilidade"
 	"github.com/formigueiro/d6a/internal/hierarquia"
+	"github.com/formigueiro/d6a/internal/registro"
 	"github.com/formigueiro/d6a/internal/store"
-	"github.com/formigueiro/d6a/internal/transparencia"
 )
 
 // Errors of the administrative operations, mapped to HTTP statuses by
@@ -385,7 +385,7 @@ func (s *Console) Inativar(ctx context.Context, a Acao, id uuid.UUID) (MudancaSt
 			return err
 		}
 		u.Alterou(c.CidadaoID)
-		u.Registrar(transparencia.NovaMudancaStatus(transparencia.TipoInativacao, m.EventID, id, elegibilidade.Inativo))
+		u.Registrar(registro.NovaMudancaStatus(registro.TipoInativacao, m.EventID, id, elegibilidade.Inativo))
 		s.log.Warn("conselheiro inativado pelo console", "sub", a.Sub, "conselheiro_id", id, "status_anterior", c.Status)
 		return registrarAcao(ctx, u, a, AcaoInativar, id.String(), &m.EventID, map[string]any{"status_anterior": c.Status})
 	})
@@ -418,7 +418,7 @@ func (s *Console) Reativar(ctx context.Context, a Acao, id uuid.UUID) (MudancaSt
 			return err
 		}
 		u.Alterou(c.CidadaoID)
-		u.Registrar(transparencia.NovaMudancaStatus(transparencia.TipoReativacao, m.EventID, id, novo))
+		u.Registrar(registro.NovaMudancaStatus(registro.TipoReativacao, m.EventID, id, novo))
 		log := s.log.With("sub", a.Sub, "conselheiro_id", id)
 		log.Warn("conselheiro reativado pelo console", "status", novo)
 		if err := registrarAcao(ctx, u, a, AcaoReativar, id.String(), &m.EventID, map[string]any{"status": novo}); err != nil {

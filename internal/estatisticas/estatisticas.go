@@ -18,8 +18,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/formigueiro/d6a/internal/equidade"
+	"github.com/formigueiro/d6a/internal/registro"
 	"github.com/formigueiro/d6a/internal/store"
-	"github.com/formigueiro/d6a/internal/transparencia"
 )
 
 // chaveTrava serialises the statistics' processing across instances
@@ -74,7 +74,7 @@ func apurar(ctx context.Context, tx store.Tx, lote int) (int64, error) {
 		return 0, err
 	}
 	var (
-		lidos   []*transparencia.SorteioLido
+		lidos   []*registro.SorteioLido
 		tocados = map[string]bool{}
 		ids     []string
 	)
@@ -89,7 +89,7 @@ func apurar(ctx context.Context, tx store.Tx, lote int) (int64, error) {
 		if r.Indice != proximo {
 			return 0, fmt.Errorf("estatisticas: record %d missing from the statistics' read", proximo)
 		}
-		sr, err := transparencia.LerSorteio(r.Registro)
+		sr, err := registro.LerSorteio(r.Registro)
 		if err != nil {
 			return 0, fmt.Errorf("record %d: %w", r.Indice, err)
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/formigueiro/d6a/internal/equidade"
 	"github.com/formigueiro/d6a/internal/estatisticas"
 	"github.com/formigueiro/d6a/internal/pgtest"
+	"github.com/formigueiro/d6a/internal/registro"
 	"github.com/formigueiro/d6a/internal/sorteio"
 	"github.com/formigueiro/d6a/internal/store"
 	"github.com/formigueiro/d6a/internal/transparencia"
@@ -100,10 +101,10 @@ func TestTestarEstatisticasComoLer(t *testing.T) {
 
 // assinados is a fresh database whose log holds regs under a signed
 // checkpoint.
-func assinados(t *testing.T, regs []transparencia.Registro) *store.Store {
+func assinados(t *testing.T, regs []registro.Registro) *store.Store {
 	t.Helper()
 	st := pgtest.New(t)
-	skey, _, err := transparencia.GerarChave(transparencia.OrigemPadrao)
+	skey, _, err := transparencia.GerarChave(registro.OrigemPadrao)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +113,7 @@ func assinados(t *testing.T, regs []transparencia.Registro) *store.Store {
 	if err := st.InTx(ctx, func(tx store.Tx) error { return transparencia.Anexar(ctx, tx.DB, regs) }); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := transparencia.Assinar(ctx, st.Pool, chave, transparencia.OrigemPadrao); err != nil {
+	if _, err := transparencia.Assinar(ctx, st.Pool, chave, registro.OrigemPadrao); err != nil {
 		t.Fatal(err)
 	}
 	return st
@@ -121,12 +122,12 @@ func assinados(t *testing.T, regs []transparencia.Registro) *store.Store {
 // poucos is n draws among 12 counsellors, lists of 1 to 7: each
 // counsellor's sums gather many terms like 1/3 and 1/7, whose rounding
 // depends on the order of the additions.
-func poucos(t *testing.T, n int) []transparencia.Registro {
+func poucos(t *testing.T, n int) []registro.Registro {
 	t.Helper()
 	id := func(tipo string, k int) uuid.UUID {
 		return uuid.NewSHA1(uuid.NameSpaceOID, fmt.Appendf(nil, "cortes/%s/%d", tipo, k))
 	}
-	out := make([]transparencia.Registro, 0, n)
+	out := make([]registro.Registro, 0, n)
 	for i := range n {
 		eleg := make([]string, 1+i%7)
 		for k := range eleg {
@@ -140,7 +141,7 @@ func poucos(t *testing.T, n int) []transparencia.Registro {
 			t.Fatal(err)
 		}
 		uc := id("uc", i%5)
-		r, err := transparencia.NovoRegistro(id("evento", i), id("demanda", i), uc, base, &seq, ts, res, uc, []uuid.UUID{uc}, nil)
+		r, err := registro.NovoRegistro(id("evento", i), id("demanda", i), uc, base, &seq, ts, res, uc, []uuid.UUID{uc}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

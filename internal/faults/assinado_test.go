@@ -15,7 +15,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/formigueiro/d6a/internal/transparencia"
+	"github.com/formigueiro/d6a/internal/verificar/log"
 )
 
 // TestPublicadoSoAssinado: CONTRACT §7 "Published only once signed" (issue
@@ -56,7 +56,7 @@ func TestPublicadoSoAssinado(t *testing.T) {
 	}
 	kb, _ := io.ReadAll(res.Body)
 	res.Body.Close()
-	leitor := &transparencia.Cliente{Base: i.base(), Chave: strings.TrimSpace(string(kb))}
+	leitor := &log.Cliente{Base: i.base(), Chave: strings.TrimSpace(string(kb))}
 
 	// The citizens: every result, fetched as soon as it is seen.
 	var (
@@ -137,11 +137,11 @@ func TestPublicadoSoAssinado(t *testing.T) {
 // that does not answer (the killed instance, before its restart) is waited
 // for (no answer, or 503 while it boots); any other answer but a verified
 // 200, a 404 above all, is a failure.
-func conferirJa(ctx context.Context, c *transparencia.Cliente, id uuid.UUID) error {
+func conferirJa(ctx context.Context, c *log.Cliente, id uuid.UUID) error {
 	fim := time.Now().Add(60 * time.Second)
 	for {
 		_, err := c.VerificarSorteio(ctx, id)
-		var h *transparencia.ErrHTTP
+		var h *log.ErrHTTP
 		espera := !errors.As(err, &h) || h.Status == http.StatusServiceUnavailable
 		if err == nil || !espera || time.Now().After(fim) {
 			return err

@@ -10,7 +10,9 @@ import (
 
 	"github.com/formigueiro/d6a/internal/config"
 	"github.com/formigueiro/d6a/internal/estatisticas"
+	"github.com/formigueiro/d6a/internal/historico"
 	"github.com/formigueiro/d6a/internal/pgtest"
+	"github.com/formigueiro/d6a/internal/registro"
 	"github.com/formigueiro/d6a/internal/store"
 	"github.com/formigueiro/d6a/internal/transparencia"
 )
@@ -28,21 +30,21 @@ func BenchmarkEstatisticasRota(b *testing.B) {
 		b.Run(fmt.Sprintf("sorteios=%d", n), func(b *testing.B) {
 			ctx := context.Background()
 			st := pgtest.New(b)
-			skey, vkey, err := transparencia.GerarChave(transparencia.OrigemPadrao)
+			skey, vkey, err := transparencia.GerarChave(registro.OrigemPadrao)
 			if err != nil {
 				b.Fatal(err)
 			}
 			chave, _ := transparencia.NovaChave(skey)
 			for de := 0; de < n; de += 5000 {
-				regs := make([]transparencia.Registro, 0, 5000)
+				regs := make([]registro.Registro, 0, 5000)
 				for i := de; i < min(n, de+5000); i++ {
-					regs = append(regs, transparencia.RegistroSintetico("bench", i))
+					regs = append(regs, historico.RegistroSintetico("bench", i))
 				}
 				if err := st.InTx(ctx, func(tx store.Tx) error { return transparencia.Anexar(ctx, tx.DB, regs) }); err != nil {
 					b.Fatal(err)
 				}
 			}
-			if _, err := transparencia.Assinar(ctx, st.Pool, chave, transparencia.OrigemPadrao); err != nil {
+			if _, err := transparencia.Assinar(ctx, st.Pool, chave, registro.OrigemPadrao); err != nil {
 				b.Fatal(err)
 			}
 			inicio := time.Now()

@@ -167,7 +167,7 @@ func (t *rotasTransparencia) checkpoint(c *fiber.Ctx) error {
 	c.Set(fiber.HeaderCacheControl, cacheCheckpoin)
 	// With every witness cosignature received for it appended (C2SP
 	// tlog-cosignature; CONTRACT §7 "Witnesses").
-	nota, _, err := transparencia.CheckpointCossinado(ctx, t.db.Pool)
+	nota, _, err := testemunha.CheckpointCossinado(ctx, t.db.Pool)
 	if errors.Is(err, transparencia.ErrNaoEncontrado) {
 		return fiber.NewError(fiber.StatusNotFound, "nenhum checkpoint assinado ainda (nenhum sorteio registrado)")
 	}

@@ -32,6 +32,7 @@ import (
 	"golang.org/x/mod/sumdb/note"
 	"golang.org/x/mod/sumdb/tlog"
 
+	"github.com/formigueiro/d6a/internal/registro"
 	"github.com/formigueiro/d6a/internal/transparencia"
 )
 
@@ -68,7 +69,7 @@ func Analisar(s string) ([]Testemunha, error) {
 		if !strings.HasSuffix(u, "/") {
 			u += "/"
 		}
-		v, err := transparencia.VerificadorTestemunha(campos[1])
+		v, err := registro.VerificadorTestemunha(campos[1])
 		if err != nil {
 			return nil, err
 		}
@@ -161,7 +162,7 @@ func (e *Enviador) Run(ctx context.Context) {
 func (e *Enviador) seguir(ctx context.Context, t Testemunha, acordar chan struct{}) {
 	log := e.Log.With("testemunha", t.Nome, "url", t.URL)
 	// What the witness last cosigned, as far as d6a knows; a 409 corrects it.
-	conhecido, em, err := transparencia.UltimaCossinatura(ctx, e.DB, t.Chave)
+	conhecido, em, err := UltimaCossinatura(ctx, e.DB, t.Chave)
 	if err != nil {
 		log.Warn("testemunha: última cossinatura ilegível; começando do zero", "erro", err)
 	}
@@ -264,7 +265,7 @@ func (e *Enviador) pedir(ctx context.Context, t Testemunha, nota []byte, n, old 
 // guardar checks the witness's answer against its key and the checkpoint,
 // and stores each cosignature.
 func (e *Enviador) guardar(ctx context.Context, t Testemunha, nota []byte, n int64, corpo []byte) error {
-	linhas, err := transparencia.LinhasCossinatura(corpo)
+	linhas, err := registro.LinhasCossinatura(corpo)
 	if err != nil {
 		return err
 	}
@@ -283,8 +284,8 @@ func (e *Enviador) guardar(ctx context.Context, t Testemunha, nota []byte, n int
 		if err != nil {
 			return err
 		}
-		c := transparencia.Cossinatura{Testemunha: s.Name, Chave: t.Chave, Linha: "— " + s.Name + " " + s.Base64 + "\n", Em: em}
-		if err := transparencia.GravarCossinatura(ctx, e.DB, n, c, e.Now().UTC()); err != nil {
+		c := registro.Cossinatura{Testemunha: s.Name, Chave: t.Chave, Linha: "— " + s.Name + " " + s.Base64 + "\n", Em: em}
+		if err := GravarCossinatura(ctx, e.DB, n, c, e.Now().UTC()); err != nil {
 			return err
 		}
 		e.Observador.Cossinou(t.Nome, em)

@@ -8,8 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/formigueiro/d6a/internal/historico"
 	"github.com/formigueiro/d6a/internal/pgtest"
 	"github.com/formigueiro/d6a/internal/procstat"
+	"github.com/formigueiro/d6a/internal/registro"
 	"github.com/formigueiro/d6a/internal/transparencia"
 )
 
@@ -31,7 +33,7 @@ func BenchmarkAnexar(b *testing.B) {
 	ctx := context.Background()
 	st := pgtest.New(b)
 	for de := 0; de < 100_000; de += 1000 {
-		anexarTB(b, st, sinteticosTB("pre", de, de+1000))
+		historico.Anexar(b, st, historico.Registros("pre", de, de+1000))
 	}
 	conn, err := st.Pool.Acquire(ctx)
 	if err != nil {
@@ -45,9 +47,9 @@ func BenchmarkAnexar(b *testing.B) {
 	for _, lote := range []int{1, 64} {
 		b.Run(fmt.Sprintf("lote=%d", lote), func(b *testing.B) {
 			// Records are built before the clock: the draw builds its own.
-			lotes := make([][]transparencia.Registro, b.N)
+			lotes := make([][]registro.Registro, b.N)
 			for i := range lotes {
-				lotes[i] = sinteticosTB(fmt.Sprintf("b%d-%d", lote, b.N), i*lote, (i+1)*lote)
+				lotes[i] = historico.Registros(fmt.Sprintf("b%d-%d", lote, b.N), i*lote, (i+1)*lote)
 			}
 			runtime.GC()
 			pg0, _ := procstat.Read(pid)

@@ -1,3 +1,12 @@
+// Package transparencia stores D-6a's public transparency log (CONTRACT
+// §7) in PostgreSQL and signs it. Every record the executor writes (see
+// internal/registro for what they are) is appended in the writer's own
+// transaction as the next leaf of an RFC 6962 Merkle tree kept by
+// golang.org/x/mod/sumdb/tlog; the signer makes C2SP tlog-checkpoint notes
+// (golang.org/x/mod/sumdb/note) that commit the service to the whole
+// history. It also holds the signer's keys. Reading the log from outside
+// is internal/verificar/log's; the witnesses' cosignatures are
+// internal/testemunha's.
 package transparencia
 
 import (
@@ -11,6 +20,8 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 	"golang.org/x/mod/sumdb/note"
 	"golang.org/x/mod/sumdb/tlog"
+
+	"github.com/formigueiro/d6a/internal/registro"
 )
 
 // DBTX is what the log needs from PostgreSQL: a transaction (pgx.Tx, the
@@ -30,7 +41,7 @@ var ErrNaoEncontrado = errors.New("transparencia: not found")
 // that wrote the draws. It reads the tree's state (LerEstado), then
 // writes: the executor, which reads the state with its batch's other
 // opening reads, calls Estado.Anexar instead.
-func Anexar(ctx context.Context, tx DBTX, regs []Registro) error {
+func Anexar(ctx context.Context, tx DBTX, regs []registro.Registro) error {
 	if len(regs) == 0 {
 		return nil
 	}
@@ -78,8 +89,8 @@ func (e *Estado) Tamanho() int64 { return e.n }
 // Anexar appends regs at e, which LerEstado read in this transaction, and
 // advances e. Its one statement may wait in a pipeline: it fails, when it
 // runs, unless the state row is still e.
-func (e *Estado) Anexar(ctx context.Context, tx DBTX, regs []Registro) error {
-	fs := make([]Registravel, len(regs))
+func (e *Estado) Anexar(ctx context.Context, tx DBTX, regs []registro.Registro) error {
+	fs := make([]registro.Registravel, len(regs))
 	for i, r := range regs {
 		fs[i] = r
 	}
@@ -87,7 +98,7 @@ func (e *Estado) Anexar(ctx context.Context, tx DBTX, regs []Registro) error {
 }
 
 // AnexarRegistraveis is Anexar for records of any kind, in this order.
-func (e *Estado) AnexarRegistraveis(ctx context.Context, tx DBTX, regs []Registravel) error {
+func (e *Estado) AnexarRegistraveis(ctx context.Context, tx DBTX, regs []registro.Registravel) error {
 	if len(regs) == 0 {
 		return nil
 	}
@@ -125,25 +136,10 @@ INSERT INTO d6a.transparencia_hashes (indice, hash)
 SELECT x.i, CASE WHEN EXISTS (SELECT FROM e) THEN x.h END
 FROM unnest($10::bigint[], $11::bytea[]) AS x (i, h)`
 
-// fronteiraIndices are the storage indexes of the roots of the complete
-// subtrees that make up a tree of n leaves, left to right: all an append
-// at leaf n and after ever reads of the existing tree.
-func fronteiraIndices(n int64) []int64 {
-	var out []int64
-	var inicio int64
-	for nivel := 62; nivel >= 0; nivel-- {
-		if n&(1<<nivel) != 0 {
-			out = append(out, tlog.StoredHashIndex(nivel, inicio>>nivel))
-			inicio += 1 << nivel
-		}
-	}
-	return out
-}
-
 // escrever computes the append of dados at leaf n from the frontier fr and
 // writes it (sqlAnexar); nova is the frontier after it.
-func escrever(ctx context.Context, tx DBTX, regs []Registravel, dados [][]byte, n int64, fr []byte) (nova []byte, err error) {
-	idx := fronteiraIndices(n)
+func escrever(ctx context.Context, tx DBTX, regs []registro.Registravel, dados [][]byte, n int64, fr []byte) (nova []byte, err error) {
+	idx := registro.FronteiraIndices(n)
 	if len(fr) != len(idx)*tlog.HashSize {
 		return nil, fmt.Errorf("transparencia: frontier of size %d has %d bytes, want %d", n, len(fr), len(idx)*tlog.HashSize)
 	}
@@ -168,7 +164,7 @@ func escrever(ctx context.Context, tx DBTX, regs []Registravel, dados [][]byte, 
 	k := int64(len(regs))
 	base := tlog.StoredHashCount(n)
 	nova = make([]byte, 0, 64*tlog.HashSize)
-	for _, x := range fronteiraIndices(n + k) {
+	for _, x := range registro.FronteiraIndices(n + k) {
 		h, ok := antigos[x]
 		if x >= base {
 			h, ok = novos[x-base], true
@@ -185,7 +181,7 @@ func escrever(ctx context.Context, tx DBTX, regs []Registravel, dados [][]byte, 
 	hf := make([][]byte, k)
 	for i, r := range regs {
 		indices[i] = n + int64(i)
-		ev, dem := r.chaves()
+		ev, dem := r.Chaves()
 		eventos[i] = pgtype.UUID{Bytes: ev, Valid: true}
 		demandas[i] = pgtype.UUID{Bytes: dem, Valid: true}
 		hf[i] = folhas[i][:]
@@ -424,7 +420,7 @@ func (e *Estado) Assinar(ctx context.Context, ler, escrever DBTX, chave Chave, o
 	if err != nil {
 		return false, err
 	}
-	c := Checkpoint{Origem: origem, Tamanho: e.n, Raiz: raiz}
+	c := registro.Checkpoint{Origem: origem, Tamanho: e.n, Raiz: raiz}
 	nota, err := note.Sign(&note.Note{Text: c.Texto()}, chave.Signer)
 	if err != nil {
 		return false, fmt.Errorf("%w: %v", ErrAssinatura, err)
@@ -479,7 +475,7 @@ func (e *Estado) estendeAssinado(ctx context.Context, ler DBTX) error {
 // frontier (the roots of its complete subtrees, left to right, the largest
 // first): folded from the right, as tlog.TreeHash does.
 func raizDaFronteira(n int64, fr []byte) (tlog.Hash, error) {
-	k := len(fronteiraIndices(n))
+	k := len(registro.FronteiraIndices(n))
 	if k == 0 || len(fr) != k*tlog.HashSize {
 		return tlog.Hash{}, fmt.Errorf("transparencia: frontier of size %d has %d bytes, want %d", n, len(fr), k*tlog.HashSize)
 	}

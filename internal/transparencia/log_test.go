@@ -12,8 +12,9 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"golang.org/x/mod/sumdb/tlog"
 
+	"github.com/formigueiro/d6a/internal/historico"
 	"github.com/formigueiro/d6a/internal/pgtest"
-	"github.com/formigueiro/d6a/internal/store"
+	"github.com/formigueiro/d6a/internal/registro"
 	"github.com/formigueiro/d6a/internal/transparencia"
 )
 
@@ -48,28 +49,6 @@ func contar(m memoria) int64 {
 	return n
 }
 
-func anexar(t *testing.T, st *store.Store, regs []transparencia.Registro) { anexarTB(t, st, regs) }
-
-func anexarTB(t testing.TB, st *store.Store, regs []transparencia.Registro) {
-	t.Helper()
-	ctx := context.Background()
-	if err := pgx.BeginTxFunc(ctx, st.Pool, pgx.TxOptions{}, func(tx pgx.Tx) error {
-		return transparencia.Anexar(ctx, tx, regs)
-	}); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func sinteticos(de, ate int) []transparencia.Registro { return sinteticosTB("teste", de, ate) }
-
-func sinteticosTB(semente string, de, ate int) []transparencia.Registro {
-	out := make([]transparencia.Registro, 0, ate-de)
-	for i := de; i < ate; i++ {
-		out = append(out, transparencia.RegistroSintetico(semente, i))
-	}
-	return out
-}
-
 // The stored tree equals tlog's own over the same records, whatever the
 // batch sizes, and its proofs check.
 func TestAnexarIgualAoTlogEmMemoria(t *testing.T) {
@@ -78,8 +57,8 @@ func TestAnexarIgualAoTlogEmMemoria(t *testing.T) {
 	var ref memoria
 	i := 0
 	for _, lote := range []int{1, 1, 3, 64, 1, 17, 2, 100} {
-		regs := sinteticos(i, i+lote)
-		anexar(t, st, regs)
+		regs := historico.Registros("teste", i, i+lote)
+		historico.Anexar(t, st, regs)
 		for _, r := range regs {
 			b, _ := r.Bytes()
 			ref.anexar(t, b)
@@ -132,10 +111,10 @@ func TestAnexarIgualAoTlogEmMemoria(t *testing.T) {
 func TestAnexarDesfeitoComATransacao(t *testing.T) {
 	ctx := context.Background()
 	st := pgtest.New(t)
-	anexar(t, st, sinteticos(0, 2))
+	historico.Anexar(t, st, historico.Registros("teste", 0, 2))
 	erro := errors.New("draw failed")
 	err := pgx.BeginTxFunc(ctx, st.Pool, pgx.TxOptions{}, func(tx pgx.Tx) error {
-		if err := transparencia.Anexar(ctx, tx, sinteticos(2, 5)); err != nil {
+		if err := transparencia.Anexar(ctx, tx, historico.Registros("teste", 2, 5)); err != nil {
 			return err
 		}
 		return erro
@@ -146,8 +125,8 @@ func TestAnexarDesfeitoComATransacao(t *testing.T) {
 	if n, _ := transparencia.Tamanho(ctx, st.Pool); n != 2 {
 		t.Fatalf("size %d after rollback, want 2", n)
 	}
-	anexar(t, st, sinteticos(2, 3))
-	f, err := transparencia.FolhaPorEvento(ctx, st.Pool, sinteticos(2, 3)[0].EventIDSorteio)
+	historico.Anexar(t, st, historico.Registros("teste", 2, 3))
+	f, err := transparencia.FolhaPorEvento(ctx, st.Pool, historico.Registros("teste", 2, 3)[0].EventIDSorteio)
 	if err != nil || f.Indice != 2 {
 		t.Fatalf("leaf %+v, %v; want index 2", f, err)
 	}
@@ -159,14 +138,14 @@ func TestAnexarDesfeitoComATransacao(t *testing.T) {
 func TestAnexarComEstadoVelhoFalha(t *testing.T) {
 	ctx := context.Background()
 	st := pgtest.New(t)
-	anexar(t, st, sinteticos(0, 2))
+	historico.Anexar(t, st, historico.Registros("teste", 0, 2))
 	err := pgx.BeginTxFunc(ctx, st.Pool, pgx.TxOptions{}, func(tx pgx.Tx) error {
 		e, err := transparencia.LerEstado(ctx, tx)
 		if err != nil {
 			return err
 		}
-		anexar(t, st, sinteticos(2, 4)) // another transaction, committed
-		return e.Anexar(ctx, tx, sinteticos(10, 11))
+		historico.Anexar(t, st, historico.Registros("teste", 2, 4)) // another transaction, committed
+		return e.Anexar(ctx, tx, historico.Registros("teste", 10, 11))
 	})
 	var pg *pgconn.PgError
 	if !errors.As(err, &pg) || pg.Code != "23502" {
@@ -175,8 +154,8 @@ func TestAnexarComEstadoVelhoFalha(t *testing.T) {
 	if n, _ := transparencia.Tamanho(ctx, st.Pool); n != 4 {
 		t.Fatalf("size %d, want 4", n)
 	}
-	anexar(t, st, sinteticos(4, 5))
-	f, err := transparencia.FolhaPorEvento(ctx, st.Pool, sinteticos(4, 5)[0].EventIDSorteio)
+	historico.Anexar(t, st, historico.Registros("teste", 4, 5))
+	f, err := transparencia.FolhaPorEvento(ctx, st.Pool, historico.Registros("teste", 4, 5)[0].EventIDSorteio)
 	if err != nil || f.Indice != 4 {
 		t.Fatalf("leaf %+v, %v; want index 4", f, err)
 	}
@@ -184,7 +163,7 @@ func TestAnexarComEstadoVelhoFalha(t *testing.T) {
 
 // Records are canonical and recompute; any edited field is caught.
 func TestRegistroConferir(t *testing.T) {
-	r := transparencia.RegistroSintetico("teste", 13)
+	r := historico.RegistroSintetico("teste", 13)
 	b, err := r.Bytes()
 	if err != nil {
 		t.Fatal(err)
@@ -192,11 +171,11 @@ func TestRegistroConferir(t *testing.T) {
 	if !strings.HasPrefix(string(b), `{"event_id_sorteio":"`) || !strings.HasSuffix(string(b), `"excluido":null}`) {
 		t.Fatalf("record bytes: %s", b)
 	}
-	lido, err := transparencia.LerRegistro(b)
+	lido, err := registro.LerRegistro(b)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := transparencia.Conferir(lido); err != nil {
+	if err := registro.Conferir(lido); err != nil {
 		t.Fatal(err)
 	}
 	casos := map[string]func(s string) string{
@@ -208,11 +187,11 @@ func TestRegistroConferir(t *testing.T) {
 	}
 	for campo, mudar := range casos {
 		m := mudar(string(b))
-		r2, err := transparencia.LerRegistro([]byte(m))
+		r2, err := registro.LerRegistro([]byte(m))
 		if err == nil {
-			err = transparencia.Conferir(r2)
+			err = registro.Conferir(r2)
 		}
-		var f *transparencia.Falha
+		var f *registro.Falha
 		if !errors.As(err, &f) || f.Campo != campo {
 			t.Errorf("%s: got %v", campo, err)
 		}
@@ -228,7 +207,7 @@ func tlogRecordHash64(b []byte) string {
 // (base64 keys may hold '+', the field separator).
 func TestChaveVerificadoraDerivada(t *testing.T) {
 	for range 64 {
-		skey, vkey, err := transparencia.GerarChave(transparencia.OrigemPadrao)
+		skey, vkey, err := transparencia.GerarChave(registro.OrigemPadrao)
 		if err != nil {
 			t.Fatal(err)
 		}

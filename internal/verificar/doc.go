@@ -8,20 +8,16 @@
 //     bus against the database: results and consumed inputs on the bus that
 //     PostgreSQL lost in a failover (`d6a verify --consistencia`, and the
 //     check `d6a serve` runs at boot).
+//   - [github.com/formigueiro/d6a/internal/verificar/log] checks the public
+//     transparency log from its public API alone: tiles, checkpoints,
+//     cosignatures, bus triggers and the replay of every decision
+//     (`d6a verify --url`, `d6a replay`, `d6a monitor`).
 //
-// Two verifiers live elsewhere for now:
-//
-//   - the arithmetic of one draw (seed, order, list hash and winner
-//     recomputed from public inputs; `d6a verify --json`) is
-//     [github.com/formigueiro/d6a/internal/sorteio.Verificar], beside the
-//     draw, because the writer of every log record runs it on itself and
-//     the draw must not import its verifier;
-//   - the public log (its tiles, checkpoints, cosignatures and the replay
-//     of every decision; `d6a verify --url`, `d6a replay`) is
-//     internal/transparencia's Cliente and Replay. It becomes
-//     internal/verificar/log when transparencia is split into its record
-//     formats and replay, its storage and signer, and its witnesses
-//     (docs/decisions.md, "Layout").
+// One verifier lives elsewhere: the arithmetic of one draw (seed, order,
+// list hash and winner recomputed from public inputs; `d6a verify --json`)
+// is [github.com/formigueiro/d6a/internal/sorteio.Verificar], beside the
+// draw, because the writer of every log record runs it on itself and the
+// draw must not import its verifier.
 //
 // A verifier only reads. Repair is not verification: barramento's report is
 // acted on by internal/atribuicao's Reparar.

@@ -1,0 +1,167 @@
+// Package registro is what one record of D-6a's public transparency log
+// (CONTRACT §7) is and what it proves: the formats of every record (a
+// draw, a draw without candidates, each input the service consumed, the
+// civic-unit tree, the rules in force), their canonical bytes, the
+// signed checkpoint's text and its witnesses' cosignatures, the check of
+// one record by itself and against the bus message that triggered it, and
+// the replay that runs the decision rules over the records in log order
+// and finds what diverges or was left out. It does no I/O of its own (the
+// bus is read through Barramento and LeitorDeEntradas): the verifier, the
+// page and a third party run it without PostgreSQL, pgx or fiber.
+package registro
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/formigueiro/d6a/internal/sorteio"
+)
+
+// Registro is one leaf: the public, recomputable account of one draw. The
+// field order is the key order of CONTRACT §7 and must not change.
+type Registro struct {
+	EventIDSorteio     uuid.UUID  `json:"event_id_sorteio"`
+	DemandaID          uuid.UUID  `json:"demanda_id"`
+	UnidadeCivicaID    uuid.UUID  `json:"unidade_civica_id"`
+	ConselheiroID      uuid.UUID  `json:"conselheiro_id"`
+	Base               string     `json:"base"`
+	BaseSequence       *int64     `json:"base_sequence"`
+	Timestamp          string     `json:"timestamp"`
+	Seed               string     `json:"seed"`
+	ElegiveisEntrada   []string   `json:"elegiveis_entrada"`
+	Ordenados          []string   `json:"ordenados"`
+	ListaElegiveisHash string     `json:"lista_elegiveis_hash"`
+	Degrau             uuid.UUID  `json:"degrau"`
+	Cadeia             []string   `json:"cadeia"`
+	Excluido           *uuid.UUID `json:"excluido"`
+}
+
+// Bytes is the record's canonical encoding: compact UTF-8 JSON, keys in
+// the contract's order, no HTML escaping (JSON.stringify writes the same).
+func (r Registro) Bytes() ([]byte, error) {
+	if r.ElegiveisEntrada == nil {
+		r.ElegiveisEntrada = []string{}
+	}
+	if r.Ordenados == nil {
+		r.Ordenados = []string{}
+	}
+	if r.Cadeia == nil {
+		r.Cadeia = []string{}
+	}
+	return codificarRapido(r)
+}
+
+// NovoRegistro builds the record of a draw from its inputs and outcome.
+func NovoRegistro(eventID, demanda, uc uuid.UUID, base string, baseSeq *int64, timestamp string,
+	res sorteio.Resultado, degrau uuid.UUID, cadeia []uuid.UUID, excluido *uuid.UUID) (Registro, error) {
+	sel, err := uuid.Parse(res.Selecionado)
+	if err != nil {
+		return Registro{}, fmt.Errorf("transparencia: selecionado %q: %w", res.Selecionado, err)
+	}
+	c := make([]string, len(cadeia))
+	for i, u := range cadeia {
+		c[i] = u.String()
+	}
+	return Registro{
+		EventIDSorteio: eventID, DemandaID: demanda, UnidadeCivicaID: uc, ConselheiroID: sel,
+		Base: base, BaseSequence: baseSeq, Timestamp: timestamp, Seed: res.Seed,
+		ElegiveisEntrada: res.Entrada, Ordenados: res.Ordenados, ListaElegiveisHash: res.ListaHash,
+		Degrau: degrau, Cadeia: c, Excluido: excluido,
+	}, nil
+}
+
+// Falha is the first check of a record that fails: Campo names it (for
+// example "registro.seed", "registro.ordenados[3]", "registro.canonico").
+type Falha struct {
+	Campo      string
+	Encontrado string
+	Esperado   string
+}
+
+func (f *Falha) Error() string {
+	return fmt.Sprintf("%s: found %q, expected %q", f.Campo, f.Encontrado, f.Esperado)
+}
+
+// NovaFalha is the failure of one field: what was found, what was
+// expected.
+func NovaFalha(campo string, encontrado, esperado any) *Falha {
+	return &Falha{Campo: campo, Encontrado: fmt.Sprint(encontrado), Esperado: fmt.Sprint(esperado)}
+}
+
+// LerRegistro parses record bytes and checks they are canonical: the
+// bytes must be exactly what Bytes writes for the parsed value, so one
+// draw has one leaf hash.
+func LerRegistro(data []byte) (Registro, error) {
+	if f, ok := lerRapido(data); ok {
+		if r, ok := f.(Registro); ok {
+			return r, nil
+		}
+	}
+	var r Registro
+	err := lerCanonico(data, &r, func() ([]byte, error) { return r.Bytes() }, "the JSON record of CONTRACT §7")
+	return r, err
+}
+
+// Conferir recomputes the draw of a record (CONTRACT §4) with
+// internal/sorteio and returns the first disagreement as a *Falha.
+func Conferir(r Registro) error {
+	for i, id := range r.ElegiveisEntrada {
+		if id != strings.ToLower(id) {
+			return NovaFalha(fmt.Sprintf("registro.elegiveis_entrada[%d]", i), id, strings.ToLower(id))
+		}
+		if i > 0 && r.ElegiveisEntrada[i-1] >= id {
+			return NovaFalha(fmt.Sprintf("registro.elegiveis_entrada[%d]", i), id, "an id above "+r.ElegiveisEntrada[i-1]+" (strictly ascending)")
+		}
+	}
+	if r.Excluido != nil && slices.Contains(r.ElegiveisEntrada, r.Excluido.String()) {
+		return NovaFalha("registro.excluido", r.Excluido.String(), "a counsellor outside elegiveis_entrada")
+	}
+	if len(r.Cadeia) == 0 || r.Cadeia[0] != r.UnidadeCivicaID.String() {
+		return NovaFalha("registro.cadeia[0]", strings.Join(r.Cadeia, ","), r.UnidadeCivicaID.String()+" (the demand's unit first)")
+	}
+	if !slices.Contains(r.Cadeia, r.Degrau.String()) {
+		return NovaFalha("registro.degrau", r.Degrau.String(), "one of cadeia "+strings.Join(r.Cadeia, ","))
+	}
+	sel := r.ConselheiroID.String()
+	_, err := sorteio.Verificar(sorteio.Alegacao{
+		Base: r.Base, Timestamp: r.Timestamp, Elegiveis: r.ElegiveisEntrada,
+		Seed: &r.Seed, Ordenados: r.Ordenados, Selecionado: &sel, ListaHash: &r.ListaElegiveisHash,
+	})
+	var d *sorteio.Divergencia
+	switch {
+	case errors.As(err, &d):
+		campo := d.Campo
+		switch campo {
+		case "selecionado":
+			campo = "conselheiro_id"
+		case "ordenados":
+			if d.Posicao >= 0 {
+				campo += fmt.Sprintf("[%d]", d.Posicao)
+			}
+		}
+		return &Falha{Campo: "registro." + campo, Encontrado: d.Alegado, Esperado: d.Calculado}
+	case err != nil:
+		return NovaFalha("registro", UmaLinha(err.Error()), "a draw that can be recomputed")
+	}
+	return nil
+}
+
+// UmaLinha is s up to its first line break: what an error message quotes
+// of text a server sent.
+func UmaLinha(s string) string {
+	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
+		s = s[:i]
+	}
+	return s
+}
+
+func resumo(b []byte) string {
+	if len(b) > 80 {
+		return string(b[:80]) + "…"
+	}
+	return string(b)
+}

@@ -1,0 +1,439 @@
+package registro
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/formigueiro/d6a/internal/elegibilidade"
+	"github.com/formigueiro/d6a/internal/sorteio"
+)
+
+// Replay rebuilds, from the log's records alone and in log order, the
+// state eligibility depends on (CONTRACT §7 "Replay"), and checks every
+// decision against it with the executor's own rule of spec 4.3
+// (elegibilidade.Filtrar): a draw's winning step and eligible list, a
+// sorteio.sem_candidatos's counts and motive. It holds one state view, not
+// the log.
+//
+// A counsellor that a decision names but no registration record does (a
+// log begun before the input records) is unknown: the checks it takes part
+// in are left out and counted (Desconhecidos), never guessed.
+type Replay struct {
+	conselheiros map[uuid.UUID]*estadoConselheiro
+	// porUC indexes conselheiros by unit: a decision reads its chain's
+	// units only, so the replay costs the chain, not the country.
+	porUC         map[uuid.UUID][]uuid.UUID
+	desconhecidos map[uuid.UUID]bool
+	// Decisoes counts the draws and sorteio.sem_candidatos checked.
+	Decisoes int64
+	// Divergencias are the decisions that do not follow from the records
+	// before them, in log order.
+	Divergencias []Divergencia
+	// alvo, when set, is the counsellor whose own check is kept (Linha).
+	alvo     uuid.UUID
+	Linha    []Acontecimento
+	Deixado  []Acontecimento
+	registro int64
+	// ultimoT is the latest decision's T: the time an input record's
+	// status is judged at (records carry no time of their own).
+	ultimoT time.Time
+	// pais are the links the hierarquia.uc records made public; fila the
+	// pending queue; aberta the sweep the records being replayed follow;
+	// ucDemanda each decided demand's unit (fila.go).
+	pais      map[uuid.UUID]eloReplay
+	fila      filaReplay
+	aberta    *aberta
+	devida    *varreduraDevida
+	ucDemanda map[uuid.UUID]uuid.UUID
+	// AlvoDemanda, when set, is the demand whose own check is kept
+	// (--demanda): LinhaDemanda its timeline, Passada the sweeps that
+	// passed it over.
+	AlvoDemanda  uuid.UUID
+	LinhaDemanda []Acontecimento
+	Passada      []Acontecimento
+	barramento
+	estadoFase2 // the phase-2 gates and inputs (replay_fase2.go)
+}
+
+type estadoConselheiro struct {
+	uc          uuid.UUID
+	status      string
+	capacitacao bool
+	ate         *time.Time
+}
+
+// Divergencia is a decision the replay recomputes differently.
+type Divergencia struct {
+	Indice int64
+	// Conselheiro names the counsellor left out of, or wrongly in, the
+	// decision, when that is the difference.
+	Conselheiro *uuid.UUID
+	Motivo      string
+}
+
+func (d Divergencia) Error() string { return fmt.Sprintf("registro %d: %s", d.Indice, d.Motivo) }
+
+// Acontecimento is a line of a counsellor's timeline (--conselheiro).
+type Acontecimento struct {
+	Indice int64
+	Tipo   string
+	Texto  string
+}
+
+// NovoReplay starts an empty replay; alvo (uuid.Nil: none) is the
+// counsellor whose timeline and coverage are kept.
+func NovoReplay(alvo uuid.UUID) *Replay {
+	return &Replay{conselheiros: map[uuid.UUID]*estadoConselheiro{}, porUC: map[uuid.UUID][]uuid.UUID{}, desconhecidos: map[uuid.UUID]bool{}, alvo: alvo,
+		pais: map[uuid.UUID]eloReplay{}, ucDemanda: map[uuid.UUID]uuid.UUID{},
+		barramento: barramento{ativas: map[uuid.UUID]uuid.UUID{}, vistos: map[uuid.UUID]bool{}, omitidas: map[uuid.UUID]Divergencia{}}}
+}
+
+// Desconhecidos is how many counsellors decisions named without a
+// registration record.
+func (r *Replay) Desconhecidos() int { return len(r.desconhecidos) }
+
+// Aplicar takes the record at indice (nil body: eliminated, spec 2.2) and
+// checks it if it is a decision, then applies it.
+func (r *Replay) Aplicar(indice int64, reg Registravel) {
+	r.registro = indice
+	r.passar(indice, reg)
+	r.antesDe(reg)
+	switch f := reg.(type) {
+	case Registro:
+		r.sorteio(indice, f)
+	case SemCandidatos:
+		r.semCandidatos(indice, f)
+	case Entrada:
+		r.entrada(indice, f)
+	case Hierarquia:
+		r.registrarHierarquia(indice, f)
+	}
+}
+
+func (r *Replay) divergir(indice int64, c *uuid.UUID, formato string, args ...any) {
+	r.Divergencias = append(r.Divergencias, Divergencia{Indice: indice, Conselheiro: c, Motivo: fmt.Sprintf(formato, args...)})
+}
+
+// candidatos are the known counsellors registered on the chain, as
+// elegibilidade.Filtrar takes them.
+func (r *Replay) candidatos(cadeia []uuid.UUID) []elegibilidade.Candidato {
+	var out []elegibilidade.Candidato
+	for _, uc := range cadeia {
+		for _, id := range r.porUC[uc] {
+			out = append(out, r.candidato(id, r.conselheiros[id]))
+		}
+	}
+	slices.SortFunc(out, func(a, b elegibilidade.Candidato) int { return strings.Compare(a.ID.String(), b.ID.String()) })
+	return out
+}
+
+func uuids(ss []string) []uuid.UUID {
+	out := make([]uuid.UUID, 0, len(ss))
+	for _, s := range ss {
+		if u, err := uuid.Parse(s); err == nil {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+// recalcular is a decision's eligibility from the records before it: the
+// rule of spec 4.3 over the replayed state of its chain, at its T (ok false
+// when T cannot be read), and the counsellor's own check on it. lista is
+// the decision's eligible list (nil for a sorteio.sem_candidatos).
+func (r *Replay) recalcular(indice int64, nome, timestamp string, cadeiaTxt []string, excluido *uuid.UUID, lista []uuid.UUID) (esperado elegibilidade.Resultado, cands []elegibilidade.Candidato, ok bool) {
+	r.Decisoes++
+	T, err := sorteio.ParseTimestamp(timestamp)
+	if err != nil {
+		r.divergir(indice, nil, "%s: timestamp %q ilegível", nome, timestamp)
+		return esperado, nil, false
+	}
+	r.ultimoT = T
+	cadeia := uuids(cadeiaTxt)
+	// The chain must follow the recorded links; where it does not, the
+	// decision is judged on the recorded chain (so a counsellor a forged
+	// chain skipped is found left out).
+	if len(cadeia) > 0 && !r.conferirCadeia(indice, nome, cadeia) {
+		if registrada, ok := r.cadeiaRegistrada(cadeia[0]); ok {
+			cadeia = registrada
+		}
+	}
+	cands = r.candidatos(cadeia)
+	esperado = elegibilidade.Filtrar(cadeia, cands, excluido, T)
+	r.cobertura(indice, cadeia, esperado, lista, excluido, T, nome)
+	return esperado, cands, true
+}
+
+func (r *Replay) sorteio(indice int64, s Registro) {
+	lista := uuids(s.ElegiveisEntrada)
+	for _, id := range lista {
+		if _, ok := r.conselheiros[id]; !ok {
+			r.desconhecidos[id] = true
+		}
+	}
+	esperado, _, ok := r.recalcular(indice, "sorteio "+s.EventIDSorteio.String()+" (demanda "+s.DemandaID.String()+")", s.Timestamp, s.Cadeia, s.Excluido, lista)
+	if !ok {
+		return
+	}
+	// A divergent list still takes its demand out of the queue and its
+	// winner busy, as the executor did: the records after it follow from
+	// what was done, so one divergence does not cascade.
+conferir:
+	switch {
+	case len(esperado.Elegiveis) == 0 && !r.temDesconhecido(lista):
+		quem, regra := r.foraDaLista(lista) // a phase-2 gate's exclusion, named
+		r.divergir(indice, quem, "sorteio %s: pelos registros anteriores ninguém era elegível na cadeia (motivo %s), mas a lista tem %d%s", s.EventIDSorteio, esperado.Motivo, len(lista), regra)
+	case len(esperado.Elegiveis) > 0 && esperado.Degrau != s.Degrau:
+		r.divergir(indice, nil, "sorteio %s: degrau %s, mas pelos registros anteriores o primeiro degrau com elegíveis é %s", s.EventIDSorteio, s.Degrau, esperado.Degrau)
+	case len(esperado.Elegiveis) > 0:
+		for _, id := range esperado.Elegiveis {
+			if !slices.Contains(lista, id) {
+				r.divergir(indice, &id, "sorteio %s: conselheiro %s estava disponível no degrau %s e ficou fora da lista", s.EventIDSorteio, id, s.Degrau)
+				break conferir
+			}
+		}
+		for _, id := range lista {
+			if !slices.Contains(esperado.Elegiveis, id) && !r.desconhecidos[id] {
+				c := r.conselheiros[id]
+				regra := ""
+				if m := r.foraPorRegra(id, c); m != "" {
+					regra = ", " + m
+				}
+				r.divergir(indice, &id, "sorteio %s: conselheiro %s está na lista, mas pelos registros anteriores não era elegível no degrau (status %s, unidade %s%s)", s.EventIDSorteio, id, c.status, c.uc, regra)
+				break conferir
+			}
+		}
+	}
+	r.decidida(indice, s.DemandaID, s.UnidadeCivicaID, s.BaseSequence, "sorteio "+s.EventIDSorteio.String(), true,
+		fmt.Sprintf("sorteada para o conselheiro %s (sorteio %s, %s)", s.ConselheiroID, s.EventIDSorteio, s.Timestamp))
+	// The draw makes its winner busy, holding the demand, by the executor's
+	// rule (a draw the machine forbids has diverged above: the state
+	// follows what was done).
+	if c, ok := r.conselheiros[s.ConselheiroID]; ok {
+		T, _ := sorteio.ParseTimestamp(s.Timestamp)
+		c.status, _ = elegibilidade.StatusAposSorteio(c.status, c.ate, T)
+	}
+	r.ativas[s.ConselheiroID] = s.DemandaID
+	if s.ConselheiroID == r.alvo {
+		r.Linha = append(r.Linha, Acontecimento{indice, "sorteado", fmt.Sprintf("sorteado para a demanda %s (sorteio %s, %s)", s.DemandaID, s.EventIDSorteio, s.Timestamp)})
+	}
+}
+
+// decidida is what a decision about demanda does to the queue: it is
+// checked against the open sweep, then a draw takes the demand out and a
+// sorteio.sem_candidatos puts it in (keeping its place if it waited).
+func (r *Replay) decidida(indice int64, demanda, uc uuid.UUID, seq *int64, nome string, sorteada bool, texto string) {
+	r.servir(indice, nome, demanda, seq)
+	r.ucDemanda[demanda] = uc
+	if demanda == r.AlvoDemanda {
+		if _, esperava := r.fila.por[demanda]; !esperava && !sorteada {
+			texto += fmt.Sprintf(" desde o registro %d", indice)
+		}
+		r.LinhaDemanda = append(r.LinhaDemanda, Acontecimento{indice, map[bool]string{true: "sorteio", false: "sem_candidatos"}[sorteada], texto})
+	}
+	if sorteada {
+		r.fila.sair(demanda)
+		return
+	}
+	cadeia, _ := r.cadeiaRegistrada(uc)
+	r.fila.entrar(demanda, uc, cadeia, indice)
+}
+
+func (r *Replay) temDesconhecido(lista []uuid.UUID) bool {
+	for _, id := range lista {
+		if r.desconhecidos[id] {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *Replay) semCandidatos(indice int64, s SemCandidatos) {
+	esperado, _, ok := r.recalcular(indice, "sem_candidatos "+s.EventID.String()+" (demanda "+s.DemandaID.String()+")", s.Timestamp, s.Cadeia, s.Excluido, nil)
+	r.decidida(indice, s.DemandaID, s.UnidadeCivicaID, s.GatilhoSequence, "sem_candidatos "+s.EventID.String(), false,
+		fmt.Sprintf("sem candidatos (%s, %s): na fila de pendentes", s.Motivo, s.Timestamp))
+	if !ok {
+		return
+	}
+	if len(esperado.Elegiveis) > 0 {
+		id := esperado.Elegiveis[0]
+		r.divergir(indice, &id, "sem_candidatos %s: conselheiro %s estava disponível no degrau %s", s.EventID, id, esperado.Degrau)
+		return
+	}
+	// The counts the motive follows from, by the executor's rule (Filtrar).
+	if len(r.desconhecidos) == 0 && (int64(esperado.Cadastrados) != s.Cadastrados || int64(esperado.Ocupados) != s.Ocupados) {
+		r.divergir(indice, nil, "sem_candidatos %s: %d cadastrados e %d ocupados na cadeia, mas pelos registros anteriores são %d e %d", s.EventID, s.Cadastrados, s.Ocupados, esperado.Cadastrados, esperado.Ocupados)
+	}
+}
+
+// cobertura keeps, for the counsellor of --conselheiro, each decision of
+// their coverage (the chain holds their unit) made while the records show
+// them eligible, and whether they were in the list.
+func (r *Replay) cobertura(indice int64, cadeia []uuid.UUID, esperado elegibilidade.Resultado, lista []uuid.UUID, excluido *uuid.UUID, T time.Time, nome string) {
+	c, ok := r.conselheiros[r.alvo]
+	if r.alvo == uuid.Nil || !ok || !slices.Contains(cadeia, c.uc) || (excluido != nil && *excluido == r.alvo) {
+		return
+	}
+	cand := r.candidato(r.alvo, c)
+	if !elegibilidade.Elegivel(cand, T) {
+		// Left out by a phase-2 gate alone: said, not a divergence.
+		if motivo := r.foraPorRegra(r.alvo, c); motivo != "" {
+			cand.Capacitacao, cand.SemVinculo = true, false
+			if elegibilidade.Elegivel(cand, T) {
+				r.Linha = append(r.Linha, Acontecimento{indice, "cobertura", nome + ": fora por regra (" + motivo + ")"})
+			}
+		}
+		return
+	}
+	// Eligible, on the chain: they belong in the list unless a step below
+	// theirs had eligible counsellors.
+	passo := slices.Index(cadeia, c.uc)
+	if len(esperado.Elegiveis) > 0 && slices.Index(cadeia, esperado.Degrau) < passo {
+		return
+	}
+	a := Acontecimento{indice, "cobertura", nome}
+	if slices.Contains(lista, r.alvo) {
+		a.Texto += ": na lista"
+		r.Linha = append(r.Linha, a)
+		return
+	}
+	a.Texto += ": DEIXADO DE FORA (disponível no degrau " + c.uc.String() + ")"
+	r.Linha = append(r.Linha, a)
+	r.Deixado = append(r.Deixado, a)
+}
+
+func (r *Replay) entrada(indice int64, e Entrada) {
+	if r.entradaFase2(indice, e) {
+		return
+	}
+	switch e.Tipo {
+	case TipoVarredura:
+		r.conferirVarredura(indice, e)
+		a := &aberta{seq: e.GatilhoSequence, indice: indice, uc: e.UnidadeCivicaID, demanda: e.DemandaID}
+		if a.uc != nil {
+			a.nome = fmt.Sprintf("a varredura da unidade %s (%s)", *a.uc, e.Acao)
+		} else {
+			a.nome = fmt.Sprintf("a varredura da demanda %s (%s)", *a.demanda, e.Acao)
+		}
+		r.abrir(a)
+		return
+	case TipoAgregacao:
+		for _, d := range e.Removidas {
+			r.fila.sair(d)
+		}
+	}
+	if e.ConselheiroID == nil {
+		return
+	}
+	id := *e.ConselheiroID
+	c := r.conselheiros[id]
+	if (e.Tipo == TipoCicloConcluido || e.Tipo == TipoRecusa) && e.DemandaID != nil && r.ativas[id] == *e.DemandaID {
+		delete(r.ativas, id)
+		if e.Tipo == TipoRecusa {
+			// The refused demand is drawn again under this trigger,
+			// without its refuser (spec 3.12 step 5).
+			d := *e.DemandaID
+			r.abrir(&aberta{seq: e.GatilhoSequence, indice: indice, demanda: &d, excluido: &id, redraw: true,
+				nome: fmt.Sprintf("a recusa de %s", id)})
+		} else {
+			// A concluded demand is never drawn again: its unit is
+			// dropped, so the state holds the open assignments, not
+			// every demand the log ever decided (issue 39).
+			delete(r.ucDemanda, *e.DemandaID)
+		}
+	}
+	r.conferirStatus(indice, e, c)
+	if e.Tipo == TipoCadastro && c == nil || e.Tipo == TipoCicloConcluido {
+		r.esperarVarredura(indice, e, c)
+	}
+	switch e.Tipo {
+	case TipoCadastro:
+		if c == nil {
+			r.porUC[*e.UnidadeCivicaID] = append(r.porUC[*e.UnidadeCivicaID], id)
+		}
+		r.conselheiros[id] = &estadoConselheiro{uc: *e.UnidadeCivicaID, status: e.Status, capacitacao: *e.CapacitacaoConcluida}
+		delete(r.desconhecidos, id)
+	case TipoSuspensao:
+		if c != nil {
+			// conferirStatus named a suspension the machine forbids
+			// (PodeSuspender); the state follows what was done.
+			c.status = elegibilidade.Suspenso
+			if t, err := sorteio.ParseTimestamp(e.DataSuspensaoAte); err == nil {
+				c.ate = &t
+			}
+		}
+	case TipoSuspensaoExpirada:
+		if c != nil {
+			c.status = elegibilidade.StatusAposSuspensaoExpirada(c.status)
+		}
+	default: // cycle ends, refusals, the console: the status after them
+		if c != nil && e.Status != "" {
+			c.status = e.Status
+		}
+	}
+	if id == r.alvo {
+		texto := e.Tipo
+		if e.DemandaID != nil {
+			texto += " (demanda " + e.DemandaID.String() + ")"
+		}
+		if e.Status != "" {
+			texto += " → " + e.Status
+		}
+		if e.DataSuspensaoAte != "" {
+			texto += " até " + e.DataSuspensaoAte
+		}
+		r.Linha = append(r.Linha, Acontecimento{indice, e.Tipo, texto})
+	}
+}
+
+// conferirStatus checks the status an input record shows against the one
+// the state machine gives (elegibilidade, spec 4.6, run by the executor's
+// handlers too) from the counsellor's replayed state. Records carry no time
+// of their own, so where the outcome turns on whether a suspension had
+// ended (a cycle end or a reactivation of a suspended counsellor), either
+// outcome is accepted.
+func (r *Replay) conferirStatus(indice int64, e Entrada, c *estadoConselheiro) {
+	id := *e.ConselheiroID
+	var esperado []string
+	switch e.Tipo {
+	case TipoCadastro:
+		esperado = []string{elegibilidade.StatusCadastro(e.Status)}
+	case TipoInativacao:
+		esperado = []string{elegibilidade.Inativo}
+	case TipoLiberacao:
+		esperado = []string{elegibilidade.Disponivel}
+	}
+	if c != nil {
+		_, outra := r.ativas[id]
+		switch e.Tipo {
+		case TipoCicloConcluido:
+			esperado = []string{elegibilidade.StatusAposCiclo(c.status, c.ate, outra, r.ultimoT)}
+			if c.status == elegibilidade.Suspenso && !outra {
+				esperado = []string{elegibilidade.Suspenso, elegibilidade.Disponivel}
+			}
+		case TipoRecusa:
+			esperado = []string{elegibilidade.StatusAposRecusa(c.status)}
+		case TipoReativacao:
+			esperado = []string{elegibilidade.StatusReativado(c.ate, r.ultimoT)}
+			if c.ate != nil {
+				esperado = []string{elegibilidade.Suspenso, elegibilidade.Disponivel}
+			}
+		case TipoSuspensao:
+			if !elegibilidade.PodeSuspender(c.status) {
+				r.divergir(indice, &id, "%s: conselheiro %s suspenso a partir de %s, que a máquina de estados (spec 4.6) não permite", e.Tipo, id, c.status)
+			}
+			return
+		}
+	}
+	if esperado != nil && !slices.Contains(esperado, e.Status) {
+		de := "?"
+		if c != nil {
+			de = c.status
+		}
+		r.divergir(indice, &id, "%s: conselheiro %s fica %s, mas de %s a máquina de estados (spec 4.6) dá %s", e.Tipo, id, e.Status, de, strings.Join(esperado, " ou "))
+	}
+}
