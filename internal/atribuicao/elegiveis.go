@@ -2,42 +2,125 @@ package atribuicao
 
 import (
 	"context"
+	"fmt"
 	"slices"
+	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/formigueiro/d6a/internal/elegibilidade"
+	"github.com/formigueiro/d6a/internal/store"
 )
 
 // filtrar is spec 4.3 over the database: the rows are read, the rule is
-// elegibilidade's (Subir, then Filtrar, which the replay runs too). The
-// first read of an agenda item's chain comes from the run's read-ahead
-// (lerElegiveis); a further round trip happens only when every counsellor
-// of the step read is ineligible, and is counted (Observador.Elegibilidade).
-// Counsellors drawn earlier in the batch, whose writes are still in memory,
-// count as holding an active assignment.
+// elegibilidade's (Subir, then Filtrar, which the replay runs too). An
+// agenda item's steps come from what the run read of its chain (the
+// read-ahead, lerElegiveis, then lerAcima); a round trip happens only when
+// a step the walk needs was not read, and is counted
+// (Observador.Elegibilidade). Counsellors drawn earlier in the batch, whose
+// writes are still in memory, count as holding an active assignment.
 func (u *uow) filtrar(ctx context.Context, cadeia []uuid.UUID, excluir *uuid.UUID) (elegibilidade.Resultado, error) {
 	g := u.servico.o.Portoes // phase-2 gates (CONTRACT §8)
-	ler := func(desde int) (elegibilidade.Degrau, error) {
-		if desde == 0 && u.diferir {
-			if d, ok := u.lote.elegiveis[cadeia[0]]; ok && slices.Equal(d.cadeia, cadeia) {
-				return u.lote.marcarOcupados(d.Degrau), nil
+	var lido *degrauLido
+	if u.diferir {
+		if l := u.lote.elegiveis[cadeia[0]]; l != nil && slices.Equal(l.cadeia, cadeia) {
+			lido = l
+			if l.pendentes > 0 {
+				l.pendentes--
 			}
+		}
+	}
+	idas := 0
+	ler := func(desde int) (elegibilidade.Degrau, error) {
+		if lido != nil {
+			if d, ok := lido.ler(desde); ok {
+				return u.lote.marcarOcupados(d), nil
+			}
+			idas++
+			if err := u.lote.lerAcima(ctx, u.tx, lido, desde, u.agora, g); err != nil {
+				return elegibilidade.Degrau{}, err
+			}
+			if d, ok := lido.ler(desde); ok {
+				return u.lote.marcarOcupados(d), nil
+			}
+		}
+		if desde > 0 {
+			idas++
 		}
 		d, err := u.tx.LerDegrau(ctx, cadeia, desde, g)
 		return u.lote.marcarOcupados(d), err
 	}
-	r, leituras, err := elegibilidade.Subir(cadeia, excluir, u.agora, ler)
+	r, _, err := elegibilidade.Subir(cadeia, excluir, u.agora, ler)
 	if err != nil {
 		return elegibilidade.Resultado{}, err
 	}
 	obs := u.servico.o.Observador
-	u.depois = append(u.depois, func() { obs.Elegibilidade(leituras - 1) })
+	u.depois = append(u.depois, func() { obs.Elegibilidade(idas) })
 	return r, nil
 }
 
+// lerAcima reads, in one round trip, the step of lido's chain at or above
+// desde, and the next step of every other chain of the run that an agenda
+// item still waits on and whose highest step read holds nobody eligible
+// now: those draws would each make the same round trip. Which chains
+// qualify is elegibilidade's rule on the rows read; the read itself is
+// structure only, so a chain read ahead in vain costs a read, never a
+// different decision.
+func (d *diferido) lerAcima(ctx context.Context, tx store.Tx, lido *degrauLido, desde int, agora time.Time, g elegibilidade.Portoes) error {
+	var (
+		p      store.DegrausCadastradosParams
+		quais  = []*degrauLido{nil} // chain n is quais[n]
+		desdes = []int{0}
+	)
+	pedir := func(l *degrauLido, desde int) {
+		resto := l.cadeia[desde:]
+		quais, desdes = append(quais, l), append(desdes, desde)
+		p.Inicios = append(p.Inicios, int32(len(p.Ucs)))
+		p.Tamanhos = append(p.Tamanhos, int32(len(resto)))
+		p.Ucs = append(p.Ucs, resto...)
+	}
+	pedir(lido, desde)
+	for _, l := range d.elegiveis {
+		if l == lido || l.pendentes == 0 {
+			continue
+		}
+		if acima := l.acima(); acima >= 0 && !d.algumElegivel(l.topo(), agora) {
+			pedir(l, acima)
+		}
+	}
+	p.CapacitacaoExterna, p.ExigirVinculo = g.CapacitacaoExterna, g.ExigirVinculo
+	rows, err := tx.BuscarDegrausCadastrados(ctx, p)
+	if err != nil {
+		return fmt.Errorf("elegíveis: %w", err)
+	}
+	lidos := make([]elegibilidade.Degrau, len(quais))
+	for n, l := range quais[1:] {
+		lidos[n+1] = elegibilidade.Degrau{Posicao: len(l.cadeia)} // no row: nobody above
+	}
+	for _, r := range rows {
+		if r.Cadeia > 0 && int(r.Cadeia) < len(quais) {
+			lidos[r.Cadeia] = store.DegrauDe(r, quais[r.Cadeia].cadeia, desdes[r.Cadeia], g)
+		}
+	}
+	for n, l := range quais[1:] {
+		l.lidos = append(l.lidos, leitura{desdes[n+1], lidos[n+1]})
+	}
+	return nil
+}
+
+// algumElegivel reports whether step holds a counsellor eligible at agora
+// once the batch's draws are counted (elegibilidade.Elegivel).
+func (d *diferido) algumElegivel(step elegibilidade.Degrau, agora time.Time) bool {
+	for _, c := range step.Candidatos {
+		if elegibilidade.Elegivel(c, agora) && !d.ocupados[c.ID] {
+			return true
+		}
+	}
+	return false
+}
+
 // marcarOcupados is d with the counsellors drawn earlier in the batch
-// holding an active assignment (a copy: d may be the run's read-ahead).
+// holding an active assignment (a copy: d may be what the run read).
 func (d *diferido) marcarOcupados(l elegibilidade.Degrau) elegibilidade.Degrau {
 	if len(d.ocupados) == 0 {
 		return l

@@ -33,18 +33,63 @@ type diferido struct {
 	// guardas are the database side of the agenda items' guards, read for
 	// the run of agenda items ahead; nil once another unit wrote.
 	guardas map[uuid.UUID]store.GuardaAgenda
-	// elegiveis are the first steps holding registered counsellors of the
-	// run's chains, by the demand's unit, read with the guards
-	// (lerElegiveis): rows, not decisions, so they serve a draw at any
-	// time of the run.
-	elegiveis map[uuid.UUID]degrauLido
+	// elegiveis are the steps holding registered counsellors read for the
+	// run's chains, by the demand's unit: the first ones with the guards
+	// (lerElegiveis), the ones above when a draw needs them (lerAcima).
+	// Rows, not decisions, so they serve a draw at any time of the run.
+	elegiveis map[uuid.UUID]*degrauLido
 }
 
-// degrauLido is a chain's first step read ahead, with the chain it was
-// read on (a hierarchy refresh within the run gives a new chain).
+// degrauLido is what the run read of one chain, with the chain it was
+// read on (a hierarchy refresh within the run gives a new chain): the
+// reads made, each the first step at or above its desde holding
+// registered counsellors, so the steps between desde and the step read
+// hold nobody. pendentes counts the run's agenda items on this chain not
+// yet drawn: a further read is made ahead only for those (lerAcima).
 type degrauLido struct {
-	cadeia []uuid.UUID
+	cadeia    []uuid.UUID
+	lidos     []leitura
+	pendentes int
+}
+
+type leitura struct {
+	desde int
 	elegibilidade.Degrau
+}
+
+// ler is what ler(desde) of elegibilidade.Subir returns, if the run read
+// it already.
+func (l *degrauLido) ler(desde int) (elegibilidade.Degrau, bool) {
+	for _, r := range l.lidos {
+		if r.desde <= desde && desde <= r.Posicao {
+			return r.Degrau, true
+		}
+	}
+	return elegibilidade.Degrau{}, false
+}
+
+// acima is the position from which the chain's next step would be read,
+// or -1 when the reads reached its top.
+func (l *degrauLido) acima() int {
+	top := -1
+	for _, r := range l.lidos {
+		top = max(top, r.Posicao)
+	}
+	if top+1 >= len(l.cadeia) {
+		return -1
+	}
+	return top + 1
+}
+
+// topo is the highest step read of the chain.
+func (l *degrauLido) topo() elegibilidade.Degrau {
+	var t elegibilidade.Degrau
+	for i, r := range l.lidos {
+		if i == 0 || r.Posicao > t.Posicao {
+			t = r.Degrau
+		}
+	}
+	return t
 }
 
 func (d *diferido) vazio() bool {
@@ -202,7 +247,7 @@ func (d *diferido) lerElegiveis(ctx context.Context, tx store.Tx, h *hierarquia.
 		p.Tamanhos = append(p.Tamanhos, int32(len(cadeia)))
 		p.Ucs = append(p.Ucs, cadeia...)
 	}
-	d.elegiveis = map[uuid.UUID]degrauLido{}
+	d.elegiveis = map[uuid.UUID]*degrauLido{}
 	if len(cadeias) < 2 {
 		return nil
 	}
@@ -212,13 +257,21 @@ func (d *diferido) lerElegiveis(ctx context.Context, tx store.Tx, h *hierarquia.
 		return fmt.Errorf("elegíveis: %w", err)
 	}
 	// A chain without a row holds nobody registered.
-	for _, c := range cadeias[1:] {
-		d.elegiveis[c[0]] = degrauLido{c, elegibilidade.Degrau{Posicao: len(c)}}
+	lidos := make([]elegibilidade.Degrau, len(cadeias))
+	for n, c := range cadeias[1:] {
+		lidos[n+1] = elegibilidade.Degrau{Posicao: len(c)}
 	}
 	for _, r := range rows {
 		if r.Cadeia > 0 && int(r.Cadeia) < len(cadeias) {
-			c := cadeias[r.Cadeia]
-			d.elegiveis[c[0]] = degrauLido{c, store.DegrauDe(r, c, 0, g)}
+			lidos[r.Cadeia] = store.DegrauDe(r, cadeias[r.Cadeia], 0, g)
+		}
+	}
+	for n, c := range cadeias[1:] {
+		d.elegiveis[c[0]] = &degrauLido{cadeia: c, lidos: []leitura{{0, lidos[n+1]}}}
+	}
+	for _, j := range corrida(lote) {
+		if l := d.elegiveis[j.uc]; l != nil {
+			l.pendentes++
 		}
 	}
 	return nil

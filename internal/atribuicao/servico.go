@@ -55,8 +55,9 @@ type Observador interface {
 	// LoteDesfeito: a batch failed and is redone one unit per transaction.
 	LoteDesfeito()
 	// Elegibilidade: one eligibility decision (spec 4.3) made releituras
-	// round trips beyond its first read, each because a whole step read
-	// held nobody eligible.
+	// round trips beyond its first read, each because the steps read held
+	// nobody eligible (one that also reads ahead for other chains of the
+	// run counts once, for the draw that made it).
 	Elegibilidade(releituras int)
 	// Transacao: a committed transaction spent abertura on BEGIN and the
 	// lock, decisoes on the reads and the units' decisions, fechamento on

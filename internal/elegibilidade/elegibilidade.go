@@ -5,7 +5,8 @@
 package elegibilidade
 
 import (
-	"sort"
+	"bytes"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -78,7 +79,9 @@ func Filtrar(cadeia []uuid.UUID, candidatos []Candidato, excluir *uuid.UUID, ago
 			}
 		}
 		if len(elegiveis) > 0 {
-			sort.Slice(elegiveis, func(i, j int) bool { return elegiveis[i].String() < elegiveis[j].String() })
+			// The bytes' order is the canonical text's (CONTRACT §4): lower-case
+			// hex keeps each nibble's order and the dashes sit at fixed places.
+			slices.SortFunc(elegiveis, func(a, b uuid.UUID) int { return bytes.Compare(a[:], b[:]) })
 			return Resultado{Elegiveis: elegiveis, Degrau: degrau, Vencidos: vencidos}
 		}
 	}

@@ -142,3 +142,23 @@ func TestSubirIgualAFiltrar(t *testing.T) {
 		}
 	}
 }
+
+// The draw's input order is the ids' canonical text ascending (CONTRACT
+// §4); Filtrar sorts by bytes, which must give the same order.
+func TestElegiveisNaOrdemDoTexto(t *testing.T) {
+	var cs []Candidato
+	for range 500 {
+		c := disp(0, bairro)
+		c.ID = uuid.New()
+		cs = append(cs, c)
+	}
+	r := Filtrar(cadeia, cs, nil, agora)
+	if len(r.Elegiveis) != len(cs) {
+		t.Fatalf("%d eligible, want %d", len(r.Elegiveis), len(cs))
+	}
+	for i := 1; i < len(r.Elegiveis); i++ {
+		if r.Elegiveis[i-1].String() >= r.Elegiveis[i].String() {
+			t.Fatalf("position %d: %s before %s", i, r.Elegiveis[i-1], r.Elegiveis[i])
+		}
+	}
+}
