@@ -95,6 +95,10 @@ type Config struct {
 	// AoReceber, when set, is called with the time from a message's
 	// storage in the stream to its first delivery here (metrics).
 	AoReceber func(atraso time.Duration)
+	// AoLerLacuna, when set, is called with the number of consumed
+	// messages read from the stream because their deliveries went missing
+	// (lacuna; metrics).
+	AoLerLacuna func(mensagens int)
 }
 
 // WithDefaults returns c with every zero field set to its default.

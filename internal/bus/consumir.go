@@ -201,6 +201,7 @@ func (b *Bus) buscarAdiante(ctx, hctx context.Context, log *slog.Logger, prontos
 		// instead of waiting for messages.
 		faltam    = 1
 		pendentes []recebida
+		vistas    vistas // for lacuna
 		falhas    int
 		progresso = time.NewTicker(b.cfg.AckWait / 3)
 		// interrompido is when the durable stopped delivering here for a
@@ -265,6 +266,9 @@ func (b *Bus) buscarAdiante(ctx, hctx context.Context, log *slog.Logger, prontos
 			interrompido, motivo = time.Time{}, ""
 		}
 		faltam--
+		if md, err := m.Metadata(); err == nil {
+			pendentes = append(pendentes, b.lacuna(hctx, log, &vistas, md)...)
+		}
 		if r, ok := b.decodificar(hctx, log, m); ok {
 			pendentes = append(pendentes, r)
 		}
@@ -677,6 +681,9 @@ func (b *Bus) ackAssincrono(log *slog.Logger, m jetstream.Msg) {
 	if err := m.Ack(); err != nil {
 		log.Warn("ack not sent; the message may be delivered again", "erro", err)
 		return
+	}
+	if m.Reply() == "" {
+		return // read from the stream (lida): nothing to confirm again
 	}
 	agora := time.Now()
 	b.acksMu.Lock()

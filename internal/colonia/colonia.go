@@ -151,6 +151,11 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *Instancia, err e
 				w.Metrics.EntregaAtraso.Observe(atraso.Seconds())
 			}
 		},
+		AoLerLacuna: func(n int) {
+			if w.Metrics != nil {
+				w.Metrics.EntregasLidasDoStream.Add(float64(n))
+			}
+		},
 	})
 	if err != nil {
 		if cfg.NATSURL != "" {

@@ -105,6 +105,10 @@ type Metrics struct {
 	// histogram and the handler's time it says whether a slow result waited
 	// for the bus or the database.
 	EntregaAtraso prometheus.Histogram
+	// EntregasLidasDoStream counts the consumed messages read from the
+	// stream because their deliveries went missing (bus.lacuna), so stream
+	// order held without waiting for AckWait.
+	EntregasLidasDoStream prometheus.Counter
 	// transacaoFase is d6a_transacao_fase_segundos, and abertura, decisoes
 	// and fechamento its three series, resolved once (Transacao runs on
 	// every transaction of the executor).
@@ -197,6 +201,10 @@ func New(f Fonte) *Metrics {
 			Help:    "Seconds from a consumed message's storage in the stream (its JetStream timestamp) to its first delivery to d6a; any clock difference between the NATS server and d6a is included.",
 			Buckets: prometheus.ExponentialBuckets(0.00025, 2, 16), // 0.25 ms … ~8 s
 		}),
+		EntregasLidasDoStream: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "d6a_entregas_lidas_do_stream_total",
+			Help: "Consumed messages read from the stream, in order, because their deliveries to this instance went missing (a pull request closed on the client, a leader change, or another instance sharing the durable).",
+		}),
 		transacaoFase: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "d6a_transacao_fase_segundos",
 			Help:    "Seconds spent by each committed transaction of the draw executor, by fase: abertura (one round trip: BEGIN, the draw lock and the opening reads), decisoes (every unit's decisions and any further reads), fechamento (the writes and COMMIT with its WAL flush).",
@@ -218,7 +226,7 @@ func New(f Fonte) *Metrics {
 		m.Sorteios, m.SemCandidatos, m.Recusas, m.HandlerDuracao,
 		m.SorteioDuracao, m.DeadLetters, m.OutboxPublicados, m.HTTPDuracao, m.SituacaoCache,
 		m.TokensCache, m.JWKSCache,
-		m.Lote, m.LotesDesfeitos, m.Elegibilidade, m.ElegibilidadeReleituras, m.EntregaAtraso, m.transacaoFase,
+		m.Lote, m.LotesDesfeitos, m.Elegibilidade, m.ElegibilidadeReleituras, m.EntregaAtraso, m.EntregasLidasDoStream, m.transacaoFase,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "d6a_entradas_sem_entrega_segundos",
 			Help: "Seconds since the durable d6a-entradas last delivered to this instance or ended a pull request itself, while the instance was asking; under the fetch wait when healthy, growing during a stall (docs/operacao.md).",
