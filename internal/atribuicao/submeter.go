@@ -39,7 +39,7 @@ func (x Unidade) Parametros(ctx context.Context) (Parametros, error) { return x.
 
 // PublicarTimeout queues the response-timeout refusal of an active
 // assignment once (timeout.go publicarTimeout).
-func (x Unidade) PublicarTimeout(ctx context.Context, a store.Atribuicao) (id uuid.UUID, nova bool, err error) {
+func (x Unidade) PublicarTimeout(ctx context.Context, a store.AtribuicaoVigente) (id uuid.UUID, nova bool, err error) {
 	return x.u.publicarTimeout(ctx, a)
 }
 

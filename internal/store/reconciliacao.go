@@ -15,11 +15,6 @@ import (
 // reparo.Banco. They read and write; the repair decides (what is a
 // conflict, what is re-created).
 
-// AtribuicaoVigente is an active assignment, as a conflict names it.
-type AtribuicaoVigente struct {
-	ID, EventIDSorteio, DemandaID, ConselheiroID uuid.UUID
-}
-
 // SorteioReconciliado is a draw the bus holds and the database lost, as the
 // repair re-creates it: the published conselheiro.sorteado and the demand's
 // snapshot from its agenda item.
@@ -79,14 +74,6 @@ func (t Tx) AtribuicaoAtivaDaDemanda(ctx context.Context, demanda uuid.UUID) (At
 func (t Tx) AtribuicaoAtivaDoConselheiro(ctx context.Context, conselheiro uuid.UUID) (AtribuicaoVigente, bool, error) {
 	a, err := t.BuscarAtribuicaoAtivaPorConselheiro(ctx, conselheiro)
 	return vigente(a, err)
-}
-
-func vigente(a dbsqlc.D6aAtribuico, err error) (AtribuicaoVigente, bool, error) {
-	achou, err := Found(err)
-	if !achou || err != nil {
-		return AtribuicaoVigente{}, false, err
-	}
-	return AtribuicaoVigente{ID: a.ID, EventIDSorteio: a.EventIDSorteio, DemandaID: a.DemandaID, ConselheiroID: a.ConselheiroID}, true, nil
 }
 
 // RecriarAtribuicao writes the active assignment of a re-created draw and
