@@ -11,6 +11,7 @@ import (
 	"github.com/formigueiro/d6a/internal/config"
 	"github.com/formigueiro/d6a/internal/elegibilidade"
 	"github.com/formigueiro/d6a/internal/hierarquia"
+	"github.com/formigueiro/d6a/internal/reparo"
 	"github.com/formigueiro/d6a/internal/store"
 	"github.com/formigueiro/d6a/internal/verificar/barramento"
 )
@@ -21,7 +22,7 @@ import (
 // when anything diverges (with --reparar: when anything still diverges after
 // the repair, or the repair found a conflict), 2 for configuration.
 //
-// --reparar: atribuicao.Servico.Reparar — the outbox rows of results on the
+// --reparar: internal/reparo's Reparar, through the executor — the outbox rows of results on the
 // bus given back, then, in stream order, the lost draws re-created from
 // their conselheiro.sorteado (never drawing again) and the lost inputs
 // applied.
@@ -71,7 +72,7 @@ func verifyConsistencia(desde uint64, reparar bool) int {
 	return 0
 }
 
-// repararConsistencia applies rel's repair (atribuicao.Servico.Reparar) and
+// repararConsistencia applies rel's repair (reparo.Reparar) and
 // reports whether it all went through.
 func repararConsistencia(ctx context.Context, cfg config.Config, st *store.Store, b *bus.Bus, rel barramento.Relatorio) bool {
 	srv := atribuicao.New(atribuicao.Options{
@@ -80,7 +81,7 @@ func repararConsistencia(ctx context.Context, cfg config.Config, st *store.Store
 		Portoes: elegibilidade.Portoes{CapacitacaoExterna: cfg.CapacitacaoExterna, ExigirVinculo: cfg.ExigirVinculo},
 	})
 	defer srv.Close()
-	ok := srv.Reparar(ctx, rel, os.Stdout)
+	ok := reparo.New(srv, nil).Reparar(ctx, rel, os.Stdout)
 	if ok {
 		fmt.Println("repaired; the running d6a's relay publishes whatever the re-applied inputs decided. d6a verify --consistencia again should exit 0")
 	} else {

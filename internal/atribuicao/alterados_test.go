@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/formigueiro/d6a/internal/atribuicao"
+	"github.com/formigueiro/d6a/internal/atribuicao/atribuicaotest"
 	"github.com/formigueiro/d6a/internal/elegibilidade"
 )
 
@@ -53,28 +54,28 @@ func (c *chamadas) tomar() []string {
 func TestAlteradosAntesDePublicado(t *testing.T) {
 	t.Parallel()
 	var c chamadas
-	a := novoAmbienteCom(t, nil, c.opcoes)
-	uc, vazia := a.uc(uuid.Nil), a.uc(uuid.Nil)
-	x := a.conselheiro(uc)
+	a := atribuicaotest.NovoCom(t, nil, c.opcoes)
+	uc, vazia := a.UC(uuid.Nil), a.UC(uuid.Nil)
+	x := a.Conselheiro(uc)
 
 	// A draw changes the winner.
-	p := pedido(uc)
-	r := a.sortearComSucesso(p)
+	p := atribuicaotest.Pedido(uc)
+	r := a.SortearComSucesso(p)
 	if got, want := c.tomar(), []string{"alterados:" + x.String(), "publicado"}; !slices.Equal(got, want) {
 		t.Fatalf("after a draw: %q, want %q", got, want)
 	}
 
 	// A refusal releases the refuser and re-draws: nobody else is left, so
 	// the demand goes pending; the refuser changed.
-	a.recusar(p, r.ConselheiroID)
+	recusar(a, p, r.ConselheiroID)
 	got := c.tomar()
 	if len(got) != 2 || got[1] != "publicado" || !containsID(got[0], x) {
 		t.Fatalf("after a refusal: %q, want the refuser in alterados, then publicado", got)
 	}
 
 	// A draw with no candidates changes no counsellor.
-	p2 := pedido(vazia)
-	a.semCandidatos(p2, a.sortear(p2), elegibilidade.NenhumCadastrado, 1)
+	p2 := atribuicaotest.Pedido(vazia)
+	semCandidatos(a, p2, a.Sortear(p2), elegibilidade.NenhumCadastrado, 1)
 	if got := c.tomar(); !slices.Equal(got, []string{"publicado"}) {
 		t.Fatalf("after a draw without candidates: %q, want only publicado", got)
 	}

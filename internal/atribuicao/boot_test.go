@@ -1,6 +1,7 @@
 package atribuicao_test
 
 import (
+	"github.com/formigueiro/d6a/internal/atribuicao/atribuicaotest"
 	"log/slog"
 	"testing"
 	"time"
@@ -18,19 +19,19 @@ import (
 // stay pending, each with one more failed attempt counted (T35).
 func TestT19_FilaPendentesFIFO(t *testing.T) {
 	t.Parallel()
-	a := novoAmbiente(t, nil)
-	cidade := a.uc(uuid.Nil)
-	bairro := a.uc(cidade)
+	a := atribuicaotest.Novo(t, nil)
+	cidade := a.UC(uuid.Nil)
+	bairro := a.UC(cidade)
 	grupo := uuid.New()
 	// Inserted out of order; minutes give the order by data_entrada.
 	minutos := []int{3, 1, 0, 4, 2}
 	demandas := make([]uuid.UUID, len(minutos))
-	err := a.st.InTx(a.ctx, func(tx store.Tx) error {
+	err := a.St.InTx(a.Ctx, func(tx store.Tx) error {
 		for i, m := range minutos {
 			demandas[i] = uuid.New()
-			if err := tx.InserirFilaPendente(a.ctx, store.InserirFilaPendenteParams{
+			if err := tx.InserirFilaPendente(a.Ctx, store.InserirFilaPendenteParams{
 				DemandaID: demandas[i], UnidadeCivicaID: bairro, CategoriaID: "EDU", NivelPrecedencia: 3,
-				ScoreFinal: 10.5, GrupoID: &grupo, Agora: a.clk.Now().Add(time.Duration(m-60) * time.Minute),
+				ScoreFinal: 10.5, GrupoID: &grupo, Agora: a.Clk.Now().Add(time.Duration(m-60) * time.Minute),
 				EventIDOrigem: uuid.New(),
 			}); err != nil {
 				return err
@@ -43,30 +44,30 @@ func TestT19_FilaPendentesFIFO(t *testing.T) {
 	}
 	mais := demandas[2] // minute 0
 	// A city counsellor serves a neighbourhood's pending demand (spec 4.7).
-	novo := a.conselheiro(cidade)
+	novo := a.Conselheiro(cidade)
 
 	if err := boot(a); err != nil {
 		t.Fatal(err)
 	}
-	at, err := a.st.Read().BuscarAtribuicaoAtivaPorDemanda(a.ctx, mais)
+	at, err := a.St.Read().BuscarAtribuicaoAtivaPorDemanda(a.Ctx, mais)
 	if err != nil {
 		t.Fatalf("oldest pending demand not drawn: %v", err)
 	}
-	if at.ConselheiroID != novo || at.CategoriaID != "EDU" || at.NivelPrecedencia != 3 || at.ScoreFinal != 10.5 || !mesmoUUID(at.GrupoID, &grupo) {
+	if at.ConselheiroID != novo || at.CategoriaID != "EDU" || at.NivelPrecedencia != 3 || at.ScoreFinal != 10.5 || !atribuicaotest.MesmoUUID(at.GrupoID, &grupo) {
 		t.Errorf("assignment %+v: wrong counsellor or lost the pending snapshot", at)
 	}
-	aud, err := a.st.Read().BuscarAuditoria(a.ctx, at.EventIDSorteio)
+	aud, err := a.St.Read().BuscarAuditoria(a.Ctx, at.EventIDSorteio)
 	if err != nil {
 		t.Fatal(err)
 	}
-	verificarAuditoria(t, aud)
+	atribuicaotest.VerificarAuditoria(t, aud)
 	if aud.Degrau != cidade {
 		t.Errorf("degrau %s, want the city", aud.Degrau)
 	}
-	if _, achou := a.pendente(mais); achou {
+	if _, achou := a.Pendente(mais); achou {
 		t.Error("drawn demand still pending")
 	}
-	pend, err := a.st.Read().BuscarTodosPendentes(a.ctx)
+	pend, err := a.St.Read().BuscarTodosPendentes(a.Ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,18 +81,18 @@ func TestT19_FilaPendentesFIFO(t *testing.T) {
 		if p.TentativasSorteio != 2 {
 			t.Errorf("pending %s: tentativas_sorteio %d, want 2", p.DemandaID, p.TentativasSorteio)
 		}
-		obs := a.outbox("sorteio.sem_candidatos", p.DemandaID.String())
+		obs := a.Outbox("sorteio.sem_candidatos", p.DemandaID.String())
 		if len(obs) != 1 {
 			t.Errorf("pending %s: %d sorteio.sem_candidatos", p.DemandaID, len(obs))
 			continue
 		}
-		_, pl := envelopePublicado(t, obs[0], "sorteio.sem_candidatos")
+		_, pl := atribuicaotest.EnvelopePublicado(t, obs[0], "sorteio.sem_candidatos")
 		if pl["motivo"] != elegibilidade.TodosOcupados {
 			t.Errorf("motivo %v, want todos_ocupados", pl["motivo"])
 		}
 	}
 	// spec 4.5 step 2: offsets seeded at the bus head.
-	offs, err := a.st.Read().BuscarTodosOffsets(a.ctx)
+	offs, err := a.St.Read().BuscarTodosOffsets(a.Ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,8 +103,8 @@ func TestT19_FilaPendentesFIFO(t *testing.T) {
 		if o.TipoEvento == string(evento.Varredura) {
 			continue // the boot's own triggers, handed back since
 		}
-		if o.LastSequence != seqFixa {
-			t.Errorf("offset %s at %d, want %d", o.TipoEvento, o.LastSequence, seqFixa)
+		if o.LastSequence != atribuicaotest.SeqFixa {
+			t.Errorf("offset %s at %d, want %d", o.TipoEvento, o.LastSequence, atribuicaotest.SeqFixa)
 		}
 	}
 
@@ -112,13 +113,13 @@ func TestT19_FilaPendentesFIFO(t *testing.T) {
 	if err := boot(a); err != nil {
 		t.Fatal(err)
 	}
-	if n := a.contar(`SELECT count(*) FROM d6a.atribuicoes`); n != 1 {
+	if n := a.Contar(`SELECT count(*) FROM d6a.atribuicoes`); n != 1 {
 		t.Errorf("%d assignments after a second boot", n)
 	}
-	if n := len(a.outbox("sorteio.sem_candidatos", "")); n != 4 {
+	if n := len(a.Outbox("sorteio.sem_candidatos", "")); n != 4 {
 		t.Errorf("%d sorteio.sem_candidatos after a second boot, want 4", n)
 	}
-	if n := a.contar(`SELECT count(*) FROM d6a.fila_pendentes WHERE tentativas_sorteio = 3`); n != 4 {
+	if n := a.Contar(`SELECT count(*) FROM d6a.fila_pendentes WHERE tentativas_sorteio = 3`); n != 4 {
 		t.Errorf("%d pending rows at attempt 3", n)
 	}
 }
@@ -127,16 +128,16 @@ func TestT19_FilaPendentesFIFO(t *testing.T) {
 // does.
 // The boot's sweep publishes one trigger per pending demand; they are
 // handed back as the bus would.
-func boot(a *ambiente) error {
-	if err := a.svc.Boot(a.ctx); err != nil {
+func boot(a *atribuicaotest.Ambiente) error {
+	if err := a.Svc.Boot(a.Ctx); err != nil {
 		return err
 	}
-	if _, err := manutencao.ReativarVencidos(a.ctx, a.svc, slog.Default()); err != nil {
+	if _, err := manutencao.ReativarVencidos(a.Ctx, a.Svc, slog.Default()); err != nil {
 		return err
 	}
-	if err := a.svc.BootSorteios(a.ctx); err != nil {
+	if err := a.Svc.BootSorteios(a.Ctx); err != nil {
 		return err
 	}
-	a.devolverProprios()
+	a.DevolverProprios()
 	return nil
 }

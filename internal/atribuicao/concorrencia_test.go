@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/formigueiro/d6a/internal/atribuicao"
+	"github.com/formigueiro/d6a/internal/atribuicao/atribuicaotest"
 	"github.com/formigueiro/d6a/internal/elegibilidade"
 	"github.com/formigueiro/d6a/internal/store"
 )
@@ -27,17 +28,17 @@ type cenarioConcorrente struct {
 	elegivel int
 }
 
-func novoCenarioConcorrente(a *ambiente) *cenarioConcorrente {
+func novoCenarioConcorrente(a *atribuicaotest.Ambiente) *cenarioConcorrente {
 	c := &cenarioConcorrente{cadeia: map[uuid.UUID][]uuid.UUID{}, ucDe: map[uuid.UUID]uuid.UUID{}}
-	c.cidade = a.uc(uuid.Nil)
+	c.cidade = a.UC(uuid.Nil)
 	for range 3 {
-		b := a.uc(c.cidade)
+		b := a.UC(c.cidade)
 		c.bairros = append(c.bairros, b)
 		c.cadeia[b] = []uuid.UUID{b, c.cidade}
 	}
 	add := func(uc uuid.UUID, n int) {
 		for range n {
-			c.ucDe[a.conselheiro(uc)] = uc
+			c.ucDe[a.Conselheiro(uc)] = uc
 			c.elegivel++
 		}
 	}
@@ -47,17 +48,17 @@ func novoCenarioConcorrente(a *ambiente) *cenarioConcorrente {
 	add(c.bairros[2], 6)
 	// Not eligible, on every unit: they must never be drawn.
 	for _, uc := range append([]uuid.UUID{c.cidade}, c.bairros...) {
-		c.ucDe[a.conselheiro(uc, semCapacitacao)] = uc
+		c.ucDe[a.Conselheiro(uc, atribuicaotest.SemCapacitacao)] = uc
 	}
 	for i := range 50 {
-		c.pedidos = append(c.pedidos, pedido(c.bairros[i%3]))
+		c.pedidos = append(c.pedidos, atribuicaotest.Pedido(c.bairros[i%3]))
 	}
 	return c
 }
 
 // disparar submits every request at once, each from its own goroutine,
 // released together; servicos[i%len] serves request i.
-func disparar(t *testing.T, a *ambiente, servicos []*atribuicao.Servico, pedidos []atribuicao.Pedido) ([]atribuicao.Resultado, []error) {
+func disparar(t *testing.T, a *atribuicaotest.Ambiente, servicos []*atribuicao.Servico, pedidos []atribuicao.Pedido) ([]atribuicao.Resultado, []error) {
 	t.Helper()
 	res := make([]atribuicao.Resultado, len(pedidos))
 	errs := make([]error, len(pedidos))
@@ -67,7 +68,7 @@ func disparar(t *testing.T, a *ambiente, servicos []*atribuicao.Servico, pedidos
 		svc := servicos[i%len(servicos)]
 		wg.Go(func() {
 			<-start
-			res[i], errs[i] = svc.Sortear(a.ctx, p)
+			res[i], errs[i] = svc.Sortear(a.Ctx, p)
 		})
 	}
 	close(start)
@@ -76,7 +77,7 @@ func disparar(t *testing.T, a *ambiente, servicos []*atribuicao.Servico, pedidos
 }
 
 // conferirConcorrencia checks the invariants after the storm.
-func (c *cenarioConcorrente) conferir(t *testing.T, a *ambiente, res []atribuicao.Resultado, errs []error) {
+func (c *cenarioConcorrente) conferir(t *testing.T, a *atribuicaotest.Ambiente, res []atribuicao.Resultado, errs []error) {
 	t.Helper()
 	// The executor never even tries to break an invariant: no unique
 	// violation, no error at all, comes back.
@@ -104,7 +105,7 @@ func (c *cenarioConcorrente) conferir(t *testing.T, a *ambiente, res []atribuica
 			if errs[i] == nil && r.Motivo != elegibilidade.TodosInativos {
 				t.Errorf("demand %d failed with %q, want todos_inativos", i, r.Motivo)
 			}
-			if _, achou := a.pendente(p.DemandaID); !achou && errs[i] == nil {
+			if _, achou := a.Pendente(p.DemandaID); !achou && errs[i] == nil {
 				t.Errorf("failed demand %d not pending", i)
 			}
 			continue
@@ -114,7 +115,7 @@ func (c *cenarioConcorrente) conferir(t *testing.T, a *ambiente, res []atribuica
 		if uc, ok := c.ucDe[r.ConselheiroID]; !ok || uc != r.Degrau || !slices.Contains(c.cadeia[p.UC], uc) {
 			t.Errorf("demand %d of %s drawn %s of %s at step %s: outside its chain", i, p.UC, r.ConselheiroID, uc, r.Degrau)
 		}
-		if _, achou := a.pendente(p.DemandaID); achou {
+		if _, achou := a.Pendente(p.DemandaID); achou {
 			t.Errorf("drawn demand %d is pending", i)
 		}
 	}
@@ -128,34 +129,34 @@ func (c *cenarioConcorrente) conferir(t *testing.T, a *ambiente, res []atribuica
 	}
 
 	// The database agrees.
-	if n := a.contar(`SELECT count(*) FROM (SELECT conselheiro_id FROM d6a.atribuicoes
+	if n := a.Contar(`SELECT count(*) FROM (SELECT conselheiro_id FROM d6a.atribuicoes
 		WHERE status = 'ativa' GROUP BY conselheiro_id HAVING count(*) > 1) d`); n != 0 {
 		t.Errorf("%d counsellors with two active assignments", n)
 	}
-	if n := a.contar(`SELECT count(*) FROM d6a.atribuicoes WHERE status = 'ativa'`); n != want {
+	if n := a.Contar(`SELECT count(*) FROM d6a.atribuicoes WHERE status = 'ativa'`); n != want {
 		t.Errorf("%d active assignments, want %d", n, want)
 	}
-	if n := a.contar(`SELECT count(*) FROM d6a.fila_pendentes`); n != len(c.pedidos)-want {
+	if n := a.Contar(`SELECT count(*) FROM d6a.fila_pendentes`); n != len(c.pedidos)-want {
 		t.Errorf("%d pending demands, want %d", n, len(c.pedidos)-want)
 	}
-	if n := a.contar(`SELECT count(*) FROM d6a.fila_pendentes f JOIN d6a.atribuicoes a
+	if n := a.Contar(`SELECT count(*) FROM d6a.fila_pendentes f JOIN d6a.atribuicoes a
 		ON a.demanda_id = f.demanda_id AND a.status = 'ativa'`); n != 0 {
 		t.Errorf("%d demands both pending and assigned", n)
 	}
-	if n := a.contar(`SELECT count(*) FROM d6a.conselheiros c WHERE c.capacitacao_concluida
+	if n := a.Contar(`SELECT count(*) FROM d6a.conselheiros c WHERE c.capacitacao_concluida
 		AND (c.status <> 'ocupado' OR NOT EXISTS (SELECT 1 FROM d6a.atribuicoes a WHERE a.conselheiro_id = c.id AND a.status = 'ativa'))`); n != 0 {
 		t.Errorf("%d eligible counsellors left free or occupied without an assignment", n)
 	}
-	if n := a.contar(`SELECT count(*) FROM d6a.conselheiros WHERE NOT capacitacao_concluida AND status <> 'disponivel'`); n != 0 {
+	if n := a.Contar(`SELECT count(*) FROM d6a.conselheiros WHERE NOT capacitacao_concluida AND status <> 'disponivel'`); n != 0 {
 		t.Errorf("%d untrained counsellors drawn", n)
 	}
-	if n := len(a.outbox("conselheiro.sorteado", "")); n != want {
+	if n := len(a.Outbox("conselheiro.sorteado", "")); n != want {
 		t.Errorf("%d conselheiro.sorteado queued, want %d", n, want)
 	}
-	if n := len(a.outbox("sorteio.sem_candidatos", "")); n != len(c.pedidos)-want {
+	if n := len(a.Outbox("sorteio.sem_candidatos", "")); n != len(c.pedidos)-want {
 		t.Errorf("%d sorteio.sem_candidatos queued, want %d", n, len(c.pedidos)-want)
 	}
-	auds, err := a.st.Read().ListarAuditorias(a.ctx)
+	auds, err := a.St.Read().ListarAuditorias(a.Ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,8 +164,8 @@ func (c *cenarioConcorrente) conferir(t *testing.T, a *ambiente, res []atribuica
 		t.Errorf("%d audit rows, want %d", len(auds), want)
 	}
 	for _, aud := range auds {
-		verificarAuditoria(t, aud)
-		at, err := a.st.Read().BuscarAtribuicaoPorEventIdSorteio(a.ctx, aud.EventIDSorteio)
+		atribuicaotest.VerificarAuditoria(t, aud)
+		at, err := a.St.Read().BuscarAtribuicaoPorEventIdSorteio(a.Ctx, aud.EventIDSorteio)
 		if err != nil || at.ConselheiroID != aud.Selecionado || int(at.TotalElegiveis) != len(aud.ElegiveisEntrada) {
 			t.Errorf("audit %s does not match its assignment (%v)", aud.EventIDSorteio, err)
 		}
@@ -174,9 +175,9 @@ func (c *cenarioConcorrente) conferir(t *testing.T, a *ambiente, res []atribuica
 // 50 draws at once on one service over overlapping pools.
 func TestConcorrencia50SorteiosUmaInstancia(t *testing.T) {
 	t.Parallel()
-	a := novoAmbiente(t, nil)
+	a := atribuicaotest.Novo(t, nil)
 	c := novoCenarioConcorrente(a)
-	res, errs := disparar(t, a, []*atribuicao.Servico{a.svc}, c.pedidos)
+	res, errs := disparar(t, a, []*atribuicao.Servico{a.Svc}, c.pedidos)
 	c.conferir(t, a, res, errs)
 }
 
@@ -184,9 +185,9 @@ func TestConcorrencia50SorteiosUmaInstancia(t *testing.T) {
 // to the same database: two instances, serialized by the advisory lock.
 func TestConcorrencia50SorteiosDuasInstancias(t *testing.T) {
 	t.Parallel()
-	a := novoAmbiente(t, nil)
+	a := atribuicaotest.Novo(t, nil)
 	c := novoCenarioConcorrente(a)
-	outra := a.novoServico(abrirStore(t, a.url), nil)
-	res, errs := disparar(t, a, []*atribuicao.Servico{a.svc, outra}, c.pedidos)
+	outra := a.NovoServico(atribuicaotest.AbrirStore(t, a.URL), nil)
+	res, errs := disparar(t, a, []*atribuicao.Servico{a.Svc, outra}, c.pedidos)
 	c.conferir(t, a, res, errs)
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/formigueiro/d6a/internal/atribuicao"
+	"github.com/formigueiro/d6a/internal/atribuicao/atribuicaotest"
 	"github.com/formigueiro/d6a/internal/equidade"
 	"github.com/formigueiro/d6a/internal/estatisticas"
 	"github.com/formigueiro/d6a/internal/evento"
@@ -104,16 +105,16 @@ func equidadeDe(t *testing.T, rodadas int, emb func(string, string, []string) (s
 	chave, err := transparencia.NovaChave(skey)
 	must(t, err, "key")
 	clk := &relogioAndando{t: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC), passo: time.Millisecond}
-	a := novoAmbienteCom(t, nil, func(o *atribuicao.Options) {
+	a := atribuicaotest.NovoCom(t, nil, func(o *atribuicao.Options) {
 		o.Now, o.ChaveLog, o.OrigemLog, o.Embaralhar = clk.Now, &chave, "d6a/sorteios", emb
 	})
 	var ucs []uuid.UUID
 	var todos []string
 	for range 4 {
-		uc := a.uc(uuid.Nil)
+		uc := a.UC(uuid.Nil)
 		ucs = append(ucs, uc)
 		for range 10 {
-			todos = append(todos, a.conselheiro(uc).String())
+			todos = append(todos, a.Conselheiro(uc).String())
 		}
 	}
 	if escolher != nil {
@@ -134,30 +135,30 @@ func equidadeDe(t *testing.T, rodadas int, emb func(string, string, []string) (s
 				seq++
 			}
 		}
-		for i, err := range a.svc.HandleLote(ctx, evs, seqs) {
+		for i, err := range a.Svc.HandleLote(ctx, evs, seqs) {
 			if err != nil {
 				t.Fatalf("event %d: %v", i, err)
 			}
 		}
-		if _, err := a.st.Pool.Exec(ctx, `UPDATE d6a.atribuicoes SET status = 'concluida' WHERE status = 'ativa'`); err != nil {
+		if _, err := a.St.Pool.Exec(ctx, `UPDATE d6a.atribuicoes SET status = 'concluida' WHERE status = 'ativa'`); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := a.st.Pool.Exec(ctx, `UPDATE d6a.conselheiros SET status = 'disponivel' WHERE status = 'ocupado'`); err != nil {
+		if _, err := a.St.Pool.Exec(ctx, `UPDATE d6a.conselheiros SET status = 'disponivel' WHERE status = 'ocupado'`); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for {
-		n, err := estatisticas.Apurar(ctx, a.st, 4000)
+		n, err := estatisticas.Apurar(ctx, a.St, 4000)
 		must(t, err, "statistics pass")
 		if n == 0 {
 			break
 		}
 	}
-	servido, err := estatisticas.Ler(ctx, a.st)
+	servido, err := estatisticas.Ler(ctx, a.St)
 	must(t, err, "statistics read")
 	// From the records alone, as `verify --estatisticas` does.
 	rec := equidade.NovoAcumulador()
-	rows, err := a.st.Pool.Query(ctx, `SELECT registro FROM d6a.transparencia_registros ORDER BY indice`)
+	rows, err := a.St.Pool.Query(ctx, `SELECT registro FROM d6a.transparencia_registros ORDER BY indice`)
 	must(t, err, "records")
 	for rows.Next() {
 		var b []byte

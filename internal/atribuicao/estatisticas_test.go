@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/formigueiro/d6a/internal/atribuicao"
+	"github.com/formigueiro/d6a/internal/atribuicao/atribuicaotest"
 	"github.com/formigueiro/d6a/internal/evento"
 	"github.com/formigueiro/d6a/internal/hierarquia"
 	"github.com/formigueiro/d6a/internal/manutencao"
@@ -76,7 +77,7 @@ func custoPorEvento(t *testing.T, analisarVazio, analisarDepois, ativasDepois bo
 	t.Helper()
 	ctx := context.Background()
 	url := pgtest.URL(t)
-	carga := abrirStore(t, url)
+	carga := atribuicaotest.AbrirStore(t, url)
 	exec := func(sql string, args ...any) {
 		t.Helper()
 		if _, err := carga.Pool.Exec(ctx, sql, args...); err != nil {
@@ -103,11 +104,11 @@ func custoPorEvento(t *testing.T, analisarVazio, analisarDepois, ativasDepois bo
 		exec(`ANALYZE d6a.conselheiros, d6a.atribuicoes, d6a.fila_pendentes, d6a.outbox, d6a.eventos_processados, d6a.auditoria_sorteios, d6a.contador_recusas`)
 	}
 
-	clk := novoRelogio()
-	st := abrirStore(t, url)
+	clk := atribuicaotest.NovoRelogio()
+	st := atribuicaotest.AbrirStore(t, url)
 	svc := atribuicao.New(atribuicao.Options{
 		Store: st, Hierarquia: hierarquia.New(st.CarregarHierarquia, time.Hour, clk.Now),
-		Barramento: barramentoFixo{id: baseFixa, seq: seqFixa}, SubjectPrefix: "eventos",
+		Barramento: atribuicaotest.BarramentoFixo{ID: atribuicaotest.BaseFixa, Seq: atribuicaotest.SeqFixa}, SubjectPrefix: "eventos",
 		NRecusasSuspensao: 3, TSuspensao: 90 * 24 * time.Hour, Now: clk.Now, Logger: slog.Default(),
 	})
 	defer svc.Close()
@@ -228,7 +229,7 @@ func custoPorEvento(t *testing.T, analisarVazio, analisarDepois, ativasDepois bo
 	// pg_stat_activity).
 	descarregarEstatisticas(t, carga)
 	carga.Close()
-	admin := abrirStore(t, url)
+	admin := atribuicaotest.AbrirStore(t, url)
 	antes := leiturasPorRelacao(t, admin)
 	inicio := time.Now()
 	for i := 0; i < len(evs); i += 50 {

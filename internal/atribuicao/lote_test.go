@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/formigueiro/d6a/internal/atribuicao"
+	"github.com/formigueiro/d6a/internal/atribuicao/atribuicaotest"
 	"github.com/formigueiro/d6a/internal/evento"
 	"github.com/formigueiro/d6a/internal/hierarquia"
 	"github.com/formigueiro/d6a/internal/pgtest"
@@ -214,14 +215,14 @@ func gerarEventos(r *rand.Rand, n int) []evento.Evento {
 func rodarEmLotes(t *testing.T, evs []evento.Evento, lote int, passo time.Duration) string {
 	t.Helper()
 	ctx := context.Background()
-	st := abrirStore(t, pgtest.URL(t))
+	st := atribuicaotest.AbrirStore(t, pgtest.URL(t))
 	ucs, pais := todasUCs()
 	for i, u := range ucs {
 		if _, err := st.Pool.Exec(ctx, `INSERT INTO core.uc_polygons (id, parent_uc_id) VALUES ($1, $2)`, u, pais[i]); err != nil {
 			t.Fatal(err)
 		}
 	}
-	clk := &relogioAndando{t: novoRelogio().Now(), passo: passo}
+	clk := &relogioAndando{t: atribuicaotest.NovoRelogio().Now(), passo: passo}
 	if passo != 0 {
 		// Suspended counsellors whose suspensions end one after the other
 		// along the sequence (about 600 readings of the clock), some
@@ -245,8 +246,8 @@ func rodarEmLotes(t *testing.T, evs []evento.Evento, lote int, passo time.Durati
 	svc := atribuicao.New(atribuicao.Options{
 		// The cache's clock is its own: its readings must not move the
 		// service's.
-		Store: st, Hierarquia: hierarquia.New(st.CarregarHierarquia, time.Hour, novoRelogio().Now),
-		Barramento: barramentoFixo{id: baseFixa, seq: seqFixa}, SubjectPrefix: "eventos",
+		Store: st, Hierarquia: hierarquia.New(st.CarregarHierarquia, time.Hour, atribuicaotest.NovoRelogio().Now),
+		Barramento: atribuicaotest.BarramentoFixo{ID: atribuicaotest.BaseFixa, Seq: atribuicaotest.SeqFixa}, SubjectPrefix: "eventos",
 		NRecusasSuspensao: 2, TSuspensao: suspensao(passo), Now: clk.Now, Logger: slog.Default(),
 		MaxLote: max(lote, 1), GravarJa: lote == 0,
 		NovoID: func() uuid.UUID {

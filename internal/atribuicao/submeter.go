@@ -3,16 +3,19 @@ package atribuicao
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
 
+	"github.com/formigueiro/d6a/internal/evento"
 	"github.com/formigueiro/d6a/internal/registro"
 	"github.com/formigueiro/d6a/internal/store"
 )
 
 // Unidade is a unit of work submitted from outside the package (the
-// console, internal/console; the periodic jobs, internal/manutencao): its
+// console, internal/console; the periodic jobs, internal/manutencao; the
+// repair after a failover, internal/reparo): its
 // transaction and fixed clock reading, and the executor's own ways of
 // queueing what it decides, so that what goes to the outbox, the log and
 // the situacao cache goes the one way it goes for the handlers. The handlers and the boot use *uow itself: they batch,
@@ -36,7 +39,7 @@ func (x Unidade) Parametros(ctx context.Context) (Parametros, error) { return x.
 
 // PublicarTimeout queues the response-timeout refusal of an active
 // assignment once (timeout.go publicarTimeout).
-func (x Unidade) PublicarTimeout(ctx context.Context, a store.Atribuicao) (id uuid.UUID, nova bool, err error) {
+func (x Unidade) PublicarTimeout(ctx context.Context, a store.AtribuicaoVigente) (id uuid.UUID, nova bool, err error) {
 	return x.u.publicarTimeout(ctx, a)
 }
 
@@ -57,3 +60,47 @@ func (x Unidade) Alterou(cidadao uuid.UUID) { x.u.alterou(cidadao) }
 
 // Registrar adds a decision of the unit to the transparency log.
 func (x Unidade) Registrar(r registro.Registravel) { x.u.registros = append(x.u.registros, r) }
+
+// Aplicar applies input ev, at stream sequence seq, inside this unit as its
+// consumer would: its handler, then its inbox row. An input already
+// processed is left alone (aplicada false). The repair after a failover
+// (internal/reparo) applies the inputs the database lost so, in its own
+// unit, and looks at what the handler decided before the commit.
+func (x Unidade) Aplicar(ctx context.Context, log *slog.Logger, ev evento.Evento, seq uint64) (aplicada bool, err error) {
+	u := x.u
+	ja, err := u.tx.EventoJaProcessado(ctx, ev.EventID)
+	if err != nil || ja {
+		return false, err
+	}
+	if err := u.despachar(ctx, log, ev, seq); err != nil {
+		return false, err
+	}
+	if err := u.tx.RegistrarProcessamento(ctx, store.RegistrarProcessamentoParams{
+		EventID: ev.EventID, TipoEvento: string(ev.Tipo), Sequence: int64(seq), Agora: u.agora,
+	}); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// Descartar undoes a draw this unit made, before its commit: its rows
+// (assignment, audit, outbox row, the counsellor it occupied back to
+// disponivel) and what the unit queued for it, so it is never published
+// nor a leaf of the transparency log.
+func (x Unidade) Descartar(ctx context.Context, eventID uuid.UUID) error {
+	if err := x.u.tx.DescartarSorteio(ctx, eventID); err != nil {
+		return err
+	}
+	x.u.descartar(eventID)
+	return nil
+}
+
+// descartar forgets a draw this unit made and undid before its commit: not
+// published, not a leaf of the transparency log.
+func (u *uow) descartar(eventID uuid.UUID) {
+	u.saida = slices.DeleteFunc(u.saida, func(s Saida) bool { return s.EventID == eventID })
+	u.registros = slices.DeleteFunc(u.registros, func(r registro.Registravel) bool {
+		d, ok := r.(registro.Registro)
+		return ok && d.EventIDSorteio == eventID
+	})
+}

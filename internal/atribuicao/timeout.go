@@ -29,7 +29,7 @@ func IDTimeout(eventIDSorteio uuid.UUID) uuid.UUID {
 // timeout_resposta for an active assignment (CONTRACT §3), unless it was
 // queued before; nova reports whether this call queued it. D-6a consumes it
 // back like any refusal (spec 3.12).
-func (u *uow) publicarTimeout(ctx context.Context, a store.Atribuicao) (id uuid.UUID, nova bool, err error) {
+func (u *uow) publicarTimeout(ctx context.Context, a store.AtribuicaoVigente) (id uuid.UUID, nova bool, err error) {
 	id = IDTimeout(a.EventIDSorteio)
 	ja, err := u.tx.ExisteOutboxPorEventId(ctx, id)
 	if err != nil || ja {
@@ -37,7 +37,7 @@ func (u *uow) publicarTimeout(ctx context.Context, a store.Atribuicao) (id uuid.
 	}
 	t := sorteio.FormatTimestamp(u.agora)
 	err = u.publicar(ctx, evento.AtribuicaoRecusada, id, a.DemandaID.String(), t, outbox.Recusa{
-		ConselheiroID: a.ConselheiroID, DemandaID: a.DemandaID, UnidadeCivicaID: a.UnidadeCivicaID,
+		ConselheiroID: a.ConselheiroID, DemandaID: a.DemandaID, UnidadeCivicaID: a.UC,
 		Motivo: string(evento.TimeoutResposta), Timestamp: t,
 	})
 	return id, err == nil, err

@@ -1,6 +1,7 @@
 package atribuicao_test
 
 import (
+	"github.com/formigueiro/d6a/internal/atribuicao/atribuicaotest"
 	"strings"
 	"testing"
 
@@ -17,26 +18,26 @@ import (
 // follows from.
 func TestSorteiosEntramNoLogDeTransparencia(t *testing.T) {
 	t.Parallel()
-	a := novoAmbiente(t, nil)
-	uc := a.uc(uuid.Nil)
-	vazia := a.uc(uuid.Nil)
-	a.conselheiro(uc)
-	a.conselheiro(uc)
-	a.conselheiro(uc)
-	p1 := pedido(uc)
-	r1 := a.sortearComSucesso(p1)
-	pv := pedido(vazia)
-	a.sortear(pv) // sem candidatos
-	a.recusar(p1, r1.ConselheiroID)
-	r2 := a.sortearComSucesso(pedido(uc))
+	a := atribuicaotest.Novo(t, nil)
+	uc := a.UC(uuid.Nil)
+	vazia := a.UC(uuid.Nil)
+	a.Conselheiro(uc)
+	a.Conselheiro(uc)
+	a.Conselheiro(uc)
+	p1 := atribuicaotest.Pedido(uc)
+	r1 := a.SortearComSucesso(p1)
+	pv := atribuicaotest.Pedido(vazia)
+	a.Sortear(pv) // sem candidatos
+	recusar(a, p1, r1.ConselheiroID)
+	r2 := a.SortearComSucesso(atribuicaotest.Pedido(uc))
 
 	// Each unit is a root here: the first decision in each records its
 	// link (CONTRACT §7 "Hierarchy") just before it.
-	n, err := transparencia.Tamanho(a.ctx, a.st.Pool)
+	n, err := transparencia.Tamanho(a.Ctx, a.St.Pool)
 	if err != nil || n != 7 {
 		t.Fatalf("log size %d, %v; want 7 (hierarchy, draw, hierarchy, sem_candidatos, refusal, re-draw, draw)", n, err)
 	}
-	folhas, err := transparencia.Folhas(a.ctx, a.st.Pool, 0, n, 10)
+	folhas, err := transparencia.Folhas(a.Ctx, a.St.Pool, 0, n, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +66,7 @@ func TestSorteiosEntramNoLogDeTransparencia(t *testing.T) {
 		if !ok {
 			continue
 		}
-		aud, err := a.st.Read().BuscarAuditoria(a.ctx, reg.EventIDSorteio)
+		aud, err := a.St.Read().BuscarAuditoria(a.Ctx, reg.EventIDSorteio)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -82,7 +83,7 @@ func TestSorteiosEntramNoLogDeTransparencia(t *testing.T) {
 		semc.Cadastrados != 0 || semc.Ocupados != 0 || len(semc.Cadeia) != 1 || semc.Cadeia[0] != vazia.String() {
 		t.Errorf("leaf 3 %+v, want the sorteio.sem_candidatos of %s (nenhum_cadastrado, 0 of 0, chain [%s])", sc, pv.DemandaID, vazia)
 	}
-	if obs := a.outbox("sorteio.sem_candidatos", pv.Dados.CorrelacaoID); len(obs) != 1 || obs[0].EventID != semc.EventID {
+	if obs := a.Outbox("sorteio.sem_candidatos", pv.Dados.CorrelacaoID); len(obs) != 1 || obs[0].EventID != semc.EventID {
 		t.Errorf("the record's event_id %s is not the published sorteio.sem_candidatos's (%v)", semc.EventID, obs)
 	}
 	// The refusal is an input record, before the re-draw it leads to, and
@@ -108,19 +109,19 @@ func TestSorteiosEntramNoLogDeTransparencia(t *testing.T) {
 // leave records that differ only in their ids.
 func TestRecusaPorRiscoPessoalNaoApareceNoLog(t *testing.T) {
 	t.Parallel()
-	a := novoAmbiente(t, nil)
-	uc := a.uc(uuid.Nil)
-	a.conselheiro(uc)
-	a.conselheiro(uc)
-	p1, p2 := pedido(uc), pedido(uc)
-	r1, r2 := a.sortearComSucesso(p1), a.sortearComSucesso(p2)
-	e1 := a.recusarPor(p1, r1.ConselheiroID, "risco_pessoal")
-	e2 := a.recusarPor(p2, r2.ConselheiroID, "recusa_explicita")
-	n, err := transparencia.Tamanho(a.ctx, a.st.Pool)
+	a := atribuicaotest.Novo(t, nil)
+	uc := a.UC(uuid.Nil)
+	a.Conselheiro(uc)
+	a.Conselheiro(uc)
+	p1, p2 := atribuicaotest.Pedido(uc), atribuicaotest.Pedido(uc)
+	r1, r2 := a.SortearComSucesso(p1), a.SortearComSucesso(p2)
+	e1 := recusarPor(a, p1, r1.ConselheiroID, "risco_pessoal")
+	e2 := recusarPor(a, p2, r2.ConselheiroID, "recusa_explicita")
+	n, err := transparencia.Tamanho(a.Ctx, a.St.Pool)
 	if err != nil {
 		t.Fatal(err)
 	}
-	folhas, err := transparencia.Folhas(a.ctx, a.st.Pool, 0, n, 100)
+	folhas, err := transparencia.Folhas(a.Ctx, a.St.Pool, 0, n, 100)
 	if err != nil {
 		t.Fatal(err)
 	}

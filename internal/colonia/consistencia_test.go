@@ -10,6 +10,7 @@ import (
 
 	"github.com/formigueiro/d6a/internal/bus"
 	"github.com/formigueiro/d6a/internal/evento"
+	"github.com/formigueiro/d6a/internal/reparo"
 	"github.com/formigueiro/d6a/internal/store"
 	"github.com/formigueiro/d6a/internal/verificar/barramento"
 )
@@ -82,7 +83,7 @@ func (c *harness) iniciarEReparar(rel barramento.Relatorio) {
 	c.t.Helper()
 	c.iniciar()
 	var saida bytes.Buffer
-	if !c.w.Servico.Reparar(context.Background(), rel, &saida) {
+	if !reparo.New(c.w.Servico, nil).Reparar(context.Background(), rel, &saida) {
 		c.t.Fatalf("repair incomplete:\n%s", saida.String())
 	}
 	c.t.Logf("repair:\n%s", saida.String())
@@ -202,7 +203,7 @@ func TestConsistenciaAposFailoverAssincrono(t *testing.T) {
 	}
 	// A second repair changes nothing.
 	var saida bytes.Buffer
-	if !c.w.Servico.Reparar(context.Background(), rel, &saida) {
+	if !reparo.New(c.w.Servico, nil).Reparar(context.Background(), rel, &saida) {
 		t.Errorf("second repair:\n%s", saida.String())
 	}
 	if len(sorteados(d2)) != 1 || c.contar(`SELECT count(*) FROM d6a.atribuicoes WHERE demanda_id = ANY($1)`, []uuid.UUID{d2, d3}) != 2 {
@@ -244,7 +245,7 @@ func TestBootAdiaSorteiosAteOReparo(t *testing.T) {
 		t.Fatalf("the boot drew on the diverging database: d5 -> %s, d6 -> %s", c.ativa(d5), c.ativa(d6))
 	}
 	var saida bytes.Buffer
-	if !c.w.Servico.Reparar(context.Background(), c.verificarConsistencia(), &saida) {
+	if !reparo.New(c.w.Servico, nil).Reparar(context.Background(), c.verificarConsistencia(), &saida) {
 		t.Fatalf("repair incomplete:\n%s", saida.String())
 	}
 	c.esperarOutboxVazio()

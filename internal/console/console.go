@@ -191,7 +191,7 @@ func (s *Console) Timeout(ctx context.Context, a Acao, eventIDSorteio uuid.UUID)
 			return fmt.Errorf("%w: atribuição %s não está ativa (status %s)", ErrConflito, eventIDSorteio, at.Status)
 		}
 		var nova bool
-		if id, nova, err = u.PublicarTimeout(ctx, at); err != nil {
+		if id, nova, err = u.PublicarTimeout(ctx, store.NovaAtribuicaoVigente(at)); err != nil {
 			return err
 		}
 		s.log.Warn("timeout de resposta pelo console", "sub", a.Sub, "event_id_sorteio", eventIDSorteio,

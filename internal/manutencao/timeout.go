@@ -13,6 +13,12 @@ import (
 // handles in one unit of work; the next pass takes the rest.
 const LoteTimeout = 200
 
+// SemInicio is what the automatic timeout reads of the assignments
+// (store.Tx).
+type SemInicio interface {
+	AtivasSemInicio(ctx context.Context, antesDe time.Time, limite int32) ([]store.AtribuicaoVigente, error)
+}
+
 // VerificarTimeouts is the automatic response timeout (spec 8.3, CONTRACT
 // §2 D6A_TIMEOUT_AUTOMATICO): every active assignment drawn longer ago than
 // the timeout in force, without conselheiro.demanda_iniciada, gets the
@@ -25,9 +31,8 @@ func VerificarTimeouts(ctx context.Context, e Executor, log *slog.Logger) (int, 
 		if err != nil {
 			return err
 		}
-		vencidas, err := u.Tx().BuscarAtivasSemInicio(ctx, store.BuscarAtivasSemInicioParams{
-			AntesDe: u.Agora().Add(-par.TimeoutResposta()), Limite: LoteTimeout,
-		})
+		var tx SemInicio = u.Tx()
+		vencidas, err := tx.AtivasSemInicio(ctx, u.Agora().Add(-par.TimeoutResposta()), LoteTimeout)
 		if err != nil {
 			return err
 		}

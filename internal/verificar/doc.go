@@ -20,5 +20,5 @@
 // draw must not import its verifier.
 //
 // A verifier only reads. Repair is not verification: barramento's report is
-// acted on by internal/atribuicao's Reparar.
+// acted on by internal/reparo.
 package verificar

@@ -1,4 +1,10 @@
-package atribuicao_test
+// Package atribuicaotest is test support, imported by tests only: one
+// executor (atribuicao.Servico) on its own fresh PostgreSQL database, with a
+// clock that moves only when told and a fixed seed base, and the helpers that
+// set a scene (civic units, counsellors, draws) and check what a draw leaves
+// behind. atribuicao's own tests, the console's and the maintenance jobs' use
+// it, so that each package's tests live beside it.
+package atribuicaotest
 
 import (
 	"context"
@@ -22,55 +28,64 @@ import (
 	"github.com/formigueiro/d6a/internal/store"
 )
 
-func TestMain(m *testing.M) {
+// Main is a test package's TestMain: it silences the default logger and
+// runs the tests with pgtest's server, stopped at exit.
+func Main(m *testing.M) {
 	// The service logs every draw; -v runs stay readable.
 	slog.SetDefault(slog.New(slog.DiscardHandler))
 	os.Exit(pgtest.Run(m))
 }
 
-// relogio is the injected clock: it moves only when the test says so.
-type relogio struct {
+// Relogio is the injected clock: it moves only when the test says so.
+type Relogio struct {
 	mu sync.Mutex
 	t  time.Time
 }
 
-func novoRelogio() *relogio {
-	return &relogio{t: time.Date(2026, 11, 29, 14, 3, 7, 123_456_789, time.UTC)}
+// NovoRelogio starts at a fixed instant with nanoseconds, so a lost
+// precision shows.
+func NovoRelogio() *Relogio {
+	return &Relogio{t: time.Date(2026, 11, 29, 14, 3, 7, 123_456_789, time.UTC)}
 }
 
-func (r *relogio) Now() time.Time {
+// Now is the clock's time.
+func (r *Relogio) Now() time.Time {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.t
 }
 
-func (r *relogio) Avancar(d time.Duration) {
+// Avancar moves the clock forward by d.
+func (r *Relogio) Avancar(d time.Duration) {
 	r.mu.Lock()
 	r.t = r.t.Add(d)
 	r.mu.Unlock()
 }
 
-// barramentoFixo is the seed base: a fixed last event of the bus.
-type barramentoFixo struct {
-	id  string
-	seq uint64
+// BarramentoFixo is the seed base: a fixed last event of the bus.
+type BarramentoFixo struct {
+	ID  string
+	Seq uint64
 }
 
-func (b barramentoFixo) LastEventID(context.Context) (string, uint64, error) { return b.id, b.seq, nil }
+// LastEventID answers ID and Seq.
+func (b BarramentoFixo) LastEventID(context.Context) (string, uint64, error) { return b.ID, b.Seq, nil }
 
-// barramentoAlternavel does not answer until ligar gives it a base.
-type barramentoAlternavel struct {
+// BarramentoAlternavel does not answer until Ligar gives it a base.
+type BarramentoAlternavel struct {
 	mu sync.Mutex
 	b  atribuicao.Barramento
 }
 
-func (a *barramentoAlternavel) ligar(b atribuicao.Barramento) {
+// Ligar gives the bus its base.
+func (a *BarramentoAlternavel) Ligar(b atribuicao.Barramento) {
 	a.mu.Lock()
 	a.b = b
 	a.mu.Unlock()
 }
 
-func (a *barramentoAlternavel) LastEventID(ctx context.Context) (string, uint64, error) {
+// LastEventID answers with the base Ligar gave, or an error before.
+func (a *BarramentoAlternavel) LastEventID(ctx context.Context) (string, uint64, error) {
 	a.mu.Lock()
 	b := a.b
 	a.mu.Unlock()
@@ -80,45 +95,48 @@ func (a *barramentoAlternavel) LastEventID(ctx context.Context) (string, uint64,
 	return b.LastEventID(ctx)
 }
 
+// BaseFixa and SeqFixa are the last event BarramentoFixo reports when a
+// test gives no bus.
 const (
-	baseFixa = "8d3c2a51-6b0e-4a44-9d0b-6f2a1f3e9c10"
-	seqFixa  = 4242
+	BaseFixa = "8d3c2a51-6b0e-4a44-9d0b-6f2a1f3e9c10"
+	SeqFixa  = 4242
 )
 
-// ambiente is one service on its own fresh database.
-type ambiente struct {
-	t   *testing.T
-	ctx context.Context
-	st  *store.Store
-	url string
-	clk *relogio
-	svc *atribuicao.Servico
-	// opcoes adjusts the Options of every service novoServico starts.
-	opcoes func(*atribuicao.Options)
-	// proximaSeq is the stream sequence devolverProprios last gave.
-	proximaSeq uint64
+// Ambiente is one service on its own fresh database.
+type Ambiente struct {
+	T   *testing.T
+	Ctx context.Context
+	St  *store.Store
+	URL string
+	Clk *Relogio
+	Svc *atribuicao.Servico
+	// Opcoes adjusts the Options of every service NovoServico starts.
+	Opcoes func(*atribuicao.Options)
+	// ProximaSeq is the stream sequence DevolverProprios last gave.
+	ProximaSeq uint64
 }
 
-// novoAmbiente builds a Servico on a fresh migrated database, with the
+// Novo builds a Servico on a fresh migrated database, with the
 // hierarchy read from core.uc_polygons through the store, the controlled
-// clock and bus b (barramentoFixo when nil).
-func novoAmbiente(t *testing.T, b atribuicao.Barramento) *ambiente {
+// clock and bus b (BarramentoFixo when nil).
+func Novo(t *testing.T, b atribuicao.Barramento) *Ambiente {
 	t.Helper()
-	return novoAmbienteCom(t, b, nil)
+	return NovoCom(t, b, nil)
 }
 
-// novoAmbienteCom is novoAmbiente with opcoes applied to the service's
+// NovoCom is Novo with opcoes applied to the service's
 // Options.
-func novoAmbienteCom(t *testing.T, b atribuicao.Barramento, opcoes func(*atribuicao.Options)) *ambiente {
+func NovoCom(t *testing.T, b atribuicao.Barramento, opcoes func(*atribuicao.Options)) *Ambiente {
 	t.Helper()
 	url := pgtest.URL(t)
-	a := &ambiente{t: t, ctx: context.Background(), url: url, clk: novoRelogio(), opcoes: opcoes}
-	a.st = abrirStore(t, url)
-	a.svc = a.novoServico(a.st, b)
+	a := &Ambiente{T: t, Ctx: context.Background(), URL: url, Clk: NovoRelogio(), Opcoes: opcoes}
+	a.St = AbrirStore(t, url)
+	a.Svc = a.NovoServico(a.St, b)
 	return a
 }
 
-func abrirStore(t *testing.T, url string) *store.Store {
+// AbrirStore opens a store on url, closed when the test ends.
+func AbrirStore(t *testing.T, url string) *store.Store {
 	t.Helper()
 	st, err := store.Open(context.Background(), url)
 	if err != nil {
@@ -128,43 +146,43 @@ func abrirStore(t *testing.T, url string) *store.Store {
 	return st
 }
 
-// novoServico starts one more service ("instance") on st, sharing the clock.
-func (a *ambiente) novoServico(st *store.Store, b atribuicao.Barramento) *atribuicao.Servico {
-	a.t.Helper()
+// NovoServico starts one more service ("instance") on st, sharing the clock.
+func (a *Ambiente) NovoServico(st *store.Store, b atribuicao.Barramento) *atribuicao.Servico {
+	a.T.Helper()
 	if b == nil {
-		b = barramentoFixo{id: baseFixa, seq: seqFixa}
+		b = BarramentoFixo{ID: BaseFixa, Seq: SeqFixa}
 	}
-	hier := hierarquia.New(st.CarregarHierarquia, time.Hour, a.clk.Now)
+	hier := hierarquia.New(st.CarregarHierarquia, time.Hour, a.Clk.Now)
 	o := atribuicao.Options{
 		Store: st, Hierarquia: hier, Barramento: b, SubjectPrefix: "eventos",
-		NRecusasSuspensao: 3, TSuspensao: 90 * 24 * time.Hour, Now: a.clk.Now,
+		NRecusasSuspensao: 3, TSuspensao: 90 * 24 * time.Hour, Now: a.Clk.Now,
 		Logger: slog.Default(),
 	}
-	if a.opcoes != nil {
-		a.opcoes(&o)
+	if a.Opcoes != nil {
+		a.Opcoes(&o)
 	}
 	svc := atribuicao.New(o)
-	a.t.Cleanup(svc.Close)
+	a.T.Cleanup(svc.Close)
 	return svc
 }
 
-// uc inserts a civic unit into core.uc_polygons; parent may be uuid.Nil.
+// UC inserts a civic unit into core.uc_polygons; parent may be uuid.Nil.
 // The hierarchy is cached on first use: create units before the first draw.
-func (a *ambiente) uc(parent uuid.UUID) uuid.UUID {
-	a.t.Helper()
+func (a *Ambiente) UC(parent uuid.UUID) uuid.UUID {
+	a.T.Helper()
 	id := uuid.New()
 	var p *uuid.UUID
 	if parent != uuid.Nil {
 		p = &parent
 	}
-	if _, err := a.st.Pool.Exec(a.ctx, `INSERT INTO core.uc_polygons (id, parent_uc_id) VALUES ($1, $2)`, id, p); err != nil {
-		a.t.Fatal(err)
+	if _, err := a.St.Pool.Exec(a.Ctx, `INSERT INTO core.uc_polygons (id, parent_uc_id) VALUES ($1, $2)`, id, p); err != nil {
+		a.T.Fatal(err)
 	}
 	return id
 }
 
-// conselheiroOpcao adjusts a counsellor before insertion.
-type conselheiroOpcao func(*conselheiroSpec)
+// ConselheiroOpcao adjusts a counsellor before insertion.
+type ConselheiroOpcao func(*conselheiroSpec)
 
 type conselheiroSpec struct {
 	status       string
@@ -173,43 +191,50 @@ type conselheiroSpec struct {
 	ocupado      bool // holds an active assignment
 }
 
-func semCapacitacao(c *conselheiroSpec) { c.capacitacao = false }
-func comAtribuicaoAtiva(c *conselheiroSpec) {
+// SemCapacitacao: training not completed.
+func SemCapacitacao(c *conselheiroSpec) { c.capacitacao = false }
+
+// ComAtribuicaoAtiva: occupied, holding an active assignment.
+func ComAtribuicaoAtiva(c *conselheiroSpec) {
 	c.ocupado = true
 	c.status = elegibilidade.Ocupado
 }
-func comStatus(s string) conselheiroOpcao { return func(c *conselheiroSpec) { c.status = s } }
-func suspensoAte(t time.Time) conselheiroOpcao {
+
+// ComStatus: status s.
+func ComStatus(s string) ConselheiroOpcao { return func(c *conselheiroSpec) { c.status = s } }
+
+// SuspensoAte: suspended until t.
+func SuspensoAte(t time.Time) ConselheiroOpcao {
 	return func(c *conselheiroSpec) {
 		c.status = elegibilidade.Suspenso
 		c.suspensaoAte = &t
 	}
 }
 
-// conselheiro registers a counsellor on uc: available and trained unless
+// Conselheiro registers a counsellor on uc: available and trained unless
 // told otherwise.
-func (a *ambiente) conselheiro(uc uuid.UUID, opts ...conselheiroOpcao) uuid.UUID {
-	a.t.Helper()
+func (a *Ambiente) Conselheiro(uc uuid.UUID, opts ...ConselheiroOpcao) uuid.UUID {
+	a.T.Helper()
 	spec := conselheiroSpec{status: elegibilidade.Disponivel, capacitacao: true}
 	for _, o := range opts {
 		o(&spec)
 	}
 	id := uuid.New()
-	agora := a.clk.Now().Add(-24 * time.Hour)
-	err := a.st.InTx(a.ctx, func(tx store.Tx) error {
-		if err := tx.InserirConselheiro(a.ctx, store.InserirConselheiroParams{
+	agora := a.Clk.Now().Add(-24 * time.Hour)
+	err := a.St.InTx(a.Ctx, func(tx store.Tx) error {
+		if err := tx.InserirConselheiro(a.Ctx, store.InserirConselheiroParams{
 			CidadaoID: id, UnidadeCivicaID: uc, NivelAtuacao: 1, Status: spec.status,
 			CapacitacaoConcluida: spec.capacitacao, Agora: agora, EventID: uuid.New(),
 		}); err != nil {
 			return err
 		}
 		if spec.suspensaoAte != nil {
-			if _, err := tx.DB.Exec(a.ctx, `UPDATE d6a.conselheiros SET data_suspensao_ate = $2 WHERE id = $1`, id, *spec.suspensaoAte); err != nil {
+			if _, err := tx.DB.Exec(a.Ctx, `UPDATE d6a.conselheiros SET data_suspensao_ate = $2 WHERE id = $1`, id, *spec.suspensaoAte); err != nil {
 				return err
 			}
 		}
 		if spec.ocupado {
-			_, err := tx.InserirAtribuicao(a.ctx, store.InserirAtribuicaoParams{
+			_, err := tx.InserirAtribuicao(a.Ctx, store.InserirAtribuicaoParams{
 				ConselheiroID: id, DemandaID: uuid.New(), UnidadeCivicaID: uc, SeedPublico: "anterior",
 				PosicaoSorteada: 0, TotalElegiveis: 1, DataSorteio: agora, EventIDSorteio: uuid.New(),
 				CategoriaID: "X", NivelPrecedencia: 1,
@@ -219,13 +244,13 @@ func (a *ambiente) conselheiro(uc uuid.UUID, opts ...conselheiroOpcao) uuid.UUID
 		return nil
 	})
 	if err != nil {
-		a.t.Fatal(err)
+		a.T.Fatal(err)
 	}
 	return id
 }
 
-// pedido is a draw request for a new demand on uc, with a full snapshot.
-func pedido(uc uuid.UUID) atribuicao.Pedido {
+// Pedido is a draw request for a new demand on uc, with a full snapshot.
+func Pedido(uc uuid.UUID) atribuicao.Pedido {
 	demanda := uuid.New()
 	grupo := uuid.New()
 	return atribuicao.Pedido{
@@ -237,84 +262,88 @@ func pedido(uc uuid.UUID) atribuicao.Pedido {
 	}
 }
 
-func (a *ambiente) sortear(p atribuicao.Pedido) atribuicao.Resultado {
-	a.t.Helper()
-	r, err := a.svc.Sortear(a.ctx, p)
+// Sortear draws p on the ambiente's service; an error fails the test.
+func (a *Ambiente) Sortear(p atribuicao.Pedido) atribuicao.Resultado {
+	a.T.Helper()
+	r, err := a.Svc.Sortear(a.Ctx, p)
 	if err != nil {
-		a.t.Fatalf("Sortear: %v", err)
+		a.T.Fatalf("Sortear: %v", err)
 	}
 	return r
 }
 
-// sortearComSucesso draws and fails the test unless someone was drawn; it
+// SortearComSucesso draws and fails the test unless someone was drawn; it
 // also checks the whole record of the draw (assignment, counsellor, audit,
 // outbox) and that the audit recomputes.
-func (a *ambiente) sortearComSucesso(p atribuicao.Pedido) atribuicao.Resultado {
-	a.t.Helper()
-	r := a.sortear(p)
+func (a *Ambiente) SortearComSucesso(p atribuicao.Pedido) atribuicao.Resultado {
+	a.T.Helper()
+	r := a.Sortear(p)
 	if !r.Sucesso {
-		a.t.Fatalf("sorteio sem sucesso: motivo %q", r.Motivo)
+		a.T.Fatalf("sorteio sem sucesso: motivo %q", r.Motivo)
 	}
-	a.conferirSorteio(p, r)
+	a.ConferirSorteio(p, r)
 	return r
 }
 
-func (a *ambiente) conselheiroRow(id uuid.UUID) store.Conselheiro {
-	a.t.Helper()
-	c, err := a.st.Read().BuscarConselheiroPorId(a.ctx, id)
+// LinhaConselheiro reads counsellor id's row.
+func (a *Ambiente) LinhaConselheiro(id uuid.UUID) store.Conselheiro {
+	a.T.Helper()
+	c, err := a.St.Read().BuscarConselheiroPorId(a.Ctx, id)
 	if err != nil {
-		a.t.Fatal(err)
+		a.T.Fatal(err)
 	}
 	return c
 }
 
-func (a *ambiente) pendente(demanda uuid.UUID) (store.Pendente, bool) {
-	a.t.Helper()
-	p, err := a.st.Read().BuscarFilaPendentePorDemandaId(a.ctx, demanda)
+// Pendente reads demand's row of the pending queue, if it waits there.
+func (a *Ambiente) Pendente(demanda uuid.UUID) (store.Pendente, bool) {
+	a.T.Helper()
+	p, err := a.St.Read().BuscarFilaPendentePorDemandaId(a.Ctx, demanda)
 	achou, err := store.Found(err)
 	if err != nil {
-		a.t.Fatal(err)
+		a.T.Fatal(err)
 	}
 	return p, achou
 }
 
-// outbox returns the outbox rows of tipo whose correlacao_id is correlacao
+// Outbox returns the outbox rows of tipo whose correlacao_id is correlacao
 // (every row of tipo when correlacao is empty), oldest first.
-func (a *ambiente) outbox(tipo, correlacao string) []store.Outbox {
-	a.t.Helper()
-	rows, err := a.st.Pool.Query(a.ctx, `SELECT id, event_id, tipo, subject, correlacao_id, envelope, criado_em, publicado_em, sequence
+func (a *Ambiente) Outbox(tipo, correlacao string) []store.Outbox {
+	a.T.Helper()
+	rows, err := a.St.Pool.Query(a.Ctx, `SELECT id, event_id, tipo, subject, correlacao_id, envelope, criado_em, publicado_em, sequence
 		FROM d6a.outbox WHERE tipo = $1 AND ($2 = '' OR correlacao_id = $2) ORDER BY id`, tipo, correlacao)
 	if err != nil {
-		a.t.Fatal(err)
+		a.T.Fatal(err)
 	}
 	defer rows.Close()
 	var out []store.Outbox
 	for rows.Next() {
 		var o store.Outbox
 		if err := rows.Scan(&o.ID, &o.EventID, &o.Tipo, &o.Subject, &o.CorrelacaoID, &o.Envelope, &o.CriadoEm, &o.PublicadoEm, &o.Sequence); err != nil {
-			a.t.Fatal(err)
+			a.T.Fatal(err)
 		}
 		out = append(out, o)
 	}
 	if err := rows.Err(); err != nil {
-		a.t.Fatal(err)
+		a.T.Fatal(err)
 	}
 	return out
 }
 
-func (a *ambiente) contar(sql string, args ...any) int {
-	a.t.Helper()
+// Contar runs a count(*) query.
+func (a *Ambiente) Contar(sql string, args ...any) int {
+	a.T.Helper()
 	var n int
-	if err := a.st.Pool.QueryRow(a.ctx, sql, args...).Scan(&n); err != nil {
-		a.t.Fatal(err)
+	if err := a.St.Pool.QueryRow(a.Ctx, sql, args...).Scan(&n); err != nil {
+		a.T.Fatal(err)
 	}
 	return n
 }
 
-// envelopePublicado decodes an outbox envelope and checks the fixed fields
+// EnvelopePublicado decodes an outbox envelope and checks the fixed fields
 // of CONTRACT §3: exactly seven, origem D-6a, versao_schema 1.0.0, the tipo,
 // the event_id of the row, T-format timestamp.
-func envelopePublicado(t *testing.T, o store.Outbox, tipo string) (map[string]any, map[string]any) {
+func EnvelopePublicado(t *testing.T, o store.Outbox, tipo string) (map[string]any, map[string]any) {
 	t.Helper()
 	var env map[string]any
 	if err := json.Unmarshal(o.Envelope, &env); err != nil {
@@ -357,13 +386,13 @@ func envelopePublicado(t *testing.T, o store.Outbox, tipo string) (map[string]an
 	return env, payload
 }
 
-// conferirSorteio checks everything a successful draw must leave behind
+// ConferirSorteio checks everything a successful draw must leave behind
 // (spec 4.4, CONTRACT §3, §4): the active assignment, the occupied
 // counsellor, the audit row (which recomputes), the outbox event.
-func (a *ambiente) conferirSorteio(p atribuicao.Pedido, r atribuicao.Resultado) {
-	t := a.t
+func (a *Ambiente) ConferirSorteio(p atribuicao.Pedido, r atribuicao.Resultado) {
+	t := a.T
 	t.Helper()
-	at, err := a.st.Read().BuscarAtribuicaoPorEventIdSorteio(a.ctx, r.EventIDSorteio)
+	at, err := a.St.Read().BuscarAtribuicaoPorEventIdSorteio(a.Ctx, r.EventIDSorteio)
 	if err != nil {
 		t.Fatalf("assignment of event %s: %v", r.EventIDSorteio, err)
 	}
@@ -375,13 +404,13 @@ func (a *ambiente) conferirSorteio(p atribuicao.Pedido, r atribuicao.Resultado) 
 	}
 	// spec 2.3: the demand's snapshot is kept on the assignment (T34 re-draws from it).
 	if at.ScoreFinal != p.Dados.ScoreFinal || at.CategoriaID != p.Dados.CategoriaID ||
-		at.NivelPrecedencia != p.Dados.NivelPrecedencia || !mesmoUUID(at.GrupoID, p.Dados.GrupoID) {
+		at.NivelPrecedencia != p.Dados.NivelPrecedencia || !MesmoUUID(at.GrupoID, p.Dados.GrupoID) {
 		t.Errorf("assignment snapshot score/categoria/nivel/grupo = %v/%q/%d/%v, want %v/%q/%d/%v",
 			at.ScoreFinal, at.CategoriaID, at.NivelPrecedencia, at.GrupoID,
 			p.Dados.ScoreFinal, p.Dados.CategoriaID, p.Dados.NivelPrecedencia, p.Dados.GrupoID)
 	}
 
-	c := a.conselheiroRow(r.ConselheiroID)
+	c := a.LinhaConselheiro(r.ConselheiroID)
 	if c.Status != elegibilidade.Ocupado || c.DataUltimaAtribuicao == nil || c.EventIDUltimaAlteracao != r.EventIDSorteio {
 		t.Errorf("counsellor after draw: status %q, data_ultima_atribuicao %v, event_id_ultima_alteracao %s",
 			c.Status, c.DataUltimaAtribuicao, c.EventIDUltimaAlteracao)
@@ -389,14 +418,14 @@ func (a *ambiente) conferirSorteio(p atribuicao.Pedido, r atribuicao.Resultado) 
 		t.Errorf("data_ultima_atribuicao %v != data_sorteio %v", c.DataUltimaAtribuicao, at.DataSorteio)
 	}
 
-	aud, err := a.st.Read().BuscarAuditoria(a.ctx, r.EventIDSorteio)
+	aud, err := a.St.Read().BuscarAuditoria(a.Ctx, r.EventIDSorteio)
 	if err != nil {
 		t.Fatalf("audit of %s: %v", r.EventIDSorteio, err)
 	}
 	if aud.AtribuicaoID != at.ID || aud.DemandaID != p.DemandaID || aud.UnidadeCivicaID != p.UC ||
 		aud.ConselheiroID != r.ConselheiroID || aud.Selecionado != at.ConselheiroID ||
 		aud.Seed != at.SeedPublico || aud.ListaElegiveisHash != *at.ListaElegiveisHash ||
-		len(aud.ElegiveisEntrada) != int(at.TotalElegiveis) || aud.Degrau != r.Degrau || !mesmoUUID(aud.Excluido, p.Excluir) {
+		len(aud.ElegiveisEntrada) != int(at.TotalElegiveis) || aud.Degrau != r.Degrau || !MesmoUUID(aud.Excluido, p.Excluir) {
 		t.Errorf("audit row %+v does not match assignment %+v", aud, at)
 	}
 	if len(aud.Cadeia) != len(r.Cadeia) {
@@ -412,9 +441,9 @@ func (a *ambiente) conferirSorteio(p atribuicao.Pedido, r atribuicao.Resultado) 
 	if ts, err := sorteio.ParseTimestamp(aud.TimestampSorteio); err != nil || ts.Sub(at.DataSorteio).Abs() > 10*time.Millisecond {
 		t.Errorf("timestamp_sorteio %q vs data_sorteio %v (err %v)", aud.TimestampSorteio, at.DataSorteio, err)
 	}
-	verificarAuditoria(t, aud)
+	VerificarAuditoria(t, aud)
 
-	obs := a.outbox("conselheiro.sorteado", "")
+	obs := a.Outbox("conselheiro.sorteado", "")
 	var o *store.Outbox
 	for i := range obs {
 		if obs[i].EventID == at.EventIDSorteio {
@@ -424,7 +453,7 @@ func (a *ambiente) conferirSorteio(p atribuicao.Pedido, r atribuicao.Resultado) 
 	if o == nil {
 		t.Fatalf("no conselheiro.sorteado in the outbox with event_id = atribuicoes.event_id_sorteio %s", at.EventIDSorteio)
 	}
-	env, pl := envelopePublicado(t, *o, "conselheiro.sorteado")
+	env, pl := EnvelopePublicado(t, *o, "conselheiro.sorteado")
 	if env["correlacao_id"] != p.Dados.CorrelacaoID {
 		t.Errorf("correlacao_id = %v, want %q", env["correlacao_id"], p.Dados.CorrelacaoID)
 	}
@@ -448,10 +477,10 @@ func (a *ambiente) conferirSorteio(p atribuicao.Pedido, r atribuicao.Resultado) 
 	}
 }
 
-// verificarAuditoria recomputes a draw from its audit record, as a third
+// VerificarAuditoria recomputes a draw from its audit record, as a third
 // party would (docs/verificacao.md): no Divergencia, canonical input, and
 // the winner is the assignment's counsellor.
-func verificarAuditoria(t *testing.T, aud store.Auditoria) {
+func VerificarAuditoria(t *testing.T, aud store.Auditoria) {
 	t.Helper()
 	sel := aud.Selecionado.String()
 	res, err := sorteio.Verificar(sorteio.Alegacao{
@@ -475,34 +504,35 @@ func verificarAuditoria(t *testing.T, aud store.Auditoria) {
 	}
 }
 
-func mesmoUUID(a, b *uuid.UUID) bool {
+// MesmoUUID says whether two optional ids are equal (both absent counts).
+func MesmoUUID(a, b *uuid.UUID) bool {
 	if a == nil || b == nil {
 		return a == nil && b == nil
 	}
 	return *a == *b
 }
 
-// devolverProprios hands the service's own triggers (d6a.varredura,
+// DevolverProprios hands the service's own triggers (d6a.varredura,
 // conselheiro.suspensao_expirada) it queued and has not applied back to it,
 // in outbox order, as the bus would deliver them once published (CONTRACT
 // §4): these tests run the executor without consumers. Each gets the next
 // stream sequence from proximaSeq and the clock's time as its bus time.
-func (a *ambiente) devolverProprios() int {
-	a.t.Helper()
+func (a *Ambiente) DevolverProprios() int {
+	a.T.Helper()
 	n := 0
 	for _, tipo := range []evento.Tipo{evento.Varredura, evento.SuspensaoExpirada} {
-		for _, o := range a.outbox(string(tipo), "") {
-			if a.contar(`SELECT count(*) FROM d6a.eventos_processados WHERE event_id = $1`, o.EventID) > 0 {
+		for _, o := range a.Outbox(string(tipo), "") {
+			if a.Contar(`SELECT count(*) FROM d6a.eventos_processados WHERE event_id = $1`, o.EventID) > 0 {
 				continue
 			}
 			ev, err := evento.Decodificar(tipo, o.Envelope)
 			if err != nil {
-				a.t.Fatalf("own %s does not decode: %v", tipo, err)
+				a.T.Fatalf("own %s does not decode: %v", tipo, err)
 			}
-			ev.Armazenado = a.clk.Now()
-			a.proximaSeq++
-			if err := a.svc.Handle(a.ctx, ev, a.proximaSeq); err != nil {
-				a.t.Fatalf("own %s back from the bus: %v", tipo, err)
+			ev.Armazenado = a.Clk.Now()
+			a.ProximaSeq++
+			if err := a.Svc.Handle(a.Ctx, ev, a.ProximaSeq); err != nil {
+				a.T.Fatalf("own %s back from the bus: %v", tipo, err)
 			}
 			n++
 		}

@@ -1,21 +1,56 @@
-package atribuicao
+// Package reparo is the repair after a failover (`d6a verify
+// --consistencia --reparar`): when an asynchronous standby was promoted
+// without the last commits, the bus holds results and acknowledged inputs
+// the database lost (verificar/barramento's Relatorio). The repair gives
+// back the lost outbox rows, re-creates the lost draws from their published
+// conselheiro.sorteado, and applies the lost inputs with the consumers'
+// own handlers, in stream order. It never draws a demand the bus shows
+// drawn, and never cancels a published draw: a conflict is an operator's.
+//
+// Each step is one unit of work of the executor (Executor, declared here),
+// whose transaction it reads and writes through Banco (store.Tx).
+package reparo
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"slices"
+	"log/slog"
 	"sort"
+	"time"
 
 	"github.com/google/uuid"
 
+	"github.com/formigueiro/d6a/internal/atribuicao"
 	"github.com/formigueiro/d6a/internal/evento"
-	"github.com/formigueiro/d6a/internal/registro"
 	"github.com/formigueiro/d6a/internal/sorteio"
 	"github.com/formigueiro/d6a/internal/store"
 	consistencia "github.com/formigueiro/d6a/internal/verificar/barramento"
 )
+
+// Executor runs a unit of work under the executor's global lock
+// (*atribuicao.Servico). Besides the transaction and the clock, the repair
+// uses the unit's Aplicar (an input through its consumer's handler),
+// Descartar (undo a draw the unit just made) and Alterou.
+type Executor interface {
+	Submeter(ctx context.Context, fn func(context.Context, atribuicao.Unidade) error) error
+}
+
+// Banco is what the repair reads and writes in its unit's transaction
+// (store.Tx).
+type Banco interface {
+	SorteioTemAtribuicao(ctx context.Context, eventID uuid.UUID) (bool, error)
+	AtribuicaoAtivaDaDemanda(ctx context.Context, demanda uuid.UUID) (store.AtribuicaoVigente, bool, error)
+	AtribuicaoAtivaDoConselheiro(ctx context.Context, conselheiro uuid.UUID) (store.AtribuicaoVigente, bool, error)
+	RecriarAtribuicao(ctx context.Context, s store.SorteioReconciliado) (uuid.UUID, error)
+	OcuparConselheiro(ctx context.Context, conselheiro, eventID uuid.UUID, agora time.Time) (bool, error)
+	MarcarProcessado(ctx context.Context, eventID uuid.UUID, tipo string, seq int64, agora time.Time) error
+	TirarDaFila(ctx context.Context, demanda uuid.UUID) error
+	DevolverOutboxPublicado(ctx context.Context, r store.ResultadoPublicado, agora time.Time) error
+	RegistrarReconciliacao(ctx context.Context, r store.Reconciliacao, agora time.Time) error
+	ResultadosNovos(ctx context.Context, agora time.Time) ([]store.ResultadoNovo, error)
+}
 
 // A lost draw that cannot be re-created because the database has since
 // moved on (the demand or the counsellor holds another active assignment, a
@@ -36,22 +71,37 @@ const (
 	JaExistia Reconciliacao = "ja-existia"
 )
 
+// Reparo runs the repair through an executor.
+type Reparo struct {
+	e   Executor
+	log *slog.Logger
+}
+
+// New is the repair over e (*atribuicao.Servico), logging to log
+// (slog.Default when nil).
+func New(e Executor, log *slog.Logger) *Reparo {
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Reparo{e: e, log: log}
+}
+
 // ReconciliarResultado gives back the outbox row of a result that is on the
 // bus without it (an asynchronous standby promoted without its commit), as
 // the relay would have marked it: the relay never sends it again and the
 // spec 5.4 guard (one sorteio.sem_candidatos per correlacao_id) sees it.
-func (s *Servico) ReconciliarResultado(ctx context.Context, r consistencia.Resultado) error {
-	return s.executar(ctx, func(ctx context.Context, u *uow) error {
-		return u.outboxPublicado(ctx, r)
+func (r *Reparo) ReconciliarResultado(ctx context.Context, res consistencia.Resultado) error {
+	return r.e.Submeter(ctx, func(ctx context.Context, u atribuicao.Unidade) error {
+		return outboxPublicado(ctx, u, res)
 	})
 }
 
-func (u *uow) outboxPublicado(ctx context.Context, r consistencia.Resultado) error {
-	seq := int64(r.Seq)
-	return u.tx.InserirOutboxPublicado(ctx, store.InserirOutboxPublicadoParams{
+func outboxPublicado(ctx context.Context, u atribuicao.Unidade, r consistencia.Resultado) error {
+	var tx Banco = u.Tx()
+	return tx.DevolverOutboxPublicado(ctx, store.ResultadoPublicado{
 		EventID: r.EventID, Tipo: string(r.Tipo), Subject: r.Subject, CorrelacaoID: r.CorrelacaoID,
-		Envelope: r.Envelope, Agora: u.agora, Sequence: &seq,
-	})
+		Envelope: r.Envelope, Seq: int64(r.Seq),
+	}, u.Agora())
 }
 
 // Reconciliar re-creates, from the published conselheiro.sorteado, a draw
@@ -61,56 +111,55 @@ func (u *uow) outboxPublicado(ctx context.Context, r consistencia.Resultado) err
 // naming the seed's base when the bus holds it, and the inbox row of the
 // agenda item that led to it. It never draws: the bus already says who drew
 // the demand (docs/decisions.md).
-func (s *Servico) Reconciliar(ctx context.Context, p consistencia.SorteadoPerdido) (Reconciliacao, error) {
+func (r *Reparo) Reconciliar(ctx context.Context, p consistencia.SorteadoPerdido) (Reconciliacao, error) {
 	var out Reconciliacao
-	err := s.executar(ctx, func(ctx context.Context, u *uow) error {
+	err := r.e.Submeter(ctx, func(ctx context.Context, u atribuicao.Unidade) error {
 		var err error
-		out, err = u.reconciliar(ctx, p)
+		out, err = r.reconciliar(ctx, u, p)
 		return err
 	})
 	return out, err
 }
 
-func (u *uow) reconciliar(ctx context.Context, p consistencia.SorteadoPerdido) (Reconciliacao, error) {
-	if _, err := u.tx.BuscarAtribuicaoPorEventIdSorteio(ctx, p.EventID); err == nil {
+func (r *Reparo) reconciliar(ctx context.Context, u atribuicao.Unidade, p consistencia.SorteadoPerdido) (Reconciliacao, error) {
+	var tx Banco = u.Tx()
+	agora := u.Agora()
+	if ja, err := tx.SorteioTemAtribuicao(ctx, p.EventID); err != nil {
+		return "", err
+	} else if ja {
 		return JaExistia, nil
-	} else if _, err := store.Found(err); err != nil {
-		return "", err
 	}
-	if a, err := u.tx.BuscarAtribuicaoAtivaPorDemanda(ctx, p.DemandaID); err == nil {
+	if a, achou, err := tx.AtribuicaoAtivaDaDemanda(ctx, p.DemandaID); err != nil {
+		return "", err
+	} else if achou {
 		return "", fmt.Errorf("%w: demanda %s já tem atribuição ativa %s (sorteio %s) além da publicada em %d", ErrConflito, p.DemandaID, a.ID, a.EventIDSorteio, p.Seq)
-	} else if _, err := store.Found(err); err != nil {
-		return "", err
 	}
-	if a, err := u.tx.BuscarAtribuicaoAtivaPorConselheiro(ctx, p.ConselheiroID); err == nil {
-		return "", fmt.Errorf("%w: conselheiro %s já tem atribuição ativa %s (demanda %s)", ErrConflito, p.ConselheiroID, a.ID, a.DemandaID)
-	} else if _, err := store.Found(err); err != nil {
+	if a, achou, err := tx.AtribuicaoAtivaDoConselheiro(ctx, p.ConselheiroID); err != nil {
 		return "", err
+	} else if achou {
+		return "", fmt.Errorf("%w: conselheiro %s já tem atribuição ativa %s (demanda %s)", ErrConflito, p.ConselheiroID, a.ID, a.DemandaID)
 	}
 	quando, err := sorteio.ParseTimestamp(p.Timestamp)
 	if err != nil {
 		return "", fmt.Errorf("timestamp %q: %w", p.Timestamp, err)
 	}
-	var dados DadosDemanda
-	if p.Agenda != nil {
-		dados = DadosDemanda{ScoreFinal: p.Agenda.ScoreFinal, CategoriaID: p.Agenda.CategoriaID,
-			NivelPrecedencia: int32(p.Agenda.NivelPrecedencia), GrupoID: p.Agenda.GrupoID}
+	s := store.SorteioReconciliado{
+		EventID: p.EventID, ConselheiroID: p.ConselheiroID, DemandaID: p.DemandaID, UC: p.UC,
+		Seed: p.Seed, ListaHash: p.ListaHash, Posicao: int32(p.Posicao), Total: int32(p.Total), Quando: quando,
 	}
-	hash := p.ListaHash
-	id, err := u.tx.InserirAtribuicao(ctx, store.InserirAtribuicaoParams{
-		ConselheiroID: p.ConselheiroID, DemandaID: p.DemandaID, UnidadeCivicaID: p.UC,
-		SeedPublico: p.Seed, PosicaoSorteada: int32(p.Posicao), TotalElegiveis: int32(p.Total),
-		ListaElegiveisHash: &hash, DataSorteio: quando, EventIDSorteio: p.EventID,
-		ScoreFinal: dados.ScoreFinal, CategoriaID: dados.CategoriaID, NivelPrecedencia: dados.NivelPrecedencia, GrupoID: dados.GrupoID,
-	})
+	if p.Agenda != nil {
+		s.ScoreFinal, s.CategoriaID = p.Agenda.ScoreFinal, p.Agenda.CategoriaID
+		s.NivelPrecedencia, s.GrupoID = int32(p.Agenda.NivelPrecedencia), p.Agenda.GrupoID
+	}
+	id, err := tx.RecriarAtribuicao(ctx, s)
 	if err != nil {
 		return "", fmt.Errorf("atribuição: %w", err)
 	}
-	n, err := u.tx.MarcarConselheiroOcupado(ctx, store.MarcarConselheiroOcupadoParams{ID: p.ConselheiroID, EventID: p.EventID, Agora: u.agora})
+	ocupou, err := tx.OcuparConselheiro(ctx, p.ConselheiroID, p.EventID, agora)
 	if err != nil {
 		return "", err
 	}
-	if n == 0 {
+	if !ocupou {
 		// His registration may be a lost input the repair applies later
 		// (an input without results keeps its place in the stream, which
 		// can be before its commit): a conflict waits for the later steps.
@@ -119,64 +168,49 @@ func (u *uow) reconciliar(ctx context.Context, p consistencia.SorteadoPerdido) (
 	if p.AgendaSeq > 0 {
 		// The agenda item is applied by this draw: a later replay of it
 		// finds it processed (ON CONFLICT: it may be there already).
-		if _, err := u.tx.RegistrarEventoProcessado(ctx, store.RegistrarEventoProcessadoParams{
-			EventID: p.AgendaEventID, TipoEvento: string(evento.AgendaItemDisponivel), Sequence: int64(p.AgendaSeq), Agora: u.agora,
-		}); err != nil {
+		if err := tx.MarcarProcessado(ctx, p.AgendaEventID, string(evento.AgendaItemDisponivel), int64(p.AgendaSeq), agora); err != nil {
 			return "", err
 		}
 	}
-	if _, err := u.tx.RemoverFilaPendentePorDemanda(ctx, p.DemandaID); err != nil {
+	if err := tx.TirarDaFila(ctx, p.DemandaID); err != nil {
 		return "", err
 	}
-	if err := u.outboxPublicado(ctx, p.Resultado); err != nil {
+	if err := outboxPublicado(ctx, u, p.Resultado); err != nil {
 		return "", err
 	}
-	var base *string
-	var baseSeq *int64
-	if p.Base != "" {
-		b, s := p.Base, int64(p.BaseSeq)
-		base, baseSeq = &b, &s
-	}
-	if err := u.tx.InserirReconciliacao(ctx, store.InserirReconciliacaoParams{
+	if err := tx.RegistrarReconciliacao(ctx, store.Reconciliacao{
 		EventIDSorteio: p.EventID, AtribuicaoID: id, DemandaID: p.DemandaID, ConselheiroID: p.ConselheiroID,
-		Sequence: int64(p.Seq), Base: base, BaseSequence: baseSeq, Agora: u.agora,
-	}); err != nil {
+		Seq: int64(p.Seq), Base: p.Base, BaseSeq: int64(p.BaseSeq),
+	}, agora); err != nil {
 		return "", err
 	}
-	u.alterou(p.ConselheiroID)
-	u.servico.log.Warn("sorteio reconciliado a partir do barramento", "event_id", p.EventID, "sequence", p.Seq,
+	u.Alterou(p.ConselheiroID)
+	r.log.Warn("sorteio reconciliado a partir do barramento", "event_id", p.EventID, "sequence", p.Seq,
 		"demanda_id", p.DemandaID, "conselheiro_id", p.ConselheiroID, "base_encontrada", p.Base != "")
 	return Recriada, nil
 }
 
 // aplicarEntrada applies a lost input with the consumer's own handler and
-// inbox row, in one unit of work, and then makes that unit's results agree
-// with the bus: a draw it just made for a demand whose draw the bus
-// already holds (abertos, by demand) is undone
-// before the commit, so never published, and the bus's draw is re-created
-// in its place. The handler may draw (an agenda item, a refusal's re-draw,
-// the sweep of the pending queue after a cycle or a registration); this is
-// what keeps a demand the bus shows drawn from being drawn a second time.
-// It returns the lost draws it re-created.
-func (s *Servico) aplicarEntrada(ctx context.Context, e consistencia.EntradaPerdida, abertos map[uuid.UUID][]*consistencia.SorteadoPerdido) ([]*consistencia.SorteadoPerdido, error) {
+// inbox row, in one unit of work (Unidade.Aplicar), and then makes that
+// unit's results agree with the bus: a draw it just made for a demand whose
+// draw the bus already holds (abertos, by demand) is undone before the
+// commit (Unidade.Descartar), so never published, and the bus's draw is
+// re-created in its place. The handler may draw (an agenda item, a
+// refusal's re-draw, the sweep of the pending queue after a cycle or a
+// registration); this is what keeps a demand the bus shows drawn from being
+// drawn a second time. It returns the lost draws it re-created.
+func (r *Reparo) aplicarEntrada(ctx context.Context, e consistencia.EntradaPerdida, abertos map[uuid.UUID][]*consistencia.SorteadoPerdido) ([]*consistencia.SorteadoPerdido, error) {
 	var feitos []*consistencia.SorteadoPerdido
-	err := s.executar(ctx, func(ctx context.Context, u *uow) error {
+	err := r.e.Submeter(ctx, func(ctx context.Context, u atribuicao.Unidade) error {
 		feitos = nil
 		ev := e.Evento
-		ja, err := u.tx.EventoJaProcessado(ctx, ev.EventID)
-		if err != nil || ja {
+		log := r.log.With("event_id", ev.EventID, "tipo", string(ev.Tipo), "sequence", e.Seq, "reparo", true)
+		aplicada, err := u.Aplicar(ctx, log, ev, e.Seq)
+		if err != nil || !aplicada {
 			return err
 		}
-		log := s.log.With("event_id", ev.EventID, "tipo", string(ev.Tipo), "sequence", e.Seq, "reparo", true)
-		if err := u.despachar(ctx, log, ev, e.Seq); err != nil {
-			return err
-		}
-		if err := u.tx.RegistrarProcessamento(ctx, store.RegistrarProcessamentoParams{
-			EventID: ev.EventID, TipoEvento: string(ev.Tipo), Sequence: int64(e.Seq), Agora: u.agora,
-		}); err != nil {
-			return err
-		}
-		novos, err := u.tx.OutboxNaoPublicadoEm(ctx, u.agora)
+		var tx Banco = u.Tx()
+		novos, err := tx.ResultadosNovos(ctx, u.Agora())
 		if err != nil {
 			return err
 		}
@@ -189,12 +223,11 @@ func (s *Servico) aplicarEntrada(ctx context.Context, e consistencia.EntradaPerd
 				// later input, re-created at its turn.)
 				continue
 			}
-			if err := u.tx.DescartarSorteio(ctx, n.EventID); err != nil {
+			if err := u.Descartar(ctx, n.EventID); err != nil {
 				return err
 			}
-			u.descartar(n.EventID)
 			p := fila[0]
-			if _, err := u.reconciliar(ctx, *p); err != nil {
+			if _, err := r.reconciliar(ctx, u, *p); err != nil {
 				return err
 			}
 			feitos = append(feitos, p)
@@ -218,22 +251,22 @@ func (s *Servico) aplicarEntrada(ctx context.Context, e consistencia.EntradaPerd
 // applied after the draw that needed its counsellor free. It writes one
 // line per action to w and reports whether everything went through; a
 // conflict (ErrConflito) is left to an operator.
-func (s *Servico) Reparar(ctx context.Context, rel consistencia.Relatorio, w io.Writer) bool {
+func (r *Reparo) Reparar(ctx context.Context, rel consistencia.Relatorio, w io.Writer) bool {
 	ok := true
 	perdido := map[string]bool{}
 	for _, p := range rel.Perdidos {
 		perdido[p.EventID.String()] = true
 	}
-	for _, r := range rel.SemOutbox {
-		if perdido[r.EventID.String()] {
+	for _, res := range rel.SemOutbox {
+		if perdido[res.EventID.String()] {
 			continue
 		}
-		if err := s.ReconciliarResultado(ctx, r); err != nil {
-			fmt.Fprintf(w, "FAILED seq=%d event_id=%s: outbox row: %v\n", r.Seq, r.EventID, err)
+		if err := r.ReconciliarResultado(ctx, res); err != nil {
+			fmt.Fprintf(w, "FAILED seq=%d event_id=%s: outbox row: %v\n", res.Seq, res.EventID, err)
 			ok = false
 			continue
 		}
-		fmt.Fprintf(w, "outbox row restored seq=%d event_id=%s %s\n", r.Seq, r.EventID, r.Tipo)
+		fmt.Fprintf(w, "outbox row restored seq=%d event_id=%s %s\n", res.Seq, res.EventID, res.Tipo)
 	}
 	type passo struct {
 		seq     uint64
@@ -253,9 +286,9 @@ func (s *Servico) Reparar(ctx context.Context, rel consistencia.Relatorio, w io.
 	// place in the stream (the six consumers run side by side). Other inputs
 	// keep their place in the stream.
 	posicao := map[uint64]uint64{}
-	for _, r := range rel.SemOutbox {
-		if s, ok := posicao[r.EntradaSeq]; r.EntradaSeq > 0 && (!ok || r.Seq < s) {
-			posicao[r.EntradaSeq] = r.Seq
+	for _, res := range rel.SemOutbox {
+		if s, ok := posicao[res.EntradaSeq]; res.EntradaSeq > 0 && (!ok || res.Seq < s) {
+			posicao[res.EntradaSeq] = res.Seq
 		}
 	}
 	for i := range rel.EntradasPerdidas {
@@ -289,7 +322,7 @@ func (s *Servico) Reparar(ctx context.Context, rel consistencia.Relatorio, w io.
 			if feito[p] {
 				return nil // re-created with the input that drew it
 			}
-			r, err := s.Reconciliar(ctx, *p)
+			r, err := r.Reconciliar(ctx, *p)
 			if err != nil {
 				return err
 			}
@@ -299,7 +332,7 @@ func (s *Servico) Reparar(ctx context.Context, rel consistencia.Relatorio, w io.
 			return nil
 		}
 		e := ps.entrada
-		feitos, err := s.aplicarEntrada(ctx, *e, abertos)
+		feitos, err := r.aplicarEntrada(ctx, *e, abertos)
 		if err != nil {
 			return err
 		}
@@ -342,14 +375,4 @@ func (s *Servico) Reparar(ctx context.Context, rel consistencia.Relatorio, w io.
 		adiados = resto
 	}
 	return ok
-}
-
-// descartar forgets a draw this unit made and undid before its commit: not
-// published, not a leaf of the transparency log.
-func (u *uow) descartar(eventID uuid.UUID) {
-	u.saida = slices.DeleteFunc(u.saida, func(s Saida) bool { return s.EventID == eventID })
-	u.registros = slices.DeleteFunc(u.registros, func(r registro.Registravel) bool {
-		d, ok := r.(registro.Registro)
-		return ok && d.EventIDSorteio == eventID
-	})
 }

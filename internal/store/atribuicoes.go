@@ -1,0 +1,50 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/formigueiro/d6a/internal/store/dbsqlc"
+)
+
+// AtribuicaoVigente is an active assignment as the consumers behind a
+// domain interface read it (the repair, reparo.Banco; the automatic
+// timeout, manutencao.SemInicio): who, which demand, where, and the draw
+// that made it.
+type AtribuicaoVigente struct {
+	ID, EventIDSorteio, DemandaID, ConselheiroID, UC uuid.UUID
+	DataSorteio                                      time.Time
+}
+
+// NovaAtribuicaoVigente is a's domain view.
+func NovaAtribuicaoVigente(a Atribuicao) AtribuicaoVigente {
+	return AtribuicaoVigente{
+		ID: a.ID, EventIDSorteio: a.EventIDSorteio, DemandaID: a.DemandaID, ConselheiroID: a.ConselheiroID,
+		UC: a.UnidadeCivicaID, DataSorteio: a.DataSorteio,
+	}
+}
+
+func vigente(a dbsqlc.D6aAtribuico, err error) (AtribuicaoVigente, bool, error) {
+	achou, err := Found(err)
+	if !achou || err != nil {
+		return AtribuicaoVigente{}, false, err
+	}
+	return NovaAtribuicaoVigente(a), true, nil
+}
+
+// AtivasSemInicio lists up to limite active assignments drawn before
+// antesDe that never started (no conselheiro.demanda_iniciada), oldest
+// first: the automatic response timeout's candidates.
+func (t Tx) AtivasSemInicio(ctx context.Context, antesDe time.Time, limite int32) ([]AtribuicaoVigente, error) {
+	rows, err := t.BuscarAtivasSemInicio(ctx, dbsqlc.BuscarAtivasSemInicioParams{AntesDe: antesDe, Limite: limite})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]AtribuicaoVigente, len(rows))
+	for i, a := range rows {
+		out[i] = NovaAtribuicaoVigente(a)
+	}
+	return out, nil
+}
