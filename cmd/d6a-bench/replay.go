@@ -40,7 +40,7 @@ type opcoesReplay struct {
 	conselheiros, m, rodadas int
 	seed                     uint64
 	dir, bin                 string
-	manter                   bool
+	manter, ramo             bool
 }
 
 func lerFlagsReplay(args []string) (opcoesReplay, error) {
@@ -53,6 +53,7 @@ func lerFlagsReplay(args []string) (opcoesReplay, error) {
 	fs.StringVar(&o.dir, "dir", "", "work directory (default: a fresh temporary directory)")
 	fs.StringVar(&o.bin, "d6a", "", "the d6a binary (default: built from ./cmd/d6a)")
 	fs.BoolVar(&o.manter, "keep", false, "keep the work directory")
+	fs.BoolVar(&o.ramo, "branch-only", false, "load only the city's branch of the country into core.uc_polygons (the country, its state, the city and the units below it), not the 255,598 units")
 	if _, err := analisarFlags(fs, args); err != nil {
 		return o, err
 	}
@@ -140,6 +141,31 @@ func recortar(p *pais) *pais {
 		}
 	}
 	return r
+}
+
+// ramo is r (a recortar view) as a country of its own: the country, the
+// state, the city and the units below it, re-indexed, so core.uc_polygons
+// holds only the branch the burst climbs (-branch-only: the test's
+// smaller load).
+func ramo(r *pais) *pais {
+	novo := map[int32]int32{}
+	out := &pais{}
+	add := func(i int32, nivel int) {
+		novo[i] = int32(len(out.ids))
+		pai := int32(-1)
+		if r.parent[i] >= 0 {
+			pai = novo[r.parent[i]]
+		}
+		out.ids, out.parent, out.nivel = append(out.ids, r.ids[i]), append(out.parent, pai), append(out.nivel, int8(nivel))
+		out.porNivel[nivel] = append(out.porNivel[nivel], novo[i])
+	}
+	add(r.parent[r.porNivel[nivelEstado][0]], nivelPais)
+	for nivel := nivelEstado; nivel < nNiveis; nivel++ {
+		for _, i := range r.porNivel[nivel] {
+			add(i, nivel)
+		}
+	}
+	return out
 }
 
 // cadastros are k conselheiro.cadastrado over r in the dense shape.
@@ -245,6 +271,7 @@ func subirRajada(ctx context.Context, o opcoesReplay) (r *rajadaReplay, err erro
 	if r.base, err = abrirBase(ctx, o.dir, nil); err != nil {
 		return r, err
 	}
+	t0 := time.Now()
 	r.bin = o.bin
 	if r.bin == "" {
 		r.bin = filepath.Join(r.dir, "bin", "d6a")
@@ -254,6 +281,7 @@ func subirRajada(ctx context.Context, o opcoesReplay) (r *rajadaReplay, err erro
 			return r, err
 		}
 	}
+	logf("replay: d6a built in %s", time.Since(t0).Round(time.Millisecond))
 	if err := r.pg.CreateDatabase(ctx, "d6a", ""); err != nil {
 		return r, err
 	}
@@ -271,11 +299,15 @@ func subirRajada(ctx context.Context, o opcoesReplay) (r *rajadaReplay, err erro
 		return r, err
 	}
 	p := gerarPais(o.seed)
+	cidade := recortar(p)
+	if o.ramo {
+		p = ramo(cidade)
+		cidade = p
+	}
 	if err := criarHierarquia(ctx, r.conn, p, func(int) {}); err != nil {
 		return r, err
 	}
-	cidade := recortar(p)
-	logf("replay: country of %d units; the burst runs in its biggest city: %d neighbourhoods, %d micro-areas",
+	logf("replay: core.uc_polygons of %d units; the burst runs in the country's biggest city: %d neighbourhoods, %d micro-areas",
 		p.Tamanho(), len(cidade.porNivel[nivelBairro]), len(cidade.porNivel[nivelMicroarea]))
 	if r.e, err = subirServe(r.base, r.bin); err != nil {
 		return r, err

@@ -110,6 +110,11 @@ func (e *escritorTiles) anexar(reg registro.Registravel) error {
 	case registro.Registro, registro.SemCandidatos:
 		e.decisoes++
 	}
+	return e.anexarBytes(b)
+}
+
+// anexarBytes appends a record as its bytes (a copy of a served log's).
+func (e *escritorTiles) anexarBytes(b []byte) (err error) {
 	h := tlog.RecordHash(b)
 	e.fr.Adicionar(h)
 	if e.bundle, err = tiles.AppendEntry(e.bundle, b); err != nil {
