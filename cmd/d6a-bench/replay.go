@@ -25,6 +25,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -75,6 +76,8 @@ type rajadaReplay struct {
 	publicadas map[evento.Tipo]int
 	// sorteados and semCandidatos count the demands' results on the bus.
 	sorteados, semCandidatos int
+	// esperaram are the demands whose result was sorteio.sem_candidatos.
+	esperaram []uuid.UUID
 }
 
 // URL is the service's public API, where its log is served.
@@ -191,8 +194,8 @@ func cadastros(rng *rand.Rand, r *pais, k int) []*demanda {
 	return out
 }
 
-// liberacoes are a cycle end for about 70% of the active assignments and
-// a refusal for about a tenth, read from the service's database (d6a
+// liberacoes are a cycle end for about 70% of the active assignments
+// (for 40%, without the unit) and a refusal for about a tenth, read from the service's database (d6a
 // serve is idle then: every input is consumed).
 func (r *rajadaReplay) liberacoes(ctx context.Context, rng *rand.Rand) ([]*demanda, error) {
 	rows, err := r.conn.Query(ctx, `SELECT conselheiro_id, demanda_id, unidade_civica_id FROM d6a.atribuicoes WHERE status = 'ativa' ORDER BY event_id_sorteio`)
@@ -204,10 +207,17 @@ func (r *rajadaReplay) liberacoes(ctx context.Context, rng *rand.Rand) ([]*deman
 	_, err = pgx.ForEachRow(rows, []any{&c, &d, &uc}, func() error {
 		switch x := rng.IntN(10); {
 		case x < 7:
-			out = append(out, mensagem(rng, evento.CicloConcluido, "1.0.0", map[string]any{
+			p := map[string]any{
 				"conselheiro_id": c, "demanda_id": d, "unidade_civica_id": uc, "motivo_encerramento": "demanda_concluida",
 				"total_atualizacoes": 3, "data_inicio": "2026-01-01T00:00:00Z", "data_fim": "2026-02-01T00:00:00Z",
-			}))
+			}
+			if x < 4 {
+				// Without the unit, the release sweeps the counsellor's own
+				// coverage (spec 3.11 step 5), not the demand's micro-area:
+				// the oldest of many waiting demands is due.
+				delete(p, "unidade_civica_id")
+			}
+			out = append(out, mensagem(rng, evento.CicloConcluido, "1.0.0", p))
 		case x == 7:
 			out = append(out, mensagem(rng, evento.AtribuicaoRecusada, "1.1.0", map[string]any{
 				"conselheiro_id": c, "demanda_id": d, "unidade_civica_id": uc, "motivo": "recusa_explicita",
@@ -366,6 +376,7 @@ func subirRajada(ctx context.Context, o opcoesReplay) (r *rajadaReplay, err erro
 				s++
 			case semCandidatos:
 				sc++
+				r.esperaram = append(r.esperaram, d.id)
 			}
 		}
 		r.sorteados, r.semCandidatos = r.sorteados+s, r.semCandidatos+sc
@@ -463,6 +474,42 @@ func (r *rajadaReplay) conferir(v resultadoReplay, tamanho int64) error {
 	return nil
 }
 
+// individuais runs the demand's and the counsellor's own checks (`d6a
+// verify --url --demanda` and `--conselheiro`, CONTRACT §7) on the burst's
+// log: a demand that waited and was then served by a release, one still
+// waiting, and a counsellor drawn more than once. Each must exit 0; it
+// returns how many were checked.
+func (r *rajadaReplay) individuais(ctx context.Context) (int, error) {
+	var servida, esperando, conselheiro uuid.UUID
+	err := r.conn.QueryRow(ctx, `SELECT
+			(SELECT a.demanda_id FROM d6a.atribuicoes a WHERE a.demanda_id = ANY($1) ORDER BY a.criado_em, a.demanda_id LIMIT 1),
+			(SELECT f.demanda_id FROM d6a.fila_pendentes f ORDER BY f.data_entrada, f.demanda_id LIMIT 1),
+			(SELECT a.conselheiro_id FROM d6a.atribuicoes a GROUP BY a.conselheiro_id HAVING count(*) > 1 ORDER BY count(*) DESC, a.conselheiro_id LIMIT 1)`,
+		r.esperaram).Scan(&servida, &esperando, &conselheiro)
+	if err != nil {
+		return 0, fmt.Errorf("a waiting demand, a served one and a counsellor drawn twice: %w", err)
+	}
+	n := 0
+	for _, c := range []struct {
+		flag, id, ok string
+		linhas       int // decisions the timeline lists at least
+	}{
+		{"--demanda", servida.String(), "nenhuma liberação a passou para trás", 2}, // its queue entry, its draw
+		{"--demanda", esperando.String(), "nenhuma liberação a passou para trás", 1},
+		{"--conselheiro", conselheiro.String(), "nenhuma decisão o deixou de fora", 2},
+	} {
+		v, err := rodarD6aEnv(ctx, []string{"D6A_NATS_URL=" + r.e.srv.nats}, r.bin, "verify", "--url", r.URL(), c.flag, c.id, "--chave", r.chave.Verificador)
+		if err != nil {
+			return n, err
+		}
+		if !strings.Contains(v.saida, c.ok) || strings.Count(v.saida, "\n  [") < c.linhas {
+			return n, fmt.Errorf("verify %s %s: want a timeline of %d or more decisions and %q in\n%s", c.flag, c.id, c.linhas, c.ok, v.saida)
+		}
+		n++
+	}
+	return n, nil
+}
+
 func executarReplay(ctx context.Context, args []string) (err error) {
 	o, err := lerFlagsReplay(args)
 	if err != nil {
@@ -485,6 +532,11 @@ func executarReplay(ctx context.Context, args []string) (err error) {
 	if err := r.conferir(v, tamanho); err != nil {
 		return err
 	}
+	n, err := r.individuais(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("verificações individuais: %d (--demanda de uma demanda servida da fila e de uma que espera, --conselheiro de um sorteado mais de uma vez): todas com saída 0\n", n)
 	fmt.Printf("replay da rajada: conselheiros=%d demandas=%d sorteados=%d sem_candidatos=%d ciclos=%d recusas=%d registros=%d decisoes=%d divergencias=0 segundos=%.2f registros_por_s=%.0f\n",
 		r.publicadas[evento.ConselheiroCadastrado], r.publicadas[evento.AgendaItemDisponivel], r.sorteados, r.semCandidatos,
 		r.publicadas[evento.CicloConcluido], r.publicadas[evento.AtribuicaoRecusada], v.registros, v.decisoes, v.segundos, float64(v.registros)/v.segundos)

@@ -55,6 +55,9 @@ func TestReplayDaRajada(t *testing.T) {
 		t.Fatalf("entradas: %d messages, %d recorded; %d published", v.mensagens, v.registradas, want)
 	}
 	t.Logf("%d records, %d decisions, %d inputs replayed in %.2f s", v.registros, v.decisoes, v.mensagens, v.segundos)
+	if n, err := r.individuais(ctx); err != nil || n != 3 {
+		t.Fatalf("the demand's and the counsellor's own checks: %d passed, %v", n, err)
+	}
 
 	// The rigged copy: the served log mirrored, one cycle end's record
 	// (from the middle) left out, the tree rebuilt and signed.
