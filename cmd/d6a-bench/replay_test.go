@@ -2,13 +2,17 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/formigueiro/d6a/internal/evento"
 	"github.com/formigueiro/d6a/internal/registro"
@@ -21,9 +25,11 @@ import (
 // through the bus, 1,000 demands in four rounds mixed with releases, the
 // real `d6a verify --url --all --replay` with the bus reachable. It must
 // replay the whole served log with no divergence and count every input
-// published; then the same log with one cycle end's record removed
-// (rebuilt and re-signed with the service's key, as an operator could)
-// must be caught at that record.
+// published, and a demand's and a counsellor's own checks must pass. Then
+// two copies of the same log, rebuilt and re-signed with the service's key
+// as an operator could, must each be caught at the record rigged: one
+// cycle end's record left out, and a sweep's draw given to a newer waiting
+// demand than the one it served.
 func TestReplayDaRajada(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts PostgreSQL and d6a serve")
@@ -59,8 +65,8 @@ func TestReplayDaRajada(t *testing.T) {
 		t.Fatalf("the demand's and the counsellor's own checks: %d passed, %v", n, err)
 	}
 
-	// The rigged copy: the served log mirrored, one cycle end's record
-	// (from the middle) left out, the tree rebuilt and signed.
+	// The rigged copies: the served log mirrored, changed, the tree
+	// rebuilt and signed with the service's key, as its operator could.
 	dir := t.TempDir()
 	cli := &log.Cliente{Base: r.URL(), Chave: r.chave.Verificador}
 	esp, err := cli.Espelhar(ctx, filepath.Join(dir, "servido"), nil)
@@ -68,13 +74,106 @@ func TestReplayDaRajada(t *testing.T) {
 		t.Fatal(err)
 	}
 	servido := filepath.Join(dir, "servido", "d6a", "transparencia")
+	regs := lerEspelho(t, servido, esp.Checkpoint.Tamanho)
+	if int64(len(regs)) != tamanho {
+		t.Fatalf("mirror: %d records, the checkpoint has %d", len(regs), tamanho)
+	}
+	// Where to rig: a cycle end's record, and a draw that served a demand
+	// from the fila de pendentes while a newer one waited.
+	var ciclos, varreduras []int
+	var novaDe []uuid.UUID // per sweep draw, the newest demand waiting then
+	var fila []uuid.UUID   // the waiting demands, oldest first
+	for i, b := range regs {
+		x, err := registro.LerRegistravel(b)
+		if err != nil {
+			t.Fatalf("record %d: %v", i, err)
+		}
+		switch x := x.(type) {
+		case registro.Entrada:
+			if x.Tipo == registro.TipoCicloConcluido {
+				ciclos = append(ciclos, i)
+			}
+		case registro.SemCandidatos:
+			if !slices.Contains(fila, x.DemandaID) {
+				fila = append(fila, x.DemandaID)
+			}
+		case registro.Registro:
+			if k := slices.Index(fila, x.DemandaID); k >= 0 {
+				if k < len(fila)-1 {
+					varreduras, novaDe = append(varreduras, i), append(novaDe, fila[len(fila)-1])
+				}
+				fila = slices.Delete(fila, k, k+1)
+			}
+		}
+	}
+	if len(ciclos) == 0 || len(varreduras) == 0 {
+		t.Fatalf("no cycle end (%d) or no draw from the queue with a newer demand waiting (%d) to rig", len(ciclos), len(varreduras))
+	}
+	adulterado := func(nome string, i int, trocar []byte) {
+		t.Helper()
+		e := &escritorTiles{raiz: filepath.Join(dir, nome, "d6a", "transparencia"), chave: r.chave}
+		if err := os.MkdirAll(e.raiz, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for j, b := range regs {
+			if j == i {
+				b = trocar
+			}
+			if b == nil {
+				continue
+			}
+			if err := e.anexarBytes(b); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := e.publicar(); err != nil {
+			t.Fatal(err)
+		}
+		if resumo, err := os.ReadFile(filepath.Join(servido, "resumo")); err == nil {
+			if err := os.WriteFile(filepath.Join(e.raiz, "resumo"), resumo, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		hs := &http.Server{Handler: http.FileServer(http.Dir(filepath.Join(dir, nome)))}
+		go func() { _ = hs.Serve(ln) }()
+		defer hs.Close()
+		a, err := verificarReplay(ctx, r.bin, "http://"+ln.Addr().String(), r.e.srv.nats, r.chave.Verificador)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.codigo != 1 || a.divergencias == 0 || !strings.Contains(a.erro, fmt.Sprintf("DIVERGÊNCIA registro %d:", i)) {
+			t.Fatalf("%s (record %d): exit %d, %d divergences over %d records\n%s%s", nome, i, a.codigo, a.divergencias, a.registros, a.saida, a.erro)
+		}
+		t.Logf("%s: %s", nome, lastLines(a.erro, 1))
+	}
+	// A release's record dropped: the bus shows the message consumed.
+	adulterado("sem-ciclo", ciclos[len(ciclos)/2], nil)
+	// A sweep's draw given to the newest waiting demand instead of the
+	// oldest of its coverage (CONTRACT §7 "Queue order").
+	k := len(varreduras) / 2
+	x, _ := registro.LerRegistravel(regs[varreduras[k]])
+	d := x.(registro.Registro)
+	d.DemandaID = novaDe[k]
+	trocado, err := d.Bytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	adulterado("fila-fora-de-ordem", varreduras[k], trocado)
+}
+
+// lerEspelho reads the n records of the tiles mirror at raiz.
+func lerEspelho(t *testing.T, raiz string, n int64) [][]byte {
+	t.Helper()
 	var regs [][]byte
-	var ciclos []int
-	for _, tl := range tiles.ForSize(esp.Checkpoint.Tamanho) {
+	for _, tl := range tiles.ForSize(n) {
 		if tl.L != tiles.Entries {
 			continue
 		}
-		dados, err := os.ReadFile(filepath.Join(servido, filepath.FromSlash(tiles.Path(tl))))
+		dados, err := os.ReadFile(filepath.Join(raiz, filepath.FromSlash(tiles.Path(tl))))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -82,52 +181,7 @@ func TestReplayDaRajada(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, b := range es {
-			if x, err := registro.LerRegistravel(b); err == nil {
-				if en, ok := x.(registro.Entrada); ok && en.Tipo == registro.TipoCicloConcluido {
-					ciclos = append(ciclos, len(regs))
-				}
-			}
-			regs = append(regs, b)
-		}
+		regs = append(regs, es...)
 	}
-	if int64(len(regs)) != tamanho || len(ciclos) == 0 {
-		t.Fatalf("mirror: %d records (%d cycle ends), the checkpoint has %d", len(regs), len(ciclos), tamanho)
-	}
-	fora := ciclos[len(ciclos)/2]
-	e := &escritorTiles{raiz: filepath.Join(dir, "adulterado", "d6a", "transparencia"), chave: r.chave}
-	if err := os.MkdirAll(e.raiz, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for i, b := range regs {
-		if i == fora {
-			continue
-		}
-		if err := e.anexarBytes(b); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := e.publicar(); err != nil {
-		t.Fatal(err)
-	}
-	if resumo, err := os.ReadFile(filepath.Join(servido, "resumo")); err == nil {
-		if err := os.WriteFile(filepath.Join(e.raiz, "resumo"), resumo, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := &http.Server{Handler: http.FileServer(http.Dir(filepath.Join(dir, "adulterado")))}
-	go func() { _ = hs.Serve(ln) }()
-	defer hs.Close()
-	a, err := verificarReplay(ctx, r.bin, "http://"+ln.Addr().String(), r.e.srv.nats, r.chave.Verificador)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if a.codigo != 1 || a.divergencias == 0 || a.registros != tamanho-1 || !strings.Contains(a.erro, "DIVERGÊNCIA") {
-		t.Fatalf("the log without record %d (a cycle end): exit %d, %d divergences over %d records\n%s%s", fora, a.codigo, a.divergencias, a.registros, a.saida, a.erro)
-	}
-	t.Logf("without record %d: %s", fora, lastLines(a.erro, 1))
+	return regs
 }
