@@ -57,10 +57,16 @@ func TestReplayDaRajada(t *testing.T) {
 	if r.sorteados == 0 || r.semCandidatos == 0 || liberadas == 0 || v.decisoes <= int64(r.sorteados+r.semCandidatos) {
 		t.Fatalf("a burst without its mix: %d drawn, %d sem_candidatos, %d releases, %d decisions", r.sorteados, r.semCandidatos, liberadas, v.decisoes)
 	}
-	if want := int64(300 + liberadas); v.mensagens != want || v.registradas != want {
-		t.Fatalf("entradas: %d messages, %d recorded; %d published", v.mensagens, v.registradas, want)
+	if want := int64(300 + liberadas); v.mensagens != want || v.registradas+v.Tardias() != want {
+		t.Fatalf("entradas: %d messages, %d recorded (%d late); %d published", v.mensagens, v.registradas, v.Tardias(), want)
 	}
 	t.Logf("%d records, %d decisions, %d inputs replayed in %.2f s", v.registros, v.decisoes, v.mensagens, v.segundos)
+	if v.Tardias() > 0 {
+		// Seen under load: a delivery lost by the consumer comes back
+		// after AckWait, behind later messages (report of issue 37's
+		// replay test). Not what this test judges.
+		t.Logf("%d inputs recorded after a later trigger's decision (consumed out of stream order)", v.Tardias())
+	}
 	if n, err := r.individuais(ctx); err != nil || n != 3 {
 		t.Fatalf("the demand's and the counsellor's own checks: %d passed, %v", n, err)
 	}
