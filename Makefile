@@ -102,10 +102,11 @@ fuzz:
 	  done; \
 	done
 
-## bench: d6a serve at national scale: K = 1,000 / 100,000 / 1,000,000 counsellors, sparse and dense-upper-level countries, a fresh never-analyzed database, the bare durable loop (15-25 min); then the situacao HTTP route against a bare fiber handler, and over 100,000 citizens with RS256 tokens through a JWKS (about 4 min); docs/bench.md
+## bench: d6a serve at national scale: K = 1,000 / 100,000 / 1,000,000 counsellors, sparse and dense-upper-level countries, a fresh never-analyzed database, the bare durable loop (15-25 min); then the situacao HTTP route against a bare fiber handler, and over 100,000 citizens with RS256 tokens through a JWKS (about 4 min); then a burst's own log (1,000 counsellors registered on the bus, 3,000 demands mixed with releases) replayed by d6a verify --all --replay with the bus (under a minute); docs/bench.md
 bench:
 	$(GO) run ./cmd/d6a-bench
 	$(GO) run ./cmd/d6a-bench http -d 10s -c 32 -rate 1000
+	$(GO) run ./cmd/d6a-bench replay
 
 ## bench-quick: both modes of cmd/d6a-bench small (draws -quick, HTTP -quick: 1 s runs, a working set of 1,000 citizens), docs untouched: checks the tool in under 3 minutes
 bench-quick:

@@ -10,6 +10,7 @@
 //	go run ./cmd/d6a-bench http -d 10s -c 32 -rate 1000
 //	go run ./cmd/d6a-bench escala
 //	go run ./cmd/d6a-bench verificar
+//	go run ./cmd/d6a-bench replay
 //
 // The draws mode (no name) runs `d6a serve` on a durable PostgreSQL of its
 // own, a JetStream bus and a synthetic country of 255,598 civic units with
@@ -33,6 +34,12 @@
 // The verificar mode runs the public verifier (`d6a verify --url --all
 // --replay`, then a monitor) over a signed static mirror of a synthetic
 // history. File: verificar.go.
+//
+// The replay mode runs a burst whose counsellors are registered through
+// the bus (conselheiro.cadastrado, not COPY), demands mixed with cycle ends
+// and refusals, then `d6a verify --url --all --replay` with the bus over
+// the service's own log, and fails on any divergence. File: replay.go
+// (TestReplayDaRajada runs it small).
 //
 // Shared by the modes: main.go (dispatch, flags, output), benchmd.go (what
 // every block of docs/bench.md carries: the machine, the commit, the

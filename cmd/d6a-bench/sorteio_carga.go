@@ -37,6 +37,9 @@ type demanda struct {
 	id      uuid.UUID
 	dados   []byte
 	eventID string
+	// assunto, when set, is the subject publicar sends it to (the replay
+	// mode mixes input types in one publish).
+	assunto string
 	pub     time.Time
 	recv    atomic.Int64 // arrival of the result, ns since relogioBase; 0 until then
 	tipo    atomic.Uint32
@@ -138,7 +141,7 @@ func (b *barramento) registrar(ds []*demanda) {
 	b.mu.Unlock()
 }
 
-// publicar sends ds to assunto with asynchronous JetStream publishes
+// publicar sends ds to assunto (or each to its own) with asynchronous JetStream publishes
 // (Nats-Msg-Id = event_id), as fast as the server acknowledges them when
 // taxa is 0, else at taxa per second on a fixed schedule (no coordinated
 // omission: a late publish does not push the following ones back). prog is
@@ -159,7 +162,7 @@ func (b *barramento) publicar(ctx context.Context, assunto string, ds []*demanda
 		}
 		for {
 			d.pub = time.Now()
-			f, err := b.js.PublishAsync(assunto, d.dados, jetstream.WithMsgID(d.eventID))
+			f, err := b.js.PublishAsync(cmp.Or(d.assunto, assunto), d.dados, jetstream.WithMsgID(d.eventID))
 			if errors.Is(err, jetstream.ErrTooManyStalledMsgs) {
 				continue // the window is full: wait for acks
 			}

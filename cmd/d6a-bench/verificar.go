@@ -110,6 +110,11 @@ func (e *escritorTiles) anexar(reg registro.Registravel) error {
 	case registro.Registro, registro.SemCandidatos:
 		e.decisoes++
 	}
+	return e.anexarBytes(b)
+}
+
+// anexarBytes appends a record as its bytes (a copy of a served log's).
+func (e *escritorTiles) anexarBytes(b []byte) (err error) {
 	h := tlog.RecordHash(b)
 	e.fr.Adicionar(h)
 	if e.bundle, err = tiles.AppendEntry(e.bundle, b); err != nil {
@@ -193,7 +198,15 @@ type rodada struct {
 }
 
 func rodarD6a(ctx context.Context, bin string, args ...string) (rodada, error) {
+	return rodarD6aEnv(ctx, nil, bin, args...)
+}
+
+// rodarD6aEnv is rodarD6a with env added to this process's environment.
+func rodarD6aEnv(ctx context.Context, env []string, bin string, args ...string) (rodada, error) {
 	cmd := exec.CommandContext(ctx, bin, args...)
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	inicio := time.Now()
@@ -206,7 +219,7 @@ func rodarD6a(ctx context.Context, bin string, args ...string) (rodada, error) {
 		r.rssMB = float64(u.Maxrss) / 1024
 	}
 	if err != nil {
-		return r, fmt.Errorf("d6a %s: %v\n%s%s", strings.Join(args, " "), err, out.String(), lastLines(errOut.String(), 5))
+		return r, fmt.Errorf("d6a %s: %w\n%s%s", strings.Join(args, " "), err, out.String(), lastLines(errOut.String(), 5))
 	}
 	return r, nil
 }
