@@ -18,19 +18,22 @@ func main() {
 			if err != nil {
 				return js.ValueOf(map[string]any{"erro": err.Error()})
 			}
-			var buf []byte
+			var bundle, hashes []byte
 			return js.ValueOf(map[string]any{
-				"aplicarBundle": js.FuncOf(func(_ js.Value, a []js.Value) any {
-					n := a[0].Get("length").Int()
-					if cap(buf) < n {
-						buf = make([]byte, n)
+				// aplicarTile(bundle, hashes, k, w) → the full tile's root
+				// (Uint8Array), null (partial), or {erro}
+				"aplicarTile": js.FuncOf(func(_ js.Value, a []js.Value) any {
+					bundle, hashes = copiar(bundle, a[0]), copiar(hashes, a[1])
+					raiz, err := p.aplicarTile(bundle, hashes, int64(a[2].Int()), a[3].Int())
+					if err != nil {
+						return js.ValueOf(map[string]any{"erro": err.Error()})
 					}
-					buf = buf[:n]
-					js.CopyBytesToGo(buf, a[0])
-					if err := p.aplicarBundle(buf, int64(a[1].Int()), a[2].Int()); err != nil {
-						return err.Error()
+					if raiz == nil {
+						return nil
 					}
-					return nil
+					u := js.Global().Get("Uint8Array").New(len(raiz))
+					js.CopyBytesToJS(u, raiz)
+					return u
 				}),
 				"fechar": js.FuncOf(func(js.Value, []js.Value) any { return jsonDe(p.fechar()) }),
 			})
@@ -41,6 +44,17 @@ func main() {
 		}),
 	}))
 	select {}
+}
+
+// copiar copies the Uint8Array u into buf's storage, grown as needed.
+func copiar(buf []byte, u js.Value) []byte {
+	n := u.Get("length").Int()
+	if cap(buf) < n {
+		buf = make([]byte, n)
+	}
+	buf = buf[:n]
+	js.CopyBytesToGo(buf, u)
+	return buf
 }
 
 func jsonDe(v any) string {

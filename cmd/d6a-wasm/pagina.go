@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/google/uuid"
+	"golang.org/x/mod/sumdb/tlog"
 
 	"github.com/formigueiro/d6a/internal/elegibilidade"
 	"github.com/formigueiro/d6a/internal/registro"
@@ -54,13 +55,27 @@ func alvoDe(s string) (uuid.UUID, error) {
 	return uuid.Parse(strings.TrimSpace(s))
 }
 
-// aplicarBundle applies the w entries of an entry bundle whose first
-// record is at index primeiro, in order; an empty entry is an eliminated
-// record (spec 2.2) and is skipped, as the CLI does.
-func (p *replayPagina) aplicarBundle(bundle []byte, primeiro int64, w int) error {
+// aplicarTile takes tile k of the log: the w entries of its entry bundle
+// and the w leaf hashes of its level-0 hash tile. Every entry must hash to
+// its leaf (RFC 6962; an empty entry is an eliminated record, spec 2.2,
+// whose leaf stays); then the records are applied in order, the empty ones
+// skipped as the CLI does. For a full tile it returns the root of its 256
+// leaves, the perfect subtree the page's compact range takes next (nil for
+// a partial tile: the page takes its leaves one by one).
+func (p *replayPagina) aplicarTile(bundle, hashes []byte, k int64, w int) ([]byte, error) {
 	regs, err := tiles.ReadBundle(bundle, w)
 	if err != nil {
-		return err
+		return nil, err
+	}
+	folhas, err := tiles.ReadHashes(hashes, w)
+	if err != nil {
+		return nil, err
+	}
+	primeiro := k * tiles.Width
+	for i, b := range regs {
+		if len(b) > 0 && tlog.RecordHash(b) != folhas[i] {
+			return nil, fmt.Errorf("o registro %d não confere com o hash da sua folha no tile %s", primeiro+int64(i), tiles.Path(tiles.Hash(0, k, w)))
+		}
 	}
 	for i, b := range regs {
 		if len(b) == 0 {
@@ -68,11 +83,20 @@ func (p *replayPagina) aplicarBundle(bundle []byte, primeiro int64, w int) error
 		}
 		f, err := registro.LerRegistravel(b)
 		if err != nil {
-			return fmt.Errorf("o registro %d não se lê: %w", primeiro+int64(i), err)
+			return nil, fmt.Errorf("o registro %d não se lê: %w", primeiro+int64(i), err)
 		}
 		p.rp.Aplicar(primeiro+int64(i), f)
 	}
-	return nil
+	if w < tiles.Width {
+		return nil, nil
+	}
+	for len(folhas) > 1 {
+		for i := 0; i < len(folhas)/2; i++ {
+			folhas[i] = tlog.NodeHash(folhas[2*i], folhas[2*i+1])
+		}
+		folhas = folhas[:len(folhas)/2]
+	}
+	return folhas[0][:], nil
 }
 
 // divergenciaPagina is a registro.Divergencia for the page.

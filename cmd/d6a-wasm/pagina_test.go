@@ -1,11 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/uuid"
+	"golang.org/x/mod/sumdb/tlog"
 
 	"github.com/formigueiro/d6a/internal/historico"
 	"github.com/formigueiro/d6a/internal/registro"
@@ -44,8 +46,40 @@ func reproduzirPagina(t *testing.T, regs []registro.Registravel, conselheiro, de
 	}
 	for k, b := range bundles(t, regs, eliminados...) {
 		w := min(tiles.Width, len(regs)-k*tiles.Width)
-		if err := p.aplicarBundle(b, int64(k*tiles.Width), w); err != nil {
+		var hashes []byte
+		for i := k * tiles.Width; i < k*tiles.Width+w; i++ {
+			r, _ := regs[i].Bytes()
+			h := tlog.RecordHash(r)
+			hashes = append(hashes, h[:]...)
+		}
+		raiz, err := p.aplicarTile(b, hashes, int64(k), w)
+		if err != nil {
 			t.Fatal(err)
+		}
+		// A full tile's root is the perfect subtree of its leaves.
+		if w == tiles.Width {
+			hs, _ := tiles.ReadHashes(hashes, w)
+			var guardados []tlog.Hash
+			ler := tlog.HashReaderFunc(func(idx []int64) ([]tlog.Hash, error) {
+				out := make([]tlog.Hash, len(idx))
+				for j, x := range idx {
+					out[j] = guardados[x]
+				}
+				return out, nil
+			})
+			for n, h := range hs {
+				novos, err := tlog.StoredHashesForRecordHash(int64(n), h, ler)
+				if err != nil {
+					t.Fatal(err)
+				}
+				guardados = append(guardados, novos...)
+			}
+			ct, err := tlog.TreeHash(int64(w), ler)
+			if err != nil || !bytes.Equal(raiz, ct[:]) {
+				t.Fatalf("tile %d: root %x, want %x (%v)", k, raiz, ct, err)
+			}
+		} else if raiz != nil {
+			t.Fatalf("partial tile %d: root %x", k, raiz)
 		}
 	}
 	return p.fechar()
