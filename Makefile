@@ -69,14 +69,20 @@ test: tools
 test-short:
 	$(GO) test -short -count=1 ./...
 
-## generate: regenerate the sqlc code in internal/store/dbsqlc
+## generate: regenerate the sqlc code in internal/store/dbsqlc and the
+## verifier page's WebAssembly (cmd/d6a-wasm, with Go's wasm_exec.js)
+## in internal/httpapi/verificador: reproducible (no paths, no build id, no
+## VCS stamp), so the same toolchain gives the same bytes
+WASM_DIR := internal/httpapi/verificador
 generate:
 	$(GO) tool sqlc generate
+	GOOS=js GOARCH=wasm $(GO) build -trimpath -buildvcs=false -ldflags='-s -w -buildid=' -o $(WASM_DIR)/d6a.wasm ./cmd/d6a-wasm
+	cp "$$($(GO) env GOROOT)/lib/wasm/wasm_exec.js" $(WASM_DIR)/wasm_exec.js
 
-## check-generated: fail when the committed sqlc code is stale
+## check-generated: fail when the committed generated code is stale
 check-generated: generate
-	git diff --exit-code -- internal/store/dbsqlc
-	@untracked=$$(git ls-files --others --exclude-standard -- internal/store/dbsqlc); \
+	git diff --exit-code -- internal/store/dbsqlc $(WASM_DIR)/d6a.wasm $(WASM_DIR)/wasm_exec.js
+	@untracked=$$(git ls-files --others --exclude-standard -- internal/store/dbsqlc $(WASM_DIR)/d6a.wasm $(WASM_DIR)/wasm_exec.js); \
 	if [ -n "$$untracked" ]; then echo "generated but not committed:"; echo "$$untracked"; exit 1; fi
 
 ## lint: gofmt must report nothing, then go vet

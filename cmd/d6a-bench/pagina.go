@@ -102,6 +102,11 @@ func executarPagina(ctx context.Context, args []string) error {
 			_, _ = w.Write(httpapi.PaginaVerificador())
 			return
 		}
+		if corpo, tipo, ok := httpapi.ArquivoVerificador(strings.TrimPrefix(r.URL.Path, httpapi.RotaTransparencia+"/")); ok {
+			w.Header().Set("Content-Type", tipo)
+			_, _ = w.Write(corpo)
+			return
+		}
 		arquivos.ServeHTTP(w, r)
 	})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

@@ -27,8 +27,11 @@ import (
 )
 
 func init() {
-	// The page and the metrics are text; openapi3filter knows text/plain only.
+	// The page, its loader and the metrics are text, its WebAssembly bytes;
+	// openapi3filter knows text/plain and application/octet-stream only.
 	openapi3filter.RegisterBodyDecoder("text/html", openapi3filter.PlainBodyDecoder)
+	openapi3filter.RegisterBodyDecoder("text/javascript", openapi3filter.PlainBodyDecoder)
+	openapi3filter.RegisterBodyDecoder("application/wasm", openapi3filter.FileBodyDecoder)
 	openapi3filter.RegisterBodyDecoder("application/openmetrics-text", openapi3filter.PlainBodyDecoder)
 }
 

@@ -400,3 +400,29 @@ func postBruto(t *testing.T, base, rota string, corpo []byte) (int, string) {
 	b, _ := io.ReadAll(res.Body)
 	return res.StatusCode, string(b)
 }
+
+// The verifier page names its WebAssembly by its build's version, and both
+// generated files are served beside it with the types a browser needs to
+// run them (instantiateStreaming refuses a module not served as
+// application/wasm), under the page's CSP that lets it compile them.
+func TestPaginaServeSeuWasm(t *testing.T) {
+	t.Parallel()
+	s := novoServidor(t, nil)
+	p := s.get(t, RotaTransparencia+"/")
+	if p.status != http.StatusOK || !strings.Contains(string(p.body), `const VERSAO_WASM = "`+versaoWasm+`"`) || strings.Contains(string(p.body), "{{versao_wasm}}") {
+		t.Fatalf("page: %d, version %s not in it", p.status, versaoWasm)
+	}
+	if !strings.Contains(CSPVerificador, "'wasm-unsafe-eval'") || strings.Contains(CSPVerificador, "'unsafe-eval'") {
+		t.Errorf("CSP %q", CSPVerificador)
+	}
+	for nome, tipo := range map[string]string{"d6a.wasm": "application/wasm", "wasm_exec.js": "text/javascript"} {
+		r := s.get(t, RotaTransparencia+"/"+nome+"?v="+versaoWasm)
+		want, _, _ := ArquivoVerificador(nome)
+		if r.status != http.StatusOK || !strings.HasPrefix(r.header.Get("Content-Type"), tipo) || !bytes.Equal(r.body, want) || len(want) == 0 {
+			t.Errorf("GET %s: %d %q, %d bytes", nome, r.status, r.header.Get("Content-Type"), len(r.body))
+		}
+	}
+	if !bytes.HasPrefix(verificadorWasm, []byte("\x00asm")) {
+		t.Error("d6a.wasm is not a WebAssembly module")
+	}
+}

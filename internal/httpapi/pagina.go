@@ -1,32 +1,82 @@
 package httpapi
 
 import (
+	"bytes"
+	"crypto/sha256"
 	_ "embed"
+	"encoding/hex"
 
 	"github.com/gofiber/fiber/v2"
 )
 
 // verificadorHTML is the verifier page (docs/verificacao.md): plain HTML
-// and JavaScript, no framework, no request outside this origin. It
-// recomputes a draw in the browser with WebCrypto, and replays the whole
-// log from its tiles in a Web Worker.
+// and JavaScript, no framework, no request outside this origin. The
+// fetching, the tiles and the signatures are its JavaScript (WebCrypto);
+// every d6a rule it applies (the replay, eligibility, the chain, the
+// queue, the draw) is the Go of cmd/d6a-wasm, compiled to WebAssembly and
+// served beside it, so the page's verdict is the CLI's.
 //
 //go:embed verificador/index.html
-var verificadorHTML []byte
+var paginaFonte []byte
 
-// CSPVerificador is the page's Content-Security-Policy: nothing but its own
-// inline scripts and same-origin fetches; its Web Worker is a Blob of the
-// page's own inline script (worker-src blob:), so there is no other file
-// to serve.
-const CSPVerificador = "default-src 'none'; script-src 'unsafe-inline'; worker-src blob:; style-src 'unsafe-inline'; connect-src 'self'; base-uri 'none'; form-action 'none'"
+// verificadorWasm and wasmExecJS are generated (`make generate`):
+// cmd/d6a-wasm built for js/wasm, and the Go toolchain's loader for it.
+//
+//go:embed verificador/d6a.wasm
+var verificadorWasm []byte
+
+//go:embed verificador/wasm_exec.js
+var wasmExecJS []byte
+
+// The page names its WebAssembly with a version, the hash of the pair, so
+// a browser never runs a page with the rules of another build.
+var versaoWasm = func() string {
+	h := sha256.New()
+	h.Write(verificadorWasm)
+	h.Write(wasmExecJS)
+	return hex.EncodeToString(h.Sum(nil))[:16]
+}()
+
+var verificadorHTML = bytes.ReplaceAll(paginaFonte, []byte("{{versao_wasm}}"), []byte(versaoWasm))
+
+// CSPVerificador is the page's Content-Security-Policy: its own inline
+// scripts, Go's loader from this origin ('self'), the compilation of its
+// WebAssembly ('wasm-unsafe-eval': no JavaScript eval), same-origin
+// fetches; its Web Worker is a Blob of the page's own inline script
+// (worker-src blob:).
+const CSPVerificador = "default-src 'none'; script-src 'self' 'unsafe-inline' 'wasm-unsafe-eval'; worker-src blob:; style-src 'unsafe-inline'; connect-src 'self'; base-uri 'none'; form-action 'none'"
 
 // PaginaVerificador is the page's bytes, for what serves it beside a
 // static mirror of the tiles (d6a-bench pagina).
 func PaginaVerificador() []byte { return verificadorHTML }
+
+// ArquivoVerificador is a file the page loads beside it (nome: the last
+// element of its path under RotaTransparencia), with its content type;
+// ok false for any other name.
+func ArquivoVerificador(nome string) (corpo []byte, tipo string, ok bool) {
+	switch nome {
+	case "d6a.wasm":
+		return verificadorWasm, "application/wasm", true
+	case "wasm_exec.js":
+		return wasmExecJS, "text/javascript; charset=utf-8", true
+	}
+	return nil, "", false
+}
 
 func paginaVerificador(c *fiber.Ctx) error {
 	c.Set(fiber.HeaderCacheControl, "public, max-age=300")
 	c.Set("Content-Security-Policy", CSPVerificador)
 	c.Set(fiber.HeaderContentType, fiber.MIMETextHTMLCharsetUTF8)
 	return c.Send(verificadorHTML)
+}
+
+// arquivoVerificador serves d6a.wasm and wasm_exec.js. The page asks for
+// them with ?v= its build's version, so a day's cache never mixes builds.
+func arquivoVerificador(nome string) fiber.Handler {
+	corpo, tipo, _ := ArquivoVerificador(nome)
+	return func(c *fiber.Ctx) error {
+		c.Set(fiber.HeaderCacheControl, "public, max-age=86400")
+		c.Set(fiber.HeaderContentType, tipo)
+		return c.Send(corpo)
+	}
 }

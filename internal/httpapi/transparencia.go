@@ -71,6 +71,8 @@ func (a *api) transparenciaRotas(app *fiber.App, porMinuto int, chave, testemunh
 	g.Get("/testemunhas", t.listarTestemunhas)
 	g.Get("/resumo", t.resumo)
 	g.Get("/", paginaVerificador)
+	g.Get("/d6a.wasm", arquivoVerificador("d6a.wasm"))
+	g.Get("/wasm_exec.js", arquivoVerificador("wasm_exec.js"))
 }
 
 // estatisticas is the fairness test over the signed records processed so

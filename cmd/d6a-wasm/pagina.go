@@ -1,0 +1,233 @@
+// Command d6a-wasm is the verifier page's copy of nothing: the Go rules of
+// the replay (internal/registro, and through it elegibilidade, fila and
+// sorteio) compiled to WebAssembly for the page
+// (internal/httpapi/verificador), so the page's verdict is the CLI's by
+// construction. The page keeps the fetching, the tiles and the signatures
+// (protocol, checked with WebCrypto); every d6a rule runs here.
+//
+// Built by `make generate` (GOOS=js GOARCH=wasm, see the Makefile) into
+// internal/httpapi/verificador/d6a.wasm, committed as generated code.
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/google/uuid"
+	"golang.org/x/mod/sumdb/tlog"
+
+	"github.com/formigueiro/d6a/internal/elegibilidade"
+	"github.com/formigueiro/d6a/internal/registro"
+	"github.com/formigueiro/d6a/internal/sorteio"
+	"github.com/formigueiro/d6a/internal/tiles"
+)
+
+// replayPagina is `d6a verify --url --all --replay` (and --conselheiro,
+// --demanda) as the page runs it: the same registro.Replay, fed the
+// records of each entry bundle once the page has checked them against
+// their leaf hashes. The page has no bus: SemBarramento, as the CLI
+// without D6A_NATS_URL.
+type replayPagina struct {
+	rp *registro.Replay
+}
+
+// novoReplayPagina starts a replay; conselheiro and demanda ("" for none)
+// are the targets of the counsellor's and the demand's own checks.
+func novoReplayPagina(conselheiro, demanda string) (*replayPagina, error) {
+	alvo, err := alvoDe(conselheiro)
+	if err != nil {
+		return nil, err
+	}
+	rp := registro.NovoReplay(alvo)
+	if rp.AlvoDemanda, err = alvoDe(demanda); err != nil {
+		return nil, err
+	}
+	rp.SemBarramento()
+	return &replayPagina{rp: rp}, nil
+}
+
+func alvoDe(s string) (uuid.UUID, error) {
+	if s == "" {
+		return uuid.Nil, nil
+	}
+	return uuid.Parse(strings.TrimSpace(s))
+}
+
+// aplicarTile takes tile k of the log: the w entries of its entry bundle
+// and the w leaf hashes of its level-0 hash tile. Every entry must hash to
+// its leaf (RFC 6962; an empty entry is an eliminated record, spec 2.2,
+// whose leaf stays); then the records are applied in order, the empty ones
+// skipped as the CLI does. For a full tile it returns the root of its 256
+// leaves, the perfect subtree the page's compact range takes next (nil for
+// a partial tile: the page takes its leaves one by one).
+func (p *replayPagina) aplicarTile(bundle, hashes []byte, k int64, w int) ([]byte, error) {
+	regs, err := tiles.ReadBundle(bundle, w)
+	if err != nil {
+		return nil, err
+	}
+	folhas, err := tiles.ReadHashes(hashes, w)
+	if err != nil {
+		return nil, err
+	}
+	primeiro := k * tiles.Width
+	for i, b := range regs {
+		if len(b) > 0 && tlog.RecordHash(b) != folhas[i] {
+			return nil, fmt.Errorf("o registro %d não confere com o hash da sua folha no tile %s", primeiro+int64(i), tiles.Path(tiles.Hash(0, k, w)))
+		}
+	}
+	for i, b := range regs {
+		if len(b) == 0 {
+			continue
+		}
+		f, err := registro.LerRegistravel(b)
+		if err != nil {
+			return nil, fmt.Errorf("o registro %d não se lê: %w", primeiro+int64(i), err)
+		}
+		p.rp.Aplicar(primeiro+int64(i), f)
+	}
+	if w < tiles.Width {
+		return nil, nil
+	}
+	for len(folhas) > 1 {
+		for i := 0; i < len(folhas)/2; i++ {
+			folhas[i] = tlog.NodeHash(folhas[2*i], folhas[2*i+1])
+		}
+		folhas = folhas[:len(folhas)/2]
+	}
+	return folhas[0][:], nil
+}
+
+// divergenciaPagina is a registro.Divergencia for the page.
+type divergenciaPagina struct {
+	Indice      int64  `json:"indice"`
+	Conselheiro string `json:"conselheiro,omitempty"`
+	Texto       string `json:"texto"`
+}
+
+// linhaPagina is a line of a timeline (registro.Acontecimento), with what
+// the CLI makes of it: a coverage line of the counsellor's check is
+// "na_lista", "deixado" (in Replay.Deixado: exit 1) or "regra" (left out
+// by a phase-2 gate, said, not a divergence); a line of the demand's check
+// is Passada when it is in Replay.Passada.
+type linhaPagina struct {
+	Indice  int64  `json:"indice"`
+	Tipo    string `json:"tipo"`
+	Texto   string `json:"texto"`
+	Estado  string `json:"estado,omitempty"`
+	Passada bool   `json:"passada"`
+}
+
+// resultadoPagina is what the page shows of a finished replay.
+type resultadoPagina struct {
+	Decisoes      int64               `json:"decisoes"`
+	Desconhecidos int                 `json:"desconhecidos"`
+	Divergencias  []divergenciaPagina `json:"divergencias"`
+	// Conhecido: the counsellor of --conselheiro has a registration record.
+	Conhecido    bool          `json:"conhecido"`
+	Linha        []linhaPagina `json:"linha"`
+	LinhaDemanda []linhaPagina `json:"linhaDemanda"`
+	Passadas     int           `json:"passadas"`
+}
+
+// fechar ends the replay (Replay.Fechar, as the CLI after the last
+// record) and returns its outcome.
+func (p *replayPagina) fechar() resultadoPagina {
+	rp := p.rp
+	rp.Fechar()
+	res := resultadoPagina{Decisoes: rp.Decisoes, Desconhecidos: rp.Desconhecidos(), Divergencias: []divergenciaPagina{},
+		Linha: []linhaPagina{}, LinhaDemanda: []linhaPagina{}, Passadas: len(rp.Passada)}
+	for _, d := range rp.Divergencias {
+		dp := divergenciaPagina{Indice: d.Indice, Texto: d.Motivo}
+		if d.Conselheiro != nil {
+			dp.Conselheiro = d.Conselheiro.String()
+		}
+		res.Divergencias = append(res.Divergencias, dp)
+	}
+	// In record order: a sweep's divergence is found when it closes, after
+	// the records that followed it.
+	slices.SortStableFunc(res.Divergencias, func(a, b divergenciaPagina) int { return int(a.Indice - b.Indice) })
+	for _, a := range rp.Linha {
+		l := linhaPagina{Indice: a.Indice, Tipo: a.Tipo, Texto: a.Texto}
+		switch {
+		case a.Tipo == registro.TipoCadastro:
+			res.Conhecido = true
+		case a.Tipo != "cobertura":
+		case slices.Contains(rp.Deixado, a):
+			l.Estado = "deixado"
+		case strings.HasSuffix(a.Texto, ": na lista"):
+			l.Estado = "na_lista"
+		default:
+			l.Estado = "regra"
+		}
+		res.Linha = append(res.Linha, l)
+	}
+	for _, a := range rp.LinhaDemanda {
+		res.LinhaDemanda = append(res.LinhaDemanda, linhaPagina{Indice: a.Indice, Tipo: a.Tipo, Texto: a.Texto, Passada: slices.Contains(rp.Passada, a)})
+	}
+	return res
+}
+
+// conferidoPagina is one record checked by itself, as `d6a verify --url
+// --event-id`: the draw recomputed from its public inputs
+// (sorteio.Sortear), a sorteio.sem_candidatos's motive from its counts,
+// and the record's own rules (registro.ConferirRegistravel: canonical
+// form, the draw's claims, the chain's first unit, a hierarchy link).
+type conferidoPagina struct {
+	Tipo string `json:"tipo"`
+	// Erro is the record's first failure by the CLI's rules ("" when it
+	// holds).
+	Erro    string             `json:"erro"`
+	Sorteio *sorteio.Resultado `json:"sorteio,omitempty"`
+	// ErroSorteio: the draw's inputs cannot be drawn (sorteio.Sortear).
+	ErroSorteio string `json:"erro_sorteio,omitempty"`
+	Motivo      string `json:"motivo,omitempty"`
+}
+
+// conferirRegistro checks the record bytes b.
+func conferirRegistro(b []byte) conferidoPagina {
+	var out conferidoPagina
+	f, err := registro.LerRegistravel(b)
+	if err != nil {
+		out.Erro = err.Error()
+		// Still recompute the draw from the published fields, so the
+		// page shows each step.
+		var r struct {
+			Tipo      *string  `json:"tipo"`
+			Base      string   `json:"base"`
+			Timestamp string   `json:"timestamp"`
+			Elegiveis []string `json:"elegiveis_entrada"`
+		}
+		if json.Unmarshal(b, &r) == nil && r.Tipo == nil {
+			out.Tipo = "sorteio"
+			out.sortear(r.Base, r.Timestamp, r.Elegiveis)
+		}
+		return out
+	}
+	if err := registro.ConferirRegistravel(f); err != nil {
+		out.Erro = err.Error()
+	}
+	switch r := f.(type) {
+	case registro.Registro:
+		out.Tipo = "sorteio"
+		out.sortear(r.Base, r.Timestamp, r.ElegiveisEntrada)
+	case registro.SemCandidatos:
+		out.Tipo = "sem_candidatos"
+		out.Motivo = elegibilidade.MotivoPorContagem(int(r.Cadastrados), int(r.Ocupados))
+	case registro.Entrada:
+		out.Tipo = "entrada"
+	case registro.Hierarquia:
+		out.Tipo = "hierarquia"
+	}
+	return out
+}
+
+func (c *conferidoPagina) sortear(base, timestamp string, elegiveis []string) {
+	res, err := sorteio.Sortear(base, timestamp, elegiveis)
+	if err != nil {
+		c.ErroSorteio = err.Error()
+		return
+	}
+	c.Sorteio = &res
+}
