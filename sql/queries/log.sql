@@ -15,8 +15,8 @@ LEFT JOIN LATERAL (SELECT tamanho, raiz FROM d6a.transparencia_checkpoints ORDER
 -- their leaf hashes and every tlog hash they add. When the state row is not
 -- that any more, the hashes it would write are NULL and their NOT NULL
 -- constraints fail the statement: a queued append cannot commit a batch
--- whose draws miss their leaves. The arrays of each INSERT have one
--- length, so their unnests in one select list walk in step.
+-- whose draws miss their leaves. ROWS FROM (unnest(a), unnest(b)) is what
+-- PostgreSQL makes of unnest(a, b), which sqlc's catalog lacks.
 WITH e AS (
     UPDATE d6a.transparencia_estado SET tamanho = sqlc.arg(tamanho)::bigint + sqlc.arg(novas)::bigint, fronteira = sqlc.arg(nova_fronteira)::bytea
     WHERE tamanho = sqlc.arg(tamanho)::bigint AND fronteira = sqlc.arg(fronteira)::bytea
@@ -24,12 +24,12 @@ WITH e AS (
 ), r AS (
     INSERT INTO d6a.transparencia_registros (indice, event_id_sorteio, demanda_id, registro, hash_folha)
     SELECT x.i, x.ev, x.dem, x.reg, CASE WHEN EXISTS (SELECT FROM e) THEN x.hf END
-    FROM (SELECT unnest(sqlc.arg(indices)::bigint[]) AS i, unnest(sqlc.arg(eventos)::uuid[]) AS ev, unnest(sqlc.arg(demandas)::uuid[]) AS dem,
-                 unnest(sqlc.arg(registros)::bytea[]) AS reg, unnest(sqlc.arg(hashes_folha)::bytea[]) AS hf) AS x
+    FROM ROWS FROM (unnest(sqlc.arg(indices)::bigint[]), unnest(sqlc.arg(eventos)::uuid[]), unnest(sqlc.arg(demandas)::uuid[]),
+                    unnest(sqlc.arg(registros)::bytea[]), unnest(sqlc.arg(hashes_folha)::bytea[])) AS x (i, ev, dem, reg, hf)
 )
 INSERT INTO d6a.transparencia_hashes (indice, hash)
 SELECT x.i, CASE WHEN EXISTS (SELECT FROM e) THEN x.h END
-FROM (SELECT unnest(sqlc.arg(indices_hashes)::bigint[]) AS i, unnest(sqlc.arg(hashes)::bytea[]) AS h) AS x;
+FROM ROWS FROM (unnest(sqlc.arg(indices_hashes)::bigint[]), unnest(sqlc.arg(hashes)::bytea[])) AS x (i, h);
 
 -- name: BuscarHashesTransparencia :many
 -- Stored tlog hashes by storage index.

@@ -29,12 +29,12 @@ WITH e AS (
 ), r AS (
     INSERT INTO d6a.transparencia_registros (indice, event_id_sorteio, demanda_id, registro, hash_folha)
     SELECT x.i, x.ev, x.dem, x.reg, CASE WHEN EXISTS (SELECT FROM e) THEN x.hf END
-    FROM (SELECT unnest($7::bigint[]) AS i, unnest($8::uuid[]) AS ev, unnest($9::uuid[]) AS dem,
-                 unnest($10::bytea[]) AS reg, unnest($11::bytea[]) AS hf) AS x
+    FROM ROWS FROM (unnest($7::bigint[]), unnest($8::uuid[]), unnest($9::uuid[]),
+                    unnest($10::bytea[]), unnest($11::bytea[])) AS x (i, ev, dem, reg, hf)
 )
 INSERT INTO d6a.transparencia_hashes (indice, hash)
 SELECT x.i, CASE WHEN EXISTS (SELECT FROM e) THEN x.h END
-FROM (SELECT unnest($1::bigint[]) AS i, unnest($2::bytea[]) AS h) AS x
+FROM ROWS FROM (unnest($1::bigint[]), unnest($2::bytea[])) AS x (i, h)
 `
 
 type AnexarTransparenciaParams struct {
@@ -55,8 +55,8 @@ type AnexarTransparenciaParams struct {
 // their leaf hashes and every tlog hash they add. When the state row is not
 // that any more, the hashes it would write are NULL and their NOT NULL
 // constraints fail the statement: a queued append cannot commit a batch
-// whose draws miss their leaves. The arrays of each INSERT have one
-// length, so their unnests in one select list walk in step.
+// whose draws miss their leaves. ROWS FROM (unnest(a), unnest(b)) is what
+// PostgreSQL makes of unnest(a, b), which sqlc's catalog lacks.
 func (q *Queries) AnexarTransparencia(ctx context.Context, arg AnexarTransparenciaParams) error {
 	_, err := q.db.Exec(ctx, anexarTransparencia,
 		arg.IndicesHashes,
