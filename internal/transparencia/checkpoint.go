@@ -20,6 +20,7 @@ import (
 	"golang.org/x/mod/sumdb/tlog"
 
 	"github.com/formigueiro/d6a/internal/registro"
+	"github.com/formigueiro/d6a/internal/store"
 )
 
 // GerarChave makes a new Ed25519 signer key and its verifier key, in the
@@ -135,7 +136,7 @@ func Assinar(ctx context.Context, db Beginner, chave Chave, origem string) (int6
 		return 0, err
 	}
 	defer func() { _ = tx.Rollback(ctx) }()
-	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, lockAssinatura); err != nil {
+	if err := store.On(tx).TravarAssinatura(ctx, lockAssinatura); err != nil {
 		return 0, err
 	}
 	n, err := Tamanho(ctx, tx)
@@ -168,8 +169,7 @@ func Assinar(ctx context.Context, db Beginner, chave Chave, origem string) (int6
 	if err != nil {
 		return 0, err
 	}
-	if _, err := tx.Exec(ctx, `INSERT INTO d6a.transparencia_checkpoints (tamanho, raiz, nota) VALUES ($1, $2, $3)
-ON CONFLICT (tamanho) DO NOTHING`, n, raiz[:], string(nota)); err != nil {
+	if err := store.On(tx).GravarCheckpoint(ctx, store.CheckpointDoLog{Tamanho: n, Raiz: raiz[:], Nota: string(nota)}); err != nil {
 		return 0, err
 	}
 	return n, tx.Commit(ctx)
@@ -183,18 +183,14 @@ type assinado struct {
 }
 
 func checkpointMaisRecente(ctx context.Context, db DBTX) (assinado, error) {
-	var a assinado
-	var raiz []byte
-	err := db.QueryRow(ctx, `SELECT tamanho, raiz, nota FROM d6a.transparencia_checkpoints ORDER BY tamanho DESC LIMIT 1`).
-		Scan(&a.Tamanho, &raiz, &a.Nota)
+	c, err := store.On(db).UltimoCheckpoint(ctx)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return a, ErrNaoEncontrado
+		return assinado{}, ErrNaoEncontrado
 	}
 	if err != nil {
-		return a, err
+		return assinado{}, err
 	}
-	a.Raiz = tlog.Hash(raiz)
-	return a, nil
+	return assinado{Tamanho: c.Tamanho, Raiz: tlog.Hash(c.Raiz), Nota: c.Nota}, nil
 }
 
 // UltimoCheckpoint returns the latest signed checkpoint's note and size;

@@ -17,11 +17,11 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/jackc/pgx/v5/pgtype"
 	"golang.org/x/mod/sumdb/note"
 	"golang.org/x/mod/sumdb/tlog"
 
 	"github.com/formigueiro/d6a/internal/registro"
+	"github.com/formigueiro/d6a/internal/store"
 )
 
 // DBTX is what the log needs from PostgreSQL: a transaction (pgx.Tx, the
@@ -72,15 +72,12 @@ type Estado struct {
 // concurrent appender fails it instead of forking the tree), so the row is
 // not locked.
 func LerEstado(ctx context.Context, tx DBTX) (*Estado, error) {
-	var e Estado
-	if err := tx.QueryRow(ctx, `SELECT e.tamanho, e.fronteira, coalesce(c.tamanho, 0), c.raiz
-FROM d6a.transparencia_estado e
-LEFT JOIN LATERAL (SELECT tamanho, raiz FROM d6a.transparencia_checkpoints ORDER BY tamanho DESC LIMIT 1) c ON true`).
-		Scan(&e.n, &e.fronteira, &e.assinado, &e.raizAssinada); err != nil {
+	s, err := store.On(tx).EstadoDoLog(ctx)
+	if err != nil {
 		return nil, fmt.Errorf("transparencia: read the tree state: %w", err)
 	}
-	e.n0, e.fronteira0 = e.n, e.fronteira
-	return &e, nil
+	return &Estado{n: s.Tamanho, fronteira: s.Fronteira, n0: s.Tamanho, fronteira0: s.Fronteira,
+		assinado: s.Assinado, raizAssinada: s.RaizAssinada}, nil
 }
 
 // Tamanho is the tree's size: as read, then after each append.
@@ -118,26 +115,9 @@ func (e *Estado) AnexarRegistraveis(ctx context.Context, tx DBTX, regs []registr
 	return nil
 }
 
-// sqlAnexar writes an append computed from the state ($1, $4). When the
-// state row is not that any more, the hashes it would write are NULL and
-// their NOT NULL constraints fail the statement: a queued append cannot
-// commit a batch whose draws miss their leaves.
-const sqlAnexar = `-- name: AnexarTransparencia :exec
-WITH e AS (
-    UPDATE d6a.transparencia_estado SET tamanho = $1 + $2, fronteira = $3
-    WHERE tamanho = $1 AND fronteira = $4
-    RETURNING 1
-), r AS (
-    INSERT INTO d6a.transparencia_registros (indice, event_id_sorteio, demanda_id, registro, hash_folha)
-    SELECT x.i, x.ev, x.dem, x.reg, CASE WHEN EXISTS (SELECT FROM e) THEN x.hf END
-    FROM unnest($5::bigint[], $6::uuid[], $7::uuid[], $8::bytea[], $9::bytea[]) AS x (i, ev, dem, reg, hf)
-)
-INSERT INTO d6a.transparencia_hashes (indice, hash)
-SELECT x.i, CASE WHEN EXISTS (SELECT FROM e) THEN x.h END
-FROM unnest($10::bigint[], $11::bytea[]) AS x (i, h)`
-
 // escrever computes the append of dados at leaf n from the frontier fr and
-// writes it (sqlAnexar); nova is the frontier after it.
+// writes it (store.Tx.AnexarAoLog: it fails, when it runs, unless the
+// state row is still n and fr); nova is the frontier after it.
 func escrever(ctx context.Context, tx DBTX, regs []registro.Registravel, dados [][]byte, n int64, fr []byte) (nova []byte, err error) {
 	idx := registro.FronteiraIndices(n)
 	if len(fr) != len(idx)*tlog.HashSize {
@@ -175,15 +155,12 @@ func escrever(ctx context.Context, tx DBTX, regs []registro.Registravel, dados [
 		nova = append(nova, h[:]...)
 	}
 	indices := make([]int64, k)
-	// pgtype.UUID encodes as 16 bytes; uuid.UUID would go through text.
-	eventos := make([]pgtype.UUID, k)
-	demandas := make([]pgtype.UUID, k)
+	eventos := make([]uuid.UUID, k)
+	demandas := make([]uuid.UUID, k)
 	hf := make([][]byte, k)
 	for i, r := range regs {
 		indices[i] = n + int64(i)
-		ev, dem := r.Chaves()
-		eventos[i] = pgtype.UUID{Bytes: ev, Valid: true}
-		demandas[i] = pgtype.UUID{Bytes: dem, Valid: true}
+		eventos[i], demandas[i] = r.Chaves()
 		hf[i] = folhas[i][:]
 	}
 	hidx := make([]int64, len(novos))
@@ -192,7 +169,11 @@ func escrever(ctx context.Context, tx DBTX, regs []registro.Registravel, dados [
 		hidx[i] = base + int64(i)
 		hval[i] = novos[i][:]
 	}
-	if _, err := tx.Exec(ctx, sqlAnexar, n, k, nova, fr, indices, eventos, demandas, dados, hf, hidx, hval); err != nil {
+	if err := store.On(tx).AnexarAoLog(ctx, store.Anexacao{
+		Tamanho: n, Fronteira: fr, NovaFronteira: nova,
+		Indices: indices, Eventos: eventos, Demandas: demandas, Registros: dados, HashesFolha: hf,
+		IndicesHashes: hidx, Hashes: hval,
+	}); err != nil {
 		return nil, fmt.Errorf("transparencia: write leaves: %w", err)
 	}
 	return nova, nil
@@ -264,22 +245,16 @@ func hashesNovos(n int64, dados [][]byte, ler func([]int64) ([]tlog.Hash, error)
 
 // lerHashes reads stored tlog hashes by storage index, in the order asked.
 func lerHashes(ctx context.Context, db DBTX, idx []int64) ([]tlog.Hash, error) {
-	rows, err := db.Query(ctx, `SELECT indice, hash FROM d6a.transparencia_hashes WHERE indice = ANY($1::bigint[])`, idx)
+	hs, err := store.On(db).HashesDoLog(ctx, idx)
 	if err != nil {
 		return nil, fmt.Errorf("transparencia: read hashes: %w", err)
 	}
 	m := make(map[int64]tlog.Hash, len(idx))
-	var i int64
-	var h []byte
-	_, err = pgx.ForEachRow(rows, []any{&i, &h}, func() error {
-		if len(h) != tlog.HashSize {
-			return fmt.Errorf("transparencia: hash %d has %d bytes", i, len(h))
+	for _, h := range hs {
+		if len(h.Hash) != tlog.HashSize {
+			return nil, fmt.Errorf("transparencia: read hashes: hash %d has %d bytes", h.Indice, len(h.Hash))
 		}
-		m[i] = tlog.Hash(h)
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("transparencia: read hashes: %w", err)
+		m[h.Indice] = tlog.Hash(h.Hash)
 	}
 	out := make([]tlog.Hash, len(idx))
 	for j, x := range idx {
@@ -299,9 +274,7 @@ func Leitor(ctx context.Context, db DBTX) tlog.HashReader {
 
 // Tamanho is the number of leaves committed.
 func Tamanho(ctx context.Context, db DBTX) (int64, error) {
-	var n int64
-	err := db.QueryRow(ctx, `SELECT tamanho FROM d6a.transparencia_estado`).Scan(&n)
-	return n, err
+	return store.On(db).TamanhoDoLog(ctx)
 }
 
 // Folha is one stored leaf.
@@ -313,35 +286,33 @@ type Folha struct {
 	HashFolha tlog.Hash
 }
 
-const colunasFolha = `indice, event_id_sorteio, registro, hash_folha`
-
-func lerFolha(row pgx.Row) (Folha, error) {
-	var f Folha
-	var h []byte
-	err := row.Scan(&f.Indice, &f.EventIDSorteio, &f.Registro, &h)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return f, ErrNaoEncontrado
-	}
-	if err != nil {
-		return f, err
-	}
-	f.HashFolha = tlog.Hash(h)
-	return f, nil
+func folha(f store.FolhaDoLog) Folha {
+	return Folha{Indice: f.Indice, EventIDSorteio: f.EventIDSorteio, Registro: f.Registro, HashFolha: tlog.Hash(f.HashFolha)}
 }
 
 // FolhaPorEvento reads the leaf of a draw.
 func FolhaPorEvento(ctx context.Context, db DBTX, eventID uuid.UUID) (Folha, error) {
-	return lerFolha(db.QueryRow(ctx, `SELECT `+colunasFolha+` FROM d6a.transparencia_registros WHERE event_id_sorteio = $1`, eventID))
+	f, err := store.On(db).FolhaDoSorteio(ctx, eventID)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Folha{}, ErrNaoEncontrado
+	}
+	if err != nil {
+		return Folha{}, err
+	}
+	return folha(f), nil
 }
 
 // Folhas reads leaves inicio ≤ indice < fim, at most limite of them.
 func Folhas(ctx context.Context, db DBTX, inicio, fim int64, limite int) ([]Folha, error) {
-	rows, err := db.Query(ctx, `SELECT `+colunasFolha+` FROM d6a.transparencia_registros
-WHERE indice >= $1 AND indice < $2 ORDER BY indice LIMIT $3`, inicio, fim, limite)
+	fs, err := store.On(db).FolhasDoLog(ctx, inicio, fim, limite)
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Folha, error) { return lerFolha(r) })
+	out := make([]Folha, len(fs))
+	for i, f := range fs {
+		out[i] = folha(f)
+	}
+	return out, nil
 }
 
 // SorteioIndice names one draw of a demand.
@@ -352,12 +323,15 @@ type SorteioIndice struct {
 
 // PorDemanda lists the draws of a demand below size fim, oldest first.
 func PorDemanda(ctx context.Context, db DBTX, demanda uuid.UUID, fim int64) ([]SorteioIndice, error) {
-	rows, err := db.Query(ctx, `SELECT indice, event_id_sorteio FROM d6a.transparencia_registros
-WHERE demanda_id = $1 AND indice < $2 ORDER BY indice`, demanda, fim)
+	ss, err := store.On(db).SorteiosDaDemandaNoLog(ctx, demanda, fim)
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, pgx.RowToStructByPos[SorteioIndice])
+	out := make([]SorteioIndice, len(ss))
+	for i, s := range ss {
+		out[i] = SorteioIndice(s)
+	}
+	return out, nil
 }
 
 // Eliminar blanks the body of a draw's record (spec 2.2 / N-0d: a citizen's
@@ -365,12 +339,11 @@ WHERE demanda_id = $1 AND indice < $2 ORDER BY indice`, demanda, fim)
 // every other proof still verify; this draw then verifies as "eliminado".
 // It reports whether a record was blanked now (false: already eliminated).
 func Eliminar(ctx context.Context, db DBTX, eventID uuid.UUID) (bool, error) {
-	tag, err := db.Exec(ctx, `UPDATE d6a.transparencia_registros SET registro = NULL, eliminado_em = now()
-WHERE event_id_sorteio = $1 AND registro IS NOT NULL`, eventID)
+	feito, err := store.On(db).EliminarRegistroDoLog(ctx, eventID)
 	if err != nil {
 		return false, err
 	}
-	if tag.RowsAffected() == 1 {
+	if feito {
 		return true, nil
 	}
 	if _, err := FolhaPorEvento(ctx, db, eventID); err != nil {
@@ -384,13 +357,11 @@ WHERE event_id_sorteio = $1 AND registro IS NOT NULL`, eventID)
 // spec 2.2 / N-0d applied to the log. It returns the draws blanked now.
 // A full scan of the non-eliminated records; eliminations are rare.
 func EliminarCidadao(ctx context.Context, db DBTX, cidadao uuid.UUID) ([]uuid.UUID, error) {
-	rows, err := db.Query(ctx, `UPDATE d6a.transparencia_registros SET registro = NULL, eliminado_em = now()
-WHERE registro IS NOT NULL AND position(convert_to($1::text, 'UTF8') IN registro) > 0
-RETURNING event_id_sorteio`, cidadao.String())
-	if err != nil {
-		return nil, err
+	ids, err := store.On(db).EliminarCidadaoDoLog(ctx, cidadao)
+	if ids == nil && err == nil {
+		ids = []uuid.UUID{}
 	}
-	return pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+	return ids, err
 }
 
 // ErrAssinatura means a checkpoint could not be signed: the results it
@@ -425,8 +396,7 @@ func (e *Estado) Assinar(ctx context.Context, ler, escrever DBTX, chave Chave, o
 	if err != nil {
 		return false, fmt.Errorf("%w: %v", ErrAssinatura, err)
 	}
-	if _, err := escrever.Exec(ctx, `INSERT INTO d6a.transparencia_checkpoints (tamanho, raiz, nota) VALUES ($1, $2, $3)
-ON CONFLICT (tamanho) DO NOTHING`, e.n, raiz[:], string(nota)); err != nil {
+	if err := store.On(escrever).GravarCheckpoint(ctx, store.CheckpointDoLog{Tamanho: e.n, Raiz: raiz[:], Nota: string(nota)}); err != nil {
 		return false, err
 	}
 	e.assinado, e.raizAssinada = e.n, raiz[:]

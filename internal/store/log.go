@@ -1,0 +1,169 @@
+package store
+
+import (
+	"context"
+	"math"
+
+	"github.com/google/uuid"
+
+	"github.com/formigueiro/d6a/internal/store/dbsqlc"
+)
+
+// The transparency log's storage (sql/queries/log.sql), in the words and
+// types of internal/transparencia, which computes every hash: these only
+// store and read them. Each runs one statement, so the tree's state can be
+// read among the draw's opening reads (Leituras) and the append queued on
+// its Pipeline.
+
+// EstadoDoLog is the tree's state row and the latest signed checkpoint.
+type EstadoDoLog struct {
+	Tamanho   int64
+	Fronteira []byte
+	// Assinado is the latest signed checkpoint's size (0 before the first),
+	// RaizAssinada its root (nil before the first).
+	Assinado     int64
+	RaizAssinada []byte
+}
+
+// EstadoDoLog reads the tree's state, unlocked (see BuscarEstadoTransparencia).
+func (t Tx) EstadoDoLog(ctx context.Context) (EstadoDoLog, error) {
+	r, err := t.BuscarEstadoTransparencia(ctx)
+	return EstadoDoLog(r), err
+}
+
+// Anexacao is one append to the log, computed from the state (Tamanho,
+// Fronteira): the records as leaves Indices (their draws, demands, bytes
+// and leaf hashes) and the tlog hashes they add, at IndicesHashes.
+type Anexacao struct {
+	Tamanho       int64
+	Fronteira     []byte
+	NovaFronteira []byte
+	Indices       []int64
+	Eventos       []uuid.UUID
+	Demandas      []uuid.UUID
+	Registros     [][]byte
+	HashesFolha   [][]byte
+	IndicesHashes []int64
+	Hashes        [][]byte
+}
+
+// AnexarAoLog writes a: one statement, which fails unless the state row
+// is still a's (a queued append cannot commit over a moved tree).
+func (t Tx) AnexarAoLog(ctx context.Context, a Anexacao) error {
+	return t.AnexarTransparencia(ctx, dbsqlc.AnexarTransparenciaParams{
+		Tamanho: a.Tamanho, Novas: int64(len(a.Indices)), NovaFronteira: a.NovaFronteira, Fronteira: a.Fronteira,
+		Indices: a.Indices, Eventos: a.Eventos, Demandas: a.Demandas, Registros: a.Registros, HashesFolha: a.HashesFolha,
+		IndicesHashes: a.IndicesHashes, Hashes: a.Hashes,
+	})
+}
+
+// HashDoLog is one stored tlog hash, by storage index.
+type HashDoLog struct {
+	Indice int64
+	Hash   []byte
+}
+
+// HashesDoLog reads the stored hashes at idx, in no particular order; a
+// missing one is absent.
+func (t Tx) HashesDoLog(ctx context.Context, idx []int64) ([]HashDoLog, error) {
+	rows, err := t.BuscarHashesTransparencia(ctx, idx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]HashDoLog, len(rows))
+	for i, r := range rows {
+		out[i] = HashDoLog(r)
+	}
+	return out, nil
+}
+
+// TamanhoDoLog is the number of leaves committed.
+func (t Tx) TamanhoDoLog(ctx context.Context) (int64, error) {
+	return t.BuscarTamanhoTransparencia(ctx)
+}
+
+// FolhaDoLog is one stored leaf; Registro is nil once eliminated.
+type FolhaDoLog struct {
+	Indice         int64
+	EventIDSorteio uuid.UUID
+	Registro       []byte
+	HashFolha      []byte
+}
+
+// FolhaDoSorteio reads the leaf of a draw (pgx.ErrNoRows: none).
+func (t Tx) FolhaDoSorteio(ctx context.Context, eventID uuid.UUID) (FolhaDoLog, error) {
+	r, err := t.BuscarFolhaPorEvento(ctx, eventID)
+	return FolhaDoLog(r), err
+}
+
+// FolhasDoLog reads leaves inicio ≤ indice < fim, in order, at most
+// limite of them.
+func (t Tx) FolhasDoLog(ctx context.Context, inicio, fim int64, limite int) ([]FolhaDoLog, error) {
+	rows, err := t.BuscarFolhas(ctx, dbsqlc.BuscarFolhasParams{Inicio: inicio, Fim: fim, Limite: int32(min(max(limite, 0), math.MaxInt32))})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]FolhaDoLog, len(rows))
+	for i, r := range rows {
+		out[i] = FolhaDoLog(r)
+	}
+	return out, nil
+}
+
+// SorteioNoLog names one draw's leaf.
+type SorteioNoLog struct {
+	Indice         int64
+	EventIDSorteio uuid.UUID
+}
+
+// SorteiosDaDemandaNoLog lists a demand's draws below size fim, oldest
+// first.
+func (t Tx) SorteiosDaDemandaNoLog(ctx context.Context, demanda uuid.UUID, fim int64) ([]SorteioNoLog, error) {
+	rows, err := t.BuscarFolhasPorDemanda(ctx, dbsqlc.BuscarFolhasPorDemandaParams{DemandaID: demanda, Fim: fim})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]SorteioNoLog, len(rows))
+	for i, r := range rows {
+		out[i] = SorteioNoLog(r)
+	}
+	return out, nil
+}
+
+// EliminarRegistroDoLog blanks a draw's record body and reports whether
+// one was blanked now (false: none, or already eliminated).
+func (t Tx) EliminarRegistroDoLog(ctx context.Context, eventID uuid.UUID) (bool, error) {
+	n, err := t.EliminarRegistroTransparencia(ctx, eventID)
+	return n == 1, err
+}
+
+// EliminarCidadaoDoLog blanks every record that names cidadao and returns
+// their draws.
+func (t Tx) EliminarCidadaoDoLog(ctx context.Context, cidadao uuid.UUID) ([]uuid.UUID, error) {
+	return t.EliminarRegistrosDoCidadao(ctx, cidadao.String())
+}
+
+// TravarAssinatura takes the checkpoint signer's advisory lock chave for
+// the transaction.
+func (t Tx) TravarAssinatura(ctx context.Context, chave int64) error {
+	return t.AdvisoryLockAssinatura(ctx, chave)
+}
+
+// CheckpointDoLog is a stored signed checkpoint: its size, root and note.
+type CheckpointDoLog struct {
+	Tamanho int64
+	Raiz    []byte
+	Nota    string
+}
+
+// GravarCheckpoint stores a signed checkpoint, once per size.
+func (t Tx) GravarCheckpoint(ctx context.Context, c CheckpointDoLog) error {
+	return t.InserirCheckpoint(ctx, dbsqlc.InserirCheckpointParams(c))
+}
+
+// UltimoCheckpoint reads the latest signed checkpoint (pgx.ErrNoRows:
+// none yet).
+func (t Tx) UltimoCheckpoint(ctx context.Context) (CheckpointDoLog, error) {
+	r, err := t.BuscarUltimoCheckpoint(ctx)
+	return CheckpointDoLog(r), err
+}

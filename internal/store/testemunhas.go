@@ -1,0 +1,38 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/formigueiro/d6a/internal/store/dbsqlc"
+)
+
+// The witnesses' cosignatures of the log's checkpoints
+// (sql/queries/testemunhas.sql), stored and read by internal/testemunha.
+
+// GravarCossinatura stores the signature line a witness key returned for
+// the checkpoint of size tamanho, cosigned at em and received at agora:
+// once per key and size.
+func (t Tx) GravarCossinatura(ctx context.Context, chave string, tamanho int64, linha string, em, agora time.Time) error {
+	return t.InserirCossinatura(ctx, dbsqlc.InserirCossinaturaParams{
+		Chave: chave, Tamanho: tamanho, Linha: linha, CossinadaEm: em, RecebidaEm: agora,
+	})
+}
+
+// UltimaCossinatura is the latest checkpoint size a witness key cosigned,
+// and when (0 and the zero time when none).
+func (t Tx) UltimaCossinatura(ctx context.Context, chave string) (int64, time.Time, error) {
+	r, err := t.BuscarUltimaCossinatura(ctx, chave)
+	if err != nil {
+		return 0, time.Time{}, err
+	}
+	// max() of no rows is NULL, which sqlc types as interface{}.
+	em, _ := r.CossinadaEm.(time.Time)
+	return r.Tamanho, em, nil
+}
+
+// LinhasCossinatura lists the signature lines received for the checkpoint
+// of size tamanho, by witness key.
+func (t Tx) LinhasCossinatura(ctx context.Context, tamanho int64) ([]string, error) {
+	return t.BuscarLinhasCossinatura(ctx, tamanho)
+}
