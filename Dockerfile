@@ -12,6 +12,8 @@ COPY internal ./internal
 COPY schemas ./schemas
 COPY sql ./sql
 ENV CGO_ENABLED=0
+# The verifier page's WebAssembly is a build artifact the binary embeds (make wasm).
+RUN GOOS=js GOARCH=wasm go build -trimpath -buildvcs=false -ldflags="-s -w -buildid=" -o internal/httpapi/verificador/d6a.wasm ./cmd/d6a-wasm
 RUN go build -trimpath -ldflags="-s -w" -o /out/d6a ./cmd/d6a
 
 # debian-slim rather than distroless so the compose healthcheck can call

@@ -9,12 +9,12 @@ FUZZTIME ?= 500000x
 # Go sources for gofmt: everything but local state, git and test data.
 GOFILES = $(shell find . \( -path ./.data -o -path ./.git -o -path ./bin -o -name testdata \) -prune -o -name '*.go' -print)
 
-.PHONY: run stop-db tools test test-short generate check-generated lint build fuzz bench bench-quick test-faults test-cluster soak clean
+.PHONY: run stop-db tools wasm test test-short generate check-generated lint build fuzz bench bench-quick test-faults test-cluster soak clean
 
 ## run: local PostgreSQL (unless D6A_DATABASE_URL is set) + d6a serve with embedded NATS.
 ## The same as `go run ./cmd/d6a serve`, but built first and exec'd so Ctrl-C
 ## reaches d6a directly and a clean drain ends with status 0 (go run reports 1).
-run:
+run: wasm
 	@echo "d6a serve (make run)"
 	@echo "  HTTP      $${D6A_HTTP_ADDR:-:8080}  -> /healthz  /readyz (200 once booted)  /metrics  /d6a/conselheiros/me/situacao  /d6a/transparencia/"
 	@if [ -n "$$D6A_NATS_URL" ]; then \
@@ -62,41 +62,45 @@ $(TOOLS)/litewitness $(TOOLS)/witnessctl &:
 	GOBIN=$(TOOLS) $(GO) install filippo.io/torchwood/cmd/litewitness@$(LITEWITNESS_VERSION) filippo.io/torchwood/cmd/witnessctl@$(LITEWITNESS_VERSION)
 
 ## test: every test, with the race detector (the README's test command)
-test: tools
+test: tools wasm
 	$(GO) test -race -count=1 ./...
 
 ## test-short: the quick subset
-test-short:
+test-short: wasm
 	$(GO) test -short -count=1 ./...
 
-## generate: regenerate the sqlc code in internal/store/dbsqlc and the
-## verifier page's WebAssembly (cmd/d6a-wasm, with Go's wasm_exec.js)
-## in internal/httpapi/verificador: reproducible (no paths, no build id, no
-## VCS stamp), so the same toolchain gives the same bytes
+## wasm: the verifier page's WebAssembly (cmd/d6a-wasm) in
+## internal/httpapi/verificador/d6a.wasm, embedded by the service. A build
+## artifact, not tracked (5 MB of binary); every target here that builds or
+## tests runs it first. Reproducible: no paths, no build id, no VCS stamp.
 WASM_DIR := internal/httpapi/verificador
-generate:
-	$(GO) tool sqlc generate
+wasm:
 	GOOS=js GOARCH=wasm $(GO) build -trimpath -buildvcs=false -ldflags='-s -w -buildid=' -o $(WASM_DIR)/d6a.wasm ./cmd/d6a-wasm
+
+## generate: regenerate the sqlc code in internal/store/dbsqlc and copy the
+## Go toolchain's wasm_exec.js (the page's WebAssembly loader)
+generate: wasm
+	$(GO) tool sqlc generate
 	cp "$$($(GO) env GOROOT)/lib/wasm/wasm_exec.js" $(WASM_DIR)/wasm_exec.js
 
 ## check-generated: fail when the committed generated code is stale
 check-generated: generate
-	git diff --exit-code -- internal/store/dbsqlc $(WASM_DIR)/d6a.wasm $(WASM_DIR)/wasm_exec.js
-	@untracked=$$(git ls-files --others --exclude-standard -- internal/store/dbsqlc $(WASM_DIR)/d6a.wasm $(WASM_DIR)/wasm_exec.js); \
+	git diff --exit-code -- internal/store/dbsqlc $(WASM_DIR)/wasm_exec.js
+	@untracked=$$(git ls-files --others --exclude-standard -- internal/store/dbsqlc $(WASM_DIR)/wasm_exec.js); \
 	if [ -n "$$untracked" ]; then echo "generated but not committed:"; echo "$$untracked"; exit 1; fi
 
 ## lint: gofmt must report nothing, then go vet
-lint:
+lint: wasm
 	@unformatted=$$(gofmt -l $(GOFILES)); \
 	if [ -n "$$unformatted" ]; then echo "gofmt -l reports (run gofmt -w on them):"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
 
 ## build: the binary in bin/d6a
-build:
+build: wasm
 	$(GO) build -o bin/d6a ./cmd/d6a
 
 ## fuzz: every Fuzz* target in the repository for FUZZTIME each (default 500000x executions)
-fuzz:
+fuzz: wasm
 	@set -e; \
 	files=$$(grep -rl --include='*_test.go' --exclude-dir=.data --exclude-dir=.git --exclude-dir=testdata '^func Fuzz' . | sort); \
 	if [ -z "$$files" ]; then echo "no Fuzz targets"; exit 0; fi; \
@@ -109,26 +113,26 @@ fuzz:
 	done
 
 ## bench: d6a serve at national scale: K = 1,000 / 100,000 / 1,000,000 counsellors, sparse and dense-upper-level countries, a fresh never-analyzed database, the bare durable loop (15-25 min); then the situacao HTTP route against a bare fiber handler, and over 100,000 citizens with RS256 tokens through a JWKS (about 4 min); then a burst's own log (1,000 counsellors registered on the bus, 3,000 demands mixed with releases) replayed by d6a verify --all --replay with the bus (under a minute); docs/bench.md
-bench:
+bench: wasm
 	$(GO) run ./cmd/d6a-bench
 	$(GO) run ./cmd/d6a-bench http -d 10s -c 32 -rate 1000
 	$(GO) run ./cmd/d6a-bench replay
 
 ## bench-quick: both modes of cmd/d6a-bench small (draws -quick, HTTP -quick: 1 s runs, a working set of 1,000 citizens), docs untouched: checks the tool in under 3 minutes
-bench-quick:
+bench-quick: wasm
 	$(GO) run ./cmd/d6a-bench -quick
 	$(GO) run ./cmd/d6a-bench http -quick
 
 ## test-faults: fault suite (internal/faults, build tag faults): kills, outages, two instances, hostile input, HTTP attacks; about 3 minutes
-test-faults:
+test-faults: wasm
 	$(GO) test -tags faults -race -count=1 -timeout 15m -v ./internal/faults/
 
 ## test-cluster: production topology (internal/faults, build tags faults+cluster): three nats-servers (EVENTOS R3), PostgreSQL primary + standby, two d6a; leader step-downs, kill -9 of the stream leader, PostgreSQL failover, and an asynchronous standby promoted without the last commits, repaired by d6a verify --consistencia --reparar; about 3 minutes (docs/reliability.md)
-test-cluster:
+test-cluster: wasm
 	$(GO) test -tags faults,cluster -count=1 -timeout 12m -v -run '^TestCluster' ./internal/faults/
 
 ## soak: the fault suite, longer (4,000 events, 40 kills)
-soak:
+soak: wasm
 	D6A_SOAK=1 $(GO) test -tags faults -race -count=1 -timeout 30m -v ./internal/faults/
 
 ## clean: remove build output (the dev database in .data is kept: make stop-db && rm -rf .data)

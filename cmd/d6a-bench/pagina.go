@@ -42,6 +42,9 @@ func executarPagina(ctx context.Context, args []string) error {
 	if n < 10_000 {
 		return errors.New("-registros must be ≥ 10,000")
 	}
+	if httpapi.SemWasm() {
+		return errors.New("built without the verifier page's WebAssembly: run `make wasm` first")
+	}
 	chromium, err := exec.LookPath("chromium")
 	if err != nil {
 		return fmt.Errorf("chromium not installed (apt-get install -y chromium): %w", err)

@@ -3,7 +3,7 @@ package httpapi
 import (
 	"bytes"
 	"crypto/sha256"
-	_ "embed"
+	"embed"
 	"encoding/hex"
 
 	"github.com/gofiber/fiber/v2"
@@ -16,17 +16,29 @@ import (
 // queue, the draw) is the Go of cmd/d6a-wasm, compiled to WebAssembly and
 // served beside it, so the page's verdict is the CLI's.
 //
-//go:embed verificador/index.html
-var paginaFonte []byte
-
-// verificadorWasm and wasmExecJS are generated (`make generate`):
-// cmd/d6a-wasm built for js/wasm, and the Go toolchain's loader for it.
+// The directory is embedded whole: d6a.wasm is a build artifact (cmd/d6a-wasm
+// built for js/wasm by `make wasm`, which every make target that builds or
+// tests runs first), not a tracked file, so a tree built without it still
+// compiles and serves the page, whose WebAssembly then answers 503 saying
+// so. wasm_exec.js is the Go toolchain's loader, copied by `make generate`.
 //
-//go:embed verificador/d6a.wasm
-var verificadorWasm []byte
+//go:embed verificador
+var verificadorArquivos embed.FS
 
-//go:embed verificador/wasm_exec.js
-var wasmExecJS []byte
+var (
+	paginaFonte     = arquivoEmbutido("verificador/index.html")
+	verificadorWasm = arquivoEmbutido("verificador/d6a.wasm")
+	wasmExecJS      = arquivoEmbutido("verificador/wasm_exec.js")
+)
+
+func arquivoEmbutido(nome string) []byte {
+	b, _ := verificadorArquivos.ReadFile(nome) // nil when absent
+	return b
+}
+
+// SemWasm reports a binary built without the page's WebAssembly (`make
+// wasm` not run): the page's checks cannot run.
+func SemWasm() bool { return len(verificadorWasm) == 0 }
 
 // The page names its WebAssembly with a version, the hash of the pair, so
 // a browser never runs a page with the rules of another build.
@@ -75,6 +87,9 @@ func paginaVerificador(c *fiber.Ctx) error {
 func arquivoVerificador(nome string) fiber.Handler {
 	corpo, tipo, _ := ArquivoVerificador(nome)
 	return func(c *fiber.Ctx) error {
+		if len(corpo) == 0 {
+			return c.Status(fiber.StatusServiceUnavailable).SendString("d6a was built without the verifier page's WebAssembly: run `make wasm` before `go build`\n")
+		}
 		c.Set(fiber.HeaderCacheControl, "public, max-age=86400")
 		c.Set(fiber.HeaderContentType, tipo)
 		return c.Send(corpo)
