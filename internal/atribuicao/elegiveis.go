@@ -84,8 +84,8 @@ func (d *diferido) lerAcima(ctx context.Context, tx store.Tx, lido *degrauLido, 
 		if l == lido || l.pendentes == 0 {
 			continue
 		}
-		if acima := l.acima(); acima >= 0 && !d.algumElegivel(l.topo(), agora) {
-			pedir(l, acima)
+		if t := l.topo(); t.Posicao+1 < len(l.cadeia) && !d.algumElegivel(t, agora) {
+			pedir(l, t.Posicao+1)
 		}
 	}
 	p.CapacitacaoExterna, p.ExigirVinculo = g.CapacitacaoExterna, g.ExigirVinculo
@@ -111,8 +111,8 @@ func (d *diferido) lerAcima(ctx context.Context, tx store.Tx, lido *degrauLido, 
 // algumElegivel reports whether step holds a counsellor eligible at agora
 // once the batch's draws are counted (elegibilidade.Elegivel).
 func (d *diferido) algumElegivel(step elegibilidade.Degrau, agora time.Time) bool {
-	for _, c := range step.Candidatos {
-		if elegibilidade.Elegivel(c, agora) && !d.ocupados[c.ID] {
+	for _, c := range d.marcarOcupados(step).Candidatos {
+		if elegibilidade.Elegivel(c, agora) {
 			return true
 		}
 	}

@@ -68,20 +68,8 @@ func (l *degrauLido) ler(desde int) (elegibilidade.Degrau, bool) {
 	return elegibilidade.Degrau{}, false
 }
 
-// acima is the position from which the chain's next step would be read,
-// or -1 when the reads reached its top.
-func (l *degrauLido) acima() int {
-	top := -1
-	for _, r := range l.lidos {
-		top = max(top, r.Posicao)
-	}
-	if top+1 >= len(l.cadeia) {
-		return -1
-	}
-	return top + 1
-}
-
-// topo is the highest step read of the chain.
+// topo is the highest step read of the chain; its Posicao + 1 is where a
+// further read starts (none at or past the chain's end).
 func (l *degrauLido) topo() elegibilidade.Degrau {
 	var t elegibilidade.Degrau
 	for i, r := range l.lidos {
