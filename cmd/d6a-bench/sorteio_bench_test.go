@@ -231,6 +231,52 @@ func benchHandle(b *testing.B, svc *atribuicao.Servico, t *rastreador) {
 	}
 }
 
+// BenchmarkHandleLote is a burst's transaction: agenda.item_disponível
+// events handed over 256 at a time (the bus's batch, d6a serve's MaxLote)
+// through Servico.HandleLote, each batch one transaction of the executor.
+// It times the executor's whole cycle (opening reads, decisions, writes
+// and COMMIT) without the bus or the relay; draws/s is the burst's
+// ceiling on this database.
+//
+//	D6A_BENCH_CPUPROFILE=/tmp/cpu go test -run '^$' -bench HandleLote -benchtime 5120x ./cmd/d6a-bench
+func BenchmarkHandleLote(b *testing.B) {
+	preparar(b)
+	const lote = 256
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(bancada.seq.Add(1), 43))
+	evs := make([]evento.Evento, b.N)
+	seqs := make([]uint64, b.N)
+	for i, d := range gerarDemandas(rng, bancada.pais, b.N) {
+		var err error
+		if evs[i], err = evento.Decodificar(evento.AgendaItemDisponivel, d.dados); err != nil {
+			b.Fatal(err)
+		}
+		seqs[i] = bancada.seq.Add(1)
+	}
+	parar := perfilar(b, 1000)
+	medidos := processosMedidos{pgDir: bancada.pg.Dir}
+	antes := amostrar(medidos)
+	b.ResetTimer()
+	inicio := time.Now()
+	for i := 0; i < b.N; i += lote {
+		j := min(i+lote, b.N)
+		for _, err := range bancada.svc.HandleLote(ctx, evs[i:j], seqs[i:j]) {
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	dur := time.Since(inicio)
+	b.StopTimer()
+	depois := amostrar(medidos)
+	parar()
+	porDraw := func(ticks uint64) float64 { return float64(ticks) * 1000 / procstat.HZ / float64(b.N) }
+	b.ReportMetric(float64(b.N)/dur.Seconds(), "draws/s")
+	b.ReportMetric(porDraw(depois.pg-antes.pg), "pg-cpu-ms/draw")
+	b.ReportMetric(porDraw(depois.eu-antes.eu), "proc-cpu-ms/draw")
+	b.ReportMetric(calcularUso(antes, depois, b.N).Outros, "other-cores")
+}
+
 // perfilar writes a CPU profile of the timed loop to
 // $D6A_BENCH_CPUPROFILE-<benchmark>.out when that variable is set and
 // b.N ≥ minimo (the final run).

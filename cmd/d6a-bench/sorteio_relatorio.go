@@ -253,9 +253,9 @@ func (r *relatorio) markdown() string {
 		p(" Every pgbench run and pass started on a quiet machine (other processes under %.2f cores).", limiteQuieto)
 	}
 	p("\n\n![p50/p99 latency and draws/s against K](bench-draws.svg)\n\n")
-	p("Batches of the burst (`d6a_lote_unidades`, `d6a_lotes_desfeitos_total`, `d6a_elegibilidade_*`):\n\n| run | batches |\n|---|---|\n")
+	p("Batches of the burst (`d6a_lote_unidades`, `d6a_lotes_desfeitos_total`, `d6a_elegibilidade_*`, `d6a_transacao_fase_segundos`):\n\n| run | batches | executor in transactions |\n|---|---|---|\n")
 	for _, x := range r.rs {
-		p("| %s | %s |\n", x.cenario, x.Maxima.Lotes)
+		p("| %s | %s | %s |\n", x.cenario, x.Maxima.Lotes, ocupacaoExecutor(x.Maxima))
 	}
 	p("\nPer pass (other processes in cores out of %d; quiet draws: other processes ≤ %.2f cores):\n\n", runtime.NumCPU(), limiteQuieto)
 	p("| run | pass | end-to-end p50 / p99 (ms) | quiet draws: n, p50 / p99 (ms) | d6a handler p50 / p99 (ms) | d6a's split: delivery · opening · decisions · writes and COMMIT, p50 / p99 (ms) | CPU ms/draw: d6a / PostgreSQL / nats-server / bench | WAL flushes/draw, kB/draw | machine busy | other processes (cores) |\n|---|---|--:|--:|--:|--:|--:|--:|--:|--:|\n")
@@ -458,4 +458,19 @@ func rotuloCurto(k float64) string {
 		}
 	}
 	return s
+}
+
+// ocupacaoExecutor is the share of a pass the executor spent inside its
+// transactions (the three phases' means × the transactions ÷ the pass's
+// wall time), with the means: near 100% the burst waits on the executor's
+// cycle, well under it on the bus or on the machine's other processes.
+func ocupacaoExecutor(ps passe) string {
+	f := ps.Fases
+	porTx := f.Abertura + f.Decisoes + f.Escrita
+	if ps.Lotes.Transacoes <= 0 || ps.Duracao <= 0 || porTx <= 0 {
+		return "–"
+	}
+	ocupado := time.Duration(float64(porTx) * ps.Lotes.Transacoes)
+	return fmt.Sprintf("%.0f%% of the burst; per transaction %.1f ms: opening %.1f · decisions %.1f · writes and COMMIT %.1f",
+		100*ocupado.Seconds()/ps.Duracao.Seconds(), ms(porTx), ms(f.Abertura), ms(f.Decisoes), ms(f.Escrita))
 }
