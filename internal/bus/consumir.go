@@ -322,6 +322,16 @@ func (b *Bus) buscarAdiante(ctx, hctx context.Context, log *slog.Logger, prontos
 					falhou(err)
 					continue
 				}
+				if ci := c.CachedInfo(); !vistas.conhecida && ci != nil {
+					// Before this instance's first delivery it stands at the
+					// durable's acknowledged floor: messages past the floor
+					// that a first delivery skips went to a process that is
+					// gone (a kill) or to another instance, and are read
+					// first (lacuna) instead of coming back after AckWait
+					// behind later ones. After a reset the floor is just
+					// below the new start, and the first delivery follows it.
+					vistas.entrega, vistas.stream, vistas.conhecida = ci.AckFloor.Consumer, ci.AckFloor.Stream, true
+				}
 			}
 			var err error
 			semEspera, faltam = faltam == 0, min(b.cfg.Lote, adiante*b.cfg.Lote-len(pendentes))

@@ -13,9 +13,11 @@ import (
 
 // vistas is where this instance's deliveries of the durable stand: the
 // consumer sequence of the last one and the highest stream sequence
-// delivered here.
+// delivered here; before the first, the durable's acknowledged floor
+// (conhecida false: neither known).
 type vistas struct {
 	entrega, stream uint64
+	conhecida       bool
 }
 
 // lacuna keeps stream order (CONTRACT §3) when deliveries went missing
@@ -24,7 +26,7 @@ type vistas struct {
 // (one nats.go closed at its own timeout on a starved machine, or a leader
 // change), or to another instance sharing the durable. First deliveries go
 // in stream order, so the missing ones lie between the highest stream
-// sequence seen here and md's; they are read from the stream (read-only)
+// sequence seen here (at start, the durable's acknowledged floor) and md's; they are read from the stream (read-only)
 // and returned, in order, to be applied before md's message. Their own
 // deliveries come back after AckWait and find their inbox rows: a no-op.
 // A message the read cannot decode is left to its own delivery, which
@@ -33,8 +35,8 @@ type vistas struct {
 // from the stream").
 func (b *Bus) lacuna(ctx context.Context, log *slog.Logger, v *vistas, md *jetstream.MsgMetadata) []recebida {
 	entrega, seq := md.Sequence.Consumer, md.Sequence.Stream
-	defer func() { v.entrega, v.stream = entrega, max(v.stream, seq) }()
-	if v.entrega == 0 || md.NumDelivered > 1 || entrega <= v.entrega+1 || seq <= v.stream+1 {
+	defer func() { v.entrega, v.stream, v.conhecida = entrega, max(v.stream, seq), true }()
+	if !v.conhecida || md.NumDelivered > 1 || entrega <= v.entrega+1 || seq <= v.stream+1 {
 		return nil
 	}
 	var rs []recebida

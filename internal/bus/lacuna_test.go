@@ -86,3 +86,66 @@ func publicarSeq(t *testing.T, b *Bus) uint64 {
 	seq, _ := publicarAgenda(t, b)
 	return seq
 }
+
+// The same after a restart: a process that is gone (here a thief on the
+// durable, as a killed instance) holds a delivery unacknowledged, and a new
+// consumer's first delivery is the message after it. The new consumer
+// stands at the durable's acknowledged floor, so the message held is read
+// from the stream and applied first, not AckWait later: on a durable that
+// had acknowledged message 1 (the thief holds 2), and on a fresh one (the
+// thief holds the very first message).
+func TestEntregaPerdidaAntesDoInicio(t *testing.T) {
+	t.Parallel()
+	for _, caso := range []struct {
+		nome       string
+		consumidas int
+	}{{"floor at message 1", 1}, {"fresh durable", 0}} {
+		t.Run(caso.nome, func(t *testing.T) {
+			t.Parallel()
+			entregaPerdidaAntesDoInicio(t, caso.consumidas)
+		})
+	}
+}
+
+func entregaPerdidaAntesDoInicio(t *testing.T, consumidas int) {
+	url, _ := bustest.Start(t)
+	var lidas atomic.Int64
+	b := novoBus(t, url, func(c *Config) {
+		c.AckWait = time.Minute
+		c.AoLerLacuna = func(n int) { lidas.Add(int64(n)) }
+	})
+	consumidores(t, b)
+	g := &gravador{}
+	var seqs []uint64
+	if consumidas > 0 {
+		seqs = append(seqs, publicarSeq(t, b))
+		parar := consumir(t, b, g)
+		esperarAck(t, b, seqs[0])
+		parar()
+	}
+
+	c, err := b.JetStream().Consumer(ctxTeste(t), b.cfg.Stream, evento.DurableEntradas)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seqs = append(seqs, publicarSeq(t, b))
+	roubo, err := c.Fetch(1, jetstream.FetchMaxWait(5*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for m := range roubo.Messages() {
+		if md, _ := m.Metadata(); md.Sequence.Stream != seqs[consumidas] {
+			t.Fatalf("the thief got stream sequence %d, want %d", md.Sequence.Stream, seqs[consumidas])
+		}
+	}
+	seqs = append(seqs, publicarSeq(t, b))
+
+	consumir(t, b, g)
+	esperar(t, "every message handled", func() bool { return len(g.lista()) >= len(seqs) })
+	if got := g.seqs()[:len(seqs)]; !slices.Equal(got, seqs) {
+		t.Fatalf("handler saw %v, want stream order %v", got, seqs)
+	}
+	if n := lidas.Load(); n != 1 {
+		t.Fatalf("AoLerLacuna counted %d messages read from the stream, want 1", n)
+	}
+}
