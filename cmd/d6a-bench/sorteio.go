@@ -118,6 +118,9 @@ type ambiente struct {
 	binD6A, binNATS string
 	pais            *pais
 	ruido           []string // measurements started on a busy machine
+	// laco measures the bare loop (≤ 256) again beside each burst, on the
+	// nats-server medirLacos started (nil: no bare loop).
+	laco func(ctx context.Context, oque string) (laco, error)
 }
 
 // noTmpfs switches the runs to the PostgreSQL on /dev/shm (starting it and
@@ -166,7 +169,8 @@ func executar(ctx context.Context, o opcoes) (err error) {
 	if err := a.prepararBase(ctx); err != nil {
 		return err
 	}
-	lacos, err := a.medirLacos(ctx)
+	lacos, pararLaco, err := a.medirLacos(ctx)
+	defer pararLaco()
 	if err != nil {
 		return fmt.Errorf("bare loop: %w", err)
 	}
@@ -241,6 +245,21 @@ type resultadoK struct {
 	// 0 proves a fresh run stayed never-analyzed.
 	Estatisticas int
 	Avisos       []string
+	// LacoAntes and LacoDepois are the bare loop (≤ 256) just before and
+	// just after the burst (M = 0: not measured), the burst's yardstick.
+	LacoAntes, LacoDepois laco
+}
+
+// lacoAdjacente is the bare loop's msgs/s beside the burst (the mean of
+// just before and just after; 0 when not measured): on a virtual machine
+// whose speed drifts by a quarter within minutes, a yardstick measured at
+// the start of a run of many minutes judges the machine's drift, not the
+// draw.
+func (x resultadoK) lacoAdjacente() float64 {
+	if x.LacoAntes.M == 0 || x.LacoDepois.M == 0 {
+		return 0
+	}
+	return (x.LacoAntes.Vazao() + x.LacoDepois.Vazao()) / 2
 }
 
 // medir measures run c: round 1 on a new database, with pgbench and the
@@ -318,7 +337,13 @@ func (a *ambiente) medir(ctx context.Context, c cenario, rodada int) (r resultad
 		r.LevesP50 = append(r.LevesP50, r.Leve.Lat.P50)
 	}
 	if rodada == 1 {
+		if r.LacoAntes, err = a.lacoAoLado(ctx, c, "just before the burst"); err != nil {
+			return r, err
+		}
 		if err := passar(&r.Maxima, &r.PG, a.o.m, 0, "max load", true); err != nil {
+			return r, err
+		}
+		if r.LacoDepois, err = a.lacoAoLado(ctx, c, "just after the burst"); err != nil {
 			return r, err
 		}
 		taxa := a.o.carga * r.Maxima.Vazao()
@@ -538,35 +563,48 @@ func (l resultadoLacos) Lote() (best laco) {
 	return best
 }
 
+// lacoAoLado measures the bare loop (≤ 256) beside run c's burst, on the
+// disk's PostgreSQL (the bare loop's database lives there; none beside a
+// tmpfs run).
+func (a *ambiente) lacoAoLado(ctx context.Context, c cenario, quando string) (laco, error) {
+	if a.laco == nil || c.Tmpfs {
+		return laco{}, nil
+	}
+	return a.laco(ctx, fmt.Sprintf("commit ≤ 256, %s (%s)", quando, c))
+}
+
 // medirLacos runs the bare loop on a nats-server of its own (even with
 // -embedded-nats), committing per message and per batch of the executor's
-// fetch (64) and batch (256) bounds.
-func (a *ambiente) medirLacos(ctx context.Context) (l resultadoLacos, err error) {
+// fetch (64) and batch (256) bounds. The nats-server stays up for a.laco
+// (the yardstick beside each burst) until parar.
+func (a *ambiente) medirLacos(ctx context.Context) (l resultadoLacos, parar func(), err error) {
+	parar = func() {}
 	dir := filepath.Join(a.dir, "bare")
 	if a.o.laco == 0 {
-		return l, nil
+		return l, parar, nil
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return l, err
+		return l, parar, err
 	}
 	nats, err := natslocal.Start(a.binNATS, natslocal.Options{Dir: filepath.Join(dir, "nats")})
 	if err != nil {
-		return l, err
+		return l, parar, err
 	}
-	defer func() { _ = nats.Stop(syscall.SIGTERM) }()
+	parar = func() { _ = nats.Stop(syscall.SIGTERM) }
 	if err := a.pg.CreateDatabase(ctx, "laco", ""); err != nil {
-		return l, err
+		return l, parar, err
 	}
 	medidos := processosMedidos{nats: nats.Pid(), pgDir: a.pg.Dir}
 	a.sossegar("", "bare-loop pgbench", medidos)
 	if l.PgbenchTPS, err = pgbench(ctx, a.pg, "pgbench", a.o.pgbenchT, filepath.Join(dir, "pgbench.log")); err != nil {
-		return l, err
+		return l, parar, err
 	}
+	urlLaco := a.pg.URL("laco")
 	rng := rand.New(rand.NewPCG(a.o.seed, 0x1ac0))
 	// medir names a measurement oque in the log and in a noisy start's note.
 	medir := func(oque string, m, lote int, taxa float64) (x laco, err error) {
 		a.sossegar("", "bare loop ("+oque+")", medidos)
-		if x, err = medirLaco(ctx, nats.URL(), a.pg.URL("laco"), gerarDemandas(rng, a.pais, m), lote, taxa, medidos); err == nil {
+		if x, err = medirLaco(ctx, nats.URL(), urlLaco, gerarDemandas(rng, a.pais, m), lote, taxa, medidos); err == nil {
 			logf("bare loop, %s: %.0f msgs/s, p50 %.1f ms, p99 %.1f ms", oque, x.Vazao(), ms(x.Lat.P50), ms(x.Lat.P99))
 		}
 		return x, err
@@ -574,7 +612,7 @@ func (a *ambiente) medirLacos(ctx context.Context) (l resultadoLacos, err error)
 	for _, lote := range []int{1, 64, 256} {
 		x, err := medir(fmt.Sprintf("commit ≤ %d", lote), a.o.laco, lote, 0)
 		if err != nil {
-			return l, err
+			return l, parar, err
 		}
 		l.Lacos = append(l.Lacos, x)
 	}
@@ -582,13 +620,16 @@ func (a *ambiente) medirLacos(ctx context.Context) (l resultadoLacos, err error)
 	// per message at the light pass's rate; batched at the paced pass's load.
 	if a.o.leve > 0 {
 		if l.Leve, err = medir("light", min(a.o.leve, 200), 1, a.o.taxaLeve); err != nil {
-			return l, err
+			return l, parar, err
 		}
 	}
 	if maximo := l.Lote(); maximo.Vazao() > 0 {
-		l.Ritmado, err = medir("paced", a.o.laco, maximo.Lote, a.o.carga*maximo.Vazao())
+		if l.Ritmado, err = medir("paced", a.o.laco, maximo.Lote, a.o.carga*maximo.Vazao()); err != nil {
+			return l, parar, err
+		}
 	}
-	return l, err
+	a.laco = func(ctx context.Context, oque string) (laco, error) { return medir(oque, a.o.laco, 256, 0) }
+	return l, parar, nil
 }
 
 // sossegar waits for a quiet machine (-wait-quiet) and records a noisy

@@ -103,6 +103,9 @@ func goldenRelatorio(completo bool) *relatorio {
 			x.NATSMem = memoria{HWM: int64(20+i) << 20}
 			x.LevesP50 = []time.Duration{time.Duration(1.1e6 + float64(i)*1e4), time.Duration(1.3e6), time.Duration(1.05e6 + float64(i)*2e4)}
 		}
+		if completo && c.K == 100000 && !c.Tmpfs {
+			x.LacoAntes, x.LacoDepois = goldenLaco(256, 20000, 1.0+0.1*float64(i)), goldenLaco(256, 20000, 1.2)
+		}
 		if i == 3 && completo {
 			x.Estatisticas = 4
 			x.Avisos = []string{"level=WARN msg=x", "y"}
@@ -154,4 +157,10 @@ func TestRelatorioDourado(t *testing.T) {
 			}
 		}
 	}
+}
+
+// goldenLaco is a bare-loop measurement of m messages at lote whose
+// duration is escala × the golden 256-batch's.
+func goldenLaco(lote, m int, escala float64) laco {
+	return laco{Lote: lote, M: m, Duracao: time.Duration(escala * float64(m) * 0.2 / float64(lote) * float64(time.Millisecond))}
 }
