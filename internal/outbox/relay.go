@@ -20,7 +20,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/formigueiro/d6a/internal/store"
 )
@@ -34,9 +33,20 @@ type Publisher interface {
 	PublishAsync(subject, eventID string, entradaSeq int64, data []byte) func(context.Context) (uint64, error)
 }
 
+// Banco is the outbox table as the relay needs it (*store.Store is one).
+type Banco interface {
+	// PublicarPendentes locks up to limite unpublished rows, oldest first,
+	// hands them to publicar and marks published the rows it returns with
+	// their stream sequences, in one transaction.
+	PublicarPendentes(ctx context.Context, limite int32, agora func() time.Time,
+		publicar func(context.Context, []store.LinhaOutbox) (ids, seqs []int64, err error)) (int, error)
+	// MarcarPublicados marks the rows of these results published.
+	MarcarPublicados(ctx context.Context, eventIDs []uuid.UUID, seqs []int64, agora time.Time) error
+}
+
 // Relay moves outbox rows to the bus.
 type Relay struct {
-	st           *store.Store
+	st           Banco
 	pub          Publisher
 	poll         time.Duration
 	lote         int32
@@ -54,7 +64,7 @@ type Relay struct {
 
 // New builds a relay that polls every poll interval and whenever Wake is
 // called.
-func New(st *store.Store, pub Publisher, poll time.Duration, now func() time.Time) *Relay {
+func New(st Banco, pub Publisher, poll time.Duration, now func() time.Time) *Relay {
 	if poll <= 0 {
 		poll = time.Second
 	}
@@ -171,13 +181,10 @@ mais:
 		ids[k] = d.msgs[i].EventID
 	}
 	if len(ids) > 0 {
-		err := r.st.InTxWith(ctx, semEsperarWAL, func(tx store.Tx) error {
-			if _, err := tx.AjustarPlanos(ctx); err != nil {
-				return err
-			}
-			return tx.MarcarOutboxPublicadosPorEventId(ctx, store.MarcarPorEventIdParams{EventIds: ids, Sequences: seqs, Agora: r.now().UTC()})
-		})
-		if err != nil {
+		// Its commit skips the WAL flush: a mark lost in a database crash
+		// only republishes the row under the same Nats-Msg-Id, which the
+		// stream drops as a duplicate.
+		if err := r.st.MarcarPublicados(ctx, ids, seqs, r.now().UTC()); err != nil {
 			return err
 		}
 		if r.OnPublicados != nil {
@@ -187,12 +194,6 @@ mais:
 	return primeiro
 }
 
-// semEsperarWAL begins the relay's transaction and, in the same round trip,
-// lets its commit skip the WAL flush: a mark lost in a database crash only
-// republishes the row under the same Nats-Msg-Id, which the stream drops as
-// a duplicate. The draw's own commit stays synchronous.
-var semEsperarWAL = pgx.TxOptions{BeginQuery: "BEGIN; SET LOCAL synchronous_commit = off"}
-
 // Pass publishes one batch, oldest first, and returns how many were
 // published. Rows are locked (SKIP LOCKED) so a second instance's relay
 // takes others; a row is marked only after the bus acknowledged it, and a
@@ -201,18 +202,10 @@ var semEsperarWAL = pgx.TxOptions{BeginQuery: "BEGIN; SET LOCAL synchronous_comm
 // marked by one statement, so a pass costs five statements (with the
 // plans' refit, d6a.ajustar_planos) however many rows it carries.
 func (r *Relay) Pass(ctx context.Context) (int, error) {
-	n := 0
-	err := r.st.InTxWith(ctx, semEsperarWAL, func(tx store.Tx) error {
-		if _, err := tx.AjustarPlanos(ctx); err != nil {
-			return err
-		}
-		rows, err := tx.BuscarOutboxPendentes(ctx, r.lote)
-		if err != nil || len(rows) == 0 {
-			return err
-		}
+	n, err := r.st.PublicarPendentes(ctx, r.lote, r.now, func(ctx context.Context, rows []store.LinhaOutbox) (ids, seqs []int64, err error) {
 		if r.AntesDaVarredura != nil {
 			if err := r.AntesDaVarredura(ctx); err != nil {
-				return err
+				return nil, nil, err
 			}
 		}
 		// Every acknowledged row is marked, even past a failure: left
@@ -228,18 +221,11 @@ func (r *Relay) Pass(ctx context.Context) (int, error) {
 			}
 		}
 		ok, seqs, primeiro := esperarAcks(ctx, r.publicar(msgs))
-		ids := make([]int64, len(ok))
+		ids = make([]int64, len(ok))
 		for k, i := range ok {
 			ids[k] = rows[i].ID
 		}
-		if len(ids) == 0 {
-			return primeiro
-		}
-		if err := tx.MarcarOutboxPublicados(ctx, store.MarcarOutboxPublicadosParams{Ids: ids, Sequences: seqs, Agora: r.now().UTC()}); err != nil {
-			return err
-		}
-		n = len(ids)
-		return nil
+		return ids, seqs, primeiro
 	})
 	if err != nil {
 		return 0, err

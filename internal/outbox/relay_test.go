@@ -336,7 +336,7 @@ func TestBeginDaPassaDesligaSynchronousCommitSoNaTransacao(t *testing.T) {
 	if v := mostrar(st.Pool); v != "on" {
 		t.Fatalf("synchronous_commit before = %s, want on", v)
 	}
-	err := st.InTxWith(ctx, outbox.SemEsperarWAL, func(tx store.Tx) error {
+	err := st.InTxWith(ctx, store.SemEsperarWAL, func(tx store.Tx) error {
 		if v := mostrar(tx.DB); v != "off" {
 			t.Errorf("synchronous_commit in the pass's transaction = %s, want off", v)
 		}
