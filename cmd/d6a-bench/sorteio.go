@@ -53,6 +53,9 @@ type opcoes struct {
 	taxaLeve, carga        float64 // the light pass's rate; the paced pass's fraction of the burst's
 	seed                   uint64
 	doc, svg, dir, comando string
+	// d6a is a prebuilt d6a binary to measure ("": built from ./cmd/d6a):
+	// another commit's, judged with this bench and its yardstick.
+	d6a                    string
 	pgbenchT               int
 	sossego                time.Duration
 	embutido, manter       bool
@@ -72,6 +75,7 @@ func lerFlags(args []string) (opcoes, error) {
 	fs.Float64Var(&o.carga, "load", 0.5, "offered load of the paced pass, as a fraction of the measured maximum draw rate")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the synthetic country, counsellors and demands")
 	fs.StringVar(&o.doc, "doc", "docs/bench.md", "markdown file whose results section is rewritten (empty: none)")
+	fs.StringVar(&o.d6a, "d6a", "", "a prebuilt d6a binary to measure, another commit's for a before/after with the same bench (default: built from ./cmd/d6a)")
 	fs.StringVar(&o.svg, "svg", "docs/bench-draws.svg", "SVG plot of latency and throughput against K (empty: none)")
 	fs.BoolVar(&o.embutido, "embedded-nats", false, "use d6a serve's embedded NATS server instead of a separate nats-server (its memory then counts in d6a's RSS)")
 	fs.IntVar(&o.pgbenchT, "pgbench-t", se(q, 2, 10), "seconds of each pgbench run")
@@ -159,7 +163,11 @@ func executar(ctx context.Context, o opcoes) (err error) {
 	logf("building d6a and nats-server")
 	a.binD6A, a.binNATS = filepath.Join(a.dir, "bin", "d6a"), filepath.Join(a.dir, "bin", "nats-server")
 	// The bare loop needs nats-server even with -embedded-nats.
-	for _, b := range [][2]string{{a.binD6A, "./cmd/d6a"}, {a.binNATS, "github.com/nats-io/nats-server/v2"}} {
+	alvos := [][2]string{{a.binD6A, "./cmd/d6a"}, {a.binNATS, "github.com/nats-io/nats-server/v2"}}
+	if o.d6a != "" {
+		a.binD6A, alvos = o.d6a, alvos[1:]
+	}
+	for _, b := range alvos {
 		cmd := exec.CommandContext(ctx, "go", "build", "-o", b[0], b[1])
 		cmd.Dir = a.raiz
 		if _, err := comSaida(cmd, "go build "+b[1]); err != nil {
