@@ -368,11 +368,14 @@ func (s *Console) Inativar(ctx context.Context, a Acao, id uuid.UUID) (MudancaSt
 		if err != nil {
 			return err
 		}
-		switch c.Status {
-		case elegibilidade.Inativo:
-			return fmt.Errorf("%w: conselheiro %s já está inativo", ErrConflito, id)
-		case elegibilidade.Ocupado:
-			return fmt.Errorf("%w: conselheiro %s está ocupado; aplique o timeout da atribuição ativa antes", ErrConflito, id)
+		if !elegibilidade.TransicaoAdministrativa(c.Status, elegibilidade.Inativo) {
+			switch c.Status {
+			case elegibilidade.Inativo:
+				return fmt.Errorf("%w: conselheiro %s já está inativo", ErrConflito, id)
+			case elegibilidade.Ocupado:
+				return fmt.Errorf("%w: conselheiro %s está ocupado; aplique o timeout da atribuição ativa antes", ErrConflito, id)
+			}
+			return fmt.Errorf("%w: conselheiro %s não pode ser inativado (status %s)", ErrConflito, id, c.Status)
 		}
 		_, err = u.Tx().BuscarAtribuicaoAtivaPorConselheiro(ctx, id)
 		if achou, err := store.Found(err); err != nil {
@@ -407,10 +410,10 @@ func (s *Console) Reativar(ctx context.Context, a Acao, id uuid.UUID) (MudancaSt
 		if err != nil {
 			return err
 		}
-		if c.Status != elegibilidade.Inativo {
+		novo := elegibilidade.StatusReativado(c.DataSuspensaoAte, u.Agora())
+		if !elegibilidade.TransicaoAdministrativa(c.Status, novo) {
 			return fmt.Errorf("%w: conselheiro %s não está inativo (status %s)", ErrConflito, id, c.Status)
 		}
-		novo := elegibilidade.StatusReativado(c.DataSuspensaoAte, u.Agora())
 		m = MudancaStatus{ConselheiroID: id, StatusAnterior: c.Status, Status: novo, EventID: s.o.NovoID()}
 		if _, err := u.Tx().AtualizarStatusConselheiro(ctx, store.AtualizarStatusConselheiroParams{
 			ID: id, Status: novo, EventID: m.EventID, Agora: u.Agora(),
