@@ -51,9 +51,9 @@ func (s *Console) NovosParametros(ctx context.Context, a Acao, p atribuicao.Para
 		if err != nil {
 			return err
 		}
-		versao, err = u.Tx().InserirParametros(ctx, store.InserirParametrosParams{
+		versao, err = banco(u).InserirVersaoParametros(ctx, store.NovaVersao{
 			NRecusasSuspensao: int32(p.NRecusasSuspensao), TSuspensaoDias: int32(p.TSuspensaoDias),
-			TimeoutRespostaHoras: int32(p.TimeoutRespostaHoras), Sub: a.Sub, Justificativa: a.Justificativa, Agora: u.Agora(),
+			TimeoutRespostaHoras: int32(p.TimeoutRespostaHoras), Sub: a.Sub, Justificativa: a.Justificativa, Em: u.Agora(),
 		})
 		if err != nil {
 			return err
