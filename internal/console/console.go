@@ -53,7 +53,7 @@ type Banco interface {
 	AtribuicaoPorSorteio(ctx context.Context, eventIDSorteio uuid.UUID) (store.AtribuicaoDoSorteio, bool, error)
 	TentativasNaFila(ctx context.Context, demanda uuid.UUID) (tentativas int32, naFila bool, err error)
 	AnotarAcao(ctx context.Context, a store.AcaoAnotada) error
-	InserirVersaoParametros(ctx context.Context, v store.NovaVersao) (int32, error)
+	InserirVersaoParametros(ctx context.Context, v store.VersaoParametros) (int32, error)
 }
 
 // Leitura is what the console's listings and waits read, outside the
@@ -67,6 +67,8 @@ type Leitura interface {
 	// Processado reports whether an event id is in the inbox.
 	Processado(ctx context.Context, eventID uuid.UUID) (bool, error)
 	AcoesDepoisDe(ctx context.Context, depoisDe int64, limite int32) ([]store.AcaoAnotada, error)
+	VersaoVigente(ctx context.Context) (store.VersaoParametros, bool, error)
+	VersoesParametros(ctx context.Context) ([]store.VersaoParametros, error)
 }
 
 // Options configure the console.
