@@ -42,6 +42,35 @@ type Executor interface {
 	Submeter(ctx context.Context, fn func(context.Context, atribuicao.Unidade) error) error
 }
 
+// Banco is what the console's writes read and write, inside the
+// executor's unit of work (store.Tx, from atribuicao.Unidade.Tx).
+type Banco interface {
+	// ConselheiroParaAdministrar reads and locks a counsellor.
+	ConselheiroParaAdministrar(ctx context.Context, id uuid.UUID) (store.ConselheiroAdministrado, bool, error)
+	AtribuicaoAtivaDoConselheiro(ctx context.Context, conselheiro uuid.UUID) (store.AtribuicaoVigente, bool, error)
+	MarcarInativo(ctx context.Context, conselheiro, eventID uuid.UUID, agora time.Time) error
+	MudarStatus(ctx context.Context, conselheiro uuid.UUID, status string, eventID uuid.UUID, agora time.Time) error
+	AtribuicaoPorSorteio(ctx context.Context, eventIDSorteio uuid.UUID) (store.AtribuicaoDoSorteio, bool, error)
+	TentativasNaFila(ctx context.Context, demanda uuid.UUID) (tentativas int32, naFila bool, err error)
+	AnotarAcao(ctx context.Context, a store.AcaoAnotada) error
+	InserirVersaoParametros(ctx context.Context, v store.VersaoParametros) (int32, error)
+}
+
+// Leitura is what the console's listings and waits read, outside the
+// executor (store.Tx over the pool, from Store.Read).
+type Leitura interface {
+	OcupacoesAntesDe(ctx context.Context, antesDe time.Time, limite int32) ([]store.Ocupacao, error)
+	Pendentes(ctx context.Context, uc *uuid.UUID, limite int32) ([]store.DemandaNaFila, error)
+	ExclusoesNasUcs(ctx context.Context, ucs []uuid.UUID, agora time.Time, capacitacaoExterna, exigirVinculo bool) (store.Exclusoes, error)
+	AtribuicaoAtivaDaDemanda(ctx context.Context, demanda uuid.UUID) (store.AtribuicaoVigente, bool, error)
+	TentativasNaFila(ctx context.Context, demanda uuid.UUID) (tentativas int32, naFila bool, err error)
+	// Processado reports whether an event id is in the inbox.
+	Processado(ctx context.Context, eventID uuid.UUID) (bool, error)
+	AcoesDepoisDe(ctx context.Context, depoisDe int64, limite int32) ([]store.AcaoAnotada, error)
+	VersaoVigente(ctx context.Context) (store.VersaoParametros, bool, error)
+	VersoesParametros(ctx context.Context) ([]store.VersaoParametros, error)
+}
+
 // Options configure the console.
 type Options struct {
 	Executor   Executor
@@ -63,6 +92,12 @@ type Console struct {
 	o   Options
 	log *slog.Logger
 }
+
+// banco is the unit's transaction as the console's writes see it.
+func banco(u atribuicao.Unidade) Banco { return u.Tx() }
+
+// ler is the pool as the console's listings see it.
+func (s *Console) ler() Leitura { return s.o.Store.Read() }
 
 // New returns the console over o.Executor.
 func New(o Options) *Console {
@@ -126,8 +161,8 @@ func registrarAcao(ctx context.Context, u atribuicao.Unidade, a Acao, acao, alvo
 			return err
 		}
 	}
-	_, err := u.Tx().RegistrarAcao(ctx, store.RegistrarAcaoParams{
-		Sub: a.Sub, Acao: acao, Alvo: alvo, Justificativa: a.Justificativa, Agora: u.Agora(), EventID: eventID, Detalhes: det,
+	err := banco(u).AnotarAcao(ctx, store.AcaoAnotada{
+		Sub: a.Sub, Acao: acao, Alvo: alvo, Justificativa: a.Justificativa, Em: u.Agora(), EventID: eventID, Detalhes: det,
 	})
 	if err != nil {
 		return fmt.Errorf("registrar ação administrativa: %w", err)
@@ -155,7 +190,7 @@ const LimiteListagem = 1000
 // Ocupados lists active assignments older than maisDe, oldest first.
 func (s *Console) Ocupados(ctx context.Context, maisDe time.Duration) ([]Ocupado, error) {
 	agora := s.o.Now().UTC()
-	rows, err := s.o.Store.Read().BuscarOcupados(ctx, store.BuscarOcupadosParams{AntesDe: agora.Add(-maisDe), Limite: LimiteListagem})
+	rows, err := s.ler().OcupacoesAntesDe(ctx, agora.Add(-maisDe), LimiteListagem)
 	if err != nil {
 		return nil, err
 	}
@@ -163,7 +198,7 @@ func (s *Console) Ocupados(ctx context.Context, maisDe time.Duration) ([]Ocupado
 	for i, r := range rows {
 		out[i] = Ocupado{
 			ConselheiroID: r.ConselheiroID, StatusConselheiro: r.StatusConselheiro, EventIDSorteio: r.EventIDSorteio,
-			DemandaID: r.DemandaID, UnidadeCivicaID: r.UnidadeCivicaID, DataSorteio: r.DataSorteio.UTC(),
+			DemandaID: r.DemandaID, UnidadeCivicaID: r.UC, DataSorteio: r.DataSorteio.UTC(),
 			IdadeHoras: horas(agora.Sub(r.DataSorteio)), Iniciada: r.Iniciada, IniciadaEm: utc(r.IniciadaEm),
 		}
 	}
@@ -181,8 +216,8 @@ func (s *Console) Timeout(ctx context.Context, a Acao, eventIDSorteio uuid.UUID)
 	}
 	var id uuid.UUID
 	err := s.o.Executor.Submeter(ctx, func(ctx context.Context, u atribuicao.Unidade) error {
-		at, err := u.Tx().BuscarAtribuicaoPorEventIdSorteio(ctx, eventIDSorteio)
-		if achou, err := store.Found(err); err != nil {
+		at, achou, err := banco(u).AtribuicaoPorSorteio(ctx, eventIDSorteio)
+		if err != nil {
 			return err
 		} else if !achou {
 			return fmt.Errorf("%w: atribuição com event_id_sorteio %s", ErrNaoEncontrado, eventIDSorteio)
@@ -191,7 +226,7 @@ func (s *Console) Timeout(ctx context.Context, a Acao, eventIDSorteio uuid.UUID)
 			return fmt.Errorf("%w: atribuição %s não está ativa (status %s)", ErrConflito, eventIDSorteio, at.Status)
 		}
 		var nova bool
-		if id, nova, err = u.PublicarTimeout(ctx, store.NovaAtribuicaoVigente(at)); err != nil {
+		if id, nova, err = u.PublicarTimeout(ctx, at.AtribuicaoVigente); err != nil {
 			return err
 		}
 		s.log.Warn("timeout de resposta pelo console", "sub", a.Sub, "event_id_sorteio", eventIDSorteio,
@@ -220,18 +255,18 @@ type Pendente struct {
 // Fila lists the pending queue, oldest first, of one unit when uc is set.
 func (s *Console) Fila(ctx context.Context, uc *uuid.UUID) ([]Pendente, error) {
 	agora := s.o.Now().UTC()
-	rows, err := s.o.Store.Read().ListarFila(ctx, store.ListarFilaParams{Uc: uc, Limite: LimiteListagem})
+	rows, err := s.ler().Pendentes(ctx, uc, LimiteListagem)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]Pendente, len(rows))
 	for i, r := range rows {
 		out[i] = Pendente{
-			DemandaID: r.DemandaID, UnidadeCivicaID: r.UnidadeCivicaID, CategoriaID: r.CategoriaID,
+			DemandaID: r.DemandaID, UnidadeCivicaID: r.UC, CategoriaID: r.CategoriaID,
 			NivelPrecedencia: r.NivelPrecedencia, DataEntrada: r.DataEntrada.UTC(),
 			IdadeHoras: horas(agora.Sub(r.DataEntrada)), TentativasSorteio: r.TentativasSorteio,
 		}
-		out[i].PorQue = s.razoesDaCadeia(ctx, r.UnidadeCivicaID, agora)
+		out[i].PorQue = s.razoesDaCadeia(ctx, r.UC, agora)
 	}
 	return out, nil
 }
@@ -258,9 +293,7 @@ func (s *Console) razoesDaCadeia(ctx context.Context, uc uuid.UUID, agora time.T
 		return nil
 	}
 	g := s.o.Portoes
-	r, err := s.o.Store.Read().ContarRazoesPorUcs(ctx, store.ContarRazoesPorUcsParams{
-		Ucs: cadeia, Agora: agora, CapacitacaoExterna: g.CapacitacaoExterna, ExigirVinculo: g.ExigirVinculo,
-	})
+	r, err := s.ler().ExclusoesNasUcs(ctx, cadeia, agora, g.CapacitacaoExterna, g.ExigirVinculo)
 	if err != nil {
 		return nil
 	}
@@ -288,10 +321,10 @@ func (s *Console) SortearPendente(ctx context.Context, a Acao, demandaID uuid.UU
 	}
 	gatilho := s.o.NovoID()
 	err := s.o.Executor.Submeter(ctx, func(ctx context.Context, u atribuicao.Unidade) error {
-		_, err := u.Tx().BuscarFilaPendentePorDemandaId(ctx, demandaID)
-		if achou, err := store.Found(err); err != nil {
+		_, naFila, err := banco(u).TentativasNaFila(ctx, demandaID)
+		if err != nil {
 			return err
-		} else if !achou {
+		} else if !naFila {
 			return fmt.Errorf("%w: demanda %s não está na fila de pendentes", ErrNaoEncontrado, demandaID)
 		}
 		if _, err := u.PublicarVarredura(ctx, gatilho, &demandaID, nil, atribuicao.AcaoVarreduraConsole); err != nil {
@@ -307,21 +340,16 @@ func (s *Console) SortearPendente(ctx context.Context, a Acao, demandaID uuid.UU
 		return ResultadoPendente{}, err
 	}
 	var r ResultadoPendente
-	rd := s.o.Store.Read()
-	at, err := rd.BuscarAtribuicaoAtivaPorDemanda(ctx, demandaID)
-	if achou, err := store.Found(err); err != nil {
+	rd := s.ler()
+	at, achou, err := rd.AtribuicaoAtivaDaDemanda(ctx, demandaID)
+	if err != nil {
 		return r, err
 	} else if achou {
 		r.Sorteado, r.ConselheiroID, r.EventIDSorteio = true, &at.ConselheiroID, &at.EventIDSorteio
 		return r, nil
 	}
-	atual, err := rd.BuscarFilaPendentePorDemandaId(ctx, demandaID)
-	if achou, err := store.Found(err); err != nil {
-		return r, err
-	} else if achou {
-		r.TentativasSorteio = atual.TentativasSorteio
-	}
-	return r, nil
+	r.TentativasSorteio, _, err = rd.TentativasNaFila(ctx, demandaID)
+	return r, err
 }
 
 // ErrGatilhoPendente is returned when a console action's trigger was
@@ -334,7 +362,7 @@ func (s *Console) esperarProcessado(ctx context.Context, id uuid.UUID) error {
 	t := time.NewTicker(20 * time.Millisecond)
 	defer t.Stop()
 	for {
-		ja, err := s.o.Store.Read().EventoJaProcessado(ctx, id)
+		ja, err := s.ler().Processado(ctx, id)
 		if err == nil && ja {
 			return nil
 		}
@@ -368,23 +396,26 @@ func (s *Console) Inativar(ctx context.Context, a Acao, id uuid.UUID) (MudancaSt
 		if err != nil {
 			return err
 		}
-		switch c.Status {
-		case elegibilidade.Inativo:
-			return fmt.Errorf("%w: conselheiro %s já está inativo", ErrConflito, id)
-		case elegibilidade.Ocupado:
-			return fmt.Errorf("%w: conselheiro %s está ocupado; aplique o timeout da atribuição ativa antes", ErrConflito, id)
+		if !elegibilidade.TransicaoAdministrativa(c.Status, elegibilidade.Inativo) {
+			switch c.Status {
+			case elegibilidade.Inativo:
+				return fmt.Errorf("%w: conselheiro %s já está inativo", ErrConflito, id)
+			case elegibilidade.Ocupado:
+				return fmt.Errorf("%w: conselheiro %s está ocupado; aplique o timeout da atribuição ativa antes", ErrConflito, id)
+			}
+			return fmt.Errorf("%w: conselheiro %s não pode ser inativado (status %s)", ErrConflito, id, c.Status)
 		}
-		_, err = u.Tx().BuscarAtribuicaoAtivaPorConselheiro(ctx, id)
-		if achou, err := store.Found(err); err != nil {
+		_, ativa, err := banco(u).AtribuicaoAtivaDoConselheiro(ctx, id)
+		if err != nil {
 			return err
-		} else if achou {
+		} else if ativa {
 			return fmt.Errorf("%w: conselheiro %s tem atribuição ativa; aplique o timeout antes", ErrConflito, id)
 		}
 		m = MudancaStatus{ConselheiroID: id, StatusAnterior: c.Status, Status: elegibilidade.Inativo, EventID: s.o.NovoID()}
-		if _, err := u.Tx().InativarConselheiro(ctx, store.InativarConselheiroParams{ID: id, EventID: m.EventID, Agora: u.Agora()}); err != nil {
+		if err := banco(u).MarcarInativo(ctx, id, m.EventID, u.Agora()); err != nil {
 			return err
 		}
-		u.Alterou(c.CidadaoID)
+		u.Alterou(c.Cidadao)
 		u.Registrar(registro.NovaMudancaStatus(registro.TipoInativacao, m.EventID, id, elegibilidade.Inativo))
 		s.log.Warn("conselheiro inativado pelo console", "sub", a.Sub, "conselheiro_id", id, "status_anterior", c.Status)
 		return registrarAcao(ctx, u, a, AcaoInativar, id.String(), &m.EventID, map[string]any{"status_anterior": c.Status})
@@ -407,17 +438,15 @@ func (s *Console) Reativar(ctx context.Context, a Acao, id uuid.UUID) (MudancaSt
 		if err != nil {
 			return err
 		}
-		if c.Status != elegibilidade.Inativo {
+		novo := elegibilidade.StatusReativado(c.SuspensaoAte, u.Agora())
+		if !elegibilidade.TransicaoAdministrativa(c.Status, novo) {
 			return fmt.Errorf("%w: conselheiro %s não está inativo (status %s)", ErrConflito, id, c.Status)
 		}
-		novo := elegibilidade.StatusReativado(c.DataSuspensaoAte, u.Agora())
 		m = MudancaStatus{ConselheiroID: id, StatusAnterior: c.Status, Status: novo, EventID: s.o.NovoID()}
-		if _, err := u.Tx().AtualizarStatusConselheiro(ctx, store.AtualizarStatusConselheiroParams{
-			ID: id, Status: novo, EventID: m.EventID, Agora: u.Agora(),
-		}); err != nil {
+		if err := banco(u).MudarStatus(ctx, id, novo, m.EventID, u.Agora()); err != nil {
 			return err
 		}
-		u.Alterou(c.CidadaoID)
+		u.Alterou(c.Cidadao)
 		u.Registrar(registro.NovaMudancaStatus(registro.TipoReativacao, m.EventID, id, novo))
 		log := s.log.With("sub", a.Sub, "conselheiro_id", id)
 		log.Warn("conselheiro reativado pelo console", "status", novo)
@@ -426,7 +455,7 @@ func (s *Console) Reativar(ctx context.Context, a Acao, id uuid.UUID) (MudancaSt
 		}
 		if novo == elegibilidade.Disponivel {
 			// The sweep draws when its trigger comes back (CONTRACT §4).
-			uc := c.UnidadeCivicaID
+			uc := c.UC
 			_, err := u.PublicarVarredura(ctx, s.o.NovoID(), nil, &uc, atribuicao.AcaoVarreduraConsole)
 			return err
 		}
@@ -435,9 +464,9 @@ func (s *Console) Reativar(ctx context.Context, a Acao, id uuid.UUID) (MudancaSt
 	return m, err
 }
 
-func conselheiroAdmin(ctx context.Context, u atribuicao.Unidade, id uuid.UUID) (store.Conselheiro, error) {
-	c, err := u.Tx().BuscarConselheiroPorIdParaAtualizar(ctx, id)
-	if achou, err := store.Found(err); err != nil {
+func conselheiroAdmin(ctx context.Context, u atribuicao.Unidade, id uuid.UUID) (store.ConselheiroAdministrado, error) {
+	c, achou, err := banco(u).ConselheiroParaAdministrar(ctx, id)
+	if err != nil {
 		return c, err
 	} else if !achou {
 		return c, fmt.Errorf("%w: conselheiro %s", ErrNaoEncontrado, id)
@@ -463,7 +492,7 @@ func (s *Console) Acoes(ctx context.Context, depoisDe int64, limite int) ([]Acao
 	if limite <= 0 || limite > LimiteListagem {
 		limite = LimiteListagem
 	}
-	rows, err := s.o.Store.Read().ListarAcoes(ctx, store.ListarAcoesParams{DepoisDe: depoisDe, Limite: int32(limite)})
+	rows, err := s.ler().AcoesDepoisDe(ctx, depoisDe, int32(limite))
 	if err != nil {
 		return nil, err
 	}
@@ -471,7 +500,7 @@ func (s *Console) Acoes(ctx context.Context, depoisDe int64, limite int) ([]Acao
 	for i, r := range rows {
 		out[i] = AcaoRegistrada{
 			ID: r.ID, Sub: r.Sub, Acao: r.Acao, Alvo: r.Alvo, Justificativa: r.Justificativa,
-			CriadoEm: r.CriadoEm.UTC(), EventID: r.EventID, Detalhes: r.Detalhes,
+			CriadoEm: r.Em.UTC(), EventID: r.EventID, Detalhes: r.Detalhes,
 		}
 	}
 	return out, nil

@@ -11,27 +11,36 @@ import (
 // ParametrosVigentes returns the version in force (read outside the
 // executor; the console and the metrics show it).
 func (s *Console) ParametrosVigentes(ctx context.Context) (atribuicao.Parametros, error) {
-	r, err := s.o.Store.Read().ParametrosVigentes(ctx)
-	if achou, err := store.Found(err); err != nil || !achou {
+	v, achou, err := s.ler().VersaoVigente(ctx)
+	if err != nil || !achou {
 		if err == nil {
 			err = fmt.Errorf("%w: d6a.config vazia (boot não concluído)", ErrNaoEncontrado)
 		}
 		return atribuicao.Parametros{}, err
 	}
-	return atribuicao.ParametrosDaLinha(r), nil
+	return parametros(v), nil
 }
 
 // HistoricoParametros returns every version, oldest first.
 func (s *Console) HistoricoParametros(ctx context.Context) ([]atribuicao.Parametros, error) {
-	rows, err := s.o.Store.Read().HistoricoParametros(ctx)
+	vs, err := s.ler().VersoesParametros(ctx)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]atribuicao.Parametros, len(rows))
-	for i, r := range rows {
-		out[i] = atribuicao.ParametrosDaLinha(r)
+	out := make([]atribuicao.Parametros, len(vs))
+	for i, v := range vs {
+		out[i] = parametros(v)
 	}
 	return out, nil
+}
+
+// parametros is a version as the executor's Parametros (what
+// atribuicao.ParametrosDaLinha gives of the same row).
+func parametros(v store.VersaoParametros) atribuicao.Parametros {
+	return atribuicao.Parametros{
+		Versao: int(v.Versao), NRecusasSuspensao: int(v.NRecusasSuspensao), TSuspensaoDias: int(v.TSuspensaoDias),
+		TimeoutRespostaHoras: int(v.TimeoutRespostaHoras), Sub: v.Sub, Justificativa: v.Justificativa, CriadoEm: v.Em.UTC(),
+	}
 }
 
 // NovosParametros writes a new version of d6a.config through the executor,
@@ -51,9 +60,9 @@ func (s *Console) NovosParametros(ctx context.Context, a Acao, p atribuicao.Para
 		if err != nil {
 			return err
 		}
-		versao, err = u.Tx().InserirParametros(ctx, store.InserirParametrosParams{
+		versao, err = banco(u).InserirVersaoParametros(ctx, store.VersaoParametros{
 			NRecusasSuspensao: int32(p.NRecusasSuspensao), TSuspensaoDias: int32(p.TSuspensaoDias),
-			TimeoutRespostaHoras: int32(p.TimeoutRespostaHoras), Sub: a.Sub, Justificativa: a.Justificativa, Agora: u.Agora(),
+			TimeoutRespostaHoras: int32(p.TimeoutRespostaHoras), Sub: a.Sub, Justificativa: a.Justificativa, Em: u.Agora(),
 		})
 		if err != nil {
 			return err

@@ -7,9 +7,9 @@ import "time"
 // handlers and the replay verifier (transparencia.Replay) both run these,
 // so a record whose status the rules do not give is a divergence.
 
-// Transicao reports whether spec 4.6 allows from → to. Forbidden:
-// suspenso → ocupado, inativo → anything (only the console lifts it, see
-// StatusReativado), ocupado → suspenso.
+// Transicao reports whether spec 4.6 allows from → to on an input of the
+// bus. Forbidden: suspenso → ocupado, inativo → anything (only the console
+// lifts it, see TransicaoAdministrativa), ocupado → suspenso.
 func Transicao(from, to string) bool {
 	if from == to {
 		return true
@@ -23,6 +23,22 @@ func Transicao(from, to string) bool {
 		return to == Disponivel
 	case Suspenso:
 		return to == Disponivel
+	}
+	return false
+}
+
+// TransicaoAdministrativa reports whether the console may move a
+// counsellor from → to (spec 4.6: inativo is "administrativo", the only way
+// in and out). In: from disponivel or suspenso, never from ocupado, so
+// "ocupado iff an active assignment" holds (the operator times the
+// assignment out first). Out: from inativo to disponivel or suspenso, the
+// one StatusReativado gives. Staying put is no administrative transition.
+func TransicaoAdministrativa(from, to string) bool {
+	switch to {
+	case Inativo:
+		return from == Disponivel || from == Suspenso
+	case Disponivel, Suspenso:
+		return from == Inativo
 	}
 	return false
 }

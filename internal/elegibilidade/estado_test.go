@@ -47,6 +47,37 @@ func TestMaquinaDeEstados(t *testing.T) {
 	}
 }
 
+// The console's transitions (spec 4.6): into inativo from disponivel or
+// suspenso, out of it to what StatusReativado gives; never from ocupado,
+// never inativo → inativo or inativo → ocupado, and no bus transition
+// among them.
+func TestTransicaoAdministrativa(t *testing.T) {
+	todos := []string{Disponivel, Ocupado, Suspenso, Inativo}
+	permitidas := map[[2]string]bool{
+		{Disponivel, Inativo}: true, {Suspenso, Inativo}: true,
+		{Inativo, Disponivel}: true, {Inativo, Suspenso}: true,
+	}
+	for _, de := range todos {
+		for _, para := range todos {
+			if got, want := TransicaoAdministrativa(de, para), permitidas[[2]string{de, para}]; got != want {
+				t.Errorf("TransicaoAdministrativa(%s, %s) = %v, want %v", de, para, got, want)
+			}
+		}
+	}
+	agora := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
+	passou, falta := agora.Add(-time.Hour), agora.Add(time.Hour)
+	for _, ate := range []*time.Time{nil, &passou, &falta} {
+		if novo := StatusReativado(ate, agora); !TransicaoAdministrativa(Inativo, novo) {
+			t.Errorf("reactivation to %s (ate %v) refused", novo, ate)
+		}
+	}
+	for p := range permitidas {
+		if Transicao(p[0], p[1]) {
+			t.Errorf("%s → %s allowed on a bus input", p[0], p[1])
+		}
+	}
+}
+
 // A draw makes its winner ocupado only where spec 4.6 allows it: from
 // disponivel, or from a suspension whose date has passed; never from a
 // current suspension, inativo or ocupado.
