@@ -52,11 +52,12 @@ func (p Parametros) Validar() error {
 	return nil
 }
 
-// ParametrosDaLinha is a row of d6a.config as Parametros.
-func ParametrosDaLinha(r store.Parametros) Parametros {
+// ParametrosDaVersao is a version of d6a.config as Parametros (the
+// executor's and the console's one mapping).
+func ParametrosDaVersao(v store.VersaoParametros) Parametros {
 	return Parametros{
-		Versao: int(r.Versao), NRecusasSuspensao: int(r.NRecusasSuspensao), TSuspensaoDias: int(r.TSuspensaoDias),
-		TimeoutRespostaHoras: int(r.TimeoutRespostaHoras), Sub: r.Sub, Justificativa: r.Justificativa, CriadoEm: r.CriadoEm.UTC(),
+		Versao: int(v.Versao), NRecusasSuspensao: int(v.NRecusasSuspensao), TSuspensaoDias: int(v.TSuspensaoDias),
+		TimeoutRespostaHoras: int(v.TimeoutRespostaHoras), Sub: v.Sub, Justificativa: v.Justificativa, CriadoEm: v.Em.UTC(),
 	}
 }
 
@@ -77,22 +78,23 @@ func (s *Servico) doAmbiente() store.SemearParametrosParams {
 // version 1 from the environment when d6a.config is empty. Every refusal
 // reads it, so a new version applies from the next refusal on.
 func (u *uow) parametros(ctx context.Context) (Parametros, error) {
-	r, err := u.tx.ParametrosVigentes(ctx)
-	if achou, err := store.Found(err); err != nil {
+	v, achou, err := u.tx.VersaoVigente(ctx)
+	if err != nil {
 		return Parametros{}, err
 	} else if achou {
-		return ParametrosDaLinha(r), nil
+		return ParametrosDaVersao(v), nil
 	}
 	seed := u.servico.doAmbiente()
 	seed.Agora = u.agora
 	if err := u.tx.SemearParametros(ctx, seed); err != nil {
 		return Parametros{}, fmt.Errorf("semear d6a.config: %w", err)
 	}
-	r, err = u.tx.ParametrosVigentes(ctx)
-	if err != nil {
+	if v, achou, err = u.tx.VersaoVigente(ctx); err != nil {
 		return Parametros{}, err
+	} else if !achou {
+		return Parametros{}, errors.New("d6a.config vazia depois de semeada")
 	}
-	return ParametrosDaLinha(r), nil
+	return ParametrosDaVersao(v), nil
 }
 
 // semearParametros is the boot step that writes version 1 of d6a.config

@@ -18,7 +18,7 @@ func (s *Console) ParametrosVigentes(ctx context.Context) (atribuicao.Parametros
 		}
 		return atribuicao.Parametros{}, err
 	}
-	return parametros(v), nil
+	return atribuicao.ParametrosDaVersao(v), nil
 }
 
 // HistoricoParametros returns every version, oldest first.
@@ -29,18 +29,9 @@ func (s *Console) HistoricoParametros(ctx context.Context) ([]atribuicao.Paramet
 	}
 	out := make([]atribuicao.Parametros, len(vs))
 	for i, v := range vs {
-		out[i] = parametros(v)
+		out[i] = atribuicao.ParametrosDaVersao(v)
 	}
 	return out, nil
-}
-
-// parametros is a version as the executor's Parametros (what
-// atribuicao.ParametrosDaLinha gives of the same row).
-func parametros(v store.VersaoParametros) atribuicao.Parametros {
-	return atribuicao.Parametros{
-		Versao: int(v.Versao), NRecusasSuspensao: int(v.NRecusasSuspensao), TSuspensaoDias: int(v.TSuspensaoDias),
-		TimeoutRespostaHoras: int(v.TimeoutRespostaHoras), Sub: v.Sub, Justificativa: v.Justificativa, CriadoEm: v.Em.UTC(),
-	}
 }
 
 // NovosParametros writes a new version of d6a.config through the executor,
