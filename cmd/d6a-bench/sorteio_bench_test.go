@@ -219,13 +219,8 @@ func benchHandle(b *testing.B, svc *atribuicao.Servico, t *rastreador) {
 	}
 	dur := time.Since(inicio)
 	b.StopTimer()
-	depois := amostrar(medidos)
+	relatarDraws(b, medidos, antes, dur)
 	parar()
-	porDraw := func(ticks uint64) float64 { return float64(ticks) * 1000 / procstat.HZ / float64(b.N) }
-	b.ReportMetric(float64(b.N)/dur.Seconds(), "draws/s")
-	b.ReportMetric(porDraw(depois.pg-antes.pg), "pg-cpu-ms/draw")
-	b.ReportMetric(porDraw(depois.eu-antes.eu), "proc-cpu-ms/draw") // d6a code + the embedded NATS server
-	b.ReportMetric(calcularUso(antes, depois, b.N).Outros, "other-cores")
 	if b.N >= 100 {
 		fmt.Fprintf(os.Stderr, "\n%s (K=%d, %d draws, %.3f ms per draw wall):\n%s", b.Name(), bancada.k, b.N, ms(dur)/float64(b.N), t.tabela(b.N, dur))
 	}
@@ -268,8 +263,15 @@ func BenchmarkHandleLote(b *testing.B) {
 	}
 	dur := time.Since(inicio)
 	b.StopTimer()
-	depois := amostrar(medidos)
+	relatarDraws(b, medidos, antes, dur)
 	parar()
+}
+
+// relatarDraws reports a timed loop of b.N draws that took dur: draws/s,
+// and the CPU per draw of PostgreSQL and of this process (d6a's code and
+// the embedded NATS server) since antes.
+func relatarDraws(b *testing.B, medidos processosMedidos, antes amostraCPU, dur time.Duration) {
+	depois := amostrar(medidos)
 	porDraw := func(ticks uint64) float64 { return float64(ticks) * 1000 / procstat.HZ / float64(b.N) }
 	b.ReportMetric(float64(b.N)/dur.Seconds(), "draws/s")
 	b.ReportMetric(porDraw(depois.pg-antes.pg), "pg-cpu-ms/draw")

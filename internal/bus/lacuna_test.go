@@ -39,23 +39,7 @@ func TestEntregaPerdidaLidaDoStream(t *testing.T) {
 	esperar(t, "messages 2 and 3 gathered ahead", func() bool { return infoConsumidor(t, b).NumAckPending == 3 })
 
 	// The thief takes message 4's delivery and never acknowledges it.
-	c, err := b.JetStream().Consumer(ctxTeste(t), b.cfg.Stream, evento.DurableEntradas)
-	if err != nil {
-		t.Fatal(err)
-	}
-	seqs = append(seqs, publicarSeq(t, b))
-	roubo, err := c.Fetch(1, jetstream.FetchMaxWait(5*time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var roubada uint64
-	for m := range roubo.Messages() {
-		md, _ := m.Metadata()
-		roubada = md.Sequence.Stream
-	}
-	if roubada != seqs[3] {
-		t.Fatalf("the thief got stream sequence %d, want %d (message 4)", roubada, seqs[3])
-	}
+	seqs = append(seqs, roubarProxima(t, b))
 
 	seqs = append(seqs, publicarSeq(t, b))
 	close(soltar)
@@ -124,20 +108,7 @@ func entregaPerdidaAntesDoInicio(t *testing.T, consumidas int) {
 		parar()
 	}
 
-	c, err := b.JetStream().Consumer(ctxTeste(t), b.cfg.Stream, evento.DurableEntradas)
-	if err != nil {
-		t.Fatal(err)
-	}
-	seqs = append(seqs, publicarSeq(t, b))
-	roubo, err := c.Fetch(1, jetstream.FetchMaxWait(5*time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for m := range roubo.Messages() {
-		if md, _ := m.Metadata(); md.Sequence.Stream != seqs[consumidas] {
-			t.Fatalf("the thief got stream sequence %d, want %d", md.Sequence.Stream, seqs[consumidas])
-		}
-	}
+	seqs = append(seqs, roubarProxima(t, b))
 	seqs = append(seqs, publicarSeq(t, b))
 
 	consumir(t, b, g)
@@ -148,4 +119,29 @@ func entregaPerdidaAntesDoInicio(t *testing.T, consumidas int) {
 	if n := lidas.Load(); n != 1 {
 		t.Fatalf("AoLerLacuna counted %d messages read from the stream, want 1", n)
 	}
+}
+
+// roubarProxima publishes a message and takes its delivery on the durable
+// as a thief (another instance, a killed process) that never acknowledges
+// it; it returns the message's stream sequence.
+func roubarProxima(t *testing.T, b *Bus) uint64 {
+	t.Helper()
+	c, err := b.JetStream().Consumer(ctxTeste(t), b.cfg.Stream, evento.DurableEntradas)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seq := publicarSeq(t, b)
+	roubo, err := c.Fetch(1, jetstream.FetchMaxWait(5*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var roubada uint64
+	for m := range roubo.Messages() {
+		md, _ := m.Metadata()
+		roubada = md.Sequence.Stream
+	}
+	if roubada != seq {
+		t.Fatalf("the thief got stream sequence %d, want %d", roubada, seq)
+	}
+	return seq
 }
