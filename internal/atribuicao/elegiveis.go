@@ -2,7 +2,6 @@ package atribuicao
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"time"
 
@@ -68,16 +67,12 @@ func (u *uow) filtrar(ctx context.Context, cadeia []uuid.UUID, excluir *uuid.UUI
 // different decision.
 func (d *diferido) lerAcima(ctx context.Context, tx store.Tx, lido *degrauLido, desde int, agora time.Time, g elegibilidade.Portoes) error {
 	var (
-		p      store.DegrausCadastradosParams
-		quais  = []*degrauLido{nil} // chain n is quais[n]
-		desdes = []int{0}
+		pedidos []store.PedidoDegrau
+		quais   []*degrauLido
 	)
 	pedir := func(l *degrauLido, desde int) {
-		resto := l.cadeia[desde:]
-		quais, desdes = append(quais, l), append(desdes, desde)
-		p.Inicios = append(p.Inicios, int32(len(p.Ucs)))
-		p.Tamanhos = append(p.Tamanhos, int32(len(resto)))
-		p.Ucs = append(p.Ucs, resto...)
+		quais = append(quais, l)
+		pedidos = append(pedidos, store.PedidoDegrau{Cadeia: l.cadeia, Desde: desde})
 	}
 	pedir(lido, desde)
 	for _, l := range d.elegiveis {
@@ -88,22 +83,12 @@ func (d *diferido) lerAcima(ctx context.Context, tx store.Tx, lido *degrauLido, 
 			pedir(l, t.Posicao+1)
 		}
 	}
-	p.CapacitacaoExterna, p.ExigirVinculo = g.CapacitacaoExterna, g.ExigirVinculo
-	rows, err := tx.BuscarDegrausCadastrados(ctx, p)
+	lidos, err := tx.LerDegraus(ctx, pedidos, g)
 	if err != nil {
-		return fmt.Errorf("elegíveis: %w", err)
+		return err
 	}
-	lidos := make([]elegibilidade.Degrau, len(quais))
-	for n, l := range quais[1:] {
-		lidos[n+1] = elegibilidade.Degrau{Posicao: len(l.cadeia)} // no row: nobody above
-	}
-	for _, r := range rows {
-		if r.Cadeia > 0 && int(r.Cadeia) < len(quais) {
-			lidos[r.Cadeia] = store.DegrauDe(r, quais[r.Cadeia].cadeia, desdes[r.Cadeia], g)
-		}
-	}
-	for n, l := range quais[1:] {
-		l.lidos = append(l.lidos, leitura{desdes[n+1], lidos[n+1]})
+	for n, l := range quais {
+		l.lidos = append(l.lidos, leitura{pedidos[n].Desde, lidos[n]})
 	}
 	return nil
 }

@@ -20,21 +20,19 @@ func (u *uow) transitar(ctx context.Context, log *slog.Logger, c store.Conselhei
 		log.Warn("transição de status proibida (spec 4.6) — mantida", "conselheiro_id", c.ID, "de", c.Status, "para", to)
 		return nil
 	}
-	if _, err := u.tx.AtualizarStatusConselheiro(ctx, store.AtualizarStatusConselheiroParams{
-		ID: c.ID, Status: to, EventID: eventID, Agora: u.agora,
-	}); err != nil {
+	if err := u.tx.MudarStatus(ctx, c.ID, to, eventID, u.agora); err != nil {
 		return err
 	}
-	u.alterou(c.CidadaoID)
-	if c.Status == elegibilidade.Suspenso && to == elegibilidade.Disponivel && c.DataSuspensaoAte != nil {
-		return u.encerrarSuspensao(ctx, log, c.ID, *c.DataSuspensaoAte, "transicao")
+	u.alterou(c.Cidadao)
+	if c.Status == elegibilidade.Suspenso && to == elegibilidade.Disponivel && c.SuspensaoAte != nil {
+		return u.encerrarSuspensao(ctx, log, c.ID, *c.SuspensaoAte, "transicao")
 	}
 	return nil
 }
 
 // permitido reports whether c may move to status to now (spec 4.6).
 func (u *uow) permitido(c store.Conselheiro, to string) bool {
-	return elegibilidade.Permitido(c.Status, c.DataSuspensaoAte, to, u.agora)
+	return elegibilidade.Permitido(c.Status, c.SuspensaoAte, to, u.agora)
 }
 
 // alterou notes a citizen whose situation this unit of work changed.
@@ -49,18 +47,16 @@ func (u *uow) suspender(ctx context.Context, log *slog.Logger, c store.Conselhei
 		return nil
 	}
 	ate := u.agora.Add(par.TSuspensao())
-	if _, err := u.tx.SuspenderConselheiro(ctx, store.SuspenderConselheiroParams{
-		ID: c.ID, Ate: &ate, EventID: eventID, Agora: u.agora,
+	if err := u.tx.Suspender(ctx, c.ID, ate, eventID, u.agora); err != nil {
+		return err
+	}
+	if err := u.tx.AnotarSuspensao(ctx, store.Suspensao{
+		Conselheiro: c.ID, EventoRecusa: eventID, Consecutivas: int32(consecutivas),
+		Ate: ate, VersaoParametros: int32(par.Versao), Agora: u.agora,
 	}); err != nil {
 		return err
 	}
-	if err := u.tx.InserirSuspensao(ctx, store.InserirSuspensaoParams{
-		ConselheiroID: c.ID, EventoIDRecusa: eventID, RecusasConsecutivas: int32(consecutivas),
-		DataSuspensaoAte: ate, VersaoParametros: int32(par.Versao), Agora: u.agora,
-	}); err != nil {
-		return err
-	}
-	u.alterou(c.CidadaoID)
+	u.alterou(c.Cidadao)
 	// CONTRACT §7: public, but not checkable from the public log alone
 	// (the refusals' motives are not in it).
 	u.registros = append(u.registros, registro.NovaSuspensao(eventID, u.seqGatilho(), c.ID, ate))

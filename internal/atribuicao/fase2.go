@@ -52,25 +52,25 @@ func (u *uow) despacharFase2(ctx context.Context, log *slog.Logger, ev evento.Ev
 // swept by their registration, which reads the record.
 func (u *uow) onCapacitacaoConcluida(ctx context.Context, log *slog.Logger, ev evento.Evento, p evento.CapacitacaoConcluidaPayload) error {
 	log = log.With("conselheiro_id", p.ConselheiroID, "curso_id", p.CursoID)
-	if err := u.tx.RegistrarCapacitacao(ctx, store.RegistrarCapacitacaoParams{
-		ConselheiroID: p.ConselheiroID, CursoID: p.CursoID, ConcluidaEm: p.ConcluidaEm, EventID: ev.EventID, Agora: u.agora,
+	if err := u.tx.AnotarCapacitacao(ctx, store.Capacitacao{
+		Conselheiro: p.ConselheiroID, Curso: p.CursoID, ConcluidaEm: p.ConcluidaEm, EventID: ev.EventID, Agora: u.agora,
 	}); err != nil {
 		return err
 	}
-	if _, err := u.tx.MarcarCapacitacaoConcluida(ctx, store.MarcarCapacitacaoConcluidaParams{ID: p.ConselheiroID, EventID: ev.EventID, Agora: u.agora}); err != nil {
+	if err := u.tx.MarcarCapacitado(ctx, p.ConselheiroID, ev.EventID, u.agora); err != nil {
 		return err
 	}
 	u.alterou(p.ConselheiroID)
 	u.registros = append(u.registros, registro.NovaCapacitacao(ev.EventID, u.seqGatilho(), p.ConselheiroID, p.CursoID))
-	c, err := u.tx.BuscarConselheiroPorId(ctx, p.ConselheiroID)
-	if achou, err := store.Found(err); err != nil || !achou {
+	c, achou, err := u.tx.ConselheiroPorID(ctx, p.ConselheiroID)
+	if err != nil || !achou {
 		if err == nil {
 			log.Info("capacitação registrada de conselheiro ainda não cadastrado")
 		}
 		return err
 	}
 	log.Info("Capacitação registrada (registro externo)")
-	return u.varrerFila(ctx, log, c.UnidadeCivicaID)
+	return u.varrerFila(ctx, log, c.UC)
 }
 
 // onVinculoValidado stores the link to the payload's unit, valid or
@@ -85,8 +85,8 @@ func (u *uow) onVinculoValidado(ctx context.Context, log *slog.Logger, ev evento
 	if p.ValidadoEm != "" {
 		em = &p.ValidadoEm
 	}
-	if err := u.tx.RegistrarVinculo(ctx, store.RegistrarVinculoParams{
-		ConselheiroID: p.ConselheiroID, UnidadeCivicaID: p.UnidadeCivicaID, Valido: p.Valido, Origem: origemVinculo,
+	if err := u.tx.AnotarVinculo(ctx, store.Vinculo{
+		Conselheiro: p.ConselheiroID, UC: p.UnidadeCivicaID, Valido: p.Valido, Origem: origemVinculo,
 		ValidadoEm: em, EventID: ev.EventID, Agora: u.agora,
 	}); err != nil {
 		return err
@@ -105,8 +105,8 @@ func (u *uow) onVinculoValidado(ctx context.Context, log *slog.Logger, ev evento
 // later names its own unit (docs/decisions.md).
 func (u *uow) onProgressaoHabilitada(ctx context.Context, log *slog.Logger, ev evento.Evento, p evento.ProgressaoHabilitadaPayload) error {
 	log = log.With("conselheiro_id", p.ConselheiroID, "uc_id", p.UnidadeCivicaID, "nivel_atuacao", p.NivelAtuacao)
-	c, err := u.tx.BuscarConselheiroPorIdParaAtualizar(ctx, p.ConselheiroID)
-	if achou, err := store.Found(err); err != nil || !achou {
+	c, achou, err := u.tx.ConselheiroParaAtualizar(ctx, p.ConselheiroID)
+	if err != nil || !achou {
 		if err == nil {
 			log.Warn("progressão de conselheiro não cadastrado — ignorada")
 		}
@@ -116,20 +116,18 @@ func (u *uow) onProgressaoHabilitada(ctx context.Context, log *slog.Logger, ev e
 	// elegibilidade.AposProgressao: the new unit of action, and a valid
 	// link to it.
 	nova, depois := elegibilidade.AposProgressao(elegibilidade.Fase2{}, p.UnidadeCivicaID)
-	if _, err := u.tx.ProgredirConselheiro(ctx, store.ProgredirConselheiroParams{
-		ID: c.ID, UnidadeCivicaID: nova, Nivel: &nivel, EventID: ev.EventID, Agora: u.agora,
-	}); err != nil {
+	if err := u.tx.Progredir(ctx, c.ID, nova, nivel, ev.EventID, u.agora); err != nil {
 		return err
 	}
-	if err := u.tx.RegistrarVinculo(ctx, store.RegistrarVinculoParams{
-		ConselheiroID: c.ID, UnidadeCivicaID: nova, Valido: depois.Vinculos[nova], Origem: origemProgressao,
+	if err := u.tx.AnotarVinculo(ctx, store.Vinculo{
+		Conselheiro: c.ID, UC: nova, Valido: depois.Vinculos[nova], Origem: origemProgressao,
 		EventID: ev.EventID, Agora: u.agora,
 	}); err != nil {
 		return err
 	}
-	u.alterou(c.CidadaoID)
+	u.alterou(c.Cidadao)
 	u.registros = append(u.registros, registro.NovaProgressao(ev.EventID, u.seqGatilho(), c.ID, p.UnidadeCivicaID, p.NivelAtuacao))
-	log.Info("Progressão habilitada: nova unidade de atuação", "uc_anterior", c.UnidadeCivicaID)
+	log.Info("Progressão habilitada: nova unidade de atuação", "uc_anterior", c.UC)
 	return u.varrerFila(ctx, log, p.UnidadeCivicaID)
 }
 
@@ -137,9 +135,7 @@ func (u *uow) onProgressaoHabilitada(ctx context.Context, log *slog.Logger, ev e
 // the unit's criteria version is stored and recorded, and its queue swept.
 func (u *uow) onElegibilidadeAtualizada(ctx context.Context, log *slog.Logger, ev evento.Evento, p evento.ConselheiroElegibilidadeAtualizadaPayload) error {
 	log = log.With("uc_id", p.UnidadeCivicaID, "versao_parametros", p.VersaoParametros)
-	if err := u.tx.RegistrarCriterios(ctx, store.RegistrarCriteriosParams{
-		UnidadeCivicaID: p.UnidadeCivicaID, VersaoParametros: p.VersaoParametros, EventID: ev.EventID, Agora: u.agora,
-	}); err != nil {
+	if err := u.tx.AnotarCriterios(ctx, p.UnidadeCivicaID, p.VersaoParametros, ev.EventID, u.agora); err != nil {
 		return err
 	}
 	u.registros = append(u.registros, registro.NovaElegibilidadeAtualizada(ev.EventID, u.seqGatilho(), p.UnidadeCivicaID, p.VersaoParametros))
@@ -153,7 +149,7 @@ func (u *uow) capacitacaoNoCadastro(ctx context.Context, conselheiro uuid.UUID, 
 	externa := false
 	if !autodeclarada {
 		var err error
-		if externa, err = u.tx.TemCapacitacaoExterna(ctx, conselheiro); err != nil {
+		if externa, err = u.tx.CapacitadoExternamente(ctx, conselheiro); err != nil {
 			return false, err
 		}
 	}
@@ -169,23 +165,13 @@ func (u *uow) capacitacaoNoCadastro(ctx context.Context, conselheiro uuid.UUID, 
 func (s *Servico) registrarPortoes(ctx context.Context) error {
 	return s.executar(ctx, func(ctx context.Context, u *uow) error {
 		g := s.o.Portoes
-		r, err := u.tx.RegrasVigentes(ctx)
-		achou, err := store.Found(err)
-		if err != nil {
+		// None recorded reads as both off.
+		versao, vigentes, _, err := u.tx.PortoesRegistrados(ctx)
+		if err != nil || vigentes == g {
 			return err
 		}
-		if (achou && r.CapacitacaoExterna == g.CapacitacaoExterna && r.ExigirVinculo == g.ExigirVinculo) ||
-			(!achou && !g.CapacitacaoExterna && !g.ExigirVinculo) {
-			return nil
-		}
-		var versao int32
-		if achou {
-			versao = r.Versao
-		}
 		id := registro.IDRegras(int64(versao)+1, g)
-		if err := u.tx.InserirRegras(ctx, store.InserirRegrasParams{
-			CapacitacaoExterna: g.CapacitacaoExterna, ExigirVinculo: g.ExigirVinculo, EventID: id, Agora: u.agora,
-		}); err != nil {
+		if err := u.tx.RegistrarPortoes(ctx, g, id, u.agora); err != nil {
 			return err
 		}
 		u.registros = append(u.registros, registro.NovasRegras(id, g))

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"time"
 
 	"github.com/google/uuid"
 
@@ -37,7 +36,7 @@ func (s *Servico) HandleLote(ctx context.Context, evs []evento.Evento, seqs []ui
 	for i, ev := range evs {
 		us[i] = unidade{
 			fn:        s.aplicar(ev, seqs[i]),
-			inbox:     &entrada{eventID: ev.EventID, tipo: string(ev.Tipo), seq: int64(seqs[i])},
+			inbox:     &store.Processamento{EventID: ev.EventID, Tipo: string(ev.Tipo), Seq: int64(seqs[i])},
 			diferivel: ev.Tipo == evento.AgendaItemDisponivel && !s.o.GravarJa,
 		}
 		if p, ok := ev.AgendaItemDisponivel(); ok && us[i].diferivel {
@@ -118,9 +117,7 @@ func (u *uow) onAgendaItemDisponivel(ctx context.Context, log *slog.Logger, ev e
 	g, lido := u.lote.guardas[ev.EventID]
 	var err error
 	if !lido {
-		var r store.GuardasAgendaRow
-		r, err = u.tx.GuardasAgenda(ctx, store.GuardasAgendaParams{EventID: ev.EventID, DemandaID: p.DemandaID, CorrelacaoID: corr})
-		g = store.GuardaAgenda{EventID: ev.EventID, PendentePeloEvento: r.PendentePeloEvento, Atribuida: r.Atribuida, Pendente: r.Pendente, SemCandidatosPublicado: r.SemCandidatosPublicado}
+		g, err = u.tx.GuardaDaAgenda(ctx, store.AgendaAGuardar{EventID: ev.EventID, DemandaID: p.DemandaID, Correlacao: corr})
 	}
 	// What this batch decided and has not written yet counts too.
 	g.PendentePeloEvento = g.PendentePeloEvento || u.lote.porEvento[ev.EventID]
@@ -157,8 +154,7 @@ func (u *uow) onAgendaItemDisponivel(ctx context.Context, log *slog.Logger, ev e
 func (u *uow) onConselheiroCadastrado(ctx context.Context, log *slog.Logger, ev evento.Evento, p evento.ConselheiroCadastradoPayload) error {
 	log = log.With("conselheiro_id", p.CidadaoID, "uc_id", p.UnidadeCivicaID)
 	// 1. idempotency by event_id_cadastro.
-	_, err := u.tx.BuscarConselheiroPorEventIdCadastro(ctx, ev.EventID)
-	if achou, err := store.Found(err); err != nil || achou {
+	if achou, err := u.tx.CadastroAplicado(ctx, ev.EventID); err != nil || achou {
 		if achou {
 			log.Info("conselheiro.cadastrado reentregue")
 		}
@@ -167,8 +163,7 @@ func (u *uow) onConselheiroCadastrado(ctx context.Context, log *slog.Logger, ev 
 	// 3. persist with id = cidadao_id. Any duplicate (same citizen, UC and
 	// level, or the same citizen at all, since id = cidadao_id) is found by
 	// id before inserting: a unique violation would abort the transaction.
-	_, err = u.tx.BuscarConselheiroPorId(ctx, p.CidadaoID)
-	if achou, err := store.Found(err); err != nil || achou {
+	if _, achou, err := u.tx.ConselheiroPorID(ctx, p.CidadaoID); err != nil || achou {
 		if achou {
 			log.Info("cadastro duplicado — ignorando", "nivel_atuacao", p.NivelAtuacao)
 		}
@@ -179,9 +174,9 @@ func (u *uow) onConselheiroCadastrado(ctx context.Context, log *slog.Logger, ev 
 	if err != nil {
 		return err
 	}
-	if err := u.tx.InserirConselheiro(ctx, store.InserirConselheiroParams{
-		CidadaoID: p.CidadaoID, UnidadeCivicaID: p.UnidadeCivicaID, NivelAtuacao: int32(p.NivelAtuacao),
-		Status: status, CapacitacaoConcluida: capacitacao, Agora: u.agora, EventID: ev.EventID,
+	if err := u.tx.Cadastrar(ctx, store.Cadastro{
+		Cidadao: p.CidadaoID, UC: p.UnidadeCivicaID, Nivel: int32(p.NivelAtuacao),
+		Status: status, Capacitacao: capacitacao, Agora: u.agora, EventID: ev.EventID,
 	}); err != nil {
 		if c, ok := store.UniqueViolation(err); ok {
 			return fmt.Errorf("cadastro duplicado não detectado antes do insert (%s): %w", c, err)
@@ -199,16 +194,14 @@ func (u *uow) onConselheiroCadastrado(ctx context.Context, log *slog.Logger, ev 
 func (u *uow) onConselheiroCicloConcluido(ctx context.Context, log *slog.Logger, ev evento.Evento, p evento.ConselheiroCicloConcluidoPayload) error {
 	log = log.With("conselheiro_id", p.ConselheiroID, "demanda_id", p.DemandaID)
 	// 1. idempotency by event_id_encerramento.
-	_, err := u.tx.BuscarAtribuicaoPorEventIdEncerramento(ctx, &ev.EventID)
-	if achou, err := store.Found(err); err != nil || achou {
+	if achou, err := u.tx.EncerramentoAplicado(ctx, ev.EventID); err != nil || achou {
 		if achou {
 			log.Info("conselheiro.ciclo_concluído reentregue")
 		}
 		return err
 	}
 	// 3. the counsellor.
-	c, err := u.tx.BuscarConselheiroPorIdParaAtualizar(ctx, p.ConselheiroID)
-	achou, err := store.Found(err)
+	c, achou, err := u.tx.ConselheiroParaAtualizar(ctx, p.ConselheiroID)
 	if err != nil {
 		return err
 	}
@@ -220,15 +213,11 @@ func (u *uow) onConselheiroCicloConcluido(ctx context.Context, log *slog.Logger,
 		return u.varrerFila(ctx, log, *p.UnidadeCivicaID)
 	}
 	// 4. close the assignment and release the counsellor.
-	a, err := u.tx.BuscarAtribuicaoAtivaPorConselheiroEDemanda(ctx, store.AtivaPorConselheiroEDemandaParams{
-		ConselheiroID: p.ConselheiroID, DemandaID: p.DemandaID,
-	})
-	if achou, err := store.Found(err); err != nil {
+	a, achou, err := u.tx.AtribuicaoAtivaDoPar(ctx, p.ConselheiroID, p.DemandaID)
+	if err != nil {
 		return err
 	} else if achou {
-		if _, err := u.tx.AtualizarStatusAtribuicao(ctx, store.AtualizarStatusAtribuicaoParams{
-			ID: a.ID, Status: AtribuicaoConcluida, EventID: &ev.EventID,
-		}); err != nil {
+		if err := u.tx.Encerrar(ctx, a.ID, AtribuicaoConcluida, ev.EventID); err != nil {
 			return err
 		}
 		u.alterou(p.ConselheiroID)
@@ -239,12 +228,11 @@ func (u *uow) onConselheiroCicloConcluido(ctx context.Context, log *slog.Logger,
 	// A cycle naming another demand than the one the counsellor holds must
 	// not make him disponivel while an assignment is still active
 	// (ocupado iff an active assignment exists).
-	_, err = u.tx.BuscarAtribuicaoAtivaPorConselheiro(ctx, c.ID)
-	outra, err := store.Found(err)
+	_, outra, err := u.tx.AtribuicaoAtivaDoConselheiro(ctx, c.ID)
 	if err != nil {
 		return err
 	}
-	depois := elegibilidade.StatusAposCiclo(c.Status, c.DataSuspensaoAte, outra, u.agora)
+	depois := elegibilidade.StatusAposCiclo(c.Status, c.SuspensaoAte, outra, u.agora)
 	if outra {
 		log.Warn("ciclo concluído para outra demanda: conselheiro mantém a atribuição ativa e segue ocupado")
 	} else if err := u.transitar(ctx, log, c, elegibilidade.Disponivel, ev.EventID); err != nil {
@@ -252,7 +240,7 @@ func (u *uow) onConselheiroCicloConcluido(ctx context.Context, log *slog.Logger,
 	}
 	u.registros = append(u.registros, registro.NovoCicloConcluido(ev.EventID, u.seqGatilho(), c.ID, p.DemandaID, depois))
 	// 5. sweep the payload's UC, else the counsellor's.
-	uc := c.UnidadeCivicaID
+	uc := c.UC
 	if p.UnidadeCivicaID != nil {
 		uc = *p.UnidadeCivicaID
 	}
@@ -264,25 +252,20 @@ func (u *uow) onConselheiroAtribuicaoRecusada(ctx context.Context, log *slog.Log
 	log = log.With("conselheiro_id", p.ConselheiroID, "demanda_id", p.DemandaID, "uc_id", p.UnidadeCivicaID, "motivo", string(p.Motivo))
 	// 1. idempotency by evento_id_recusa and event_id_encerramento (the
 	// spec's buscarRecusasPorEventoId, buscarAtribuicaoPorEventIdEncerramento).
-	_, err := u.tx.BuscarRecusaPorEventoId(ctx, ev.EventID)
-	if achou, err := store.Found(err); err != nil || achou {
+	if achou, err := u.tx.RecusaAplicada(ctx, ev.EventID); err != nil || achou {
 		if achou {
 			log.Info("conselheiro.atribuicao_recusada reentregue")
 		}
 		return err
 	}
-	_, err = u.tx.BuscarAtribuicaoPorEventIdEncerramento(ctx, &ev.EventID)
-	if achou, err := store.Found(err); err != nil || achou {
+	if achou, err := u.tx.EncerramentoAplicado(ctx, ev.EventID); err != nil || achou {
 		if achou {
 			log.Info("conselheiro.atribuicao_recusada reentregue")
 		}
 		return err
 	}
 	// 3. the active assignment of the pair.
-	a, err := u.tx.BuscarAtribuicaoAtivaPorConselheiroEDemanda(ctx, store.AtivaPorConselheiroEDemandaParams{
-		ConselheiroID: p.ConselheiroID, DemandaID: p.DemandaID,
-	})
-	achou, err := store.Found(err)
+	a, achou, err := u.tx.AtribuicaoAtivaDoPar(ctx, p.ConselheiroID, p.DemandaID)
 	if err != nil {
 		return err
 	}
@@ -291,14 +274,11 @@ func (u *uow) onConselheiroAtribuicaoRecusada(ctx context.Context, log *slog.Log
 		return u.varrerFila(ctx, log, p.UnidadeCivicaID)
 	}
 	// 4. close it and record the refusal.
-	if _, err := u.tx.AtualizarStatusAtribuicao(ctx, store.AtualizarStatusAtribuicaoParams{
-		ID: a.ID, Status: AtribuicaoRecusada, EventID: &ev.EventID,
-	}); err != nil {
+	if err := u.tx.Encerrar(ctx, a.ID, AtribuicaoRecusada, ev.EventID); err != nil {
 		return err
 	}
 	u.alterou(p.ConselheiroID)
-	c, err := u.tx.BuscarConselheiroPorIdParaAtualizar(ctx, p.ConselheiroID)
-	temConselheiro, err := store.Found(err)
+	c, temConselheiro, err := u.tx.ConselheiroParaAtualizar(ctx, p.ConselheiroID)
 	if err != nil {
 		return err
 	}
@@ -325,21 +305,14 @@ func (u *uow) onConselheiroAtribuicaoRecusada(ctx context.Context, log *slog.Log
 			return err
 		}
 		log = log.With("versao_parametros", par.Versao)
-		var desde *time.Time
-		ultima, err := u.tx.BuscarUltimaAceitacao(ctx, p.ConselheiroID)
-		if aceitou, err := store.Found(err); err != nil {
-			return err
-		} else if aceitou {
-			desde = &ultima
-		}
-		recusas, err := u.tx.ContarRecusasDesdeData(ctx, store.ContarRecusasDesdeDataParams{ConselheiroID: p.ConselheiroID, Desde: desde})
+		recusas, err := u.tx.RecusasDesdeAceitacao(ctx, p.ConselheiroID)
 		if err != nil {
 			return err
 		}
 		consecutivas := recusas + 1
-		if err := u.tx.InserirRecusa(ctx, store.InserirRecusaParams{
-			ConselheiroID: p.ConselheiroID, RecusasConsecutivas: int32(consecutivas), Agora: u.agora,
-			DemandaIDRecusada: p.DemandaID, EventoIDRecusa: ev.EventID,
+		if err := u.tx.ContarRecusa(ctx, store.RecusaContada{
+			Conselheiro: p.ConselheiroID, Consecutivas: int32(consecutivas), Agora: u.agora,
+			Demanda: p.DemandaID, EventoRecusa: ev.EventID,
 		}); err != nil {
 			return err
 		}
@@ -353,10 +326,10 @@ func (u *uow) onConselheiroAtribuicaoRecusada(ctx context.Context, log *slog.Log
 	// 5. re-draw the same demand from the assignment's snapshot, excluding
 	// the refuser (spec 3.12 step 5, 2.3).
 	r, err := u.executarSorteio(ctx, Pedido{
-		UC: a.UnidadeCivicaID, DemandaID: a.DemandaID, Excluir: &p.ConselheiroID,
+		UC: a.UC, DemandaID: a.DemandaID, Excluir: &p.ConselheiroID,
 		Dados: DadosDemanda{
-			ScoreFinal: a.ScoreFinal, CategoriaID: a.CategoriaID, NivelPrecedencia: a.NivelPrecedencia,
-			GrupoID: a.GrupoID, CorrelacaoID: correlacao(ev, a.DemandaID), EventIDOrigem: ev.EventID,
+			ScoreFinal: a.Demanda.ScoreFinal, CategoriaID: a.Demanda.CategoriaID, NivelPrecedencia: a.Demanda.NivelPrecedencia,
+			GrupoID: a.Demanda.GrupoID, CorrelacaoID: correlacao(ev, a.DemandaID), EventIDOrigem: ev.EventID,
 		},
 	})
 	if err != nil {
@@ -371,24 +344,22 @@ func (u *uow) onConselheiroAtribuicaoRecusada(ctx context.Context, log *slog.Log
 // onDuplicidadeAgregada is spec 3.6: members leave the pending queue; the
 // representative stays.
 func (u *uow) onDuplicidadeAgregada(ctx context.Context, log *slog.Logger, ev evento.Evento, p evento.DuplicidadeAgregadaPayload) error {
-	removidos := int64(0)
 	var fora []uuid.UUID
 	for _, m := range p.Membros {
 		if m == p.RepresentanteDemandaID {
 			continue
 		}
-		n, err := u.tx.RemoverFilaPendentePorDemanda(ctx, m)
+		removida, err := u.tx.TirarDaFila(ctx, m)
 		if err != nil {
 			return err
 		}
-		removidos += n
-		if n > 0 {
+		if removida {
 			fora = append(fora, m)
 		}
 	}
 	u.registros = append(u.registros, registro.NovaAgregacao(ev.EventID, u.seqGatilho(), p.RepresentanteDemandaID, fora))
 	log.Info("Duplicidade agregada: membros removidos da fila", "agregado_id", p.AgregadoID,
-		"representante_demanda_id", p.RepresentanteDemandaID, "membros", len(p.Membros), "removidos", removidos)
+		"representante_demanda_id", p.RepresentanteDemandaID, "membros", len(p.Membros), "removidos", len(fora))
 	return nil
 }
 
@@ -407,13 +378,13 @@ func (u *uow) varrerFilaSemRegistro(ctx context.Context, log *slog.Logger, uc uu
 	}
 	// The rows are read, the rule (spec 4.7, FIFO) is fila.Devida, the
 	// replay's.
-	cabecas, err := u.tx.BuscarCabecasDaFilaPorUcs(ctx, ucs)
+	cabecas, err := u.tx.CabecasDaFila(ctx, ucs)
 	if err != nil {
 		return err
 	}
 	esperas := make([]fila.Espera, len(cabecas))
 	for i, c := range cabecas {
-		esperas[i] = store.Espera(c)
+		esperas[i] = c.Espera()
 	}
 	i := fila.Devida(esperas)
 	if i < 0 {
@@ -446,27 +417,26 @@ func (u *uow) registrarVarredura(uc, demanda *uuid.UUID, acao string) {
 // sortearPendente draws a pending demand; the row leaves the queue on
 // success, and executarSorteio counts the failed attempt (T35).
 func (u *uow) sortearPendente(ctx context.Context, log *slog.Logger, p store.Pendente) (bool, error) {
-	log = log.With("demanda_id", p.DemandaID, "pendente_uc_id", p.UnidadeCivicaID)
-	_, err := u.tx.BuscarAtribuicaoAtivaPorDemanda(ctx, p.DemandaID)
-	if achou, err := store.Found(err); err != nil {
+	log = log.With("demanda_id", p.DemandaID, "pendente_uc_id", p.UC)
+	if _, achou, err := u.tx.AtribuicaoAtivaDaDemanda(ctx, p.DemandaID); err != nil {
 		return false, err
 	} else if achou {
-		_, err := u.tx.RemoverFilaPendentePorDemanda(ctx, p.DemandaID)
+		_, err := u.tx.TirarDaFila(ctx, p.DemandaID)
 		log.Info("pendente já atribuída — removida da fila")
 		return false, err
 	}
 	r, err := u.executarSorteio(ctx, Pedido{
-		UC: p.UnidadeCivicaID, DemandaID: p.DemandaID,
+		UC: p.UC, DemandaID: p.DemandaID,
 		Dados: DadosDemanda{
-			ScoreFinal: p.ScoreFinal, CategoriaID: p.CategoriaID, NivelPrecedencia: p.NivelPrecedencia,
-			GrupoID: p.GrupoID, CorrelacaoID: p.DemandaID.String(), EventIDOrigem: p.EventIDOrigem,
+			ScoreFinal: p.Demanda.ScoreFinal, CategoriaID: p.Demanda.CategoriaID, NivelPrecedencia: p.Demanda.NivelPrecedencia,
+			GrupoID: p.Demanda.GrupoID, CorrelacaoID: p.DemandaID.String(), EventIDOrigem: p.EventIDOrigem,
 		},
 		naFila: true,
 	})
 	if err != nil || !r.Sucesso {
 		return false, err
 	}
-	_, err = u.tx.RemoverFilaPendentePorDemanda(ctx, p.DemandaID)
+	_, err = u.tx.TirarDaFila(ctx, p.DemandaID)
 	log.Info("Fila pendente: sorteio concluído", "conselheiro_id", r.ConselheiroID)
 	return true, err
 }

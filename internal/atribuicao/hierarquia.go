@@ -29,13 +29,13 @@ func (e *elosRegistrados) atualizar(ctx context.Context, tx store.Tx, tamanho in
 	if e.elos != nil && e.tamanho == tamanho {
 		return nil
 	}
-	rows, err := tx.BuscarHierarquiaRegistrada(ctx)
+	elos, err := tx.ElosRegistrados(ctx)
 	if err != nil {
 		return fmt.Errorf("hierarquia registrada: %w", err)
 	}
-	e.elos = make(map[uuid.UUID]registro.Elo, len(rows))
-	for _, r := range rows {
-		e.elos[r.UnidadeCivicaID] = registro.Elo{Parent: r.ParentUcID, Nivel: int(r.Nivel)}
+	e.elos = make(map[uuid.UUID]registro.Elo, len(elos))
+	for _, r := range elos {
+		e.elos[r.UC] = registro.Elo{Parent: r.Parent, Nivel: r.Nivel}
 	}
 	e.tamanho = tamanho
 	return nil
@@ -71,15 +71,12 @@ func (n *elosNovos) gravar(ctx context.Context, tx store.Tx) error {
 	if len(n.ordem) == 0 {
 		return nil
 	}
-	p := store.RegistrarHierarquiaParams{Ucs: n.ordem, Parents: make([]uuid.UUID, len(n.ordem)), Niveis: make([]int32, len(n.ordem))}
+	elos := make([]store.Elo, len(n.ordem))
 	for i, uc := range n.ordem {
 		e := n.elos[uc]
-		if e.Parent != nil {
-			p.Parents[i] = *e.Parent
-		}
-		p.Niveis[i] = int32(e.Nivel)
+		elos[i] = store.Elo{UC: uc, Parent: e.Parent, Nivel: e.Nivel}
 	}
-	return tx.RegistrarHierarquia(ctx, p)
+	return tx.RegistrarElos(ctx, elos)
 }
 
 // juntar makes a committed batch's links known; tamanho is the log's size

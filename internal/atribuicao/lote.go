@@ -192,13 +192,11 @@ func (d *diferido) lerAdiante(ctx context.Context, l *store.Leituras, h *hierarq
 // lerGuardas reads the guards of the agenda items at the head of lote, up
 // to the first other unit.
 func (d *diferido) lerGuardas(ctx context.Context, tx store.Tx, lote []job) error {
-	var p store.GuardasAgendaLoteParams
+	var as []store.AgendaAGuardar
 	for _, g := range corrida(lote) {
-		p.EventIds = append(p.EventIds, g.eventID)
-		p.DemandaIds = append(p.DemandaIds, g.demandaID)
-		p.Correlacoes = append(p.Correlacoes, g.correlacao)
+		as = append(as, store.AgendaAGuardar{EventID: g.eventID, DemandaID: g.demandaID, Correlacao: g.correlacao})
 	}
-	rows, err := tx.GuardasAgendaLote(ctx, p)
+	rows, err := tx.GuardasDaAgenda(ctx, as)
 	if err != nil {
 		return fmt.Errorf("guardas: %w", err)
 	}
@@ -217,9 +215,8 @@ func (d *diferido) lerGuardas(ctx context.Context, tx store.Tx, lote []job) erro
 // (marcarOcupados) changes those rows.
 func (d *diferido) lerElegiveis(ctx context.Context, tx store.Tx, h *hierarquia.Cache, lote []job, g elegibilidade.Portoes) error {
 	var (
-		p       store.DegrausCadastradosParams
+		pedidos []store.PedidoDegrau
 		porUC   = map[uuid.UUID]bool{}
-		cadeias = [][]uuid.UUID{nil} // chain n is cadeias[n]
 	)
 	for _, j := range corrida(lote) {
 		if porUC[j.uc] {
@@ -230,32 +227,18 @@ func (d *diferido) lerElegiveis(ctx context.Context, tx store.Tx, h *hierarquia.
 		if err != nil {
 			continue // the unit's own draw reports it
 		}
-		cadeias = append(cadeias, cadeia)
-		p.Inicios = append(p.Inicios, int32(len(p.Ucs)))
-		p.Tamanhos = append(p.Tamanhos, int32(len(cadeia)))
-		p.Ucs = append(p.Ucs, cadeia...)
+		pedidos = append(pedidos, store.PedidoDegrau{Cadeia: cadeia})
 	}
 	d.elegiveis = map[uuid.UUID]*degrauLido{}
-	if len(cadeias) < 2 {
+	if len(pedidos) == 0 {
 		return nil
 	}
-	p.CapacitacaoExterna, p.ExigirVinculo = g.CapacitacaoExterna, g.ExigirVinculo // phase-2 gates (CONTRACT §8)
-	rows, err := tx.BuscarDegrausCadastrados(ctx, p)
+	lidos, err := tx.LerDegraus(ctx, pedidos, g) // phase-2 gates (CONTRACT §8)
 	if err != nil {
-		return fmt.Errorf("elegíveis: %w", err)
+		return err
 	}
-	// A chain without a row holds nobody registered.
-	lidos := make([]elegibilidade.Degrau, len(cadeias))
-	for n, c := range cadeias[1:] {
-		lidos[n+1] = elegibilidade.Degrau{Posicao: len(c)}
-	}
-	for _, r := range rows {
-		if r.Cadeia > 0 && int(r.Cadeia) < len(cadeias) {
-			lidos[r.Cadeia] = store.DegrauDe(r, cadeias[r.Cadeia], 0, g)
-		}
-	}
-	for n, c := range cadeias[1:] {
-		d.elegiveis[c[0]] = &degrauLido{cadeia: c, lidos: []leitura{{0, lidos[n+1]}}}
+	for n, p := range pedidos {
+		d.elegiveis[p.Cadeia[0]] = &degrauLido{cadeia: p.Cadeia, lidos: []leitura{{0, lidos[n]}}}
 	}
 	for _, j := range corrida(lote) {
 		if l := d.elegiveis[j.uc]; l != nil {
@@ -282,7 +265,7 @@ func (d *diferido) gravar(ctx context.Context, tx store.Tx) error {
 		if err != nil {
 			return err
 		}
-		if err := tx.GravarSorteios(ctx, store.GravarSorteiosParams{Linhas: linhas, Conselheiros: d.ocupadosLista()}); err != nil {
+		if err := tx.GravarSorteios(ctx, linhas, d.ocupadosLista()); err != nil {
 			return fmt.Errorf("gravar sorteios: %w", err)
 		}
 	}

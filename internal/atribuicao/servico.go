@@ -162,7 +162,7 @@ type unidade struct {
 	// inbox is the consumed event fn applies, recorded in
 	// d6a.eventos_processados with its consumer offset; nil for boot steps
 	// and direct draws.
-	inbox *entrada
+	inbox *store.Processamento
 	// diferivel: fn decides in memory and its writes wait for the end of
 	// the batch (agenda items; see diferido).
 	diferivel bool
@@ -174,14 +174,6 @@ type unidade struct {
 type guardaAgenda struct {
 	eventID, demandaID, uc uuid.UUID
 	correlacao             string
-}
-
-// entrada is one consumed event of the inbox (spec 2.6 consumer_offset).
-type entrada struct {
-	eventID uuid.UUID
-	tipo    string
-	seq     int64
-	agora   time.Time
 }
 
 // uow is one unit of work: a transaction and its fixed clock reading.
@@ -385,7 +377,7 @@ func (s *Servico) transacao(lote []job) ([]*uow, error) {
 	// (CONTRACT §4), so a lock wait moves nothing a verifier checks.
 	agora := s.agora()
 	abertura.Ler(func(tx store.Tx) error {
-		if _, err := tx.AdvisoryLockSorteio(ctx, lockSorteio); err != nil {
+		if err := tx.TravarSorteio(ctx, lockSorteio); err != nil {
 			return fmt.Errorf("advisory lock: %w", err)
 		}
 		return nil
@@ -409,7 +401,7 @@ func (s *Servico) transacao(lote []job) ([]*uow, error) {
 		if err := s.hierarquia.atualizar(ctx, tx, arvore.Tamanho()); err != nil {
 			return err
 		}
-		var inbox []entrada
+		var inbox []store.Processamento
 		for i, j := range lote {
 			if err := j.ctx.Err(); err != nil {
 				return err
@@ -434,14 +426,14 @@ func (s *Servico) transacao(lote []job) ([]*uow, error) {
 			}
 			u := &uow{tx: tx, agora: agora, servico: s, lote: d, diferir: j.diferivel, elos: elos}
 			if j.inbox != nil {
-				u.entrada = j.inbox.seq
+				u.entrada = j.inbox.Seq
 			}
 			if e := j.inbox; e != nil {
-				if processados[e.eventID] {
-					s.log.Info("evento já processado — ignorando", "event_id", e.eventID, "tipo", e.tipo, "sequence", e.seq)
+				if processados[e.EventID] {
+					s.log.Info("evento já processado — ignorando", "event_id", e.EventID, "tipo", e.Tipo, "sequence", e.Seq)
 					continue
 				}
-				processados[e.eventID] = true
+				processados[e.EventID] = true
 			}
 			if err := rodar(j.ctx, u, j.fn); err != nil {
 				return err
@@ -452,7 +444,7 @@ func (s *Servico) transacao(lote []job) ([]*uow, error) {
 			}
 			if j.inbox != nil {
 				e := *j.inbox
-				e.agora = u.agora
+				e.Agora = u.agora
 				inbox = append(inbox, e)
 			}
 			us = append(us, u)
@@ -485,7 +477,7 @@ func (s *Servico) transacao(lote []job) ([]*uow, error) {
 		if err := marcarEntradas(ctx, p.Tx(), us); err != nil {
 			return err
 		}
-		return registrarInbox(ctx, p.Tx(), inbox)
+		return p.Tx().RegistrarEntradas(ctx, inbox)
 	})
 	if err != nil {
 		return nil, err
@@ -506,63 +498,39 @@ func jaProcessados(ctx context.Context, tx store.Tx, lote []job) (map[uuid.UUID]
 	ids := make([]uuid.UUID, 0, len(lote))
 	for _, j := range lote {
 		if j.inbox != nil {
-			ids = append(ids, j.inbox.eventID)
+			ids = append(ids, j.inbox.EventID)
 		}
 	}
 	m := make(map[uuid.UUID]bool, len(ids))
 	if len(ids) == 0 {
 		return m, nil
 	}
-	ja, err := tx.EventosJaProcessados(ctx, ids)
+	ja, err := tx.JaProcessados(ctx, ids)
 	for _, id := range ja {
 		m[id] = true
 	}
 	return m, err
 }
 
-// registrarInbox writes the batch's inbox rows and, per type, the offset of
-// its last event, in one statement.
-func registrarInbox(ctx context.Context, tx store.Tx, inbox []entrada) error {
-	if len(inbox) == 0 {
-		return nil
-	}
-	var p store.RegistrarProcessamentosParams
-	ultimo := map[string]int{}
-	for _, e := range inbox {
-		p.EventIds = append(p.EventIds, e.eventID)
-		p.Tipos = append(p.Tipos, e.tipo)
-		p.Sequences = append(p.Sequences, e.seq)
-		p.Agoras = append(p.Agoras, e.agora)
-		if i, ok := ultimo[e.tipo]; ok {
-			p.OffsetSequences[i], p.OffsetAgoras[i] = e.seq, e.agora
-			continue
-		}
-		ultimo[e.tipo] = len(p.OffsetTipos)
-		p.OffsetTipos = append(p.OffsetTipos, e.tipo)
-		p.OffsetSequences = append(p.OffsetSequences, e.seq)
-		p.OffsetAgoras = append(p.OffsetAgoras, e.agora)
-	}
-	return tx.RegistrarProcessamentos(ctx, p)
-}
-
 // marcarEntradas records, for the outbox rows the units inserted one by
 // one, the input that led to them; the agenda items' rows carry it already
 // (linhaOutbox).
 func marcarEntradas(ctx context.Context, tx store.Tx, us []*uow) error {
-	var p store.MarcarOutboxEntradasParams
+	var ids []uuid.UUID
+	var seqs []int64
 	for _, u := range us {
 		if u.diferir || u.entrada == 0 {
 			continue
 		}
 		for _, s := range u.saida {
-			p.EventIds = append(p.EventIds, s.EventID)
-			p.Sequences = append(p.Sequences, u.entrada)
+			ids = append(ids, s.EventID)
+			seqs = append(seqs, u.entrada)
 		}
 	}
-	if len(p.EventIds) == 0 {
+	if len(ids) == 0 {
 		return nil
 	}
-	return tx.MarcarOutboxEntradas(ctx, p)
+	return tx.MarcarOrigens(ctx, ids, seqs)
 }
 
 // ErrPanico wraps a panic of a unit of work: the unit failed and no retry

@@ -14,7 +14,6 @@ import (
 	"github.com/formigueiro/d6a/internal/outbox"
 	"github.com/formigueiro/d6a/internal/registro"
 	"github.com/formigueiro/d6a/internal/sorteio"
-	"github.com/formigueiro/d6a/internal/store"
 )
 
 // DadosDemanda is the demand data a draw carries (spec 1.4 dadosDemanda),
@@ -68,12 +67,12 @@ var ErrDemandaAtribuida = errors.New("demanda já atribuída")
 func (s *Servico) Sortear(ctx context.Context, p Pedido) (Resultado, error) {
 	var r Resultado
 	err := s.executar(ctx, func(ctx context.Context, u *uow) error {
-		_, err := u.tx.BuscarAtribuicaoAtivaPorDemanda(ctx, p.DemandaID)
-		if achou, err := store.Found(err); err != nil {
+		if _, achou, err := u.tx.AtribuicaoAtivaDaDemanda(ctx, p.DemandaID); err != nil {
 			return err
 		} else if achou {
 			return ErrDemandaAtribuida
 		}
+		var err error
 		r, err = u.executarSorteio(ctx, p)
 		return err
 	})
@@ -345,9 +344,7 @@ func (u *uow) publicarSemCandidatos(ctx context.Context, p Pedido, filtro elegib
 	publicado := p.semCandidatosPublicado
 	if !u.diferir {
 		// Outside the batch's run the guard was not read ahead.
-		if publicado, err = u.tx.ExisteOutboxPorTipoCorrelacao(ctx, store.ExisteOutboxParams{
-			Tipo: string(tipo), CorrelacaoID: &p.Dados.CorrelacaoID,
-		}); err != nil {
+		if publicado, err = u.tx.SemCandidatosPublicado(ctx, string(tipo), p.Dados.CorrelacaoID); err != nil {
 			return fmt.Errorf("outbox: %w", err)
 		}
 	}

@@ -307,9 +307,9 @@ func semCandidatos(a *atribuicaotest.Ambiente, p atribuicao.Pedido, r atribuicao
 	if !achou {
 		t.Fatal("demand not in d6a.fila_pendentes")
 	}
-	if pend.UnidadeCivicaID != p.UC || pend.ScoreFinal != p.Dados.ScoreFinal || pend.CategoriaID != p.Dados.CategoriaID ||
-		pend.NivelPrecedencia != p.Dados.NivelPrecedencia || !atribuicaotest.MesmoUUID(pend.GrupoID, p.Dados.GrupoID) ||
-		pend.EventIDOrigem != p.Dados.EventIDOrigem || pend.TentativasSorteio != tentativas {
+	if pend.UC != p.UC || pend.Demanda.ScoreFinal != p.Dados.ScoreFinal || pend.Demanda.CategoriaID != p.Dados.CategoriaID ||
+		pend.Demanda.NivelPrecedencia != p.Dados.NivelPrecedencia || !atribuicaotest.MesmoUUID(pend.Demanda.GrupoID, p.Dados.GrupoID) ||
+		pend.EventIDOrigem != p.Dados.EventIDOrigem || pend.Tentativas != tentativas {
 		t.Errorf("pending row %+v does not keep the demand %+v (tentativas want %d)", pend, p, tentativas)
 	}
 	obs := a.Outbox("sorteio.sem_candidatos", p.Dados.CorrelacaoID)

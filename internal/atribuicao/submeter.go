@@ -68,15 +68,15 @@ func (x Unidade) Registrar(r registro.Registravel) { x.u.registros = append(x.u.
 // unit, and looks at what the handler decided before the commit.
 func (x Unidade) Aplicar(ctx context.Context, log *slog.Logger, ev evento.Evento, seq uint64) (aplicada bool, err error) {
 	u := x.u
-	ja, err := u.tx.EventoJaProcessado(ctx, ev.EventID)
+	ja, err := u.tx.Processado(ctx, ev.EventID)
 	if err != nil || ja {
 		return false, err
 	}
 	if err := u.despachar(ctx, log, ev, seq); err != nil {
 		return false, err
 	}
-	if err := u.tx.RegistrarProcessamento(ctx, store.RegistrarProcessamentoParams{
-		EventID: ev.EventID, TipoEvento: string(ev.Tipo), Sequence: int64(seq), Agora: u.agora,
+	if err := u.tx.RegistrarEntrada(ctx, store.Processamento{
+		EventID: ev.EventID, Tipo: string(ev.Tipo), Seq: int64(seq), Agora: u.agora,
 	}); err != nil {
 		return false, err
 	}
@@ -88,7 +88,7 @@ func (x Unidade) Aplicar(ctx context.Context, log *slog.Logger, ev evento.Evento
 // disponivel) and what the unit queued for it, so it is never published
 // nor a leaf of the transparency log.
 func (x Unidade) Descartar(ctx context.Context, eventID uuid.UUID) error {
-	if err := x.u.tx.DescartarSorteio(ctx, eventID); err != nil {
+	if err := x.u.tx.DesfazerSorteio(ctx, eventID); err != nil {
 		return err
 	}
 	x.u.descartar(eventID)

@@ -11,7 +11,6 @@ import (
 	"github.com/formigueiro/d6a/internal/evento"
 	"github.com/formigueiro/d6a/internal/outbox"
 	"github.com/formigueiro/d6a/internal/sorteio"
-	"github.com/formigueiro/d6a/internal/store"
 )
 
 // The service's own sweeps publish first and draw when consumed back
@@ -67,8 +66,8 @@ func (u *uow) onVarredura(ctx context.Context, log *slog.Logger, p evento.Varred
 		return u.varrerFilaSemRegistro(ctx, log, *p.UnidadeCivicaID)
 	}
 	u.registrarVarredura(nil, p.DemandaID, p.Acao)
-	pend, err := u.tx.BuscarFilaPendentePorDemandaId(ctx, *p.DemandaID)
-	if achou, err := store.Found(err); err != nil {
+	pend, achou, err := u.tx.PendenteDaDemanda(ctx, *p.DemandaID)
+	if err != nil {
 		return err
 	} else if !achou {
 		log.Info("varredura de demanda que já não está na fila de pendentes", "demanda_id", *p.DemandaID)
@@ -76,7 +75,7 @@ func (u *uow) onVarredura(ctx context.Context, log *slog.Logger, p evento.Varred
 	}
 	ok, err := u.sortearPendente(ctx, log, pend)
 	if err == nil && !ok {
-		log.Info("Fila pendente: sem elegíveis na varredura", "demanda_id", pend.DemandaID, "tentativas", pend.TentativasSorteio+1)
+		log.Info("Fila pendente: sem elegíveis na varredura", "demanda_id", pend.DemandaID, "tentativas", pend.Tentativas+1)
 	}
 	return err
 }
@@ -84,12 +83,12 @@ func (u *uow) onVarredura(ctx context.Context, log *slog.Logger, p evento.Varred
 // onSuspensaoExpirada sweeps the queue of a counsellor whose suspension
 // ended (spec 4.8, as on a release), once the end is on the bus.
 func (u *uow) onSuspensaoExpirada(ctx context.Context, log *slog.Logger, p evento.SuspensaoExpiradaPayload) error {
-	c, err := u.tx.BuscarConselheiroPorId(ctx, p.ConselheiroID)
-	if achou, err := store.Found(err); err != nil || !achou {
+	c, achou, err := u.tx.ConselheiroPorID(ctx, p.ConselheiroID)
+	if err != nil || !achou {
 		if !achou && err == nil {
 			log.Warn("suspensão expirada de conselheiro não cadastrado", "conselheiro_id", p.ConselheiroID)
 		}
 		return err
 	}
-	return u.varrerFila(ctx, log.With("conselheiro_id", c.ID), c.UnidadeCivicaID)
+	return u.varrerFila(ctx, log.With("conselheiro_id", c.ID), c.UC)
 }

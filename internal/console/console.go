@@ -45,8 +45,8 @@ type Executor interface {
 // Banco is what the console's writes read and write, inside the
 // executor's unit of work (store.Tx, from atribuicao.Unidade.Tx).
 type Banco interface {
-	// ConselheiroParaAdministrar reads and locks a counsellor.
-	ConselheiroParaAdministrar(ctx context.Context, id uuid.UUID) (store.ConselheiroAdministrado, bool, error)
+	// ConselheiroParaAtualizar reads and locks a counsellor.
+	ConselheiroParaAtualizar(ctx context.Context, id uuid.UUID) (store.Conselheiro, bool, error)
 	AtribuicaoAtivaDoConselheiro(ctx context.Context, conselheiro uuid.UUID) (store.AtribuicaoVigente, bool, error)
 	MarcarInativo(ctx context.Context, conselheiro, eventID uuid.UUID, agora time.Time) error
 	MudarStatus(ctx context.Context, conselheiro uuid.UUID, status string, eventID uuid.UUID, agora time.Time) error
@@ -464,8 +464,8 @@ func (s *Console) Reativar(ctx context.Context, a Acao, id uuid.UUID) (MudancaSt
 	return m, err
 }
 
-func conselheiroAdmin(ctx context.Context, u atribuicao.Unidade, id uuid.UUID) (store.ConselheiroAdministrado, error) {
-	c, achou, err := banco(u).ConselheiroParaAdministrar(ctx, id)
+func conselheiroAdmin(ctx context.Context, u atribuicao.Unidade, id uuid.UUID) (store.Conselheiro, error) {
+	c, achou, err := banco(u).ConselheiroParaAtualizar(ctx, id)
 	if err != nil {
 		return c, err
 	} else if !achou {

@@ -53,10 +53,10 @@ func TestSituacaoDisponivel(t *testing.T) {
 	// the unit, as the service holds them (a revoked one reads false).
 	ctx := context.Background()
 	err := s.st.InTx(ctx, func(tx store.Tx) error {
-		if err := tx.RegistrarCapacitacao(ctx, store.RegistrarCapacitacaoParams{ConselheiroID: cidadao, CursoID: "basico", ConcluidaEm: "2026-11-29T12:00:00.000Z", EventID: uuid.New(), Agora: time.Now()}); err != nil {
+		if err := tx.AnotarCapacitacao(ctx, store.Capacitacao{Conselheiro: cidadao, Curso: "basico", ConcluidaEm: "2026-11-29T12:00:00.000Z", EventID: uuid.New(), Agora: time.Now()}); err != nil {
 			return err
 		}
-		return tx.RegistrarVinculo(ctx, store.RegistrarVinculoParams{ConselheiroID: cidadao, UnidadeCivicaID: uc, Valido: false, Origem: "vinculo.validado", EventID: uuid.New(), Agora: time.Now()})
+		return tx.AnotarVinculo(ctx, store.Vinculo{Conselheiro: cidadao, UC: uc, Valido: false, Origem: "vinculo.validado", EventID: uuid.New(), Agora: time.Now()})
 	})
 	if err != nil {
 		t.Fatal(err)

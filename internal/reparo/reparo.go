@@ -46,7 +46,7 @@ type Banco interface {
 	RecriarAtribuicao(ctx context.Context, s store.SorteioReconciliado) (uuid.UUID, error)
 	OcuparConselheiro(ctx context.Context, conselheiro, eventID uuid.UUID, agora time.Time) (bool, error)
 	MarcarProcessado(ctx context.Context, eventID uuid.UUID, tipo string, seq int64, agora time.Time) error
-	TirarDaFila(ctx context.Context, demanda uuid.UUID) error
+	TirarDaFila(ctx context.Context, demanda uuid.UUID) (bool, error)
 	DevolverOutboxPublicado(ctx context.Context, r store.ResultadoPublicado, agora time.Time) error
 	RegistrarReconciliacao(ctx context.Context, r store.Reconciliacao, agora time.Time) error
 	ResultadosNovos(ctx context.Context, agora time.Time) ([]store.ResultadoNovo, error)
@@ -172,7 +172,7 @@ func (r *Reparo) reconciliar(ctx context.Context, u atribuicao.Unidade, p consis
 			return "", err
 		}
 	}
-	if err := tx.TirarDaFila(ctx, p.DemandaID); err != nil {
+	if _, err := tx.TirarDaFila(ctx, p.DemandaID); err != nil {
 		return "", err
 	}
 	if err := outboxPublicado(ctx, u, p.Resultado); err != nil {

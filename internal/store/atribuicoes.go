@@ -9,20 +9,22 @@ import (
 	"github.com/formigueiro/d6a/internal/store/dbsqlc"
 )
 
-// AtribuicaoVigente is an active assignment as the consumers behind a
-// domain interface read it (the repair, reparo.Banco; the automatic
-// timeout, manutencao.SemInicio): who, which demand, where, and the draw
-// that made it.
+// AtribuicaoVigente is an active assignment as the decisions read it (the
+// handlers, the repair, the automatic timeout, the console): who, which
+// demand, where, the draw that made it and the demand's snapshot.
 type AtribuicaoVigente struct {
 	ID, EventIDSorteio, DemandaID, ConselheiroID, UC uuid.UUID
 	DataSorteio                                      time.Time
+	// Demanda is the demand's snapshot, from which a re-draw runs.
+	Demanda DadosDemanda
 }
 
-// NovaAtribuicaoVigente is a's domain view.
-func NovaAtribuicaoVigente(a Atribuicao) AtribuicaoVigente {
+// vigenteDe is a's domain view.
+func vigenteDe(a dbsqlc.D6aAtribuico) AtribuicaoVigente {
 	return AtribuicaoVigente{
 		ID: a.ID, EventIDSorteio: a.EventIDSorteio, DemandaID: a.DemandaID, ConselheiroID: a.ConselheiroID,
 		UC: a.UnidadeCivicaID, DataSorteio: a.DataSorteio,
+		Demanda: DadosDemanda{ScoreFinal: a.ScoreFinal, CategoriaID: a.CategoriaID, NivelPrecedencia: a.NivelPrecedencia, GrupoID: a.GrupoID},
 	}
 }
 
@@ -31,7 +33,7 @@ func vigente(a dbsqlc.D6aAtribuico, err error) (AtribuicaoVigente, bool, error) 
 	if !achou || err != nil {
 		return AtribuicaoVigente{}, false, err
 	}
-	return NovaAtribuicaoVigente(a), true, nil
+	return vigenteDe(a), true, nil
 }
 
 // AtivasSemInicio lists up to limite active assignments drawn before
@@ -44,7 +46,7 @@ func (t Tx) AtivasSemInicio(ctx context.Context, antesDe time.Time, limite int32
 	}
 	out := make([]AtribuicaoVigente, len(rows))
 	for i, a := range rows {
-		out[i] = NovaAtribuicaoVigente(a)
+		out[i] = vigenteDe(a)
 	}
 	return out, nil
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/formigueiro/d6a/internal/store"
+	"github.com/formigueiro/d6a/internal/store/dbsqlc"
 )
 
 // The domain view of an active assignment (AtribuicaoVigente) carries the
@@ -26,7 +27,7 @@ func TestAtribuicaoVigente(t *testing.T) {
 			ConselheiroID: c, UC: uc, DataSorteio: at(h)}
 		if i == 2 {
 			// Started: never a timeout candidate.
-			n, err := q.RegistrarInicio(ctx, store.RegistrarInicioParams{
+			n, err := q.RegistrarInicio(ctx, dbsqlc.RegistrarInicioParams{
 				AtribuicaoID: id, EventIDSorteio: p.EventIDSorteio, ConselheiroID: c, DemandaID: p.DemandaID,
 				IniciadaEm: at(h), EventID: uuid.New(), Agora: at(h),
 			})

@@ -14,26 +14,6 @@ import (
 // "Moves still to come"). Its writes run on the executor's unit
 // (atribuicao.Unidade.Tx), its listings on Store.Read.
 
-// ConselheiroAdministrado is what the console's inactivation and
-// reactivation read of a counsellor.
-type ConselheiroAdministrado struct {
-	ID, Cidadao, UC uuid.UUID
-	Status          string
-	// SuspensaoAte is data_suspensao_ate, kept through an inactivation.
-	SuspensaoAte *time.Time
-}
-
-// ConselheiroParaAdministrar reads and locks (FOR UPDATE) a counsellor.
-func (t Tx) ConselheiroParaAdministrar(ctx context.Context, id uuid.UUID) (ConselheiroAdministrado, bool, error) {
-	c, err := t.BuscarConselheiroPorIdParaAtualizar(ctx, id)
-	if achou, err := Found(err); !achou || err != nil {
-		return ConselheiroAdministrado{}, false, err
-	}
-	return ConselheiroAdministrado{
-		ID: c.ID, Cidadao: c.CidadaoID, UC: c.UnidadeCivicaID, Status: c.Status, SuspensaoAte: c.DataSuspensaoAte,
-	}, true, nil
-}
-
 // MarcarInativo sets a counsellor inativo, recorded under eventID at agora
 // (data_suspensao_ate is kept).
 func (t Tx) MarcarInativo(ctx context.Context, conselheiro, eventID uuid.UUID, agora time.Time) error {
@@ -54,7 +34,7 @@ func (t Tx) AtribuicaoPorSorteio(ctx context.Context, eventIDSorteio uuid.UUID) 
 	if achou, err := Found(err); !achou || err != nil {
 		return AtribuicaoDoSorteio{}, false, err
 	}
-	return AtribuicaoDoSorteio{AtribuicaoVigente: NovaAtribuicaoVigente(a), Status: a.Status}, true, nil
+	return AtribuicaoDoSorteio{AtribuicaoVigente: vigenteDe(a), Status: a.Status}, true, nil
 }
 
 // TentativasNaFila reads how many draws a pending demand has had, and

@@ -8,6 +8,7 @@ import (
 
 	"github.com/formigueiro/d6a/internal/elegibilidade"
 	"github.com/formigueiro/d6a/internal/store"
+	"github.com/formigueiro/d6a/internal/store/dbsqlc"
 )
 
 // The hot path's combined statements write exactly what their separate
@@ -37,7 +38,7 @@ func TestGravarSorteios(t *testing.T) {
 		return b
 	}
 	err := st.InTx(ctx, func(tx store.Tx) error {
-		return tx.GravarSorteios(ctx, store.GravarSorteiosParams{Linhas: linha(atrib, evento), Conselheiros: []uuid.UUID{p.CidadaoID}})
+		return tx.GravarSorteios(ctx, linha(atrib, evento), []uuid.UUID{p.CidadaoID})
 	})
 	check(t, err)
 	a := val(q.BuscarAtribuicaoPorEventIdSorteio(ctx, evento)).must(t)
@@ -53,7 +54,7 @@ func TestGravarSorteios(t *testing.T) {
 		t.Fatalf("audit %+v", au)
 	}
 	err = st.InTx(ctx, func(tx store.Tx) error {
-		return tx.GravarSorteios(ctx, store.GravarSorteiosParams{Linhas: linha(uuid.New(), uuid.New()), Conselheiros: []uuid.UUID{p.CidadaoID}})
+		return tx.GravarSorteios(ctx, linha(uuid.New(), uuid.New()), []uuid.UUID{p.CidadaoID})
 	})
 	if c, ok := store.UniqueViolation(err); !ok || c != "atribuicoes_uma_ativa_por_conselheiro_key" {
 		t.Fatalf("second active assignment: %v", err)
@@ -64,35 +65,35 @@ func TestGuardasAgendaERegistrarProcessamento(t *testing.T) {
 	t.Parallel()
 	ctx, st, q := open(t)
 	demanda, evento := uuid.New(), uuid.New()
-	g := val(q.GuardasAgenda(ctx, store.GuardasAgendaParams{EventID: evento, DemandaID: demanda})).must(t)
+	g := val(q.GuardasAgenda(ctx, dbsqlc.GuardasAgendaParams{EventID: evento, DemandaID: demanda})).must(t)
 	if g.PendentePeloEvento || g.Atribuida || g.Pendente {
 		t.Fatalf("empty database: %+v", g)
 	}
-	check(t, q.InserirFilaPendente(ctx, store.InserirFilaPendenteParams{
+	check(t, q.InserirFilaPendente(ctx, dbsqlc.InserirFilaPendenteParams{
 		DemandaID: demanda, UnidadeCivicaID: uuid.New(), CategoriaID: "c", NivelPrecedencia: 1, Agora: at(0), EventIDOrigem: evento,
 	}))
-	g = val(q.GuardasAgenda(ctx, store.GuardasAgendaParams{EventID: evento, DemandaID: uuid.New()})).must(t)
+	g = val(q.GuardasAgenda(ctx, dbsqlc.GuardasAgendaParams{EventID: evento, DemandaID: uuid.New()})).must(t)
 	if !g.PendentePeloEvento || g.Pendente {
 		t.Fatalf("by event: %+v", g)
 	}
-	g = val(q.GuardasAgenda(ctx, store.GuardasAgendaParams{EventID: uuid.New(), DemandaID: demanda})).must(t)
+	g = val(q.GuardasAgenda(ctx, dbsqlc.GuardasAgendaParams{EventID: uuid.New(), DemandaID: demanda})).must(t)
 	if g.PendentePeloEvento || !g.Pendente {
 		t.Fatalf("by demand: %+v", g)
 	}
 
 	check(t, st.InTx(ctx, func(tx store.Tx) error {
-		return tx.RegistrarProcessamento(ctx, store.RegistrarProcessamentoParams{EventID: evento, TipoEvento: "agenda.item_disponível", Sequence: 7, Agora: at(0)})
+		return tx.RegistrarProcessamento(ctx, dbsqlc.RegistrarProcessamentoParams{EventID: evento, TipoEvento: "agenda.item_disponível", Sequence: 7, Agora: at(0)})
 	}))
 	if !val(q.EventoJaProcessado(ctx, evento)).must(t) {
 		t.Fatal("inbox row missing")
 	}
-	check(t, q.RegistrarProcessamento(ctx, store.RegistrarProcessamentoParams{EventID: uuid.New(), TipoEvento: "agenda.item_disponível", Sequence: 9, Agora: at(0)}))
+	check(t, q.RegistrarProcessamento(ctx, dbsqlc.RegistrarProcessamentoParams{EventID: uuid.New(), TipoEvento: "agenda.item_disponível", Sequence: 9, Agora: at(0)}))
 	offs := val(q.BuscarTodosOffsets(ctx)).must(t)
 	if len(offs) != 1 || offs[0].LastSequence != 9 {
 		t.Fatalf("offsets %+v", offs)
 	}
 	// The same event twice is refused by the inbox's key.
-	err := q.RegistrarProcessamento(ctx, store.RegistrarProcessamentoParams{EventID: evento, TipoEvento: "agenda.item_disponível", Sequence: 10, Agora: at(0)})
+	err := q.RegistrarProcessamento(ctx, dbsqlc.RegistrarProcessamentoParams{EventID: evento, TipoEvento: "agenda.item_disponível", Sequence: 10, Agora: at(0)})
 	if c, ok := store.UniqueViolation(err); !ok || c != "eventos_processados_pkey" {
 		t.Fatalf("duplicate event: %v", err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/formigueiro/d6a/internal/elegibilidade"
 	"github.com/formigueiro/d6a/internal/store"
+	"github.com/formigueiro/d6a/internal/store/dbsqlc"
 )
 
 // The executor reads a chain step by step (BuscarDegrausCadastrados, one
@@ -105,7 +106,7 @@ func povoarCadeia(t *testing.T, st *store.Store, r *rand.Rand, cadeia []uuid.UUI
 	for range r.IntN(12) {
 		id := uuid.New()
 		todos = append(todos, id)
-		check(t, q.InserirConselheiro(ctx, store.InserirConselheiroParams{
+		check(t, q.InserirConselheiro(ctx, dbsqlc.InserirConselheiroParams{
 			CidadaoID: id, UnidadeCivicaID: cadeia[r.IntN(len(cadeia))], NivelAtuacao: 1,
 			Status: statuses[r.IntN(len(statuses))], CapacitacaoConcluida: r.IntN(5) != 0, Agora: agora, EventID: uuid.New(),
 		}))
@@ -127,7 +128,7 @@ func povoarCadeia(t *testing.T, st *store.Store, r *rand.Rand, cadeia []uuid.UUI
 	return todos
 }
 
-// BuscarDegrausCadastrados reads many chains (of 1 to 4 steps) in one
+// LerDegraus (BuscarDegrausCadastrados) reads many chains (of 1 to 4 steps) in one
 // statement, the executor's read-ahead of a run of agenda items: for each,
 // the same step and counsellors as the chain read alone (LerDegrau).
 func TestDegrausCadastradosEmLote(t *testing.T) {
@@ -136,7 +137,7 @@ func TestDegrausCadastradosEmLote(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 9))
 	var (
 		cadeias [][]uuid.UUID
-		p       store.DegrausCadastradosParams
+		pedidos []store.PedidoDegrau
 	)
 	for range 80 {
 		cadeia := make([]uuid.UUID, 1+r.IntN(4))
@@ -145,25 +146,17 @@ func TestDegrausCadastradosEmLote(t *testing.T) {
 		}
 		povoarCadeia(t, st, r, cadeia, agora)
 		cadeias = append(cadeias, cadeia)
-		p.Inicios = append(p.Inicios, int32(len(p.Ucs)))
-		p.Tamanhos = append(p.Tamanhos, int32(len(cadeia)))
-		p.Ucs = append(p.Ucs, cadeia...)
+		pedidos = append(pedidos, store.PedidoDegrau{Cadeia: cadeia})
 	}
-	linhas := val(q.BuscarDegrausCadastrados(ctx, p)).must(t)
-	lidos := map[int]elegibilidade.Degrau{}
-	for _, l := range linhas {
-		n := int(l.Cadeia) - 1
-		if n < 0 || n >= len(cadeias) {
-			t.Fatalf("row for chain %d of %d", l.Cadeia, len(cadeias))
-		}
-		lidos[n] = store.DegrauDe(l, cadeias[n], 0, elegibilidade.Portoes{})
+	lidos := val(q.LerDegraus(ctx, pedidos, elegibilidade.Portoes{})).must(t)
+	if len(lidos) != len(cadeias) {
+		t.Fatalf("%d steps read for %d chains", len(lidos), len(cadeias))
 	}
 	vazias := 0
 	for n, cadeia := range cadeias {
-		got, ok := lidos[n]
-		if !ok {
+		got := lidos[n]
+		if got.Posicao == len(cadeia) {
 			vazias++
-			got = elegibilidade.Degrau{Posicao: len(cadeia)}
 		}
 		want := val(q.LerDegrau(ctx, cadeia, 0, elegibilidade.Portoes{})).must(t)
 		if !reflect.DeepEqual(got, want) {

@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/formigueiro/d6a/internal/store"
+	"github.com/formigueiro/d6a/internal/store/dbsqlc"
 )
 
 // waitFor polls cond until it holds or the deadline passes. Polling only
@@ -167,7 +168,7 @@ func TestBuscarOutboxPendentesSkipLocked(t *testing.T) {
 		check(t, q.InserirOutbox(ctx, p))
 		ev = append(ev, p.EventID)
 	}
-	eventIDs := func(rows []store.OutboxPendente) []uuid.UUID {
+	eventIDs := func(rows []dbsqlc.BuscarOutboxPendentesRow) []uuid.UUID {
 		out := []uuid.UUID{}
 		for _, r := range rows {
 			out = append(out, r.EventID)
@@ -199,7 +200,7 @@ func TestBuscarOutboxPendentesSkipLocked(t *testing.T) {
 			}
 			equalIDs(t, "second relay, limit 1", eventIDs(rows), ev[2:3])
 			// It publishes what it took.
-			return tx2.MarcarOutboxPublicados(bounded, store.MarcarOutboxPublicadosParams{Agora: at(time.Hour), Ids: []int64{rows[0].ID}, Sequences: []int64{7}})
+			return tx2.MarcarOutboxPublicados(bounded, dbsqlc.MarcarOutboxPublicadosParams{Agora: at(time.Hour), Ids: []int64{rows[0].ID}, Sequences: []int64{7}})
 		}))
 
 		// The first still sees its own rows and, the second's lock gone,

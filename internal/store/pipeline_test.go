@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/formigueiro/d6a/internal/store"
+	"github.com/formigueiro/d6a/internal/store/dbsqlc"
 )
 
 // A pipeline runs its queued statements in order in one round trip, inside
@@ -19,8 +20,8 @@ import (
 func TestPipeline(t *testing.T) {
 	ctx, st, _ := open(t)
 	a, b := uuid.New(), uuid.New()
-	inbox := func(id uuid.UUID, seq int64) store.RegistrarProcessamentosParams {
-		return store.RegistrarProcessamentosParams{
+	inbox := func(id uuid.UUID, seq int64) dbsqlc.RegistrarProcessamentosParams {
+		return dbsqlc.RegistrarProcessamentosParams{
 			EventIds: []uuid.UUID{id}, Tipos: []string{"agenda.item_disponível"}, Sequences: []int64{seq}, Agoras: []time.Time{at(0)},
 			OffsetTipos: []string{"agenda.item_disponível"}, OffsetSequences: []int64{seq}, OffsetAgoras: []time.Time{at(0)},
 		}
@@ -67,7 +68,7 @@ func TestLeituras(t *testing.T) {
 	ctx, st, _ := open(t)
 	a, b := uuid.New(), uuid.New()
 	check(t, st.InTx(ctx, func(tx store.Tx) error {
-		return tx.RegistrarProcessamentos(ctx, store.RegistrarProcessamentosParams{
+		return tx.RegistrarProcessamentos(ctx, dbsqlc.RegistrarProcessamentosParams{
 			EventIds: []uuid.UUID{a}, Tipos: []string{"agenda.item_disponível"}, Sequences: []int64{1}, Agoras: []time.Time{at(0)},
 			OffsetTipos: []string{"agenda.item_disponível"}, OffsetSequences: []int64{1}, OffsetAgoras: []time.Time{at(0)},
 		})
@@ -75,7 +76,7 @@ func TestLeituras(t *testing.T) {
 	err := st.InTx(ctx, func(tx store.Tx) error {
 		var (
 			l      store.Leituras
-			trava  store.Trava
+			trava  dbsqlc.AdvisoryLockSorteioRow
 			ja     []uuid.UUID
 			nenhum error
 			pid    int32
@@ -142,8 +143,8 @@ func TestLeituras(t *testing.T) {
 // nothing, and the pool's connection stays usable.
 func TestInTxPipelined(t *testing.T) {
 	ctx, st, _ := open(t)
-	inbox := func(id uuid.UUID, seq int64) store.RegistrarProcessamentosParams {
-		return store.RegistrarProcessamentosParams{
+	inbox := func(id uuid.UUID, seq int64) dbsqlc.RegistrarProcessamentosParams {
+		return dbsqlc.RegistrarProcessamentosParams{
 			EventIds: []uuid.UUID{id}, Tipos: []string{"agenda.item_disponível"}, Sequences: []int64{seq}, Agoras: []time.Time{at(0)},
 			OffsetTipos: []string{"agenda.item_disponível"}, OffsetSequences: []int64{seq}, OffsetAgoras: []time.Time{at(0)},
 		}

@@ -22,6 +22,7 @@ import (
 	"github.com/formigueiro/d6a/internal/fila"
 	"github.com/formigueiro/d6a/internal/pgtest"
 	"github.com/formigueiro/d6a/internal/store"
+	"github.com/formigueiro/d6a/internal/store/dbsqlc"
 )
 
 // ---------------------------------------------------------------- helpers
@@ -114,9 +115,9 @@ func ids[T any](rows []T, id func(T) uuid.UUID) []uuid.UUID {
 	return out
 }
 
-func conselheiroID(c store.Conselheiro) uuid.UUID { return c.ID }
-func atribuicaoID(a store.Atribuicao) uuid.UUID   { return a.ID }
-func demandaID(p store.Pendente) uuid.UUID        { return p.DemandaID }
+func conselheiroID(c dbsqlc.D6aConselheiro) uuid.UUID { return c.ID }
+func atribuicaoID(a dbsqlc.D6aAtribuico) uuid.UUID    { return a.ID }
+func demandaID(p dbsqlc.D6aFilaPendente) uuid.UUID    { return p.DemandaID }
 
 func equalIDs(t *testing.T, what string, got, want []uuid.UUID) {
 	t.Helper()
@@ -134,7 +135,7 @@ func utc(p *time.Time) *time.Time {
 
 // Rows come back in the session time zone; these put them in UTC so rows
 // compare with reflect.DeepEqual against values built from base.
-func normConselheiro(c store.Conselheiro) store.Conselheiro {
+func normConselheiro(c dbsqlc.D6aConselheiro) dbsqlc.D6aConselheiro {
 	c.DataCadastro = c.DataCadastro.UTC()
 	c.AtualizadoEm = c.AtualizadoEm.UTC()
 	c.DataUltimaAtribuicao = utc(c.DataUltimaAtribuicao)
@@ -142,18 +143,18 @@ func normConselheiro(c store.Conselheiro) store.Conselheiro {
 	return c
 }
 
-func normAtribuicao(a store.Atribuicao) store.Atribuicao {
+func normAtribuicao(a dbsqlc.D6aAtribuico) dbsqlc.D6aAtribuico {
 	a.DataSorteio = a.DataSorteio.UTC()
 	a.CriadoEm = a.CriadoEm.UTC()
 	return a
 }
 
-func normPendente(p store.Pendente) store.Pendente {
+func normPendente(p dbsqlc.D6aFilaPendente) dbsqlc.D6aFilaPendente {
 	p.DataEntrada = p.DataEntrada.UTC()
 	return p
 }
 
-func normAuditoria(a store.Auditoria) store.Auditoria {
+func normAuditoria(a dbsqlc.D6aAuditoriaSorteio) dbsqlc.D6aAuditoriaSorteio {
 	a.CriadoEm = a.CriadoEm.UTC()
 	return a
 }
@@ -166,8 +167,8 @@ func deepEqual[T any](t *testing.T, what string, got, want T) {
 }
 
 // conselheiroParams is a registration of a fresh citizen in uc.
-func conselheiroParams(uc uuid.UUID, status string) store.InserirConselheiroParams {
-	return store.InserirConselheiroParams{
+func conselheiroParams(uc uuid.UUID, status string) dbsqlc.InserirConselheiroParams {
+	return dbsqlc.InserirConselheiroParams{
 		CidadaoID:            uuid.New(),
 		UnidadeCivicaID:      uc,
 		NivelAtuacao:         1,
@@ -188,8 +189,8 @@ func novoConselheiro(t *testing.T, q store.Tx, uc uuid.UUID, status string) uuid
 
 // atribuicaoParams is an assignment of demanda to conselheiro drawn at
 // quando, with a full demand snapshot.
-func atribuicaoParams(conselheiro, demanda, uc uuid.UUID, quando time.Time) store.InserirAtribuicaoParams {
-	return store.InserirAtribuicaoParams{
+func atribuicaoParams(conselheiro, demanda, uc uuid.UUID, quando time.Time) dbsqlc.InserirAtribuicaoParams {
+	return dbsqlc.InserirAtribuicaoParams{
 		ConselheiroID:      conselheiro,
 		DemandaID:          demanda,
 		UnidadeCivicaID:    uc,
@@ -217,14 +218,14 @@ func novaAtribuicao(t *testing.T, q store.Tx, conselheiro, demanda, uc uuid.UUID
 func encerrar(t *testing.T, q store.Tx, id uuid.UUID, status string) uuid.UUID {
 	t.Helper()
 	ev := uuid.New()
-	n, err := q.AtualizarStatusAtribuicao(t.Context(), store.AtualizarStatusAtribuicaoParams{Status: status, EventID: &ev, ID: id})
+	n, err := q.AtualizarStatusAtribuicao(t.Context(), dbsqlc.AtualizarStatusAtribuicaoParams{Status: status, EventID: &ev, ID: id})
 	affected(t, "AtualizarStatusAtribuicao "+status, n, err, 1)
 	return ev
 }
 
 // pendenteParams is a pending demand of uc entered at quando.
-func pendenteParams(uc uuid.UUID, quando time.Time) store.InserirFilaPendenteParams {
-	return store.InserirFilaPendenteParams{
+func pendenteParams(uc uuid.UUID, quando time.Time) dbsqlc.InserirFilaPendenteParams {
+	return dbsqlc.InserirFilaPendenteParams{
 		DemandaID:        uuid.New(),
 		UnidadeCivicaID:  uc,
 		CategoriaID:      "C1",
@@ -249,7 +250,7 @@ func TestConselheiroInserirEBuscar(t *testing.T) {
 	// Unified identity (spec 3.10 step 3): id = cidadao_id. Nothing set
 	// yet for the assignment and suspension dates; the registration event is
 	// also the last change; data_cadastro = atualizado_em = agora.
-	want := store.Conselheiro{
+	want := dbsqlc.D6aConselheiro{
 		ID:                     p.CidadaoID,
 		CidadaoID:              p.CidadaoID,
 		UnidadeCivicaID:        p.UnidadeCivicaID,
@@ -319,7 +320,7 @@ func TestConselheirosPorUcsEStatus(t *testing.T) {
 
 	por := func(status string, ucs ...uuid.UUID) []uuid.UUID {
 		t.Helper()
-		return ids(val(q.BuscarConselheirosPorUcsEStatus(ctx, store.BuscarConselheirosPorUcsEStatusParams{Ucs: ucs, Status: status})).must(t), conselheiroID)
+		return ids(val(q.BuscarConselheirosPorUcsEStatus(ctx, dbsqlc.BuscarConselheirosPorUcsEStatusParams{Ucs: ucs, Status: status})).must(t), conselheiroID)
 	}
 	equalIDs(t, "A+B disponivel", por("disponivel", ucA, ucB), sorted(a1, a2, b1))
 	equalIDs(t, "A suspenso", por("suspenso", ucA), []uuid.UUID{a3})
@@ -354,7 +355,7 @@ func TestConselheirosPorUcsEStatus(t *testing.T) {
 	equalIDs(t, "BuscarConselheirosPorStatus suspenso", porStatus("suspenso"), []uuid.UUID{a3})
 	equalIDs(t, "BuscarConselheirosPorStatus inativo", porStatus("inativo"), []uuid.UUID{})
 
-	deepEqual(t, "ContarConselheirosPorStatus", val(q.ContarConselheirosPorStatus(ctx)).must(t), []store.ContagemPorStatus{
+	deepEqual(t, "ContarConselheirosPorStatus", val(q.ContarConselheirosPorStatus(ctx)).must(t), []dbsqlc.ContarConselheirosPorStatusRow{
 		{Status: "disponivel", Total: 4},
 		{Status: "ocupado", Total: 2},
 		{Status: "suspenso", Total: 1},
@@ -392,21 +393,21 @@ func TestCandidatosEOcupadosPorUcs(t *testing.T) {
 	sp.CapacitacaoConcluida = false
 	check(t, q.InserirConselheiro(ctx, sp))
 	suspenso := sp.CidadaoID
-	n, err := q.SuspenderConselheiro(ctx, store.SuspenderConselheiroParams{Ate: ptr(at(48 * time.Hour)), EventID: uuid.New(), Agora: at(time.Minute), ID: suspenso})
+	n, err := q.SuspenderConselheiro(ctx, dbsqlc.SuspenderConselheiroParams{Ate: ptr(at(48 * time.Hour)), EventID: uuid.New(), Agora: at(time.Minute), ID: suspenso})
 	affected(t, "SuspenderConselheiro", n, err, 1)
 	// foraDaCadeia: occupied but in a UC outside the chain.
 	foraDaCadeia := novoConselheiro(t, q, fora, "ocupado")
 	novaAtribuicao(t, q, foraDaCadeia, uuid.New(), fora, at(0))
 
 	got := val(q.BuscarCandidatosPorUcs(ctx, []uuid.UUID{ucA, ucB})).must(t)
-	want := []store.Candidato{
+	want := []dbsqlc.BuscarCandidatosPorUcsRow{
 		{ID: ativo, UnidadeCivicaID: ucA, Status: "ocupado", CapacitacaoConcluida: true, Ocupado: true},
 		{ID: concluiu, UnidadeCivicaID: ucA, Status: "disponivel", CapacitacaoConcluida: true, Ocupado: false},
 		{ID: recusou, UnidadeCivicaID: ucA, Status: "disponivel", CapacitacaoConcluida: true, Ocupado: false},
 		{ID: soStatus, UnidadeCivicaID: ucB, Status: "ocupado", CapacitacaoConcluida: true, Ocupado: false},
 		{ID: suspenso, UnidadeCivicaID: ucB, Status: "suspenso", CapacitacaoConcluida: false, DataSuspensaoAte: ptr(at(48 * time.Hour)), Ocupado: false},
 	}
-	slices.SortFunc(want, func(a, b store.Candidato) int { return cmpUUID(a.ID, b.ID) })
+	slices.SortFunc(want, func(a, b dbsqlc.BuscarCandidatosPorUcsRow) int { return cmpUUID(a.ID, b.ID) })
 	for i := range got {
 		got[i].DataSuspensaoAte = utc(got[i].DataSuspensaoAte)
 	}
@@ -441,7 +442,7 @@ func TestBuscarSuspensosComPrazoVencido(t *testing.T) {
 
 	suspender := func(id uuid.UUID, ate time.Time) {
 		t.Helper()
-		n, err := q.SuspenderConselheiro(ctx, store.SuspenderConselheiroParams{Ate: &ate, EventID: uuid.New(), Agora: at(0), ID: id})
+		n, err := q.SuspenderConselheiro(ctx, dbsqlc.SuspenderConselheiroParams{Ate: &ate, EventID: uuid.New(), Agora: at(0), ID: id})
 		affected(t, "SuspenderConselheiro", n, err, 1)
 	}
 	vencido := novoConselheiro(t, q, uc, "disponivel")
@@ -455,7 +456,7 @@ func TestBuscarSuspensosComPrazoVencido(t *testing.T) {
 	novoConselheiro(t, q, uc, "suspenso") // suspended without a date
 	reativado := novoConselheiro(t, q, uc, "disponivel")
 	suspender(reativado, at(10*time.Minute))
-	n, err := q.AtualizarStatusConselheiro(ctx, store.AtualizarStatusConselheiroParams{Status: "disponivel", EventID: uuid.New(), Agora: at(20 * time.Minute), ID: reativado})
+	n, err := q.AtualizarStatusConselheiro(ctx, dbsqlc.AtualizarStatusConselheiroParams{Status: "disponivel", EventID: uuid.New(), Agora: at(20 * time.Minute), ID: reativado})
 	affected(t, "AtualizarStatusConselheiro", n, err, 1)
 	novoConselheiro(t, q, uc, "disponivel")
 
@@ -481,7 +482,7 @@ func TestAtualizacoesDeConselheiro(t *testing.T) {
 	p := conselheiroParams(uuid.New(), "disponivel")
 	check(t, q.InserirConselheiro(ctx, p))
 	id := p.CidadaoID
-	want := store.Conselheiro{
+	want := dbsqlc.D6aConselheiro{
 		ID: id, CidadaoID: id, UnidadeCivicaID: p.UnidadeCivicaID, NivelAtuacao: 1,
 		Status: "disponivel", CapacitacaoConcluida: true, DataCadastro: p.Agora,
 		EventIDCadastro: p.EventID, EventIDUltimaAlteracao: p.EventID, AtualizadoEm: p.Agora,
@@ -493,7 +494,7 @@ func TestAtualizacoesDeConselheiro(t *testing.T) {
 
 	// MarcarConselheiroOcupado sets data_ultima_atribuicao.
 	ev := uuid.New()
-	n, err := q.MarcarConselheiroOcupado(ctx, store.MarcarConselheiroOcupadoParams{Agora: at(time.Hour), EventID: ev, ID: id})
+	n, err := q.MarcarConselheiroOcupado(ctx, dbsqlc.MarcarConselheiroOcupadoParams{Agora: at(time.Hour), EventID: ev, ID: id})
 	affected(t, "MarcarConselheiroOcupado", n, err, 1)
 	want.Status, want.DataUltimaAtribuicao, want.EventIDUltimaAlteracao, want.AtualizadoEm = "ocupado", ptr(at(time.Hour)), ev, at(time.Hour)
 	reler("after MarcarConselheiroOcupado")
@@ -501,14 +502,14 @@ func TestAtualizacoesDeConselheiro(t *testing.T) {
 	// AtualizarStatusConselheiro touches status, event and atualizado_em
 	// only (data_ultima_atribuicao stays).
 	ev = uuid.New()
-	n, err = q.AtualizarStatusConselheiro(ctx, store.AtualizarStatusConselheiroParams{Status: "disponivel", EventID: ev, Agora: at(2 * time.Hour), ID: id})
+	n, err = q.AtualizarStatusConselheiro(ctx, dbsqlc.AtualizarStatusConselheiroParams{Status: "disponivel", EventID: ev, Agora: at(2 * time.Hour), ID: id})
 	affected(t, "AtualizarStatusConselheiro", n, err, 1)
 	want.Status, want.EventIDUltimaAlteracao, want.AtualizadoEm = "disponivel", ev, at(2*time.Hour)
 	reler("after AtualizarStatusConselheiro")
 
 	// SuspenderConselheiro sets the suspension date.
 	ev = uuid.New()
-	n, err = q.SuspenderConselheiro(ctx, store.SuspenderConselheiroParams{Ate: ptr(at(72 * time.Hour)), EventID: ev, Agora: at(3 * time.Hour), ID: id})
+	n, err = q.SuspenderConselheiro(ctx, dbsqlc.SuspenderConselheiroParams{Ate: ptr(at(72 * time.Hour)), EventID: ev, Agora: at(3 * time.Hour), ID: id})
 	affected(t, "SuspenderConselheiro", n, err, 1)
 	want.Status, want.DataSuspensaoAte, want.EventIDUltimaAlteracao, want.AtualizadoEm = "suspenso", ptr(at(72*time.Hour)), ev, at(3*time.Hour)
 	reler("after SuspenderConselheiro")
@@ -516,17 +517,17 @@ func TestAtualizacoesDeConselheiro(t *testing.T) {
 	// Reactivation through AtualizarStatusConselheiro leaves the old
 	// suspension date in place (callers must look at status, not the date).
 	ev = uuid.New()
-	n, err = q.AtualizarStatusConselheiro(ctx, store.AtualizarStatusConselheiroParams{Status: "disponivel", EventID: ev, Agora: at(73 * time.Hour), ID: id})
+	n, err = q.AtualizarStatusConselheiro(ctx, dbsqlc.AtualizarStatusConselheiroParams{Status: "disponivel", EventID: ev, Agora: at(73 * time.Hour), ID: id})
 	affected(t, "AtualizarStatusConselheiro (reactivate)", n, err, 1)
 	want.Status, want.EventIDUltimaAlteracao, want.AtualizadoEm = "disponivel", ev, at(73*time.Hour)
 	reler("after reactivation")
 
 	// Unknown ids affect nothing.
-	n, err = q.AtualizarStatusConselheiro(ctx, store.AtualizarStatusConselheiroParams{Status: "disponivel", EventID: uuid.New(), Agora: at(0), ID: uuid.New()})
+	n, err = q.AtualizarStatusConselheiro(ctx, dbsqlc.AtualizarStatusConselheiroParams{Status: "disponivel", EventID: uuid.New(), Agora: at(0), ID: uuid.New()})
 	affected(t, "AtualizarStatusConselheiro(unknown)", n, err, 0)
-	n, err = q.MarcarConselheiroOcupado(ctx, store.MarcarConselheiroOcupadoParams{Agora: at(0), EventID: uuid.New(), ID: uuid.New()})
+	n, err = q.MarcarConselheiroOcupado(ctx, dbsqlc.MarcarConselheiroOcupadoParams{Agora: at(0), EventID: uuid.New(), ID: uuid.New()})
 	affected(t, "MarcarConselheiroOcupado(unknown)", n, err, 0)
-	n, err = q.SuspenderConselheiro(ctx, store.SuspenderConselheiroParams{Ate: ptr(at(0)), EventID: uuid.New(), Agora: at(0), ID: uuid.New()})
+	n, err = q.SuspenderConselheiro(ctx, dbsqlc.SuspenderConselheiroParams{Ate: ptr(at(0)), EventID: uuid.New(), Agora: at(0), ID: uuid.New()})
 	affected(t, "SuspenderConselheiro(unknown)", n, err, 0)
 	reler("after updates of unknown ids")
 }
@@ -543,7 +544,7 @@ func TestAtribuicaoInserirEBuscar(t *testing.T) {
 	if id == uuid.Nil {
 		t.Fatal("InserirAtribuicao returned the nil uuid")
 	}
-	want := store.Atribuicao{
+	want := dbsqlc.D6aAtribuico{
 		ID:                  id,
 		ConselheiroID:       conselheiro,
 		DemandaID:           demanda,
@@ -568,7 +569,7 @@ func TestAtribuicaoInserirEBuscar(t *testing.T) {
 	deepEqual(t, "BuscarAtribuicaoAtivaPorDemanda", normAtribuicao(val(q.BuscarAtribuicaoAtivaPorDemanda(ctx, demanda)).must(t)), want)
 	deepEqual(t, "BuscarAtribuicaoAtivaPorConselheiro", normAtribuicao(val(q.BuscarAtribuicaoAtivaPorConselheiro(ctx, conselheiro)).must(t)), want)
 	deepEqual(t, "BuscarAtribuicaoAtivaPorConselheiroEDemanda", normAtribuicao(val(q.BuscarAtribuicaoAtivaPorConselheiroEDemanda(ctx,
-		store.AtivaPorConselheiroEDemandaParams{ConselheiroID: conselheiro, DemandaID: demanda})).must(t)), want)
+		dbsqlc.BuscarAtribuicaoAtivaPorConselheiroEDemandaParams{ConselheiroID: conselheiro, DemandaID: demanda})).must(t)), want)
 
 	// A snapshot without hash nor group keeps the NULLs; numeric keeps its
 	// two decimals.
@@ -581,7 +582,7 @@ func TestAtribuicaoInserirEBuscar(t *testing.T) {
 	}
 
 	// Lookups that must not match.
-	_, err := q.BuscarAtribuicaoAtivaPorConselheiroEDemanda(ctx, store.AtivaPorConselheiroEDemandaParams{ConselheiroID: conselheiro, DemandaID: p2.DemandaID})
+	_, err := q.BuscarAtribuicaoAtivaPorConselheiroEDemanda(ctx, dbsqlc.BuscarAtribuicaoAtivaPorConselheiroEDemandaParams{ConselheiroID: conselheiro, DemandaID: p2.DemandaID})
 	absent(t, "BuscarAtribuicaoAtivaPorConselheiroEDemanda(mismatched pair)", err)
 	_, err = q.BuscarAtribuicaoPorEventIdSorteio(ctx, uuid.New())
 	absent(t, "BuscarAtribuicaoPorEventIdSorteio(unknown)", err)
@@ -593,11 +594,11 @@ func TestAtribuicaoInserirEBuscar(t *testing.T) {
 	// Closing: only an active row closes; the second close affects nothing
 	// and keeps the first status and event.
 	evFim := uuid.New()
-	n, err := q.AtualizarStatusAtribuicao(ctx, store.AtualizarStatusAtribuicaoParams{Status: "concluida", EventID: &evFim, ID: id})
+	n, err := q.AtualizarStatusAtribuicao(ctx, dbsqlc.AtualizarStatusAtribuicaoParams{Status: "concluida", EventID: &evFim, ID: id})
 	affected(t, "AtualizarStatusAtribuicao (first close)", n, err, 1)
-	n, err = q.AtualizarStatusAtribuicao(ctx, store.AtualizarStatusAtribuicaoParams{Status: "recusada", EventID: ptr(uuid.New()), ID: id})
+	n, err = q.AtualizarStatusAtribuicao(ctx, dbsqlc.AtualizarStatusAtribuicaoParams{Status: "recusada", EventID: ptr(uuid.New()), ID: id})
 	affected(t, "AtualizarStatusAtribuicao (second close)", n, err, 0)
-	n, err = q.AtualizarStatusAtribuicao(ctx, store.AtualizarStatusAtribuicaoParams{Status: "concluida", EventID: ptr(uuid.New()), ID: uuid.New()})
+	n, err = q.AtualizarStatusAtribuicao(ctx, dbsqlc.AtualizarStatusAtribuicaoParams{Status: "concluida", EventID: ptr(uuid.New()), ID: uuid.New()})
 	affected(t, "AtualizarStatusAtribuicao (unknown id)", n, err, 0)
 
 	want.Status, want.EventIDEncerramento = "concluida", &evFim
@@ -608,7 +609,7 @@ func TestAtribuicaoInserirEBuscar(t *testing.T) {
 	absent(t, "BuscarAtribuicaoAtivaPorDemanda after close", err)
 	_, err = q.BuscarAtribuicaoAtivaPorConselheiro(ctx, conselheiro)
 	absent(t, "BuscarAtribuicaoAtivaPorConselheiro after close", err)
-	_, err = q.BuscarAtribuicaoAtivaPorConselheiroEDemanda(ctx, store.AtivaPorConselheiroEDemandaParams{ConselheiroID: conselheiro, DemandaID: demanda})
+	_, err = q.BuscarAtribuicaoAtivaPorConselheiroEDemanda(ctx, dbsqlc.BuscarAtribuicaoAtivaPorConselheiroEDemandaParams{ConselheiroID: conselheiro, DemandaID: demanda})
 	absent(t, "BuscarAtribuicaoAtivaPorConselheiroEDemanda after close", err)
 }
 
@@ -684,7 +685,7 @@ func TestFilaPendente(t *testing.T) {
 	if got.ID == uuid.Nil || got.OrdemEntrada < 1 {
 		t.Fatalf("generated id %v / ordem_entrada %d", got.ID, got.OrdemEntrada)
 	}
-	want := store.Pendente{
+	want := dbsqlc.D6aFilaPendente{
 		ID:                got.ID,
 		DemandaID:         p.DemandaID,
 		UnidadeCivicaID:   p.UnidadeCivicaID,
@@ -761,13 +762,13 @@ func TestFilaPendenteFIFO(t *testing.T) {
 	primeiro := func(ucs ...uuid.UUID) (uuid.UUID, bool) {
 		t.Helper()
 		// The heads read, the FIFO rule the executor and the replay run.
-		cabecas := val(q.BuscarCabecasDaFilaPorUcs(ctx, ucs)).must(t)
+		cabecas := val(q.CabecasDaFila(ctx, ucs)).must(t)
 		if len(cabecas) > len(ucs) {
-			t.Fatalf("BuscarCabecasDaFilaPorUcs = %d rows for %d units", len(cabecas), len(ucs))
+			t.Fatalf("CabecasDaFila = %d rows for %d units", len(cabecas), len(ucs))
 		}
 		esperas := make([]fila.Espera, len(cabecas))
 		for i, c := range cabecas {
-			esperas[i] = store.Espera(c)
+			esperas[i] = c.Espera()
 		}
 		i := fila.Devida(esperas)
 		if i < 0 {
@@ -813,15 +814,15 @@ func TestRecusas(t *testing.T) {
 	ctx, _, q := open(t)
 	c, outro := uuid.New(), uuid.New()
 
-	recusa := func(conselheiro uuid.UUID, quando time.Time) store.InserirRecusaParams {
+	recusa := func(conselheiro uuid.UUID, quando time.Time) dbsqlc.InserirRecusaParams {
 		t.Helper()
-		p := store.InserirRecusaParams{ConselheiroID: conselheiro, RecusasConsecutivas: 1, Agora: quando, DemandaIDRecusada: uuid.New(), EventoIDRecusa: uuid.New()}
+		p := dbsqlc.InserirRecusaParams{ConselheiroID: conselheiro, RecusasConsecutivas: 1, Agora: quando, DemandaIDRecusada: uuid.New(), EventoIDRecusa: uuid.New()}
 		check(t, q.InserirRecusa(ctx, p))
 		return p
 	}
 	recusa(c, at(time.Hour))
 	r2 := recusa(c, at(2*time.Hour))
-	r2b := store.InserirRecusaParams{ConselheiroID: c, RecusasConsecutivas: 3, Agora: at(3 * time.Hour), DemandaIDRecusada: uuid.New(), EventoIDRecusa: uuid.New()}
+	r2b := dbsqlc.InserirRecusaParams{ConselheiroID: c, RecusasConsecutivas: 3, Agora: at(3 * time.Hour), DemandaIDRecusada: uuid.New(), EventoIDRecusa: uuid.New()}
 	check(t, q.InserirRecusa(ctx, r2b))
 	recusa(outro, at(4*time.Hour))
 
@@ -830,7 +831,7 @@ func TestRecusas(t *testing.T) {
 	if got.ID == uuid.Nil {
 		t.Fatal("generated id is nil")
 	}
-	deepEqual(t, "BuscarRecusaPorEventoId", got, store.Recusa{
+	deepEqual(t, "BuscarRecusaPorEventoId", got, dbsqlc.D6aContadorRecusa{
 		ID: got.ID, ConselheiroID: c, RecusasConsecutivas: 3, DataUltimaRecusa: at(3 * time.Hour),
 		DemandaIDRecusada: r2b.DemandaIDRecusada, EventoIDRecusa: r2b.EventoIDRecusa,
 	})
@@ -854,7 +855,7 @@ func TestRecusas(t *testing.T) {
 		{"other counsellor", outro, nil, 1},
 		{"unknown counsellor", uuid.New(), nil, 0},
 	} {
-		n := val(q.ContarRecusasDesdeData(ctx, store.ContarRecusasDesdeDataParams{ConselheiroID: tc.conselheiro, Desde: tc.desde})).must(t)
+		n := val(q.ContarRecusasDesdeData(ctx, dbsqlc.ContarRecusasDesdeDataParams{ConselheiroID: tc.conselheiro, Desde: tc.desde})).must(t)
 		if n != tc.want {
 			t.Fatalf("ContarRecusasDesdeData(%s) = %d, want %d", tc.name, n, tc.want)
 		}
@@ -883,20 +884,20 @@ func TestOffsets(t *testing.T) {
 		t.Fatalf("BuscarTodosOffsets on an empty table = %+v", got)
 	}
 
-	check(t, q.SeedOffset(ctx, store.SeedOffsetParams{TipoEvento: "demanda.criada", LastSequence: 10, Agora: at(0)}))
+	check(t, q.SeedOffset(ctx, dbsqlc.SeedOffsetParams{TipoEvento: "demanda.criada", LastSequence: 10, Agora: at(0)}))
 	// A second seed never overwrites, neither sequence nor time.
-	check(t, q.SeedOffset(ctx, store.SeedOffsetParams{TipoEvento: "demanda.criada", LastSequence: 99, Agora: at(time.Hour)}))
-	check(t, q.SeedOffset(ctx, store.SeedOffsetParams{TipoEvento: "conselheiro.cadastrado", LastSequence: 7, Agora: at(0)}))
+	check(t, q.SeedOffset(ctx, dbsqlc.SeedOffsetParams{TipoEvento: "demanda.criada", LastSequence: 99, Agora: at(time.Hour)}))
+	check(t, q.SeedOffset(ctx, dbsqlc.SeedOffsetParams{TipoEvento: "conselheiro.cadastrado", LastSequence: 7, Agora: at(0)}))
 	deepEqual(t, "after seeds", todos(), []off{
 		{"conselheiro.cadastrado", 7, at(0)},
 		{"demanda.criada", 10, at(0)},
 	})
 
 	// Upsert overwrites an existing row and inserts a new one.
-	check(t, q.UpsertOffset(ctx, store.UpsertOffsetParams{TipoEvento: "demanda.criada", LastSequence: 20, Agora: at(2 * time.Hour)}))
-	check(t, q.UpsertOffset(ctx, store.UpsertOffsetParams{TipoEvento: "atribuicao.recusada", LastSequence: 5, Agora: at(3 * time.Hour)}))
+	check(t, q.UpsertOffset(ctx, dbsqlc.UpsertOffsetParams{TipoEvento: "demanda.criada", LastSequence: 20, Agora: at(2 * time.Hour)}))
+	check(t, q.UpsertOffset(ctx, dbsqlc.UpsertOffsetParams{TipoEvento: "atribuicao.recusada", LastSequence: 5, Agora: at(3 * time.Hour)}))
 	// Seeding after an upsert still changes nothing.
-	check(t, q.SeedOffset(ctx, store.SeedOffsetParams{TipoEvento: "atribuicao.recusada", LastSequence: 1, Agora: at(4 * time.Hour)}))
+	check(t, q.SeedOffset(ctx, dbsqlc.SeedOffsetParams{TipoEvento: "atribuicao.recusada", LastSequence: 1, Agora: at(4 * time.Hour)}))
 	deepEqual(t, "after upserts", todos(), []off{
 		{"atribuicao.recusada", 5, at(3 * time.Hour)},
 		{"conselheiro.cadastrado", 7, at(0)},
@@ -912,12 +913,12 @@ func TestEventosProcessados(t *testing.T) {
 	if val(q.EventoJaProcessado(ctx, ev)).must(t) {
 		t.Fatal("EventoJaProcessado before registering = true")
 	}
-	n, err := q.RegistrarEventoProcessado(ctx, store.RegistrarEventoProcessadoParams{EventID: ev, TipoEvento: "demanda.criada", Sequence: 11, Agora: at(0)})
+	n, err := q.RegistrarEventoProcessado(ctx, dbsqlc.RegistrarEventoProcessadoParams{EventID: ev, TipoEvento: "demanda.criada", Sequence: 11, Agora: at(0)})
 	affected(t, "RegistrarEventoProcessado", n, err, 1)
 	// A replay registers nothing and keeps the first record.
-	n, err = q.RegistrarEventoProcessado(ctx, store.RegistrarEventoProcessadoParams{EventID: ev, TipoEvento: "outro.tipo", Sequence: 99, Agora: at(time.Hour)})
+	n, err = q.RegistrarEventoProcessado(ctx, dbsqlc.RegistrarEventoProcessadoParams{EventID: ev, TipoEvento: "outro.tipo", Sequence: 99, Agora: at(time.Hour)})
 	affected(t, "RegistrarEventoProcessado (replay)", n, err, 0)
-	n, err = q.RegistrarEventoProcessado(ctx, store.RegistrarEventoProcessadoParams{EventID: outro, TipoEvento: "atribuicao.recusada", Sequence: 12, Agora: at(time.Minute)})
+	n, err = q.RegistrarEventoProcessado(ctx, dbsqlc.RegistrarEventoProcessadoParams{EventID: outro, TipoEvento: "atribuicao.recusada", Sequence: 12, Agora: at(time.Minute)})
 	affected(t, "RegistrarEventoProcessado (other event)", n, err, 1)
 
 	if !val(q.EventoJaProcessado(ctx, ev)).must(t) || !val(q.EventoJaProcessado(ctx, outro)).must(t) {
@@ -943,9 +944,9 @@ func TestEventosProcessados(t *testing.T) {
 
 // -------------------------------------------------------------- auditoria
 
-func auditoriaParams(criado time.Time) store.InserirAuditoriaParams {
+func auditoriaParams(criado time.Time) dbsqlc.InserirAuditoriaParams {
 	sel, degrau := uuid.New(), uuid.New()
-	return store.InserirAuditoriaParams{
+	return dbsqlc.InserirAuditoriaParams{
 		EventIDSorteio:     uuid.New(),
 		AtribuicaoID:       uuid.New(),
 		DemandaID:          uuid.New(),
@@ -986,8 +987,8 @@ func TestAuditoria(t *testing.T) {
 	check(t, q.InserirAuditoria(ctx, c1))
 	check(t, q.InserirAuditoria(ctx, c2))
 
-	toRow := func(p store.InserirAuditoriaParams) store.Auditoria {
-		return store.Auditoria{
+	toRow := func(p dbsqlc.InserirAuditoriaParams) dbsqlc.D6aAuditoriaSorteio {
+		return dbsqlc.D6aAuditoriaSorteio{
 			EventIDSorteio: p.EventIDSorteio, AtribuicaoID: p.AtribuicaoID, DemandaID: p.DemandaID,
 			UnidadeCivicaID: p.UnidadeCivicaID, ConselheiroID: p.ConselheiroID, Base: p.Base,
 			BaseFallback: p.BaseFallback, BaseSequence: p.BaseSequence, TimestampSorteio: p.TimestampSorteio,
@@ -1001,20 +1002,20 @@ func TestAuditoria(t *testing.T) {
 	_, err := q.BuscarAuditoria(ctx, uuid.New())
 	absent(t, "BuscarAuditoria(unknown)", err)
 
-	tie := []store.InserirAuditoriaParams{c1, c2}
-	slices.SortFunc(tie, func(x, y store.InserirAuditoriaParams) int { return cmpUUID(x.EventIDSorteio, y.EventIDSorteio) })
-	var got []store.Auditoria
+	tie := []dbsqlc.InserirAuditoriaParams{c1, c2}
+	slices.SortFunc(tie, func(x, y dbsqlc.InserirAuditoriaParams) int { return cmpUUID(x.EventIDSorteio, y.EventIDSorteio) })
+	var got []dbsqlc.D6aAuditoriaSorteio
 	for _, r := range val(q.ListarAuditorias(ctx)).must(t) {
 		got = append(got, normAuditoria(r))
 	}
-	deepEqual(t, "ListarAuditorias", got, []store.Auditoria{toRow(b), toRow(a), toRow(tie[0]), toRow(tie[1])})
+	deepEqual(t, "ListarAuditorias", got, []dbsqlc.D6aAuditoriaSorteio{toRow(b), toRow(a), toRow(tie[0]), toRow(tie[1])})
 }
 
 // ----------------------------------------------------------------- outbox
 
-func outboxParams(tipo string, correlacao *string, quando time.Time) store.InserirOutboxParams {
+func outboxParams(tipo string, correlacao *string, quando time.Time) dbsqlc.InserirOutboxParams {
 	ev := uuid.New()
-	return store.InserirOutboxParams{
+	return dbsqlc.InserirOutboxParams{
 		EventID:      ev,
 		Tipo:         tipo,
 		Subject:      "d6a." + tipo,
@@ -1044,7 +1045,7 @@ func TestOutbox(t *testing.T) {
 	e2 := outboxParams("sorteio.sem_candidatos", ptr("corr-1"), at(0))
 	e3 := outboxParams("atribuicao.criada", nil, at(2*time.Hour))
 	e4 := outboxParams("sorteio.sem_candidatos", ptr("corr-2"), at(-time.Hour))
-	for _, e := range []store.InserirOutboxParams{e1, e2, e3, e4} {
+	for _, e := range []dbsqlc.InserirOutboxParams{e1, e2, e3, e4} {
 		check(t, q.InserirOutbox(ctx, e))
 	}
 
@@ -1060,12 +1061,12 @@ func TestOutbox(t *testing.T) {
 		{"sorteio.sem_candidatos", ptr("corr-9"), false},
 		{"atribuicao.criada", nil, false}, // NULL never matches
 	} {
-		if got := val(q.ExisteOutboxPorTipoCorrelacao(ctx, store.ExisteOutboxParams{Tipo: c.tipo, CorrelacaoID: c.corr})).must(t); got != c.want {
+		if got := val(q.ExisteOutboxPorTipoCorrelacao(ctx, dbsqlc.ExisteOutboxPorTipoCorrelacaoParams{Tipo: c.tipo, CorrelacaoID: c.corr})).must(t); got != c.want {
 			t.Fatalf("ExisteOutboxPorTipoCorrelacao(%s, %v) = %v, want %v", c.tipo, c.corr, got, c.want)
 		}
 	}
 
-	row := func(e store.InserirOutboxParams) store.Outbox {
+	row := func(e dbsqlc.InserirOutboxParams) dbsqlc.D6aOutbox {
 		t.Helper()
 		r := val(q.BuscarOutboxPorEventId(ctx, e.EventID)).must(t)
 		r.CriadoEm = r.CriadoEm.UTC()
@@ -1114,7 +1115,7 @@ func TestOutbox(t *testing.T) {
 			t.Fatalf("BuscarOutboxPendentes(1) = %+v", rows)
 		}
 		sameJSON(t, "BuscarOutboxPendentes", rows[0].Envelope, e1.Envelope)
-		return tx.MarcarOutboxPublicados(ctx, store.MarcarOutboxPublicadosParams{Agora: at(3 * time.Hour), Ids: []int64{rows[0].ID}, Sequences: []int64{101}})
+		return tx.MarcarOutboxPublicados(ctx, dbsqlc.MarcarOutboxPublicadosParams{Agora: at(3 * time.Hour), Ids: []int64{rows[0].ID}, Sequences: []int64{101}})
 	}))
 	if r := row(e1); r.PublicadoEm == nil || !r.PublicadoEm.Equal(at(3*time.Hour)) || r.Sequence == nil || *r.Sequence != 101 {
 		t.Fatalf("after MarcarOutboxPublicados: publicado_em %v sequence %v", r.PublicadoEm, r.Sequence)
@@ -1129,8 +1130,8 @@ func TestOutbox(t *testing.T) {
 
 	// Published rows stay queryable (ExisteOutbox guards by type+correlation
 	// whether published or not).
-	check(t, q.MarcarOutboxPublicados(ctx, store.MarcarOutboxPublicadosParams{Agora: at(4 * time.Hour), Ids: []int64{row(e2).ID}, Sequences: []int64{102}}))
-	if !val(q.ExisteOutboxPorTipoCorrelacao(ctx, store.ExisteOutboxParams{Tipo: "sorteio.sem_candidatos", CorrelacaoID: ptr("corr-1")})).must(t) {
+	check(t, q.MarcarOutboxPublicados(ctx, dbsqlc.MarcarOutboxPublicadosParams{Agora: at(4 * time.Hour), Ids: []int64{row(e2).ID}, Sequences: []int64{102}}))
+	if !val(q.ExisteOutboxPorTipoCorrelacao(ctx, dbsqlc.ExisteOutboxPorTipoCorrelacaoParams{Tipo: "sorteio.sem_candidatos", CorrelacaoID: ptr("corr-1")})).must(t) {
 		t.Fatal("ExisteOutboxPorTipoCorrelacao must still see a published row")
 	}
 	if n := val(q.ContarOutboxPendentes(ctx)).must(t); n != 2 {
@@ -1139,11 +1140,11 @@ func TestOutbox(t *testing.T) {
 
 	// One statement marks a whole pass, each row with its own sequence; a
 	// row already published keeps its first mark.
-	check(t, q.MarcarOutboxPublicados(ctx, store.MarcarOutboxPublicadosParams{
+	check(t, q.MarcarOutboxPublicados(ctx, dbsqlc.MarcarOutboxPublicadosParams{
 		Agora: at(5 * time.Hour), Ids: []int64{row(e1).ID, row(e3).ID, row(e4).ID}, Sequences: []int64{999, 103, 104},
 	}))
 	for _, c := range []struct {
-		e   store.InserirOutboxParams
+		e   dbsqlc.InserirOutboxParams
 		seq int64
 		em  time.Duration
 	}{{e1, 101, 3 * time.Hour}, {e3, 103, 5 * time.Hour}, {e4, 104, 5 * time.Hour}} {
@@ -1166,7 +1167,7 @@ func TestBuscarTodasHierarquias(t *testing.T) {
 	}
 
 	raiz, filho, neto, outraRaiz := uuid.New(), uuid.New(), uuid.New(), uuid.New()
-	want := []store.UC{
+	want := []dbsqlc.CoreUcPolygon{
 		{ID: raiz, ParentUcID: nil},
 		{ID: filho, ParentUcID: &raiz},
 		{ID: neto, ParentUcID: &filho},
@@ -1178,7 +1179,7 @@ func TestBuscarTodasHierarquias(t *testing.T) {
 	}
 	got := val(q.BuscarTodasHierarquias(ctx)).must(t)
 	// The query has no ORDER BY: compare as sets.
-	byID := func(a, b store.UC) int { return cmpUUID(a.ID, b.ID) }
+	byID := func(a, b dbsqlc.CoreUcPolygon) int { return cmpUUID(a.ID, b.ID) }
 	slices.SortFunc(got, byID)
 	slices.SortFunc(want, byID)
 	deepEqual(t, "BuscarTodasHierarquias", got, want)

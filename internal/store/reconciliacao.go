@@ -104,10 +104,11 @@ func (t Tx) MarcarProcessado(ctx context.Context, eventID uuid.UUID, tipo string
 	return err
 }
 
-// TirarDaFila removes the demand from the pending queue, if it waits there.
-func (t Tx) TirarDaFila(ctx context.Context, demanda uuid.UUID) error {
-	_, err := t.RemoverFilaPendentePorDemanda(ctx, demanda)
-	return err
+// TirarDaFila removes the demand from the pending queue; removida is false
+// when it did not wait there.
+func (t Tx) TirarDaFila(ctx context.Context, demanda uuid.UUID) (removida bool, err error) {
+	n, err := t.RemoverFilaPendentePorDemanda(ctx, demanda)
+	return n > 0, err
 }
 
 // DevolverOutboxPublicado writes the outbox row of a result already on the

@@ -5,13 +5,11 @@ import "github.com/formigueiro/d6a/internal/store/dbsqlc"
 // Rows and parameters of the generated queries, named here so callers need
 // not import the generated package.
 type (
-	Conselheiro        = dbsqlc.D6aConselheiro
-	Atribuicao         = dbsqlc.D6aAtribuico
-	Pendente           = dbsqlc.D6aFilaPendente
 	Recusa             = dbsqlc.D6aContadorRecusa
 	Auditoria          = dbsqlc.D6aAuditoriaSorteio
 	Outbox             = dbsqlc.D6aOutbox
 	Offset             = dbsqlc.D6aConsumerOffset
+	Atribuicao         = dbsqlc.D6aAtribuico
 	UC                 = dbsqlc.CoreUcPolygon
 	Candidato          = dbsqlc.BuscarCandidatosPorUcsRow
 	OutboxPendente     = dbsqlc.BuscarOutboxPendentesRow
@@ -52,7 +50,6 @@ type (
 	RegistrarProcessamentosParams         = dbsqlc.RegistrarProcessamentosParams
 	GravarSorteiosParams                  = dbsqlc.GravarSorteiosParams
 	GuardasAgendaLoteParams               = dbsqlc.GuardasAgendaLoteParams
-	GuardaAgenda                          = dbsqlc.GuardasAgendaLoteRow
 	InserirParametrosParams               = dbsqlc.InserirParametrosParams
 	SemearParametrosParams                = dbsqlc.SemearParametrosParams
 	RegistrarAcaoParams                   = dbsqlc.RegistrarAcaoParams

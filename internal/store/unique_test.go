@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/formigueiro/d6a/internal/store"
+	"github.com/formigueiro/d6a/internal/store/dbsqlc"
 )
 
 // violates asserts err is a unique violation of constraint.
@@ -140,7 +141,7 @@ func TestUniqueRecusaEvento(t *testing.T) {
 	t.Parallel()
 	ctx, st, q := open(t)
 	c := uuid.New()
-	p := store.InserirRecusaParams{ConselheiroID: c, RecusasConsecutivas: 1, Agora: at(0), DemandaIDRecusada: uuid.New(), EventoIDRecusa: uuid.New()}
+	p := dbsqlc.InserirRecusaParams{ConselheiroID: c, RecusasConsecutivas: 1, Agora: at(0), DemandaIDRecusada: uuid.New(), EventoIDRecusa: uuid.New()}
 	check(t, q.InserirRecusa(ctx, p))
 
 	dup := p
@@ -151,7 +152,7 @@ func TestUniqueRecusaEvento(t *testing.T) {
 		VALUES (gen_random_uuid(), $1, 2, now(), gen_random_uuid(), $2)`, c, p.EventoIDRecusa)
 	violates(t, "duplicate refusal event under another id", err, "contador_recusas_evento_id_recusa_key")
 
-	if n := val(q.ContarRecusasDesdeData(ctx, store.ContarRecusasDesdeDataParams{ConselheiroID: c})).must(t); n != 1 {
+	if n := val(q.ContarRecusasDesdeData(ctx, dbsqlc.ContarRecusasDesdeDataParams{ConselheiroID: c})).must(t); n != 1 {
 		t.Fatalf("ContarRecusasDesdeData = %d, want 1 (the duplicate must not count)", n)
 	}
 }

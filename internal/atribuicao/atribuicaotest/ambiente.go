@@ -222,9 +222,9 @@ func (a *Ambiente) Conselheiro(uc uuid.UUID, opts ...ConselheiroOpcao) uuid.UUID
 	id := uuid.New()
 	agora := a.Clk.Now().Add(-24 * time.Hour)
 	err := a.St.InTx(a.Ctx, func(tx store.Tx) error {
-		if err := tx.InserirConselheiro(a.Ctx, store.InserirConselheiroParams{
-			CidadaoID: id, UnidadeCivicaID: uc, NivelAtuacao: 1, Status: spec.status,
-			CapacitacaoConcluida: spec.capacitacao, Agora: agora, EventID: uuid.New(),
+		if err := tx.Cadastrar(a.Ctx, store.Cadastro{
+			Cidadao: id, UC: uc, Nivel: 1, Status: spec.status,
+			Capacitacao: spec.capacitacao, Agora: agora, EventID: uuid.New(),
 		}); err != nil {
 			return err
 		}
@@ -285,11 +285,21 @@ func (a *Ambiente) SortearComSucesso(p atribuicao.Pedido) atribuicao.Resultado {
 	return r
 }
 
+// LinhaConselheiro is what the tests check of a counsellor's row: the
+// columns a draw and the state machine write.
+type LinhaConselheiro struct {
+	Status                 string
+	DataUltimaAtribuicao   *time.Time
+	DataSuspensaoAte       *time.Time
+	EventIDUltimaAlteracao uuid.UUID
+}
+
 // LinhaConselheiro reads counsellor id's row.
-func (a *Ambiente) LinhaConselheiro(id uuid.UUID) store.Conselheiro {
+func (a *Ambiente) LinhaConselheiro(id uuid.UUID) LinhaConselheiro {
 	a.T.Helper()
-	c, err := a.St.Read().BuscarConselheiroPorId(a.Ctx, id)
-	if err != nil {
+	var c LinhaConselheiro
+	if err := a.St.Pool.QueryRow(a.Ctx, `SELECT status, data_ultima_atribuicao, data_suspensao_ate, event_id_ultima_alteracao
+		FROM d6a.conselheiros WHERE id = $1`, id).Scan(&c.Status, &c.DataUltimaAtribuicao, &c.DataSuspensaoAte, &c.EventIDUltimaAlteracao); err != nil {
 		a.T.Fatal(err)
 	}
 	return c
@@ -298,8 +308,7 @@ func (a *Ambiente) LinhaConselheiro(id uuid.UUID) store.Conselheiro {
 // Pendente reads demand's row of the pending queue, if it waits there.
 func (a *Ambiente) Pendente(demanda uuid.UUID) (store.Pendente, bool) {
 	a.T.Helper()
-	p, err := a.St.Read().BuscarFilaPendentePorDemandaId(a.Ctx, demanda)
-	achou, err := store.Found(err)
+	p, achou, err := a.St.Read().PendenteDaDemanda(a.Ctx, demanda)
 	if err != nil {
 		a.T.Fatal(err)
 	}
