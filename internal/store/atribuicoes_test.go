@@ -24,7 +24,8 @@ func TestAtribuicaoVigente(t *testing.T) {
 		p := atribuicaoParams(c, uuid.New(), uc, at(h))
 		id := val(q.InserirAtribuicao(ctx, p)).must(t)
 		v := store.AtribuicaoVigente{ID: id, EventIDSorteio: p.EventIDSorteio, DemandaID: p.DemandaID,
-			ConselheiroID: c, UC: uc, DataSorteio: at(h)}
+			ConselheiroID: c, UC: uc, DataSorteio: at(h),
+			Demanda: store.DadosDemanda{ScoreFinal: p.ScoreFinal, CategoriaID: p.CategoriaID, NivelPrecedencia: p.NivelPrecedencia, GrupoID: p.GrupoID}}
 		if i == 2 {
 			// Started: never a timeout candidate.
 			n, err := q.RegistrarInicio(ctx, dbsqlc.RegistrarInicioParams{
