@@ -37,6 +37,7 @@ import (
 
 	"github.com/formigueiro/d6a/internal/atribuicao"
 	"github.com/formigueiro/d6a/internal/bus"
+	"github.com/formigueiro/d6a/internal/entradas"
 	"github.com/formigueiro/d6a/internal/evento"
 	"github.com/formigueiro/d6a/internal/hierarquia"
 	"github.com/formigueiro/d6a/internal/pglocal"
@@ -165,7 +166,7 @@ func montar() (err error) {
 	}
 	novo := func(st *store.Store) *atribuicao.Servico {
 		return atribuicao.New(atribuicao.Options{
-			Store: st, Hierarquia: hier, Barramento: baseFixa{id, seq}, SubjectPrefix: "eventos",
+			Store: st, Hierarquia: hier, Entradas: entradas.New(hier), Barramento: baseFixa{id, seq}, SubjectPrefix: "eventos",
 			NRecusasSuspensao: 3, TSuspensao: 90 * 24 * time.Hour,
 		})
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/formigueiro/d6a/internal/bus"
 	"github.com/formigueiro/d6a/internal/config"
 	"github.com/formigueiro/d6a/internal/elegibilidade"
+	"github.com/formigueiro/d6a/internal/entradas"
 	"github.com/formigueiro/d6a/internal/hierarquia"
 	"github.com/formigueiro/d6a/internal/reparo"
 	"github.com/formigueiro/d6a/internal/store"
@@ -75,8 +76,9 @@ func verifyConsistencia(desde uint64, reparar bool) int {
 // repararConsistencia applies rel's repair (reparo.Reparar) and
 // reports whether it all went through.
 func repararConsistencia(ctx context.Context, cfg config.Config, st *store.Store, b *bus.Bus, rel barramento.Relatorio) bool {
+	hier := hierarquia.New(st.CarregarHierarquia, cfg.HierarquiaTTL, time.Now)
 	srv := atribuicao.New(atribuicao.Options{
-		Store: st, Hierarquia: hierarquia.New(st.CarregarHierarquia, cfg.HierarquiaTTL, time.Now), Barramento: b,
+		Store: st, Hierarquia: hier, Entradas: entradas.New(hier), Barramento: b,
 		SubjectPrefix: cfg.SubjectPrefix, NRecusasSuspensao: cfg.NRecusasSuspensao, TSuspensao: cfg.TSuspensao,
 		Portoes: elegibilidade.Portoes{CapacitacaoExterna: cfg.CapacitacaoExterna, ExigirVinculo: cfg.ExigirVinculo},
 	})

@@ -12,6 +12,7 @@ import (
 
 	"github.com/formigueiro/d6a/internal/atribuicao"
 	"github.com/formigueiro/d6a/internal/atribuicao/atribuicaotest"
+	"github.com/formigueiro/d6a/internal/entradas"
 	"github.com/formigueiro/d6a/internal/evento"
 	"github.com/formigueiro/d6a/internal/hierarquia"
 	"github.com/formigueiro/d6a/internal/manutencao"
@@ -106,8 +107,9 @@ func custoPorEvento(t *testing.T, analisarVazio, analisarDepois, ativasDepois bo
 
 	clk := atribuicaotest.NovoRelogio()
 	st := atribuicaotest.AbrirStore(t, url)
+	hier := hierarquia.New(st.CarregarHierarquia, time.Hour, clk.Now)
 	svc := atribuicao.New(atribuicao.Options{
-		Store: st, Hierarquia: hierarquia.New(st.CarregarHierarquia, time.Hour, clk.Now),
+		Store: st, Hierarquia: hier, Entradas: entradas.New(hier),
 		Barramento: atribuicaotest.BarramentoFixo{ID: atribuicaotest.BaseFixa, Seq: atribuicaotest.SeqFixa}, SubjectPrefix: "eventos",
 		NRecusasSuspensao: 3, TSuspensao: 90 * 24 * time.Hour, Now: clk.Now, Logger: slog.Default(),
 	})

@@ -15,6 +15,7 @@ import (
 
 	"github.com/formigueiro/d6a/internal/atribuicao"
 	"github.com/formigueiro/d6a/internal/atribuicao/atribuicaotest"
+	"github.com/formigueiro/d6a/internal/entradas"
 	"github.com/formigueiro/d6a/internal/evento"
 	"github.com/formigueiro/d6a/internal/hierarquia"
 	"github.com/formigueiro/d6a/internal/pgtest"
@@ -243,10 +244,11 @@ func rodarEmLotes(t *testing.T, evs []evento.Evento, lote int, passo time.Durati
 		mu         sync.Mutex
 		publicados []string
 	)
+	hier := hierarquia.New(st.CarregarHierarquia, time.Hour, atribuicaotest.NovoRelogio().Now)
 	svc := atribuicao.New(atribuicao.Options{
 		// The cache's clock is its own: its readings must not move the
 		// service's.
-		Store: st, Hierarquia: hierarquia.New(st.CarregarHierarquia, time.Hour, atribuicaotest.NovoRelogio().Now),
+		Store: st, Hierarquia: hier, Entradas: entradas.New(hier),
 		Barramento: atribuicaotest.BarramentoFixo{ID: atribuicaotest.BaseFixa, Seq: atribuicaotest.SeqFixa}, SubjectPrefix: "eventos",
 		NRecusasSuspensao: 2, TSuspensao: suspensao(passo), Now: clk.Now, Logger: slog.Default(),
 		MaxLote: max(lote, 1), GravarJa: lote == 0,

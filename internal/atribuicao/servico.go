@@ -1,6 +1,8 @@
-// Package atribuicao is the D-6a service: the draw executor that owns every
-// state change (spec 4.4, 4.10, 4.11), the event handlers of spec 3.9–3.12,
-// 3.6 and 4.9, and the boot protocol of spec 4.5, 4.7 and 4.8.
+// Package atribuicao is the D-6a service's executor: it owns every state
+// change (spec 4.4, 4.10, 4.11) and runs, in its units of work, the
+// handlers of the consumed inputs it is given (Options.Entradas,
+// internal/entradas), the draw, and the boot protocol of spec 4.5, 4.7 and
+// 4.8.
 //
 // Every unit of work (one event, one boot step) runs on one goroutine. The
 // executor takes every unit that is ready (up to Options.MaxLote), runs them
@@ -67,7 +69,10 @@ type Observador interface {
 
 // Options configure the service.
 type Options struct {
-	Store      *store.Store
+	Store *store.Store
+	// Entradas applies the consumed inputs (internal/entradas); nil fails
+	// every input with ErrSemEntradas.
+	Entradas   Aplicador
 	Hierarquia *hierarquia.Cache
 	Barramento Barramento
 	// SubjectPrefix of published events (CONTRACT §3).

@@ -34,14 +34,14 @@ type Pedido struct {
 	Dados     DadosDemanda
 	// Excluir is the refusing counsellor of a re-draw (spec 3.12 step 5).
 	Excluir *uuid.UUID
-	// semCandidatosPublicado is the spec 5.4 guard already read (agenda
-	// items read it with their other guards).
-	semCandidatosPublicado bool
-	// naFila: the demand waits in the pending queue already (a sweep's
+	// SemCandidatosPublicado is the spec 5.4 guard already read (agenda
+	// items read it with their other guards, Unidade.GuardaAgenda).
+	SemCandidatosPublicado bool
+	// NaFila: the demand waits in the pending queue already (a sweep's
 	// draw). Otherwise a failed draw puts it there, and that is a record
 	// of the log even when spec 5.4's guard publishes nothing, so the
 	// replay knows the queue (CONTRACT §7 "Queue order").
-	naFila bool
+	NaFila bool
 }
 
 // Resultado of a draw (spec 1.4 ResultadoSorteio).
@@ -341,7 +341,7 @@ func (u *uow) publicarSemCandidatos(ctx context.Context, p Pedido, filtro elegib
 		return err
 	}
 	subject := tipo.Subject(u.servico.o.SubjectPrefix)
-	publicado := p.semCandidatosPublicado
+	publicado := p.SemCandidatosPublicado
 	if !u.diferir {
 		// Outside the batch's run the guard was not read ahead.
 		if publicado, err = u.tx.SemCandidatosPublicado(ctx, string(tipo), p.Dados.CorrelacaoID); err != nil {
@@ -351,7 +351,7 @@ func (u *uow) publicarSemCandidatos(ctx context.Context, p Pedido, filtro elegib
 	if publicado {
 		u.servico.log.Info("sorteio.sem_candidatos já publicado para a demanda — ignorando",
 			"demanda_id", p.DemandaID, "correlacao_id", p.Dados.CorrelacaoID)
-		if !p.naFila {
+		if !p.NaFila {
 			u.registrarSemCandidatos(eventID, p, filtro, cadeia, t)
 		}
 		return u.escrever(ctx)

@@ -13,14 +13,51 @@ import (
 	"github.com/formigueiro/d6a/internal/store"
 )
 
-// Unidade is a unit of work submitted from outside the package (the
-// console, internal/console; the periodic jobs, internal/manutencao; the
-// repair after a failover, internal/reparo): its
-// transaction and fixed clock reading, and the executor's own ways of
-// queueing what it decides, so that what goes to the outbox, the log and
-// the situacao cache goes the one way it goes for the handlers. The handlers and the boot use *uow itself: they batch,
-// defer their writes and read ahead, which a caller outside does not.
+// Unidade is a unit of work as the packages above the executor see it: the
+// handlers of the consumed inputs (internal/entradas, through
+// Options.Entradas), the console (internal/console), the periodic jobs
+// (internal/manutencao) and the repair after a failover (internal/reparo).
+// It is the unit's transaction and fixed clock reading, and the executor's
+// own ways of drawing and of queueing what the unit decides, so that what
+// goes to the outbox, the log and the situacao cache goes one way. The
+// boot uses *uow itself.
 type Unidade struct{ u *uow }
+
+// Sortear is spec 4.4's draw inside this unit, under its trigger
+// (executarSorteio): at most one per trigger (ErrGatilhoUsado).
+func (x Unidade) Sortear(ctx context.Context, p Pedido) (Resultado, error) {
+	return x.u.executarSorteio(ctx, p)
+}
+
+// GuardaAgenda reads spec 3.9's guards of an agenda item (steps 1, 3, 4 and
+// spec 5.4's), from the batch's read-ahead when it holds them, with what
+// the batch decided and has not written yet counted in.
+func (x Unidade) GuardaAgenda(ctx context.Context, a store.AgendaAGuardar) (store.GuardaAgenda, error) {
+	u := x.u
+	g, lido := u.lote.guardas[a.EventID]
+	if !lido {
+		var err error
+		if g, err = u.tx.GuardaDaAgenda(ctx, a); err != nil {
+			return g, err
+		}
+	}
+	g.PendentePeloEvento = g.PendentePeloEvento || u.lote.porEvento[a.EventID]
+	g.Atribuida = g.Atribuida || u.lote.atribuidas[a.DemandaID]
+	_, naFila := u.lote.pendentesDe[a.DemandaID]
+	g.Pendente = g.Pendente || naFila
+	g.SemCandidatosPublicado = g.SemCandidatosPublicado || u.lote.correlacoes[a.Correlacao]
+	return g, nil
+}
+
+// SeqGatilho is the stream sequence of the unit's trigger, which its
+// records name (nil: none, a console action or a periodic job).
+func (x Unidade) SeqGatilho() *int64 { return x.u.seqGatilho() }
+
+// RecusaObservada counts a refusal of motivo in the metrics, after the
+// commit.
+func (x Unidade) RecusaObservada(motivo string) {
+	x.u.depois = append(x.u.depois, func() { x.u.servico.o.Observador.Recusa(motivo) })
+}
 
 // Submeter runs fn as one unit of work of the executor, under its global
 // lock (spec 4.4 comFilaGlobal), and waits for its commit.

@@ -2,8 +2,6 @@ package atribuicao
 
 import (
 	"context"
-	"log/slog"
-	"time"
 
 	"github.com/google/uuid"
 
@@ -41,53 +39,4 @@ func (u *uow) publicarTimeout(ctx context.Context, a store.AtribuicaoVigente) (i
 		Motivo: string(evento.TimeoutResposta), Timestamp: t,
 	})
 	return id, err == nil, err
-}
-
-// onDemandaIniciada records when an assignment started
-// (conselheiro.demanda_iniciada, CONTRACT §3): the active assignment of the
-// pair, else its latest one. The first start recorded wins.
-func (u *uow) onDemandaIniciada(ctx context.Context, log *slog.Logger, ev evento.Evento, p evento.DemandaIniciadaPayload) error {
-	log = log.With("conselheiro_id", p.ConselheiroID, "demanda_id", p.DemandaID)
-	a, err := u.tx.BuscarAtribuicaoAtivaPorConselheiroEDemanda(ctx, store.AtivaPorConselheiroEDemandaParams{
-		ConselheiroID: p.ConselheiroID, DemandaID: p.DemandaID,
-	})
-	achou, err := store.Found(err)
-	if err != nil {
-		return err
-	}
-	if !achou {
-		a, err = u.tx.BuscarUltimaAtribuicaoPorConselheiroEDemanda(ctx, store.UltimaPorConselheiroEDemandaParams{
-			ConselheiroID: p.ConselheiroID, DemandaID: p.DemandaID,
-		})
-		if achou, err = store.Found(err); err != nil {
-			return err
-		} else if !achou {
-			log.Warn("demanda iniciada sem atribuição correspondente — ignorada")
-			return nil
-		}
-	}
-	inicio := u.agora
-	for _, ts := range []string{p.Timestamp, ev.Timestamp} {
-		if t, err := time.Parse(time.RFC3339Nano, ts); err == nil {
-			inicio = t.UTC()
-			break
-		}
-	}
-	n, err := u.tx.RegistrarInicio(ctx, store.RegistrarInicioParams{
-		AtribuicaoID: a.ID, EventIDSorteio: a.EventIDSorteio, ConselheiroID: a.ConselheiroID, DemandaID: a.DemandaID,
-		IniciadaEm: inicio, EventID: ev.EventID, Agora: u.agora,
-	})
-	if err != nil {
-		return err
-	}
-	if n == 0 {
-		log.Info("início da atribuição já registrado", "event_id_sorteio", a.EventIDSorteio)
-		return nil
-	}
-	if a.Status != AtribuicaoAtiva {
-		log.Warn("demanda iniciada de atribuição já encerrada — registrada", "event_id_sorteio", a.EventIDSorteio, "status", a.Status)
-		return nil
-	}
-	log.Info("Atribuição iniciada", "event_id_sorteio", a.EventIDSorteio, "iniciada_em", inicio.Format(time.RFC3339))
-	return nil
 }

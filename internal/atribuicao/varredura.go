@@ -3,7 +3,6 @@ package atribuicao
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"strconv"
 
 	"github.com/google/uuid"
@@ -55,40 +54,4 @@ func (u *uow) publicarVarredura(ctx context.Context, id uuid.UUID, demanda, uc *
 	t := sorteio.FormatTimestamp(u.agora)
 	err = u.publicar(ctx, evento.Varredura, id, corr, t, outbox.Varredura{DemandaID: demanda, UnidadeCivicaID: uc, Acao: acao, Timestamp: t})
 	return err == nil, err
-}
-
-// onVarredura draws what a consumed d6a.varredura names: its pending demand
-// (still pending), else the queue of its unit.
-func (u *uow) onVarredura(ctx context.Context, log *slog.Logger, p evento.VarreduraPayload) error {
-	log = log.With("acao", p.Acao)
-	if p.DemandaID == nil {
-		u.registrarVarredura(p.UnidadeCivicaID, nil, p.Acao)
-		return u.varrerFilaSemRegistro(ctx, log, *p.UnidadeCivicaID)
-	}
-	u.registrarVarredura(nil, p.DemandaID, p.Acao)
-	pend, achou, err := u.tx.PendenteDaDemanda(ctx, *p.DemandaID)
-	if err != nil {
-		return err
-	} else if !achou {
-		log.Info("varredura de demanda que já não está na fila de pendentes", "demanda_id", *p.DemandaID)
-		return nil
-	}
-	ok, err := u.sortearPendente(ctx, log, pend)
-	if err == nil && !ok {
-		log.Info("Fila pendente: sem elegíveis na varredura", "demanda_id", pend.DemandaID, "tentativas", pend.Tentativas+1)
-	}
-	return err
-}
-
-// onSuspensaoExpirada sweeps the queue of a counsellor whose suspension
-// ended (spec 4.8, as on a release), once the end is on the bus.
-func (u *uow) onSuspensaoExpirada(ctx context.Context, log *slog.Logger, p evento.SuspensaoExpiradaPayload) error {
-	c, achou, err := u.tx.ConselheiroPorID(ctx, p.ConselheiroID)
-	if err != nil || !achou {
-		if !achou && err == nil {
-			log.Warn("suspensão expirada de conselheiro não cadastrado", "conselheiro_id", p.ConselheiroID)
-		}
-		return err
-	}
-	return u.varrerFila(ctx, log.With("conselheiro_id", c.ID), c.UC)
 }

@@ -38,6 +38,7 @@ import (
 	"github.com/formigueiro/d6a/internal/config"
 	"github.com/formigueiro/d6a/internal/console"
 	"github.com/formigueiro/d6a/internal/elegibilidade"
+	"github.com/formigueiro/d6a/internal/entradas"
 	"github.com/formigueiro/d6a/internal/estatisticas"
 	"github.com/formigueiro/d6a/internal/evento"
 	"github.com/formigueiro/d6a/internal/hierarquia"
@@ -206,7 +207,7 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *Instancia, err e
 	}
 	portoes := elegibilidade.Portoes{CapacitacaoExterna: cfg.CapacitacaoExterna, ExigirVinculo: cfg.ExigirVinculo}
 	w.Servico = atribuicao.New(atribuicao.Options{
-		Store: st, Hierarquia: hier, Barramento: base, SubjectPrefix: cfg.SubjectPrefix,
+		Store: st, Hierarquia: hier, Entradas: entradas.New(hier), Barramento: base, SubjectPrefix: cfg.SubjectPrefix,
 		NRecusasSuspensao: cfg.NRecusasSuspensao, TSuspensao: cfg.TSuspensao, TimeoutResposta: cfg.TimeoutResposta, Now: o.Now,
 		Portoes:   portoes,
 		Publicado: publicar(w.Relay), Alterados: w.Cache.Esquecer, Observador: observador{w.Metrics}, Logger: w.log,

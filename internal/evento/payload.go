@@ -386,3 +386,12 @@ func decodificarVarredura(o objeto) (VarreduraPayload, error) {
 	p.Acao, err = o.texto("acao")
 	return p, err
 }
+
+// Correlacao is the correlacao_id of what d6a publishes for e about a
+// demand: e's own, else the demand's id (CONTRACT §3).
+func (e Evento) Correlacao(demanda uuid.UUID) string {
+	if e.CorrelacaoID != nil && *e.CorrelacaoID != "" {
+		return *e.CorrelacaoID
+	}
+	return demanda.String()
+}

@@ -442,3 +442,26 @@ func degrauDe(r dbsqlc.BuscarDegrausCadastradosRow, cadeia []uuid.UUID, desde in
 	}
 	return d
 }
+
+// UltimaAtribuicaoDoPar reads the latest assignment, whatever its status,
+// of conselheiro to demanda.
+func (t Tx) UltimaAtribuicaoDoPar(ctx context.Context, conselheiro, demanda uuid.UUID) (AtribuicaoDoSorteio, bool, error) {
+	a, err := t.BuscarUltimaAtribuicaoPorConselheiroEDemanda(ctx, dbsqlc.BuscarUltimaAtribuicaoPorConselheiroEDemandaParams{
+		ConselheiroID: conselheiro, DemandaID: demanda,
+	})
+	if achou, err := Found(err); !achou || err != nil {
+		return AtribuicaoDoSorteio{}, false, err
+	}
+	return AtribuicaoDoSorteio{AtribuicaoVigente: vigenteDe(a), Status: a.Status}, true, nil
+}
+
+// AnotarInicio records when an assignment started
+// (conselheiro.demanda_iniciada); novo is false when a start was recorded
+// before (the first wins).
+func (t Tx) AnotarInicio(ctx context.Context, a AtribuicaoVigente, iniciadaEm time.Time, eventID uuid.UUID, agora time.Time) (novo bool, err error) {
+	n, err := t.RegistrarInicio(ctx, dbsqlc.RegistrarInicioParams{
+		AtribuicaoID: a.ID, EventIDSorteio: a.EventIDSorteio, ConselheiroID: a.ConselheiroID, DemandaID: a.DemandaID,
+		IniciadaEm: iniciadaEm, EventID: eventID, Agora: agora,
+	})
+	return n > 0, err
+}

@@ -21,6 +21,7 @@ import (
 
 	"github.com/formigueiro/d6a/internal/atribuicao"
 	"github.com/formigueiro/d6a/internal/elegibilidade"
+	"github.com/formigueiro/d6a/internal/entradas"
 	"github.com/formigueiro/d6a/internal/evento"
 	"github.com/formigueiro/d6a/internal/hierarquia"
 	"github.com/formigueiro/d6a/internal/pgtest"
@@ -154,7 +155,7 @@ func (a *Ambiente) NovoServico(st *store.Store, b atribuicao.Barramento) *atribu
 	}
 	hier := hierarquia.New(st.CarregarHierarquia, time.Hour, a.Clk.Now)
 	o := atribuicao.Options{
-		Store: st, Hierarquia: hier, Barramento: b, SubjectPrefix: "eventos",
+		Store: st, Hierarquia: hier, Entradas: entradas.New(hier), Barramento: b, SubjectPrefix: "eventos",
 		NRecusasSuspensao: 3, TSuspensao: 90 * 24 * time.Hour, Now: a.Clk.Now,
 		Logger: slog.Default(),
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/formigueiro/d6a/internal/atribuicao"
+	"github.com/formigueiro/d6a/internal/entradas"
 	"github.com/formigueiro/d6a/internal/hierarquia"
 	"github.com/formigueiro/d6a/internal/pgtest"
 	"github.com/formigueiro/d6a/internal/sorteio"
@@ -75,7 +76,7 @@ func novoSorteio(t *testing.T, b atribuicao.Barramento, n int) *sorteioReal {
 	}
 	hier := hierarquia.New(st.CarregarHierarquia, time.Hour, func() time.Time { return agora })
 	svc := atribuicao.New(atribuicao.Options{
-		Store: st, Hierarquia: hier, Barramento: b, SubjectPrefix: "eventos",
+		Store: st, Hierarquia: hier, Entradas: entradas.New(hier), Barramento: b, SubjectPrefix: "eventos",
 		NRecusasSuspensao: 3, TSuspensao: 90 * 24 * time.Hour, Now: func() time.Time { return agora },
 		Logger: slog.Default(),
 	})

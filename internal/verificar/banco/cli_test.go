@@ -18,6 +18,7 @@ import (
 	"github.com/formigueiro/d6a/internal/atribuicao"
 	"github.com/formigueiro/d6a/internal/bus"
 	"github.com/formigueiro/d6a/internal/bus/bustest"
+	"github.com/formigueiro/d6a/internal/entradas"
 	"github.com/formigueiro/d6a/internal/evento"
 	"github.com/formigueiro/d6a/internal/hierarquia"
 	"github.com/formigueiro/d6a/internal/outbox"
@@ -69,7 +70,7 @@ func TestCLIEventIDPontaAPonta(t *testing.T) {
 	}
 	hier := hierarquia.New(st.CarregarHierarquia, time.Hour, nil)
 	svc := atribuicao.New(atribuicao.Options{
-		Store: st, Hierarquia: hier, Barramento: b, SubjectPrefix: "eventos",
+		Store: st, Hierarquia: hier, Entradas: entradas.New(hier), Barramento: b, SubjectPrefix: "eventos",
 		NRecusasSuspensao: 3, TSuspensao: time.Hour, Logger: slog.Default(),
 	})
 	t.Cleanup(svc.Close)

@@ -1,0 +1,82 @@
+package atribuicao
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+
+	"github.com/google/uuid"
+
+	"github.com/formigueiro/d6a/internal/evento"
+	"github.com/formigueiro/d6a/internal/store"
+)
+
+// Assignment statuses (spec 2.3).
+const (
+	AtribuicaoAtiva     = "ativa"
+	AtribuicaoRecusada  = "recusada"
+	AtribuicaoConcluida = "concluida"
+)
+
+// Handle applies one decoded event in one transaction: the handler's effects,
+// its outbox rows, the consumer_offset row (spec 2.6) and the inbox row
+// commit together. A nil return means the message may be acked; an error
+// means nothing was applied and the message should be redelivered.
+func (s *Servico) Handle(ctx context.Context, ev evento.Evento, seq uint64) error {
+	return s.HandleLote(ctx, []evento.Evento{ev}, []uint64{seq})[0]
+}
+
+// HandleLote applies events in this order, as Handle would one by one; they
+// may share one transaction (the executor's batch). errs[i] is evs[i]'s.
+func (s *Servico) HandleLote(ctx context.Context, evs []evento.Evento, seqs []uint64) []error {
+	us := make([]unidade, len(evs))
+	for i, ev := range evs {
+		us[i] = unidade{
+			fn:        s.aplicar(ev, seqs[i]),
+			inbox:     &store.Processamento{EventID: ev.EventID, Tipo: string(ev.Tipo), Seq: int64(seqs[i])},
+			diferivel: ev.Tipo == evento.AgendaItemDisponivel && !s.o.GravarJa,
+		}
+		if p, ok := ev.AgendaItemDisponivel(); ok && us[i].diferivel {
+			us[i].guarda = &guardaAgenda{eventID: ev.EventID, demandaID: p.DemandaID, uc: p.UnidadeCivicaID, correlacao: ev.Correlacao(p.DemandaID)}
+		}
+	}
+	return s.executarVarios(ctx, us)
+}
+
+// Aplicador applies a consumed input inside a unit of work: the handlers
+// (internal/entradas), which this package runs and does not import.
+type Aplicador interface {
+	Aplicar(ctx context.Context, u Unidade, log *slog.Logger, ev evento.Evento) error
+}
+
+// ErrSemEntradas is returned for an input when Options.Entradas is nil.
+var ErrSemEntradas = errors.New("atribuicao: Options.Entradas não configurado")
+
+// aplicar is the unit of work of one event, whose inbox row the executor
+// checks and writes.
+func (s *Servico) aplicar(ev evento.Evento, seq uint64) func(context.Context, *uow) error {
+	return func(ctx context.Context, u *uow) error {
+		log := s.log.With("event_id", ev.EventID, "tipo", string(ev.Tipo), "sequence", seq)
+		if ev.CorrelacaoID != nil {
+			log = log.With("correlacao_id", *ev.CorrelacaoID)
+		}
+		return u.despachar(ctx, log, ev, seq)
+	}
+}
+
+// despachar is spec 1.4 despacharEvento: the event at stream sequence seq
+// is the trigger of whatever this unit decides (CONTRACT §4), and its
+// handler decides.
+func (u *uow) despachar(ctx context.Context, log *slog.Logger, ev evento.Evento, seq uint64) error {
+	if !ev.Armazenado.IsZero() {
+		u.gatilho = &Gatilho{EventID: ev.EventID, Seq: int64(seq), Armazenado: ev.Armazenado}
+	}
+	u.evento = &ev
+	if u.servico.o.Entradas == nil {
+		return ErrSemEntradas
+	}
+	return u.servico.o.Entradas.Aplicar(ctx, Unidade{u}, log, ev)
+}
+
+// alterou notes a citizen whose situation this unit of work changed.
+func (u *uow) alterou(cidadao uuid.UUID) { u.alterados = append(u.alterados, cidadao) }
