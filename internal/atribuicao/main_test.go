@@ -3,7 +3,7 @@ package atribuicao_test
 import (
 	"testing"
 
-	"github.com/formigueiro/d6a/internal/atribuicao/atribuicaotest"
+	"github.com/formigueiro/d6a/internal/atribuicaotest"
 )
 
 func TestMain(m *testing.M) { atribuicaotest.Main(m) }

@@ -11,7 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/formigueiro/d6a/internal/atribuicao"
-	"github.com/formigueiro/d6a/internal/atribuicao/atribuicaotest"
+	"github.com/formigueiro/d6a/internal/atribuicaotest"
 	"github.com/formigueiro/d6a/internal/elegibilidade"
 	"github.com/formigueiro/d6a/internal/evento"
 	"github.com/formigueiro/d6a/internal/sorteio"

@@ -1,7 +1,7 @@
 package atribuicao_test
 
 import (
-	"github.com/formigueiro/d6a/internal/atribuicao/atribuicaotest"
+	"github.com/formigueiro/d6a/internal/atribuicaotest"
 	"strings"
 	"testing"
 

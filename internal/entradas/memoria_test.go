@@ -195,7 +195,9 @@ func (m *memoria) AnotarCapacitacao(_ context.Context, c store.Capacitacao) erro
 	return nil
 }
 
-func (m *memoria) MarcarCapacitado(context.Context, uuid.UUID, uuid.UUID, time.Time) error { return nil }
+func (m *memoria) MarcarCapacitado(context.Context, uuid.UUID, uuid.UUID, time.Time) error {
+	return nil
+}
 
 func (m *memoria) CapacitadoExternamente(_ context.Context, conselheiro uuid.UUID) (bool, error) {
 	return m.capacitacoes[conselheiro], nil
