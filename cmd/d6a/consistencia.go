@@ -49,12 +49,12 @@ func verifyConsistencia(desde uint64, reparar bool) int {
 	defer b.Close()
 	ccfg := barramento.Config{Stream: cfg.Stream, DLQ: bus.DLQStream, Prefix: cfg.SubjectPrefix}
 
-	rel, err := barramento.Verificar(ctx, st, b, ccfg, desde)
+	rel, err := barramento.Verificar(ctx, st.Read(), b, ccfg, desde)
 	for tentativa := 2; err != nil && tentativa <= 3 && ctx.Err() == nil; tentativa++ {
 		// A clustered stream's read can answer "no responders" right
 		// after a leader change.
 		time.Sleep(2 * time.Second)
-		rel, err = barramento.Verificar(ctx, st, b, ccfg, desde)
+		rel, err = barramento.Verificar(ctx, st.Read(), b, ccfg, desde)
 	}
 	if err != nil {
 		fail(err)

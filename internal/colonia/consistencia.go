@@ -38,7 +38,7 @@ func (w *Instancia) verificarConsistencia(ctx context.Context, avisar bool) bool
 	// A read of a clustered stream right after a leader change can answer
 	// "no responders"; a few attempts ride over it.
 	for tentativa := 1; ; tentativa++ {
-		rel, err = barramento.Verificar(ctx, w.Store, w.Bus, barramento.Config{Stream: w.Cfg.Stream, DLQ: bus.DLQStream, Prefix: w.Cfg.SubjectPrefix, SoPiso: true}, desde)
+		rel, err = barramento.Verificar(ctx, w.Store.Read(), w.Bus, barramento.Config{Stream: w.Cfg.Stream, DLQ: bus.DLQStream, Prefix: w.Cfg.SubjectPrefix, SoPiso: true}, desde)
 		if err == nil || tentativa == 5 || ctx.Err() != nil {
 			break
 		}

@@ -70,7 +70,7 @@ func (c *harness) verificarConsistencia() barramento.Relatorio {
 		c.t.Fatal(err)
 	}
 	defer b.Close()
-	rel, err := barramento.Verificar(ctx, st, b, barramento.Config{Stream: c.cfg.Stream, DLQ: bus.DLQStream, Prefix: c.cfg.SubjectPrefix}, 0)
+	rel, err := barramento.Verificar(ctx, st.Read(), b, barramento.Config{Stream: c.cfg.Stream, DLQ: bus.DLQStream, Prefix: c.cfg.SubjectPrefix}, 0)
 	if err != nil {
 		c.t.Fatal(err)
 	}

@@ -150,3 +150,18 @@ func (t Tx) ResultadosNovos(ctx context.Context, agora time.Time) ([]ResultadoNo
 	}
 	return out, nil
 }
+
+// The check of the bus against the database (internal/verificar/barramento)
+// asks, of a page of event ids, which the database holds.
+
+// ResultadosNoOutbox is those of ids (published events) whose outbox row
+// exists.
+func (t Tx) ResultadosNoOutbox(ctx context.Context, ids []uuid.UUID) ([]uuid.UUID, error) {
+	return t.OutboxExistentes(ctx, ids)
+}
+
+// SorteiosComAtribuicao is those of ids (conselheiro.sorteado event ids)
+// whose assignment exists.
+func (t Tx) SorteiosComAtribuicao(ctx context.Context, ids []uuid.UUID) ([]uuid.UUID, error) {
+	return t.AtribuicoesExistentes(ctx, ids)
+}

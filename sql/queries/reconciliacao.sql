@@ -19,11 +19,6 @@ SELECT event_id FROM d6a.outbox WHERE event_id = ANY(@ids::uuid[]);
 -- assignment.
 SELECT event_id_sorteio FROM d6a.atribuicoes WHERE event_id_sorteio = ANY(@ids::uuid[]);
 
--- name: ProcessadosExistentes :many
--- The consistency check: which of these consumed event ids have their inbox
--- row.
-SELECT event_id FROM d6a.eventos_processados WHERE event_id = ANY(@ids::uuid[]);
-
 -- name: OutboxNaoPublicadoEm :many
 -- The repair: the results a unit of work just queued (its rows carry its
 -- clock reading, and the global lock keeps every other unit of work out).

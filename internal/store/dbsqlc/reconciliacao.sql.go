@@ -177,29 +177,3 @@ func (q *Queries) OutboxNaoPublicadoEm(ctx context.Context, agora time.Time) ([]
 	}
 	return items, nil
 }
-
-const processadosExistentes = `-- name: ProcessadosExistentes :many
-SELECT event_id FROM d6a.eventos_processados WHERE event_id = ANY($1::uuid[])
-`
-
-// The consistency check: which of these consumed event ids have their inbox
-// row.
-func (q *Queries) ProcessadosExistentes(ctx context.Context, ids []uuid.UUID) ([]uuid.UUID, error) {
-	rows, err := q.db.Query(ctx, processadosExistentes, ids)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []uuid.UUID
-	for rows.Next() {
-		var event_id uuid.UUID
-		if err := rows.Scan(&event_id); err != nil {
-			return nil, err
-		}
-		items = append(items, event_id)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}

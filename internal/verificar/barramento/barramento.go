@@ -22,7 +22,6 @@ import (
 	"github.com/formigueiro/d6a/internal/bus"
 	"github.com/formigueiro/d6a/internal/evento"
 	"github.com/formigueiro/d6a/internal/sorteio"
-	"github.com/formigueiro/d6a/internal/store"
 )
 
 // Barramento is what the check reads from the bus.
@@ -183,11 +182,19 @@ func (r Relatorio) String() string {
 	return b.String()
 }
 
+// Banco is what the check reads of the database (store.Tx, on the pool):
+// which of a page of event ids it holds.
+type Banco interface {
+	ResultadosNoOutbox(ctx context.Context, ids []uuid.UUID) ([]uuid.UUID, error)
+	SorteiosComAtribuicao(ctx context.Context, ids []uuid.UUID) ([]uuid.UUID, error)
+	JaProcessados(ctx context.Context, ids []uuid.UUID) ([]uuid.UUID, error)
+}
+
 // Verificar reads the bus from sequence desde (1 when 0) to its end and
 // compares it with the database. Order matters for a running colony: the
 // ack floors are read first and the database last, so an input acked or a
 // result published meanwhile was committed before it was read.
-func Verificar(ctx context.Context, st *store.Store, b Barramento, cfg Config, desde uint64) (Relatorio, error) {
+func Verificar(ctx context.Context, db Banco, b Barramento, cfg Config, desde uint64) (Relatorio, error) {
 	r := Relatorio{ReplayDesde: map[evento.Tipo]uint64{}}
 	confirmados, entregues, err := b.Confirmados(ctx)
 	if err != nil {
@@ -297,7 +304,6 @@ func Verificar(ctx context.Context, st *store.Store, b Barramento, cfg Config, d
 	r.Resultados, r.Entradas = len(resultados), len(entradas)
 
 	// The database, last.
-	tx := st.Read()
 	resIDs := make([]uuid.UUID, len(resultados))
 	var sorteadoIDs []uuid.UUID
 	for i, res := range resultados {
@@ -306,11 +312,11 @@ func Verificar(ctx context.Context, st *store.Store, b Barramento, cfg Config, d
 			sorteadoIDs = append(sorteadoIDs, res.EventID)
 		}
 	}
-	comOutbox, err := existentes(ctx, resIDs, tx.OutboxExistentes)
+	comOutbox, err := existentes(ctx, resIDs, db.ResultadosNoOutbox)
 	if err != nil {
 		return r, err
 	}
-	comAtribuicao, err := existentes(ctx, sorteadoIDs, tx.AtribuicoesExistentes)
+	comAtribuicao, err := existentes(ctx, sorteadoIDs, db.SorteiosComAtribuicao)
 	if err != nil {
 		return r, err
 	}
@@ -318,7 +324,7 @@ func Verificar(ctx context.Context, st *store.Store, b Barramento, cfg Config, d
 	for i, e := range entradas {
 		entIDs[i] = e.id
 	}
-	processados, err := existentes(ctx, entIDs, tx.ProcessadosExistentes)
+	processados, err := existentes(ctx, entIDs, db.JaProcessados)
 	if err != nil {
 		return r, err
 	}
