@@ -14,8 +14,8 @@ import (
 // its input, its claimed output and where it was decided.
 type AuditoriaDoSorteio struct {
 	EventIDSorteio, AtribuicaoID, DemandaID, UC, ConselheiroID uuid.UUID
-	Base                                                        string
-	BaseFallback                                                bool
+	Base                                                       string
+	BaseFallback                                               bool
 	// BaseSequence is the base event's stream sequence (nil on a fallback
 	// draw).
 	BaseSequence       *int64
