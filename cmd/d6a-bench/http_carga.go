@@ -181,15 +181,18 @@ type formaConsulta struct {
 	semDados bool
 }
 
-// formasConsulta: the handler's own query first (store.BuscarSituacao, as
-// internal/httpapi lerSituacao runs it), then the floor of one round trip,
+// formasConsulta: the handler's own query first (store.Tx.SituacaoDoCidadao,
+// sql/queries' BuscarSituacao, as internal/httpapi lerSituacao runs it), then the floor of one round trip,
 // then the 5-statement transaction the handler used before commit 37bcf25,
 // in raw SQL so it does not depend on queries the store may drop.
 var formasConsulta = []formaConsulta{{
-	nome: "the handler's query (`store.BuscarSituacao`: one SELECT … LEFT JOIN LATERAL, outside a transaction)", viagens: 1,
+	nome: "the handler's query (`store.Tx.SituacaoDoCidadao`: one SELECT … LEFT JOIN LATERAL, outside a transaction)", viagens: 1,
 	ler: func(ctx context.Context, st *store.Store, cidadao uuid.UUID) (bool, error) {
-		r, err := st.Read().BuscarSituacao(ctx, cidadao)
-		return r.TemAtribuicao, err
+		s, achou, err := st.Read().SituacaoDoCidadao(ctx, cidadao)
+		if err == nil && !achou {
+			err = pgx.ErrNoRows // every counsellor asked is registered
+		}
+		return s.Atribuicao != nil, err
 	},
 }, {
 	nome: "`SELECT 1`: the floor of one round trip on the same pool", viagens: 1, semDados: true,

@@ -8,9 +8,9 @@ import (
 	"github.com/formigueiro/d6a/internal/store"
 )
 
-// ParametrosVigentes returns the version in force (read outside the
+// Parametros returns the version in force (read outside the
 // executor; the console and the metrics show it).
-func (s *Console) ParametrosVigentes(ctx context.Context) (atribuicao.Parametros, error) {
+func (s *Console) Parametros(ctx context.Context) (atribuicao.Parametros, error) {
 	v, achou, err := s.ler().VersaoVigente(ctx)
 	if err != nil || !achou {
 		if err == nil {
@@ -21,8 +21,8 @@ func (s *Console) ParametrosVigentes(ctx context.Context) (atribuicao.Parametros
 	return atribuicao.ParametrosDaVersao(v), nil
 }
 
-// HistoricoParametros returns every version, oldest first.
-func (s *Console) HistoricoParametros(ctx context.Context) ([]atribuicao.Parametros, error) {
+// VersoesParametros returns every version, oldest first.
+func (s *Console) VersoesParametros(ctx context.Context) ([]atribuicao.Parametros, error) {
 	vs, err := s.ler().VersoesParametros(ctx)
 	if err != nil {
 		return nil, err

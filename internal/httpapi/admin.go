@@ -44,8 +44,8 @@ type Administracao interface {
 	SortearPendente(ctx context.Context, a console.Acao, demandaID uuid.UUID) (console.ResultadoPendente, error)
 	Inativar(ctx context.Context, a console.Acao, id uuid.UUID) (console.MudancaStatus, error)
 	Reativar(ctx context.Context, a console.Acao, id uuid.UUID) (console.MudancaStatus, error)
-	ParametrosVigentes(ctx context.Context) (atribuicao.Parametros, error)
-	HistoricoParametros(ctx context.Context) ([]atribuicao.Parametros, error)
+	Parametros(ctx context.Context) (atribuicao.Parametros, error)
+	VersoesParametros(ctx context.Context) ([]atribuicao.Parametros, error)
 	NovosParametros(ctx context.Context, a console.Acao, p atribuicao.Parametros) (int, error)
 	Acoes(ctx context.Context, depoisDe int64, limite int) ([]console.AcaoRegistrada, error)
 }
@@ -222,7 +222,7 @@ func (h adminHandlers) ocupados(c *fiber.Ctx) error {
 		}
 		maisDe = d
 	} else {
-		p, err := h.adm.ParametrosVigentes(ctx)
+		p, err := h.adm.Parametros(ctx)
 		if err != nil {
 			return erroAdmin(err)
 		}
@@ -324,7 +324,7 @@ func (h adminHandlers) mudarStatus(c *fiber.Ctx, f func(context.Context, console
 func (h adminHandlers) parametros(c *fiber.Ctx) error {
 	ctx, cancel := contexto(c)
 	defer cancel()
-	hist, err := h.adm.HistoricoParametros(ctx)
+	hist, err := h.adm.VersoesParametros(ctx)
 	if err != nil {
 		return erroAdmin(err)
 	}

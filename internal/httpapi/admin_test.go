@@ -40,10 +40,10 @@ func (f *administracaoFalsa) Inativar(context.Context, console.Acao, uuid.UUID) 
 func (f *administracaoFalsa) Reativar(context.Context, console.Acao, uuid.UUID) (console.MudancaStatus, error) {
 	return console.MudancaStatus{}, console.ErrNaoEncontrado
 }
-func (f *administracaoFalsa) ParametrosVigentes(context.Context) (atribuicao.Parametros, error) {
+func (f *administracaoFalsa) Parametros(context.Context) (atribuicao.Parametros, error) {
 	return atribuicao.Parametros{Versao: 1, TimeoutRespostaHoras: 72}, nil
 }
-func (f *administracaoFalsa) HistoricoParametros(context.Context) ([]atribuicao.Parametros, error) {
+func (f *administracaoFalsa) VersoesParametros(context.Context) ([]atribuicao.Parametros, error) {
 	return []atribuicao.Parametros{}, nil
 }
 func (f *administracaoFalsa) NovosParametros(context.Context, console.Acao, atribuicao.Parametros) (int, error) {

@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"context"
 	"io"
 	"log/slog"
 	"strings"
@@ -10,8 +9,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/valyala/fasthttp"
-
-	"github.com/formigueiro/d6a/internal/store"
 )
 
 // BenchmarkSituacao measures GET /d6a/conselheiros/me/situacao through a
@@ -30,22 +27,7 @@ func BenchmarkSituacao(b *testing.B) {
 
 	ocupado, uc := uuid.New(), uuid.New()
 	cadastrar(b, s.st, ocupado, uc)
-	ctx := context.Background()
-	err := s.st.InTx(ctx, func(tx store.Tx) error {
-		_, err := tx.InserirAtribuicao(ctx, store.InserirAtribuicaoParams{
-			ConselheiroID: ocupado, DemandaID: uuid.New(), UnidadeCivicaID: uc,
-			SeedPublico: strings.Repeat("ab", 32), TotalElegiveis: 1, DataSorteio: agora,
-			EventIDSorteio: uuid.New(), CategoriaID: "C1", NivelPrecedencia: 1,
-		})
-		if err != nil {
-			return err
-		}
-		_, err = tx.DB.Exec(ctx, `UPDATE d6a.conselheiros SET status = 'ocupado' WHERE id = $1`, ocupado)
-		return err
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
+	atribuir(b, s.st, ocupado, uc, uuid.New(), uuid.New(), strings.Repeat("ab", 32), agora)
 
 	casos := []struct {
 		nome  string

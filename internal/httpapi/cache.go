@@ -52,7 +52,7 @@ type Cache struct {
 }
 
 type entrada struct {
-	linha      store.Situacao
+	linha      store.SituacaoConselheiro
 	cadastrado bool
 	lidaEm     time.Time
 }
@@ -66,7 +66,7 @@ func NovoCache(max int) *Cache {
 }
 
 // ler returns the cached row of cidadao, if there is a fresh one.
-func (c *Cache) ler(cidadao uuid.UUID, agora time.Time) (linha store.Situacao, cadastrado, ok bool) {
+func (c *Cache) ler(cidadao uuid.UUID, agora time.Time) (linha store.SituacaoConselheiro, cadastrado, ok bool) {
 	if c == nil {
 		return linha, false, false
 	}
@@ -100,7 +100,7 @@ func (c *Cache) inicio() uint64 {
 // guardar keeps a row read from the database, unless any invalidation came
 // in since inicio: the row could then predate a commit whose notification
 // has already been handled, and would stay wrong until the TTL.
-func (c *Cache) guardar(cidadao uuid.UUID, geracao uint64, linha store.Situacao, cadastrado bool, agora time.Time) {
+func (c *Cache) guardar(cidadao uuid.UUID, geracao uint64, linha store.SituacaoConselheiro, cadastrado bool, agora time.Time) {
 	if c == nil {
 		return
 	}

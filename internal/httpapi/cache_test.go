@@ -111,19 +111,7 @@ func TestCacheSituacaoSegueOBanco(t *testing.T) {
 
 	// A draw: the assignment and the counsellor in one transaction.
 	demanda := uuid.New()
-	err := s.st.InTx(ctx, func(tx store.Tx) error {
-		if _, err := tx.InserirAtribuicao(ctx, store.InserirAtribuicaoParams{
-			ConselheiroID: cidadao, DemandaID: demanda, UnidadeCivicaID: uc, SeedPublico: strings.Repeat("ab", 32),
-			TotalElegiveis: 1, DataSorteio: agora, EventIDSorteio: uuid.New(), CategoriaID: "C1", NivelPrecedencia: 1,
-		}); err != nil {
-			return err
-		}
-		_, err := tx.DB.Exec(ctx, `UPDATE d6a.conselheiros SET status = 'ocupado' WHERE id = $1`, cidadao)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	atribuir(t, s.st, cidadao, uc, demanda, uuid.New(), strings.Repeat("ab", 32), agora)
 	got := s.situacaoAte(t, cidadao, "the draw", func(m map[string]any) bool { return m["atribuicao_ativa"] != nil })
 	if got["status"] != "ocupado" || got["atribuicao_ativa"].(map[string]any)["demanda_id"] != demanda.String() {
 		t.Fatalf("after the draw: %v", got)
@@ -162,14 +150,14 @@ func TestCacheSuspensaoVenceSemEscrita(t *testing.T) {
 	suspender(t, st, cidadao, agora.Add(time.Second))
 	ctx := context.Background()
 
-	got, err := lerSituacao(ctx, st, c, cidadao, agora)
+	got, err := lerSituacao(ctx, st.Read(), c, cidadao, agora)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if s := got.(*Situacao).Status; s != "suspenso" || miss != 1 {
 		t.Fatalf("first read: status %q, misses %d; want suspenso from the database", s, miss)
 	}
-	got, err = lerSituacao(ctx, st, c, cidadao, agora.Add(2*time.Second))
+	got, err = lerSituacao(ctx, st.Read(), c, cidadao, agora.Add(2*time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,13 +211,13 @@ func TestCacheNaoGuardaLeituraAnteriorAUmaInvalidacao(t *testing.T) {
 
 	g := c.inicio()
 	c.notificacao(b.String()) // a notification arrives while a is being read
-	c.guardar(a, g, store.Situacao{}, true, agora)
+	c.guardar(a, g, store.SituacaoConselheiro{}, true, agora)
 	if _, _, ok := c.ler(a, agora); ok {
 		t.Fatal("kept a row read before an invalidation")
 	}
 
 	g = c.inicio()
-	c.guardar(a, g, store.Situacao{}, true, agora)
+	c.guardar(a, g, store.SituacaoConselheiro{}, true, agora)
 	if _, cad, ok := c.ler(a, agora); !ok || !cad {
 		t.Fatalf("ler = %v, %v after guardar; want the row", cad, ok)
 	}
@@ -246,7 +234,7 @@ func TestCacheLimitado(t *testing.T) {
 	c := NovoCache(3)
 	c.definirAtivo(true)
 	for range 10 {
-		c.guardar(uuid.New(), c.inicio(), store.Situacao{}, false, agora)
+		c.guardar(uuid.New(), c.inicio(), store.SituacaoConselheiro{}, false, agora)
 	}
 	if n := len(c.m); n != 3 {
 		t.Fatalf("%d entries, want at most 3", n)
@@ -256,7 +244,7 @@ func TestCacheLimitado(t *testing.T) {
 	}
 	// A nil cache is a valid "no cache".
 	var nada *Cache
-	nada.guardar(uuid.New(), nada.inicio(), store.Situacao{}, true, agora)
+	nada.guardar(uuid.New(), nada.inicio(), store.SituacaoConselheiro{}, true, agora)
 	if _, _, ok := nada.ler(uuid.New(), agora); ok {
 		t.Fatal("a nil cache answered")
 	}
@@ -286,13 +274,13 @@ func TestCacheEsquecer(t *testing.T) {
 	c := NovoCache(10)
 	c.definirAtivo(true)
 	a, b := uuid.New(), uuid.New()
-	c.guardar(a, c.inicio(), store.Situacao{}, true, agora)
+	c.guardar(a, c.inicio(), store.SituacaoConselheiro{}, true, agora)
 	g := c.inicio()
 	c.Esquecer([]uuid.UUID{a})
 	if _, _, ok := c.ler(a, agora); ok {
 		t.Fatal("Esquecer kept the entry")
 	}
-	c.guardar(b, g, store.Situacao{}, true, agora)
+	c.guardar(b, g, store.SituacaoConselheiro{}, true, agora)
 	if _, _, ok := c.ler(b, agora); ok {
 		t.Fatal("kept a row read before Esquecer")
 	}

@@ -94,6 +94,7 @@ type Options struct {
 
 type api struct {
 	store   *store.Store
+	leitura Leitura
 	metrics *metrics.Metrics
 	auth    *autenticador
 	ip      ipCliente
@@ -109,7 +110,7 @@ func New(o Options) (*fiber.App, error) {
 	if o.Store == nil {
 		return nil, errors.New("httpapi: Options.Store is required")
 	}
-	a := &api{store: o.Store, metrics: o.Metrics, ready: o.Ready, now: o.Now, cache: o.Cache}
+	a := &api{store: o.Store, leitura: o.Store.Read(), metrics: o.Metrics, ready: o.Ready, now: o.Now, cache: o.Cache}
 	if a.now == nil {
 		a.now = time.Now
 	}
@@ -237,7 +238,7 @@ func (a *api) situacao(c *fiber.Ctx) error {
 	}
 	ctx, cancel := context.WithTimeout(c.UserContext(), ConsultaTimeout)
 	defer cancel()
-	out, err := lerSituacao(ctx, a.store, a.cache, cidadao, a.now())
+	out, err := lerSituacao(ctx, a.leitura, a.cache, cidadao, a.now())
 	if err != nil {
 		slog.Error("situacao: database read failed", "err", err)
 		if store.Transient(err) {

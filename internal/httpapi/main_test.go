@@ -15,6 +15,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/formigueiro/d6a/internal/apispec"
 	"github.com/formigueiro/d6a/internal/config"
@@ -158,16 +159,19 @@ func tokenHS(t testing.TB, sub uuid.UUID) string {
 	return assinar(t, jwt.SigningMethodHS256, claims(sub), []byte(segredo))
 }
 
+// The scenes below are written with plain SQL on the pool, as the
+// handlers' own writes would leave the rows: the routes under test read
+// through store's domain methods, and nothing here shares their code.
+
 // cadastrar inserts a counsellor the way the conselheiro.cadastrado handler
 // does (id = cidadao_id).
 func cadastrar(t testing.TB, st *store.Store, cidadao, uc uuid.UUID) {
 	t.Helper()
-	err := st.InTx(context.Background(), func(tx store.Tx) error {
-		return tx.InserirConselheiro(context.Background(), store.InserirConselheiroParams{
-			CidadaoID: cidadao, UnidadeCivicaID: uc, NivelAtuacao: 2, Status: "disponivel",
-			CapacitacaoConcluida: true, Agora: agora.Add(-30 * 24 * time.Hour), EventID: uuid.New(),
-		})
-	})
+	em, evento := agora.Add(-30*24*time.Hour), uuid.New()
+	_, err := st.Pool.Exec(context.Background(), `INSERT INTO d6a.conselheiros (
+		id, cidadao_id, unidade_civica_id, nivel_atuacao, status, capacitacao_concluida,
+		data_cadastro, event_id_cadastro, event_id_ultima_alteracao, atualizado_em
+	) VALUES ($1, $1, $2, 2, 'disponivel', true, $3, $4, $4, $3)`, cidadao, uc, em, evento)
 	if err != nil {
 		t.Fatalf("cadastrar: %v", err)
 	}
@@ -175,9 +179,9 @@ func cadastrar(t testing.TB, st *store.Store, cidadao, uc uuid.UUID) {
 
 func suspender(t testing.TB, st *store.Store, id uuid.UUID, ate time.Time) {
 	t.Helper()
-	_, err := st.Read().SuspenderConselheiro(context.Background(), store.SuspenderConselheiroParams{
-		Ate: &ate, EventID: uuid.New(), Agora: agora.Add(-time.Hour), ID: id,
-	})
+	_, err := st.Pool.Exec(context.Background(), `UPDATE d6a.conselheiros
+		SET status = 'suspenso', data_suspensao_ate = $2, event_id_ultima_alteracao = $3, atualizado_em = $4
+		WHERE id = $1`, id, ate, uuid.New(), agora.Add(-time.Hour))
 	if err != nil {
 		t.Fatalf("suspender: %v", err)
 	}
@@ -185,12 +189,37 @@ func suspender(t testing.TB, st *store.Store, id uuid.UUID, ate time.Time) {
 
 func pendente(t testing.TB, st *store.Store) {
 	t.Helper()
-	err := st.Read().InserirFilaPendente(context.Background(), store.InserirFilaPendenteParams{
-		DemandaID: uuid.New(), UnidadeCivicaID: uuid.New(), CategoriaID: "C1", NivelPrecedencia: 1,
-		ScoreFinal: 10, Agora: agora, EventIDOrigem: uuid.New(),
-	})
+	demanda := uuid.New()
+	_, err := st.Pool.Exec(context.Background(), `INSERT INTO d6a.fila_pendentes (
+		id, demanda_id, unidade_civica_id, categoria_id, nivel_precedencia, score_final,
+		data_entrada, event_id_origem, tentativas_sorteio
+	) VALUES (md5('d6a.fila_pendentes|' || $1::uuid::text)::uuid, $1, $2, 'C1', 1, 10, $3, $4, 1)`,
+		demanda, uuid.New(), agora, uuid.New())
 	if err != nil {
 		t.Fatalf("pendente: %v", err)
+	}
+}
+
+// atribuir is a draw's writes to the tables the situacao route reads: the
+// active assignment and the counsellor ocupado, in one transaction.
+func atribuir(t testing.TB, st *store.Store, conselheiro, uc, demanda, eventoSorteio uuid.UUID, seed string, em time.Time) {
+	t.Helper()
+	ctx := context.Background()
+	err := pgx.BeginFunc(ctx, st.Pool, func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, `INSERT INTO d6a.atribuicoes (
+			conselheiro_id, demanda_id, unidade_civica_id, seed_publico, metodo_sorteio,
+			posicao_sorteada, total_elegiveis, status, data_sorteio,
+			event_id_sorteio, score_final, categoria_id, nivel_precedencia, criado_em
+		) VALUES ($1, $2, $3, $4, 'fisher_yates', 0, 1, 'ativa', $5, $6, 0, 'C1', 1, $5)`,
+			conselheiro, demanda, uc, seed, em, eventoSorteio)
+		if err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `UPDATE d6a.conselheiros SET status = 'ocupado', data_ultima_atribuicao = $1 WHERE id = $2`, em, conselheiro)
+		return err
+	})
+	if err != nil {
+		t.Fatalf("atribuir: %v", err)
 	}
 }
 

@@ -67,6 +67,18 @@ type AtribuicaoAtiva struct {
 	EventIDSorteio  uuid.UUID `json:"event_id_sorteio"`
 }
 
+// Leitura is what the public routes read of the database through store's
+// domain methods: a citizen's situation and the log's summary (store.Tx
+// over the pool, from Store.Read).
+type Leitura interface {
+	// SituacaoDoCidadao reads the counsellor of a citizen in one
+	// snapshot; false when the citizen never registered.
+	SituacaoDoCidadao(ctx context.Context, cidadao uuid.UUID) (store.SituacaoConselheiro, bool, error)
+	// ResumoDoLog reads the latest signed checkpoint and the trigger
+	// rule's first index; false before the first checkpoint.
+	ResumoDoLog(ctx context.Context) (store.ResumoDoLog, bool, error)
+}
+
 // lerSituacao is the spec's obterSituacaoConselheiro (5.5). It answers from
 // the cache or reads the counsellor row of cidadao
 // and its active assignment in one statement, hence one snapshot: the draw
@@ -75,13 +87,13 @@ type AtribuicaoAtiva struct {
 // answer "ocupado" with no assignment, or "disponivel" with one. It
 // returns naoCadastrado or *Situacao. The status is derived from the row on
 // every request (a suspension ends by the clock, not by a write).
-func lerSituacao(ctx context.Context, st *store.Store, cache *Cache, cidadao uuid.UUID, agora time.Time) (any, error) {
+func lerSituacao(ctx context.Context, db Leitura, cache *Cache, cidadao uuid.UUID, agora time.Time) (any, error) {
 	r, found, ok := cache.ler(cidadao, agora)
 	if !ok {
 		geracao := cache.inicio()
 		var err error
-		r, err = st.Read().BuscarSituacao(ctx, cidadao)
-		if found, err = store.Found(err); err != nil {
+		r, found, err = db.SituacaoDoCidadao(ctx, cidadao)
+		if err != nil {
 			return nil, fmt.Errorf("buscar situação: %w", err)
 		}
 		cache.guardar(cidadao, geracao, r, found, agora)
@@ -92,31 +104,31 @@ func lerSituacao(ctx context.Context, st *store.Store, cache *Cache, cidadao uui
 	s := &Situacao{
 		Cadastrado:           true,
 		ConselheiroID:        r.ID,
-		UnidadeCivicaID:      r.UnidadeCivicaID,
+		UnidadeCivicaID:      r.UC,
 		NivelAtuacao:         r.NivelAtuacao,
-		Status:               elegibilidade.StatusEfetivo(r.Status, r.DataSuspensaoAte, agora),
+		Status:               elegibilidade.StatusEfetivo(r.Status, r.SuspensaoAte, agora),
 		CapacitacaoConcluida: r.CapacitacaoConcluida,
 	}
 	s.NivelProgressao = r.NivelProgressao
-	if r.TemCapacitacaoExterna {
-		s.CapacitacaoExterna = &CapacitacaoExterna{CursoID: r.CapacitacaoCursoID, ConcluidaEm: r.CapacitacaoConcluidaEm}
+	if k := r.CapacitacaoExterna; k != nil {
+		s.CapacitacaoExterna = &CapacitacaoExterna{CursoID: k.CursoID, ConcluidaEm: k.ConcluidaEm}
 	}
-	s.Vinculo.UnidadeCivicaID = r.UnidadeCivicaID
-	if r.TemVinculo {
-		v, o := r.VinculoValido, r.VinculoOrigem
-		s.Vinculo.Valido, s.Vinculo.Origem = &v, &o
+	s.Vinculo.UnidadeCivicaID = r.UC
+	if v := r.Vinculo; v != nil {
+		valido, origem := v.Valido, v.Origem
+		s.Vinculo.Valido, s.Vinculo.Origem = &valido, &origem
 	}
-	if r.DataSuspensaoAte != nil {
-		d := iso(*r.DataSuspensaoAte)
+	if r.SuspensaoAte != nil {
+		d := iso(*r.SuspensaoAte)
 		s.DataSuspensaoAte = &d
 	}
-	if r.TemAtribuicao {
+	if a := r.Atribuicao; a != nil {
 		s.AtribuicaoAtiva = &AtribuicaoAtiva{
-			DemandaID:       r.AtribuicaoDemandaID,
-			UnidadeCivicaID: r.AtribuicaoUnidadeCivicaID,
-			DataSorteio:     iso(r.AtribuicaoDataSorteio),
-			SeedPublico:     r.AtribuicaoSeedPublico,
-			EventIDSorteio:  r.AtribuicaoEventIDSorteio,
+			DemandaID:       a.DemandaID,
+			UnidadeCivicaID: a.UC,
+			DataSorteio:     iso(a.DataSorteio),
+			SeedPublico:     a.SeedPublico,
+			EventIDSorteio:  a.EventIDSorteio,
 		}
 	}
 	return s, nil

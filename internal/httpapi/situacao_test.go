@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-
-	"github.com/formigueiro/d6a/internal/store"
 )
 
 func TestSituacaoNuncaCadastrado(t *testing.T) {
@@ -70,24 +68,11 @@ func TestSituacaoDisponivel(t *testing.T) {
 func TestSituacaoOcupadoComAtribuicaoAtiva(t *testing.T) {
 	t.Parallel()
 	s := novoServidor(t, nil)
-	ctx := context.Background()
 	cidadao, uc, demanda, evento := uuid.New(), uuid.New(), uuid.New(), uuid.New()
 	cadastrar(t, s.st, cidadao, uc)
 	sorteio := time.Date(2026, 11, 28, 9, 30, 15, 120_000_000, time.FixedZone("BRT", -3*3600))
 	seed := "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
-	err := s.st.InTx(ctx, func(tx store.Tx) error {
-		if _, err := tx.InserirAtribuicao(ctx, store.InserirAtribuicaoParams{
-			ConselheiroID: cidadao, DemandaID: demanda, UnidadeCivicaID: uc, SeedPublico: seed,
-			TotalElegiveis: 1, DataSorteio: sorteio, EventIDSorteio: evento, CategoriaID: "C1", NivelPrecedencia: 1,
-		}); err != nil {
-			return err
-		}
-		_, err := tx.DB.Exec(ctx, `UPDATE d6a.conselheiros SET status = 'ocupado', data_ultima_atribuicao = $1 WHERE id = $2`, sorteio, cidadao)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	atribuir(t, s.st, cidadao, uc, demanda, evento, seed, sorteio)
 
 	r := s.situacao(t, tokenHS(t, cidadao))
 	if r.status != 200 {

@@ -12,7 +12,6 @@ import (
 	"github.com/gofiber/fiber/v2/middleware/etag"
 	"github.com/gofiber/fiber/v2/middleware/limiter"
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 	"golang.org/x/mod/sumdb/tlog"
 
 	"github.com/formigueiro/d6a/internal/estatisticas"
@@ -40,7 +39,7 @@ const (
 // transparenciaRotas registers the public, token-free read API and the
 // verifier page, behind their own per-IP limit and an ETag.
 func (a *api) transparenciaRotas(app *fiber.App, porMinuto int, chave, testemunhas string) {
-	t := &rotasTransparencia{db: a.store, verificador: chave, testemunhas: []testemunhaPublica{}}
+	t := &rotasTransparencia{db: a.store, leitura: a.leitura, verificador: chave, testemunhas: []testemunhaPublica{}}
 	if ts, err := testemunha.Analisar(testemunhas); err == nil {
 		for _, w := range ts {
 			t.testemunhas = append(t.testemunhas, testemunhaPublica{Nome: w.Nome, Chave: w.Chave})
@@ -91,6 +90,7 @@ func (t *rotasTransparencia) estatisticas(c *fiber.Ctx) error {
 
 type rotasTransparencia struct {
 	db          *store.Store
+	leitura     Leitura
 	memoria     *memoriaTiles
 	verificador string
 	testemunhas []testemunhaPublica
@@ -117,15 +117,14 @@ func (t *rotasTransparencia) resumo(c *fiber.Ctx) error {
 		// trigger (CONTRACT §4); earlier ones, the earlier rule.
 		GatilhoDesde int64 `json:"gatilho_desde"`
 	}
-	err := t.db.Pool.QueryRow(ctx, `SELECT c.tamanho, c.raiz, c.assinado_em, coalesce((SELECT desde_indice FROM d6a.transparencia_regras WHERE regra = 'gatilho'), 0)
-		FROM d6a.transparencia_checkpoints c ORDER BY c.tamanho DESC LIMIT 1`).
-		Scan(&out.Tamanho, &out.Raiz, &out.AssinadoEm, &out.GatilhoDesde)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return fiber.NewError(fiber.StatusNotFound, "nenhum checkpoint assinado ainda (nenhum sorteio registrado)")
-	}
+	r, achou, err := t.leitura.ResumoDoLog(ctx)
 	if err != nil {
 		return falhaLeitura(err)
 	}
+	if !achou {
+		return fiber.NewError(fiber.StatusNotFound, "nenhum checkpoint assinado ainda (nenhum sorteio registrado)")
+	}
+	out.Tamanho, out.Raiz, out.AssinadoEm, out.GatilhoDesde = r.Tamanho, r.Raiz, r.AssinadoEm, r.GatilhoDesde
 	out.AssinadoEm = out.AssinadoEm.UTC()
 	return c.JSON(out)
 }

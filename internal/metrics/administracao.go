@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -110,16 +111,16 @@ func (o *operacao) Collect(ch chan<- prometheus.Metric) {
 // StoreFonteOperacao reads the operation gauges from the database at the
 // time now gives.
 func StoreFonteOperacao(st *store.Store, now func() time.Time) FonteOperacao {
-	return storeOperacao{st: st, now: now}
+	return storeOperacao{db: st.Read(), now: now}
 }
 
 type storeOperacao struct {
-	st  *store.Store
+	db  Leitura
 	now func() time.Time
 }
 
 func (s storeOperacao) Fila(ctx context.Context) (ResumoFila, error) {
-	r, err := s.st.Read().ResumoFila(ctx, s.now())
+	r, err := s.db.FilaPorIdade(ctx, s.now())
 	if err != nil {
 		return ResumoFila{}, err
 	}
@@ -127,34 +128,38 @@ func (s storeOperacao) Fila(ctx context.Context) (ResumoFila, error) {
 		PorFaixa: map[string]int64{
 			"ate_1h": r.Ate1h, "1h_24h": r.De1hA24h, "24h_72h": r.De24hA72h, "72h_7d": r.De72hA7d, "mais_7d": r.MaisDe7d,
 		},
-		MaisAntiga: time.Duration(r.MaisAntigaSegundos * float64(time.Second)),
+		MaisAntiga: r.MaisAntiga,
 	}, nil
 }
 
 func (s storeOperacao) OcupadosSemInicio(ctx context.Context) (int64, error) {
-	p, err := s.st.Read().ParametrosVigentes(ctx)
+	p, err := s.parametros(ctx)
 	if err != nil {
 		return 0, err
 	}
-	return s.st.Read().ContarAtivasSemInicio(ctx, s.now().Add(-time.Duration(p.TimeoutRespostaHoras)*time.Hour))
+	return s.db.TotalAtivasSemInicio(ctx, s.now().Add(-time.Duration(p.TimeoutRespostaHoras)*time.Hour))
 }
 
 func (s storeOperacao) AcoesPorTipo(ctx context.Context) (map[string]int64, error) {
-	rows, err := s.st.Read().ContarAcoesPorTipo(ctx)
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[string]int64, len(rows))
-	for _, r := range rows {
-		out[r.Acao] = r.Total
-	}
-	return out, nil
+	return s.db.TotalAcoesPorTipo(ctx)
 }
 
 func (s storeOperacao) VersaoParametros(ctx context.Context) (int64, error) {
-	p, err := s.st.Read().ParametrosVigentes(ctx)
+	p, err := s.parametros(ctx)
 	if err != nil {
 		return 0, err
 	}
 	return int64(p.Versao), nil
+}
+
+// errSemParametros: d6a.config is empty until the boot seeds version 1;
+// the gauges that need it are skipped.
+var errSemParametros = errors.New("d6a.config vazia (boot não concluído)")
+
+func (s storeOperacao) parametros(ctx context.Context) (store.VersaoParametros, error) {
+	p, achou, err := s.db.VersaoVigente(ctx)
+	if err == nil && !achou {
+		err = errSemParametros
+	}
+	return p, err
 }

@@ -377,35 +377,42 @@ func skip(gauge string, err error) {
 	slog.Debug("metrics: gauge skipped", "gauge", gauge, "err", err)
 }
 
+// Leitura is what the gauges read of the database, through store's domain
+// methods (store.Tx over the pool, from Store.Read).
+type Leitura interface {
+	TotalPendentes(ctx context.Context) (int64, error)
+	TotalConselheirosPorStatus(ctx context.Context) (map[string]int64, error)
+	TotalOutboxPendentes(ctx context.Context) (int64, error)
+	// FilaPorIdade is the pending queue by age at agora.
+	FilaPorIdade(ctx context.Context, agora time.Time) (store.FilaPorIdade, error)
+	TotalAtivasSemInicio(ctx context.Context, antesDe time.Time) (int64, error)
+	TotalAcoesPorTipo(ctx context.Context) (map[string]int64, error)
+	// VersaoVigente is the version of d6a.config in force; none before
+	// the boot seeds version 1.
+	VersaoVigente(ctx context.Context) (store.VersaoParametros, bool, error)
+}
+
 // StoreFonte reads the gauges from the database; lag, when not nil, reads
 // the consumer lag from the bus (nil leaves d6a_consumer_lag out).
 func StoreFonte(st *store.Store, lag func(ctx context.Context) (map[string]uint64, error)) Fonte {
-	return storeFonte{st: st, lag: lag}
+	return storeFonte{db: st.Read(), lag: lag}
 }
 
 type storeFonte struct {
-	st  *store.Store
+	db  Leitura
 	lag func(ctx context.Context) (map[string]uint64, error)
 }
 
 func (s storeFonte) Pendentes(ctx context.Context) (int64, error) {
-	return s.st.Read().ContarPendentes(ctx)
+	return s.db.TotalPendentes(ctx)
 }
 
 func (s storeFonte) ConselheirosPorStatus(ctx context.Context) (map[string]int64, error) {
-	rows, err := s.st.Read().ContarConselheirosPorStatus(ctx)
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[string]int64, len(rows))
-	for _, r := range rows {
-		out[r.Status] = r.Total
-	}
-	return out, nil
+	return s.db.TotalConselheirosPorStatus(ctx)
 }
 
 func (s storeFonte) OutboxPendentes(ctx context.Context) (int64, error) {
-	return s.st.Read().ContarOutboxPendentes(ctx)
+	return s.db.TotalOutboxPendentes(ctx)
 }
 
 func (s storeFonte) ConsumerLag(ctx context.Context) (map[string]uint64, error) {

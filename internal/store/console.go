@@ -22,10 +22,22 @@ func (t Tx) MarcarInativo(ctx context.Context, conselheiro, eventID uuid.UUID, a
 }
 
 // AtribuicaoDoSorteio is an assignment, whatever its status, read by its
-// draw's event id.
+// draw's event id, with what the draw wrote of itself (the verifier,
+// verificar/banco, checks it against the audit record).
 type AtribuicaoDoSorteio struct {
 	AtribuicaoVigente
-	Status string
+	Status                          string
+	SeedPublico, MetodoSorteio      string
+	PosicaoSorteada, TotalElegiveis int32
+	ListaElegiveisHash              *string
+}
+
+func doSorteio(a dbsqlc.D6aAtribuico) AtribuicaoDoSorteio {
+	return AtribuicaoDoSorteio{
+		AtribuicaoVigente: vigenteDe(a), Status: a.Status,
+		SeedPublico: a.SeedPublico, MetodoSorteio: a.MetodoSorteio,
+		PosicaoSorteada: a.PosicaoSorteada, TotalElegiveis: a.TotalElegiveis, ListaElegiveisHash: a.ListaElegiveisHash,
+	}
 }
 
 // AtribuicaoPorSorteio reads the assignment of the draw eventIDSorteio.
@@ -34,7 +46,7 @@ func (t Tx) AtribuicaoPorSorteio(ctx context.Context, eventIDSorteio uuid.UUID) 
 	if achou, err := Found(err); !achou || err != nil {
 		return AtribuicaoDoSorteio{}, false, err
 	}
-	return AtribuicaoDoSorteio{AtribuicaoVigente: vigenteDe(a), Status: a.Status}, true, nil
+	return doSorteio(a), true, nil
 }
 
 // TentativasNaFila reads how many draws a pending demand has had, and

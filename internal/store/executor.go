@@ -452,7 +452,7 @@ func (t Tx) UltimaAtribuicaoDoPar(ctx context.Context, conselheiro, demanda uuid
 	if achou, err := Found(err); !achou || err != nil {
 		return AtribuicaoDoSorteio{}, false, err
 	}
-	return AtribuicaoDoSorteio{AtribuicaoVigente: vigenteDe(a), Status: a.Status}, true, nil
+	return doSorteio(a), true, nil
 }
 
 // AnotarInicio records when an assignment started

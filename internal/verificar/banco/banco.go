@@ -30,7 +30,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/formigueiro/d6a/internal/evento"
 	"github.com/formigueiro/d6a/internal/sorteio"
@@ -42,6 +41,18 @@ import (
 // (*bus.Bus).MsgPorSequencia satisfies it.
 type Barramento interface {
 	MsgPorSequencia(ctx context.Context, seq uint64) (data []byte, subject string, t time.Time, err error)
+}
+
+// Banco is what the verifier reads of the database, through store's
+// domain methods (store.Tx over the pool, from Store.Read).
+type Banco interface {
+	AuditoriaPorSorteio(ctx context.Context, eventIDSorteio uuid.UUID) (store.AuditoriaDoSorteio, bool, error)
+	AtribuicaoPorSorteio(ctx context.Context, eventIDSorteio uuid.UUID) (store.AtribuicaoDoSorteio, bool, error)
+	// OutboxPorEvento reads the queued event, here conselheiro.sorteado.
+	OutboxPorEvento(ctx context.Context, eventID uuid.UUID) (store.EventoNoOutbox, bool, error)
+	// SegueGatilho: the draw's record was logged under the trigger's rule
+	// (CONTRACT §4).
+	SegueGatilho(ctx context.Context, eventIDSorteio uuid.UUID) (bool, error)
 }
 
 // FolgaPadrao is the clock skew allowed between D-6a's clock (T) and the
@@ -155,9 +166,9 @@ func (r Relatorio) String() string {
 // *Divergencia for the first disagreement, ErrNaoEncontrado when there is
 // no such draw, or another error when the database cannot be read.
 func Verificar(ctx context.Context, st *store.Store, eventID uuid.UUID, o Opcoes) (Relatorio, error) {
-	q := st.Read()
-	aud, err := q.BuscarAuditoria(ctx, eventID)
-	if achou, err := store.Found(err); err != nil {
+	var q Banco = st.Read()
+	aud, achou, err := q.AuditoriaPorSorteio(ctx, eventID)
+	if err != nil {
 		return Relatorio{}, fmt.Errorf("reading d6a.auditoria_sorteios: %w", err)
 	} else if !achou {
 		return Relatorio{}, fmt.Errorf("%w: event_id_sorteio %s is not in d6a.auditoria_sorteios", ErrNaoEncontrado, eventID)
@@ -174,8 +185,8 @@ func Verificar(ctx context.Context, st *store.Store, eventID uuid.UUID, o Opcoes
 	}
 
 	// 3: the assignment row.
-	at, err := q.BuscarAtribuicaoPorEventIdSorteio(ctx, eventID)
-	if achou, err := store.Found(err); err != nil {
+	at, achou, err := q.AtribuicaoPorSorteio(ctx, eventID)
+	if err != nil {
 		return rel, fmt.Errorf("reading d6a.atribuicoes: %w", err)
 	} else if !achou {
 		return rel, divergencia("atribuicao", "no row with event_id_sorteio "+eventID.String(), "the assignment of the draw")
@@ -185,8 +196,8 @@ func Verificar(ctx context.Context, st *store.Store, eventID uuid.UUID, o Opcoes
 	}
 
 	// 4: the published event, as queued in the outbox.
-	ob, err := q.BuscarOutboxPorEventId(ctx, eventID)
-	if achou, err := store.Found(err); err != nil {
+	ob, achou, err := q.OutboxPorEvento(ctx, eventID)
+	if err != nil {
 		return rel, fmt.Errorf("reading d6a.outbox: %w", err)
 	} else if !achou {
 		return rel, divergencia("outbox", "no conselheiro.sorteado with event_id "+eventID.String(), "the published event of the draw")
@@ -197,10 +208,8 @@ func Verificar(ctx context.Context, st *store.Store, eventID uuid.UUID, o Opcoes
 
 	// 5: the bus. A draw logged under the trigger's rule (CONTRACT §4) is
 	// checked exactly against its trigger; an earlier one by its window.
-	var gatilho bool
-	err = st.Pool.QueryRow(ctx, `SELECT r.indice >= g.desde_indice FROM d6a.transparencia_registros r, d6a.transparencia_regras g
-		WHERE r.event_id_sorteio = $1 AND g.regra = 'gatilho'`, eventID).Scan(&gatilho)
-	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+	gatilho, err := q.SegueGatilho(ctx, eventID)
+	if err != nil {
 		return rel, fmt.Errorf("reading d6a.transparencia_regras: %w", err)
 	}
 	if gatilho && aud.BaseSequence != nil {
@@ -230,7 +239,7 @@ func Verificar(ctx context.Context, st *store.Store, eventID uuid.UUID, o Opcoes
 }
 
 // conferirAuditoria is docs §3.1 (the audit's own part) and §3.2–3.5.
-func conferirAuditoria(aud store.Auditoria) (time.Time, error) {
+func conferirAuditoria(aud store.AuditoriaDoSorteio) (time.Time, error) {
 	T, err := sorteio.ParseTimestamp(aud.TimestampSorteio)
 	if err != nil {
 		return T, divergencia("auditoria.timestamp_sorteio", aud.TimestampSorteio, "YYYY-MM-DDTHH:MM:SS.mmmZ")
@@ -283,7 +292,7 @@ func conferirAuditoria(aud store.Auditoria) (time.Time, error) {
 }
 
 // conferirAtribuicao: the assignment row agrees with the audit.
-func conferirAtribuicao(aud store.Auditoria, at store.Atribuicao, T time.Time) error {
+func conferirAtribuicao(aud store.AuditoriaDoSorteio, at store.AtribuicaoDoSorteio, T time.Time) error {
 	hash := ""
 	if at.ListaElegiveisHash != nil {
 		hash = *at.ListaElegiveisHash
@@ -295,7 +304,7 @@ func conferirAtribuicao(aud store.Auditoria, at store.Atribuicao, T time.Time) e
 		{"id", at.ID, aud.AtribuicaoID},
 		{"conselheiro_id", at.ConselheiroID, aud.Selecionado},
 		{"demanda_id", at.DemandaID, aud.DemandaID},
-		{"unidade_civica_id", at.UnidadeCivicaID, aud.UnidadeCivicaID},
+		{"unidade_civica_id", at.UC, aud.UC},
 		{"seed_publico", at.SeedPublico, aud.Seed},
 		{"lista_elegiveis_hash", hash, aud.ListaElegiveisHash},
 		{"total_elegiveis", at.TotalElegiveis, len(aud.ElegiveisEntrada)},
@@ -329,7 +338,7 @@ type envelopeSorteado struct {
 
 // conferirEnvelope is docs §3.1: the event against the audit record. fonte
 // names where the bytes came from ("outbox" or "barramento.sorteado").
-func conferirEnvelope(aud store.Auditoria, data []byte, fonte string) error {
+func conferirEnvelope(aud store.AuditoriaDoSorteio, data []byte, fonte string) error {
 	var env envelopeSorteado
 	if err := json.Unmarshal(data, &env); err != nil {
 		return divergencia(fonte, "an envelope that is not JSON ("+err.Error()+")", "the conselheiro.sorteado envelope")
@@ -348,7 +357,7 @@ func conferirEnvelope(aud store.Auditoria, data []byte, fonte string) error {
 		{"timestamp", env.Timestamp, aud.TimestampSorteio},
 		{"payload.conselheiro_id", pl["conselheiro_id"], aud.Selecionado.String()},
 		{"payload.demanda_id", pl["demanda_id"], aud.DemandaID.String()},
-		{"payload.unidade_civica_id", pl["unidade_civica_id"], aud.UnidadeCivicaID.String()},
+		{"payload.unidade_civica_id", pl["unidade_civica_id"], aud.UC.String()},
 		{"payload.metodo_sorteio", pl["metodo_sorteio"], sorteio.Metodo},
 		{"payload.seed_publico", pl["seed_publico"], aud.Seed},
 		{"payload.lista_elegiveis_hash", pl["lista_elegiveis_hash"], aud.ListaElegiveisHash},
@@ -367,7 +376,7 @@ func conferirEnvelope(aud store.Auditoria, data []byte, fonte string) error {
 // conferirJanela is docs §3.7: the base is a real bus event and
 // t0 ≤ T ≤ t1 within the allowed skew. Without a bus (or when it does not
 // answer) the check is skipped with NotaSemBarramento.
-func conferirJanela(ctx context.Context, aud store.Auditoria, ob store.Outbox, T time.Time, o Opcoes, rel *Relatorio) error {
+func conferirJanela(ctx context.Context, aud store.AuditoriaDoSorteio, ob store.EventoNoOutbox, T time.Time, o Opcoes, rel *Relatorio) error {
 	if o.Barramento == nil {
 		rel.Notas = append(rel.Notas, NotaSemBarramento)
 		return nil

@@ -62,14 +62,7 @@ func novoSorteio(t *testing.T, b atribuicao.Barramento, n int) *sorteioReal {
 	if _, err := st.Pool.Exec(ctx, `INSERT INTO core.uc_polygons (id, parent_uc_id) VALUES ($1, NULL), ($2, $1)`, cidade, bairro); err != nil {
 		t.Fatal(err)
 	}
-	for range n {
-		if err := st.Read().InserirConselheiro(ctx, store.InserirConselheiroParams{
-			CidadaoID: uuid.New(), UnidadeCivicaID: cidade, NivelAtuacao: 1, Status: "disponivel",
-			CapacitacaoConcluida: true, Agora: agora.Add(-time.Hour), EventID: uuid.New(),
-		}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	cadastrar(t, st, cidade, n, agora.Add(-time.Hour))
 	base := uuid.NewString()
 	if b == nil {
 		b = baseFixa{id: base}
@@ -93,6 +86,22 @@ func novoSorteio(t *testing.T, b atribuicao.Barramento, n int) *sorteioReal {
 	return &sorteioReal{ctx: ctx, st: st, base: base, r: r}
 }
 
+// cadastrar registers n available, trained counsellors at uc, as the
+// conselheiro.cadastrado handler writes them (id = cidadao_id), in plain
+// SQL: the verifier under test reads through store's domain methods.
+func cadastrar(t *testing.T, st *store.Store, uc uuid.UUID, n int, em time.Time) {
+	t.Helper()
+	for range n {
+		id, evento := uuid.New(), uuid.New()
+		if _, err := st.Pool.Exec(context.Background(), `INSERT INTO d6a.conselheiros (
+			id, cidadao_id, unidade_civica_id, nivel_atuacao, status, capacitacao_concluida,
+			data_cadastro, event_id_cadastro, event_id_ultima_alteracao, atualizado_em
+		) VALUES ($1, $1, $2, 1, 'disponivel', true, $3, $4, $4, $3)`, id, uc, em, evento); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 func (s *sorteioReal) exec(t *testing.T, sql string, args ...any) {
 	t.Helper()
 	tag, err := s.st.Pool.Exec(s.ctx, sql, args...)
@@ -112,9 +121,9 @@ func (s *sorteioReal) publicar(t *testing.T) {
 
 func (s *sorteioReal) envelope(t *testing.T) []byte {
 	t.Helper()
-	o, err := s.st.Read().BuscarOutboxPorEventId(s.ctx, s.r.EventIDSorteio)
-	if err != nil {
-		t.Fatal(err)
+	o, achou, err := s.st.Read().OutboxPorEvento(s.ctx, s.r.EventIDSorteio)
+	if err != nil || !achou {
+		t.Fatalf("the draw's outbox row: %v, %v", achou, err)
 	}
 	return o.Envelope
 }
@@ -393,4 +402,32 @@ func TestJanelaDeTempo(t *testing.T) {
 		_, err = s.verificar(banco.Opcoes{Barramento: b})
 		divergencia(t, err, "auditoria.base_sequence")
 	})
+}
+
+// The rule a draw was logged under (CONTRACT §4) is read from
+// d6a.transparencia_regras against the draw's index in the log: at or past
+// desde_indice, the trigger's; before it, or without the rule's row, the
+// earlier window's.
+func TestRegraDoGatilho(t *testing.T) {
+	t.Parallel()
+	s := novoSorteio(t, nil, 2) // desde_indice past the draw
+	gatilho := func(quando string) bool {
+		t.Helper()
+		rel, err := s.verificar(banco.Opcoes{})
+		if err != nil {
+			t.Fatalf("%s: %v", quando, err)
+		}
+		return rel.Gatilho
+	}
+	if gatilho("before desde_indice") {
+		t.Error("a draw logged before desde_indice verified under the trigger's rule")
+	}
+	s.exec(t, `UPDATE d6a.transparencia_regras SET desde_indice = 0 WHERE regra = 'gatilho'`)
+	if !gatilho("at desde_indice") {
+		t.Error("a draw logged at desde_indice not verified under the trigger's rule")
+	}
+	s.exec(t, `DELETE FROM d6a.transparencia_regras WHERE regra = 'gatilho'`)
+	if gatilho("without the rule") {
+		t.Error("without the rule's row, the draw verified under the trigger's rule")
+	}
 }

@@ -60,14 +60,7 @@ func TestCLIEventIDPontaAPonta(t *testing.T) {
 	if _, err := st.Pool.Exec(ctx, `INSERT INTO core.uc_polygons (id, parent_uc_id) VALUES ($1, NULL)`, uc); err != nil {
 		t.Fatal(err)
 	}
-	for range 5 {
-		if err := st.Read().InserirConselheiro(ctx, store.InserirConselheiroParams{
-			CidadaoID: uuid.New(), UnidadeCivicaID: uc, NivelAtuacao: 1, Status: "disponivel",
-			CapacitacaoConcluida: true, Agora: time.Now().Add(-time.Hour), EventID: uuid.New(),
-		}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	cadastrar(t, st, uc, 5, time.Now().Add(-time.Hour))
 	hier := hierarquia.New(st.CarregarHierarquia, time.Hour, nil)
 	svc := atribuicao.New(atribuicao.Options{
 		Store: st, Hierarquia: hier, Entradas: entradas.New(hier), Barramento: b, SubjectPrefix: "eventos",
