@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/formigueiro/d6a/internal/store"
 )
 
 func TestSituacaoNuncaCadastrado(t *testing.T) {
