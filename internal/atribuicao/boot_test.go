@@ -49,17 +49,14 @@ func TestT19_FilaPendentesFIFO(t *testing.T) {
 	if err := boot(a); err != nil {
 		t.Fatal(err)
 	}
-	at, err := a.St.Read().BuscarAtribuicaoAtivaPorDemanda(a.Ctx, mais)
-	if err != nil {
+	at, achou, err := a.St.Read().AtribuicaoAtivaDaDemanda(a.Ctx, mais)
+	if err != nil || !achou {
 		t.Fatalf("oldest pending demand not drawn: %v", err)
 	}
-	if at.ConselheiroID != novo || at.CategoriaID != "EDU" || at.NivelPrecedencia != 3 || at.ScoreFinal != 10.5 || !atribuicaotest.MesmoUUID(at.GrupoID, &grupo) {
+	if d := at.Demanda; at.ConselheiroID != novo || d.CategoriaID != "EDU" || d.NivelPrecedencia != 3 || d.ScoreFinal != 10.5 || !atribuicaotest.MesmoUUID(d.GrupoID, &grupo) {
 		t.Errorf("assignment %+v: wrong counsellor or lost the pending snapshot", at)
 	}
-	aud, err := a.St.Read().BuscarAuditoria(a.Ctx, at.EventIDSorteio)
-	if err != nil {
-		t.Fatal(err)
-	}
+	aud := a.Auditoria(at.EventIDSorteio)
 	atribuicaotest.VerificarAuditoria(t, aud)
 	if aud.Degrau != cidade {
 		t.Errorf("degrau %s, want the city", aud.Degrau)

@@ -156,18 +156,15 @@ func (c *cenarioConcorrente) conferir(t *testing.T, a *atribuicaotest.Ambiente, 
 	if n := len(a.Outbox("sorteio.sem_candidatos", "")); n != len(c.pedidos)-want {
 		t.Errorf("%d sorteio.sem_candidatos queued, want %d", n, len(c.pedidos)-want)
 	}
-	auds, err := a.St.Read().ListarAuditorias(a.Ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	auds := a.Auditorias()
 	if len(auds) != want {
 		t.Errorf("%d audit rows, want %d", len(auds), want)
 	}
 	for _, aud := range auds {
 		atribuicaotest.VerificarAuditoria(t, aud)
-		at, err := a.St.Read().BuscarAtribuicaoPorEventIdSorteio(a.Ctx, aud.EventIDSorteio)
-		if err != nil || at.ConselheiroID != aud.Selecionado || int(at.TotalElegiveis) != len(aud.ElegiveisEntrada) {
-			t.Errorf("audit %s does not match its assignment (%v)", aud.EventIDSorteio, err)
+		at := a.Atribuicao(aud.EventIDSorteio)
+		if at.ConselheiroID != aud.Selecionado || int(at.TotalElegiveis) != len(aud.ElegiveisEntrada) {
+			t.Errorf("audit %s does not match its assignment", aud.EventIDSorteio)
 		}
 	}
 }

@@ -30,10 +30,7 @@ func ids(us ...uuid.UUID) []string {
 // entradaAuditada is the input list audited for the draw of r.
 func entradaAuditada(a *atribuicaotest.Ambiente, r atribuicao.Resultado) []string {
 	a.T.Helper()
-	aud, err := a.St.Read().BuscarAuditoria(a.Ctx, r.EventIDSorteio)
-	if err != nil {
-		a.T.Fatal(err)
-	}
+	aud := a.Auditoria(r.EventIDSorteio)
 	return aud.ElegiveisEntrada
 }
 
@@ -63,10 +60,7 @@ func TestT1_SorteioComSucesso(t *testing.T) {
 	if r.TotalElegiveis != 5 || r.Degrau != uc || len(r.Cadeia) != 1 || r.Cadeia[0] != uc {
 		t.Errorf("total/degrau/cadeia = %d/%s/%v", r.TotalElegiveis, r.Degrau, r.Cadeia)
 	}
-	aud, err := a.St.Read().BuscarAuditoria(a.Ctx, r.EventIDSorteio)
-	if err != nil {
-		t.Fatal(err)
-	}
+	aud := a.Auditoria(r.EventIDSorteio)
 	if aud.Base != atribuicaotest.BaseFixa || aud.BaseFallback || aud.BaseSequence == nil || *aud.BaseSequence != atribuicaotest.SeqFixa ||
 		aud.TimestampSorteio != T || aud.Excluido != nil {
 		t.Errorf("audit base/fallback/sequence/T/excluido = %q/%v/%v/%q/%v", aud.Base, aud.BaseFallback, aud.BaseSequence, aud.TimestampSorteio, aud.Excluido)
@@ -114,10 +108,7 @@ func TestSemBaseNaoHaSorteio(t *testing.T) {
 	}
 	b.Ligar(atribuicaotest.BarramentoFixo{ID: atribuicaotest.BaseFixa, Seq: atribuicaotest.SeqFixa})
 	r := a.SortearComSucesso(p)
-	aud, err := a.St.Read().BuscarAuditoria(a.Ctx, r.EventIDSorteio)
-	if err != nil {
-		t.Fatal(err)
-	}
+	aud := a.Auditoria(r.EventIDSorteio)
 	if aud.Base != atribuicaotest.BaseFixa || aud.BaseFallback || aud.BaseSequence == nil || *aud.BaseSequence != atribuicaotest.SeqFixa {
 		t.Errorf("base %q fallback %v sequence %v; want %s, false, %d", aud.Base, aud.BaseFallback, aud.BaseSequence, atribuicaotest.BaseFixa, atribuicaotest.SeqFixa)
 	}
@@ -513,10 +504,11 @@ func TestResorteioAposRecusaExcluiRecusante(t *testing.T) {
 		outro = y
 	}
 	recusar(a, p, r.ConselheiroID)
-	at, err := a.St.Read().BuscarAtribuicaoAtivaPorDemanda(a.Ctx, p.DemandaID)
-	if err != nil {
+	ativa, achou, err := a.St.Read().AtribuicaoAtivaDaDemanda(a.Ctx, p.DemandaID)
+	if err != nil || !achou {
 		t.Fatalf("no active assignment after the re-draw: %v", err)
 	}
+	at := a.Atribuicao(ativa.EventIDSorteio)
 	if at.ConselheiroID != outro || at.TotalElegiveis != 1 {
 		t.Errorf("re-draw gave %s of %d, want %s of 1", at.ConselheiroID, at.TotalElegiveis, outro)
 	}

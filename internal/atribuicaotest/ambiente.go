@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/formigueiro/d6a/internal/atribuicao"
 	"github.com/formigueiro/d6a/internal/elegibilidade"
@@ -235,9 +236,9 @@ func (a *Ambiente) Conselheiro(uc uuid.UUID, opts ...ConselheiroOpcao) uuid.UUID
 			}
 		}
 		if spec.ocupado {
-			_, err := tx.InserirAtribuicao(a.Ctx, store.InserirAtribuicaoParams{
-				ConselheiroID: id, DemandaID: uuid.New(), UnidadeCivicaID: uc, SeedPublico: "anterior",
-				PosicaoSorteada: 0, TotalElegiveis: 1, DataSorteio: agora, EventIDSorteio: uuid.New(),
+			_, err := tx.RecriarAtribuicao(a.Ctx, store.SorteioReconciliado{
+				ConselheiroID: id, DemandaID: uuid.New(), UC: uc, Seed: "anterior",
+				Posicao: 0, Total: 1, Quando: agora, EventID: uuid.New(),
 				CategoriaID: "X", NivelPrecedencia: 1,
 			})
 			return err
@@ -316,9 +317,62 @@ func (a *Ambiente) Pendente(demanda uuid.UUID) (store.Pendente, bool) {
 	return p, achou
 }
 
+// Auditoria reads the audit record of the draw eventIDSorteio; the test
+// fails without one.
+func (a *Ambiente) Auditoria(eventIDSorteio uuid.UUID) store.AuditoriaDoSorteio {
+	a.T.Helper()
+	aud, achou, err := a.St.Read().AuditoriaPorSorteio(a.Ctx, eventIDSorteio)
+	if err != nil || !achou {
+		a.T.Fatalf("audit of %s: %v (found %v)", eventIDSorteio, err, achou)
+	}
+	return aud
+}
+
+// Auditorias reads every audit record, by event id.
+func (a *Ambiente) Auditorias() []store.AuditoriaDoSorteio {
+	a.T.Helper()
+	rows, err := a.St.Pool.Query(a.Ctx, `SELECT event_id_sorteio FROM d6a.auditoria_sorteios ORDER BY event_id_sorteio`)
+	if err != nil {
+		a.T.Fatal(err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+	if err != nil {
+		a.T.Fatal(err)
+	}
+	out := make([]store.AuditoriaDoSorteio, len(ids))
+	for i, id := range ids {
+		out[i] = a.Auditoria(id)
+	}
+	return out
+}
+
+// Atribuicao reads the assignment of the draw eventIDSorteio; the test
+// fails without one.
+func (a *Ambiente) Atribuicao(eventIDSorteio uuid.UUID) store.AtribuicaoDoSorteio {
+	a.T.Helper()
+	at, achou, err := a.St.Read().AtribuicaoPorSorteio(a.Ctx, eventIDSorteio)
+	if err != nil || !achou {
+		a.T.Fatalf("assignment of %s: %v (found %v)", eventIDSorteio, err, achou)
+	}
+	return at
+}
+
+// LinhaOutbox is an outbox row as the tests read it.
+type LinhaOutbox struct {
+	ID           int64
+	EventID      uuid.UUID
+	Tipo         string
+	Subject      string
+	CorrelacaoID *string
+	Envelope     []byte
+	CriadoEm     time.Time
+	PublicadoEm  *time.Time
+	Sequence     *int64
+}
+
 // Outbox returns the outbox rows of tipo whose correlacao_id is correlacao
 // (every row of tipo when correlacao is empty), oldest first.
-func (a *Ambiente) Outbox(tipo, correlacao string) []store.Outbox {
+func (a *Ambiente) Outbox(tipo, correlacao string) []LinhaOutbox {
 	a.T.Helper()
 	rows, err := a.St.Pool.Query(a.Ctx, `SELECT id, event_id, tipo, subject, correlacao_id, envelope, criado_em, publicado_em, sequence
 		FROM d6a.outbox WHERE tipo = $1 AND ($2 = '' OR correlacao_id = $2) ORDER BY id`, tipo, correlacao)
@@ -326,9 +380,9 @@ func (a *Ambiente) Outbox(tipo, correlacao string) []store.Outbox {
 		a.T.Fatal(err)
 	}
 	defer rows.Close()
-	var out []store.Outbox
+	var out []LinhaOutbox
 	for rows.Next() {
-		var o store.Outbox
+		var o LinhaOutbox
 		if err := rows.Scan(&o.ID, &o.EventID, &o.Tipo, &o.Subject, &o.CorrelacaoID, &o.Envelope, &o.CriadoEm, &o.PublicadoEm, &o.Sequence); err != nil {
 			a.T.Fatal(err)
 		}
@@ -353,7 +407,7 @@ func (a *Ambiente) Contar(sql string, args ...any) int {
 // EnvelopePublicado decodes an outbox envelope and checks the fixed fields
 // of CONTRACT §3: exactly seven, origem D-6a, versao_schema 1.0.0, the tipo,
 // the event_id of the row, T-format timestamp.
-func EnvelopePublicado(t *testing.T, o store.Outbox, tipo string) (map[string]any, map[string]any) {
+func EnvelopePublicado(t *testing.T, o LinhaOutbox, tipo string) (map[string]any, map[string]any) {
 	t.Helper()
 	var env map[string]any
 	if err := json.Unmarshal(o.Envelope, &env); err != nil {
@@ -402,21 +456,18 @@ func EnvelopePublicado(t *testing.T, o store.Outbox, tipo string) (map[string]an
 func (a *Ambiente) ConferirSorteio(p atribuicao.Pedido, r atribuicao.Resultado) {
 	t := a.T
 	t.Helper()
-	at, err := a.St.Read().BuscarAtribuicaoPorEventIdSorteio(a.Ctx, r.EventIDSorteio)
-	if err != nil {
-		t.Fatalf("assignment of event %s: %v", r.EventIDSorteio, err)
-	}
+	at := a.Atribuicao(r.EventIDSorteio)
 	if at.Status != atribuicao.AtribuicaoAtiva || at.ConselheiroID != r.ConselheiroID || at.DemandaID != p.DemandaID ||
-		at.UnidadeCivicaID != p.UC || at.SeedPublico != r.Seed || at.PosicaoSorteada != 0 ||
+		at.UC != p.UC || at.SeedPublico != r.Seed || at.PosicaoSorteada != 0 ||
 		int(at.TotalElegiveis) != r.TotalElegiveis || at.ListaElegiveisHash == nil || *at.ListaElegiveisHash != r.ListaHash ||
 		at.MetodoSorteio != "fisher_yates" {
 		t.Errorf("assignment row %+v does not match result %+v", at, r)
 	}
 	// spec 2.3: the demand's snapshot is kept on the assignment (T34 re-draws from it).
-	if at.ScoreFinal != p.Dados.ScoreFinal || at.CategoriaID != p.Dados.CategoriaID ||
-		at.NivelPrecedencia != p.Dados.NivelPrecedencia || !MesmoUUID(at.GrupoID, p.Dados.GrupoID) {
+	if d := at.Demanda; d.ScoreFinal != p.Dados.ScoreFinal || d.CategoriaID != p.Dados.CategoriaID ||
+		d.NivelPrecedencia != p.Dados.NivelPrecedencia || !MesmoUUID(d.GrupoID, p.Dados.GrupoID) {
 		t.Errorf("assignment snapshot score/categoria/nivel/grupo = %v/%q/%d/%v, want %v/%q/%d/%v",
-			at.ScoreFinal, at.CategoriaID, at.NivelPrecedencia, at.GrupoID,
+			d.ScoreFinal, d.CategoriaID, d.NivelPrecedencia, d.GrupoID,
 			p.Dados.ScoreFinal, p.Dados.CategoriaID, p.Dados.NivelPrecedencia, p.Dados.GrupoID)
 	}
 
@@ -428,11 +479,8 @@ func (a *Ambiente) ConferirSorteio(p atribuicao.Pedido, r atribuicao.Resultado) 
 		t.Errorf("data_ultima_atribuicao %v != data_sorteio %v", c.DataUltimaAtribuicao, at.DataSorteio)
 	}
 
-	aud, err := a.St.Read().BuscarAuditoria(a.Ctx, r.EventIDSorteio)
-	if err != nil {
-		t.Fatalf("audit of %s: %v", r.EventIDSorteio, err)
-	}
-	if aud.AtribuicaoID != at.ID || aud.DemandaID != p.DemandaID || aud.UnidadeCivicaID != p.UC ||
+	aud := a.Auditoria(r.EventIDSorteio)
+	if aud.AtribuicaoID != at.ID || aud.DemandaID != p.DemandaID || aud.UC != p.UC ||
 		aud.ConselheiroID != r.ConselheiroID || aud.Selecionado != at.ConselheiroID ||
 		aud.Seed != at.SeedPublico || aud.ListaElegiveisHash != *at.ListaElegiveisHash ||
 		len(aud.ElegiveisEntrada) != int(at.TotalElegiveis) || aud.Degrau != r.Degrau || !MesmoUUID(aud.Excluido, p.Excluir) {
@@ -454,7 +502,7 @@ func (a *Ambiente) ConferirSorteio(p atribuicao.Pedido, r atribuicao.Resultado) 
 	VerificarAuditoria(t, aud)
 
 	obs := a.Outbox("conselheiro.sorteado", "")
-	var o *store.Outbox
+	var o *LinhaOutbox
 	for i := range obs {
 		if obs[i].EventID == at.EventIDSorteio {
 			o = &obs[i]
@@ -472,7 +520,7 @@ func (a *Ambiente) ConferirSorteio(p atribuicao.Pedido, r atribuicao.Resultado) 
 	}
 	want := map[string]any{
 		"conselheiro_id": at.ConselheiroID.String(), "demanda_id": at.DemandaID.String(),
-		"unidade_civica_id": at.UnidadeCivicaID.String(), "metodo_sorteio": "fisher_yates",
+		"unidade_civica_id": at.UC.String(), "metodo_sorteio": "fisher_yates",
 		"seed_publico": at.SeedPublico, "lista_elegiveis_hash": *at.ListaElegiveisHash,
 		"posicao_sorteada": float64(at.PosicaoSorteada), "total_elegiveis": float64(at.TotalElegiveis),
 		"timestamp": aud.TimestampSorteio,
@@ -490,7 +538,7 @@ func (a *Ambiente) ConferirSorteio(p atribuicao.Pedido, r atribuicao.Resultado) 
 // VerificarAuditoria recomputes a draw from its audit record, as a third
 // party would (docs/verificacao.md): no Divergencia, canonical input, and
 // the winner is the assignment's counsellor.
-func VerificarAuditoria(t *testing.T, aud store.Auditoria) {
+func VerificarAuditoria(t *testing.T, aud store.AuditoriaDoSorteio) {
 	t.Helper()
 	sel := aud.Selecionado.String()
 	res, err := sorteio.Verificar(sorteio.Alegacao{
