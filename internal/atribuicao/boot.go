@@ -7,7 +7,6 @@ import (
 	"github.com/formigueiro/d6a/internal/elegibilidade"
 	"github.com/formigueiro/d6a/internal/evento"
 	"github.com/formigueiro/d6a/internal/registro"
-	"github.com/formigueiro/d6a/internal/store"
 )
 
 // Boot runs the start-up steps of spec 4.5 (onModuleInit → iniciar) that
@@ -59,7 +58,7 @@ func (s *Servico) seedOffsets(ctx context.Context) error {
 	}
 	return s.executar(ctx, func(ctx context.Context, u *uow) error {
 		for _, t := range evento.Consumidos {
-			if err := u.tx.SeedOffset(ctx, store.SeedOffsetParams{TipoEvento: string(t), LastSequence: int64(seq), Agora: u.agora}); err != nil {
+			if err := u.tx.SemearOffset(ctx, string(t), int64(seq), u.agora); err != nil {
 				return err
 			}
 		}
@@ -70,27 +69,24 @@ func (s *Servico) seedOffsets(ctx context.Context) error {
 // verificarConsistenciaOcupados is spec 4.8.
 func (s *Servico) verificarConsistenciaOcupados(ctx context.Context) error {
 	return s.executar(ctx, func(ctx context.Context, u *uow) error {
-		ocupados, err := u.tx.BuscarConselheirosPorStatus(ctx, elegibilidade.Ocupado)
+		ocupados, err := u.tx.ConselheirosNoStatus(ctx, elegibilidade.Ocupado)
 		if err != nil {
 			return err
 		}
 		for _, c := range ocupados {
-			_, err := u.tx.BuscarAtribuicaoAtivaPorConselheiro(ctx, c.ID)
-			if achou, err := store.Found(err); err != nil || achou {
+			if _, achou, err := u.tx.AtribuicaoAtivaDoConselheiro(ctx, c.Conselheiro); err != nil || achou {
 				if err != nil {
 					return err
 				}
 				continue
 			}
-			s.log.Warn("Conselheiro ocupado sem atribuição ativa. Corrigindo.", "conselheiro_id", c.ID, "motivo", "consistencia-repair")
+			s.log.Warn("Conselheiro ocupado sem atribuição ativa. Corrigindo.", "conselheiro_id", c.Conselheiro, "motivo", "consistencia-repair")
 			id := s.o.NovoID()
-			if _, err := u.tx.AtualizarStatusConselheiro(ctx, store.AtualizarStatusConselheiroParams{
-				ID: c.ID, Status: elegibilidade.Disponivel, EventID: id, Agora: u.agora,
-			}); err != nil {
+			if err := u.tx.MudarStatus(ctx, c.Conselheiro, elegibilidade.Disponivel, id, u.agora); err != nil {
 				return err
 			}
-			u.alterou(c.CidadaoID)
-			u.registros = append(u.registros, registro.NovaMudancaStatus(registro.TipoLiberacao, id, c.ID, elegibilidade.Disponivel))
+			u.alterou(c.Cidadao)
+			u.registros = append(u.registros, registro.NovaMudancaStatus(registro.TipoLiberacao, id, c.Conselheiro, elegibilidade.Disponivel))
 		}
 		return nil
 	})
@@ -106,7 +102,7 @@ const loteGatilhos = 200
 // (CONTRACT §4: one trigger per draw). Triggers are queued in units of
 // loteGatilhos.
 func (s *Servico) processarFilaPendentes(ctx context.Context) error {
-	pendentes, err := s.o.Store.Read().BuscarTodosPendentes(ctx)
+	pendentes, err := s.o.Store.Read().FilaInteira(ctx)
 	if err != nil {
 		return err
 	}

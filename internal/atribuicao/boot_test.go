@@ -11,7 +11,6 @@ import (
 	"github.com/formigueiro/d6a/internal/elegibilidade"
 	"github.com/formigueiro/d6a/internal/evento"
 	"github.com/formigueiro/d6a/internal/manutencao"
-	"github.com/formigueiro/d6a/internal/store"
 )
 
 // T19: five pending demands and one counsellor: the boot sweep (spec 4.7)
@@ -26,21 +25,14 @@ func TestT19_FilaPendentesFIFO(t *testing.T) {
 	// Inserted out of order; minutes give the order by data_entrada.
 	minutos := []int{3, 1, 0, 4, 2}
 	demandas := make([]uuid.UUID, len(minutos))
-	err := a.St.InTx(a.Ctx, func(tx store.Tx) error {
-		for i, m := range minutos {
-			demandas[i] = uuid.New()
-			if err := tx.InserirFilaPendente(a.Ctx, store.InserirFilaPendenteParams{
-				DemandaID: demandas[i], UnidadeCivicaID: bairro, CategoriaID: "EDU", NivelPrecedencia: 3,
-				ScoreFinal: 10.5, GrupoID: &grupo, Agora: a.Clk.Now().Add(time.Duration(m-60) * time.Minute),
-				EventIDOrigem: uuid.New(),
-			}); err != nil {
-				return err
-			}
+	for i, m := range minutos {
+		demandas[i] = uuid.New()
+		if _, err := a.St.Pool.Exec(a.Ctx, `INSERT INTO d6a.fila_pendentes (id, demanda_id, unidade_civica_id, categoria_id,
+			nivel_precedencia, score_final, grupo_id, data_entrada, event_id_origem, tentativas_sorteio)
+			VALUES (md5('d6a.fila_pendentes|' || ($1::uuid)::text)::uuid, $1::uuid, $2, 'EDU', 3, 10.5, $3, $4, $5, 1)`,
+			demandas[i], bairro, grupo, a.Clk.Now().Add(time.Duration(m-60)*time.Minute), uuid.New()); err != nil {
+			t.Fatal(err)
 		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 	mais := demandas[2] // minute 0
 	// A city counsellor serves a neighbourhood's pending demand (spec 4.7).
@@ -64,7 +56,7 @@ func TestT19_FilaPendentesFIFO(t *testing.T) {
 	if _, achou := a.Pendente(mais); achou {
 		t.Error("drawn demand still pending")
 	}
-	pend, err := a.St.Read().BuscarTodosPendentes(a.Ctx)
+	pend, err := a.St.Read().FilaInteira(a.Ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,20 +81,30 @@ func TestT19_FilaPendentesFIFO(t *testing.T) {
 		}
 	}
 	// spec 4.5 step 2: offsets seeded at the bus head.
-	offs, err := a.St.Read().BuscarTodosOffsets(a.Ctx)
+	offs, err := a.St.Pool.Query(a.Ctx, `SELECT tipo_evento, last_sequence FROM d6a.consumer_offset ORDER BY tipo_evento`)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(offs) != len(evento.Consumidos) {
-		t.Errorf("%d offsets seeded, want %d", len(offs), len(evento.Consumidos))
-	}
-	for _, o := range offs {
-		if o.TipoEvento == string(evento.Varredura) {
+	n := 0
+	for offs.Next() {
+		var tipo string
+		var seq int64
+		if err := offs.Scan(&tipo, &seq); err != nil {
+			t.Fatal(err)
+		}
+		n++
+		if tipo == string(evento.Varredura) {
 			continue // the boot's own triggers, handed back since
 		}
-		if o.LastSequence != atribuicaotest.SeqFixa {
-			t.Errorf("offset %s at %d, want %d", o.TipoEvento, o.LastSequence, atribuicaotest.SeqFixa)
+		if seq != atribuicaotest.SeqFixa {
+			t.Errorf("offset %s at %d, want %d", tipo, seq, atribuicaotest.SeqFixa)
 		}
+	}
+	if err := offs.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if n != len(evento.Consumidos) {
+		t.Errorf("%d offsets seeded, want %d", n, len(evento.Consumidos))
 	}
 
 	// A second boot changes nothing the first did not: no new draw, no new
@@ -137,4 +139,37 @@ func boot(a *atribuicaotest.Ambiente) error {
 	}
 	a.DevolverProprios()
 	return nil
+}
+
+// spec 4.8 at boot: a counsellor marked ocupado without an active
+// assignment is freed (disponivel, under a new event id, with the log
+// record of the release); one holding an assignment stays ocupado. A
+// second boot frees nobody again and logs nothing more.
+func TestBootLiberaOcupadoSemAtribuicao(t *testing.T) {
+	t.Parallel()
+	a := atribuicaotest.Novo(t, nil)
+	uc := a.UC(uuid.Nil)
+	solto := a.Conselheiro(uc, atribuicaotest.ComStatus(elegibilidade.Ocupado))
+	preso := a.Conselheiro(uc, atribuicaotest.ComAtribuicaoAtiva)
+	registros := -1
+	for _, vez := range []string{"first boot", "second boot"} {
+		if err := a.Svc.Boot(a.Ctx); err != nil {
+			t.Fatalf("%s: %v", vez, err)
+		}
+		if s := a.LinhaConselheiro(solto).Status; s != elegibilidade.Disponivel {
+			t.Errorf("%s: counsellor occupied without an assignment is %s, want disponivel", vez, s)
+		}
+		if s := a.LinhaConselheiro(preso).Status; s != elegibilidade.Ocupado {
+			t.Errorf("%s: counsellor holding an assignment is %s, want ocupado", vez, s)
+		}
+		if n := a.Contar(`SELECT count(*) FROM d6a.transparencia_registros r JOIN d6a.conselheiros c
+			ON r.event_id_sorteio = c.event_id_ultima_alteracao WHERE c.id = $1`, solto); n != 1 {
+			t.Errorf("%s: %d log records of the release under its event id, want 1", vez, n)
+		}
+		n := a.Contar(`SELECT count(*) FROM d6a.transparencia_registros`)
+		if registros >= 0 && n != registros {
+			t.Errorf("%s: %d log records, the first boot left %d", vez, n, registros)
+		}
+		registros = n
+	}
 }

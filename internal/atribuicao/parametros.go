@@ -62,12 +62,12 @@ func ParametrosDaVersao(v store.VersaoParametros) Parametros {
 }
 
 // doAmbiente is version 1 as the environment gives it (CONTRACT §2).
-func (s *Servico) doAmbiente() store.SemearParametrosParams {
+func (s *Servico) doAmbiente() store.VersaoParametros {
 	horas := int32(s.o.TimeoutResposta / time.Hour)
 	if horas < 1 {
 		horas = 72
 	}
-	return store.SemearParametrosParams{
+	return store.VersaoParametros{
 		NRecusasSuspensao:    int32(s.o.NRecusasSuspensao),
 		TSuspensaoDias:       int32(s.o.TSuspensao / (24 * time.Hour)),
 		TimeoutRespostaHoras: horas,
@@ -85,8 +85,8 @@ func (u *uow) parametros(ctx context.Context) (Parametros, error) {
 		return ParametrosDaVersao(v), nil
 	}
 	seed := u.servico.doAmbiente()
-	seed.Agora = u.agora
-	if err := u.tx.SemearParametros(ctx, seed); err != nil {
+	seed.Em = u.agora
+	if err := u.tx.SemearVersaoInicial(ctx, seed); err != nil {
 		return Parametros{}, fmt.Errorf("semear d6a.config: %w", err)
 	}
 	if v, achou, err = u.tx.VersaoVigente(ctx); err != nil {

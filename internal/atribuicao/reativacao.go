@@ -35,7 +35,7 @@ func IDSuspensaoExpirada(conselheiro uuid.UUID, ate time.Time) uuid.UUID {
 func (u *uow) encerrarSuspensao(ctx context.Context, log *slog.Logger, conselheiro uuid.UUID, ate time.Time, motivo string) error {
 	ate = ate.UTC()
 	id := IDSuspensaoExpirada(conselheiro, ate)
-	ja, err := u.tx.ExisteOutboxPorEventId(ctx, id)
+	ja, err := u.tx.OutboxJaTem(ctx, id)
 	if err != nil {
 		return err
 	}

@@ -29,7 +29,7 @@ func IDTimeout(eventIDSorteio uuid.UUID) uuid.UUID {
 // back like any refusal (spec 3.12).
 func (u *uow) publicarTimeout(ctx context.Context, a store.AtribuicaoVigente) (id uuid.UUID, nova bool, err error) {
 	id = IDTimeout(a.EventIDSorteio)
-	ja, err := u.tx.ExisteOutboxPorEventId(ctx, id)
+	ja, err := u.tx.OutboxJaTem(ctx, id)
 	if err != nil || ja {
 		return id, false, err
 	}

@@ -38,7 +38,7 @@ const (
 // demanda, or else of uc's queue. With a fixed id, a trigger already queued
 // is not queued again (publicada false).
 func (u *uow) publicarVarredura(ctx context.Context, id uuid.UUID, demanda, uc *uuid.UUID, acao string) (publicada bool, err error) {
-	ja, err := u.tx.ExisteOutboxPorEventId(ctx, id)
+	ja, err := u.tx.OutboxJaTem(ctx, id)
 	if err != nil || ja {
 		return false, err
 	}

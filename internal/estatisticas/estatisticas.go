@@ -7,8 +7,9 @@
 // the records (transparencia.SomarRegistro, `d6a verify --url
 // --estatisticas`), and so can a new pass after a crash.
 //
-// It imports the records' reading (transparencia), the test's arithmetic
-// (equidade) and the store; its SQL is sql/queries/estatisticas.sql.
+// It imports the records' reading (registro), the test's arithmetic
+// (equidade) and the store, which it reads and writes through Banco and
+// Leitura (store/estatisticas.go over sql/queries/estatisticas.sql).
 package estatisticas
 
 import (
@@ -36,6 +37,25 @@ const Lote = 500
 // pagina is how many counsellors' sums Testar holds at a time.
 const pagina = 10_000
 
+// Leitura is what the test over the stored sums reads (Ler, Testar);
+// store.Tx satisfies it, on the pool or in a transaction.
+type Leitura interface {
+	Apuracao(ctx context.Context) (store.ApuracaoEstatisticas, error)
+	TodasAsSomas(ctx context.Context) ([]store.SomasConselheiro, error)
+	SomasApos(ctx context.Context, apos string, limite int32) ([]store.SomasConselheiro, error)
+}
+
+// Banco is what one pass of the fold reads and writes, in its transaction;
+// store.Tx satisfies it.
+type Banco interface {
+	Leitura
+	TentarTravarEstatisticas(ctx context.Context, chave int64) (bool, error)
+	RegistrosParaApurar(ctx context.Context, desde, ate int64) ([]store.RegistroDoLog, error)
+	SomasDe(ctx context.Context, ids []string) ([]store.SomasConselheiro, error)
+	GravarSomas(ctx context.Context, cs []store.SomasConselheiro) error
+	AvancarApuracao(ctx context.Context, registros, sorteios, sorteiosN1 int64) error
+}
+
 // Apurar adds the records signed since the last pass to the statistics'
 // table, at most lote (≤ 0: Lote) records per transaction, and returns how
 // many it added. Only records under a signed checkpoint count, so every
@@ -51,16 +71,16 @@ func Apurar(ctx context.Context, st *store.Store, lote int) (feitosAgora int64, 
 	return feitosAgora, err
 }
 
-func apurar(ctx context.Context, tx store.Tx, lote int) (int64, error) {
+func apurar(ctx context.Context, tx Banco, lote int) (int64, error) {
 	// The sums are a cache of the signed log: a crash that loses the last
 	// passes loses them whole, and the next pass redoes them from
 	// `registros`. So the pass does not wait for its WAL to reach the disk,
 	// where it would queue beside the draws' commits.
-	trava, err := tx.TravarEstatisticas(ctx, chaveTrava)
-	if err != nil || !trava.Travado {
+	travado, err := tx.TentarTravarEstatisticas(ctx, chaveTrava)
+	if err != nil || !travado {
 		return 0, err // another instance is at it
 	}
-	e, err := tx.EstadoEstatisticas(ctx)
+	e, err := tx.Apuracao(ctx)
 	if err != nil {
 		return 0, err
 	}
@@ -69,7 +89,7 @@ func apurar(ctx context.Context, tx store.Tx, lote int) (int64, error) {
 	if fim <= feitos {
 		return 0, nil
 	}
-	regs, err := tx.RegistrosParaEstatisticas(ctx, store.RegistrosParaEstatisticasParams{Desde: feitos, Ate: fim})
+	regs, err := tx.RegistrosParaApurar(ctx, feitos, fim)
 	if err != nil {
 		return 0, err
 	}
@@ -112,7 +132,7 @@ func apurar(ctx context.Context, tx store.Tx, lote int) (int64, error) {
 	// record in order, so every cut gives what one fold from record 0
 	// gives, bit for bit, and so does a verifier's recomputation.
 	a := equidade.NovoAcumulador()
-	guardadas, err := tx.EstatisticasDe(ctx, ids)
+	guardadas, err := tx.SomasDe(ctx, ids)
 	if err != nil {
 		return 0, err
 	}
@@ -123,21 +143,16 @@ func apurar(ctx context.Context, tx store.Tx, lote int) (int64, error) {
 		a.Sorteio(sr.ElegiveisEntrada, sr.ConselheiroID)
 	}
 	if cs := a.Conselheiros(); len(cs) > 0 {
-		var p store.GravarEstatisticasParams
-		for _, c := range cs {
-			p.Ids = append(p.Ids, c.ID)
-			p.SorteiosElegivel = append(p.SorteiosElegivel, c.SorteiosElegivel)
-			p.Esperado = append(p.Esperado, c.Esperado)
-			p.Observado = append(p.Observado, c.Observado)
-			p.Variancia = append(p.Variancia, c.Variancia)
-			p.EsperadoN2 = append(p.EsperadoN2, c.EsperadoN2)
-			p.ObservadoN2 = append(p.ObservadoN2, c.ObservadoN2)
+		novas := make([]store.SomasConselheiro, len(cs))
+		for i, c := range cs {
+			novas[i] = store.SomasConselheiro{ConselheiroID: c.ID, SorteiosElegivel: c.SorteiosElegivel, Esperado: c.Esperado,
+				Observado: c.Observado, Variancia: c.Variancia, EsperadoN2: c.EsperadoN2, ObservadoN2: c.ObservadoN2}
 		}
-		if err := tx.GravarEstatisticas(ctx, p); err != nil {
+		if err := tx.GravarSomas(ctx, novas); err != nil {
 			return 0, err
 		}
 	}
-	if err := tx.AvancarEstatisticas(ctx, store.AvancarEstatisticasParams{Registros: fim, Sorteios: a.Sorteios, SorteiosN1: a.SorteiosN1}); err != nil {
+	if err := tx.AvancarApuracao(ctx, fim, a.Sorteios, a.SorteiosN1); err != nil {
 		return 0, err
 	}
 	return fim - feitos, nil
@@ -145,14 +160,17 @@ func apurar(ctx context.Context, tx store.Tx, lote int) (int64, error) {
 
 // Ler is the route's answer: the test over the sums kept.
 func Ler(ctx context.Context, st *store.Store) (equidade.Resultado, error) {
-	tx := st.Read()
-	e, err := tx.EstadoEstatisticas(ctx)
+	return ler(ctx, st.Read())
+}
+
+func ler(ctx context.Context, tx Leitura) (equidade.Resultado, error) {
+	e, err := tx.Apuracao(ctx)
 	if err != nil {
 		return equidade.Resultado{}, err
 	}
 	a := equidade.NovoAcumulador()
 	a.Registros, a.Sorteios, a.SorteiosN1 = e.Registros, e.Sorteios, e.SorteiosN1
-	guardadas, err := tx.TodasEstatisticas(ctx)
+	guardadas, err := tx.TodasAsSomas(ctx)
 	if err != nil {
 		return equidade.Resultado{}, err
 	}
@@ -174,33 +192,38 @@ func Testar(ctx context.Context, st *store.Store) (equidade.Resultado, error) {
 // testar is Testar in pages of n counsellors.
 func testar(ctx context.Context, st *store.Store, n int32) (r equidade.Resultado, err error) {
 	err = st.InTxWith(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx store.Tx) error {
-		e, err := tx.EstadoEstatisticas(ctx)
-		if err != nil {
-			return err
-		}
-		t := equidade.NovoTeste(e.Registros, e.Sorteios, e.SorteiosN1)
-		for apos := ""; ; {
-			gs, err := tx.EstatisticasApos(ctx, store.EstatisticasAposParams{Apos: apos, Limite: n})
-			if err != nil {
-				return err
-			}
-			for _, g := range gs {
-				c := conselheiro(g)
-				t.Somar(&c)
-			}
-			if len(gs) < int(n) {
-				break
-			}
-			apos = gs[len(gs)-1].ConselheiroID
-		}
-		r = t.Resultado()
-		return nil
+		r, err = testarEm(ctx, tx, n)
+		return err
 	})
 	return r, err
 }
 
+// testarEm is testar's pages, read through tx.
+func testarEm(ctx context.Context, tx Leitura, n int32) (equidade.Resultado, error) {
+	e, err := tx.Apuracao(ctx)
+	if err != nil {
+		return equidade.Resultado{}, err
+	}
+	t := equidade.NovoTeste(e.Registros, e.Sorteios, e.SorteiosN1)
+	for apos := ""; ; {
+		gs, err := tx.SomasApos(ctx, apos, n)
+		if err != nil {
+			return equidade.Resultado{}, err
+		}
+		for _, g := range gs {
+			c := conselheiro(g)
+			t.Somar(&c)
+		}
+		if len(gs) < int(n) {
+			break
+		}
+		apos = gs[len(gs)-1].ConselheiroID
+	}
+	return t.Resultado(), nil
+}
+
 // conselheiro is a stored row as the test's sums.
-func conselheiro(g store.EstatisticaConselheiro) equidade.Conselheiro {
+func conselheiro(g store.SomasConselheiro) equidade.Conselheiro {
 	return equidade.Conselheiro{ID: g.ConselheiroID, SorteiosElegivel: g.SorteiosElegivel, Esperado: g.Esperado,
 		Observado: g.Observado, Variancia: g.Variancia, EsperadoN2: g.EsperadoN2, ObservadoN2: g.ObservadoN2}
 }

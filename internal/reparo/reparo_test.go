@@ -15,7 +15,6 @@ import (
 	"github.com/formigueiro/d6a/internal/evento"
 	"github.com/formigueiro/d6a/internal/reparo"
 	"github.com/formigueiro/d6a/internal/sorteio"
-	"github.com/formigueiro/d6a/internal/store"
 	consistencia "github.com/formigueiro/d6a/internal/verificar/barramento"
 )
 
@@ -44,6 +43,29 @@ func perdido(a *atribuicaotest.Ambiente, seq uint64, conselheiro, demanda, uc uu
 	}
 }
 
+// atribuicaoLida is an assignment as the repair's tests check it against the
+// published draw.
+type atribuicaoLida struct {
+	ID, ConselheiroID, DemandaID, UnidadeCivicaID uuid.UUID
+	Status, SeedPublico, CategoriaID              string
+	ListaElegiveisHash                            *string
+	TotalElegiveis, PosicaoSorteada               int32
+	NivelPrecedencia                              int32
+	ScoreFinal                                    float64
+}
+
+// atribuicaoDoSorteio reads the assignment of the draw eventID with plain
+// SQL on the pool (pgx.ErrNoRows: none).
+func atribuicaoDoSorteio(a *atribuicaotest.Ambiente, eventID uuid.UUID) (atribuicaoLida, error) {
+	var at atribuicaoLida
+	err := a.St.Pool.QueryRow(a.Ctx, `SELECT id, conselheiro_id, demanda_id, unidade_civica_id, status, seed_publico,
+		categoria_id, lista_elegiveis_hash, total_elegiveis, posicao_sorteada, nivel_precedencia, score_final
+		FROM d6a.atribuicoes WHERE event_id_sorteio = $1`, eventID).Scan(&at.ID, &at.ConselheiroID, &at.DemandaID,
+		&at.UnidadeCivicaID, &at.Status, &at.SeedPublico, &at.CategoriaID, &at.ListaElegiveisHash, &at.TotalElegiveis,
+		&at.PosicaoSorteada, &at.NivelPrecedencia, &at.ScoreFinal)
+	return at, err
+}
+
 // A lost draw is re-created from the bus as published (never drawn again):
 // the assignment with the published seed and the agenda's snapshot, the
 // counsellor occupied, the demand out of the queue, the outbox row
@@ -56,12 +78,10 @@ func TestReconciliarRecriaOSorteioDoBarramento(t *testing.T) {
 	uc := a.UC(uuid.Nil)
 	c := a.Conselheiro(uc)
 	d := uuid.New()
-	if err := a.St.InTx(a.Ctx, func(tx store.Tx) error {
-		return tx.InserirFilaPendente(a.Ctx, store.InserirFilaPendenteParams{
-			DemandaID: d, UnidadeCivicaID: uc, CategoriaID: "SAU", NivelPrecedencia: 2, ScoreFinal: 50,
-			Agora: a.Clk.Now(), EventIDOrigem: uuid.New(),
-		})
-	}); err != nil {
+	if _, err := a.St.Pool.Exec(a.Ctx, `INSERT INTO d6a.fila_pendentes (id, demanda_id, unidade_civica_id, categoria_id,
+		nivel_precedencia, score_final, data_entrada, event_id_origem, tentativas_sorteio)
+		VALUES (md5('d6a.fila_pendentes|' || ($1::uuid)::text)::uuid, $1::uuid, $2, 'SAU', 2, 50, $3, $4, 1)`,
+		d, uc, a.Clk.Now(), uuid.New()); err != nil {
 		t.Fatal(err)
 	}
 	p := perdido(a, 10, c, d, uc)
@@ -71,7 +91,7 @@ func TestReconciliarRecriaOSorteioDoBarramento(t *testing.T) {
 	if out, err := r.Reconciliar(a.Ctx, p); err != nil || out != reparo.Recriada {
 		t.Fatalf("Reconciliar: %q, %v; want recriada", out, err)
 	}
-	at, err := a.St.Read().BuscarAtribuicaoPorEventIdSorteio(a.Ctx, p.EventID)
+	at, err := atribuicaoDoSorteio(a, p.EventID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,9 +163,9 @@ func TestRepararDescartaOSorteioRefeito(t *testing.T) {
 		if n := a.Contar(`SELECT count(*) FROM d6a.atribuicoes WHERE demanda_id = $1`, d); n != 1 {
 			t.Fatalf("%s: %d assignments of the demand, want the bus's one", vez, n)
 		}
-		at, err := a.St.Read().BuscarAtribuicaoAtivaPorDemanda(a.Ctx, d)
-		if err != nil || at.EventIDSorteio != p.EventID || at.ConselheiroID != x {
-			t.Fatalf("%s: active assignment %+v, %v; want the bus's draw %s to %s", vez, at, err, p.EventID, x)
+		at, achou, err := a.St.Read().AtribuicaoAtivaDaDemanda(a.Ctx, d)
+		if err != nil || !achou || at.EventIDSorteio != p.EventID || at.ConselheiroID != x {
+			t.Fatalf("%s: active assignment %+v (found %v), %v; want the bus's draw %s to %s", vez, at, achou, err, p.EventID, x)
 		}
 		if n := a.Contar(`SELECT count(*) FROM d6a.outbox WHERE tipo = 'conselheiro.sorteado' AND publicado_em IS NULL`); n != 0 {
 			t.Errorf("%s: %d draws left to publish, want none", vez, n)
