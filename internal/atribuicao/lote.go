@@ -270,12 +270,12 @@ func (d *diferido) gravar(ctx context.Context, tx store.Tx) error {
 		}
 	}
 	if len(d.pendentes) > 0 {
-		if err := gravarJSON(ctx, d.pendentes, tx.EnfileirarPendentes); err != nil {
+		if err := gravarJSON(ctx, d.pendentes, tx.GravarPendentes); err != nil {
 			return fmt.Errorf("fila de pendentes: %w", err)
 		}
 	}
 	if len(d.outbox) > 0 {
-		if err := gravarJSON(ctx, d.outbox, tx.InserirOutboxLote); err != nil {
+		if err := gravarJSON(ctx, d.outbox, tx.GravarOutbox); err != nil {
 			return fmt.Errorf("outbox: %w", err)
 		}
 	}

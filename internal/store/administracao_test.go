@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/formigueiro/d6a/internal/store"
 	"github.com/formigueiro/d6a/internal/store/dbsqlc"
 )
 
@@ -15,19 +16,19 @@ func TestParametrosVersionadosSomenteInsercao(t *testing.T) {
 	t.Parallel()
 	ctx, _, q := open(t)
 	agora := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-	check(t, q.SemearParametros(ctx, dbsqlc.SemearParametrosParams{NRecusasSuspensao: 3, TSuspensaoDias: 90, TimeoutRespostaHoras: 72, Agora: agora}))
-	check(t, q.SemearParametros(ctx, dbsqlc.SemearParametrosParams{NRecusasSuspensao: 9, TSuspensaoDias: 9, TimeoutRespostaHoras: 9, Agora: agora}))
-	v := val(q.ParametrosVigentes(ctx)).must(t)
+	check(t, store.Consultas(q).SemearParametros(ctx, dbsqlc.SemearParametrosParams{NRecusasSuspensao: 3, TSuspensaoDias: 90, TimeoutRespostaHoras: 72, Agora: agora}))
+	check(t, store.Consultas(q).SemearParametros(ctx, dbsqlc.SemearParametrosParams{NRecusasSuspensao: 9, TSuspensaoDias: 9, TimeoutRespostaHoras: 9, Agora: agora}))
+	v := val(store.Consultas(q).ParametrosVigentes(ctx)).must(t)
 	if v.Versao != 1 || v.NRecusasSuspensao != 3 || v.TSuspensaoDias != 90 || v.TimeoutRespostaHoras != 72 || v.Sub != "ambiente" {
 		t.Fatalf("seeded version %+v, want version 1 = 3/90/72 by ambiente (the second seed must not apply)", v)
 	}
-	n := val(q.InserirParametros(ctx, dbsqlc.InserirParametrosParams{
+	n := val(store.Consultas(q).InserirParametros(ctx, dbsqlc.InserirParametrosParams{
 		NRecusasSuspensao: 1, TSuspensaoDias: 30, TimeoutRespostaHoras: 24, Sub: "admin", Justificativa: "teste", Agora: agora,
 	})).must(t)
 	if n != 2 {
 		t.Fatalf("new version %d, want 2", n)
 	}
-	if v := val(q.ParametrosVigentes(ctx)).must(t); v.Versao != 2 || v.NRecusasSuspensao != 1 {
+	if v := val(store.Consultas(q).ParametrosVigentes(ctx)).must(t); v.Versao != 2 || v.NRecusasSuspensao != 1 {
 		t.Fatalf("in force %+v, want version 2", v)
 	}
 	for _, sql := range []string{
@@ -38,7 +39,7 @@ func TestParametrosVersionadosSomenteInsercao(t *testing.T) {
 			t.Errorf("%s: accepted, want refused (append-only)", sql)
 		}
 	}
-	h := val(q.HistoricoParametros(ctx)).must(t)
+	h := val(store.Consultas(q).HistoricoParametros(ctx)).must(t)
 	if len(h) != 2 || h[0].NRecusasSuspensao != 3 || h[1].NRecusasSuspensao != 1 {
 		t.Fatalf("history %+v, want the two versions untouched", h)
 	}
@@ -51,8 +52,8 @@ func TestAcoesAdministrativasSomenteInsercao(t *testing.T) {
 	ctx, _, q := open(t)
 	agora := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	ev := uuid.New()
-	id := val(q.RegistrarAcao(ctx, dbsqlc.RegistrarAcaoParams{Sub: "op", Acao: "inativar", Alvo: uuid.NewString(), Justificativa: "pedido", Agora: agora, EventID: &ev})).must(t)
-	if _, err := q.RegistrarAcao(ctx, dbsqlc.RegistrarAcaoParams{Sub: "op", Acao: "inativar", Alvo: "x", Justificativa: "  ", Agora: agora}); err == nil {
+	id := val(store.Consultas(q).RegistrarAcao(ctx, dbsqlc.RegistrarAcaoParams{Sub: "op", Acao: "inativar", Alvo: uuid.NewString(), Justificativa: "pedido", Agora: agora, EventID: &ev})).must(t)
+	if _, err := store.Consultas(q).RegistrarAcao(ctx, dbsqlc.RegistrarAcaoParams{Sub: "op", Acao: "inativar", Alvo: "x", Justificativa: "  ", Agora: agora}); err == nil {
 		t.Error("blank justificativa accepted")
 	}
 	for _, sql := range []string{
@@ -63,7 +64,7 @@ func TestAcoesAdministrativasSomenteInsercao(t *testing.T) {
 			t.Errorf("%s: accepted, want refused (append-only)", sql)
 		}
 	}
-	acoes := val(q.ListarAcoes(ctx, dbsqlc.ListarAcoesParams{DepoisDe: 0, Limite: 10})).must(t)
+	acoes := val(store.Consultas(q).ListarAcoes(ctx, dbsqlc.ListarAcoesParams{DepoisDe: 0, Limite: 10})).must(t)
 	if len(acoes) != 1 || acoes[0].ID != id || acoes[0].Justificativa != "pedido" || acoes[0].EventID == nil || *acoes[0].EventID != ev {
 		t.Fatalf("journal %+v", acoes)
 	}

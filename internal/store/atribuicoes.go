@@ -40,7 +40,7 @@ func vigente(a dbsqlc.D6aAtribuico, err error) (AtribuicaoVigente, bool, error) 
 // antesDe that never started (no conselheiro.demanda_iniciada), oldest
 // first: the automatic response timeout's candidates.
 func (t Tx) AtivasSemInicio(ctx context.Context, antesDe time.Time, limite int32) ([]AtribuicaoVigente, error) {
-	rows, err := t.BuscarAtivasSemInicio(ctx, dbsqlc.BuscarAtivasSemInicioParams{AntesDe: antesDe, Limite: limite})
+	rows, err := t.q.BuscarAtivasSemInicio(ctx, dbsqlc.BuscarAtivasSemInicioParams{AntesDe: antesDe, Limite: limite})
 	if err != nil {
 		return nil, err
 	}

@@ -22,13 +22,13 @@ func TestAtribuicaoVigente(t *testing.T) {
 	for i, h := range []time.Duration{3 * time.Hour, time.Hour, 2 * time.Hour} {
 		c := novoConselheiro(t, q, uc, "ocupado")
 		p := atribuicaoParams(c, uuid.New(), uc, at(h))
-		id := val(q.InserirAtribuicao(ctx, p)).must(t)
+		id := val(store.Consultas(q).InserirAtribuicao(ctx, p)).must(t)
 		v := store.AtribuicaoVigente{ID: id, EventIDSorteio: p.EventIDSorteio, DemandaID: p.DemandaID,
 			ConselheiroID: c, UC: uc, DataSorteio: at(h),
 			Demanda: store.DadosDemanda{ScoreFinal: p.ScoreFinal, CategoriaID: p.CategoriaID, NivelPrecedencia: p.NivelPrecedencia, GrupoID: p.GrupoID}}
 		if i == 2 {
 			// Started: never a timeout candidate.
-			n, err := q.RegistrarInicio(ctx, dbsqlc.RegistrarInicioParams{
+			n, err := store.Consultas(q).RegistrarInicio(ctx, dbsqlc.RegistrarInicioParams{
 				AtribuicaoID: id, EventIDSorteio: p.EventIDSorteio, ConselheiroID: c, DemandaID: p.DemandaID,
 				IniciadaEm: at(h), EventID: uuid.New(), Agora: at(h),
 			})

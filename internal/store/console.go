@@ -17,7 +17,7 @@ import (
 // MarcarInativo sets a counsellor inativo, recorded under eventID at agora
 // (data_suspensao_ate is kept).
 func (t Tx) MarcarInativo(ctx context.Context, conselheiro, eventID uuid.UUID, agora time.Time) error {
-	_, err := t.InativarConselheiro(ctx, dbsqlc.InativarConselheiroParams{ID: conselheiro, EventID: eventID, Agora: agora})
+	_, err := t.q.InativarConselheiro(ctx, dbsqlc.InativarConselheiroParams{ID: conselheiro, EventID: eventID, Agora: agora})
 	return err
 }
 
@@ -42,7 +42,7 @@ func doSorteio(a dbsqlc.D6aAtribuico) AtribuicaoDoSorteio {
 
 // AtribuicaoPorSorteio reads the assignment of the draw eventIDSorteio.
 func (t Tx) AtribuicaoPorSorteio(ctx context.Context, eventIDSorteio uuid.UUID) (AtribuicaoDoSorteio, bool, error) {
-	a, err := t.BuscarAtribuicaoPorEventIdSorteio(ctx, eventIDSorteio)
+	a, err := t.q.BuscarAtribuicaoPorEventIdSorteio(ctx, eventIDSorteio)
 	if achou, err := Found(err); !achou || err != nil {
 		return AtribuicaoDoSorteio{}, false, err
 	}
@@ -52,7 +52,7 @@ func (t Tx) AtribuicaoPorSorteio(ctx context.Context, eventIDSorteio uuid.UUID) 
 // TentativasNaFila reads how many draws a pending demand has had, and
 // whether it is in the pending queue at all.
 func (t Tx) TentativasNaFila(ctx context.Context, demanda uuid.UUID) (tentativas int32, naFila bool, err error) {
-	p, err := t.BuscarFilaPendentePorDemandaId(ctx, demanda)
+	p, err := t.q.BuscarFilaPendentePorDemandaId(ctx, demanda)
 	if naFila, err = Found(err); !naFila || err != nil {
 		return 0, false, err
 	}
@@ -76,7 +76,7 @@ type AcaoAnotada struct {
 
 // AnotarAcao appends a to the journal of administrative actions.
 func (t Tx) AnotarAcao(ctx context.Context, a AcaoAnotada) error {
-	_, err := t.RegistrarAcao(ctx, dbsqlc.RegistrarAcaoParams{
+	_, err := t.q.RegistrarAcao(ctx, dbsqlc.RegistrarAcaoParams{
 		Sub: a.Sub, Acao: a.Acao, Alvo: a.Alvo, Justificativa: a.Justificativa, Agora: a.Em, EventID: a.EventID, Detalhes: a.Detalhes,
 	})
 	return err
@@ -85,7 +85,7 @@ func (t Tx) AnotarAcao(ctx context.Context, a AcaoAnotada) error {
 // AcoesDepoisDe lists the journal after id depoisDe, oldest first, at most
 // limite.
 func (t Tx) AcoesDepoisDe(ctx context.Context, depoisDe int64, limite int32) ([]AcaoAnotada, error) {
-	rows, err := t.ListarAcoes(ctx, dbsqlc.ListarAcoesParams{DepoisDe: depoisDe, Limite: limite})
+	rows, err := t.q.ListarAcoes(ctx, dbsqlc.ListarAcoesParams{DepoisDe: depoisDe, Limite: limite})
 	if err != nil {
 		return nil, err
 	}
@@ -119,7 +119,7 @@ func versaoParametros(r dbsqlc.D6aConfig) VersaoParametros {
 // InserirVersaoParametros writes v, numbered after the latest, and returns
 // its number. The caller holds the executor's lock.
 func (t Tx) InserirVersaoParametros(ctx context.Context, v VersaoParametros) (int32, error) {
-	return t.InserirParametros(ctx, dbsqlc.InserirParametrosParams{
+	return t.q.InserirParametros(ctx, dbsqlc.InserirParametrosParams{
 		NRecusasSuspensao: v.NRecusasSuspensao, TSuspensaoDias: v.TSuspensaoDias, TimeoutRespostaHoras: v.TimeoutRespostaHoras,
 		Sub: v.Sub, Justificativa: v.Justificativa, Agora: v.Em,
 	})
@@ -128,7 +128,7 @@ func (t Tx) InserirVersaoParametros(ctx context.Context, v VersaoParametros) (in
 // VersaoVigente reads the version in force; none before the boot seeds
 // version 1.
 func (t Tx) VersaoVigente(ctx context.Context) (VersaoParametros, bool, error) {
-	r, err := t.ParametrosVigentes(ctx)
+	r, err := t.q.ParametrosVigentes(ctx)
 	if achou, err := Found(err); !achou || err != nil {
 		return VersaoParametros{}, false, err
 	}
@@ -137,7 +137,7 @@ func (t Tx) VersaoVigente(ctx context.Context) (VersaoParametros, bool, error) {
 
 // VersoesParametros lists every version, oldest first.
 func (t Tx) VersoesParametros(ctx context.Context) ([]VersaoParametros, error) {
-	rows, err := t.HistoricoParametros(ctx)
+	rows, err := t.q.HistoricoParametros(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -160,7 +160,7 @@ type Ocupacao struct {
 // OcupacoesAntesDe lists up to limite active assignments drawn before
 // antesDe, oldest first.
 func (t Tx) OcupacoesAntesDe(ctx context.Context, antesDe time.Time, limite int32) ([]Ocupacao, error) {
-	rows, err := t.BuscarOcupados(ctx, dbsqlc.BuscarOcupadosParams{AntesDe: antesDe, Limite: limite})
+	rows, err := t.q.BuscarOcupados(ctx, dbsqlc.BuscarOcupadosParams{AntesDe: antesDe, Limite: limite})
 	if err != nil {
 		return nil, err
 	}
@@ -189,7 +189,7 @@ type DemandaNaFila struct {
 // Pendentes lists up to limite demands of the pending queue, oldest first,
 // of the unit uc when set.
 func (t Tx) Pendentes(ctx context.Context, uc *uuid.UUID, limite int32) ([]DemandaNaFila, error) {
-	rows, err := t.ListarFila(ctx, dbsqlc.ListarFilaParams{Uc: uc, Limite: limite})
+	rows, err := t.q.ListarFila(ctx, dbsqlc.ListarFilaParams{Uc: uc, Limite: limite})
 	if err != nil {
 		return nil, err
 	}
@@ -212,7 +212,7 @@ type Exclusoes struct {
 // ExclusoesNasUcs counts the exclusions over ucs at agora, under the
 // phase-2 gates given.
 func (t Tx) ExclusoesNasUcs(ctx context.Context, ucs []uuid.UUID, agora time.Time, capacitacaoExterna, exigirVinculo bool) (Exclusoes, error) {
-	r, err := t.ContarRazoesPorUcs(ctx, dbsqlc.ContarRazoesPorUcsParams{
+	r, err := t.q.ContarRazoesPorUcs(ctx, dbsqlc.ContarRazoesPorUcsParams{
 		Ucs: ucs, Agora: agora, CapacitacaoExterna: capacitacaoExterna, ExigirVinculo: exigirVinculo,
 	})
 	if err != nil {
@@ -224,5 +224,5 @@ func (t Tx) ExclusoesNasUcs(ctx context.Context, ucs []uuid.UUID, agora time.Tim
 
 // Processado reports whether the event id is in the inbox.
 func (t Tx) Processado(ctx context.Context, eventID uuid.UUID) (bool, error) {
-	return t.EventoJaProcessado(ctx, eventID)
+	return t.q.EventoJaProcessado(ctx, eventID)
 }

@@ -23,7 +23,7 @@ func TestGravarSorteios(t *testing.T) {
 	ctx, st, q := open(t)
 	uc := uuid.New()
 	p := conselheiroParams(uc, "disponivel")
-	check(t, q.InserirConselheiro(ctx, p))
+	check(t, store.Consultas(q).InserirConselheiro(ctx, p))
 	grupo, evento, atrib := uuid.New(), uuid.New(), uuid.New()
 	linha := func(atrib, evento uuid.UUID) []byte {
 		b, err := json.Marshal([]map[string]any{{
@@ -41,15 +41,15 @@ func TestGravarSorteios(t *testing.T) {
 		return tx.GravarSorteios(ctx, linha(atrib, evento), []uuid.UUID{p.CidadaoID})
 	})
 	check(t, err)
-	a := val(q.BuscarAtribuicaoPorEventIdSorteio(ctx, evento)).must(t)
+	a := val(store.Consultas(q).BuscarAtribuicaoPorEventIdSorteio(ctx, evento)).must(t)
 	if a.ID != atrib || a.Status != "ativa" || a.ScoreFinal != 12.5 || a.CategoriaID != "SAUDE" || a.NivelPrecedencia != 3 || *a.GrupoID != grupo {
 		t.Fatalf("assignment %+v", a)
 	}
-	c := val(q.BuscarConselheiroPorId(ctx, p.CidadaoID)).must(t)
+	c := val(store.Consultas(q).BuscarConselheiroPorId(ctx, p.CidadaoID)).must(t)
 	if c.Status != "ocupado" || c.EventIDUltimaAlteracao != evento || c.DataUltimaAtribuicao == nil {
 		t.Fatalf("counsellor %+v", c)
 	}
-	au := val(q.BuscarAuditoria(ctx, evento)).must(t)
+	au := val(store.Consultas(q).BuscarAuditoria(ctx, evento)).must(t)
 	if au.AtribuicaoID != atrib || au.Selecionado != p.CidadaoID || au.Base != "b" {
 		t.Fatalf("audit %+v", au)
 	}
@@ -65,35 +65,35 @@ func TestGuardasAgendaERegistrarProcessamento(t *testing.T) {
 	t.Parallel()
 	ctx, st, q := open(t)
 	demanda, evento := uuid.New(), uuid.New()
-	g := val(q.GuardasAgenda(ctx, dbsqlc.GuardasAgendaParams{EventID: evento, DemandaID: demanda})).must(t)
+	g := val(store.Consultas(q).GuardasAgenda(ctx, dbsqlc.GuardasAgendaParams{EventID: evento, DemandaID: demanda})).must(t)
 	if g.PendentePeloEvento || g.Atribuida || g.Pendente {
 		t.Fatalf("empty database: %+v", g)
 	}
-	check(t, q.InserirFilaPendente(ctx, dbsqlc.InserirFilaPendenteParams{
+	check(t, store.Consultas(q).InserirFilaPendente(ctx, dbsqlc.InserirFilaPendenteParams{
 		DemandaID: demanda, UnidadeCivicaID: uuid.New(), CategoriaID: "c", NivelPrecedencia: 1, Agora: at(0), EventIDOrigem: evento,
 	}))
-	g = val(q.GuardasAgenda(ctx, dbsqlc.GuardasAgendaParams{EventID: evento, DemandaID: uuid.New()})).must(t)
+	g = val(store.Consultas(q).GuardasAgenda(ctx, dbsqlc.GuardasAgendaParams{EventID: evento, DemandaID: uuid.New()})).must(t)
 	if !g.PendentePeloEvento || g.Pendente {
 		t.Fatalf("by event: %+v", g)
 	}
-	g = val(q.GuardasAgenda(ctx, dbsqlc.GuardasAgendaParams{EventID: uuid.New(), DemandaID: demanda})).must(t)
+	g = val(store.Consultas(q).GuardasAgenda(ctx, dbsqlc.GuardasAgendaParams{EventID: uuid.New(), DemandaID: demanda})).must(t)
 	if g.PendentePeloEvento || !g.Pendente {
 		t.Fatalf("by demand: %+v", g)
 	}
 
 	check(t, st.InTx(ctx, func(tx store.Tx) error {
-		return tx.RegistrarProcessamento(ctx, dbsqlc.RegistrarProcessamentoParams{EventID: evento, TipoEvento: "agenda.item_disponível", Sequence: 7, Agora: at(0)})
+		return store.Consultas(tx).RegistrarProcessamento(ctx, dbsqlc.RegistrarProcessamentoParams{EventID: evento, TipoEvento: "agenda.item_disponível", Sequence: 7, Agora: at(0)})
 	}))
-	if !val(q.EventoJaProcessado(ctx, evento)).must(t) {
+	if !val(store.Consultas(q).EventoJaProcessado(ctx, evento)).must(t) {
 		t.Fatal("inbox row missing")
 	}
-	check(t, q.RegistrarProcessamento(ctx, dbsqlc.RegistrarProcessamentoParams{EventID: uuid.New(), TipoEvento: "agenda.item_disponível", Sequence: 9, Agora: at(0)}))
-	offs := val(q.BuscarTodosOffsets(ctx)).must(t)
+	check(t, store.Consultas(q).RegistrarProcessamento(ctx, dbsqlc.RegistrarProcessamentoParams{EventID: uuid.New(), TipoEvento: "agenda.item_disponível", Sequence: 9, Agora: at(0)}))
+	offs := val(store.Consultas(q).BuscarTodosOffsets(ctx)).must(t)
 	if len(offs) != 1 || offs[0].LastSequence != 9 {
 		t.Fatalf("offsets %+v", offs)
 	}
 	// The same event twice is refused by the inbox's key.
-	err := q.RegistrarProcessamento(ctx, dbsqlc.RegistrarProcessamentoParams{EventID: evento, TipoEvento: "agenda.item_disponível", Sequence: 10, Agora: at(0)})
+	err := store.Consultas(q).RegistrarProcessamento(ctx, dbsqlc.RegistrarProcessamentoParams{EventID: evento, TipoEvento: "agenda.item_disponível", Sequence: 10, Agora: at(0)})
 	if c, ok := store.UniqueViolation(err); !ok || c != "eventos_processados_pkey" {
 		t.Fatalf("duplicate event: %v", err)
 	}

@@ -59,7 +59,7 @@ func TestSubirIgualAoFiltro(t *testing.T) {
 // gates g applied over their phase-2 state fase2 (the replay's view).
 func candidatosDaCadeia(t *testing.T, q store.Tx, cadeia []uuid.UUID, g elegibilidade.Portoes, fase2 map[uuid.UUID]elegibilidade.Fase2) []elegibilidade.Candidato {
 	t.Helper()
-	linhas := val(q.BuscarCandidatosPorUcs(t.Context(), cadeia)).must(t)
+	linhas := val(store.Consultas(q).BuscarCandidatosPorUcs(t.Context(), cadeia)).must(t)
 	cands := make([]elegibilidade.Candidato, len(linhas))
 	for i, l := range linhas {
 		f := fase2[l.ID]
@@ -106,7 +106,7 @@ func povoarCadeia(t *testing.T, st *store.Store, r *rand.Rand, cadeia []uuid.UUI
 	for range r.IntN(12) {
 		id := uuid.New()
 		todos = append(todos, id)
-		check(t, q.InserirConselheiro(ctx, dbsqlc.InserirConselheiroParams{
+		check(t, store.Consultas(q).InserirConselheiro(ctx, dbsqlc.InserirConselheiroParams{
 			CidadaoID: id, UnidadeCivicaID: cadeia[r.IntN(len(cadeia))], NivelAtuacao: 1,
 			Status: statuses[r.IntN(len(statuses))], CapacitacaoConcluida: r.IntN(5) != 0, Agora: agora, EventID: uuid.New(),
 		}))

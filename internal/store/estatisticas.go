@@ -44,19 +44,19 @@ type RegistroDoLog struct {
 // transaction's commit skip the WAL flush (the sums are a cache of the
 // signed log). It reports whether it took the lock.
 func (t Tx) TentarTravarEstatisticas(ctx context.Context, chave int64) (bool, error) {
-	r, err := t.TravarEstatisticas(ctx, chave)
+	r, err := t.q.TravarEstatisticas(ctx, chave)
 	return r.Travado, err
 }
 
 // Apuracao reads how far the fold has gone and the signed size.
 func (t Tx) Apuracao(ctx context.Context) (ApuracaoEstatisticas, error) {
-	r, err := t.EstadoEstatisticas(ctx)
+	r, err := t.q.EstadoEstatisticas(ctx)
 	return ApuracaoEstatisticas(r), err
 }
 
 // RegistrosParaApurar reads the records desde ≤ indice < ate, in log order.
 func (t Tx) RegistrosParaApurar(ctx context.Context, desde, ate int64) ([]RegistroDoLog, error) {
-	rows, err := t.RegistrosParaEstatisticas(ctx, dbsqlc.RegistrosParaEstatisticasParams{Desde: desde, Ate: ate})
+	rows, err := t.q.RegistrosParaEstatisticas(ctx, dbsqlc.RegistrosParaEstatisticasParams{Desde: desde, Ate: ate})
 	if err != nil {
 		return nil, err
 	}
@@ -70,18 +70,18 @@ func (t Tx) RegistrosParaApurar(ctx context.Context, desde, ate int64) ([]Regist
 // SomasDe reads the stored sums of the counsellors ids, in no particular
 // order; a counsellor without sums is absent.
 func (t Tx) SomasDe(ctx context.Context, ids []string) ([]SomasConselheiro, error) {
-	return somas(t.EstatisticasDe(ctx, ids))
+	return somas(t.q.EstatisticasDe(ctx, ids))
 }
 
 // TodasAsSomas reads every counsellor's stored sums, in no particular order.
 func (t Tx) TodasAsSomas(ctx context.Context) ([]SomasConselheiro, error) {
-	return somas(t.TodasEstatisticas(ctx))
+	return somas(t.q.TodasEstatisticas(ctx))
 }
 
 // SomasApos reads one page of at most limite counsellors' sums, in the
 // order of their ids, after the id apos ("" for the first page).
 func (t Tx) SomasApos(ctx context.Context, apos string, limite int32) ([]SomasConselheiro, error) {
-	return somas(t.EstatisticasApos(ctx, dbsqlc.EstatisticasAposParams{Apos: apos, Limite: limite}))
+	return somas(t.q.EstatisticasApos(ctx, dbsqlc.EstatisticasAposParams{Apos: apos, Limite: limite}))
 }
 
 func somas(rows []dbsqlc.D6aTransparenciaEstatistica, err error) ([]SomasConselheiro, error) {
@@ -108,12 +108,12 @@ func (t Tx) GravarSomas(ctx context.Context, cs []SomasConselheiro) error {
 		p.EsperadoN2 = append(p.EsperadoN2, c.EsperadoN2)
 		p.ObservadoN2 = append(p.ObservadoN2, c.ObservadoN2)
 	}
-	return t.GravarEstatisticas(ctx, p)
+	return t.q.GravarEstatisticas(ctx, p)
 }
 
 // AvancarApuracao records the fold as having gone up to registros records,
 // adding a pass's draws (sorteios; sorteiosN1 of them with a list of one)
 // to the totals.
 func (t Tx) AvancarApuracao(ctx context.Context, registros, sorteios, sorteiosN1 int64) error {
-	return t.AvancarEstatisticas(ctx, dbsqlc.AvancarEstatisticasParams{Registros: registros, Sorteios: sorteios, SorteiosN1: sorteiosN1})
+	return t.q.AvancarEstatisticas(ctx, dbsqlc.AvancarEstatisticasParams{Registros: registros, Sorteios: sorteios, SorteiosN1: sorteiosN1})
 }

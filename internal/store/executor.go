@@ -41,18 +41,18 @@ func conselheiro(c dbsqlc.D6aConselheiro, err error) (Conselheiro, bool, error) 
 
 // ConselheiroPorID reads a counsellor.
 func (t Tx) ConselheiroPorID(ctx context.Context, id uuid.UUID) (Conselheiro, bool, error) {
-	return conselheiro(t.BuscarConselheiroPorId(ctx, id))
+	return conselheiro(t.q.BuscarConselheiroPorId(ctx, id))
 }
 
 // ConselheiroParaAtualizar reads and locks (FOR UPDATE) a counsellor.
 func (t Tx) ConselheiroParaAtualizar(ctx context.Context, id uuid.UUID) (Conselheiro, bool, error) {
-	return conselheiro(t.BuscarConselheiroPorIdParaAtualizar(ctx, id))
+	return conselheiro(t.q.BuscarConselheiroPorIdParaAtualizar(ctx, id))
 }
 
 // CadastroAplicado reports whether the registration eventID made a
 // counsellor (spec 3.10 step 1).
 func (t Tx) CadastroAplicado(ctx context.Context, eventID uuid.UUID) (bool, error) {
-	_, err := t.BuscarConselheiroPorEventIdCadastro(ctx, eventID)
+	_, err := t.q.BuscarConselheiroPorEventIdCadastro(ctx, eventID)
 	return Found(err)
 }
 
@@ -68,7 +68,7 @@ type Cadastro struct {
 
 // Cadastrar inserts a counsellor.
 func (t Tx) Cadastrar(ctx context.Context, c Cadastro) error {
-	return t.InserirConselheiro(ctx, dbsqlc.InserirConselheiroParams{
+	return t.q.InserirConselheiro(ctx, dbsqlc.InserirConselheiroParams{
 		CidadaoID: c.Cidadao, UnidadeCivicaID: c.UC, NivelAtuacao: c.Nivel, Status: c.Status,
 		CapacitacaoConcluida: c.Capacitacao, Agora: c.Agora, EventID: c.EventID,
 	})
@@ -76,7 +76,7 @@ func (t Tx) Cadastrar(ctx context.Context, c Cadastro) error {
 
 // Suspender sets a counsellor suspenso until ate, under eventID at agora.
 func (t Tx) Suspender(ctx context.Context, conselheiro uuid.UUID, ate time.Time, eventID uuid.UUID, agora time.Time) error {
-	_, err := t.SuspenderConselheiro(ctx, dbsqlc.SuspenderConselheiroParams{ID: conselheiro, Ate: &ate, EventID: eventID, Agora: agora})
+	_, err := t.q.SuspenderConselheiro(ctx, dbsqlc.SuspenderConselheiroParams{ID: conselheiro, Ate: &ate, EventID: eventID, Agora: agora})
 	return err
 }
 
@@ -92,7 +92,7 @@ type Suspensao struct {
 
 // AnotarSuspensao records a suspension.
 func (t Tx) AnotarSuspensao(ctx context.Context, s Suspensao) error {
-	return t.InserirSuspensao(ctx, dbsqlc.InserirSuspensaoParams{
+	return t.q.InserirSuspensao(ctx, dbsqlc.InserirSuspensaoParams{
 		ConselheiroID: s.Conselheiro, EventoIDRecusa: s.EventoRecusa, RecusasConsecutivas: s.Consecutivas,
 		DataSuspensaoAte: s.Ate, VersaoParametros: s.VersaoParametros, Agora: s.Agora,
 	})
@@ -110,14 +110,14 @@ type DadosDemanda struct {
 // EncerramentoAplicado reports whether eventID already closed an
 // assignment (spec 3.11 and 3.12 step 1).
 func (t Tx) EncerramentoAplicado(ctx context.Context, eventID uuid.UUID) (bool, error) {
-	_, err := t.BuscarAtribuicaoPorEventIdEncerramento(ctx, &eventID)
+	_, err := t.q.BuscarAtribuicaoPorEventIdEncerramento(ctx, &eventID)
 	return Found(err)
 }
 
 // AtribuicaoAtivaDoPar reads the active assignment of conselheiro to
 // demanda.
 func (t Tx) AtribuicaoAtivaDoPar(ctx context.Context, conselheiro, demanda uuid.UUID) (AtribuicaoVigente, bool, error) {
-	return vigente(t.BuscarAtribuicaoAtivaPorConselheiroEDemanda(ctx, dbsqlc.BuscarAtribuicaoAtivaPorConselheiroEDemandaParams{
+	return vigente(t.q.BuscarAtribuicaoAtivaPorConselheiroEDemanda(ctx, dbsqlc.BuscarAtribuicaoAtivaPorConselheiroEDemandaParams{
 		ConselheiroID: conselheiro, DemandaID: demanda,
 	}))
 }
@@ -125,13 +125,13 @@ func (t Tx) AtribuicaoAtivaDoPar(ctx context.Context, conselheiro, demanda uuid.
 // Encerrar closes an active assignment with status (concluida, recusada)
 // under eventID.
 func (t Tx) Encerrar(ctx context.Context, atribuicao uuid.UUID, status string, eventID uuid.UUID) error {
-	_, err := t.AtualizarStatusAtribuicao(ctx, dbsqlc.AtualizarStatusAtribuicaoParams{ID: atribuicao, Status: status, EventID: &eventID})
+	_, err := t.q.AtualizarStatusAtribuicao(ctx, dbsqlc.AtualizarStatusAtribuicaoParams{ID: atribuicao, Status: status, EventID: &eventID})
 	return err
 }
 
 // RecusaAplicada reports whether the refusal eventID was counted.
 func (t Tx) RecusaAplicada(ctx context.Context, eventID uuid.UUID) (bool, error) {
-	_, err := t.BuscarRecusaPorEventoId(ctx, eventID)
+	_, err := t.q.BuscarRecusaPorEventoId(ctx, eventID)
 	return Found(err)
 }
 
@@ -139,13 +139,13 @@ func (t Tx) RecusaAplicada(ctx context.Context, eventID uuid.UUID) (bool, error)
 // acceptance, all of them if none (spec 3.12 step 4).
 func (t Tx) RecusasDesdeAceitacao(ctx context.Context, conselheiro uuid.UUID) (int64, error) {
 	var desde *time.Time
-	ultima, err := t.BuscarUltimaAceitacao(ctx, conselheiro)
+	ultima, err := t.q.BuscarUltimaAceitacao(ctx, conselheiro)
 	if aceitou, err := Found(err); err != nil {
 		return 0, err
 	} else if aceitou {
 		desde = &ultima
 	}
-	return t.ContarRecusasDesdeData(ctx, dbsqlc.ContarRecusasDesdeDataParams{ConselheiroID: conselheiro, Desde: desde})
+	return t.q.ContarRecusasDesdeData(ctx, dbsqlc.ContarRecusasDesdeDataParams{ConselheiroID: conselheiro, Desde: desde})
 }
 
 // RecusaContada is a counted refusal (d6a.contador_recusas).
@@ -157,7 +157,7 @@ type RecusaContada struct {
 
 // ContarRecusa records a counted refusal.
 func (t Tx) ContarRecusa(ctx context.Context, r RecusaContada) error {
-	return t.InserirRecusa(ctx, dbsqlc.InserirRecusaParams{
+	return t.q.InserirRecusa(ctx, dbsqlc.InserirRecusaParams{
 		EventoIDRecusa: r.EventoRecusa, ConselheiroID: r.Conselheiro, RecusasConsecutivas: r.Consecutivas,
 		Agora: r.Agora, DemandaIDRecusada: r.Demanda,
 	})
@@ -188,7 +188,7 @@ func (p Pendente) Espera() fila.Espera {
 // CabecasDaFila reads the head of each unit's queue among ucs: the rows
 // fila.Devida chooses from.
 func (t Tx) CabecasDaFila(ctx context.Context, ucs []uuid.UUID) ([]Pendente, error) {
-	rows, err := t.BuscarCabecasDaFilaPorUcs(ctx, ucs)
+	rows, err := t.q.BuscarCabecasDaFilaPorUcs(ctx, ucs)
 	if err != nil {
 		return nil, err
 	}
@@ -201,7 +201,7 @@ func (t Tx) CabecasDaFila(ctx context.Context, ucs []uuid.UUID) ([]Pendente, err
 
 // PendenteDaDemanda reads the pending row of a demand.
 func (t Tx) PendenteDaDemanda(ctx context.Context, demanda uuid.UUID) (Pendente, bool, error) {
-	p, err := t.BuscarFilaPendentePorDemandaId(ctx, demanda)
+	p, err := t.q.BuscarFilaPendentePorDemandaId(ctx, demanda)
 	if achou, err := Found(err); !achou || err != nil {
 		return Pendente{}, false, err
 	}
@@ -227,7 +227,7 @@ type AgendaAGuardar struct {
 
 // GuardaDaAgenda reads one item's guards.
 func (t Tx) GuardaDaAgenda(ctx context.Context, a AgendaAGuardar) (GuardaAgenda, error) {
-	r, err := t.GuardasAgenda(ctx, dbsqlc.GuardasAgendaParams{EventID: a.EventID, DemandaID: a.DemandaID, CorrelacaoID: a.Correlacao})
+	r, err := t.q.GuardasAgenda(ctx, dbsqlc.GuardasAgendaParams{EventID: a.EventID, DemandaID: a.DemandaID, CorrelacaoID: a.Correlacao})
 	return GuardaAgenda{
 		EventID: a.EventID, PendentePeloEvento: r.PendentePeloEvento, Atribuida: r.Atribuida,
 		Pendente: r.Pendente, SemCandidatosPublicado: r.SemCandidatosPublicado,
@@ -242,7 +242,7 @@ func (t Tx) GuardasDaAgenda(ctx context.Context, as []AgendaAGuardar) ([]GuardaA
 		p.DemandaIds = append(p.DemandaIds, a.DemandaID)
 		p.Correlacoes = append(p.Correlacoes, a.Correlacao)
 	}
-	rows, err := t.GuardasAgendaLote(ctx, p)
+	rows, err := t.q.GuardasAgendaLote(ctx, p)
 	if err != nil {
 		return nil, err
 	}
@@ -257,19 +257,19 @@ func (t Tx) GuardasDaAgenda(ctx context.Context, as []AgendaAGuardar) ([]GuardaA
 // correlation is in the outbox (spec 3.9: one sorteio.sem_candidatos per
 // demand).
 func (t Tx) SemCandidatosPublicado(ctx context.Context, tipo, correlacao string) (bool, error) {
-	return t.ExisteOutboxPorTipoCorrelacao(ctx, dbsqlc.ExisteOutboxPorTipoCorrelacaoParams{Tipo: tipo, CorrelacaoID: &correlacao})
+	return t.q.ExisteOutboxPorTipoCorrelacao(ctx, dbsqlc.ExisteOutboxPorTipoCorrelacaoParams{Tipo: tipo, CorrelacaoID: &correlacao})
 }
 
 // TravarSorteio takes the draws' transaction-wide advisory lock (spec 4.4
 // comFilaGlobal) and refits the connection's generic plans.
 func (t Tx) TravarSorteio(ctx context.Context, chave int64) error {
-	_, err := t.AdvisoryLockSorteio(ctx, chave)
+	_, err := t.q.AdvisoryLockSorteio(ctx, chave)
 	return err
 }
 
 // JaProcessados is those of ids whose inbox row exists.
 func (t Tx) JaProcessados(ctx context.Context, ids []uuid.UUID) ([]uuid.UUID, error) {
-	return t.EventosJaProcessados(ctx, ids)
+	return t.q.EventosJaProcessados(ctx, ids)
 }
 
 // Processamento is an inbox row (spec 2.6): an input applied, at its
@@ -303,12 +303,12 @@ func (t Tx) RegistrarEntradas(ctx context.Context, ps []Processamento) error {
 		p.OffsetSequences = append(p.OffsetSequences, e.Seq)
 		p.OffsetAgoras = append(p.OffsetAgoras, e.Agora)
 	}
-	return t.RegistrarProcessamentos(ctx, p)
+	return t.q.RegistrarProcessamentos(ctx, p)
 }
 
 // RegistrarEntrada writes one input's inbox row and its type's offset.
 func (t Tx) RegistrarEntrada(ctx context.Context, e Processamento) error {
-	return t.RegistrarProcessamento(ctx, dbsqlc.RegistrarProcessamentoParams{
+	return t.q.RegistrarProcessamento(ctx, dbsqlc.RegistrarProcessamentoParams{
 		EventID: e.EventID, TipoEvento: e.Tipo, Sequence: e.Seq, Agora: e.Agora,
 	})
 }
@@ -316,21 +316,21 @@ func (t Tx) RegistrarEntrada(ctx context.Context, e Processamento) error {
 // MarcarOrigens records, for outbox rows (by event id), the stream
 // sequence of the input that led to each.
 func (t Tx) MarcarOrigens(ctx context.Context, eventIDs []uuid.UUID, seqs []int64) error {
-	return t.MarcarOutboxEntradas(ctx, dbsqlc.MarcarOutboxEntradasParams{EventIds: eventIDs, Sequences: seqs})
+	return t.q.MarcarOutboxEntradas(ctx, dbsqlc.MarcarOutboxEntradasParams{EventIds: eventIDs, Sequences: seqs})
 }
 
 // GravarSorteios writes the draws a batch decided, in their order, in one
 // statement: linhas is their JSON (atribuicao's lote.go), ocupados the
 // counsellors they occupy.
 func (t Tx) GravarSorteios(ctx context.Context, linhas []byte, ocupados []uuid.UUID) error {
-	return t.Queries.GravarSorteios(ctx, dbsqlc.GravarSorteiosParams{Linhas: linhas, Conselheiros: ocupados})
+	return t.q.GravarSorteios(ctx, dbsqlc.GravarSorteiosParams{Linhas: linhas, Conselheiros: ocupados})
 }
 
 // DesfazerSorteio undoes a draw its unit just made, before the commit:
 // its assignment, audit and outbox rows, and the counsellor it occupied
 // back to disponivel.
 func (t Tx) DesfazerSorteio(ctx context.Context, eventID uuid.UUID) error {
-	return t.DescartarSorteio(ctx, eventID)
+	return t.q.DescartarSorteio(ctx, eventID)
 }
 
 // Elo is a unit's link in the hierarchy the log recorded (CONTRACT §7
@@ -343,7 +343,7 @@ type Elo struct {
 
 // ElosRegistrados reads every recorded link.
 func (t Tx) ElosRegistrados(ctx context.Context) ([]Elo, error) {
-	rows, err := t.BuscarHierarquiaRegistrada(ctx)
+	rows, err := t.q.BuscarHierarquiaRegistrada(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -364,7 +364,7 @@ func (t Tx) RegistrarElos(ctx context.Context, elos []Elo) error {
 		}
 		p.Niveis[i] = int32(e.Nivel)
 	}
-	return t.RegistrarHierarquia(ctx, p)
+	return t.q.RegistrarHierarquia(ctx, p)
 }
 
 // PedidoDegrau asks for the first step of Cadeia at or above position
@@ -392,7 +392,7 @@ func (t Tx) LerDegraus(ctx context.Context, pedidos []PedidoDegrau, g elegibilid
 	if len(pedidos) == 0 {
 		return out, nil
 	}
-	rows, err := t.BuscarDegrausCadastrados(ctx, p)
+	rows, err := t.q.BuscarDegrausCadastrados(ctx, p)
 	if err != nil {
 		return nil, fmt.Errorf("elegíveis: %w", err)
 	}
@@ -446,7 +446,7 @@ func degrauDe(r dbsqlc.BuscarDegrausCadastradosRow, cadeia []uuid.UUID, desde in
 // UltimaAtribuicaoDoPar reads the latest assignment, whatever its status,
 // of conselheiro to demanda.
 func (t Tx) UltimaAtribuicaoDoPar(ctx context.Context, conselheiro, demanda uuid.UUID) (AtribuicaoDoSorteio, bool, error) {
-	a, err := t.BuscarUltimaAtribuicaoPorConselheiroEDemanda(ctx, dbsqlc.BuscarUltimaAtribuicaoPorConselheiroEDemandaParams{
+	a, err := t.q.BuscarUltimaAtribuicaoPorConselheiroEDemanda(ctx, dbsqlc.BuscarUltimaAtribuicaoPorConselheiroEDemandaParams{
 		ConselheiroID: conselheiro, DemandaID: demanda,
 	})
 	if achou, err := Found(err); !achou || err != nil {
@@ -459,9 +459,21 @@ func (t Tx) UltimaAtribuicaoDoPar(ctx context.Context, conselheiro, demanda uuid
 // (conselheiro.demanda_iniciada); novo is false when a start was recorded
 // before (the first wins).
 func (t Tx) AnotarInicio(ctx context.Context, a AtribuicaoVigente, iniciadaEm time.Time, eventID uuid.UUID, agora time.Time) (novo bool, err error) {
-	n, err := t.RegistrarInicio(ctx, dbsqlc.RegistrarInicioParams{
+	n, err := t.q.RegistrarInicio(ctx, dbsqlc.RegistrarInicioParams{
 		AtribuicaoID: a.ID, EventIDSorteio: a.EventIDSorteio, ConselheiroID: a.ConselheiroID, DemandaID: a.DemandaID,
 		IniciadaEm: iniciadaEm, EventID: eventID, Agora: agora,
 	})
 	return n > 0, err
+}
+
+// GravarPendentes writes the demands a batch queued (or whose attempt it
+// counted), in one statement: linhas is their JSON (atribuicao's lote.go).
+func (t Tx) GravarPendentes(ctx context.Context, linhas []byte) error {
+	return t.q.EnfileirarPendentes(ctx, linhas)
+}
+
+// GravarOutbox writes the outbox rows a batch queued, in decision order,
+// in one statement: linhas is their JSON (atribuicao's lote.go).
+func (t Tx) GravarOutbox(ctx context.Context, linhas []byte) error {
+	return t.q.InserirOutboxLote(ctx, linhas)
 }

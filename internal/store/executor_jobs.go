@@ -18,13 +18,13 @@ import (
 // whose id is derived (a timeout's refusal, a sweep's trigger, a
 // suspension's end) is queued once.
 func (t Tx) OutboxJaTem(ctx context.Context, eventID uuid.UUID) (bool, error) {
-	return t.ExisteOutboxPorEventId(ctx, eventID)
+	return t.q.ExisteOutboxPorEventId(ctx, eventID)
 }
 
 // SemearOffset writes the offset of the consumed type tipo at seq, at agora,
 // unless the type has one (spec 4.5 step 2: never overwriting).
 func (t Tx) SemearOffset(ctx context.Context, tipo string, seq int64, agora time.Time) error {
-	return t.SeedOffset(ctx, dbsqlc.SeedOffsetParams{TipoEvento: tipo, LastSequence: seq, Agora: agora})
+	return t.q.SeedOffset(ctx, dbsqlc.SeedOffsetParams{TipoEvento: tipo, LastSequence: seq, Agora: agora})
 }
 
 // ConselheiroNoStatus is a counsellor found by status: who, and the
@@ -35,7 +35,7 @@ type ConselheiroNoStatus struct {
 
 // ConselheirosNoStatus lists the counsellors whose status is status, by id.
 func (t Tx) ConselheirosNoStatus(ctx context.Context, status string) ([]ConselheiroNoStatus, error) {
-	rows, err := t.BuscarConselheirosPorStatus(ctx, status)
+	rows, err := t.q.BuscarConselheirosPorStatus(ctx, status)
 	if err != nil {
 		return nil, err
 	}
@@ -49,7 +49,7 @@ func (t Tx) ConselheirosNoStatus(ctx context.Context, status string) ([]Conselhe
 // FilaInteira reads the whole pending queue, oldest first (by data_entrada,
 // then order of entry): the boot's sweep (spec 4.7).
 func (t Tx) FilaInteira(ctx context.Context) ([]DemandaNaFila, error) {
-	rows, err := t.BuscarTodosPendentes(ctx)
+	rows, err := t.q.BuscarTodosPendentes(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -67,7 +67,7 @@ func (t Tx) FilaInteira(ctx context.Context) ([]DemandaNaFila, error) {
 // v's three values at v.Em, unless a version 1 exists; its sub and reason
 // are the environment's own (v.Versao, Sub and Justificativa are ignored).
 func (t Tx) SemearVersaoInicial(ctx context.Context, v VersaoParametros) error {
-	return t.SemearParametros(ctx, dbsqlc.SemearParametrosParams{
+	return t.q.SemearParametros(ctx, dbsqlc.SemearParametrosParams{
 		NRecusasSuspensao: v.NRecusasSuspensao, TSuspensaoDias: v.TSuspensaoDias,
 		TimeoutRespostaHoras: v.TimeoutRespostaHoras, Agora: v.Em,
 	})

@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/formigueiro/d6a/internal/elegibilidade"
+	"github.com/formigueiro/d6a/internal/store"
 	"github.com/formigueiro/d6a/internal/store/dbsqlc"
 )
 
@@ -30,14 +31,14 @@ func TestElegiveisComPortoesIgualAoFiltro(t *testing.T) {
 		for _, id := range todos {
 			var f elegibilidade.Fase2
 			if r.IntN(2) == 0 { // capacitação.concluída, as onCapacitacaoConcluida writes it
-				check(t, q.RegistrarCapacitacao(ctx, dbsqlc.RegistrarCapacitacaoParams{ConselheiroID: id, CursoID: "c", ConcluidaEm: "x", EventID: uuid.New(), Agora: agora}))
-				_, err := q.MarcarCapacitacaoConcluida(ctx, dbsqlc.MarcarCapacitacaoConcluidaParams{ID: id, EventID: uuid.New(), Agora: agora})
+				check(t, store.Consultas(q).RegistrarCapacitacao(ctx, dbsqlc.RegistrarCapacitacaoParams{ConselheiroID: id, CursoID: "c", ConcluidaEm: "x", EventID: uuid.New(), Agora: agora}))
+				_, err := store.Consultas(q).MarcarCapacitacaoConcluida(ctx, dbsqlc.MarcarCapacitacaoConcluidaParams{ID: id, EventID: uuid.New(), Agora: agora})
 				check(t, err)
 				f = elegibilidade.AposCapacitacao(f)
 			}
 			for range r.IntN(3) {
 				uc, valido := cadeia[r.IntN(len(cadeia))], r.IntN(3) != 0
-				check(t, q.RegistrarVinculo(ctx, dbsqlc.RegistrarVinculoParams{ConselheiroID: id, UnidadeCivicaID: uc, Valido: valido, Origem: "vinculo.validado", EventID: uuid.New(), Agora: agora}))
+				check(t, store.Consultas(q).RegistrarVinculo(ctx, dbsqlc.RegistrarVinculoParams{ConselheiroID: id, UnidadeCivicaID: uc, Valido: valido, Origem: "vinculo.validado", EventID: uuid.New(), Agora: agora}))
 				f = elegibilidade.AposVinculo(f, uc, valido)
 			}
 			fase2[id] = f

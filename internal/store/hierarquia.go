@@ -9,7 +9,7 @@ import (
 // CarregarHierarquia reads core.uc_polygons as the hierarchy cache's
 // Loader wants it (spec 4.3, 6.4): one query per cache lifetime.
 func (s *Store) CarregarHierarquia(ctx context.Context) ([]hierarquia.Par, error) {
-	rows, err := s.Read().BuscarTodasHierarquias(ctx)
+	rows, err := s.Read().q.BuscarTodasHierarquias(ctx)
 	if err != nil {
 		return nil, err
 	}

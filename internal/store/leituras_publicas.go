@@ -58,7 +58,7 @@ type VinculoNaUC struct {
 // there be several) in one statement; false when the citizen never
 // registered.
 func (t Tx) SituacaoDoCidadao(ctx context.Context, cidadao uuid.UUID) (SituacaoConselheiro, bool, error) {
-	r, err := t.BuscarSituacao(ctx, cidadao)
+	r, err := t.q.BuscarSituacao(ctx, cidadao)
 	if achou, err := Found(err); !achou || err != nil {
 		return SituacaoConselheiro{}, false, err
 	}
@@ -94,7 +94,7 @@ type ResumoDoLog struct {
 // ResumoDoLog reads the log's summary; false before the first signed
 // checkpoint.
 func (t Tx) ResumoDoLog(ctx context.Context) (ResumoDoLog, bool, error) {
-	r, err := t.BuscarResumoDoLog(ctx)
+	r, err := t.q.BuscarResumoDoLog(ctx)
 	if achou, err := Found(err); !achou || err != nil {
 		return ResumoDoLog{}, false, err
 	}

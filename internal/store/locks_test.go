@@ -63,7 +63,7 @@ func TestAdvisoryLockSorteioSerializa(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			if _, err := tx.AdvisoryLockSorteio(ctx, chave); err != nil {
+			if _, err := store.Consultas(tx).AdvisoryLockSorteio(ctx, chave); err != nil {
 				return err
 			}
 			firstPID <- pid
@@ -84,7 +84,10 @@ func TestAdvisoryLockSorteioSerializa(t *testing.T) {
 	// Another key is independent: taken and released at once.
 	otherCtx, cancelOther := context.WithTimeout(ctx, 10*time.Second)
 	defer cancelOther()
-	check(t, s.InTx(otherCtx, func(tx store.Tx) error { _, err := tx.AdvisoryLockSorteio(otherCtx, chave+1); return err }))
+	check(t, s.InTx(otherCtx, func(tx store.Tx) error {
+		_, err := store.Consultas(tx).AdvisoryLockSorteio(otherCtx, chave+1)
+		return err
+	}))
 
 	// Second transaction, same key: must wait.
 	secondCtx, cancelSecond := context.WithTimeout(ctx, 30*time.Second)
@@ -98,7 +101,7 @@ func TestAdvisoryLockSorteioSerializa(t *testing.T) {
 				return err
 			}
 			secondPID <- pid
-			_, err = tx.AdvisoryLockSorteio(secondCtx, chave)
+			_, err = store.Consultas(tx).AdvisoryLockSorteio(secondCtx, chave)
 			return err
 		})
 	}()
@@ -140,14 +143,14 @@ func TestAdvisoryLockSorteioTimeout(t *testing.T) {
 	const chave int64 = -42 // negative keys are valid bigint keys too
 
 	check(t, s.InTx(ctx, func(tx store.Tx) error {
-		if _, err := tx.AdvisoryLockSorteio(ctx, chave); err != nil {
+		if _, err := store.Consultas(tx).AdvisoryLockSorteio(ctx, chave); err != nil {
 			return err
 		}
 		// While held, a waiter with a deadline gives up with an error
 		// instead of proceeding without the lock.
 		short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
 		defer cancel()
-		err := s.InTx(short, func(tx2 store.Tx) error { _, err := tx2.AdvisoryLockSorteio(short, chave); return err })
+		err := s.InTx(short, func(tx2 store.Tx) error { _, err := store.Consultas(tx2).AdvisoryLockSorteio(short, chave); return err })
 		if err == nil {
 			t.Fatal("second AdvisoryLockSorteio acquired a lock held by another transaction")
 		}
@@ -156,7 +159,7 @@ func TestAdvisoryLockSorteioTimeout(t *testing.T) {
 	// Released at commit: acquired at once afterwards.
 	after, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	check(t, s.InTx(after, func(tx store.Tx) error { _, err := tx.AdvisoryLockSorteio(after, chave); return err }))
+	check(t, s.InTx(after, func(tx store.Tx) error { _, err := store.Consultas(tx).AdvisoryLockSorteio(after, chave); return err }))
 }
 
 func TestBuscarOutboxPendentesSkipLocked(t *testing.T) {
@@ -165,7 +168,7 @@ func TestBuscarOutboxPendentesSkipLocked(t *testing.T) {
 	var ev []uuid.UUID
 	for i := range 5 {
 		p := outboxParams("atribuicao.criada", nil, at(time.Duration(i)*time.Minute))
-		check(t, q.InserirOutbox(ctx, p))
+		check(t, store.Consultas(q).InserirOutbox(ctx, p))
 		ev = append(ev, p.EventID)
 	}
 	eventIDs := func(rows []dbsqlc.BuscarOutboxPendentesRow) []uuid.UUID {
@@ -177,7 +180,7 @@ func TestBuscarOutboxPendentesSkipLocked(t *testing.T) {
 	}
 
 	check(t, s.InTx(ctx, func(tx1 store.Tx) error {
-		rows, err := tx1.BuscarOutboxPendentes(ctx, 2)
+		rows, err := store.Consultas(tx1).BuscarOutboxPendentes(ctx, 2)
 		if err != nil {
 			return err
 		}
@@ -189,30 +192,30 @@ func TestBuscarOutboxPendentesSkipLocked(t *testing.T) {
 		bounded, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
 		check(t, s.InTx(bounded, func(tx2 store.Tx) error {
-			rows, err := tx2.BuscarOutboxPendentes(bounded, 10)
+			rows, err := store.Consultas(tx2).BuscarOutboxPendentes(bounded, 10)
 			if err != nil {
 				return err
 			}
 			equalIDs(t, "second relay", eventIDs(rows), ev[2:])
-			rows, err = tx2.BuscarOutboxPendentes(bounded, 1)
+			rows, err = store.Consultas(tx2).BuscarOutboxPendentes(bounded, 1)
 			if err != nil {
 				return err
 			}
 			equalIDs(t, "second relay, limit 1", eventIDs(rows), ev[2:3])
 			// It publishes what it took.
-			return tx2.MarcarOutboxPublicados(bounded, dbsqlc.MarcarOutboxPublicadosParams{Agora: at(time.Hour), Ids: []int64{rows[0].ID}, Sequences: []int64{7}})
+			return store.Consultas(tx2).MarcarOutboxPublicados(bounded, dbsqlc.MarcarOutboxPublicadosParams{Agora: at(time.Hour), Ids: []int64{rows[0].ID}, Sequences: []int64{7}})
 		}))
 
 		// The first still sees its own rows and, the second's lock gone,
 		// the rest minus what the second published.
-		rows, err = tx1.BuscarOutboxPendentes(ctx, 10)
+		rows, err = store.Consultas(tx1).BuscarOutboxPendentes(ctx, 10)
 		if err != nil {
 			return err
 		}
 		equalIDs(t, "first relay again", eventIDs(rows), []uuid.UUID{ev[0], ev[1], ev[3], ev[4]})
 		return nil
 	}))
-	if n := val(q.ContarOutboxPendentes(ctx)).must(t); n != 4 {
+	if n := val(store.Consultas(q).ContarOutboxPendentes(ctx)).must(t); n != 4 {
 		t.Fatalf("ContarOutboxPendentes = %d, want 4", n)
 	}
 }
@@ -224,7 +227,7 @@ func TestBuscarConselheiroPorIdParaAtualizarTravaALinha(t *testing.T) {
 	outro := novoConselheiro(t, q, uuid.New(), "disponivel")
 
 	check(t, s.InTx(ctx, func(tx1 store.Tx) error {
-		if _, err := tx1.BuscarConselheiroPorIdParaAtualizar(ctx, id); err != nil {
+		if _, err := store.Consultas(tx1).BuscarConselheiroPorIdParaAtualizar(ctx, id); err != nil {
 			return err
 		}
 		// The row is locked: another transaction's NOWAIT lock fails with
@@ -241,7 +244,7 @@ func TestBuscarConselheiroPorIdParaAtualizarTravaALinha(t *testing.T) {
 			t.Fatalf("locking the row from a second transaction: %v (SQLSTATE %q), want 55P03", err, code)
 		}
 		// A plain read is not blocked.
-		got, err := q.BuscarConselheiroPorId(ctx, id)
+		got, err := store.Consultas(q).BuscarConselheiroPorId(ctx, id)
 		if err != nil || got.Status != "disponivel" {
 			t.Fatalf("plain read while locked: %+v, %v", got, err)
 		}
@@ -293,21 +296,21 @@ func TestUnidadeDeTrabalhoPlanejaParaATabelaAtual(t *testing.T) {
 		t.Helper()
 		check(t, pgx.BeginFunc(ctx, conn, func(ptx pgx.Tx) error {
 			tx := store.On(ptx)
-			if _, err := tx.AdvisoryLockSorteio(ctx, 42); err != nil {
+			if _, err := store.Consultas(tx).AdvisoryLockSorteio(ctx, 42); err != nil {
 				return err
 			}
 			return fn(tx)
 		}))
 	}
 	unidade(func(tx store.Tx) error {
-		_, err := tx.BuscarCandidatosPorUcs(ctx, []uuid.UUID{uc})
+		_, err := store.Consultas(tx).BuscarCandidatosPorUcs(ctx, []uuid.UUID{uc})
 		return err
 	})
 
 	novos(3000) // a burst of draws; no ANALYZE yet
 	var plano strings.Builder
 	unidade(func(tx store.Tx) error {
-		got, err := tx.BuscarCandidatosPorUcs(ctx, []uuid.UUID{uc})
+		got, err := store.Consultas(tx).BuscarCandidatosPorUcs(ctx, []uuid.UUID{uc})
 		if err != nil || len(got) != 3001 || !got[0].Ocupado {
 			t.Fatalf("BuscarCandidatosPorUcs = %d rows, %v; want 3001 occupied counsellors", len(got), err)
 		}

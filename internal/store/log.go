@@ -27,7 +27,7 @@ type EstadoDoLog struct {
 
 // EstadoDoLog reads the tree's state, unlocked (see BuscarEstadoTransparencia).
 func (t Tx) EstadoDoLog(ctx context.Context) (EstadoDoLog, error) {
-	r, err := t.BuscarEstadoTransparencia(ctx)
+	r, err := t.q.BuscarEstadoTransparencia(ctx)
 	return EstadoDoLog(r), err
 }
 
@@ -50,7 +50,7 @@ type Anexacao struct {
 // AnexarAoLog writes a: one statement, which fails unless the state row
 // is still a's (a queued append cannot commit over a moved tree).
 func (t Tx) AnexarAoLog(ctx context.Context, a Anexacao) error {
-	return t.AnexarTransparencia(ctx, dbsqlc.AnexarTransparenciaParams{
+	return t.q.AnexarTransparencia(ctx, dbsqlc.AnexarTransparenciaParams{
 		Tamanho: a.Tamanho, Novas: int64(len(a.Indices)), NovaFronteira: a.NovaFronteira, Fronteira: a.Fronteira,
 		Indices: a.Indices, Eventos: a.Eventos, Demandas: a.Demandas, Registros: a.Registros, HashesFolha: a.HashesFolha,
 		IndicesHashes: a.IndicesHashes, Hashes: a.Hashes,
@@ -66,7 +66,7 @@ type HashDoLog struct {
 // HashesDoLog reads the stored hashes at idx, in no particular order; a
 // missing one is absent.
 func (t Tx) HashesDoLog(ctx context.Context, idx []int64) ([]HashDoLog, error) {
-	rows, err := t.BuscarHashesTransparencia(ctx, idx)
+	rows, err := t.q.BuscarHashesTransparencia(ctx, idx)
 	if err != nil {
 		return nil, err
 	}
@@ -79,7 +79,7 @@ func (t Tx) HashesDoLog(ctx context.Context, idx []int64) ([]HashDoLog, error) {
 
 // TamanhoDoLog is the number of leaves committed.
 func (t Tx) TamanhoDoLog(ctx context.Context) (int64, error) {
-	return t.BuscarTamanhoTransparencia(ctx)
+	return t.q.BuscarTamanhoTransparencia(ctx)
 }
 
 // FolhaDoLog is one stored leaf; Registro is nil once eliminated.
@@ -92,14 +92,14 @@ type FolhaDoLog struct {
 
 // FolhaDoSorteio reads the leaf of a draw (pgx.ErrNoRows: none).
 func (t Tx) FolhaDoSorteio(ctx context.Context, eventID uuid.UUID) (FolhaDoLog, error) {
-	r, err := t.BuscarFolhaPorEvento(ctx, eventID)
+	r, err := t.q.BuscarFolhaPorEvento(ctx, eventID)
 	return FolhaDoLog(r), err
 }
 
 // FolhasDoLog reads leaves inicio ≤ indice < fim, in order, at most
 // limite of them.
 func (t Tx) FolhasDoLog(ctx context.Context, inicio, fim int64, limite int) ([]FolhaDoLog, error) {
-	rows, err := t.BuscarFolhas(ctx, dbsqlc.BuscarFolhasParams{Inicio: inicio, Fim: fim, Limite: int32(min(max(limite, 0), math.MaxInt32))})
+	rows, err := t.q.BuscarFolhas(ctx, dbsqlc.BuscarFolhasParams{Inicio: inicio, Fim: fim, Limite: int32(min(max(limite, 0), math.MaxInt32))})
 	if err != nil {
 		return nil, err
 	}
@@ -119,7 +119,7 @@ type SorteioNoLog struct {
 // SorteiosDaDemandaNoLog lists a demand's draws below size fim, oldest
 // first.
 func (t Tx) SorteiosDaDemandaNoLog(ctx context.Context, demanda uuid.UUID, fim int64) ([]SorteioNoLog, error) {
-	rows, err := t.BuscarFolhasPorDemanda(ctx, dbsqlc.BuscarFolhasPorDemandaParams{DemandaID: demanda, Fim: fim})
+	rows, err := t.q.BuscarFolhasPorDemanda(ctx, dbsqlc.BuscarFolhasPorDemandaParams{DemandaID: demanda, Fim: fim})
 	if err != nil {
 		return nil, err
 	}
@@ -133,20 +133,20 @@ func (t Tx) SorteiosDaDemandaNoLog(ctx context.Context, demanda uuid.UUID, fim i
 // EliminarRegistroDoLog blanks a draw's record body and reports whether
 // one was blanked now (false: none, or already eliminated).
 func (t Tx) EliminarRegistroDoLog(ctx context.Context, eventID uuid.UUID) (bool, error) {
-	n, err := t.EliminarRegistroTransparencia(ctx, eventID)
+	n, err := t.q.EliminarRegistroTransparencia(ctx, eventID)
 	return n == 1, err
 }
 
 // EliminarCidadaoDoLog blanks every record that names cidadao and returns
 // their draws.
 func (t Tx) EliminarCidadaoDoLog(ctx context.Context, cidadao uuid.UUID) ([]uuid.UUID, error) {
-	return t.EliminarRegistrosDoCidadao(ctx, cidadao.String())
+	return t.q.EliminarRegistrosDoCidadao(ctx, cidadao.String())
 }
 
 // TravarAssinatura takes the checkpoint signer's advisory lock chave for
 // the transaction.
 func (t Tx) TravarAssinatura(ctx context.Context, chave int64) error {
-	return t.AdvisoryLockAssinatura(ctx, chave)
+	return t.q.AdvisoryLockAssinatura(ctx, chave)
 }
 
 // CheckpointDoLog is a stored signed checkpoint: its size, root and note.
@@ -158,12 +158,12 @@ type CheckpointDoLog struct {
 
 // GravarCheckpoint stores a signed checkpoint, once per size.
 func (t Tx) GravarCheckpoint(ctx context.Context, c CheckpointDoLog) error {
-	return t.InserirCheckpoint(ctx, dbsqlc.InserirCheckpointParams(c))
+	return t.q.InserirCheckpoint(ctx, dbsqlc.InserirCheckpointParams(c))
 }
 
 // UltimoCheckpoint reads the latest signed checkpoint (pgx.ErrNoRows:
 // none yet).
 func (t Tx) UltimoCheckpoint(ctx context.Context) (CheckpointDoLog, error) {
-	r, err := t.BuscarUltimoCheckpoint(ctx)
+	r, err := t.q.BuscarUltimoCheckpoint(ctx)
 	return CheckpointDoLog(r), err
 }

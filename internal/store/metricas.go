@@ -11,18 +11,18 @@ import (
 
 // TotalPendentes counts the demands in the pending queue.
 func (t Tx) TotalPendentes(ctx context.Context) (int64, error) {
-	return t.ContarPendentes(ctx)
+	return t.q.ContarPendentes(ctx)
 }
 
 // TotalOutboxPendentes counts the outbox rows not yet published.
 func (t Tx) TotalOutboxPendentes(ctx context.Context) (int64, error) {
-	return t.ContarOutboxPendentes(ctx)
+	return t.q.ContarOutboxPendentes(ctx)
 }
 
 // TotalConselheirosPorStatus counts the counsellors by their status
 // column (a status nobody holds is absent).
 func (t Tx) TotalConselheirosPorStatus(ctx context.Context) (map[string]int64, error) {
-	rows, err := t.ContarConselheirosPorStatus(ctx)
+	rows, err := t.q.ContarConselheirosPorStatus(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -36,7 +36,7 @@ func (t Tx) TotalConselheirosPorStatus(ctx context.Context) (map[string]int64, e
 // TotalAcoesPorTipo counts the administrative actions journaled, by acao
 // (an action never taken is absent).
 func (t Tx) TotalAcoesPorTipo(ctx context.Context) (map[string]int64, error) {
-	rows, err := t.ContarAcoesPorTipo(ctx)
+	rows, err := t.q.ContarAcoesPorTipo(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -50,7 +50,7 @@ func (t Tx) TotalAcoesPorTipo(ctx context.Context) (map[string]int64, error) {
 // TotalAtivasSemInicio counts the active assignments drawn before antesDe
 // that never started (no conselheiro.demanda_iniciada).
 func (t Tx) TotalAtivasSemInicio(ctx context.Context, antesDe time.Time) (int64, error) {
-	return t.ContarAtivasSemInicio(ctx, antesDe)
+	return t.q.ContarAtivasSemInicio(ctx, antesDe)
 }
 
 // FilaPorIdade is the pending queue by age at a moment: the demands whose
@@ -64,7 +64,7 @@ type FilaPorIdade struct {
 
 // FilaPorIdade reads the pending queue by age at agora, in one scan.
 func (t Tx) FilaPorIdade(ctx context.Context, agora time.Time) (FilaPorIdade, error) {
-	r, err := t.ResumoFila(ctx, agora)
+	r, err := t.q.ResumoFila(ctx, agora)
 	if err != nil {
 		return FilaPorIdade{}, err
 	}

@@ -30,10 +30,10 @@ var SemEsperarWAL = pgx.TxOptions{BeginQuery: "BEGIN; SET LOCAL synchronous_comm
 // stream sequence the bus gave it, at agora.
 func (s *Store) MarcarPublicados(ctx context.Context, eventIDs []uuid.UUID, seqs []int64, agora time.Time) error {
 	return s.InTxWith(ctx, SemEsperarWAL, func(tx Tx) error {
-		if _, err := tx.AjustarPlanos(ctx); err != nil {
+		if _, err := tx.q.AjustarPlanos(ctx); err != nil {
 			return err
 		}
-		return tx.MarcarOutboxPublicadosPorEventId(ctx, dbsqlc.MarcarOutboxPublicadosPorEventIdParams{EventIds: eventIDs, Sequences: seqs, Agora: agora})
+		return tx.q.MarcarOutboxPublicadosPorEventId(ctx, dbsqlc.MarcarOutboxPublicadosPorEventIdParams{EventIds: eventIDs, Sequences: seqs, Agora: agora})
 	})
 }
 
@@ -47,10 +47,10 @@ func (s *Store) PublicarPendentes(ctx context.Context, limite int32, agora func(
 	publicar func(context.Context, []LinhaOutbox) (ids, seqs []int64, err error)) (int, error) {
 	n := 0
 	err := s.InTxWith(ctx, SemEsperarWAL, func(tx Tx) error {
-		if _, err := tx.AjustarPlanos(ctx); err != nil {
+		if _, err := tx.q.AjustarPlanos(ctx); err != nil {
 			return err
 		}
-		rows, err := tx.BuscarOutboxPendentes(ctx, limite)
+		rows, err := tx.q.BuscarOutboxPendentes(ctx, limite)
 		if err != nil || len(rows) == 0 {
 			return err
 		}
@@ -62,7 +62,7 @@ func (s *Store) PublicarPendentes(ctx context.Context, limite int32, agora func(
 		if len(ids) == 0 {
 			return err
 		}
-		if err := tx.MarcarOutboxPublicados(ctx, dbsqlc.MarcarOutboxPublicadosParams{Ids: ids, Sequences: seqs, Agora: agora().UTC()}); err != nil {
+		if err := tx.q.MarcarOutboxPublicados(ctx, dbsqlc.MarcarOutboxPublicadosParams{Ids: ids, Sequences: seqs, Agora: agora().UTC()}); err != nil {
 			return err
 		}
 		n = len(ids)

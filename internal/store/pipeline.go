@@ -27,7 +27,7 @@ type Pipeline struct {
 // into it.
 func NewPipeline() *Pipeline {
 	p := &Pipeline{}
-	p.dentro = Tx{Queries: dbsqlc.New(p), DB: p}
+	p.dentro = Tx{q: dbsqlc.New(p), DB: p}
 	return p
 }
 

@@ -28,23 +28,23 @@ func TestPipeline(t *testing.T) {
 	}
 	err := st.InTx(ctx, func(tx store.Tx) error {
 		p := store.NewPipeline()
-		check(t, p.Tx().RegistrarProcessamentos(ctx, inbox(a, 1)))
-		check(t, p.Tx().RegistrarProcessamentos(ctx, inbox(b, 2)))
-		if ja := val(tx.EventosJaProcessados(ctx, []uuid.UUID{a, b})).must(t); len(ja) != 0 {
+		check(t, store.Consultas(p.Tx()).RegistrarProcessamentos(ctx, inbox(a, 1)))
+		check(t, store.Consultas(p.Tx()).RegistrarProcessamentos(ctx, inbox(b, 2)))
+		if ja := val(store.Consultas(tx).EventosJaProcessados(ctx, []uuid.UUID{a, b})).must(t); len(ja) != 0 {
 			t.Fatalf("queued statements ran before Enviar: %v", ja)
 		}
 		check(t, p.Enviar(ctx, tx))
-		if ja := val(tx.EventosJaProcessados(ctx, []uuid.UUID{a, b})).must(t); len(ja) != 2 {
+		if ja := val(store.Consultas(tx).EventosJaProcessados(ctx, []uuid.UUID{a, b})).must(t); len(ja) != 2 {
 			t.Fatalf("after Enviar the transaction sees %d of 2 rows", len(ja))
 		}
-		if _, err := p.Tx().EventosJaProcessados(ctx, []uuid.UUID{a}); !errors.Is(err, store.ErrPipeline) {
+		if _, err := store.Consultas(p.Tx()).EventosJaProcessados(ctx, []uuid.UUID{a}); !errors.Is(err, store.ErrPipeline) {
 			t.Fatalf("a query reading rows through the pipeline: %v, want ErrPipeline", err)
 		}
 		// The same event twice: the inbox's primary key fails the first
 		// statement, and the second (a new event) must not run.
 		c := uuid.New()
-		check(t, p.Tx().RegistrarProcessamentos(ctx, inbox(a, 3)))
-		check(t, p.Tx().RegistrarProcessamentos(ctx, inbox(c, 4)))
+		check(t, store.Consultas(p.Tx()).RegistrarProcessamentos(ctx, inbox(a, 3)))
+		check(t, store.Consultas(p.Tx()).RegistrarProcessamentos(ctx, inbox(c, 4)))
 		err := p.Enviar(ctx, tx)
 		var pg *pgconn.PgError
 		if !errors.As(err, &pg) || pg.Code != "23505" || !strings.HasPrefix(err.Error(), "RegistrarProcessamentos: ") {
@@ -55,7 +55,7 @@ func TestPipeline(t *testing.T) {
 	if err == nil {
 		t.Fatal("the transaction committed after a failed pipeline")
 	}
-	if ja := val(st.Read().EventosJaProcessados(ctx, []uuid.UUID{a, b})).must(t); len(ja) != 0 {
+	if ja := val(store.Consultas(st.Read()).EventosJaProcessados(ctx, []uuid.UUID{a, b})).must(t); len(ja) != 0 {
 		t.Fatalf("%d rows survived the rollback", len(ja))
 	}
 }
@@ -68,7 +68,7 @@ func TestLeituras(t *testing.T) {
 	ctx, st, _ := open(t)
 	a, b := uuid.New(), uuid.New()
 	check(t, st.InTx(ctx, func(tx store.Tx) error {
-		return tx.RegistrarProcessamentos(ctx, dbsqlc.RegistrarProcessamentosParams{
+		return store.Consultas(tx).RegistrarProcessamentos(ctx, dbsqlc.RegistrarProcessamentosParams{
 			EventIds: []uuid.UUID{a}, Tipos: []string{"agenda.item_disponível"}, Sequences: []int64{1}, Agoras: []time.Time{at(0)},
 			OffsetTipos: []string{"agenda.item_disponível"}, OffsetSequences: []int64{1}, OffsetAgoras: []time.Time{at(0)},
 		})
@@ -83,10 +83,16 @@ func TestLeituras(t *testing.T) {
 			vazias int
 			depois bool
 		)
-		l.Ler(func(tx store.Tx) (err error) { trava, err = tx.AdvisoryLockSorteio(ctx, 77); return err })
-		l.Ler(func(tx store.Tx) (err error) { ja, err = tx.EventosJaProcessados(ctx, []uuid.UUID{a, b}); return err })
+		l.Ler(func(tx store.Tx) (err error) {
+			trava, err = store.Consultas(tx).AdvisoryLockSorteio(ctx, 77)
+			return err
+		})
+		l.Ler(func(tx store.Tx) (err error) {
+			ja, err = store.Consultas(tx).EventosJaProcessados(ctx, []uuid.UUID{a, b})
+			return err
+		})
 		l.Ler(func(tx store.Tx) error {
-			_, err := tx.BuscarConselheiroPorId(ctx, uuid.New())
+			_, err := store.Consultas(tx).BuscarConselheiroPorId(ctx, uuid.New())
 			if errors.Is(err, pgx.ErrNoRows) {
 				nenhum = err
 				return nil
@@ -108,7 +114,7 @@ func TestLeituras(t *testing.T) {
 
 		l.Ler(func(tx store.Tx) error { return tx.DB.QueryRow(ctx, `SELECT 1/0`).Scan(new(int)) })
 		l.Ler(func(tx store.Tx) (err error) {
-			_, err = tx.EventosJaProcessados(ctx, []uuid.UUID{a})
+			_, err = store.Consultas(tx).EventosJaProcessados(ctx, []uuid.UUID{a})
 			depois = err == nil
 			return err
 		})
@@ -125,10 +131,10 @@ func TestLeituras(t *testing.T) {
 	check(t, st.InTx(ctx, func(tx store.Tx) error {
 		var l store.Leituras
 		l.Ler(func(tx store.Tx) error {
-			if _, err := tx.EventosJaProcessados(ctx, []uuid.UUID{a}); err != nil {
+			if _, err := store.Consultas(tx).EventosJaProcessados(ctx, []uuid.UUID{a}); err != nil {
 				return err
 			}
-			_, err := tx.EventosJaProcessados(ctx, []uuid.UUID{b})
+			_, err := store.Consultas(tx).EventosJaProcessados(ctx, []uuid.UUID{b})
 			return err
 		})
 		if err := l.Enviar(ctx, tx); !errors.Is(err, store.ErrLeitura) {
@@ -163,16 +169,16 @@ func TestInTxPipelined(t *testing.T) {
 		if n, err := txid(tx); err != nil || n != primeiro {
 			t.Fatalf("opening read in transaction %d, fn in %d (%v): BEGIN did not open one transaction", primeiro, n, err)
 		}
-		return p.Tx().RegistrarProcessamentos(ctx, inbox(a, 1))
+		return store.Consultas(p.Tx()).RegistrarProcessamentos(ctx, inbox(a, 1))
 	}))
-	if ja := val(st.Read().EventosJaProcessados(ctx, []uuid.UUID{a})).must(t); len(ja) != 1 {
+	if ja := val(store.Consultas(st.Read()).EventosJaProcessados(ctx, []uuid.UUID{a})).must(t); len(ja) != 1 {
 		t.Fatal("the queued write did not commit")
 	}
 
 	// b, then a again: the unique violation comes before COMMIT.
 	err := st.InTxPipelined(ctx, nil, func(tx store.Tx, p *store.Pipeline) error {
-		check(t, p.Tx().RegistrarProcessamentos(ctx, inbox(b, 2)))
-		return p.Tx().RegistrarProcessamentos(ctx, inbox(a, 3))
+		check(t, store.Consultas(p.Tx()).RegistrarProcessamentos(ctx, inbox(b, 2)))
+		return store.Consultas(p.Tx()).RegistrarProcessamentos(ctx, inbox(a, 3))
 	})
 	var pg *pgconn.PgError
 	if !errors.As(err, &pg) || pg.Code != "23505" {
@@ -180,13 +186,13 @@ func TestInTxPipelined(t *testing.T) {
 	}
 	errFn := errors.New("fn failed")
 	if err := st.InTxPipelined(ctx, nil, func(tx store.Tx, p *store.Pipeline) error {
-		check(t, tx.RegistrarProcessamentos(ctx, inbox(c, 4)))
+		check(t, store.Consultas(tx).RegistrarProcessamentos(ctx, inbox(c, 4)))
 		return errFn
 	}); !errors.Is(err, errFn) {
 		t.Fatalf("InTxPipelined: %v, want fn's error", err)
 	}
 	for i := 0; i < 5; i++ { // every connection of the pool, reused
-		if ja := val(st.Read().EventosJaProcessados(ctx, []uuid.UUID{b, c})).must(t); len(ja) != 0 {
+		if ja := val(store.Consultas(st.Read()).EventosJaProcessados(ctx, []uuid.UUID{b, c})).must(t); len(ja) != 0 {
 			t.Fatalf("%d rows of failed transactions committed", len(ja))
 		}
 	}

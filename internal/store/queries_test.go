@@ -183,7 +183,7 @@ func conselheiroParams(uc uuid.UUID, status string) dbsqlc.InserirConselheiroPar
 func novoConselheiro(t *testing.T, q store.Tx, uc uuid.UUID, status string) uuid.UUID {
 	t.Helper()
 	p := conselheiroParams(uc, status)
-	check(t, q.InserirConselheiro(t.Context(), p))
+	check(t, store.Consultas(q).InserirConselheiro(t.Context(), p))
 	return p.CidadaoID
 }
 
@@ -210,7 +210,7 @@ func atribuicaoParams(conselheiro, demanda, uc uuid.UUID, quando time.Time) dbsq
 // novaAtribuicao inserts an active assignment and returns its id.
 func novaAtribuicao(t *testing.T, q store.Tx, conselheiro, demanda, uc uuid.UUID, quando time.Time) uuid.UUID {
 	t.Helper()
-	return val(q.InserirAtribuicao(t.Context(), atribuicaoParams(conselheiro, demanda, uc, quando))).must(t)
+	return val(store.Consultas(q).InserirAtribuicao(t.Context(), atribuicaoParams(conselheiro, demanda, uc, quando))).must(t)
 }
 
 // encerrar closes an active assignment with status and returns the closing
@@ -218,7 +218,7 @@ func novaAtribuicao(t *testing.T, q store.Tx, conselheiro, demanda, uc uuid.UUID
 func encerrar(t *testing.T, q store.Tx, id uuid.UUID, status string) uuid.UUID {
 	t.Helper()
 	ev := uuid.New()
-	n, err := q.AtualizarStatusAtribuicao(t.Context(), dbsqlc.AtualizarStatusAtribuicaoParams{Status: status, EventID: &ev, ID: id})
+	n, err := store.Consultas(q).AtualizarStatusAtribuicao(t.Context(), dbsqlc.AtualizarStatusAtribuicaoParams{Status: status, EventID: &ev, ID: id})
 	affected(t, "AtualizarStatusAtribuicao "+status, n, err, 1)
 	return ev
 }
@@ -244,7 +244,7 @@ func TestConselheiroInserirEBuscar(t *testing.T) {
 
 	p := conselheiroParams(uuid.New(), "disponivel")
 	p.NivelAtuacao = 2
-	check(t, q.InserirConselheiro(ctx, p))
+	check(t, store.Consultas(q).InserirConselheiro(ctx, p))
 	outro := novoConselheiro(t, q, p.UnidadeCivicaID, "disponivel")
 
 	// Unified identity (spec 3.10 step 3): id = cidadao_id. Nothing set
@@ -265,14 +265,14 @@ func TestConselheiroInserirEBuscar(t *testing.T) {
 		AtualizadoEm:           p.Agora,
 	}
 
-	got := val(q.BuscarConselheiroPorId(ctx, p.CidadaoID)).must(t)
+	got := val(store.Consultas(q).BuscarConselheiroPorId(ctx, p.CidadaoID)).must(t)
 	deepEqual(t, "BuscarConselheiroPorId", normConselheiro(got), want)
 
-	got = val(q.BuscarConselheiroPorEventIdCadastro(ctx, p.EventID)).must(t)
+	got = val(store.Consultas(q).BuscarConselheiroPorEventIdCadastro(ctx, p.EventID)).must(t)
 	deepEqual(t, "BuscarConselheiroPorEventIdCadastro", normConselheiro(got), want)
 
 	check(t, s.InTx(ctx, func(tx store.Tx) error {
-		got, err := tx.BuscarConselheiroPorIdParaAtualizar(ctx, p.CidadaoID)
+		got, err := store.Consultas(tx).BuscarConselheiroPorIdParaAtualizar(ctx, p.CidadaoID)
 		if err != nil {
 			return err
 		}
@@ -280,27 +280,27 @@ func TestConselheiroInserirEBuscar(t *testing.T) {
 		return nil
 	}))
 
-	lista := val(q.BuscarConselheiroPorCidadao(ctx, p.CidadaoID)).must(t)
+	lista := val(store.Consultas(q).BuscarConselheiroPorCidadao(ctx, p.CidadaoID)).must(t)
 	if len(lista) != 1 {
 		t.Fatalf("BuscarConselheiroPorCidadao: %d rows, want 1", len(lista))
 	}
 	deepEqual(t, "BuscarConselheiroPorCidadao", normConselheiro(lista[0]), want)
 
-	if got := val(q.BuscarConselheiroPorId(ctx, outro)).must(t); got.ID != outro || got.CidadaoID != outro {
+	if got := val(store.Consultas(q).BuscarConselheiroPorId(ctx, outro)).must(t); got.ID != outro || got.CidadaoID != outro {
 		t.Fatalf("second counsellor: id %v cidadao %v, want both %v", got.ID, got.CidadaoID, outro)
 	}
 
 	// Unknown keys.
-	_, err := q.BuscarConselheiroPorId(ctx, uuid.New())
+	_, err := store.Consultas(q).BuscarConselheiroPorId(ctx, uuid.New())
 	absent(t, "BuscarConselheiroPorId(unknown)", err)
-	_, err = q.BuscarConselheiroPorEventIdCadastro(ctx, uuid.New())
+	_, err = store.Consultas(q).BuscarConselheiroPorEventIdCadastro(ctx, uuid.New())
 	absent(t, "BuscarConselheiroPorEventIdCadastro(unknown)", err)
 	err = s.InTx(ctx, func(tx store.Tx) error {
-		_, err := tx.BuscarConselheiroPorIdParaAtualizar(ctx, uuid.New())
+		_, err := store.Consultas(tx).BuscarConselheiroPorIdParaAtualizar(ctx, uuid.New())
 		return err
 	})
 	absent(t, "BuscarConselheiroPorIdParaAtualizar(unknown)", err)
-	if l := val(q.BuscarConselheiroPorCidadao(ctx, uuid.New())).must(t); len(l) != 0 {
+	if l := val(store.Consultas(q).BuscarConselheiroPorCidadao(ctx, uuid.New())).must(t); len(l) != 0 {
 		t.Fatalf("BuscarConselheiroPorCidadao(unknown): %d rows, want 0", len(l))
 	}
 }
@@ -320,7 +320,7 @@ func TestConselheirosPorUcsEStatus(t *testing.T) {
 
 	por := func(status string, ucs ...uuid.UUID) []uuid.UUID {
 		t.Helper()
-		return ids(val(q.BuscarConselheirosPorUcsEStatus(ctx, dbsqlc.BuscarConselheirosPorUcsEStatusParams{Ucs: ucs, Status: status})).must(t), conselheiroID)
+		return ids(val(store.Consultas(q).BuscarConselheirosPorUcsEStatus(ctx, dbsqlc.BuscarConselheirosPorUcsEStatusParams{Ucs: ucs, Status: status})).must(t), conselheiroID)
 	}
 	equalIDs(t, "A+B disponivel", por("disponivel", ucA, ucB), sorted(a1, a2, b1))
 	equalIDs(t, "A suspenso", por("suspenso", ucA), []uuid.UUID{a3})
@@ -341,21 +341,21 @@ func TestConselheirosPorUcsEStatus(t *testing.T) {
 		{[]uuid.UUID{uuid.New()}, 0},
 		{nil, 0},
 	} {
-		if n := val(q.ContarConselheirosPorUcs(ctx, c.ucs)).must(t); n != c.want {
+		if n := val(store.Consultas(q).ContarConselheirosPorUcs(ctx, c.ucs)).must(t); n != c.want {
 			t.Fatalf("ContarConselheirosPorUcs(%v) = %d, want %d", c.ucs, n, c.want)
 		}
 	}
 
 	porStatus := func(status string) []uuid.UUID {
 		t.Helper()
-		return ids(val(q.BuscarConselheirosPorStatus(ctx, status)).must(t), conselheiroID)
+		return ids(val(store.Consultas(q).BuscarConselheirosPorStatus(ctx, status)).must(t), conselheiroID)
 	}
 	equalIDs(t, "BuscarConselheirosPorStatus disponivel", porStatus("disponivel"), sorted(a1, a2, b1, c1))
 	equalIDs(t, "BuscarConselheirosPorStatus ocupado", porStatus("ocupado"), sorted(a4, b2))
 	equalIDs(t, "BuscarConselheirosPorStatus suspenso", porStatus("suspenso"), []uuid.UUID{a3})
 	equalIDs(t, "BuscarConselheirosPorStatus inativo", porStatus("inativo"), []uuid.UUID{})
 
-	deepEqual(t, "ContarConselheirosPorStatus", val(q.ContarConselheirosPorStatus(ctx)).must(t), []dbsqlc.ContarConselheirosPorStatusRow{
+	deepEqual(t, "ContarConselheirosPorStatus", val(store.Consultas(q).ContarConselheirosPorStatus(ctx)).must(t), []dbsqlc.ContarConselheirosPorStatusRow{
 		{Status: "disponivel", Total: 4},
 		{Status: "ocupado", Total: 2},
 		{Status: "suspenso", Total: 1},
@@ -365,7 +365,7 @@ func TestConselheirosPorUcsEStatus(t *testing.T) {
 func TestContarConselheirosPorStatusVazio(t *testing.T) {
 	t.Parallel()
 	ctx, _, q := open(t)
-	if got := val(q.ContarConselheirosPorStatus(ctx)).must(t); len(got) != 0 {
+	if got := val(store.Consultas(q).ContarConselheirosPorStatus(ctx)).must(t); len(got) != 0 {
 		t.Fatalf("ContarConselheirosPorStatus on an empty table = %+v, want none", got)
 	}
 }
@@ -391,15 +391,15 @@ func TestCandidatosEOcupadosPorUcs(t *testing.T) {
 	// suspenso: carries its suspension date and no training.
 	sp := conselheiroParams(ucB, "disponivel")
 	sp.CapacitacaoConcluida = false
-	check(t, q.InserirConselheiro(ctx, sp))
+	check(t, store.Consultas(q).InserirConselheiro(ctx, sp))
 	suspenso := sp.CidadaoID
-	n, err := q.SuspenderConselheiro(ctx, dbsqlc.SuspenderConselheiroParams{Ate: ptr(at(48 * time.Hour)), EventID: uuid.New(), Agora: at(time.Minute), ID: suspenso})
+	n, err := store.Consultas(q).SuspenderConselheiro(ctx, dbsqlc.SuspenderConselheiroParams{Ate: ptr(at(48 * time.Hour)), EventID: uuid.New(), Agora: at(time.Minute), ID: suspenso})
 	affected(t, "SuspenderConselheiro", n, err, 1)
 	// foraDaCadeia: occupied but in a UC outside the chain.
 	foraDaCadeia := novoConselheiro(t, q, fora, "ocupado")
 	novaAtribuicao(t, q, foraDaCadeia, uuid.New(), fora, at(0))
 
-	got := val(q.BuscarCandidatosPorUcs(ctx, []uuid.UUID{ucA, ucB})).must(t)
+	got := val(store.Consultas(q).BuscarCandidatosPorUcs(ctx, []uuid.UUID{ucA, ucB})).must(t)
 	want := []dbsqlc.BuscarCandidatosPorUcsRow{
 		{ID: ativo, UnidadeCivicaID: ucA, Status: "ocupado", CapacitacaoConcluida: true, Ocupado: true},
 		{ID: concluiu, UnidadeCivicaID: ucA, Status: "disponivel", CapacitacaoConcluida: true, Ocupado: false},
@@ -413,7 +413,7 @@ func TestCandidatosEOcupadosPorUcs(t *testing.T) {
 	}
 	deepEqual(t, "BuscarCandidatosPorUcs", got, want)
 
-	if got := val(q.BuscarCandidatosPorUcs(ctx, []uuid.UUID{uuid.New()})).must(t); len(got) != 0 {
+	if got := val(store.Consultas(q).BuscarCandidatosPorUcs(ctx, []uuid.UUID{uuid.New()})).must(t); len(got) != 0 {
 		t.Fatalf("BuscarCandidatosPorUcs(unknown UC) = %+v, want none", got)
 	}
 
@@ -428,7 +428,7 @@ func TestCandidatosEOcupadosPorUcs(t *testing.T) {
 		{"A+B+fora", []uuid.UUID{ucA, ucB, fora}, 2},
 		{"none", nil, 0},
 	} {
-		if n := val(q.ContarConselheirosOcupadosPorUcs(ctx, c.ucs)).must(t); n != c.want {
+		if n := val(store.Consultas(q).ContarConselheirosOcupadosPorUcs(ctx, c.ucs)).must(t); n != c.want {
 			t.Fatalf("ContarConselheirosOcupadosPorUcs(%s) = %d, want %d", c.name, n, c.want)
 		}
 	}
@@ -442,7 +442,7 @@ func TestBuscarSuspensosComPrazoVencido(t *testing.T) {
 
 	suspender := func(id uuid.UUID, ate time.Time) {
 		t.Helper()
-		n, err := q.SuspenderConselheiro(ctx, dbsqlc.SuspenderConselheiroParams{Ate: &ate, EventID: uuid.New(), Agora: at(0), ID: id})
+		n, err := store.Consultas(q).SuspenderConselheiro(ctx, dbsqlc.SuspenderConselheiroParams{Ate: &ate, EventID: uuid.New(), Agora: at(0), ID: id})
 		affected(t, "SuspenderConselheiro", n, err, 1)
 	}
 	vencido := novoConselheiro(t, q, uc, "disponivel")
@@ -456,11 +456,11 @@ func TestBuscarSuspensosComPrazoVencido(t *testing.T) {
 	novoConselheiro(t, q, uc, "suspenso") // suspended without a date
 	reativado := novoConselheiro(t, q, uc, "disponivel")
 	suspender(reativado, at(10*time.Minute))
-	n, err := q.AtualizarStatusConselheiro(ctx, dbsqlc.AtualizarStatusConselheiroParams{Status: "disponivel", EventID: uuid.New(), Agora: at(20 * time.Minute), ID: reativado})
+	n, err := store.Consultas(q).AtualizarStatusConselheiro(ctx, dbsqlc.AtualizarStatusConselheiroParams{Status: "disponivel", EventID: uuid.New(), Agora: at(20 * time.Minute), ID: reativado})
 	affected(t, "AtualizarStatusConselheiro", n, err, 1)
 	novoConselheiro(t, q, uc, "disponivel")
 
-	got := val(q.BuscarSuspensosComPrazoVencido(ctx, agora)).must(t)
+	got := val(store.Consultas(q).BuscarSuspensosComPrazoVencido(ctx, agora)).must(t)
 	equalIDs(t, "BuscarSuspensosComPrazoVencido", ids(got, conselheiroID), sorted(vencido, muitoVencido))
 	for _, c := range got {
 		if c.Status != "suspenso" || c.DataSuspensaoAte == nil || !c.DataSuspensaoAte.Before(agora) {
@@ -470,7 +470,7 @@ func TestBuscarSuspensosComPrazoVencido(t *testing.T) {
 
 	// Later on every dated suspension is past.
 	depois := at(3 * time.Hour)
-	equalIDs(t, "later", ids(val(q.BuscarSuspensosComPrazoVencido(ctx, depois)).must(t), conselheiroID), sorted(vencido, muitoVencido, venceAgora, futuro))
+	equalIDs(t, "later", ids(val(store.Consultas(q).BuscarSuspensosComPrazoVencido(ctx, depois)).must(t), conselheiroID), sorted(vencido, muitoVencido, venceAgora, futuro))
 
 	// The generated parameter is *time.Time (the column is nullable): nil
 	// matches nothing rather than everything.
@@ -480,7 +480,7 @@ func TestAtualizacoesDeConselheiro(t *testing.T) {
 	t.Parallel()
 	ctx, _, q := open(t)
 	p := conselheiroParams(uuid.New(), "disponivel")
-	check(t, q.InserirConselheiro(ctx, p))
+	check(t, store.Consultas(q).InserirConselheiro(ctx, p))
 	id := p.CidadaoID
 	want := dbsqlc.D6aConselheiro{
 		ID: id, CidadaoID: id, UnidadeCivicaID: p.UnidadeCivicaID, NivelAtuacao: 1,
@@ -489,12 +489,12 @@ func TestAtualizacoesDeConselheiro(t *testing.T) {
 	}
 	reler := func(what string) {
 		t.Helper()
-		deepEqual(t, what, normConselheiro(val(q.BuscarConselheiroPorId(ctx, id)).must(t)), want)
+		deepEqual(t, what, normConselheiro(val(store.Consultas(q).BuscarConselheiroPorId(ctx, id)).must(t)), want)
 	}
 
 	// MarcarConselheiroOcupado sets data_ultima_atribuicao.
 	ev := uuid.New()
-	n, err := q.MarcarConselheiroOcupado(ctx, dbsqlc.MarcarConselheiroOcupadoParams{Agora: at(time.Hour), EventID: ev, ID: id})
+	n, err := store.Consultas(q).MarcarConselheiroOcupado(ctx, dbsqlc.MarcarConselheiroOcupadoParams{Agora: at(time.Hour), EventID: ev, ID: id})
 	affected(t, "MarcarConselheiroOcupado", n, err, 1)
 	want.Status, want.DataUltimaAtribuicao, want.EventIDUltimaAlteracao, want.AtualizadoEm = "ocupado", ptr(at(time.Hour)), ev, at(time.Hour)
 	reler("after MarcarConselheiroOcupado")
@@ -502,14 +502,14 @@ func TestAtualizacoesDeConselheiro(t *testing.T) {
 	// AtualizarStatusConselheiro touches status, event and atualizado_em
 	// only (data_ultima_atribuicao stays).
 	ev = uuid.New()
-	n, err = q.AtualizarStatusConselheiro(ctx, dbsqlc.AtualizarStatusConselheiroParams{Status: "disponivel", EventID: ev, Agora: at(2 * time.Hour), ID: id})
+	n, err = store.Consultas(q).AtualizarStatusConselheiro(ctx, dbsqlc.AtualizarStatusConselheiroParams{Status: "disponivel", EventID: ev, Agora: at(2 * time.Hour), ID: id})
 	affected(t, "AtualizarStatusConselheiro", n, err, 1)
 	want.Status, want.EventIDUltimaAlteracao, want.AtualizadoEm = "disponivel", ev, at(2*time.Hour)
 	reler("after AtualizarStatusConselheiro")
 
 	// SuspenderConselheiro sets the suspension date.
 	ev = uuid.New()
-	n, err = q.SuspenderConselheiro(ctx, dbsqlc.SuspenderConselheiroParams{Ate: ptr(at(72 * time.Hour)), EventID: ev, Agora: at(3 * time.Hour), ID: id})
+	n, err = store.Consultas(q).SuspenderConselheiro(ctx, dbsqlc.SuspenderConselheiroParams{Ate: ptr(at(72 * time.Hour)), EventID: ev, Agora: at(3 * time.Hour), ID: id})
 	affected(t, "SuspenderConselheiro", n, err, 1)
 	want.Status, want.DataSuspensaoAte, want.EventIDUltimaAlteracao, want.AtualizadoEm = "suspenso", ptr(at(72*time.Hour)), ev, at(3*time.Hour)
 	reler("after SuspenderConselheiro")
@@ -517,17 +517,17 @@ func TestAtualizacoesDeConselheiro(t *testing.T) {
 	// Reactivation through AtualizarStatusConselheiro leaves the old
 	// suspension date in place (callers must look at status, not the date).
 	ev = uuid.New()
-	n, err = q.AtualizarStatusConselheiro(ctx, dbsqlc.AtualizarStatusConselheiroParams{Status: "disponivel", EventID: ev, Agora: at(73 * time.Hour), ID: id})
+	n, err = store.Consultas(q).AtualizarStatusConselheiro(ctx, dbsqlc.AtualizarStatusConselheiroParams{Status: "disponivel", EventID: ev, Agora: at(73 * time.Hour), ID: id})
 	affected(t, "AtualizarStatusConselheiro (reactivate)", n, err, 1)
 	want.Status, want.EventIDUltimaAlteracao, want.AtualizadoEm = "disponivel", ev, at(73*time.Hour)
 	reler("after reactivation")
 
 	// Unknown ids affect nothing.
-	n, err = q.AtualizarStatusConselheiro(ctx, dbsqlc.AtualizarStatusConselheiroParams{Status: "disponivel", EventID: uuid.New(), Agora: at(0), ID: uuid.New()})
+	n, err = store.Consultas(q).AtualizarStatusConselheiro(ctx, dbsqlc.AtualizarStatusConselheiroParams{Status: "disponivel", EventID: uuid.New(), Agora: at(0), ID: uuid.New()})
 	affected(t, "AtualizarStatusConselheiro(unknown)", n, err, 0)
-	n, err = q.MarcarConselheiroOcupado(ctx, dbsqlc.MarcarConselheiroOcupadoParams{Agora: at(0), EventID: uuid.New(), ID: uuid.New()})
+	n, err = store.Consultas(q).MarcarConselheiroOcupado(ctx, dbsqlc.MarcarConselheiroOcupadoParams{Agora: at(0), EventID: uuid.New(), ID: uuid.New()})
 	affected(t, "MarcarConselheiroOcupado(unknown)", n, err, 0)
-	n, err = q.SuspenderConselheiro(ctx, dbsqlc.SuspenderConselheiroParams{Ate: ptr(at(0)), EventID: uuid.New(), Agora: at(0), ID: uuid.New()})
+	n, err = store.Consultas(q).SuspenderConselheiro(ctx, dbsqlc.SuspenderConselheiroParams{Ate: ptr(at(0)), EventID: uuid.New(), Agora: at(0), ID: uuid.New()})
 	affected(t, "SuspenderConselheiro(unknown)", n, err, 0)
 	reler("after updates of unknown ids")
 }
@@ -540,7 +540,7 @@ func TestAtribuicaoInserirEBuscar(t *testing.T) {
 	conselheiro, demanda, uc := uuid.New(), uuid.New(), uuid.New()
 
 	p := atribuicaoParams(conselheiro, demanda, uc, at(time.Hour))
-	id := val(q.InserirAtribuicao(ctx, p)).must(t)
+	id := val(store.Consultas(q).InserirAtribuicao(ctx, p)).must(t)
 	if id == uuid.Nil {
 		t.Fatal("InserirAtribuicao returned the nil uuid")
 	}
@@ -565,51 +565,51 @@ func TestAtribuicaoInserirEBuscar(t *testing.T) {
 		GrupoID:             p.GrupoID,
 	}
 
-	deepEqual(t, "BuscarAtribuicaoPorEventIdSorteio", normAtribuicao(val(q.BuscarAtribuicaoPorEventIdSorteio(ctx, p.EventIDSorteio)).must(t)), want)
-	deepEqual(t, "BuscarAtribuicaoAtivaPorDemanda", normAtribuicao(val(q.BuscarAtribuicaoAtivaPorDemanda(ctx, demanda)).must(t)), want)
-	deepEqual(t, "BuscarAtribuicaoAtivaPorConselheiro", normAtribuicao(val(q.BuscarAtribuicaoAtivaPorConselheiro(ctx, conselheiro)).must(t)), want)
-	deepEqual(t, "BuscarAtribuicaoAtivaPorConselheiroEDemanda", normAtribuicao(val(q.BuscarAtribuicaoAtivaPorConselheiroEDemanda(ctx,
+	deepEqual(t, "BuscarAtribuicaoPorEventIdSorteio", normAtribuicao(val(store.Consultas(q).BuscarAtribuicaoPorEventIdSorteio(ctx, p.EventIDSorteio)).must(t)), want)
+	deepEqual(t, "BuscarAtribuicaoAtivaPorDemanda", normAtribuicao(val(store.Consultas(q).BuscarAtribuicaoAtivaPorDemanda(ctx, demanda)).must(t)), want)
+	deepEqual(t, "BuscarAtribuicaoAtivaPorConselheiro", normAtribuicao(val(store.Consultas(q).BuscarAtribuicaoAtivaPorConselheiro(ctx, conselheiro)).must(t)), want)
+	deepEqual(t, "BuscarAtribuicaoAtivaPorConselheiroEDemanda", normAtribuicao(val(store.Consultas(q).BuscarAtribuicaoAtivaPorConselheiroEDemanda(ctx,
 		dbsqlc.BuscarAtribuicaoAtivaPorConselheiroEDemandaParams{ConselheiroID: conselheiro, DemandaID: demanda})).must(t)), want)
 
 	// A snapshot without hash nor group keeps the NULLs; numeric keeps its
 	// two decimals.
 	p2 := atribuicaoParams(uuid.New(), uuid.New(), uc, at(2*time.Hour))
 	p2.ListaElegiveisHash, p2.GrupoID, p2.ScoreFinal, p2.CategoriaID, p2.NivelPrecedencia = nil, nil, 1234567890.99, "C10", 1
-	id2 := val(q.InserirAtribuicao(ctx, p2)).must(t)
-	got2 := val(q.BuscarAtribuicaoPorEventIdSorteio(ctx, p2.EventIDSorteio)).must(t)
+	id2 := val(store.Consultas(q).InserirAtribuicao(ctx, p2)).must(t)
+	got2 := val(store.Consultas(q).BuscarAtribuicaoPorEventIdSorteio(ctx, p2.EventIDSorteio)).must(t)
 	if got2.ID != id2 || got2.ListaElegiveisHash != nil || got2.GrupoID != nil || got2.ScoreFinal != 1234567890.99 || got2.CategoriaID != "C10" || got2.NivelPrecedencia != 1 {
 		t.Fatalf("second snapshot = %+v", got2)
 	}
 
 	// Lookups that must not match.
-	_, err := q.BuscarAtribuicaoAtivaPorConselheiroEDemanda(ctx, dbsqlc.BuscarAtribuicaoAtivaPorConselheiroEDemandaParams{ConselheiroID: conselheiro, DemandaID: p2.DemandaID})
+	_, err := store.Consultas(q).BuscarAtribuicaoAtivaPorConselheiroEDemanda(ctx, dbsqlc.BuscarAtribuicaoAtivaPorConselheiroEDemandaParams{ConselheiroID: conselheiro, DemandaID: p2.DemandaID})
 	absent(t, "BuscarAtribuicaoAtivaPorConselheiroEDemanda(mismatched pair)", err)
-	_, err = q.BuscarAtribuicaoPorEventIdSorteio(ctx, uuid.New())
+	_, err = store.Consultas(q).BuscarAtribuicaoPorEventIdSorteio(ctx, uuid.New())
 	absent(t, "BuscarAtribuicaoPorEventIdSorteio(unknown)", err)
-	_, err = q.BuscarAtribuicaoPorEventIdEncerramento(ctx, ptr(uuid.New()))
+	_, err = store.Consultas(q).BuscarAtribuicaoPorEventIdEncerramento(ctx, ptr(uuid.New()))
 	absent(t, "BuscarAtribuicaoPorEventIdEncerramento(unknown)", err)
-	_, err = q.BuscarAtribuicaoPorEventIdEncerramento(ctx, nil)
+	_, err = store.Consultas(q).BuscarAtribuicaoPorEventIdEncerramento(ctx, nil)
 	absent(t, "BuscarAtribuicaoPorEventIdEncerramento(nil) must not match open rows", err)
 
 	// Closing: only an active row closes; the second close affects nothing
 	// and keeps the first status and event.
 	evFim := uuid.New()
-	n, err := q.AtualizarStatusAtribuicao(ctx, dbsqlc.AtualizarStatusAtribuicaoParams{Status: "concluida", EventID: &evFim, ID: id})
+	n, err := store.Consultas(q).AtualizarStatusAtribuicao(ctx, dbsqlc.AtualizarStatusAtribuicaoParams{Status: "concluida", EventID: &evFim, ID: id})
 	affected(t, "AtualizarStatusAtribuicao (first close)", n, err, 1)
-	n, err = q.AtualizarStatusAtribuicao(ctx, dbsqlc.AtualizarStatusAtribuicaoParams{Status: "recusada", EventID: ptr(uuid.New()), ID: id})
+	n, err = store.Consultas(q).AtualizarStatusAtribuicao(ctx, dbsqlc.AtualizarStatusAtribuicaoParams{Status: "recusada", EventID: ptr(uuid.New()), ID: id})
 	affected(t, "AtualizarStatusAtribuicao (second close)", n, err, 0)
-	n, err = q.AtualizarStatusAtribuicao(ctx, dbsqlc.AtualizarStatusAtribuicaoParams{Status: "concluida", EventID: ptr(uuid.New()), ID: uuid.New()})
+	n, err = store.Consultas(q).AtualizarStatusAtribuicao(ctx, dbsqlc.AtualizarStatusAtribuicaoParams{Status: "concluida", EventID: ptr(uuid.New()), ID: uuid.New()})
 	affected(t, "AtualizarStatusAtribuicao (unknown id)", n, err, 0)
 
 	want.Status, want.EventIDEncerramento = "concluida", &evFim
-	deepEqual(t, "BuscarAtribuicaoPorEventIdEncerramento", normAtribuicao(val(q.BuscarAtribuicaoPorEventIdEncerramento(ctx, &evFim)).must(t)), want)
-	deepEqual(t, "closed row by event_id_sorteio", normAtribuicao(val(q.BuscarAtribuicaoPorEventIdSorteio(ctx, p.EventIDSorteio)).must(t)), want)
+	deepEqual(t, "BuscarAtribuicaoPorEventIdEncerramento", normAtribuicao(val(store.Consultas(q).BuscarAtribuicaoPorEventIdEncerramento(ctx, &evFim)).must(t)), want)
+	deepEqual(t, "closed row by event_id_sorteio", normAtribuicao(val(store.Consultas(q).BuscarAtribuicaoPorEventIdSorteio(ctx, p.EventIDSorteio)).must(t)), want)
 
-	_, err = q.BuscarAtribuicaoAtivaPorDemanda(ctx, demanda)
+	_, err = store.Consultas(q).BuscarAtribuicaoAtivaPorDemanda(ctx, demanda)
 	absent(t, "BuscarAtribuicaoAtivaPorDemanda after close", err)
-	_, err = q.BuscarAtribuicaoAtivaPorConselheiro(ctx, conselheiro)
+	_, err = store.Consultas(q).BuscarAtribuicaoAtivaPorConselheiro(ctx, conselheiro)
 	absent(t, "BuscarAtribuicaoAtivaPorConselheiro after close", err)
-	_, err = q.BuscarAtribuicaoAtivaPorConselheiroEDemanda(ctx, dbsqlc.BuscarAtribuicaoAtivaPorConselheiroEDemandaParams{ConselheiroID: conselheiro, DemandaID: demanda})
+	_, err = store.Consultas(q).BuscarAtribuicaoAtivaPorConselheiroEDemanda(ctx, dbsqlc.BuscarAtribuicaoAtivaPorConselheiroEDemandaParams{ConselheiroID: conselheiro, DemandaID: demanda})
 	absent(t, "BuscarAtribuicaoAtivaPorConselheiroEDemanda after close", err)
 }
 
@@ -617,7 +617,7 @@ func TestBuscarAtribuicoesAtivas(t *testing.T) {
 	t.Parallel()
 	ctx, _, q := open(t)
 	uc := uuid.New()
-	if got := val(q.BuscarAtribuicoesAtivas(ctx)).must(t); len(got) != 0 {
+	if got := val(store.Consultas(q).BuscarAtribuicoesAtivas(ctx)).must(t); len(got) != 0 {
 		t.Fatalf("BuscarAtribuicoesAtivas on an empty table = %d rows", len(got))
 	}
 
@@ -629,7 +629,7 @@ func TestBuscarAtribuicoesAtivas(t *testing.T) {
 	encerrar(t, q, fechada, "recusada")
 
 	cedo := sorted(cedo1, cedo2) // same data_sorteio: id breaks the tie
-	got := val(q.BuscarAtribuicoesAtivas(ctx)).must(t)
+	got := val(store.Consultas(q).BuscarAtribuicoesAtivas(ctx)).must(t)
 	equalIDs(t, "BuscarAtribuicoesAtivas", ids(got, atribuicaoID), []uuid.UUID{cedo[0], cedo[1], meio, tarde})
 	for _, a := range got {
 		if a.Status != "ativa" {
@@ -647,7 +647,7 @@ func TestBuscarUltimaAceitacao(t *testing.T) {
 	// handler turns into desde = nil through store.Found.
 	semAceitacao := func(what string) {
 		t.Helper()
-		_, err := q.BuscarUltimaAceitacao(ctx, c)
+		_, err := store.Consultas(q).BuscarUltimaAceitacao(ctx, c)
 		absent(t, "BuscarUltimaAceitacao: "+what, err)
 	}
 	semAceitacao("no assignment at all")
@@ -664,10 +664,10 @@ func TestBuscarUltimaAceitacao(t *testing.T) {
 	// Another counsellor's later acceptance does not count.
 	encerrar(t, q, novaAtribuicao(t, q, outro, uuid.New(), uc, at(9*time.Hour)), "concluida")
 
-	if got := val(q.BuscarUltimaAceitacao(ctx, c)).must(t); !got.Equal(at(3 * time.Hour)) {
+	if got := val(store.Consultas(q).BuscarUltimaAceitacao(ctx, c)).must(t); !got.Equal(at(3 * time.Hour)) {
 		t.Fatalf("BuscarUltimaAceitacao = %v, want %v (max data_sorteio over 'concluida')", got, at(3*time.Hour))
 	}
-	if got := val(q.BuscarUltimaAceitacao(ctx, outro)).must(t); !got.Equal(at(9 * time.Hour)) {
+	if got := val(store.Consultas(q).BuscarUltimaAceitacao(ctx, outro)).must(t); !got.Equal(at(9 * time.Hour)) {
 		t.Fatalf("BuscarUltimaAceitacao(outro) = %v, want %v", got, at(9*time.Hour))
 	}
 }
@@ -679,9 +679,9 @@ func TestFilaPendente(t *testing.T) {
 	ctx, _, q := open(t)
 	p := pendenteParams(uuid.New(), at(time.Minute))
 	p.GrupoID = ptr(uuid.New())
-	check(t, q.InserirFilaPendente(ctx, p))
+	check(t, store.Consultas(q).InserirFilaPendente(ctx, p))
 
-	got := normPendente(val(q.BuscarFilaPendentePorDemandaId(ctx, p.DemandaID)).must(t))
+	got := normPendente(val(store.Consultas(q).BuscarFilaPendentePorDemandaId(ctx, p.DemandaID)).must(t))
 	if got.ID == uuid.Nil || got.OrdemEntrada < 1 {
 		t.Fatalf("generated id %v / ordem_entrada %d", got.ID, got.OrdemEntrada)
 	}
@@ -699,30 +699,30 @@ func TestFilaPendente(t *testing.T) {
 		OrdemEntrada:      got.OrdemEntrada,
 	}
 	deepEqual(t, "BuscarFilaPendentePorDemandaId", got, want)
-	deepEqual(t, "BuscarFilaPendentePorEventIdOrigem", normPendente(val(q.BuscarFilaPendentePorEventIdOrigem(ctx, p.EventIDOrigem)).must(t)), want)
-	if n := val(q.ContarPendentes(ctx)).must(t); n != 1 {
+	deepEqual(t, "BuscarFilaPendentePorEventIdOrigem", normPendente(val(store.Consultas(q).BuscarFilaPendentePorEventIdOrigem(ctx, p.EventIDOrigem)).must(t)), want)
+	if n := val(store.Consultas(q).ContarPendentes(ctx)).must(t); n != 1 {
 		t.Fatalf("ContarPendentes = %d, want 1", n)
 	}
 
 	for i := range 2 {
-		n, err := q.IncrementarTentativasFilaPendente(ctx, p.DemandaID)
+		n, err := store.Consultas(q).IncrementarTentativasFilaPendente(ctx, p.DemandaID)
 		affected(t, "IncrementarTentativasFilaPendente", n, err, 1)
 		want.TentativasSorteio = int32(2 + i)
-		deepEqual(t, "after IncrementarTentativasFilaPendente", normPendente(val(q.BuscarFilaPendentePorDemandaId(ctx, p.DemandaID)).must(t)), want)
+		deepEqual(t, "after IncrementarTentativasFilaPendente", normPendente(val(store.Consultas(q).BuscarFilaPendentePorDemandaId(ctx, p.DemandaID)).must(t)), want)
 	}
-	n, err := q.IncrementarTentativasFilaPendente(ctx, uuid.New())
+	n, err := store.Consultas(q).IncrementarTentativasFilaPendente(ctx, uuid.New())
 	affected(t, "IncrementarTentativasFilaPendente(unknown)", n, err, 0)
 
-	n, err = q.RemoverFilaPendentePorDemanda(ctx, p.DemandaID)
+	n, err = store.Consultas(q).RemoverFilaPendentePorDemanda(ctx, p.DemandaID)
 	affected(t, "RemoverFilaPendentePorDemanda", n, err, 1)
-	n, err = q.RemoverFilaPendentePorDemanda(ctx, p.DemandaID)
+	n, err = store.Consultas(q).RemoverFilaPendentePorDemanda(ctx, p.DemandaID)
 	affected(t, "RemoverFilaPendentePorDemanda (again)", n, err, 0)
-	if n := val(q.ContarPendentes(ctx)).must(t); n != 0 {
+	if n := val(store.Consultas(q).ContarPendentes(ctx)).must(t); n != 0 {
 		t.Fatalf("ContarPendentes after removal = %d, want 0", n)
 	}
-	_, err = q.BuscarFilaPendentePorDemandaId(ctx, p.DemandaID)
+	_, err = store.Consultas(q).BuscarFilaPendentePorDemandaId(ctx, p.DemandaID)
 	absent(t, "BuscarFilaPendentePorDemandaId after removal", err)
-	_, err = q.BuscarFilaPendentePorEventIdOrigem(ctx, p.EventIDOrigem)
+	_, err = store.Consultas(q).BuscarFilaPendentePorEventIdOrigem(ctx, p.EventIDOrigem)
 	absent(t, "BuscarFilaPendentePorEventIdOrigem after removal", err)
 }
 
@@ -734,7 +734,7 @@ func TestFilaPendenteFIFO(t *testing.T) {
 	inserir := func(uc uuid.UUID, quando time.Time) uuid.UUID {
 		t.Helper()
 		p := pendenteParams(uc, quando)
-		check(t, q.InserirFilaPendente(ctx, p))
+		check(t, store.Consultas(q).InserirFilaPendente(ctx, p))
 		return p.DemandaID
 	}
 	// Entered later but arrived first: data_entrada wins over arrival.
@@ -748,14 +748,14 @@ func TestFilaPendenteFIFO(t *testing.T) {
 	// Earliest of all, but in a UC outside the chain.
 	foraDaCadeia := inserir(fora, at(-time.Hour))
 
-	todos := val(q.BuscarTodosPendentes(ctx)).must(t)
+	todos := val(store.Consultas(q).BuscarTodosPendentes(ctx)).must(t)
 	equalIDs(t, "BuscarTodosPendentes", ids(todos, demandaID), append(append([]uuid.UUID{foraDaCadeia}, mesmos...), tardio))
 	for i := 2; i < 6; i++ {
 		if todos[i].OrdemEntrada <= todos[i-1].OrdemEntrada {
 			t.Fatalf("ordem_entrada not increasing with arrival: %d then %d", todos[i-1].OrdemEntrada, todos[i].OrdemEntrada)
 		}
 	}
-	if n := val(q.ContarPendentes(ctx)).must(t); n != 7 {
+	if n := val(store.Consultas(q).ContarPendentes(ctx)).must(t); n != 7 {
 		t.Fatalf("ContarPendentes = %d, want 7", n)
 	}
 
@@ -793,7 +793,7 @@ func TestFilaPendenteFIFO(t *testing.T) {
 		if !ok || got != want {
 			t.Fatalf("BuscarCabecasDaFilaPorUcs + fila.Devida(A,B) = %v (found %v), want %v", got, ok, want)
 		}
-		n, err := q.RemoverFilaPendentePorDemanda(ctx, got)
+		n, err := store.Consultas(q).RemoverFilaPendentePorDemanda(ctx, got)
 		affected(t, "RemoverFilaPendentePorDemanda", n, err, 1)
 	}
 	if got, ok := primeiro(ucA, ucB); ok {
@@ -802,7 +802,7 @@ func TestFilaPendenteFIFO(t *testing.T) {
 	if got, _ := primeiro(fora, ucA); got != foraDaCadeia {
 		t.Fatalf("first of fora = %v, want %v", got, foraDaCadeia)
 	}
-	if n := val(q.ContarPendentes(ctx)).must(t); n != 1 {
+	if n := val(store.Consultas(q).ContarPendentes(ctx)).must(t); n != 1 {
 		t.Fatalf("ContarPendentes after draining = %d, want 1", n)
 	}
 }
@@ -817,16 +817,16 @@ func TestRecusas(t *testing.T) {
 	recusa := func(conselheiro uuid.UUID, quando time.Time) dbsqlc.InserirRecusaParams {
 		t.Helper()
 		p := dbsqlc.InserirRecusaParams{ConselheiroID: conselheiro, RecusasConsecutivas: 1, Agora: quando, DemandaIDRecusada: uuid.New(), EventoIDRecusa: uuid.New()}
-		check(t, q.InserirRecusa(ctx, p))
+		check(t, store.Consultas(q).InserirRecusa(ctx, p))
 		return p
 	}
 	recusa(c, at(time.Hour))
 	r2 := recusa(c, at(2*time.Hour))
 	r2b := dbsqlc.InserirRecusaParams{ConselheiroID: c, RecusasConsecutivas: 3, Agora: at(3 * time.Hour), DemandaIDRecusada: uuid.New(), EventoIDRecusa: uuid.New()}
-	check(t, q.InserirRecusa(ctx, r2b))
+	check(t, store.Consultas(q).InserirRecusa(ctx, r2b))
 	recusa(outro, at(4*time.Hour))
 
-	got := val(q.BuscarRecusaPorEventoId(ctx, r2b.EventoIDRecusa)).must(t)
+	got := val(store.Consultas(q).BuscarRecusaPorEventoId(ctx, r2b.EventoIDRecusa)).must(t)
 	got.DataUltimaRecusa = got.DataUltimaRecusa.UTC()
 	if got.ID == uuid.Nil {
 		t.Fatal("generated id is nil")
@@ -835,10 +835,10 @@ func TestRecusas(t *testing.T) {
 		ID: got.ID, ConselheiroID: c, RecusasConsecutivas: 3, DataUltimaRecusa: at(3 * time.Hour),
 		DemandaIDRecusada: r2b.DemandaIDRecusada, EventoIDRecusa: r2b.EventoIDRecusa,
 	})
-	if got := val(q.BuscarRecusaPorEventoId(ctx, r2.EventoIDRecusa)).must(t); got.DemandaIDRecusada != r2.DemandaIDRecusada {
+	if got := val(store.Consultas(q).BuscarRecusaPorEventoId(ctx, r2.EventoIDRecusa)).must(t); got.DemandaIDRecusada != r2.DemandaIDRecusada {
 		t.Fatalf("BuscarRecusaPorEventoId(r2) = %+v", got)
 	}
-	_, err := q.BuscarRecusaPorEventoId(ctx, uuid.New())
+	_, err := store.Consultas(q).BuscarRecusaPorEventoId(ctx, uuid.New())
 	absent(t, "BuscarRecusaPorEventoId(unknown)", err)
 
 	for _, tc := range []struct {
@@ -855,7 +855,7 @@ func TestRecusas(t *testing.T) {
 		{"other counsellor", outro, nil, 1},
 		{"unknown counsellor", uuid.New(), nil, 0},
 	} {
-		n := val(q.ContarRecusasDesdeData(ctx, dbsqlc.ContarRecusasDesdeDataParams{ConselheiroID: tc.conselheiro, Desde: tc.desde})).must(t)
+		n := val(store.Consultas(q).ContarRecusasDesdeData(ctx, dbsqlc.ContarRecusasDesdeDataParams{ConselheiroID: tc.conselheiro, Desde: tc.desde})).must(t)
 		if n != tc.want {
 			t.Fatalf("ContarRecusasDesdeData(%s) = %d, want %d", tc.name, n, tc.want)
 		}
@@ -875,7 +875,7 @@ func TestOffsets(t *testing.T) {
 	todos := func() []off {
 		t.Helper()
 		var out []off
-		for _, o := range val(q.BuscarTodosOffsets(ctx)).must(t) {
+		for _, o := range val(store.Consultas(q).BuscarTodosOffsets(ctx)).must(t) {
 			out = append(out, off{o.TipoEvento, o.LastSequence, o.UpdatedAt.UTC()})
 		}
 		return out
@@ -884,20 +884,20 @@ func TestOffsets(t *testing.T) {
 		t.Fatalf("BuscarTodosOffsets on an empty table = %+v", got)
 	}
 
-	check(t, q.SeedOffset(ctx, dbsqlc.SeedOffsetParams{TipoEvento: "demanda.criada", LastSequence: 10, Agora: at(0)}))
+	check(t, store.Consultas(q).SeedOffset(ctx, dbsqlc.SeedOffsetParams{TipoEvento: "demanda.criada", LastSequence: 10, Agora: at(0)}))
 	// A second seed never overwrites, neither sequence nor time.
-	check(t, q.SeedOffset(ctx, dbsqlc.SeedOffsetParams{TipoEvento: "demanda.criada", LastSequence: 99, Agora: at(time.Hour)}))
-	check(t, q.SeedOffset(ctx, dbsqlc.SeedOffsetParams{TipoEvento: "conselheiro.cadastrado", LastSequence: 7, Agora: at(0)}))
+	check(t, store.Consultas(q).SeedOffset(ctx, dbsqlc.SeedOffsetParams{TipoEvento: "demanda.criada", LastSequence: 99, Agora: at(time.Hour)}))
+	check(t, store.Consultas(q).SeedOffset(ctx, dbsqlc.SeedOffsetParams{TipoEvento: "conselheiro.cadastrado", LastSequence: 7, Agora: at(0)}))
 	deepEqual(t, "after seeds", todos(), []off{
 		{"conselheiro.cadastrado", 7, at(0)},
 		{"demanda.criada", 10, at(0)},
 	})
 
 	// Upsert overwrites an existing row and inserts a new one.
-	check(t, q.UpsertOffset(ctx, dbsqlc.UpsertOffsetParams{TipoEvento: "demanda.criada", LastSequence: 20, Agora: at(2 * time.Hour)}))
-	check(t, q.UpsertOffset(ctx, dbsqlc.UpsertOffsetParams{TipoEvento: "atribuicao.recusada", LastSequence: 5, Agora: at(3 * time.Hour)}))
+	check(t, store.Consultas(q).UpsertOffset(ctx, dbsqlc.UpsertOffsetParams{TipoEvento: "demanda.criada", LastSequence: 20, Agora: at(2 * time.Hour)}))
+	check(t, store.Consultas(q).UpsertOffset(ctx, dbsqlc.UpsertOffsetParams{TipoEvento: "atribuicao.recusada", LastSequence: 5, Agora: at(3 * time.Hour)}))
 	// Seeding after an upsert still changes nothing.
-	check(t, q.SeedOffset(ctx, dbsqlc.SeedOffsetParams{TipoEvento: "atribuicao.recusada", LastSequence: 1, Agora: at(4 * time.Hour)}))
+	check(t, store.Consultas(q).SeedOffset(ctx, dbsqlc.SeedOffsetParams{TipoEvento: "atribuicao.recusada", LastSequence: 1, Agora: at(4 * time.Hour)}))
 	deepEqual(t, "after upserts", todos(), []off{
 		{"atribuicao.recusada", 5, at(3 * time.Hour)},
 		{"conselheiro.cadastrado", 7, at(0)},
@@ -910,21 +910,21 @@ func TestEventosProcessados(t *testing.T) {
 	ctx, _, q := open(t)
 	ev, outro := uuid.New(), uuid.New()
 
-	if val(q.EventoJaProcessado(ctx, ev)).must(t) {
+	if val(store.Consultas(q).EventoJaProcessado(ctx, ev)).must(t) {
 		t.Fatal("EventoJaProcessado before registering = true")
 	}
-	n, err := q.RegistrarEventoProcessado(ctx, dbsqlc.RegistrarEventoProcessadoParams{EventID: ev, TipoEvento: "demanda.criada", Sequence: 11, Agora: at(0)})
+	n, err := store.Consultas(q).RegistrarEventoProcessado(ctx, dbsqlc.RegistrarEventoProcessadoParams{EventID: ev, TipoEvento: "demanda.criada", Sequence: 11, Agora: at(0)})
 	affected(t, "RegistrarEventoProcessado", n, err, 1)
 	// A replay registers nothing and keeps the first record.
-	n, err = q.RegistrarEventoProcessado(ctx, dbsqlc.RegistrarEventoProcessadoParams{EventID: ev, TipoEvento: "outro.tipo", Sequence: 99, Agora: at(time.Hour)})
+	n, err = store.Consultas(q).RegistrarEventoProcessado(ctx, dbsqlc.RegistrarEventoProcessadoParams{EventID: ev, TipoEvento: "outro.tipo", Sequence: 99, Agora: at(time.Hour)})
 	affected(t, "RegistrarEventoProcessado (replay)", n, err, 0)
-	n, err = q.RegistrarEventoProcessado(ctx, dbsqlc.RegistrarEventoProcessadoParams{EventID: outro, TipoEvento: "atribuicao.recusada", Sequence: 12, Agora: at(time.Minute)})
+	n, err = store.Consultas(q).RegistrarEventoProcessado(ctx, dbsqlc.RegistrarEventoProcessadoParams{EventID: outro, TipoEvento: "atribuicao.recusada", Sequence: 12, Agora: at(time.Minute)})
 	affected(t, "RegistrarEventoProcessado (other event)", n, err, 1)
 
-	if !val(q.EventoJaProcessado(ctx, ev)).must(t) || !val(q.EventoJaProcessado(ctx, outro)).must(t) {
+	if !val(store.Consultas(q).EventoJaProcessado(ctx, ev)).must(t) || !val(store.Consultas(q).EventoJaProcessado(ctx, outro)).must(t) {
 		t.Fatal("EventoJaProcessado after registering = false")
 	}
-	if val(q.EventoJaProcessado(ctx, uuid.New())).must(t) {
+	if val(store.Consultas(q).EventoJaProcessado(ctx, uuid.New())).must(t) {
 		t.Fatal("EventoJaProcessado(unknown) = true")
 	}
 
@@ -971,21 +971,21 @@ func auditoriaParams(criado time.Time) dbsqlc.InserirAuditoriaParams {
 func TestAuditoria(t *testing.T) {
 	t.Parallel()
 	ctx, _, q := open(t)
-	if got := val(q.ListarAuditorias(ctx)).must(t); len(got) != 0 {
+	if got := val(store.Consultas(q).ListarAuditorias(ctx)).must(t); len(got) != 0 {
 		t.Fatalf("ListarAuditorias on an empty table = %d rows", len(got))
 	}
 
 	// Microsecond column (plain TIMESTAMPTZ): keep sub-10ms precision.
 	a := auditoriaParams(base.Add(1234 * time.Microsecond))
-	check(t, q.InserirAuditoria(ctx, a))
+	check(t, store.Consultas(q).InserirAuditoria(ctx, a))
 	b := auditoriaParams(base.Add(-time.Hour))
 	b.BaseFallback, b.BaseSequence, b.Excluido = true, nil, ptr(uuid.New())
 	b.ElegiveisEntrada, b.Ordenados, b.Cadeia = []string{"only"}, []string{"only"}, []string{"a", "b", "c", "d"}
-	check(t, q.InserirAuditoria(ctx, b))
+	check(t, store.Consultas(q).InserirAuditoria(ctx, b))
 	c1 := auditoriaParams(base.Add(time.Hour))
 	c2 := auditoriaParams(base.Add(time.Hour)) // same criado_em: event id breaks the tie
-	check(t, q.InserirAuditoria(ctx, c1))
-	check(t, q.InserirAuditoria(ctx, c2))
+	check(t, store.Consultas(q).InserirAuditoria(ctx, c1))
+	check(t, store.Consultas(q).InserirAuditoria(ctx, c2))
 
 	toRow := func(p dbsqlc.InserirAuditoriaParams) dbsqlc.D6aAuditoriaSorteio {
 		return dbsqlc.D6aAuditoriaSorteio{
@@ -997,15 +997,15 @@ func TestAuditoria(t *testing.T) {
 			CriadoEm: p.CriadoEm,
 		}
 	}
-	deepEqual(t, "BuscarAuditoria(a)", normAuditoria(val(q.BuscarAuditoria(ctx, a.EventIDSorteio)).must(t)), toRow(a))
-	deepEqual(t, "BuscarAuditoria(b)", normAuditoria(val(q.BuscarAuditoria(ctx, b.EventIDSorteio)).must(t)), toRow(b))
-	_, err := q.BuscarAuditoria(ctx, uuid.New())
+	deepEqual(t, "BuscarAuditoria(a)", normAuditoria(val(store.Consultas(q).BuscarAuditoria(ctx, a.EventIDSorteio)).must(t)), toRow(a))
+	deepEqual(t, "BuscarAuditoria(b)", normAuditoria(val(store.Consultas(q).BuscarAuditoria(ctx, b.EventIDSorteio)).must(t)), toRow(b))
+	_, err := store.Consultas(q).BuscarAuditoria(ctx, uuid.New())
 	absent(t, "BuscarAuditoria(unknown)", err)
 
 	tie := []dbsqlc.InserirAuditoriaParams{c1, c2}
 	slices.SortFunc(tie, func(x, y dbsqlc.InserirAuditoriaParams) int { return cmpUUID(x.EventIDSorteio, y.EventIDSorteio) })
 	var got []dbsqlc.D6aAuditoriaSorteio
-	for _, r := range val(q.ListarAuditorias(ctx)).must(t) {
+	for _, r := range val(store.Consultas(q).ListarAuditorias(ctx)).must(t) {
 		got = append(got, normAuditoria(r))
 	}
 	deepEqual(t, "ListarAuditorias", got, []dbsqlc.D6aAuditoriaSorteio{toRow(b), toRow(a), toRow(tie[0]), toRow(tie[1])})
@@ -1046,7 +1046,7 @@ func TestOutbox(t *testing.T) {
 	e3 := outboxParams("atribuicao.criada", nil, at(2*time.Hour))
 	e4 := outboxParams("sorteio.sem_candidatos", ptr("corr-2"), at(-time.Hour))
 	for _, e := range []dbsqlc.InserirOutboxParams{e1, e2, e3, e4} {
-		check(t, q.InserirOutbox(ctx, e))
+		check(t, store.Consultas(q).InserirOutbox(ctx, e))
 	}
 
 	for _, c := range []struct {
@@ -1061,14 +1061,14 @@ func TestOutbox(t *testing.T) {
 		{"sorteio.sem_candidatos", ptr("corr-9"), false},
 		{"atribuicao.criada", nil, false}, // NULL never matches
 	} {
-		if got := val(q.ExisteOutboxPorTipoCorrelacao(ctx, dbsqlc.ExisteOutboxPorTipoCorrelacaoParams{Tipo: c.tipo, CorrelacaoID: c.corr})).must(t); got != c.want {
+		if got := val(store.Consultas(q).ExisteOutboxPorTipoCorrelacao(ctx, dbsqlc.ExisteOutboxPorTipoCorrelacaoParams{Tipo: c.tipo, CorrelacaoID: c.corr})).must(t); got != c.want {
 			t.Fatalf("ExisteOutboxPorTipoCorrelacao(%s, %v) = %v, want %v", c.tipo, c.corr, got, c.want)
 		}
 	}
 
 	row := func(e dbsqlc.InserirOutboxParams) dbsqlc.D6aOutbox {
 		t.Helper()
-		r := val(q.BuscarOutboxPorEventId(ctx, e.EventID)).must(t)
+		r := val(store.Consultas(q).BuscarOutboxPorEventId(ctx, e.EventID)).must(t)
 		r.CriadoEm = r.CriadoEm.UTC()
 		r.PublicadoEm = utc(r.PublicadoEm)
 		return r
@@ -1082,16 +1082,16 @@ func TestOutbox(t *testing.T) {
 	if r3 := row(e3); r3.CorrelacaoID != nil || r3.ID <= r1.ID {
 		t.Fatalf("e3 = %+v (id must follow %d)", r3, r1.ID)
 	}
-	_, err := q.BuscarOutboxPorEventId(ctx, uuid.New())
+	_, err := store.Consultas(q).BuscarOutboxPorEventId(ctx, uuid.New())
 	absent(t, "BuscarOutboxPorEventId(unknown)", err)
-	if n := val(q.ContarOutboxPendentes(ctx)).must(t); n != 4 {
+	if n := val(store.Consultas(q).ContarOutboxPendentes(ctx)).must(t); n != 4 {
 		t.Fatalf("ContarOutboxPendentes = %d, want 4", n)
 	}
 
 	pendentes := func(limite int32) (out []uuid.UUID) {
 		t.Helper()
 		check(t, s.InTx(ctx, func(tx store.Tx) error {
-			rows, err := tx.BuscarOutboxPendentes(ctx, limite)
+			rows, err := store.Consultas(tx).BuscarOutboxPendentes(ctx, limite)
 			for i, r := range rows {
 				if i > 0 && r.ID <= rows[i-1].ID {
 					t.Errorf("BuscarOutboxPendentes not in id order: %d then %d", rows[i-1].ID, r.ID)
@@ -1107,7 +1107,7 @@ func TestOutbox(t *testing.T) {
 
 	// The relay's cycle: take, publish, mark, in one transaction.
 	check(t, s.InTx(ctx, func(tx store.Tx) error {
-		rows, err := tx.BuscarOutboxPendentes(ctx, 1)
+		rows, err := store.Consultas(tx).BuscarOutboxPendentes(ctx, 1)
 		if err != nil {
 			return err
 		}
@@ -1115,7 +1115,7 @@ func TestOutbox(t *testing.T) {
 			t.Fatalf("BuscarOutboxPendentes(1) = %+v", rows)
 		}
 		sameJSON(t, "BuscarOutboxPendentes", rows[0].Envelope, e1.Envelope)
-		return tx.MarcarOutboxPublicados(ctx, dbsqlc.MarcarOutboxPublicadosParams{Agora: at(3 * time.Hour), Ids: []int64{rows[0].ID}, Sequences: []int64{101}})
+		return store.Consultas(tx).MarcarOutboxPublicados(ctx, dbsqlc.MarcarOutboxPublicadosParams{Agora: at(3 * time.Hour), Ids: []int64{rows[0].ID}, Sequences: []int64{101}})
 	}))
 	if r := row(e1); r.PublicadoEm == nil || !r.PublicadoEm.Equal(at(3*time.Hour)) || r.Sequence == nil || *r.Sequence != 101 {
 		t.Fatalf("after MarcarOutboxPublicados: publicado_em %v sequence %v", r.PublicadoEm, r.Sequence)
@@ -1123,24 +1123,24 @@ func TestOutbox(t *testing.T) {
 	if r := row(e2); r.PublicadoEm != nil || r.Sequence != nil {
 		t.Fatalf("MarcarOutboxPublicados touched another row: %+v", r)
 	}
-	if n := val(q.ContarOutboxPendentes(ctx)).must(t); n != 3 {
+	if n := val(store.Consultas(q).ContarOutboxPendentes(ctx)).must(t); n != 3 {
 		t.Fatalf("ContarOutboxPendentes after one publication = %d, want 3", n)
 	}
 	equalIDs(t, "BuscarOutboxPendentes excludes published", pendentes(10), []uuid.UUID{e2.EventID, e3.EventID, e4.EventID})
 
 	// Published rows stay queryable (ExisteOutbox guards by type+correlation
 	// whether published or not).
-	check(t, q.MarcarOutboxPublicados(ctx, dbsqlc.MarcarOutboxPublicadosParams{Agora: at(4 * time.Hour), Ids: []int64{row(e2).ID}, Sequences: []int64{102}}))
-	if !val(q.ExisteOutboxPorTipoCorrelacao(ctx, dbsqlc.ExisteOutboxPorTipoCorrelacaoParams{Tipo: "sorteio.sem_candidatos", CorrelacaoID: ptr("corr-1")})).must(t) {
+	check(t, store.Consultas(q).MarcarOutboxPublicados(ctx, dbsqlc.MarcarOutboxPublicadosParams{Agora: at(4 * time.Hour), Ids: []int64{row(e2).ID}, Sequences: []int64{102}}))
+	if !val(store.Consultas(q).ExisteOutboxPorTipoCorrelacao(ctx, dbsqlc.ExisteOutboxPorTipoCorrelacaoParams{Tipo: "sorteio.sem_candidatos", CorrelacaoID: ptr("corr-1")})).must(t) {
 		t.Fatal("ExisteOutboxPorTipoCorrelacao must still see a published row")
 	}
-	if n := val(q.ContarOutboxPendentes(ctx)).must(t); n != 2 {
+	if n := val(store.Consultas(q).ContarOutboxPendentes(ctx)).must(t); n != 2 {
 		t.Fatalf("ContarOutboxPendentes = %d, want 2", n)
 	}
 
 	// One statement marks a whole pass, each row with its own sequence; a
 	// row already published keeps its first mark.
-	check(t, q.MarcarOutboxPublicados(ctx, dbsqlc.MarcarOutboxPublicadosParams{
+	check(t, store.Consultas(q).MarcarOutboxPublicados(ctx, dbsqlc.MarcarOutboxPublicadosParams{
 		Agora: at(5 * time.Hour), Ids: []int64{row(e1).ID, row(e3).ID, row(e4).ID}, Sequences: []int64{999, 103, 104},
 	}))
 	for _, c := range []struct {
@@ -1152,7 +1152,7 @@ func TestOutbox(t *testing.T) {
 			t.Fatalf("after MarcarOutboxPublicados of a pass: %s has sequence %v publicado_em %v, want %d %v", c.e.EventID, r.Sequence, r.PublicadoEm, c.seq, at(c.em))
 		}
 	}
-	if n := val(q.ContarOutboxPendentes(ctx)).must(t); n != 0 {
+	if n := val(store.Consultas(q).ContarOutboxPendentes(ctx)).must(t); n != 0 {
 		t.Fatalf("ContarOutboxPendentes = %d, want 0", n)
 	}
 }
@@ -1162,7 +1162,7 @@ func TestOutbox(t *testing.T) {
 func TestBuscarTodasHierarquias(t *testing.T) {
 	t.Parallel()
 	ctx, s, q := open(t)
-	if got := val(q.BuscarTodasHierarquias(ctx)).must(t); len(got) != 0 {
+	if got := val(store.Consultas(q).BuscarTodasHierarquias(ctx)).must(t); len(got) != 0 {
 		t.Fatalf("BuscarTodasHierarquias on an empty table = %+v", got)
 	}
 
@@ -1177,7 +1177,7 @@ func TestBuscarTodasHierarquias(t *testing.T) {
 		_, err := s.Pool.Exec(ctx, `INSERT INTO core.uc_polygons (id, parent_uc_id) VALUES ($1, $2)`, uc.ID, uc.ParentUcID)
 		check(t, err)
 	}
-	got := val(q.BuscarTodasHierarquias(ctx)).must(t)
+	got := val(store.Consultas(q).BuscarTodasHierarquias(ctx)).must(t)
 	// The query has no ORDER BY: compare as sets.
 	byID := func(a, b dbsqlc.CoreUcPolygon) int { return cmpUUID(a.ID, b.ID) }
 	slices.SortFunc(got, byID)
@@ -1190,12 +1190,12 @@ func TestBuscarTodasHierarquiasSemTabela(t *testing.T) {
 	ctx, s, q := open(t)
 	// Warm the connection's statement cache first: the error must not
 	// depend on whether the statement was prepared before the drop.
-	val(q.BuscarTodasHierarquias(ctx)).must(t)
+	val(store.Consultas(q).BuscarTodasHierarquias(ctx)).must(t)
 	_, err := s.Pool.Exec(ctx, `DROP TABLE core.uc_polygons`)
 	check(t, err)
 
 	for i := range 2 {
-		rows, err := q.BuscarTodasHierarquias(ctx)
+		rows, err := store.Consultas(q).BuscarTodasHierarquias(ctx)
 		if err == nil {
 			t.Fatalf("call %d: BuscarTodasHierarquias without core.uc_polygons = %+v, want an error", i, rows)
 		}
@@ -1210,7 +1210,7 @@ func TestBuscarTodasHierarquiasSemSchema(t *testing.T) {
 	ctx, s, q := open(t)
 	_, err := s.Pool.Exec(ctx, `DROP SCHEMA core CASCADE`)
 	check(t, err)
-	_, err = q.BuscarTodasHierarquias(ctx)
+	_, err = store.Consultas(q).BuscarTodasHierarquias(ctx)
 	// Without the whole schema PostgreSQL still reports undefined_table for
 	// a schema-qualified relation in a query.
 	if code := pgCode(err); code != "42P01" {

@@ -59,20 +59,20 @@ type ResultadoNovo struct {
 
 // SorteioTemAtribuicao says whether the draw eventID has its assignment.
 func (t Tx) SorteioTemAtribuicao(ctx context.Context, eventID uuid.UUID) (bool, error) {
-	_, err := t.BuscarAtribuicaoPorEventIdSorteio(ctx, eventID)
+	_, err := t.q.BuscarAtribuicaoPorEventIdSorteio(ctx, eventID)
 	return Found(err)
 }
 
 // AtribuicaoAtivaDaDemanda reads the demand's active assignment, if any.
 func (t Tx) AtribuicaoAtivaDaDemanda(ctx context.Context, demanda uuid.UUID) (AtribuicaoVigente, bool, error) {
-	a, err := t.BuscarAtribuicaoAtivaPorDemanda(ctx, demanda)
+	a, err := t.q.BuscarAtribuicaoAtivaPorDemanda(ctx, demanda)
 	return vigente(a, err)
 }
 
 // AtribuicaoAtivaDoConselheiro reads the counsellor's active assignment, if
 // any.
 func (t Tx) AtribuicaoAtivaDoConselheiro(ctx context.Context, conselheiro uuid.UUID) (AtribuicaoVigente, bool, error) {
-	a, err := t.BuscarAtribuicaoAtivaPorConselheiro(ctx, conselheiro)
+	a, err := t.q.BuscarAtribuicaoAtivaPorConselheiro(ctx, conselheiro)
 	return vigente(a, err)
 }
 
@@ -80,7 +80,7 @@ func (t Tx) AtribuicaoAtivaDoConselheiro(ctx context.Context, conselheiro uuid.U
 // returns its id.
 func (t Tx) RecriarAtribuicao(ctx context.Context, s SorteioReconciliado) (uuid.UUID, error) {
 	hash := s.ListaHash
-	return t.InserirAtribuicao(ctx, dbsqlc.InserirAtribuicaoParams{
+	return t.q.InserirAtribuicao(ctx, dbsqlc.InserirAtribuicaoParams{
 		ConselheiroID: s.ConselheiroID, DemandaID: s.DemandaID, UnidadeCivicaID: s.UC,
 		SeedPublico: s.Seed, PosicaoSorteada: s.Posicao, TotalElegiveis: s.Total,
 		ListaElegiveisHash: &hash, DataSorteio: s.Quando, EventIDSorteio: s.EventID,
@@ -91,14 +91,14 @@ func (t Tx) RecriarAtribuicao(ctx context.Context, s SorteioReconciliado) (uuid.
 // OcuparConselheiro marks the counsellor ocupado under eventID; false when
 // no counsellor has that id.
 func (t Tx) OcuparConselheiro(ctx context.Context, conselheiro, eventID uuid.UUID, agora time.Time) (bool, error) {
-	n, err := t.MarcarConselheiroOcupado(ctx, dbsqlc.MarcarConselheiroOcupadoParams{ID: conselheiro, EventID: eventID, Agora: agora})
+	n, err := t.q.MarcarConselheiroOcupado(ctx, dbsqlc.MarcarConselheiroOcupadoParams{ID: conselheiro, EventID: eventID, Agora: agora})
 	return n > 0, err
 }
 
 // MarcarProcessado writes the inbox row of an input applied elsewhere (a
 // row already there stays).
 func (t Tx) MarcarProcessado(ctx context.Context, eventID uuid.UUID, tipo string, seq int64, agora time.Time) error {
-	_, err := t.RegistrarEventoProcessado(ctx, dbsqlc.RegistrarEventoProcessadoParams{
+	_, err := t.q.RegistrarEventoProcessado(ctx, dbsqlc.RegistrarEventoProcessadoParams{
 		EventID: eventID, TipoEvento: tipo, Sequence: seq, Agora: agora,
 	})
 	return err
@@ -107,7 +107,7 @@ func (t Tx) MarcarProcessado(ctx context.Context, eventID uuid.UUID, tipo string
 // TirarDaFila removes the demand from the pending queue; removida is false
 // when it did not wait there.
 func (t Tx) TirarDaFila(ctx context.Context, demanda uuid.UUID) (removida bool, err error) {
-	n, err := t.RemoverFilaPendentePorDemanda(ctx, demanda)
+	n, err := t.q.RemoverFilaPendentePorDemanda(ctx, demanda)
 	return n > 0, err
 }
 
@@ -115,7 +115,7 @@ func (t Tx) TirarDaFila(ctx context.Context, demanda uuid.UUID) (removida bool, 
 // bus, marked published at agora (a row already there stays).
 func (t Tx) DevolverOutboxPublicado(ctx context.Context, r ResultadoPublicado, agora time.Time) error {
 	seq := r.Seq
-	return t.InserirOutboxPublicado(ctx, dbsqlc.InserirOutboxPublicadoParams{
+	return t.q.InserirOutboxPublicado(ctx, dbsqlc.InserirOutboxPublicadoParams{
 		EventID: r.EventID, Tipo: r.Tipo, Subject: r.Subject, CorrelacaoID: r.CorrelacaoID,
 		Envelope: r.Envelope, Agora: agora, Sequence: &seq,
 	})
@@ -130,7 +130,7 @@ func (t Tx) RegistrarReconciliacao(ctx context.Context, r Reconciliacao, agora t
 		b, s := r.Base, r.BaseSeq
 		base, baseSeq = &b, &s
 	}
-	return t.InserirReconciliacao(ctx, dbsqlc.InserirReconciliacaoParams{
+	return t.q.InserirReconciliacao(ctx, dbsqlc.InserirReconciliacaoParams{
 		EventIDSorteio: r.EventIDSorteio, AtribuicaoID: r.AtribuicaoID, DemandaID: r.DemandaID, ConselheiroID: r.ConselheiroID,
 		Sequence: r.Seq, Base: base, BaseSequence: baseSeq, Agora: agora,
 	})
@@ -140,7 +140,7 @@ func (t Tx) RegistrarReconciliacao(ctx context.Context, r Reconciliacao, agora t
 // has not published (its rows carry its clock reading, and the executor's
 // global lock keeps every other unit out).
 func (t Tx) ResultadosNovos(ctx context.Context, agora time.Time) ([]ResultadoNovo, error) {
-	rows, err := t.OutboxNaoPublicadoEm(ctx, agora)
+	rows, err := t.q.OutboxNaoPublicadoEm(ctx, agora)
 	if err != nil {
 		return nil, err
 	}
@@ -157,11 +157,11 @@ func (t Tx) ResultadosNovos(ctx context.Context, agora time.Time) ([]ResultadoNo
 // ResultadosNoOutbox is those of ids (published events) whose outbox row
 // exists.
 func (t Tx) ResultadosNoOutbox(ctx context.Context, ids []uuid.UUID) ([]uuid.UUID, error) {
-	return t.OutboxExistentes(ctx, ids)
+	return t.q.OutboxExistentes(ctx, ids)
 }
 
 // SorteiosComAtribuicao is those of ids (conselheiro.sorteado event ids)
 // whose assignment exists.
 func (t Tx) SorteiosComAtribuicao(ctx context.Context, ids []uuid.UUID) ([]uuid.UUID, error) {
-	return t.AtribuicoesExistentes(ctx, ids)
+	return t.q.AtribuicoesExistentes(ctx, ids)
 }

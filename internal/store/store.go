@@ -37,10 +37,16 @@ type Store struct {
 	Pool *pgxpool.Pool
 }
 
-// Tx runs the generated queries inside one transaction (or on the pool,
-// outside any transaction, for reads).
+// Tx is one unit of work's reads and writes, inside one transaction (or
+// on the pool, outside any transaction, for reads). Its methods, one file
+// per consumer, are named in the consumer's words and return store's own
+// types; each consumer declares the ones it calls as an interface. The
+// generated queries (q) stay inside the package.
 type Tx struct {
-	*dbsqlc.Queries
+	q *dbsqlc.Queries
+	// DB is the connection, transaction, or recording of a batch
+	// (Leituras, Pipeline) the queries run on: the log (transparencia)
+	// runs its own statements on it.
 	DB dbsqlc.DBTX
 }
 
@@ -106,7 +112,7 @@ func (s *Store) Read() Tx { return On(s.Pool) }
 
 // On runs the generated queries on db: a pool, a connection or a
 // transaction.
-func On(db dbsqlc.DBTX) Tx { return Tx{Queries: dbsqlc.New(db), DB: db} }
+func On(db dbsqlc.DBTX) Tx { return Tx{q: dbsqlc.New(db), DB: db} }
 
 // InTx runs fn in one transaction, committing when fn returns nil.
 func (s *Store) InTx(ctx context.Context, fn func(Tx) error) error {

@@ -26,7 +26,7 @@ type SuspensaoVencida struct {
 // SuspensoesVencidas lists the suspensions ended by agora whose
 // counsellors are still marked suspenso, by id.
 func (t Tx) SuspensoesVencidas(ctx context.Context, agora time.Time) ([]SuspensaoVencida, error) {
-	rows, err := t.BuscarSuspensosComPrazoVencido(ctx, agora)
+	rows, err := t.q.BuscarSuspensosComPrazoVencido(ctx, agora)
 	if err != nil {
 		return nil, err
 	}
@@ -39,7 +39,7 @@ func (t Tx) SuspensoesVencidas(ctx context.Context, agora time.Time) ([]Suspensa
 
 // MudarStatus sets a counsellor's status, recorded under eventID at agora.
 func (t Tx) MudarStatus(ctx context.Context, conselheiro uuid.UUID, status string, eventID uuid.UUID, agora time.Time) error {
-	_, err := t.AtualizarStatusConselheiro(ctx, dbsqlc.AtualizarStatusConselheiroParams{
+	_, err := t.q.AtualizarStatusConselheiro(ctx, dbsqlc.AtualizarStatusConselheiroParams{
 		ID: conselheiro, Status: status, EventID: eventID, Agora: agora,
 	})
 	return err

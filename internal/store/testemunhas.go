@@ -14,7 +14,7 @@ import (
 // the checkpoint of size tamanho, cosigned at em and received at agora:
 // once per key and size.
 func (t Tx) GravarCossinatura(ctx context.Context, chave string, tamanho int64, linha string, em, agora time.Time) error {
-	return t.InserirCossinatura(ctx, dbsqlc.InserirCossinaturaParams{
+	return t.q.InserirCossinatura(ctx, dbsqlc.InserirCossinaturaParams{
 		Chave: chave, Tamanho: tamanho, Linha: linha, CossinadaEm: em, RecebidaEm: agora,
 	})
 }
@@ -22,7 +22,7 @@ func (t Tx) GravarCossinatura(ctx context.Context, chave string, tamanho int64, 
 // UltimaCossinatura is the latest checkpoint size a witness key cosigned,
 // and when (0 and the zero time when none).
 func (t Tx) UltimaCossinatura(ctx context.Context, chave string) (int64, time.Time, error) {
-	r, err := t.BuscarUltimaCossinatura(ctx, chave)
+	r, err := t.q.BuscarUltimaCossinatura(ctx, chave)
 	if err != nil {
 		return 0, time.Time{}, err
 	}
@@ -34,5 +34,5 @@ func (t Tx) UltimaCossinatura(ctx context.Context, chave string) (int64, time.Ti
 // LinhasCossinatura lists the signature lines received for the checkpoint
 // of size tamanho, by witness key.
 func (t Tx) LinhasCossinatura(ctx context.Context, tamanho int64) ([]string, error) {
-	return t.BuscarLinhasCossinatura(ctx, tamanho)
+	return t.q.BuscarLinhasCossinatura(ctx, tamanho)
 }

@@ -58,7 +58,7 @@ func TestUniqueCadastroDuplicado(t *testing.T) {
 	t.Parallel()
 	ctx, _, q := open(t)
 	p := conselheiroParams(uuid.New(), "disponivel")
-	check(t, q.InserirConselheiro(ctx, p))
+	check(t, store.Consultas(q).InserirConselheiro(ctx, p))
 
 	// Unified identity (id = cidadao_id): ANY second registration of the
 	// citizen collides on the primary key, which PostgreSQL checks before
@@ -67,13 +67,13 @@ func TestUniqueCadastroDuplicado(t *testing.T) {
 	// conselheiros_cidadao_id_unidade_civica_id_nivel_atuacao_key.
 	dup := p
 	dup.EventID, dup.Agora = uuid.New(), at(time.Hour)
-	violates(t, "same (cidadao, UC, nivel)", q.InserirConselheiro(ctx, dup), "conselheiros_pkey")
+	violates(t, "same (cidadao, UC, nivel)", store.Consultas(q).InserirConselheiro(ctx, dup), "conselheiros_pkey")
 	outraUC := p
 	outraUC.UnidadeCivicaID, outraUC.EventID = uuid.New(), uuid.New()
-	violates(t, "same cidadao, other UC", q.InserirConselheiro(ctx, outraUC), "conselheiros_pkey")
+	violates(t, "same cidadao, other UC", store.Consultas(q).InserirConselheiro(ctx, outraUC), "conselheiros_pkey")
 	outroNivel := p
 	outroNivel.NivelAtuacao, outroNivel.EventID = 2, uuid.New()
-	violates(t, "same cidadao, other nivel", q.InserirConselheiro(ctx, outroNivel), "conselheiros_pkey")
+	violates(t, "same cidadao, other nivel", store.Consultas(q).InserirConselheiro(ctx, outroNivel), "conselheiros_pkey")
 
 	// The (cidadao, UC, nivel) constraint exists under the spec's name; only
 	// a row whose id differs from cidadao_id (which InserirConselheiro
@@ -87,7 +87,7 @@ func TestUniqueCadastroDuplicado(t *testing.T) {
 	if n := count(t, q, `SELECT count(*) FROM d6a.conselheiros WHERE cidadao_id = $1`, p.CidadaoID); n != 1 {
 		t.Fatalf("%d rows for the citizen, want 1", n)
 	}
-	got := val(q.BuscarConselheiroPorId(ctx, p.CidadaoID)).must(t)
+	got := val(store.Consultas(q).BuscarConselheiroPorId(ctx, p.CidadaoID)).must(t)
 	if got.EventIDCadastro != p.EventID || got.UnidadeCivicaID != p.UnidadeCivicaID {
 		t.Fatalf("the refused registrations changed the row: %+v", got)
 	}
@@ -98,14 +98,14 @@ func TestUniqueEventIdSorteio(t *testing.T) {
 	ctx, _, q := open(t)
 	uc := uuid.New()
 	p := atribuicaoParams(uuid.New(), uuid.New(), uc, at(0))
-	first := val(q.InserirAtribuicao(ctx, p)).must(t)
+	first := val(store.Consultas(q).InserirAtribuicao(ctx, p)).must(t)
 
 	dup := atribuicaoParams(uuid.New(), uuid.New(), uc, at(time.Hour))
 	dup.EventIDSorteio = p.EventIDSorteio
-	_, err := q.InserirAtribuicao(ctx, dup)
+	_, err := store.Consultas(q).InserirAtribuicao(ctx, dup)
 	violates(t, "duplicate event_id_sorteio", err, "atribuicoes_event_id_sorteio_key")
 
-	if got := val(q.BuscarAtribuicaoPorEventIdSorteio(ctx, p.EventIDSorteio)).must(t); got.ID != first || got.DemandaID != p.DemandaID {
+	if got := val(store.Consultas(q).BuscarAtribuicaoPorEventIdSorteio(ctx, p.EventIDSorteio)).must(t); got.ID != first || got.DemandaID != p.DemandaID {
 		t.Fatalf("event id now points at %+v", got)
 	}
 	if n := count(t, q, `SELECT count(*) FROM d6a.atribuicoes`); n != 1 {
@@ -117,22 +117,22 @@ func TestUniqueFilaPendenteDemanda(t *testing.T) {
 	t.Parallel()
 	ctx, st, q := open(t)
 	p := pendenteParams(uuid.New(), at(0))
-	check(t, q.InserirFilaPendente(ctx, p))
+	check(t, store.Consultas(q).InserirFilaPendente(ctx, p))
 
 	dup := pendenteParams(uuid.New(), at(time.Hour))
 	dup.DemandaID = p.DemandaID
 	// The row id is a function of the demand, so the query meets the
 	// primary key first; the unique key on demanda_id still stands for a
 	// row with any other id.
-	violates(t, "duplicate pending demand", q.InserirFilaPendente(ctx, dup), "fila_pendentes_pkey")
+	violates(t, "duplicate pending demand", store.Consultas(q).InserirFilaPendente(ctx, dup), "fila_pendentes_pkey")
 	_, err := st.Pool.Exec(ctx, `INSERT INTO d6a.fila_pendentes (id, demanda_id, unidade_civica_id, categoria_id, nivel_precedencia, score_final, data_entrada, event_id_origem, tentativas_sorteio)
 		VALUES (gen_random_uuid(), $1, $2, 'x', 1, 1, now(), gen_random_uuid(), 1)`, p.DemandaID, p.UnidadeCivicaID)
 	violates(t, "duplicate pending demand under another id", err, "fila_pendentes_demanda_id_key")
 
-	if n := val(q.ContarPendentes(ctx)).must(t); n != 1 {
+	if n := val(store.Consultas(q).ContarPendentes(ctx)).must(t); n != 1 {
 		t.Fatalf("ContarPendentes = %d, want 1", n)
 	}
-	if got := val(q.BuscarFilaPendentePorDemandaId(ctx, p.DemandaID)).must(t); got.EventIDOrigem != p.EventIDOrigem || got.TentativasSorteio != 1 {
+	if got := val(store.Consultas(q).BuscarFilaPendentePorDemandaId(ctx, p.DemandaID)).must(t); got.EventIDOrigem != p.EventIDOrigem || got.TentativasSorteio != 1 {
 		t.Fatalf("pending row changed: %+v", got)
 	}
 }
@@ -142,17 +142,17 @@ func TestUniqueRecusaEvento(t *testing.T) {
 	ctx, st, q := open(t)
 	c := uuid.New()
 	p := dbsqlc.InserirRecusaParams{ConselheiroID: c, RecusasConsecutivas: 1, Agora: at(0), DemandaIDRecusada: uuid.New(), EventoIDRecusa: uuid.New()}
-	check(t, q.InserirRecusa(ctx, p))
+	check(t, store.Consultas(q).InserirRecusa(ctx, p))
 
 	dup := p
 	dup.Agora, dup.DemandaIDRecusada, dup.RecusasConsecutivas = at(time.Hour), uuid.New(), 2
 	// As for the queue: the id comes from the refusal event.
-	violates(t, "duplicate refusal event", q.InserirRecusa(ctx, dup), "contador_recusas_pkey")
+	violates(t, "duplicate refusal event", store.Consultas(q).InserirRecusa(ctx, dup), "contador_recusas_pkey")
 	_, err := st.Pool.Exec(ctx, `INSERT INTO d6a.contador_recusas (id, conselheiro_id, recusas_consecutivas, data_ultima_recusa, demanda_id_recusada, evento_id_recusa)
 		VALUES (gen_random_uuid(), $1, 2, now(), gen_random_uuid(), $2)`, c, p.EventoIDRecusa)
 	violates(t, "duplicate refusal event under another id", err, "contador_recusas_evento_id_recusa_key")
 
-	if n := val(q.ContarRecusasDesdeData(ctx, dbsqlc.ContarRecusasDesdeDataParams{ConselheiroID: c})).must(t); n != 1 {
+	if n := val(store.Consultas(q).ContarRecusasDesdeData(ctx, dbsqlc.ContarRecusasDesdeDataParams{ConselheiroID: c})).must(t); n != 1 {
 		t.Fatalf("ContarRecusasDesdeData = %d, want 1 (the duplicate must not count)", n)
 	}
 }
@@ -161,19 +161,19 @@ func TestUniqueOutboxEAuditoria(t *testing.T) {
 	t.Parallel()
 	ctx, _, q := open(t)
 	o := outboxParams("atribuicao.criada", nil, at(0))
-	check(t, q.InserirOutbox(ctx, o))
+	check(t, store.Consultas(q).InserirOutbox(ctx, o))
 	dup := outboxParams("sorteio.sem_candidatos", ptr("x"), at(time.Hour))
 	dup.EventID = o.EventID
-	violates(t, "duplicate outbox event_id", q.InserirOutbox(ctx, dup), "outbox_event_id_key")
-	if n := val(q.ContarOutboxPendentes(ctx)).must(t); n != 1 {
+	violates(t, "duplicate outbox event_id", store.Consultas(q).InserirOutbox(ctx, dup), "outbox_event_id_key")
+	if n := val(store.Consultas(q).ContarOutboxPendentes(ctx)).must(t); n != 1 {
 		t.Fatalf("ContarOutboxPendentes = %d, want 1", n)
 	}
 
 	a := auditoriaParams(base)
-	check(t, q.InserirAuditoria(ctx, a))
+	check(t, store.Consultas(q).InserirAuditoria(ctx, a))
 	b := auditoriaParams(base.Add(time.Hour))
 	b.EventIDSorteio = a.EventIDSorteio
-	violates(t, "duplicate audit", q.InserirAuditoria(ctx, b), "auditoria_sorteios_pkey")
+	violates(t, "duplicate audit", store.Consultas(q).InserirAuditoria(ctx, b), "auditoria_sorteios_pkey")
 }
 
 func TestUniqueUmaAtivaPorConselheiroEPorDemanda(t *testing.T) {
@@ -184,7 +184,7 @@ func TestUniqueUmaAtivaPorConselheiroEPorDemanda(t *testing.T) {
 	d1, d2, d3 := uuid.New(), uuid.New(), uuid.New()
 
 	inserir := func(c, d uuid.UUID, quando time.Duration) (uuid.UUID, error) {
-		return q.InserirAtribuicao(ctx, atribuicaoParams(c, d, uc, at(quando)))
+		return store.Consultas(q).InserirAtribuicao(ctx, atribuicaoParams(c, d, uc, at(quando)))
 	}
 
 	aceitar := func(c, d uuid.UUID, quando time.Duration) uuid.UUID {
@@ -223,7 +223,7 @@ func TestUniqueUmaAtivaPorConselheiroEPorDemanda(t *testing.T) {
 	encerrar(t, q, a2, "concluida")
 	a5 := aceitar(c3, d1, 3*time.Hour)
 
-	ativas := val(q.BuscarAtribuicoesAtivas(ctx)).must(t)
+	ativas := val(store.Consultas(q).BuscarAtribuicoesAtivas(ctx)).must(t)
 	equalIDs(t, "active assignments", ids(ativas, atribuicaoID), sorted(a4, a5))
 	if n := count(t, q, `SELECT count(*) FROM d6a.atribuicoes WHERE conselheiro_id = $1`, c1); n != 3 {
 		t.Fatalf("c1 has %d assignments, want 3 (recusada, concluida, ativa)", n)
@@ -231,7 +231,7 @@ func TestUniqueUmaAtivaPorConselheiroEPorDemanda(t *testing.T) {
 	if n := count(t, q, `SELECT count(*) FROM d6a.atribuicoes WHERE demanda_id = $1`, d1); n != 3 {
 		t.Fatalf("d1 has %d assignments, want 3 (recusada, concluida, ativa)", n)
 	}
-	if got := val(q.BuscarAtribuicaoAtivaPorDemanda(ctx, d1)).must(t); got.ID != a5 || got.ConselheiroID != c3 {
+	if got := val(store.Consultas(q).BuscarAtribuicaoAtivaPorDemanda(ctx, d1)).must(t); got.ID != a5 || got.ConselheiroID != c3 {
 		t.Fatalf("active assignment of d1 = %+v, want %v", got, a5)
 	}
 }

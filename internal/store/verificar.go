@@ -34,7 +34,7 @@ type AuditoriaDoSorteio struct {
 
 // AuditoriaPorSorteio reads the audit record of the draw eventIDSorteio.
 func (t Tx) AuditoriaPorSorteio(ctx context.Context, eventIDSorteio uuid.UUID) (AuditoriaDoSorteio, bool, error) {
-	a, err := t.BuscarAuditoria(ctx, eventIDSorteio)
+	a, err := t.q.BuscarAuditoria(ctx, eventIDSorteio)
 	if achou, err := Found(err); !achou || err != nil {
 		return AuditoriaDoSorteio{}, false, err
 	}
@@ -56,7 +56,7 @@ type EventoNoOutbox struct {
 
 // OutboxPorEvento reads the outbox row of the event eventID.
 func (t Tx) OutboxPorEvento(ctx context.Context, eventID uuid.UUID) (EventoNoOutbox, bool, error) {
-	o, err := t.BuscarOutboxPorEventId(ctx, eventID)
+	o, err := t.q.BuscarOutboxPorEventId(ctx, eventID)
 	if achou, err := Found(err); !achou || err != nil {
 		return EventoNoOutbox{}, false, err
 	}
@@ -67,7 +67,7 @@ func (t Tx) OutboxPorEvento(ctx context.Context, eventID uuid.UUID) (EventoNoOut
 // the trigger's rule (CONTRACT §4); false when it has no record in the
 // log or the rule no row.
 func (t Tx) SegueGatilho(ctx context.Context, eventIDSorteio uuid.UUID) (bool, error) {
-	segue, err := t.SorteioSegueGatilho(ctx, eventIDSorteio)
+	segue, err := t.q.SorteioSegueGatilho(ctx, eventIDSorteio)
 	if _, err := Found(err); err != nil {
 		return false, err
 	}

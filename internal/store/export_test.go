@@ -1,0 +1,7 @@
+package store
+
+import "github.com/formigueiro/d6a/internal/store/dbsqlc"
+
+// Consultas gives the store's own tests the generated queries of t, which
+// nothing outside the package reaches.
+func Consultas(t Tx) *dbsqlc.Queries { return t.q }
