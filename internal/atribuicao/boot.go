@@ -110,7 +110,7 @@ func (s *Servico) processarFilaPendentes(ctx context.Context) error {
 		parte := pendentes[inicio:min(inicio+loteGatilhos, len(pendentes))]
 		err := s.executar(ctx, func(ctx context.Context, u *uow) error {
 			for _, p := range parte {
-				if _, err := u.publicarVarredura(ctx, IDVarreduraBoot(p.DemandaID, p.TentativasSorteio), &p.DemandaID, nil, AcaoVarreduraBoot); err != nil {
+				if _, err := u.publicarVarredura(ctx, IDVarreduraBoot(p.DemandaID, p.Tentativas), &p.DemandaID, nil, AcaoVarreduraBoot); err != nil {
 					return err
 				}
 			}

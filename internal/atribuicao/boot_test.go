@@ -67,8 +67,8 @@ func TestT19_FilaPendentesFIFO(t *testing.T) {
 		if p.DemandaID == mais {
 			t.Error("the oldest is still pending")
 		}
-		if p.TentativasSorteio != 2 {
-			t.Errorf("pending %s: tentativas_sorteio %d, want 2", p.DemandaID, p.TentativasSorteio)
+		if p.Tentativas != 2 {
+			t.Errorf("pending %s: tentativas_sorteio %d, want 2", p.DemandaID, p.Tentativas)
 		}
 		obs := a.Outbox("sorteio.sem_candidatos", p.DemandaID.String())
 		if len(obs) != 1 {

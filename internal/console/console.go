@@ -60,7 +60,7 @@ type Banco interface {
 // executor (store.Tx over the pool, from Store.Read).
 type Leitura interface {
 	OcupacoesAntesDe(ctx context.Context, antesDe time.Time, limite int32) ([]store.Ocupacao, error)
-	Pendentes(ctx context.Context, uc *uuid.UUID, limite int32) ([]store.DemandaNaFila, error)
+	Pendentes(ctx context.Context, uc *uuid.UUID, limite int32) ([]store.Pendente, error)
 	ExclusoesNasUcs(ctx context.Context, ucs []uuid.UUID, agora time.Time, capacitacaoExterna, exigirVinculo bool) (store.Exclusoes, error)
 	AtribuicaoAtivaDaDemanda(ctx context.Context, demanda uuid.UUID) (store.AtribuicaoVigente, bool, error)
 	TentativasNaFila(ctx context.Context, demanda uuid.UUID) (tentativas int32, naFila bool, err error)
@@ -262,9 +262,9 @@ func (s *Console) Fila(ctx context.Context, uc *uuid.UUID) ([]Pendente, error) {
 	out := make([]Pendente, len(rows))
 	for i, r := range rows {
 		out[i] = Pendente{
-			DemandaID: r.DemandaID, UnidadeCivicaID: r.UC, CategoriaID: r.CategoriaID,
-			NivelPrecedencia: r.NivelPrecedencia, DataEntrada: r.DataEntrada.UTC(),
-			IdadeHoras: horas(agora.Sub(r.DataEntrada)), TentativasSorteio: r.TentativasSorteio,
+			DemandaID: r.DemandaID, UnidadeCivicaID: r.UC, CategoriaID: r.Demanda.CategoriaID,
+			NivelPrecedencia: r.Demanda.NivelPrecedencia, DataEntrada: r.Entrada.UTC(),
+			IdadeHoras: horas(agora.Sub(r.Entrada)), TentativasSorteio: r.Tentativas,
 		}
 		out[i].PorQue = s.razoesDaCadeia(ctx, r.UC, agora)
 	}

@@ -177,30 +177,10 @@ func (t Tx) OcupacoesAntesDe(ctx context.Context, antesDe time.Time, limite int3
 	return out, nil
 }
 
-// DemandaNaFila is a demand in the pending queue.
-type DemandaNaFila struct {
-	DemandaID, UC     uuid.UUID
-	CategoriaID       string
-	NivelPrecedencia  int32
-	DataEntrada       time.Time
-	TentativasSorteio int32
-}
-
 // Pendentes lists up to limite demands of the pending queue, oldest first,
 // of the unit uc when set.
-func (t Tx) Pendentes(ctx context.Context, uc *uuid.UUID, limite int32) ([]DemandaNaFila, error) {
-	rows, err := t.q.ListarFila(ctx, dbsqlc.ListarFilaParams{Uc: uc, Limite: limite})
-	if err != nil {
-		return nil, err
-	}
-	out := make([]DemandaNaFila, len(rows))
-	for i, r := range rows {
-		out[i] = DemandaNaFila{
-			DemandaID: r.DemandaID, UC: r.UnidadeCivicaID, CategoriaID: r.CategoriaID,
-			NivelPrecedencia: r.NivelPrecedencia, DataEntrada: r.DataEntrada, TentativasSorteio: r.TentativasSorteio,
-		}
-	}
-	return out, nil
+func (t Tx) Pendentes(ctx context.Context, uc *uuid.UUID, limite int32) ([]Pendente, error) {
+	return pendentes(t.q.ListarFila(ctx, dbsqlc.ListarFilaParams{Uc: uc, Limite: limite}))
 }
 
 // Exclusoes counts, over a set of units, the counsellors each exclusion

@@ -188,7 +188,10 @@ func (p Pendente) Espera() fila.Espera {
 // CabecasDaFila reads the head of each unit's queue among ucs: the rows
 // fila.Devida chooses from.
 func (t Tx) CabecasDaFila(ctx context.Context, ucs []uuid.UUID) ([]Pendente, error) {
-	rows, err := t.q.BuscarCabecasDaFilaPorUcs(ctx, ucs)
+	return pendentes(t.q.BuscarCabecasDaFilaPorUcs(ctx, ucs))
+}
+
+func pendentes(rows []dbsqlc.D6aFilaPendente, err error) ([]Pendente, error) {
 	if err != nil {
 		return nil, err
 	}

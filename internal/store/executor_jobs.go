@@ -48,19 +48,8 @@ func (t Tx) ConselheirosNoStatus(ctx context.Context, status string) ([]Conselhe
 
 // FilaInteira reads the whole pending queue, oldest first (by data_entrada,
 // then order of entry): the boot's sweep (spec 4.7).
-func (t Tx) FilaInteira(ctx context.Context) ([]DemandaNaFila, error) {
-	rows, err := t.q.BuscarTodosPendentes(ctx)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]DemandaNaFila, len(rows))
-	for i, r := range rows {
-		out[i] = DemandaNaFila{
-			DemandaID: r.DemandaID, UC: r.UnidadeCivicaID, CategoriaID: r.CategoriaID,
-			NivelPrecedencia: r.NivelPrecedencia, DataEntrada: r.DataEntrada, TentativasSorteio: r.TentativasSorteio,
-		}
-	}
-	return out, nil
+func (t Tx) FilaInteira(ctx context.Context) ([]Pendente, error) {
+	return pendentes(t.q.BuscarTodosPendentes(ctx))
 }
 
 // SemearVersaoInicial writes version 1 of the parameters (d6a.config) from
