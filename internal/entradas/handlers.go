@@ -354,7 +354,7 @@ func (x *aplicacao) registrarVarredura(uc, demanda *uuid.UUID, acao string) {
 }
 
 // sortearPendente draws a pending demand; the row leaves the queue on
-// success, and executarSorteio counts the failed attempt (T35).
+// success, and the draw (Unidade.Sortear) counts the failed attempt (T35).
 func (x *aplicacao) sortearPendente(ctx context.Context, log *slog.Logger, p store.Pendente) (bool, error) {
 	log = log.With("demanda_id", p.DemandaID, "pendente_uc_id", p.UC)
 	if _, achou, err := x.b.AtribuicaoAtivaDaDemanda(ctx, p.DemandaID); err != nil {
