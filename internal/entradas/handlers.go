@@ -52,21 +52,12 @@ func (x *aplicacao) despachar(ctx context.Context, log *slog.Logger) error {
 	}
 }
 
-// correlacao propagates the incoming correlacao_id, else the demand id
-// (CONTRACT §3).
-func correlacao(ev evento.Evento, demanda uuid.UUID) string {
-	if ev.CorrelacaoID != nil && *ev.CorrelacaoID != "" {
-		return *ev.CorrelacaoID
-	}
-	return demanda.String()
-}
-
 // onAgendaItemDisponivel is spec 3.9.
 func (x *aplicacao) onAgendaItemDisponivel(ctx context.Context, log *slog.Logger, ev evento.Evento, p evento.AgendaItemDisponivelPayload) error {
 	log = log.With("demanda_id", p.DemandaID, "uc_id", p.UnidadeCivicaID)
 	// Steps 1, 3 and 4 in one round trip: the event already pending, the
 	// demand already assigned, the demand already pending.
-	corr := correlacao(ev, p.DemandaID)
+	corr := ev.Correlacao(p.DemandaID)
 	g, err := x.u.GuardaAgenda(ctx, store.AgendaAGuardar{EventID: ev.EventID, DemandaID: p.DemandaID, Correlacao: corr})
 	switch {
 	case err != nil:
@@ -273,7 +264,7 @@ func (x *aplicacao) onConselheiroAtribuicaoRecusada(ctx context.Context, log *sl
 		UC: a.UC, DemandaID: a.DemandaID, Excluir: &p.ConselheiroID,
 		Dados: atribuicao.DadosDemanda{
 			ScoreFinal: a.Demanda.ScoreFinal, CategoriaID: a.Demanda.CategoriaID, NivelPrecedencia: a.Demanda.NivelPrecedencia,
-			GrupoID: a.Demanda.GrupoID, CorrelacaoID: correlacao(ev, a.DemandaID), EventIDOrigem: ev.EventID,
+			GrupoID: a.Demanda.GrupoID, CorrelacaoID: ev.Correlacao(a.DemandaID), EventIDOrigem: ev.EventID,
 		},
 	})
 	if err != nil {
