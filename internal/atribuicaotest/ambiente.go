@@ -357,24 +357,20 @@ func (a *Ambiente) Atribuicao(eventIDSorteio uuid.UUID) store.AtribuicaoDoSortei
 	return at
 }
 
-// LinhaOutbox is an outbox row as the tests read it.
+// LinhaOutbox is what the tests read of an outbox row: the event, its
+// subject and correlation, and its envelope.
 type LinhaOutbox struct {
-	ID           int64
 	EventID      uuid.UUID
-	Tipo         string
 	Subject      string
 	CorrelacaoID *string
 	Envelope     []byte
-	CriadoEm     time.Time
-	PublicadoEm  *time.Time
-	Sequence     *int64
 }
 
 // Outbox returns the outbox rows of tipo whose correlacao_id is correlacao
 // (every row of tipo when correlacao is empty), oldest first.
 func (a *Ambiente) Outbox(tipo, correlacao string) []LinhaOutbox {
 	a.T.Helper()
-	rows, err := a.St.Pool.Query(a.Ctx, `SELECT id, event_id, tipo, subject, correlacao_id, envelope, criado_em, publicado_em, sequence
+	rows, err := a.St.Pool.Query(a.Ctx, `SELECT event_id, subject, correlacao_id, envelope
 		FROM d6a.outbox WHERE tipo = $1 AND ($2 = '' OR correlacao_id = $2) ORDER BY id`, tipo, correlacao)
 	if err != nil {
 		a.T.Fatal(err)
@@ -383,7 +379,7 @@ func (a *Ambiente) Outbox(tipo, correlacao string) []LinhaOutbox {
 	var out []LinhaOutbox
 	for rows.Next() {
 		var o LinhaOutbox
-		if err := rows.Scan(&o.ID, &o.EventID, &o.Tipo, &o.Subject, &o.CorrelacaoID, &o.Envelope, &o.CriadoEm, &o.PublicadoEm, &o.Sequence); err != nil {
+		if err := rows.Scan(&o.EventID, &o.Subject, &o.CorrelacaoID, &o.Envelope); err != nil {
 			a.T.Fatal(err)
 		}
 		out = append(out, o)
