@@ -56,6 +56,17 @@ func Seed(base, timestamp string) string {
 	return hex.EncodeToString(mac.Sum(nil))
 }
 
+// SeedComRodada is the seed under the beacon rule (CONTRACT §4a): the HMAC
+// of base + ":" + timestamp + ":" + randomness, randomness being the
+// beacon round's value in lowercase hex. Nobody knows it before the round
+// is published, after the trigger was fixed, so nobody can grind the
+// trigger's event_id for a winner.
+func SeedComRodada(base, timestamp, randomness string) string {
+	mac := hmac.New(sha256.New, []byte(ChaveHMAC))
+	mac.Write([]byte(base + ":" + timestamp + ":" + randomness))
+	return hex.EncodeToString(mac.Sum(nil))
+}
+
 // RandomInt returns the index-th pseudo-random number below max derived from
 // seed: the first 8 hex digits of SHA-256(seed + ":" + index), read as a
 // big-endian uint32, reduced modulo max (CONTRACT §4). The reduction has a
@@ -146,6 +157,13 @@ func Canonicalizar(elegiveis []string) ([]string, error) {
 // (a T in any other shape could not be reproduced from the published
 // event), or the list is empty or has duplicates.
 func Sortear(base, timestamp string, elegiveis []string) (Resultado, error) {
+	return SortearComRodada(base, timestamp, "", elegiveis)
+}
+
+// SortearComRodada is [Sortear] under the beacon rule (CONTRACT §4a) when
+// randomness (the round's value, lowercase hex) is not empty; with an
+// empty one it is the rule of the draws before it.
+func SortearComRodada(base, timestamp, randomness string, elegiveis []string) (Resultado, error) {
 	if base == "" {
 		return Resultado{}, errors.New("sorteio: empty base")
 	}
@@ -157,6 +175,12 @@ func Sortear(base, timestamp string, elegiveis []string) (Resultado, error) {
 		return Resultado{}, err
 	}
 	seed := Seed(base, timestamp)
+	if randomness != "" {
+		if err := conferirRandomness(randomness); err != nil {
+			return Resultado{}, err
+		}
+		seed = SeedComRodada(base, timestamp, randomness)
+	}
 	ordenados := Shuffle(entrada, seed)
 	return Resultado{
 		Seed:        seed,
@@ -165,4 +189,17 @@ func Sortear(base, timestamp string, elegiveis []string) (Resultado, error) {
 		Selecionado: ordenados[PosicaoSorteada],
 		ListaHash:   ListHash(ordenados),
 	}, nil
+}
+
+// conferirRandomness refuses a round value that is not 32 bytes of
+// lowercase hex: any other spelling of the same value would give another
+// seed.
+func conferirRandomness(r string) error {
+	if len(r) != 64 || strings.ToLower(r) != r {
+		return fmt.Errorf("sorteio: randomness %q is not 64 lowercase hex digits", r)
+	}
+	if _, err := hex.DecodeString(r); err != nil {
+		return fmt.Errorf("sorteio: randomness %q is not hex", r)
+	}
+	return nil
 }

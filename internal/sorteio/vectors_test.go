@@ -25,6 +25,7 @@ type vectors struct {
 		Note        string   `json:"note"`
 		Base        string   `json:"base"`
 		Timestamp   string   `json:"timestamp"`
+		Randomness  string   `json:"randomness"`
 		Entrada     []string `json:"elegiveis_entrada"`
 		Seed        string   `json:"seed"`
 		Ordenados   []string `json:"ordenados"`
@@ -46,6 +47,15 @@ func loadVectors(t testing.TB) vectors {
 	var v vectors
 	if err := dec.Decode(&v); err != nil {
 		t.Fatalf("decoding vectors: %v", err)
+	}
+	comRodada := 0
+	for _, c := range v.Cases {
+		if c.Randomness != "" {
+			comRodada++
+		}
+	}
+	if comRodada == 0 {
+		t.Fatalf("vectors.json has no case under the beacon rule (randomness)")
 	}
 	if len(v.Unit.RandomInt) == 0 || len(v.Cases) == 0 {
 		t.Fatalf("vectors.json has no randomInt or no cases")
@@ -79,8 +89,12 @@ func TestVectorsCases(t *testing.T) {
 				}
 			}
 
-			if got := Seed(c.Base, c.Timestamp); got != c.Seed {
-				t.Errorf("Seed(%q, %q) = %s, vector says %s", c.Base, c.Timestamp, got, c.Seed)
+			seed := Seed(c.Base, c.Timestamp)
+			if c.Randomness != "" {
+				seed = SeedComRodada(c.Base, c.Timestamp, c.Randomness)
+			}
+			if seed != c.Seed {
+				t.Errorf("seed(%q, %q, randomness %q) = %s, vector says %s", c.Base, c.Timestamp, c.Randomness, seed, c.Seed)
 			}
 			if got := Shuffle(c.Entrada, c.Seed); !slices.Equal(got, c.Ordenados) {
 				t.Errorf("Shuffle(elegiveis_entrada, seed):\n got  %q\n want %q", got, c.Ordenados)
@@ -105,7 +119,7 @@ func TestVectorsCases(t *testing.T) {
 			}
 			for name, in := range inputs {
 				before := slices.Clone(in)
-				res, err := Sortear(c.Base, c.Timestamp, in)
+				res, err := SortearComRodada(c.Base, c.Timestamp, c.Randomness, in)
 				if err != nil {
 					t.Errorf("%s: Sortear: %v", name, err)
 					continue
@@ -136,6 +150,7 @@ func TestVectorsCases(t *testing.T) {
 				Base:        c.Base,
 				Timestamp:   c.Timestamp,
 				Elegiveis:   reversed,
+				Randomness:  c.Randomness,
 				Seed:        &c.Seed,
 				Ordenados:   c.Ordenados,
 				Selecionado: &c.Selecionado,

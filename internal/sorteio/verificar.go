@@ -22,6 +22,9 @@ type Alegacao struct {
 	Timestamp string `json:"timestamp"`
 	// Elegiveis are the eligible counsellor ids, in any order and case.
 	Elegiveis []string `json:"elegiveis"`
+	// Randomness is the beacon round's value (CONTRACT §4a), when the draw
+	// was made under the beacon rule.
+	Randomness string `json:"randomness,omitempty"`
 
 	// Seed is the claimed seed, if any.
 	Seed *string `json:"seed,omitempty"`
@@ -77,7 +80,7 @@ func (d *Divergencia) Error() string {
 // because a UUID names the same counsellor in either case. The seed and the
 // hash are compared verbatim: the contract fixes them as lowercase hex.
 func Verificar(a Alegacao) (Resultado, error) {
-	res, err := Sortear(a.Base, a.Timestamp, a.Elegiveis)
+	res, err := SortearComRodada(a.Base, a.Timestamp, a.Randomness, a.Elegiveis)
 	if err != nil {
 		return Resultado{}, err
 	}
