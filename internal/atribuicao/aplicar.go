@@ -26,9 +26,8 @@ func (s *Servico) Handle(ctx context.Context, ev evento.Evento, seq uint64) erro
 	return s.HandleLote(ctx, []evento.Evento{ev}, []uint64{seq})[0]
 }
 
-// HandleLote applies events in this order, as Handle would one by one; they
-// may share one transaction (the executor's batch). errs[i] is evs[i]'s.
-func (s *Servico) HandleLote(ctx context.Context, evs []evento.Evento, seqs []uint64) []error {
+// unidades are the units of work of evs, in this order.
+func (s *Servico) unidades(evs []evento.Evento, seqs []uint64) []unidade {
 	us := make([]unidade, len(evs))
 	for i, ev := range evs {
 		us[i] = unidade{
@@ -40,7 +39,7 @@ func (s *Servico) HandleLote(ctx context.Context, evs []evento.Evento, seqs []ui
 			us[i].guarda = &guardaAgenda{eventID: ev.EventID, demandaID: p.DemandaID, uc: p.UnidadeCivicaID, correlacao: ev.Correlacao(p.DemandaID)}
 		}
 	}
-	return s.executarVarios(ctx, us)
+	return us
 }
 
 // Aplicador applies a consumed input inside a unit of work: the handlers

@@ -7,6 +7,7 @@ import (
 	"github.com/formigueiro/d6a/internal/elegibilidade"
 	"github.com/formigueiro/d6a/internal/evento"
 	"github.com/formigueiro/d6a/internal/registro"
+	"github.com/formigueiro/d6a/internal/transparencia"
 )
 
 // Boot runs the start-up steps of spec 4.5 (onModuleInit → iniciar) that
@@ -24,6 +25,9 @@ func (s *Servico) Boot(ctx context.Context) error {
 	}
 	if err := s.registrarPortoes(ctx); err != nil {
 		return fmt.Errorf("regras de elegibilidade: %w", err)
+	}
+	if err := s.registrarRegrasSorteio(ctx); err != nil {
+		return fmt.Errorf("regras do sorteio: %w", err)
 	}
 	if err := s.verificarConsistenciaOcupados(ctx); err != nil {
 		return fmt.Errorf("consistência de ocupados: %w", err)
@@ -144,6 +148,47 @@ func (s *Servico) registrarPortoes(ctx context.Context) error {
 		}
 		u.registros = append(u.registros, registro.NovasRegras(id, g))
 		s.log.Info("regras de elegibilidade em vigor", "capacitacao_externa", g.CapacitacaoExterna, "exigir_vinculo", g.ExigirVinculo)
+		return nil
+	})
+}
+
+// registrarRegrasSorteio is the boot step that starts the beacon rule
+// (CONTRACT §4a): a d6a.regras_sorteio record, stating the chain, the
+// margin, the witnesses and where the trigger rule began, appended before
+// any draw under it, when the one recorded last differs. Without a beacon
+// nothing is recorded and draws keep the rule before it.
+func (s *Servico) registrarRegrasSorteio(ctx context.Context) error {
+	b := s.o.Beacon
+	if b == nil {
+		return nil
+	}
+	return s.executar(ctx, func(ctx context.Context, u *uow) error {
+		gatilhoDesde, ultimo, err := u.tx.RegrasDoSorteio(ctx)
+		if err != nil {
+			return err
+		}
+		r := b.Regras(gatilhoDesde)
+		dados, err := r.Bytes()
+		if err != nil {
+			return err
+		}
+		if ultimo != nil {
+			if antes, err := registro.LerRegistravel(ultimo); err == nil {
+				if a, ok := antes.(registro.RegrasSorteio); ok && a.Mesma(r) {
+					return nil
+				}
+			}
+		}
+		tamanho, err := transparencia.Tamanho(ctx, u.tx.DB)
+		if err != nil {
+			return err
+		}
+		if err := u.tx.GravarRegrasDoSorteio(ctx, tamanho, dados); err != nil {
+			return err
+		}
+		u.registros = append(u.registros, r)
+		s.log.Info("regras do sorteio em vigor: beacon", "cadeia", r.NomeCadeia(), "chave_publica", r.ChavePublica,
+			"periodo_s", r.Periodo, "margem_ms", r.MargemMs, "testemunhas", len(r.Testemunhas), "quorum", r.Quorum)
 		return nil
 	})
 }

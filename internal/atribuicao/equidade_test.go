@@ -46,16 +46,16 @@ func TestEquidadeDoExecutor(t *testing.T) {
 		r.Ordenados, r.Selecionado = o, id
 		return r
 	}
-	menorUmEmDez := func(base, ts string, ids []string) (sorteio.Resultado, error) {
-		r, err := sorteio.Sortear(base, ts, ids)
+	menorUmEmDez := func(base, ts, rnd string, ids []string) (sorteio.Resultado, error) {
+		r, err := sorteio.SortearComRodada(base, ts, rnd, ids)
 		if err == nil && uniforme(r.Seed) < 0.1 {
 			r = mover(r, r.Entrada[0])
 		}
 		return r, err
 	}
 	var favorito string
-	dobro := func(base, ts string, ids []string) (sorteio.Resultado, error) {
-		r, err := sorteio.Sortear(base, ts, ids)
+	dobro := func(base, ts, rnd string, ids []string) (sorteio.Resultado, error) {
+		r, err := sorteio.SortearComRodada(base, ts, rnd, ids)
 		if err != nil || len(r.Entrada) < 2 {
 			return r, err
 		}
@@ -75,7 +75,7 @@ func TestEquidadeDoExecutor(t *testing.T) {
 	for _, c := range []struct {
 		nome     string
 		rodadas  int
-		emb      func(string, string, []string) (sorteio.Resultado, error)
+		emb      func(string, string, string, []string) (sorteio.Resultado, error)
 		escolher func([]string)
 		suspeito bool
 	}{
@@ -99,7 +99,7 @@ func TestEquidadeDoExecutor(t *testing.T) {
 // (9 per unit per batch, then everyone freed), signs the log, runs the
 // service's statistics pass and checks it against a recomputation from the
 // records.
-func equidadeDe(t *testing.T, rodadas int, emb func(string, string, []string) (sorteio.Resultado, error), escolher func([]string)) equidade.Resultado {
+func equidadeDe(t *testing.T, rodadas int, emb func(string, string, string, []string) (sorteio.Resultado, error), escolher func([]string)) equidade.Resultado {
 	skey, _, err := transparencia.GerarChave("d6a/sorteios")
 	must(t, err, "key")
 	chave, err := transparencia.NovaChave(skey)

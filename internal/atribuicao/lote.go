@@ -111,6 +111,10 @@ type linhaSorteio struct {
 	// Status is the winner's status after the draw
 	// (elegibilidade.StatusAposSorteio).
 	Status string `json:"status"`
+	// The beacon round (CONTRACT §4a; null before its rule).
+	Rodada           *int64  `json:"rodada"`
+	AssinaturaRodada *string `json:"assinatura_rodada"`
+	Compromisso      *string `json:"compromisso"`
 }
 
 type linhaPendente struct {
@@ -133,6 +137,7 @@ type linhaOutbox struct {
 	Envelope        json.RawMessage `json:"envelope"`
 	CriadoEm        time.Time       `json:"criado_em"`
 	EntradaSequence *int64          `json:"entrada_sequence"`
+	BeaconRodada    *int64          `json:"beacon_rodada"`
 }
 
 func novoDiferido() *diferido {

@@ -115,9 +115,14 @@ type Options struct {
 	// Assinatura is told each signing's outcome: the error, or nil once
 	// one succeeds (readiness says why results are held back).
 	Assinatura func(error)
-	// Embaralhar replaces the draw of CONTRACT §4 (sorteio.Sortear), for
+	// Embaralhar replaces the draw of CONTRACT §4 (sorteio.SortearComRodada), for
 	// the fairness tests' biased lotteries only; nil is the real one.
-	Embaralhar func(base, timestamp string, elegiveis []string) (sorteio.Resultado, error)
+	Embaralhar func(base, timestamp, randomness string, elegiveis []string) (sorteio.Resultado, error)
+	// Beacon is the public randomness every draw mixes in (CONTRACT §4a):
+	// a decision waits for the first round after its commitment time plus
+	// the margin. nil draws by the rule before it (tests of the executor
+	// alone; the attack test's control run).
+	Beacon     *Beacon
 	Observador Observador
 	Logger     *slog.Logger
 	// MaxLote bounds the units of work one transaction carries (default
@@ -140,6 +145,9 @@ type Saida struct {
 	// EntradaSeq is the stream sequence of the consumed event whose unit
 	// queued it (0: none), published in the header D6a-Entrada-Seq.
 	EntradaSeq int64
+	// Rodada is a draw's beacon round (0: none), published in the header
+	// D6a-Beacon-Rodada.
+	Rodada int64
 }
 
 // Servico runs the units of work one at a time.
@@ -174,6 +182,9 @@ type unidade struct {
 	// guarda names what the agenda item's guards look up, read for a run
 	// of agenda items at once.
 	guarda *guardaAgenda
+	// rodada is the beacon round the unit's decision mixes in, fetched and
+	// verified before the unit was handed over (nil: no beacon rule).
+	rodada *RodadaSorteio
 }
 
 type guardaAgenda struct {
@@ -193,6 +204,8 @@ type uow struct {
 	// (Sortear). sorteou: it already led to a draw.
 	gatilho *Gatilho
 	sorteou bool
+	// rodada is the trigger's beacon round (unidade.rodada).
+	rodada *RodadaSorteio
 	// evento is the consumed event this unit applies (nil: none), whose
 	// sweep records are named after it.
 	evento *evento.Evento
@@ -238,7 +251,7 @@ func New(o Options) *Servico {
 		o.Anexado = func() {}
 	}
 	if o.Embaralhar == nil {
-		o.Embaralhar = sorteio.Sortear
+		o.Embaralhar = sorteio.SortearComRodada
 	}
 	if o.Assinatura == nil {
 		o.Assinatura = func(error) {}
@@ -429,7 +442,7 @@ func (s *Servico) transacao(lote []job) ([]*uow, error) {
 					return err
 				}
 			}
-			u := &uow{tx: tx, agora: agora, servico: s, lote: d, diferir: j.diferivel, elos: elos}
+			u := &uow{tx: tx, agora: agora, servico: s, lote: d, diferir: j.diferivel, elos: elos, rodada: j.rodada}
 			if j.inbox != nil {
 				u.entrada = j.inbox.Seq
 			}

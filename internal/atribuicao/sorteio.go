@@ -110,7 +110,7 @@ func (u *uow) executarSorteio(ctx context.Context, p Pedido) (Resultado, error) 
 		return Resultado{Motivo: filtro.Motivo, Cadeia: cadeia}, nil
 	}
 
-	base, baseSeq, t, err := u.semente(ctx)
+	base, baseSeq, t, rod, err := u.semente(ctx)
 	if err != nil {
 		return Resultado{}, err
 	}
@@ -118,7 +118,11 @@ func (u *uow) executarSorteio(ctx context.Context, p Pedido) (Resultado, error) 
 	for i, id := range filtro.Elegiveis {
 		ids[i] = id.String()
 	}
-	res, err := s.o.Embaralhar(base, t, ids)
+	var randomness string
+	if rod != nil {
+		randomness = rod.Randomness
+	}
+	res, err := s.o.Embaralhar(base, t, randomness, ids)
 	if err != nil {
 		return Resultado{}, fmt.Errorf("sorteio: %w", err)
 	}
@@ -161,6 +165,12 @@ func (u *uow) executarSorteio(ctx context.Context, p Pedido) (Resultado, error) 
 		cadeiaTxt[i] = c.String()
 	}
 	saida := Saida{EventID: eventID, Subject: evento.ConselheiroSorteado.Subject(s.o.SubjectPrefix), Envelope: envelope}
+	var rodada *int64
+	var assinatura, compromisso *string
+	if rod != nil {
+		rodada, assinatura, compromisso = &rod.Numero, &rod.Assinatura, &rod.Compromisso
+		saida.Rodada = rod.Numero
+	}
 	// Assignment, occupied counsellor, audit and outbox row: one write
 	// path, the batch's set-based statements (diferido), now or at the
 	// batch's end (escrever).
@@ -174,9 +184,11 @@ func (u *uow) executarSorteio(ctx context.Context, p Pedido) (Resultado, error) 
 		Base: base, BaseSequence: baseSeq, TimestampSorteio: t,
 		ElegiveisEntrada: res.Entrada, Ordenados: res.Ordenados, Degrau: filtro.Degrau,
 		Cadeia: cadeiaTxt, Excluido: p.Excluir, Agora: u.agora, Status: status,
+		Rodada: rodada, AssinaturaRodada: assinatura, Compromisso: compromisso,
 	}, linhaOutbox{
 		EventID: eventID, Tipo: string(evento.ConselheiroSorteado), Subject: saida.Subject,
 		CorrelacaoID: p.Dados.CorrelacaoID, Envelope: envelope, CriadoEm: u.agora, EntradaSequence: u.entradaSeq(),
+		BeaconRodada: rodada,
 	})
 	if err := u.escrever(ctx); err != nil {
 		return Resultado{}, fmt.Errorf("gravar sorteio: %w", err)
@@ -185,6 +197,9 @@ func (u *uow) executarSorteio(ctx context.Context, p Pedido) (Resultado, error) 
 	reg, err := registro.NovoRegistro(eventID, p.DemandaID, p.UC, base, &baseSeq, t, res, filtro.Degrau, cadeia, p.Excluir)
 	if err != nil {
 		return Resultado{}, err
+	}
+	if rod != nil {
+		reg.Rodada, reg.AssinaturaRodada, reg.Compromisso = rodada, rod.Assinatura, rod.Compromisso
 	}
 	u.registros = append(u.registros, reg)
 	u.alterou(selecionado)
@@ -243,27 +258,33 @@ type Gatilho struct {
 // read it (a bus that cannot, a test's fixed base, leaves T to the clock,
 // the rule of the records before the trigger's; docs/decisions.md, "The
 // seed follows the trigger").
-func (u *uow) semente(ctx context.Context) (base string, seq int64, t string, err error) {
+func (u *uow) semente(ctx context.Context) (base string, seq int64, t string, rod *RodadaSorteio, err error) {
 	if g := u.gatilho; g != nil {
 		if u.sorteou {
-			return "", 0, "", ErrGatilhoUsado
+			return "", 0, "", nil, ErrGatilhoUsado
+		}
+		rod, err := u.rodadaDoGatilho(ctx, g.Armazenado)
+		if err != nil {
+			return "", 0, "", nil, err
 		}
 		u.sorteou = true
-		return g.EventID.String(), g.Seq, sorteio.FormatTimestamp(g.Armazenado), nil
+		return g.EventID.String(), g.Seq, sorteio.FormatTimestamp(g.Armazenado), rod, nil
 	}
 	b := u.servico.o.Barramento
 	id, n, err := b.LastEventID(ctx)
 	if err != nil || id == "" {
-		return "", 0, "", fmt.Errorf("%w: %v", ErrBaseDesconhecida, err)
+		return "", 0, "", nil, fmt.Errorf("%w: %v", ErrBaseDesconhecida, err)
 	}
+	em := u.servico.o.Now()
 	if l, ok := b.(LeitorDoBarramento); ok {
-		_, _, em, err := l.MsgPorSequencia(ctx, n)
-		if err != nil {
-			return "", 0, "", fmt.Errorf("%w: %v", ErrBaseDesconhecida, err)
+		if _, _, em, err = l.MsgPorSequencia(ctx, n); err != nil {
+			return "", 0, "", nil, fmt.Errorf("%w: %v", ErrBaseDesconhecida, err)
 		}
-		return id, int64(n), sorteio.FormatTimestamp(em), nil
 	}
-	return id, int64(n), sorteio.FormatTimestamp(u.servico.o.Now()), nil
+	if rod, err = u.rodadaDoGatilho(ctx, em); err != nil {
+		return "", 0, "", nil, err
+	}
+	return id, int64(n), sorteio.FormatTimestamp(em), rod, nil
 }
 
 // novoID is an id for what the unit decides. Under a trigger it is a

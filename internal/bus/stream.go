@@ -455,16 +455,23 @@ const ackAsyncTimeout = 2 * time.Second
 // (docs/decisions.md).
 const HeaderEntradaSeq = "D6a-Entrada-Seq"
 
+// HeaderBeaconRodada names, on a conselheiro.sorteado, the beacon round its
+// seed mixes in (CONTRACT §4a).
+const HeaderBeaconRodada = "D6a-Beacon-Rodada"
+
 // PublishAsync sends data on subject with Nats-Msg-Id eventID without
 // waiting for the stream's ack, so a batch costs about one round trip
 // instead of one per message; messages sent one after the other reach the
 // stream in that order. The returned function waits for the ack and returns
 // the stream sequence (the original's for a duplicate inside the stream's
 // window), or the error; it may be called once.
-func (b *Bus) PublishAsync(subject, eventID string, entradaSeq int64, data []byte) func(context.Context) (uint64, error) {
+func (b *Bus) PublishAsync(subject, eventID string, entradaSeq, rodada int64, data []byte) func(context.Context) (uint64, error) {
 	m := &nats.Msg{Subject: subject, Data: data, Header: nats.Header{}}
 	if entradaSeq > 0 {
 		m.Header.Set(HeaderEntradaSeq, strconv.FormatInt(entradaSeq, 10))
+	}
+	if rodada > 0 {
+		m.Header.Set(HeaderBeaconRodada, strconv.FormatInt(rodada, 10))
 	}
 	f, err := b.js.PublishMsgAsync(m, jetstream.WithMsgID(eventID), jetstream.WithExpectStream(b.cfg.Stream))
 	if err != nil {

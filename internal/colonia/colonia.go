@@ -76,7 +76,10 @@ type Options struct {
 	Assinante note.Signer
 	// Embaralhar replaces the draw (tests: a biased lottery for the
 	// fairness page; atribuicao.Options.Embaralhar).
-	Embaralhar func(base, timestamp string, elegiveis []string) (sorteio.Resultado, error)
+	Embaralhar func(base, timestamp, randomness string, elegiveis []string) (sorteio.Resultado, error)
+	// SemBeacon draws by the rule before the beacon (the attack test's
+	// control run only).
+	SemBeacon bool
 }
 
 // Instancia is one assembled instance of the colony.
@@ -98,6 +101,9 @@ type Instancia struct {
 	Assinador *transparencia.Assinador
 	// Testemunhas submits them to the log's witnesses (D6A_LOG_TESTEMUNHAS).
 	Testemunhas *testemunha.Enviador
+	// Beacon is the draws' public randomness (nil: SemBeacon).
+	Beacon      *atribuicao.Beacon
+	pararBeacon func()
 
 	log    *slog.Logger
 	ln     net.Listener
@@ -206,8 +212,17 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *Instancia, err e
 		base = o.Base
 	}
 	portoes := elegibilidade.Portoes{CapacitacaoExterna: cfg.CapacitacaoExterna, ExigirVinculo: cfg.ExigirVinculo}
+	var farol *atribuicao.Beacon
+	if !o.SemBeacon {
+		if farol, w.pararBeacon, err = abrirBeacon(ctx, cfg, w.log); err != nil {
+			return nil, err
+		}
+		w.Metrics.AcompanharBeacon(farol.Atraso)
+	}
+	w.Beacon = farol
 	w.Servico = atribuicao.New(atribuicao.Options{
-		Store: st, Hierarquia: hier, Entradas: entradas.New(hier), Barramento: base, SubjectPrefix: cfg.SubjectPrefix,
+		Beacon: farol,
+		Store:  st, Hierarquia: hier, Entradas: entradas.New(hier), Barramento: base, SubjectPrefix: cfg.SubjectPrefix,
 		NRecusasSuspensao: cfg.NRecusasSuspensao, TSuspensao: cfg.TSuspensao, TimeoutResposta: cfg.TimeoutResposta, Now: o.Now,
 		Portoes:   portoes,
 		Publicado: publicar(w.Relay), Alterados: w.Cache.Esquecer, Observador: observador{w.Metrics}, Logger: w.log,
@@ -373,6 +388,9 @@ func (w *Instancia) close() {
 	if w.Store != nil {
 		w.Store.Close()
 	}
+	if w.pararBeacon != nil {
+		w.pararBeacon()
+	}
 }
 
 // observador feeds the business counters.
@@ -453,7 +471,7 @@ func publicar(r *outbox.Relay) func([]atribuicao.Saida) {
 	return func(s []atribuicao.Saida) {
 		msgs := make([]outbox.Mensagem, len(s))
 		for i, m := range s {
-			msgs[i] = outbox.Mensagem{EventID: m.EventID, Subject: m.Subject, Envelope: m.Envelope, EntradaSeq: m.EntradaSeq}
+			msgs[i] = outbox.Mensagem{EventID: m.EventID, Subject: m.Subject, Envelope: m.Envelope, EntradaSeq: m.EntradaSeq, Rodada: m.Rodada}
 		}
 		r.Enviar(msgs)
 	}

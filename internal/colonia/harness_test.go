@@ -81,7 +81,7 @@ type opcoes struct {
 	// base replaces bus.Base (colonia.Options.Base).
 	base atribuicao.Barramento
 	// embaralhar replaces the draw (colonia.Options.Embaralhar).
-	embaralhar func(base, timestamp string, elegiveis []string) (sorteio.Resultado, error)
+	embaralhar func(base, timestamp, randomness string, elegiveis []string) (sorteio.Resultado, error)
 }
 
 func novaColonia(t *testing.T, o opcoes) *harness {

@@ -145,8 +145,8 @@ func TestPaginaTestemunhasEEquidade(t *testing.T) {
 	navegador.Capturar(t, ctx, "verificacao-bifurcacao.png")
 
 	// A lottery whose lowest id always wins.
-	v := novaColonia(t, opcoes{embaralhar: func(b, ts string, ids []string) (sorteio.Resultado, error) {
-		r, err := sorteio.Sortear(b, ts, ids)
+	v := novaColonia(t, opcoes{embaralhar: func(b, ts, rnd string, ids []string) (sorteio.Resultado, error) {
+		r, err := sorteio.SortearComRodada(b, ts, rnd, ids)
 		if err == nil {
 			r.Selecionado = r.Entrada[0]
 		}

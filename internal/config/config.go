@@ -77,6 +77,17 @@ type Config struct {
 	// TransparenciaPorMinuto limits the public transparency routes per
 	// client IP (0: no limit).
 	TransparenciaPorMinuto int
+	// LogQuorum is how many witnesses' cosignatures fix a trigger's
+	// commitment time (D6A_LOG_QUORUM, CONTRACT §4a).
+	LogQuorum int
+	// BeaconURL are a drand-compatible chain's relays, tried in order
+	// (D6A_BEACON_URL); none: the service's own private beacon.
+	BeaconURL []string
+	// BeaconChave is that chain's public key, hex (D6A_BEACON_CHAVE).
+	BeaconChave string
+	// BeaconMargem is the margin between a commitment time and its round
+	// (D6A_BEACON_MARGEM); negative: one period of the chain.
+	BeaconMargem time.Duration
 }
 
 // Error names the variable to fix, so the operator can act on one line.
@@ -132,6 +143,16 @@ func Parse(lookup func(string) (string, bool)) (Config, error) {
 		LogTestemunhas:       p.str("D6A_LOG_TESTEMUNHAS", ""),
 		// A full mirror of 1,000,000 draws is 1,000 pages.
 		TransparenciaPorMinuto: p.integer("D6A_TRANSPARENCIA_POR_MINUTO", 1200, 0),
+		LogQuorum:              p.integer("D6A_LOG_QUORUM", 1, 1),
+		BeaconURL:              p.list("D6A_BEACON_URL"),
+		BeaconChave:            p.str("D6A_BEACON_CHAVE", ""),
+		BeaconMargem:           p.duration("D6A_BEACON_MARGEM", -1),
+	}
+	if len(c.BeaconURL) > 0 && c.BeaconChave == "" {
+		p.fail("D6A_BEACON_CHAVE", "required with D6A_BEACON_URL: the chain's public key in hex (quicknet's is in CONTRACT §4a)")
+	}
+	if _, ok := lookup("D6A_BEACON_MARGEM"); ok && c.BeaconMargem < 0 {
+		p.fail("D6A_BEACON_MARGEM", "must not be negative")
 	}
 	switch lvl := strings.ToLower(p.str("D6A_LOG_LEVEL", "info")); lvl {
 	case "debug":

@@ -118,6 +118,8 @@ type Metrics struct {
 	// semEntrega reads, at each scrape, how long the durable has shown no
 	// sign of life (d6a_entradas_sem_entrega_segundos); nil reads 0.
 	semEntrega atomic.Pointer[func() time.Duration]
+	// atrasoBeacon reads how late the beacon round decisions wait for is.
+	atrasoBeacon atomic.Pointer[func() time.Duration]
 
 	reg *prometheus.Registry
 
@@ -236,6 +238,15 @@ func New(f Fonte) *Metrics {
 			}
 			return 0
 		}),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "d6a_beacon_atraso_segundos",
+			Help: "Seconds past its publish time that the beacon round decisions wait for has not come from any source, verified (CONTRACT §4a); 0 while rounds come on time. Messages wait on the durable meanwhile.",
+		}, func() float64 {
+			if f := m.atrasoBeacon.Load(); f != nil {
+				return (*f)().Seconds()
+			}
+			return 0
+		}),
 	)
 	if f != nil {
 		m.reg.MustRegister(newGauges(f))
@@ -268,6 +279,9 @@ func (m *Metrics) Preparar(tipos ...string) {
 // AcompanharEntregas sets what d6a_entradas_sem_entrega_segundos reads
 // (bus.Bus.SemEntrega).
 func (m *Metrics) AcompanharEntregas(f func() time.Duration) { m.semEntrega.Store(&f) }
+
+// AcompanharBeacon makes d6a_beacon_atraso_segundos read f at each scrape.
+func (m *Metrics) AcompanharBeacon(f func() time.Duration) { m.atrasoBeacon.Store(&f) }
 
 // Registry returns the registry, for tests and for extra collectors.
 func (m *Metrics) Registry() *prometheus.Registry { return m.reg }

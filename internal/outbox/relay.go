@@ -30,7 +30,7 @@ import (
 // order.
 type Publisher interface {
 	// entradaSeq > 0 goes out in the header D6a-Entrada-Seq.
-	PublishAsync(subject, eventID string, entradaSeq int64, data []byte) func(context.Context) (uint64, error)
+	PublishAsync(subject, eventID string, entradaSeq, rodada int64, data []byte) func(context.Context) (uint64, error)
 }
 
 // Banco is the outbox table as the relay needs it (*store.Store is one).
@@ -81,6 +81,8 @@ type Mensagem struct {
 	Envelope []byte
 	// EntradaSeq: the input whose unit of work queued it (0: none).
 	EntradaSeq int64
+	// Rodada: a draw's beacon round, header D6a-Beacon-Rodada (0: none).
+	Rodada int64
 }
 
 // direta is a batch Enviar published, waiting for its acks.
@@ -219,6 +221,9 @@ func (r *Relay) Pass(ctx context.Context) (int, error) {
 			if row.EntradaSequence != nil {
 				msgs[i].EntradaSeq = *row.EntradaSequence
 			}
+			if row.BeaconRodada != nil {
+				msgs[i].Rodada = *row.BeaconRodada
+			}
 		}
 		ok, seqs, primeiro := esperarAcks(ctx, r.publicar(msgs))
 		ids = make([]int64, len(ok))
@@ -241,7 +246,7 @@ func (r *Relay) Pass(ctx context.Context) (int, error) {
 func (r *Relay) publicar(msgs []Mensagem) []func(context.Context) (uint64, error) {
 	acks := make([]func(context.Context) (uint64, error), len(msgs))
 	for i, m := range msgs {
-		acks[i] = r.pub.PublishAsync(m.Subject, m.EventID.String(), m.EntradaSeq, m.Envelope)
+		acks[i] = r.pub.PublishAsync(m.Subject, m.EventID.String(), m.EntradaSeq, m.Rodada, m.Envelope)
 	}
 	return acks
 }

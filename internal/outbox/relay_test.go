@@ -35,7 +35,7 @@ type barramento struct {
 	subjects []string
 }
 
-func (b *barramento) PublishAsync(subject, eventID string, _ int64, _ []byte) func(context.Context) (uint64, error) {
+func (b *barramento) PublishAsync(subject, eventID string, _, _ int64, _ []byte) func(context.Context) (uint64, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.chamadas++
@@ -385,11 +385,11 @@ type falhaNoK struct {
 	k, n atomic.Int64
 }
 
-func (f *falhaNoK) PublishAsync(subject, eventID string, entradaSeq int64, data []byte) func(context.Context) (uint64, error) {
+func (f *falhaNoK) PublishAsync(subject, eventID string, entradaSeq, rodada int64, data []byte) func(context.Context) (uint64, error) {
 	if f.n.Add(1) == f.k.Load() {
 		return func(context.Context) (uint64, error) { return 0, errors.New("nats: timeout") }
 	}
-	return f.Bus.PublishAsync(subject, eventID, entradaSeq, data)
+	return f.Bus.PublishAsync(subject, eventID, entradaSeq, rodada, data)
 }
 
 // conferirStream checks that the stream holds exactly one message per

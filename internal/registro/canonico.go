@@ -64,6 +64,13 @@ func lerRapido(data []byte) (r Registravel, ok bool) {
 		}
 		buf, ok = v.acrescentar(buf)
 		r = v
+	case *t == TipoRegrasSorteio:
+		var v RegrasSorteio
+		if !lerObjeto(data, v.campo) {
+			return nil, false
+		}
+		buf, ok = v.acrescentar(buf)
+		r = v
 	default:
 		return nil, false
 	}
@@ -266,6 +273,12 @@ func (v *Registro) campo(s *scanner, k []byte) bool {
 		return s.inteiroOuNulo(&v.BaseSequence)
 	case "timestamp":
 		return s.texto(&v.Timestamp)
+	case "rodada":
+		return s.inteiroOuNulo(&v.Rodada)
+	case "assinatura_rodada":
+		return s.texto(&v.AssinaturaRodada)
+	case "compromisso":
+		return s.texto(&v.Compromisso)
 	case "seed":
 		return s.texto(&v.Seed)
 	case "elegiveis_entrada":
@@ -535,6 +548,11 @@ func (r Registro) acrescentar(b []byte) ([]byte, bool) {
 	e.texto("base", r.Base)
 	e.inteiroOuNulo("base_sequence", r.BaseSequence)
 	e.texto("timestamp", r.Timestamp)
+	if r.Rodada != nil {
+		e.inteiro("rodada", *r.Rodada)
+	}
+	e.talvezTexto("assinatura_rodada", r.AssinaturaRodada)
+	e.talvezTexto("compromisso", r.Compromisso)
 	e.texto("seed", r.Seed)
 	e.textos("elegiveis_entrada", vazia(r.ElegiveisEntrada))
 	e.textos("ordenados", vazia(r.Ordenados))
@@ -605,5 +623,59 @@ func (r Entrada) acrescentar(b []byte) ([]byte, bool) {
 	e.talvezTexto("versao_parametros", r.VersaoParametros)
 	e.talvezBool("capacitacao_externa", r.CapacitacaoExterna)
 	e.talvezBool("exigir_vinculo", r.ExigirVinculo)
+	return e.fim()
+}
+
+func (v *RegrasSorteio) campo(s *scanner, k []byte) bool {
+	switch string(k) {
+	case "tipo":
+		return s.texto(&v.Tipo)
+	case "event_id":
+		return s.id(&v.EventID)
+	case "gatilho_desde":
+		return s.inteiro(&v.GatilhoDesde)
+	case "privado":
+		var b *bool
+		if !s.boolOuNulo(&b) || b == nil {
+			return false
+		}
+		v.Privado = *b
+		return true
+	case "cadeia":
+		return s.texto(&v.Cadeia)
+	case "chave_publica":
+		return s.texto(&v.ChavePublica)
+	case "periodo":
+		return s.inteiro(&v.Periodo)
+	case "genesis":
+		return s.inteiro(&v.Genesis)
+	case "margem_ms":
+		return s.inteiro(&v.MargemMs)
+	case "testemunhas":
+		return lista(s, &v.Testemunhas, s.texto)
+	case "quorum":
+		return s.inteiro(&v.Quorum)
+	}
+	return false
+}
+
+func (r RegrasSorteio) acrescentar(b []byte) ([]byte, bool) {
+	t := r.Testemunhas
+	if t == nil {
+		t = []string{}
+	}
+	e := novoEnc(b)
+	e.texto("tipo", r.Tipo)
+	e.id("event_id", r.EventID)
+	e.inteiro("gatilho_desde", r.GatilhoDesde)
+	e.chave("privado")
+	e.b = strconv.AppendBool(e.b, r.Privado)
+	e.texto("cadeia", r.Cadeia)
+	e.texto("chave_publica", r.ChavePublica)
+	e.inteiro("periodo", r.Periodo)
+	e.inteiro("genesis", r.Genesis)
+	e.inteiro("margem_ms", r.MargemMs)
+	e.textos("testemunhas", t)
+	e.inteiro("quorum", r.Quorum)
 	return e.fim()
 }

@@ -24,13 +24,19 @@ import (
 // Registro is one leaf: the public, recomputable account of one draw. The
 // field order is the key order of CONTRACT §7 and must not change.
 type Registro struct {
-	EventIDSorteio     uuid.UUID  `json:"event_id_sorteio"`
-	DemandaID          uuid.UUID  `json:"demanda_id"`
-	UnidadeCivicaID    uuid.UUID  `json:"unidade_civica_id"`
-	ConselheiroID      uuid.UUID  `json:"conselheiro_id"`
-	Base               string     `json:"base"`
-	BaseSequence       *int64     `json:"base_sequence"`
-	Timestamp          string     `json:"timestamp"`
+	EventIDSorteio  uuid.UUID `json:"event_id_sorteio"`
+	DemandaID       uuid.UUID `json:"demanda_id"`
+	UnidadeCivicaID uuid.UUID `json:"unidade_civica_id"`
+	ConselheiroID   uuid.UUID `json:"conselheiro_id"`
+	Base            string    `json:"base"`
+	BaseSequence    *int64    `json:"base_sequence"`
+	Timestamp       string    `json:"timestamp"`
+	// Rodada, AssinaturaRodada and Compromisso are the beacon round the
+	// seed mixes in and the commitment time C it follows from (CONTRACT
+	// §4a); absent in the draws before the d6a.regras_sorteio record.
+	Rodada             *int64     `json:"rodada,omitempty"`
+	AssinaturaRodada   string     `json:"assinatura_rodada,omitempty"`
+	Compromisso        string     `json:"compromisso,omitempty"`
 	Seed               string     `json:"seed"`
 	ElegiveisEntrada   []string   `json:"elegiveis_entrada"`
 	Ordenados          []string   `json:"ordenados"`
@@ -127,8 +133,14 @@ func Conferir(r Registro) error {
 		return NovaFalha("registro.degrau", r.Degrau.String(), "one of cadeia "+strings.Join(r.Cadeia, ","))
 	}
 	sel := r.ConselheiroID.String()
+	var randomness string
+	if r.Rodada != nil || r.AssinaturaRodada != "" {
+		if randomness = Randomness(r.AssinaturaRodada); randomness == "" || r.Rodada == nil || r.Compromisso == "" {
+			return NovaFalha("registro.assinatura_rodada", r.AssinaturaRodada, "rodada, assinatura_rodada (hex) and compromisso together")
+		}
+	}
 	_, err := sorteio.Verificar(sorteio.Alegacao{
-		Base: r.Base, Timestamp: r.Timestamp, Elegiveis: r.ElegiveisEntrada,
+		Base: r.Base, Timestamp: r.Timestamp, Elegiveis: r.ElegiveisEntrada, Randomness: randomness,
 		Seed: &r.Seed, Ordenados: r.Ordenados, Selecionado: &sel, ListaHash: &r.ListaElegiveisHash,
 	})
 	var d *sorteio.Divergencia

@@ -56,7 +56,8 @@ type Replay struct {
 	LinhaDemanda []Acontecimento
 	Passada      []Acontecimento
 	barramento
-	estadoFase2 // the phase-2 gates and inputs (replay_fase2.go)
+	estadoFase2  // the phase-2 gates and inputs (replay_fase2.go)
+	regrasReplay // the draw rule (replay_regras.go)
 }
 
 type estadoConselheiro struct {
@@ -111,6 +112,8 @@ func (r *Replay) Aplicar(indice int64, reg Registravel) {
 		r.entrada(indice, f)
 	case Hierarquia:
 		r.registrarHierarquia(indice, f)
+	case RegrasSorteio:
+		r.regrasSorteio(indice, f)
 	}
 }
 
@@ -169,6 +172,7 @@ func (r *Replay) recalcular(indice int64, nome, timestamp string, cadeiaTxt []st
 }
 
 func (r *Replay) sorteio(indice int64, s Registro) {
+	r.conferirRodada(indice, s)
 	lista := uuids(s.ElegiveisEntrada)
 	for _, id := range lista {
 		if _, ok := r.conselheiros[id]; !ok {

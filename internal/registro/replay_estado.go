@@ -41,6 +41,10 @@ type EstadoReplay struct {
 	UCDemanda map[uuid.UUID]uuid.UUID           `json:"uc_demanda"`
 	Portoes   elegibilidade.Portoes             `json:"portoes"`
 	Fase2     map[uuid.UUID]elegibilidade.Fase2 `json:"fase2,omitempty"`
+	// Regras is the draw rule in force, PrimeirasRegras the first one
+	// (replay_regras.go).
+	Regras          *RegrasSorteio `json:"regras_sorteio,omitempty"`
+	PrimeirasRegras *RegrasSorteio `json:"primeiras_regras_sorteio,omitempty"`
 }
 
 // EstadoElo is a recorded parent link and the record that states it.
@@ -89,6 +93,7 @@ func (r *Replay) Estado() EstadoReplay {
 	}
 	slices.SortFunc(e.Fila, func(a, b EstadoEspera) int { return int(a.Indice - b.Indice) })
 	e.UCDemanda, e.Portoes, e.Fase2 = r.ucDemanda, r.portoes, r.fase2
+	e.Regras, e.PrimeirasRegras = r.regrasReplay.regras, r.primeira
 	if r.vistos == nil {
 		return e // SemBarramento: no ids kept
 	}
@@ -132,6 +137,7 @@ func RestaurarReplay(e EstadoReplay) *Replay {
 		r.ucDemanda = e.UCDemanda
 	}
 	r.portoes, r.fase2 = e.Portoes, e.Fase2
+	r.regrasReplay.regras, r.primeira = e.Regras, e.PrimeirasRegras
 	r.Mensagens, r.Registradas, r.SemEfeito, r.Invalidas, r.Mortas = e.Mensagens, e.Registradas, e.SemEfeito, e.Invalidas, e.Mortas
 	return r
 }

@@ -108,6 +108,12 @@ func lerRegistravelLento(data []byte) (Registravel, error) {
 			return nil, err
 		}
 		return r, nil
+	case *k.Tipo == TipoRegrasSorteio:
+		var r RegrasSorteio
+		if err := lerCanonico(data, &r, func() ([]byte, error) { return r.Bytes() }, "the JSON d6a.regras_sorteio record of docs/verificacao.md"); err != nil {
+			return nil, err
+		}
+		return r, nil
 	case slices.Contains(tiposEntrada, *k.Tipo):
 		var r Entrada
 		if err := lerCanonico(data, &r, func() ([]byte, error) { return r.Bytes() }, "the JSON "+*k.Tipo+" record of docs/verificacao.md"); err != nil {
@@ -161,6 +167,8 @@ func ConferirRegistravel(f Registravel) error {
 		return conferirEntrada(r)
 	case Hierarquia:
 		return conferirHierarquia(r)
+	case RegrasSorteio:
+		return conferirRegrasSorteio(r)
 	}
 	return NovaFalha("registro", fmt.Sprintf("%T", f), "a record of CONTRACT §7")
 }

@@ -18,6 +18,9 @@ type LinhaOutbox struct {
 	Envelope []byte
 	// EntradaSequence is the input whose unit of work queued it (nil: none).
 	EntradaSequence *int64
+	// BeaconRodada is a draw's beacon round (header D6a-Beacon-Rodada; nil:
+	// none).
+	BeaconRodada *int64
 }
 
 // SemEsperarWAL begins the relay's transactions and, in the same round

@@ -10,7 +10,7 @@ SELECT EXISTS (
 
 -- name: BuscarOutboxPendentes :many
 -- Oldest first; SKIP LOCKED lets a second instance's relay take other rows.
-SELECT id, event_id, subject, envelope, entrada_sequence FROM d6a.outbox
+SELECT id, event_id, subject, envelope, entrada_sequence, beacon_rodada FROM d6a.outbox
 WHERE publicado_em IS NULL
 ORDER BY id
 LIMIT @limite
@@ -41,12 +41,12 @@ WHERE o.event_id = p.event_id AND o.publicado_em IS NULL;
 -- name: InserirOutboxLote :exec
 -- The outbox rows a batch decided in memory, in decision order (the relay's
 -- order), in one round trip.
-INSERT INTO d6a.outbox (event_id, tipo, subject, correlacao_id, envelope, criado_em, entrada_sequence)
-SELECT event_id, tipo, subject, correlacao_id, envelope, criado_em, entrada_sequence
+INSERT INTO d6a.outbox (event_id, tipo, subject, correlacao_id, envelope, criado_em, entrada_sequence, beacon_rodada)
+SELECT event_id, tipo, subject, correlacao_id, envelope, criado_em, entrada_sequence, beacon_rodada
 FROM ROWS FROM (jsonb_to_recordset(@linhas::jsonb) AS (
     event_id uuid, tipo text, subject text, correlacao_id text, envelope jsonb, criado_em timestamptz,
-    entrada_sequence bigint
-)) WITH ORDINALITY AS x (event_id, tipo, subject, correlacao_id, envelope, criado_em, entrada_sequence, ordem)
+    entrada_sequence bigint, beacon_rodada bigint
+)) WITH ORDINALITY AS x (event_id, tipo, subject, correlacao_id, envelope, criado_em, entrada_sequence, beacon_rodada, ordem)
 ORDER BY ordem;
 
 -- name: MarcarOutboxEntradas :exec

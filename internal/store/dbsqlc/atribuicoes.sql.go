@@ -252,20 +252,21 @@ func (q *Queries) BuscarUltimaAceitacao(ctx context.Context, conselheiroID uuid.
 
 const gravarSorteios = `-- name: GravarSorteios :exec
 WITH r AS (
-    SELECT atribuicao_id, event_id_sorteio, conselheiro_id, demanda_id, unidade_civica_id, seed, posicao_sorteada, total_elegiveis, lista_elegiveis_hash, data_sorteio, score_final, categoria_id, nivel_precedencia, grupo_id, base, base_sequence, timestamp_sorteio, elegiveis_entrada, ordenados, degrau, cadeia, excluido, agora, status, ordem FROM ROWS FROM (jsonb_to_recordset($1::jsonb) AS (
+    SELECT atribuicao_id, event_id_sorteio, conselheiro_id, demanda_id, unidade_civica_id, seed, posicao_sorteada, total_elegiveis, lista_elegiveis_hash, data_sorteio, score_final, categoria_id, nivel_precedencia, grupo_id, base, base_sequence, timestamp_sorteio, elegiveis_entrada, ordenados, degrau, cadeia, excluido, agora, status, rodada, assinatura_rodada, compromisso, ordem FROM ROWS FROM (jsonb_to_recordset($1::jsonb) AS (
         atribuicao_id uuid, event_id_sorteio uuid, conselheiro_id uuid, demanda_id uuid,
         unidade_civica_id uuid, seed text, posicao_sorteada int, total_elegiveis int,
         lista_elegiveis_hash text, data_sorteio timestamptz, score_final numeric,
         categoria_id text, nivel_precedencia int, grupo_id uuid, base text, base_sequence bigint,
         timestamp_sorteio text, elegiveis_entrada text[], ordenados text[], degrau uuid,
-        cadeia text[], excluido uuid, agora timestamptz, status text
+        cadeia text[], excluido uuid, agora timestamptz, status text,
+        rodada bigint, assinatura_rodada text, compromisso text
     )) WITH ORDINALITY AS x (
         atribuicao_id, event_id_sorteio, conselheiro_id, demanda_id,
         unidade_civica_id, seed, posicao_sorteada, total_elegiveis,
         lista_elegiveis_hash, data_sorteio, score_final,
         categoria_id, nivel_precedencia, grupo_id, base, base_sequence,
         timestamp_sorteio, elegiveis_entrada, ordenados, degrau,
-        cadeia, excluido, agora, status, ordem
+        cadeia, excluido, agora, status, rodada, assinatura_rodada, compromisso, ordem
     )
 ), atribuicao AS (
     INSERT INTO d6a.atribuicoes (
@@ -291,11 +292,13 @@ WITH r AS (
 INSERT INTO d6a.auditoria_sorteios (
     event_id_sorteio, atribuicao_id, demanda_id, unidade_civica_id, conselheiro_id,
     base, base_fallback, base_sequence, timestamp_sorteio, seed, elegiveis_entrada,
-    ordenados, selecionado, lista_elegiveis_hash, degrau, cadeia, excluido, criado_em
+    ordenados, selecionado, lista_elegiveis_hash, degrau, cadeia, excluido, criado_em,
+    rodada, assinatura_rodada, compromisso
 )
 SELECT event_id_sorteio, atribuicao_id, demanda_id, unidade_civica_id, conselheiro_id,
     base, false, base_sequence, timestamp_sorteio, seed, elegiveis_entrada,
-    ordenados, conselheiro_id, lista_elegiveis_hash, degrau, cadeia, excluido, agora
+    ordenados, conselheiro_id, lista_elegiveis_hash, degrau, cadeia, excluido, agora,
+    rodada, assinatura_rodada, compromisso
 FROM r ORDER BY ordem
 `
 

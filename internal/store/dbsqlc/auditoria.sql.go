@@ -13,7 +13,7 @@ import (
 )
 
 const buscarAuditoria = `-- name: BuscarAuditoria :one
-SELECT event_id_sorteio, atribuicao_id, demanda_id, unidade_civica_id, conselheiro_id, base, base_fallback, base_sequence, timestamp_sorteio, seed, elegiveis_entrada, ordenados, selecionado, lista_elegiveis_hash, degrau, cadeia, excluido, criado_em, versao_parametros FROM d6a.auditoria_sorteios WHERE event_id_sorteio = $1
+SELECT event_id_sorteio, atribuicao_id, demanda_id, unidade_civica_id, conselheiro_id, base, base_fallback, base_sequence, timestamp_sorteio, seed, elegiveis_entrada, ordenados, selecionado, lista_elegiveis_hash, degrau, cadeia, excluido, criado_em, versao_parametros, rodada, assinatura_rodada, compromisso FROM d6a.auditoria_sorteios WHERE event_id_sorteio = $1
 `
 
 func (q *Queries) BuscarAuditoria(ctx context.Context, eventIDSorteio uuid.UUID) (D6aAuditoriaSorteio, error) {
@@ -39,6 +39,9 @@ func (q *Queries) BuscarAuditoria(ctx context.Context, eventIDSorteio uuid.UUID)
 		&i.Excluido,
 		&i.CriadoEm,
 		&i.VersaoParametros,
+		&i.Rodada,
+		&i.AssinaturaRodada,
+		&i.Compromisso,
 	)
 	return i, err
 }
@@ -101,7 +104,7 @@ func (q *Queries) InserirAuditoria(ctx context.Context, arg InserirAuditoriaPara
 }
 
 const listarAuditorias = `-- name: ListarAuditorias :many
-SELECT event_id_sorteio, atribuicao_id, demanda_id, unidade_civica_id, conselheiro_id, base, base_fallback, base_sequence, timestamp_sorteio, seed, elegiveis_entrada, ordenados, selecionado, lista_elegiveis_hash, degrau, cadeia, excluido, criado_em, versao_parametros FROM d6a.auditoria_sorteios ORDER BY criado_em, event_id_sorteio
+SELECT event_id_sorteio, atribuicao_id, demanda_id, unidade_civica_id, conselheiro_id, base, base_fallback, base_sequence, timestamp_sorteio, seed, elegiveis_entrada, ordenados, selecionado, lista_elegiveis_hash, degrau, cadeia, excluido, criado_em, versao_parametros, rodada, assinatura_rodada, compromisso FROM d6a.auditoria_sorteios ORDER BY criado_em, event_id_sorteio
 `
 
 func (q *Queries) ListarAuditorias(ctx context.Context) ([]D6aAuditoriaSorteio, error) {
@@ -133,6 +136,9 @@ func (q *Queries) ListarAuditorias(ctx context.Context) ([]D6aAuditoriaSorteio, 
 			&i.Excluido,
 			&i.CriadoEm,
 			&i.VersaoParametros,
+			&i.Rodada,
+			&i.AssinaturaRodada,
+			&i.Compromisso,
 		); err != nil {
 			return nil, err
 		}

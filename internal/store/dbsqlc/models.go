@@ -77,6 +77,9 @@ type D6aAuditoriaSorteio struct {
 	Excluido           *uuid.UUID
 	CriadoEm           time.Time
 	VersaoParametros   *int32
+	Rodada             *int64
+	AssinaturaRodada   *string
+	Compromisso        *string
 }
 
 type D6aCapacitaco struct {
@@ -174,6 +177,7 @@ type D6aOutbox struct {
 	PublicadoEm     *time.Time
 	Sequence        *int64
 	EntradaSequence *int64
+	BeaconRodada    *int64
 }
 
 type D6aReconciliaco struct {
@@ -261,6 +265,7 @@ type D6aTransparenciaRegra struct {
 	Regra        string
 	DesdeIndice  int64
 	RegistradaEm time.Time
+	Registro     *string
 }
 
 type D6aVinculo struct {

@@ -13,7 +13,7 @@ import (
 )
 
 const buscarOutboxPendentes = `-- name: BuscarOutboxPendentes :many
-SELECT id, event_id, subject, envelope, entrada_sequence FROM d6a.outbox
+SELECT id, event_id, subject, envelope, entrada_sequence, beacon_rodada FROM d6a.outbox
 WHERE publicado_em IS NULL
 ORDER BY id
 LIMIT $1
@@ -26,6 +26,7 @@ type BuscarOutboxPendentesRow struct {
 	Subject         string
 	Envelope        []byte
 	EntradaSequence *int64
+	BeaconRodada    *int64
 }
 
 // Oldest first; SKIP LOCKED lets a second instance's relay take other rows.
@@ -44,6 +45,7 @@ func (q *Queries) BuscarOutboxPendentes(ctx context.Context, limite int32) ([]Bu
 			&i.Subject,
 			&i.Envelope,
 			&i.EntradaSequence,
+			&i.BeaconRodada,
 		); err != nil {
 			return nil, err
 		}
@@ -56,7 +58,7 @@ func (q *Queries) BuscarOutboxPendentes(ctx context.Context, limite int32) ([]Bu
 }
 
 const buscarOutboxPorEventId = `-- name: BuscarOutboxPorEventId :one
-SELECT id, event_id, tipo, subject, correlacao_id, envelope, criado_em, publicado_em, sequence, entrada_sequence FROM d6a.outbox WHERE event_id = $1
+SELECT id, event_id, tipo, subject, correlacao_id, envelope, criado_em, publicado_em, sequence, entrada_sequence, beacon_rodada FROM d6a.outbox WHERE event_id = $1
 `
 
 func (q *Queries) BuscarOutboxPorEventId(ctx context.Context, eventID uuid.UUID) (D6aOutbox, error) {
@@ -73,6 +75,7 @@ func (q *Queries) BuscarOutboxPorEventId(ctx context.Context, eventID uuid.UUID)
 		&i.PublicadoEm,
 		&i.Sequence,
 		&i.EntradaSequence,
+		&i.BeaconRodada,
 	)
 	return i, err
 }
@@ -134,12 +137,12 @@ func (q *Queries) InserirOutbox(ctx context.Context, arg InserirOutboxParams) er
 }
 
 const inserirOutboxLote = `-- name: InserirOutboxLote :exec
-INSERT INTO d6a.outbox (event_id, tipo, subject, correlacao_id, envelope, criado_em, entrada_sequence)
-SELECT event_id, tipo, subject, correlacao_id, envelope, criado_em, entrada_sequence
+INSERT INTO d6a.outbox (event_id, tipo, subject, correlacao_id, envelope, criado_em, entrada_sequence, beacon_rodada)
+SELECT event_id, tipo, subject, correlacao_id, envelope, criado_em, entrada_sequence, beacon_rodada
 FROM ROWS FROM (jsonb_to_recordset($1::jsonb) AS (
     event_id uuid, tipo text, subject text, correlacao_id text, envelope jsonb, criado_em timestamptz,
-    entrada_sequence bigint
-)) WITH ORDINALITY AS x (event_id, tipo, subject, correlacao_id, envelope, criado_em, entrada_sequence, ordem)
+    entrada_sequence bigint, beacon_rodada bigint
+)) WITH ORDINALITY AS x (event_id, tipo, subject, correlacao_id, envelope, criado_em, entrada_sequence, beacon_rodada, ordem)
 ORDER BY ordem
 `
 

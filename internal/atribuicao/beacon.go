@@ -1,0 +1,215 @@
+package atribuicao
+
+import (
+	"context"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync/atomic"
+	"time"
+
+	"github.com/formigueiro/d6a/internal/beacon"
+	"github.com/formigueiro/d6a/internal/evento"
+	"github.com/formigueiro/d6a/internal/registro"
+	"github.com/formigueiro/d6a/internal/sorteio"
+)
+
+// FonteRodadas gives verified beacon rounds (*beacon.Cliente): never a
+// round that failed verification, and Esperar waits, retrying, until the
+// round is out or ctx ends.
+type FonteRodadas interface {
+	Esperar(ctx context.Context, r uint64) (beacon.Rodada, error)
+	Rodadas(ctx context.Context, rs []uint64) (map[uint64]beacon.Rodada, error)
+}
+
+// Beacon is the draw's public randomness (CONTRACT §4a): the chain, the
+// margin, where rounds come from, and the rule record the log states them
+// in (appended at boot when the log's latest differs).
+type Beacon struct {
+	Fonte  FonteRodadas
+	Cadeia beacon.Cadeia
+	Margem time.Duration
+	// Privado: the service's own beacon (named so in the rule record).
+	Privado bool
+	// Testemunhas and Quorum are the witnesses' verifier keys and K the
+	// rule record names.
+	Testemunhas []string
+	Quorum      int
+	// esperando is the publish time (unix ns) of the round a decision
+	// waits for; 0 while none does.
+	esperando atomic.Int64
+}
+
+// RodadaSorteio is the round a decision mixes in, as its record and audit
+// row carry it.
+type RodadaSorteio struct {
+	Numero      int64
+	Assinatura  string // hex
+	Randomness  string // hex
+	Compromisso string // C, ISO ms
+}
+
+// Rodada is the round a trigger stored at T commits to: the first one
+// published strictly later than C + margin, C = T without witnesses.
+func (b *Beacon) Rodada(t time.Time) uint64 {
+	return b.Cadeia.PrimeiraApos(t.Add(b.Margem))
+}
+
+// Atraso is how late the round decisions wait for is, past its publish
+// time (d6a_beacon_atraso_segundos): zero while rounds come on time.
+func (b *Beacon) Atraso() time.Duration {
+	e := b.esperando.Load()
+	if e == 0 {
+		return 0
+	}
+	return max(0, time.Since(time.Unix(0, e)))
+}
+
+// Regras is the rule record this configuration states, the trigger rule
+// having begun at gatilhoDesde.
+func (b *Beacon) Regras(gatilhoDesde int64) registro.RegrasSorteio {
+	return registro.NovasRegrasSorteio(gatilhoDesde, b.Privado, b.Cadeia, b.Margem, b.Testemunhas, b.Quorum)
+}
+
+// compromisso is a trigger's commitment time: T at the millisecond, as
+// its record writes it, so the verifier recomputes the same round.
+func compromisso(armazenado time.Time) (string, time.Time) {
+	t := sorteio.FormatTimestamp(armazenado)
+	c, _ := sorteio.ParseTimestamp(t)
+	return t, c
+}
+
+func novaRodadaSorteio(r beacon.Rodada, c string) *RodadaSorteio {
+	return &RodadaSorteio{Numero: int64(r.Numero), Assinatura: hex.EncodeToString(r.Assinatura), Randomness: hex.EncodeToString(r.Randomness), Compromisso: c}
+}
+
+// esperar waits for round r, showing the wait in Atraso.
+func (b *Beacon) esperar(ctx context.Context, log *slog.Logger, r uint64) (beacon.Rodada, error) {
+	b.esperando.Store(b.Cadeia.PublicadaEm(r).UnixNano())
+	defer b.esperando.Store(0)
+	aviso := time.AfterFunc(b.Cadeia.Periodo*5+b.Margem, func() {
+		log.Warn("beacon: rodada atrasada; as decisões esperam por ela", "rodada", r, "publicada_em", b.Cadeia.PublicadaEm(r))
+	})
+	defer aviso.Stop()
+	rod, err := b.Fonte.Esperar(ctx, r)
+	if err != nil {
+		return beacon.Rodada{}, fmt.Errorf("beacon: rodada %d: %w", r, err)
+	}
+	return rod, nil
+}
+
+// prontas gives the units at the head of us their rounds: the first waits
+// for its own; every one behind it whose round is out by then joins it, so
+// a round's whole batch is decided at once and stream order holds. It
+// returns how many units got theirs (at least one, unless ctx ended).
+func (b *Beacon) prontas(ctx context.Context, log *slog.Logger, evs []evento.Evento, us []unidade) (int, error) {
+	type pedido struct {
+		k int
+		r uint64
+		c string
+	}
+	var pedidos []pedido
+	agora := time.Now()
+	for k, ev := range evs {
+		if ev.Armazenado.IsZero() {
+			if len(pedidos) == 0 && k == 0 {
+				return 1, nil // no trigger: nothing to wait for
+			}
+			break
+		}
+		t, c := compromisso(ev.Armazenado)
+		r := b.Rodada(c)
+		if k > 0 && b.Cadeia.PublicadaEm(r).After(agora) {
+			break
+		}
+		pedidos = append(pedidos, pedido{k, r, t})
+	}
+	// The head's round may not be out yet: wait for it first.
+	var rodadas map[uint64]beacon.Rodada
+	if b.Cadeia.PublicadaEm(pedidos[0].r).After(agora) {
+		rod, err := b.esperar(ctx, log, pedidos[0].r)
+		if err != nil {
+			return 0, err
+		}
+		rodadas = map[uint64]beacon.Rodada{rod.Numero: rod}
+	}
+	// The rest (catching up, many rounds) in parallel; a round the
+	// sources cannot give now is waited for, in order.
+	var faltam []uint64
+	for _, p := range pedidos {
+		if _, ok := rodadas[p.r]; !ok && !slices.Contains(faltam, p.r) {
+			faltam = append(faltam, p.r)
+		}
+	}
+	if len(faltam) > 0 {
+		m, _ := b.Fonte.Rodadas(ctx, faltam)
+		if rodadas == nil {
+			rodadas = m
+		} else {
+			for r, v := range m {
+				rodadas[r] = v
+			}
+		}
+	}
+	for n, p := range pedidos {
+		rod, ok := rodadas[p.r]
+		if !ok {
+			var err error
+			if rod, err = b.esperar(ctx, log, p.r); err != nil {
+				if n > 0 {
+					return n, nil // those before it go now
+				}
+				return 0, err
+			}
+			rodadas[p.r] = rod
+		}
+		us[p.k].rodada = novaRodadaSorteio(rod, p.c)
+	}
+	return len(pedidos), nil
+}
+
+// HandleLote applies events in this order, as Handle would one by one; they
+// may share one transaction (the executor's batch). errs[i] is evs[i]'s.
+// Under the beacon rule each unit first gets its trigger's round: a
+// decision never runs before its round is out and verified, and the units
+// behind it wait with it (stream order).
+func (s *Servico) HandleLote(ctx context.Context, evs []evento.Evento, seqs []uint64) []error {
+	us := s.unidades(evs, seqs)
+	b := s.o.Beacon
+	if b == nil {
+		return s.executarVarios(ctx, us)
+	}
+	errs := make([]error, len(us))
+	for i := 0; i < len(us); {
+		n, err := b.prontas(ctx, s.log, evs[i:], us[i:])
+		if err != nil {
+			for k := i; k < len(us); k++ {
+				errs[k] = err
+			}
+			return errs
+		}
+		copy(errs[i:i+n], s.executarVarios(ctx, us[i:i+n]))
+		i += n
+	}
+	return errs
+}
+
+// rodadaDoGatilho is the unit's round: the one handed over with it, else
+// (a unit applied outside the consumer: the repair) fetched now.
+func (u *uow) rodadaDoGatilho(ctx context.Context, armazenado time.Time) (*RodadaSorteio, error) {
+	b := u.servico.o.Beacon
+	if b == nil {
+		return nil, nil
+	}
+	if u.rodada != nil {
+		return u.rodada, nil
+	}
+	t, c := compromisso(armazenado)
+	rod, err := b.esperar(ctx, u.servico.log, b.Rodada(c))
+	if err != nil {
+		return nil, err
+	}
+	u.rodada = novaRodadaSorteio(rod, t)
+	return u.rodada, nil
+}

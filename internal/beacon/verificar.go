@@ -1,0 +1,249 @@
+package beacon
+
+import (
+	"bytes"
+	"crypto/rand"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+
+	"github.com/cloudflare/circl/ecc/bls12381"
+)
+
+// Errors of a round's check, for errors.Is; the returned error names the
+// round and the detail.
+var (
+	// ErrAssinatura: the signature is malformed or is not the chain key's
+	// signature of the round.
+	ErrAssinatura = errors.New("beacon: signature does not verify")
+	// ErrRandomness: randomness is not SHA-256 of the signature.
+	ErrRandomness = errors.New("beacon: randomness is not SHA-256 of the signature")
+)
+
+// chaves caches decoded public keys: decompressing and subgroup-checking a
+// G2 point costs about as much as a pairing, and a process sees one or two.
+var chaves struct {
+	sync.Mutex
+	m map[string]*bls12381.G2
+}
+
+func chaveDecodificada(chave []byte) (*bls12381.G2, error) {
+	chaves.Lock()
+	p, ok := chaves.m[string(chave)]
+	chaves.Unlock()
+	if ok {
+		return p, nil
+	}
+	p, err := pontoChave(chave)
+	if err != nil {
+		return nil, err
+	}
+	chaves.Lock()
+	if chaves.m == nil || len(chaves.m) >= 16 {
+		chaves.m = make(map[string]*bls12381.G2) // bounded: only valid keys, few of them
+	}
+	chaves.m[string(chave)] = p
+	chaves.Unlock()
+	return p, nil
+}
+
+// Verificar checks round r under the chain key chave: the BLS signature
+// (e(σ, g2) == e(H(m), pk)) and randomness == SHA-256(signature). The error
+// wraps ErrAssinatura or ErrRandomness and names the round.
+func Verificar(chave []byte, r Rodada) error {
+	pk, err := chaveDecodificada(chave)
+	if err != nil {
+		return err
+	}
+	return verificar(pk, r)
+}
+
+func verificar(pk *bls12381.G2, r Rodada) error {
+	sig, err := decodificarAssinatura(r)
+	if err != nil {
+		return err
+	}
+	if !pareamentoConfere(sig, hashRodada(r.Numero), pk) {
+		return fmt.Errorf("%w: round %d", ErrAssinatura, r.Numero)
+	}
+	return conferirRandomness(r)
+}
+
+// decodificarAssinatura checks what can be checked without a pairing: the
+// round exists and the signature is a compressed G1 point of the
+// prime-order subgroup (circl's SetBytes checks the subgroup), not the
+// identity.
+func decodificarAssinatura(r Rodada) (*bls12381.G1, error) {
+	if r.Numero == 0 {
+		return nil, fmt.Errorf("%w: round 0 does not exist", ErrAssinatura)
+	}
+	if len(r.Assinatura) != TamanhoAssinatura {
+		return nil, fmt.Errorf("%w: round %d: signature has %d bytes, want %d", ErrAssinatura, r.Numero, len(r.Assinatura), TamanhoAssinatura)
+	}
+	if r.Assinatura[0]&0x80 == 0 {
+		return nil, fmt.Errorf("%w: round %d: signature is not in compressed form", ErrAssinatura, r.Numero)
+	}
+	sig := new(bls12381.G1)
+	if err := sig.SetBytes(r.Assinatura); err != nil {
+		return nil, fmt.Errorf("%w: round %d: signature is not a G1 point: %v", ErrAssinatura, r.Numero, err)
+	}
+	if sig.IsIdentity() {
+		return nil, fmt.Errorf("%w: round %d: signature is the identity", ErrAssinatura, r.Numero)
+	}
+	return sig, nil
+}
+
+func conferirRandomness(r Rodada) error {
+	h := sha256.Sum256(r.Assinatura)
+	if !bytes.Equal(h[:], r.Randomness) {
+		return fmt.Errorf("%w: round %d", ErrRandomness, r.Numero)
+	}
+	return nil
+}
+
+// pareamentoConfere is e(sig, g2) == e(h, pk), as one product of two
+// Miller loops and a single final exponentiation: e(sig, g2)·e(−h, pk) == 1.
+func pareamentoConfere(sig, h *bls12381.G1, pk *bls12381.G2) bool {
+	return bls12381.ProdPairFrac(
+		[]*bls12381.G1{sig, h},
+		[]*bls12381.G2{bls12381.G2Generator(), pk},
+		[]int{1, -1},
+	).IsIdentity()
+}
+
+// bitsCoeficiente is the size of the random batch coefficients: a batch
+// with a bad round passes with probability 2^-128 at most.
+const bitsCoeficiente = 128
+
+// VerificarLote checks many rounds under one key with a random linear
+// combination, two pairings for the whole batch:
+// e(Σ aᵢσᵢ, g2) == e(Σ aᵢH(mᵢ), pk), aᵢ random 128-bit from crypto/rand, so
+// a relay cannot pick bad signatures that cancel out. Each randomness is
+// checked too. On failure it checks one by one to name the first bad round
+// (in slice order).
+func VerificarLote(chave []byte, rs []Rodada) error {
+	pk, err := chaveDecodificada(chave)
+	if err != nil {
+		return err
+	}
+	return verificarLote(pk, rs)
+}
+
+func verificarLote(pk *bls12381.G2, rs []Rodada) error {
+	switch len(rs) {
+	case 0:
+		return nil
+	case 1:
+		return verificar(pk, rs[0])
+	}
+	coef := make([]byte, len(rs)*bitsCoeficiente/8)
+	if _, err := rand.Read(coef); err != nil {
+		return fmt.Errorf("beacon: batch coefficients: %w", err)
+	}
+
+	// Split the hashing and the small multiplications, which dominate, over
+	// the CPUs; each worker returns its partial sums.
+	trab := runtime.GOMAXPROCS(0)
+	if m := (len(rs) + 15) / 16; trab > m {
+		trab = m
+	}
+	type parcial struct {
+		sigs, hs bls12381.G1
+		err      error
+	}
+	parciais := make([]parcial, trab)
+	// Decoded signatures and hashes are kept for the one-by-one pass, which
+	// then costs only the pairings.
+	sigsDec := make([]*bls12381.G1, len(rs))
+	hsDec := make([]*bls12381.G1, len(rs))
+	var wg sync.WaitGroup
+	for w := range trab {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p := &parciais[w]
+			p.sigs.SetIdentity()
+			p.hs.SetIdentity()
+			var t bls12381.G1
+			for i := w; i < len(rs); i += trab {
+				r := rs[i]
+				sig, err := decodificarAssinatura(r)
+				if err == nil {
+					err = conferirRandomness(r)
+				}
+				if err != nil {
+					p.err = err // the one-by-one pass below names the first in order
+					return
+				}
+				h := hashRodada(r.Numero)
+				sigsDec[i], hsDec[i] = sig, h
+				a := coef[i*bitsCoeficiente/8 : (i+1)*bitsCoeficiente/8]
+				a[0] |= 0x80 // never zero, so every round counts
+				multPequena(&t, a, sig)
+				p.sigs.Add(&p.sigs, &t)
+				multPequena(&t, a, h)
+				p.hs.Add(&p.hs, &t)
+			}
+		}()
+	}
+	wg.Wait()
+
+	var sigs, hs bls12381.G1
+	sigs.SetIdentity()
+	hs.SetIdentity()
+	falhou := false
+	for i := range parciais {
+		if parciais[i].err != nil {
+			falhou = true
+			break
+		}
+		sigs.Add(&sigs, &parciais[i].sigs)
+		hs.Add(&hs, &parciais[i].hs)
+	}
+	if !falhou && pareamentoConfere(&sigs, &hs, pk) {
+		return nil
+	}
+	for i, r := range rs {
+		if sigsDec[i] == nil {
+			if err := verificar(pk, r); err != nil {
+				return err
+			}
+			continue
+		}
+		// Format and randomness already passed in the batch pass.
+		if !pareamentoConfere(sigsDec[i], hsDec[i], pk) {
+			return fmt.Errorf("%w: round %d", ErrAssinatura, r.Numero)
+		}
+	}
+	// Unreachable unless the batch equation and the single ones disagree.
+	return fmt.Errorf("%w: batch of %d rounds failed but each round verifies", ErrAssinatura, len(rs))
+}
+
+// multPequena sets q = k·p for a short big-endian scalar k, with a 4-bit
+// window. circl's ScalarMult always walks 256 bits; the batch coefficients
+// have 128, so this halves the cost. Not constant time: k is fresh random
+// per batch and only guards against forged batches, not a secret.
+func multPequena(q *bls12381.G1, k []byte, p *bls12381.G1) {
+	var tab [16]bls12381.G1
+	tab[0].SetIdentity()
+	tab[1] = *p
+	for i := 2; i < 16; i++ {
+		tab[i].Add(&tab[i-1], p)
+	}
+	var acc bls12381.G1
+	acc.SetIdentity()
+	for _, b := range k {
+		for _, n := range [2]byte{b >> 4, b & 0xf} {
+			acc.Double()
+			acc.Double()
+			acc.Double()
+			acc.Double()
+			if n != 0 {
+				acc.Add(&acc, &tab[n])
+			}
+		}
+	}
+	*q = acc
+}

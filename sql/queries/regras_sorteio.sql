@@ -1,0 +1,13 @@
+-- name: RegrasDoSorteio :one
+-- Where the trigger rule began and the draw rule recorded last (its
+-- d6a.regras_sorteio record's bytes, '' when none): a start appends its own
+-- only when it differs.
+SELECT coalesce((SELECT desde_indice FROM d6a.transparencia_regras WHERE regra = 'gatilho'), 0)::bigint AS gatilho_desde,
+       coalesce((SELECT registro FROM d6a.transparencia_regras WHERE regra = 'sorteio'), '')::text AS registro;
+
+-- name: GravarRegrasDoSorteio :exec
+-- desde_indice is the log's size when it was recorded: its record is the
+-- next leaf the transaction appends.
+INSERT INTO d6a.transparencia_regras (regra, desde_indice, registro)
+VALUES ('sorteio', @desde_indice, @registro)
+ON CONFLICT (regra) DO UPDATE SET desde_indice = EXCLUDED.desde_indice, registro = EXCLUDED.registro, registrada_em = now();
