@@ -39,11 +39,11 @@ func monitorar(ctx context.Context, c *log.Cliente, dir string, stdout, stderr i
 	fmt.Fprintln(stdout, res.Linha())
 	code := 0
 	if len(rp.Divergencias) > 0 {
-		fmt.Fprintf(stderr, "d6a verify: DIVERGÊNCIA %v\n", rp.Divergencias[0])
+		fmt.Fprintf(stderr, "d6a verify: DIVERGÊNCIA %s\n", limpo(rp.Divergencias[0]))
 		code = 1
 	}
 	if res.Resumo.Primeira != nil {
-		fmt.Fprintf(stderr, "d6a verify: FALHA %v\n", res.Resumo.Primeira)
+		fmt.Fprintf(stderr, "d6a verify: FALHA %s\n", limpo(res.Resumo.Primeira))
 		code = 1
 	}
 	if code != 0 {
@@ -73,7 +73,7 @@ func espelhar(ctx context.Context, c *log.Cliente, dir string, stdout, stderr io
 	}
 	fmt.Fprintf(stdout, "espelho verificado: %s\n", res.Linha())
 	if res.Primeira != nil {
-		fmt.Fprintf(stderr, "d6a verify: FALHA %v\n", res.Primeira)
+		fmt.Fprintf(stderr, "d6a verify: FALHA %s\n", limpo(res.Primeira))
 		return 1
 	}
 	return 0

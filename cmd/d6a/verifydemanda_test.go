@@ -56,7 +56,8 @@ func filaSintetica(t *testing.T, servir uuid.UUID) (regs []registro.Registravel,
 
 // `d6a verify --url --demanda` (CONTRACT §7 "A demand's own check"): the
 // honest log lists the demand's draw and exits 0; the log whose sweep
-// served the newer demand exits 1 naming that sweep; a malformed id exits 2.
+// served the newer demand exits 1 naming that sweep and its draw's
+// event_id; a malformed id exits 2.
 func TestVerifyURLDemanda(t *testing.T) {
 	bin := d6aBin(t)
 	servir := func(regs []registro.Registravel) (url, chave string) {
@@ -87,7 +88,10 @@ func TestVerifyURLDemanda(t *testing.T) {
 	}
 	url, chave = servir(rigado)
 	code, out, errOut = rodar(t, bin, "verify", "--url", url, "--demanda", d1.String(), "--chave", chave)
-	if code != 1 || !strings.Contains(errOut, fmt.Sprintf("PASSADA PARA TRÁS registro %d", varredura)) || !strings.Contains(errOut, d2.String()) {
+	// The draw that passed it over is named by its event_id too: what
+	// `--event-id` checks next.
+	sweep := uuid.NewSHA1(uuid.NameSpaceOID, []byte("demanda/sorteio-sweep"))
+	if code != 1 || !strings.Contains(errOut, fmt.Sprintf("PASSADA PARA TRÁS registro %d event_id=%s:", varredura, sweep)) || !strings.Contains(errOut, d2.String()) {
 		t.Errorf("--demanda on the rigged queue: %d %q %q", code, out, errOut)
 	}
 	code, out, errOut = rodar(t, bin, "verify", "--url", url, "--all", "--replay", "--chave", chave)

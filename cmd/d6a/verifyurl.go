@@ -16,6 +16,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/schollz/progressbar/v3"
+	"golang.org/x/mod/sumdb/note"
 
 	"github.com/formigueiro/d6a/internal/bus"
 	"github.com/formigueiro/d6a/internal/registro"
@@ -30,6 +31,8 @@ type opcoesURL struct {
 	monitorar, espelhar       string
 	testemunhas               []string
 	quorum                    int
+	// testemunhaPrivada: a --testemunha was a signer's private key.
+	testemunhaPrivada bool
 }
 
 func flagsURL(fs *flag.FlagSet) *opcoesURL {
@@ -40,6 +43,12 @@ func flagsURL(fs *flag.FlagSet) *opcoesURL {
 	fs.StringVar(&o.chave, "chave", "", "with --url: the log's verifier key (else the served one, trusted on first use)")
 	fs.StringVar(&o.evento, "evento", "", "with --url --event-id: the conselheiro.sorteado received (envelope or payload, JSON file) to compare with the record")
 	fs.Func("testemunha", "with --url: a witness's cosignature verifier key (name+hash+base64, type 0x04); repeat for each witness", func(v string) error {
+		// flag quotes a refused value back: a private key is kept out of
+		// that message and refused by verifyURL (chavePrivada).
+		if chavePrivada(v) {
+			o.testemunhaPrivada = true
+			return nil
+		}
 		if _, err := registro.VerificadorTestemunha(v); err != nil {
 			return err
 		}
@@ -56,6 +65,30 @@ func flagsURL(fs *flag.FlagSet) *opcoesURL {
 	return o
 }
 
+// chavePrivada says whether k is a note signer key (`d6a log-keygen`'s
+// first line, .data/transparencia-dev.key's): key material that must never
+// be printed back.
+func chavePrivada(k string) bool {
+	return strings.HasPrefix(strings.ToUpper(strings.TrimSpace(k)), "PRIVATE+KEY+")
+}
+
+// conferirChave checks --chave is a note verifier key before any request,
+// and says what is wrong without echoing it ("" when right or absent):
+// whatever was given by mistake may be a secret.
+func conferirChave(k string) string {
+	k = strings.TrimSpace(k)
+	switch {
+	case k == "":
+		return ""
+	case chavePrivada(k):
+		return "this is a signer (private) key; give the verifier key (the second line `d6a log-keygen` prints, name+hash+base64, without PRIVATE+KEY+)"
+	}
+	if _, err := note.NewVerifier(k); err != nil {
+		return fmt.Sprintf("not a note verifier key (name+hash+base64; %d characters given, not printed)", len(k))
+	}
+	return ""
+}
+
 // verifyURL is `d6a verify --url BASE --event-id UUID | --all | --desde FILE`.
 // Exit 0 when everything holds, 1 on the first failure (named), 2 for bad
 // input, an unknown draw or a server that cannot be reached.
@@ -67,6 +100,14 @@ func verifyURL(o *opcoesURL, eventID, arquivo string) int {
 	}
 	if err := log.ValidarURL(o.url); err != nil {
 		fmt.Fprintf(stderr, "d6a verify: %v\n", err)
+		return exitUsage
+	}
+	if o.testemunhaPrivada {
+		fmt.Fprintln(stderr, "d6a verify: --testemunha: this is a signer (private) key; give the witness's cosignature verifier key (name+hash+base64, type 0x04)")
+		return exitUsage
+	}
+	if msg := conferirChave(o.chave); msg != "" {
+		fmt.Fprintf(stderr, "d6a verify: --chave: %s\n", msg)
 		return exitUsage
 	}
 	if eventID == "" && !o.all && o.desde == "" && !o.estatisticas && o.quorum == 0 && o.conselheiro == "" && o.demanda == "" && o.monitorar == "" && o.espelhar == "" {
@@ -230,7 +271,7 @@ func verificarPublico(ctx context.Context, c *log.Cliente, o *opcoesURL, id uuid
 			fmt.Fprintln(stdout, "gatilhos: não conferidos (sem D6A_NATS_URL: base e T de cada sorteio não comparados com o barramento)")
 		}
 		if res.Primeira != nil {
-			fmt.Fprintf(stderr, "d6a verify: FALHA %v\n", res.Primeira)
+			fmt.Fprintf(stderr, "d6a verify: FALHA %s\n", limpo(res.Primeira))
 			return 1
 		}
 	}
@@ -240,7 +281,7 @@ func verificarPublico(ctx context.Context, c *log.Cliente, o *opcoesURL, id uuid
 			return code
 		}
 		if res.Primeira != nil {
-			fmt.Fprintf(stderr, "d6a verify: FALHA %v\n", res.Primeira)
+			fmt.Fprintf(stderr, "d6a verify: FALHA %s\n", limpo(res.Primeira))
 			return 1
 		}
 		veredito := "compatível com um sorteio justo"
@@ -295,13 +336,19 @@ func reproduzir(ctx context.Context, c *log.Cliente, o *opcoesURL, stdout, stder
 	if rp.AlvoDemanda != uuid.Nil {
 		fmt.Fprintf(stdout, "demanda %s: linha do tempo segundo o log\n", rp.AlvoDemanda)
 		for _, a := range rp.LinhaDemanda {
-			fmt.Fprintf(stdout, "  [%d] %s\n", a.Indice, a.Texto)
+			fmt.Fprintf(stdout, "  [%d] %s\n", a.Indice, limpo(a.Texto))
 		}
 		if len(rp.LinhaDemanda) == 0 {
 			fmt.Fprintln(stdout, "  nenhuma decisão do log nomeia esta demanda")
 		}
 		for _, a := range rp.Passada {
-			fmt.Fprintf(stderr, "d6a verify: PASSADA PARA TRÁS registro %d: %s\n", a.Indice, a.Texto)
+			// The decision's event_id, when one served another demand:
+			// what `--event-id` checks next.
+			evento := ""
+			if a.EventID != uuid.Nil {
+				evento = " event_id=" + a.EventID.String()
+			}
+			fmt.Fprintf(stderr, "d6a verify: PASSADA PARA TRÁS registro %d%s: %s\n", a.Indice, evento, limpo(a.Texto))
 			code = 1
 		}
 		if len(rp.Passada) == 0 {
@@ -311,10 +358,10 @@ func reproduzir(ctx context.Context, c *log.Cliente, o *opcoesURL, stdout, stder
 	if alvo != uuid.Nil {
 		fmt.Fprintf(stdout, "conselheiro %s: linha do tempo segundo o log\n", alvo)
 		for _, a := range rp.Linha {
-			fmt.Fprintf(stdout, "  [%d] %s\n", a.Indice, a.Texto)
+			fmt.Fprintf(stdout, "  [%d] %s\n", a.Indice, limpo(a.Texto))
 		}
 		for _, a := range rp.Deixado {
-			fmt.Fprintf(stderr, "d6a verify: DEIXADO DE FORA registro %d: %s\n", a.Indice, a.Texto)
+			fmt.Fprintf(stderr, "d6a verify: DEIXADO DE FORA registro %d: %s\n", a.Indice, limpo(a.Texto))
 			code = 1
 		}
 		if len(rp.Deixado) == 0 {
@@ -337,12 +384,12 @@ func reproduzir(ctx context.Context, c *log.Cliente, o *opcoesURL, stdout, stder
 		}
 		fmt.Fprintln(stdout, res.Linha())
 		if len(rp.Divergencias) > 0 {
-			fmt.Fprintf(stderr, "d6a verify: DIVERGÊNCIA %v\n", rp.Divergencias[0])
+			fmt.Fprintf(stderr, "d6a verify: DIVERGÊNCIA %s\n", limpo(rp.Divergencias[0]))
 			code = 1
 		}
 	}
 	if res.Primeira != nil {
-		fmt.Fprintf(stderr, "d6a verify: FALHA %v\n", res.Primeira)
+		fmt.Fprintf(stderr, "d6a verify: FALHA %s\n", limpo(res.Primeira))
 		code = 1
 	}
 	return code
@@ -366,6 +413,10 @@ func linhaGatilho(s log.Sorteio, comBarramento bool) string {
 // a busy log signs a new checkpoint every batch).
 var EsperaQuorum = 15 * time.Second
 
+// limpo is v as text safe for the terminal: what a server sent reaches
+// the messages, escaped (registro.Limpo).
+func limpo(v any) string { return registro.Limpo(fmt.Sprint(v)) }
+
 // falhou prints err and maps it to the exit status.
 func falhou(stderr io.Writer, err error) int {
 	if err == nil {
@@ -377,16 +428,21 @@ func falhou(stderr io.Writer, err error) int {
 	var oe *net.OpError
 	switch {
 	case errors.As(err, &f):
-		fmt.Fprintf(stderr, "d6a verify: FALHA %v\n", err)
+		fmt.Fprintf(stderr, "d6a verify: FALHA %s\n", limpo(err))
 		return 1
 	case errors.As(err, &h) && h.Status == 404:
-		fmt.Fprintf(stderr, "d6a verify: %v\n", err)
+		fmt.Fprintf(stderr, "d6a verify: %s\n", limpo(err))
+		return exitUsage
+	case errors.As(err, &h) && h.Status == 429:
+		// Rate-limited beyond what the verifier waits: unreachable for
+		// now, not a failure of the log.
+		fmt.Fprintf(stderr, "d6a verify: --url unreachable: %s\n", limpo(err))
 		return exitUsage
 	case errors.As(err, &oe), errors.As(err, &ne):
-		fmt.Fprintf(stderr, "d6a verify: --url unreachable: %v\n", err)
+		fmt.Fprintf(stderr, "d6a verify: --url unreachable: %s\n", limpo(err))
 		return exitUsage
 	default:
-		fmt.Fprintf(stderr, "d6a verify: FALHA %v\n", err)
+		fmt.Fprintf(stderr, "d6a verify: FALHA %s\n", limpo(err))
 		return 1
 	}
 }

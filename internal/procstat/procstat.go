@@ -101,3 +101,23 @@ func ReadMachine() (Machine, bool) {
 	}
 	return Machine{User: v[0], Nice: v[1], System: v[2], Idle: v[3], IOWait: v[4], IRQ: v[5], SoftIRQ: v[6], Steal: v[7]}, true
 }
+
+// PeakRSS is /proc/<pid>/status's VmHWM, the peak resident set of the
+// process's current image, in KB; ok is false when the process is gone.
+// getrusage's ru_maxrss is no substitute for a child a Go test starts:
+// the kernel carries into it, at exec, the peak of the memory it shared
+// with its parent (os/exec clones with CLONE_VM), so it reads at least
+// the test binary's own RSS.
+func PeakRSS(pid int) (kb int64, ok bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return 0, false
+	}
+	for l := range strings.SplitSeq(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return kb, err == nil
+		}
+	}
+	return 0, false
+}

@@ -26,6 +26,12 @@ func TestReadSelfAndChildren(t *testing.T) {
 	if !found {
 		t.Errorf("child %d not among Children(self)", cmd.Process.Pid)
 	}
+	if kb, ok := PeakRSS(os.Getpid()); !ok || kb <= 0 {
+		t.Errorf("PeakRSS(self) = %d, %v", kb, ok)
+	}
+	if _, ok := PeakRSS(-1); ok {
+		t.Error("PeakRSS(-1) ok")
+	}
 	if _, ok := Read(-1); ok {
 		t.Error("Read(-1) ok")
 	}

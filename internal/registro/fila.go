@@ -253,7 +253,7 @@ func (r *Replay) antesDe(reg Registravel) {
 
 // servir checks the decision about demanda (a draw, or a
 // sorteio.sem_candidatos) against the open sweep of its trigger.
-func (r *Replay) servir(indice int64, nome string, demanda uuid.UUID, seq *int64) {
+func (r *Replay) servir(indice int64, evento uuid.UUID, nome string, demanda uuid.UUID, seq *int64) {
 	a := r.aberta
 	if a == nil || a.servida || !mesmaSeq(a.seq, seq) {
 		return
@@ -268,7 +268,7 @@ func (r *Replay) servir(indice int64, nome string, demanda uuid.UUID, seq *int64
 	case a.devida.demanda != demanda:
 		r.divergir(indice, nil, "%s: %s (registro %d) serviu a demanda %s, mas a devida era a demanda %s (na fila desde o registro %d)", nome, a.nome, a.indice, demanda, a.devida.demanda, a.devida.indice)
 	}
-	r.linhaDaVarredura(a, &demanda, indice)
+	r.linhaDaVarredura(a, &demanda, indice, evento)
 }
 
 // fechar ends the open sweep: one that served nothing must have had no
@@ -299,18 +299,19 @@ func (r *Replay) fechar() {
 	if a.devida != nil {
 		if c := r.elegivelNaCadeia(a.devida.cadeia, nil); c != nil {
 			r.divergir(a.indice, c, "%s não serviu nenhuma demanda, mas a demanda %s era devida (na fila desde o registro %d) e o conselheiro %s estava disponível", a.nome, a.devida.demanda, a.devida.indice, *c)
-			r.linhaDaVarredura(a, nil, a.indice)
+			r.linhaDaVarredura(a, nil, a.indice, uuid.Nil)
 			return
 		}
 	}
-	r.linhaDaVarredura(a, nil, a.indice)
+	r.linhaDaVarredura(a, nil, a.indice, uuid.Nil)
 }
 
 // linhaDaVarredura keeps, for the demand of --demanda, each sweep that
 // could have served it while it waited, what it served, and whether it
 // passed the demand over: it served a demand that entered the queue after
 // it, or none while it was due and a counsellor of its chain was eligible.
-func (r *Replay) linhaDaVarredura(a *aberta, servida *uuid.UUID, indice int64) {
+// evento is the decision that served (its event_id), uuid.Nil for none.
+func (r *Replay) linhaDaVarredura(a *aberta, servida *uuid.UUID, indice int64, evento uuid.UUID) {
 	alvo, ok := r.fila.por[r.AlvoDemanda]
 	if r.AlvoDemanda == uuid.Nil || a.redraw {
 		return
@@ -337,6 +338,7 @@ func (r *Replay) linhaDaVarredura(a *aberta, servida *uuid.UUID, indice int64) {
 			}
 		}
 	default:
+		l.EventID = evento
 		l.Texto = fmt.Sprintf("%s: serviu a demanda %s (registro %d)", a.nome, *servida, indice)
 		if o, ok := r.fila.por[*servida]; !ok || o.indice > alvo.indice {
 			l.Texto += " — PASSADA PARA TRÁS: essa demanda entrou na fila depois desta"

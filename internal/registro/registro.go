@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 
@@ -169,6 +170,41 @@ func UmaLinha(s string) string {
 		s = s[:i]
 	}
 	return s
+}
+
+// Limpo is s safe to print on a terminal: control characters (C0 but
+// tab, DEL, C1, ESC sequences with them), the bidirectional
+// overrides that reorder what is shown, and bytes that are not UTF-8 are
+// written as Go escapes. A server's text reaches the reader's terminal
+// through error messages; it must not move the cursor, recolour, hide
+// what the verifier says or add a line of its own.
+func Limpo(s string) string {
+	if !strings.ContainsFunc(s, perigoso) && utf8.ValidString(s) {
+		return s
+	}
+	var b strings.Builder
+	for i, r := range s {
+		if r == utf8.RuneError {
+			if _, n := utf8.DecodeRuneInString(s[i:]); n == 1 {
+				fmt.Fprintf(&b, "\\x%02x", s[i])
+				continue
+			}
+		}
+		switch {
+		case !perigoso(r):
+			b.WriteRune(r)
+		case r < 0x80:
+			fmt.Fprintf(&b, "\\x%02x", r)
+		default:
+			fmt.Fprintf(&b, "\\u%04x", r)
+		}
+	}
+	return b.String()
+}
+
+func perigoso(r rune) bool {
+	return r < 0x20 && r != '\t' || r == 0x7f || r >= 0x80 && r <= 0x9f ||
+		r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069
 }
 
 func resumo(b []byte) string {

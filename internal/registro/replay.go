@@ -81,8 +81,11 @@ func (d Divergencia) Error() string { return fmt.Sprintf("registro %d: %s", d.In
 // Acontecimento is a line of a counsellor's timeline (--conselheiro).
 type Acontecimento struct {
 	Indice int64
-	Tipo   string
-	Texto  string
+	// EventID is the decision that served a demand in a sweep's line of
+	// --demanda (uuid.Nil otherwise): what `--event-id` checks next.
+	EventID uuid.UUID
+	Tipo    string
+	Texto   string
 }
 
 // NovoReplay starts an empty replay; alvo (uuid.Nil: none) is the
@@ -212,7 +215,7 @@ conferir:
 			}
 		}
 	}
-	r.decidida(indice, s.DemandaID, s.UnidadeCivicaID, s.BaseSequence, "sorteio "+s.EventIDSorteio.String(), true,
+	r.decidida(indice, s.EventIDSorteio, s.DemandaID, s.UnidadeCivicaID, s.BaseSequence, "sorteio "+s.EventIDSorteio.String(), true,
 		fmt.Sprintf("sorteada para o conselheiro %s (sorteio %s, %s)", s.ConselheiroID, s.EventIDSorteio, s.Timestamp))
 	// The draw makes its winner busy, holding the demand, by the executor's
 	// rule (a draw the machine forbids has diverged above: the state
@@ -223,21 +226,21 @@ conferir:
 	}
 	r.ativas[s.ConselheiroID] = s.DemandaID
 	if s.ConselheiroID == r.alvo {
-		r.Linha = append(r.Linha, Acontecimento{indice, "sorteado", fmt.Sprintf("sorteado para a demanda %s (sorteio %s, %s)", s.DemandaID, s.EventIDSorteio, s.Timestamp)})
+		r.Linha = append(r.Linha, Acontecimento{indice, uuid.Nil, "sorteado", fmt.Sprintf("sorteado para a demanda %s (sorteio %s, %s)", s.DemandaID, s.EventIDSorteio, s.Timestamp)})
 	}
 }
 
 // decidida is what a decision about demanda does to the queue: it is
 // checked against the open sweep, then a draw takes the demand out and a
 // sorteio.sem_candidatos puts it in (keeping its place if it waited).
-func (r *Replay) decidida(indice int64, demanda, uc uuid.UUID, seq *int64, nome string, sorteada bool, texto string) {
-	r.servir(indice, nome, demanda, seq)
+func (r *Replay) decidida(indice int64, evento, demanda, uc uuid.UUID, seq *int64, nome string, sorteada bool, texto string) {
+	r.servir(indice, evento, nome, demanda, seq)
 	r.ucDemanda[demanda] = uc
 	if demanda == r.AlvoDemanda {
 		if _, esperava := r.fila.por[demanda]; !esperava && !sorteada {
 			texto += fmt.Sprintf(" desde o registro %d", indice)
 		}
-		r.LinhaDemanda = append(r.LinhaDemanda, Acontecimento{indice, map[bool]string{true: "sorteio", false: "sem_candidatos"}[sorteada], texto})
+		r.LinhaDemanda = append(r.LinhaDemanda, Acontecimento{indice, uuid.Nil, map[bool]string{true: "sorteio", false: "sem_candidatos"}[sorteada], texto})
 	}
 	if sorteada {
 		r.fila.sair(demanda)
@@ -258,7 +261,7 @@ func (r *Replay) temDesconhecido(lista []uuid.UUID) bool {
 
 func (r *Replay) semCandidatos(indice int64, s SemCandidatos) {
 	esperado, _, ok := r.recalcular(indice, "sem_candidatos "+s.EventID.String()+" (demanda "+s.DemandaID.String()+")", s.Timestamp, s.Cadeia, s.Excluido, nil)
-	r.decidida(indice, s.DemandaID, s.UnidadeCivicaID, s.GatilhoSequence, "sem_candidatos "+s.EventID.String(), false,
+	r.decidida(indice, s.EventID, s.DemandaID, s.UnidadeCivicaID, s.GatilhoSequence, "sem_candidatos "+s.EventID.String(), false,
 		fmt.Sprintf("sem candidatos (%s, %s): na fila de pendentes", s.Motivo, s.Timestamp))
 	if !ok {
 		return
@@ -288,7 +291,7 @@ func (r *Replay) cobertura(indice int64, cadeia []uuid.UUID, esperado elegibilid
 		if motivo := r.foraPorRegra(r.alvo, c); motivo != "" {
 			cand.Capacitacao, cand.SemVinculo = true, false
 			if elegibilidade.Elegivel(cand, T) {
-				r.Linha = append(r.Linha, Acontecimento{indice, "cobertura", nome + ": fora por regra (" + motivo + ")"})
+				r.Linha = append(r.Linha, Acontecimento{indice, uuid.Nil, "cobertura", nome + ": fora por regra (" + motivo + ")"})
 			}
 		}
 		return
@@ -299,7 +302,7 @@ func (r *Replay) cobertura(indice int64, cadeia []uuid.UUID, esperado elegibilid
 	if len(esperado.Elegiveis) > 0 && slices.Index(cadeia, esperado.Degrau) < passo {
 		return
 	}
-	a := Acontecimento{indice, "cobertura", nome}
+	a := Acontecimento{indice, uuid.Nil, "cobertura", nome}
 	if slices.Contains(lista, r.alvo) {
 		a.Texto += ": na lista"
 		r.Linha = append(r.Linha, a)
@@ -390,7 +393,7 @@ func (r *Replay) entrada(indice int64, e Entrada) {
 		if e.DataSuspensaoAte != "" {
 			texto += " até " + e.DataSuspensaoAte
 		}
-		r.Linha = append(r.Linha, Acontecimento{indice, e.Tipo, texto})
+		r.Linha = append(r.Linha, Acontecimento{indice, uuid.Nil, e.Tipo, texto})
 	}
 }
 

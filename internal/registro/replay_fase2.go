@@ -103,7 +103,7 @@ func (r *Replay) entradaFase2(indice int64, e Entrada) bool {
 	}
 	r.pôr(id, f)
 	if id == r.alvo {
-		r.Linha = append(r.Linha, Acontecimento{indice, e.Tipo, texto})
+		r.Linha = append(r.Linha, Acontecimento{indice, uuid.Nil, e.Tipo, texto})
 	}
 	return true
 }

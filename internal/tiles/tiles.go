@@ -11,6 +11,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"iter"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -135,21 +137,42 @@ func In(t tlog.Tile, n int64) bool {
 
 // ForSize lists the tiles of a tree of n leaves as C2SP serves them: every
 // full tile of every level, the partial ones at n, and the entry bundles.
-func ForSize(n int64) []tlog.Tile {
-	var out []tlog.Tile
+func ForSize(n int64) []tlog.Tile { return slices.Collect(All(n)) }
+
+// All yields ForSize's tiles one by one: a mirror of a tree of 2^40
+// leaves walks four billion tiles and must not hold their list.
+func All(n int64) iter.Seq[tlog.Tile] {
+	return func(yield func(tlog.Tile) bool) {
+		for l := 0; l <= MaxLevel; l++ {
+			m := n >> (Height * l)
+			if m == 0 {
+				break
+			}
+			for k := int64(0); k*Width < m; k++ {
+				if !yield(Hash(l, k, int(min(Width, m-k*Width)))) {
+					return
+				}
+			}
+		}
+		for k := int64(0); k*Width < n; k++ {
+			if !yield(Bundle(k, int(min(Width, n-k*Width)))) {
+				return
+			}
+		}
+	}
+}
+
+// Count is len(ForSize(n)), without the list.
+func Count(n int64) int64 {
+	var c int64
 	for l := 0; l <= MaxLevel; l++ {
 		m := n >> (Height * l)
 		if m == 0 {
 			break
 		}
-		for k := int64(0); k*Width < m; k++ {
-			out = append(out, Hash(l, k, int(min(Width, m-k*Width))))
-		}
+		c += (m + Width - 1) / Width
 	}
-	for k := int64(0); k*Width < n; k++ {
-		out = append(out, Bundle(k, int(min(Width, n-k*Width))))
-	}
-	return out
+	return c + (n+Width-1)/Width
 }
 
 // AppendEntry appends one entry to a bundle: a big-endian uint16 length,
@@ -162,11 +185,20 @@ func AppendEntry(bundle, entry []byte) ([]byte, error) {
 	return append(bundle, entry...), nil
 }
 
+// MaxBundle is the most bytes an entry bundle of width w can hold: w
+// entries of the largest length a uint16 prefix allows.
+func MaxBundle(w int) int64 { return int64(w) * (2 + 0xFFFF) }
+
 // ReadBundle splits a bundle into its entries; want is the bundle's width.
-// The entries alias data.
+// The entries alias data. It stops at want entries: bytes after them are
+// refused, not split (a bundle of zeros would otherwise be millions of
+// empty entries).
 func ReadBundle(data []byte, want int) ([][]byte, error) {
 	out := make([][]byte, 0, want)
 	for len(data) > 0 {
+		if len(out) == want {
+			return nil, fmt.Errorf("tiles: bundle holds %d bytes after its %d entries", len(data), want)
+		}
 		if len(data) < 2 {
 			return nil, errors.New("tiles: bundle ends inside a length")
 		}

@@ -2,6 +2,7 @@ package tiles
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 
 	"golang.org/x/mod/sumdb/tlog"
@@ -73,8 +74,8 @@ func TestIn(t *testing.T) {
 			t.Errorf("ForSize lists %s, not in the tree", Path(tl))
 		}
 	}
-	if got := len(ForSize(n)); got != 258+2+1+258 {
-		t.Errorf("ForSize(%d): %d tiles", n, got)
+	if got := len(ForSize(n)); got != 258+2+1+258 || Count(n) != int64(got) {
+		t.Errorf("ForSize(%d): %d tiles, Count %d", n, got, Count(n))
 	}
 }
 
@@ -96,6 +97,14 @@ func TestBundle(t *testing.T) {
 	}
 	if _, err := ReadBundle(b[:len(b)-1], 3); err == nil {
 		t.Error("a truncated bundle read")
+	}
+	// A bundle of zeros is entries of length 0: the reader stops at the
+	// width asked for and refuses the rest, instead of splitting it.
+	if _, err := ReadBundle(make([]byte, 1<<20), Width); err == nil || !strings.Contains(err.Error(), "after its 256 entries") {
+		t.Errorf("a bundle of 1 MiB of zeros: %v", err)
+	}
+	if _, err := ReadBundle(append(bytes.Clone(b), 0, 0), 3); err == nil {
+		t.Error("a bundle with an entry too many read")
 	}
 	if _, err := AppendEntry(nil, make([]byte, 1<<16)); err == nil {
 		t.Error("an entry over 65535 bytes encoded")

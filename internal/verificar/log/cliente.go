@@ -63,7 +63,11 @@ type ErrHTTP struct {
 }
 
 func (e *ErrHTTP) Error() string {
-	return fmt.Sprintf("GET %s: %d %s", e.URL, e.Status, e.Erro)
+	erro := e.Erro
+	if len(erro) > 300 {
+		erro = erro[:300] + "…"
+	}
+	return registro.Limpo(fmt.Sprintf("GET %s: %d %s", e.URL, e.Status, erro))
 }
 
 func (c *Cliente) raiz() string {
@@ -76,50 +80,81 @@ func (c *Cliente) raiz() string {
 
 func (c *Cliente) aviso(format string, args ...any) {
 	if c.Avisos != nil {
-		fmt.Fprintf(c.Avisos, format+"\n", args...)
+		fmt.Fprintln(c.Avisos, registro.Limpo(fmt.Sprintf(format, args...)))
 	}
 }
 
-// get fetches path, waiting out 429s as the server's Retry-After asks.
+// get fetches path (limites.go bounds what is read).
 func (c *Cliente) get(ctx context.Context, path string) ([]byte, error) {
+	b, _, err := c.buscar(ctx, path, nil)
+	return b, err
+}
+
+// buscar fetches path, reading at most what its kind can hold
+// (limiteDe), after any decompression, and waiting out 429s as the
+// server's Retry-After asks up to EsperaMaxima in all. reservar, when set,
+// is the walk's budget (orcamento); reservado is what was taken from it.
+func (c *Cliente) buscar(ctx context.Context, path string, reservar func(int64) error) (body []byte, reservado int64, err error) {
+	if dir := c.local(); dir != "" {
+		b, err := c.lerLocal(dir, path)
+		return b, 0, err
+	}
 	hc := c.HTTP
 	if hc == nil {
-		hc = &http.Client{Timeout: time.Minute}
+		hc = &http.Client{Timeout: time.Minute, CheckRedirect: redirecionar}
 	}
-	if dir := c.local(); dir != "" {
-		return c.lerLocal(dir, path)
-	}
+	limite := limiteDe(path)
 	u := c.raiz() + path
+	var esperado time.Duration
 	for tentativa := 0; ; tentativa++ {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 		if err != nil {
-			return nil, err
+			return nil, reservado, err
 		}
 		res, err := hc.Do(req)
 		if err != nil {
-			return nil, err
-		}
-		body, err := io.ReadAll(io.LimitReader(res.Body, 64<<20))
-		res.Body.Close()
-		if err != nil {
-			return nil, err
-		}
-		if res.StatusCode == http.StatusTooManyRequests && tentativa < 30 {
-			espera, _ := strconv.Atoi(res.Header.Get("Retry-After"))
-			select {
-			case <-ctx.Done():
-				return nil, ctx.Err()
-			case <-time.After(time.Duration(max(espera, 1)) * time.Second):
-			}
-			continue
+			return nil, reservado, err
 		}
 		if res.StatusCode != http.StatusOK {
+			erro, _, _ := lerAte(res.Body, LimiteErro, -1, nil)
+			res.Body.Close()
+			if res.StatusCode == http.StatusTooManyRequests && tentativa < 30 {
+				ra := res.Header.Get("Retry-After")
+				espera, _ := strconv.Atoi(ra)
+				d := time.Duration(max(espera, 1)) * time.Second
+				if esperado+d > EsperaMaxima {
+					return nil, reservado, &ErrHTTP{URL: u, Status: res.StatusCode, Erro: fmt.Sprintf("Retry-After %q refused: the verifier waits at most %s per request (%s waited)", registro.UmaLinha(ra), EsperaMaxima, esperado)}
+				}
+				esperado += d
+				select {
+				case <-ctx.Done():
+					return nil, reservado, ctx.Err()
+				case <-time.After(d):
+				}
+				continue
+			}
 			var e struct{ Erro string }
-			_ = json.Unmarshal(body, &e)
-			return nil, &ErrHTTP{URL: u, Status: res.StatusCode, Erro: e.Erro}
+			_ = json.Unmarshal(erro, &e)
+			return nil, reservado, &ErrHTTP{URL: u, Status: res.StatusCode, Erro: e.Erro}
 		}
-		return body, nil
+		if res.ContentLength > limite {
+			res.Body.Close()
+			return nil, reservado, grande(path, fmt.Sprintf("Content-Length %d", res.ContentLength), limite)
+		}
+		body, n, err := lerAte(res.Body, limite, res.ContentLength, reservar)
+		res.Body.Close()
+		reservado += n
+		if errors.Is(err, ErrGrande) {
+			return nil, reservado, grande(path, fmt.Sprintf("more than %d bytes", limite), limite)
+		}
+		return body, reservado, err
 	}
+}
+
+// grande is the failure of an answer larger than its kind can hold: the
+// log served it, so it is the log's failure (exit 1), named.
+func grande(path, encontrado string, limite int64) error {
+	return fmt.Errorf("%w (%w)", registro.NovaFalha("resposta "+path, encontrado+" (read no further)", fmt.Sprintf("at most %d bytes, after decompression", limite)), ErrGrande)
 }
 
 func (c *Cliente) getJSON(ctx context.Context, path string, v any) error {
@@ -157,7 +192,7 @@ func (c *Cliente) abrir(ctx context.Context, nota []byte) (registro.Checkpoint, 
 	if err != nil {
 		return cp, registro.NovaFalha("checkpoint", registro.UmaLinha(err.Error()), "a checkpoint signed by "+k)
 	}
-	return cp, nil
+	return cp, conferirTamanho(cp)
 }
 
 // Checkpoint fetches the latest checkpoint and checks its signature.

@@ -43,6 +43,9 @@ func (c *Cliente) VerificarTestemunhas(ctx context.Context, testemunhas []string
 		if err != nil {
 			return Testemunhado{}, registro.NovaFalha("checkpoint", registro.UmaLinha(err.Error()), "a checkpoint signed by "+k+" and cosigned only validly")
 		}
+		if err := conferirTamanho(cp); err != nil {
+			return Testemunhado{}, err
+		}
 		t := Testemunhado{Checkpoint: cp, Cossinaturas: cs, Quorum: quorum, Testemunhadas: len(testemunhas)}
 		err = registro.ConferirQuorum(cs, quorum)
 		if err == nil {

@@ -52,34 +52,50 @@ func (c *Cliente) lerLocal(dir, path string) ([]byte, error) {
 }
 
 // tile fetches one tile. A partial tile the server no longer holds (C2SP
-// lets a log drop it once the tile is full) is cut from the full one.
-func (c *Cliente) tile(ctx context.Context, t tlog.Tile) ([]byte, error) {
-	b, err := c.get(ctx, "/"+tiles.Path(t))
+// lets a log drop it once the tile is full) is cut from the full one. A
+// tile neither serves is the log's failure (exit 1): every tile asked for
+// is of a tree it signed. reservar is the walk's budget (nil: none);
+// reservado what was taken from it.
+func (c *Cliente) tile(ctx context.Context, t tlog.Tile, reservar func(int64) error) (b []byte, reservado int64, err error) {
+	b, reservado, err = c.buscar(ctx, "/"+tiles.Path(t), reservar)
 	var h *ErrHTTP
-	if err == nil || t.W == tiles.Width || !errors.As(err, &h) || h.Status != 404 {
-		return b, err
+	if err == nil || !errors.As(err, &h) || h.Status != 404 {
+		return b, reservado, err
+	}
+	if t.W == tiles.Width {
+		return nil, reservado, faltando(t, err)
 	}
 	cheio := t
 	cheio.W = tiles.Width
-	b, err2 := c.get(ctx, "/"+tiles.Path(cheio))
+	b, n, err2 := c.buscar(ctx, "/"+tiles.Path(cheio), reservar)
+	reservado += n
 	if err2 != nil {
-		return nil, err
+		if errors.As(err2, &h) && h.Status == 404 {
+			return nil, reservado, faltando(t, err)
+		}
+		return nil, reservado, err2
 	}
 	if t.L != tiles.Entries {
 		if len(b) < t.W*tlog.HashSize {
-			return nil, registro.NovaFalha(tiles.Path(cheio), fmt.Sprintf("%d bytes", len(b)), fmt.Sprintf("%d bytes", tiles.Width*tlog.HashSize))
+			return nil, reservado, registro.NovaFalha(tiles.Path(cheio), fmt.Sprintf("%d bytes", len(b)), fmt.Sprintf("%d bytes", tiles.Width*tlog.HashSize))
 		}
-		return b[:t.W*tlog.HashSize], nil
+		return b[:t.W*tlog.HashSize], reservado, nil
 	}
 	es, err := tiles.ReadBundle(b, tiles.Width)
 	if err != nil {
-		return nil, registro.NovaFalha(tiles.Path(cheio), registro.UmaLinha(err.Error()), "an entry bundle of 256")
+		return nil, reservado, registro.NovaFalha(tiles.Path(cheio), registro.UmaLinha(err.Error()), "an entry bundle of 256")
 	}
 	var out []byte
 	for _, e := range es[:t.W] {
 		out, _ = tiles.AppendEntry(out, e)
 	}
-	return out, nil
+	return out, reservado, nil
+}
+
+// faltando is the failure of a tile of a signed tree the log does not
+// serve.
+func faltando(t tlog.Tile, err error) error {
+	return fmt.Errorf("%w (%v)", registro.NovaFalha(tiles.Path(t), "not served", "every tile of the signed tree"), err)
 }
 
 // bloco is one level-0 tile's leaves: their hashes and their records
@@ -96,11 +112,16 @@ type bloco struct {
 	// (ConferirNoBarramento), from index gatilhoDesde on.
 	gatilhos []bool
 	err      error
+	// reservado is what its tiles took from the walk's budget, given back
+	// once the block is consumed.
+	reservado int64
 }
 
-func (c *Cliente) lerBloco(ctx context.Context, k int64, w int, gatilhoDesde int64) bloco {
+func (c *Cliente) lerBloco(ctx context.Context, k int64, w int, gatilhoDesde int64, orc *orcamento) bloco {
 	b := bloco{inicio: k * tiles.Width}
-	h, err := c.tile(ctx, tiles.Hash(0, k, w))
+	reserva := orc.reserva(ctx, k)
+	h, n, err := c.tile(ctx, tiles.Hash(0, k, w), reserva)
+	b.reservado += n
 	if err != nil {
 		b.err = err
 		return b
@@ -109,7 +130,8 @@ func (c *Cliente) lerBloco(ctx context.Context, k int64, w int, gatilhoDesde int
 		b.err = registro.NovaFalha(tiles.Path(tiles.Hash(0, k, w)), registro.UmaLinha(err.Error()), "a level-0 hash tile")
 		return b
 	}
-	e, err := c.tile(ctx, tiles.Bundle(k, w))
+	e, n, err := c.tile(ctx, tiles.Bundle(k, w), reserva)
+	b.reservado += n
 	if err != nil {
 		b.err = err
 		return b
@@ -167,9 +189,16 @@ func (c *Cliente) percorrer(ctx context.Context, cp registro.Checkpoint, fr *reg
 	if fr.N > cp.Tamanho {
 		return registro.NovaFalha("checkpoint.tamanho", cp.Tamanho, fmt.Sprintf("≥ %d (the size already verified): the log shrank", fr.N))
 	}
+	if err := conferirTamanho(cp); err != nil {
+		return err
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	fila := make(chan chan bloco, max(TilesEmVoo, 1))
+	// The tiles in flight share a budget; the block consumed next always
+	// goes on (orcamento).
+	orc := novoOrcamento(OrcamentoTiles)
+	orc.avancar(fr.N / tiles.Width)
 	go func() {
 		defer close(fila)
 		for k := fr.N / tiles.Width; k*tiles.Width < cp.Tamanho; k++ {
@@ -180,7 +209,7 @@ func (c *Cliente) percorrer(ctx context.Context, cp registro.Checkpoint, fr *reg
 			case <-ctx.Done():
 				return
 			}
-			go func() { ch <- c.lerBloco(ctx, k, w, gatilhoDesde) }()
+			go func() { ch <- c.lerBloco(ctx, k, w, gatilhoDesde, orc) }()
 		}
 	}()
 	for ch := range fila {
@@ -188,6 +217,7 @@ func (c *Cliente) percorrer(ctx context.Context, cp registro.Checkpoint, fr *reg
 		if b.err != nil {
 			return b.err
 		}
+		k := b.inicio / tiles.Width
 		for j, h := range b.hashes {
 			i := b.inicio + int64(j)
 			if i < fr.N {
@@ -205,6 +235,8 @@ func (c *Cliente) percorrer(ctx context.Context, cp registro.Checkpoint, fr *reg
 			}
 			fr.Adicionar(h)
 		}
+		orc.liberar(b.reservado)
+		orc.avancar(k + 1)
 		if progresso != nil {
 			progresso(fr.N, cp.Tamanho)
 		}
@@ -264,7 +296,7 @@ func (leitorTiles) Height() int { return tiles.Height }
 func (l leitorTiles) ReadTiles(ts []tlog.Tile) ([][]byte, error) {
 	out := make([][]byte, len(ts))
 	for i, t := range ts {
-		b, err := l.c.tile(l.ctx, t)
+		b, _, err := l.c.tile(l.ctx, t, nil)
 		if err != nil {
 			return nil, err
 		}

@@ -40,53 +40,84 @@ func (c *Cliente) Espelhar(ctx context.Context, dir string, progresso func(feito
 		return Espelho{}, err
 	}
 	raiz := filepath.Join(dir, "d6a", "transparencia")
-	ts := tiles.ForSize(cp.Tamanho)
-	e := Espelho{Checkpoint: cp, Tiles: len(ts)}
-	var faltam []tlog.Tile
-	for _, t := range ts {
-		if t.W == tiles.Width {
-			if _, err := os.Stat(filepath.Join(raiz, filepath.FromSlash(tiles.Path(t)))); err == nil {
-				continue
-			}
-		}
-		faltam = append(faltam, t)
-	}
+	total := tiles.Count(cp.Tamanho)
+	e := Espelho{Checkpoint: cp, Tiles: int(total)}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	trabalho := make(chan tlog.Tile)
+	type tarefa struct {
+		t   tlog.Tile
+		vez int64
+	}
+	trabalho := make(chan tarefa)
 	var (
 		mu       sync.Mutex
 		primeiro error
 		feitos   int64
+		copiados int
 		wg       sync.WaitGroup
+		// The tiles in flight share a budget; the oldest not yet written
+		// always goes on (orcamento): vez is its turn, prontos the turns
+		// after it already written.
+		orc     = novoOrcamento(OrcamentoTiles)
+		vez     int64
+		prontos = map[int64]bool{}
 	)
+	pronto := func(v int64) {
+		prontos[v] = true
+		for prontos[vez] {
+			delete(prontos, vez)
+			vez++
+		}
+		orc.avancar(vez)
+	}
 	for range max(TilesEmVoo, 1) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for t := range trabalho {
-				b, err := c.tile(ctx, t)
+			for tf := range trabalho {
+				b, n, err := c.tile(ctx, tf.t, orc.reserva(ctx, tf.vez))
 				if err == nil {
-					err = gravar(filepath.Join(raiz, filepath.FromSlash(tiles.Path(t))), b)
+					err = gravar(filepath.Join(raiz, filepath.FromSlash(tiles.Path(tf.t))), b)
 				}
+				b = nil
+				orc.liberar(n)
 				mu.Lock()
 				if err != nil && primeiro == nil {
 					primeiro = err
 					cancel()
 				}
 				feitos++
+				copiados++
+				pronto(tf.vez)
 				if progresso != nil {
-					progresso(feitos, int64(len(faltam)))
+					progresso(feitos, total)
 				}
 				mu.Unlock()
 			}
 		}()
 	}
-	for _, t := range faltam {
+	// The tiles one by one (tiles.All): full ones already in dir are
+	// kept, they never change.
+	var v int64
+	for t := range tiles.All(cp.Tamanho) {
+		if ctx.Err() != nil {
+			break
+		}
+		if t.W == tiles.Width {
+			if _, err := os.Stat(filepath.Join(raiz, filepath.FromSlash(tiles.Path(t)))); err == nil {
+				mu.Lock()
+				feitos++
+				pronto(v)
+				mu.Unlock()
+				v++
+				continue
+			}
+		}
 		select {
-		case trabalho <- t:
+		case trabalho <- tarefa{t, v}:
 		case <-ctx.Done():
 		}
+		v++
 	}
 	close(trabalho)
 	wg.Wait()
@@ -96,7 +127,7 @@ func (c *Cliente) Espelhar(ctx context.Context, dir string, progresso func(feito
 	if err := ctx.Err(); err != nil {
 		return e, err
 	}
-	e.Copiados = len(faltam)
+	e.Copiados = copiados
 	// The key and the summary are conveniences of the mirror (a reader
 	// should pin the key with --chave); a log that serves none still
 	// mirrors.
