@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/netip"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -77,6 +79,13 @@ type Config struct {
 	// TransparenciaPorMinuto limits the public transparency routes per
 	// client IP (0: no limit).
 	TransparenciaPorMinuto int
+	// ConexoesPublicas is the size of the pool the public routes read
+	// through, apart from the executor's (D6A_DB_CONEXOES_PUBLICAS): a
+	// flood of them can hold no more than these connections.
+	ConexoesPublicas int
+	// JWTDuracaoMax is the longest a session token may live, iat to exp
+	// (D6A_JWT_DURACAO_MAX): a leaked long-lived token is refused.
+	JWTDuracaoMax time.Duration
 }
 
 // Error names the variable to fix, so the operator can act on one line.
@@ -132,6 +141,8 @@ func Parse(lookup func(string) (string, bool)) (Config, error) {
 		LogTestemunhas:       p.str("D6A_LOG_TESTEMUNHAS", ""),
 		// A full mirror of 1,000,000 draws is 1,000 pages.
 		TransparenciaPorMinuto: p.integer("D6A_TRANSPARENCIA_POR_MINUTO", 1200, 0),
+		ConexoesPublicas:       p.integer("D6A_DB_CONEXOES_PUBLICAS", 2, 1),
+		JWTDuracaoMax:          p.duration("D6A_JWT_DURACAO_MAX", 24*time.Hour),
 	}
 	switch lvl := strings.ToLower(p.str("D6A_LOG_LEVEL", "info")); lvl {
 	case "debug":
@@ -163,7 +174,48 @@ func Parse(lookup func(string) (string, bool)) (Config, error) {
 	if c.HierarquiaTTL <= 0 {
 		p.fail("D6A_HIERARQUIA_TTL", "must be positive")
 	}
+	if c.JWTDuracaoMax <= 0 {
+		p.fail("D6A_JWT_DURACAO_MAX", "must be positive")
+	}
+	// A provider's key verifies the tokens it issues for every service it
+	// serves: without both claims pinned, a token minted for another
+	// service (or by another tenant) would open ours.
+	if c.JWTPublicKeyFile != "" || c.JWTJWKSURL != "" {
+		for _, v := range []struct{ nome, valor string }{{"D6A_JWT_ISSUER", c.JWTIssuer}, {"D6A_JWT_AUDIENCE", c.JWTAudience}} {
+			if v.valor == "" {
+				p.fail(v.nome, "required with D6A_JWT_PUBLIC_KEY_FILE or D6A_JWT_JWKS_URL (the iss and aud the identity provider puts in d6a's tokens)")
+			}
+		}
+	}
+	if c.JWTJWKSURL != "" {
+		if err := URLJWKSSegura(c.JWTJWKSURL); err != nil {
+			p.fail("D6A_JWT_JWKS_URL", err.Error())
+		}
+	}
 	return c, errors.Join(p.errs...)
+}
+
+// URLJWKSSegura refuses a key-set URL anyone on the path could rewrite:
+// https, or http only to a loopback host (a sidecar or a test).
+func URLJWKSSegura(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return fmt.Errorf("%q is not an absolute URL", raw)
+	}
+	switch u.Scheme {
+	case "https":
+		return nil
+	case "http":
+		h := u.Hostname()
+		if h == "localhost" {
+			return nil
+		}
+		if ip, err := netip.ParseAddr(h); err == nil && ip.IsLoopback() {
+			return nil
+		}
+		return errors.New("http:// is only accepted to a loopback host; use https://")
+	}
+	return fmt.Errorf("scheme %q is not https", u.Scheme)
 }
 
 // RequireDatabase reports the missing database URL the way every command
