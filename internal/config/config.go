@@ -83,6 +83,10 @@ type Config struct {
 	// through, apart from the executor's (D6A_DB_CONEXOES_PUBLICAS): a
 	// flood of them can hold no more than these connections.
 	ConexoesPublicas int
+	// ValidadeMetricas is how long /metrics serves the gauges it read
+	// from the database before reading them again (D6A_METRICAS_VALIDADE;
+	// 0: every scrape).
+	ValidadeMetricas time.Duration
 	// JWTDuracaoMax is the longest a session token may live, iat to exp
 	// (D6A_JWT_DURACAO_MAX): a leaked long-lived token is refused.
 	JWTDuracaoMax time.Duration
@@ -143,6 +147,7 @@ func Parse(lookup func(string) (string, bool)) (Config, error) {
 		TransparenciaPorMinuto: p.integer("D6A_TRANSPARENCIA_POR_MINUTO", 1200, 0),
 		ConexoesPublicas:       p.integer("D6A_DB_CONEXOES_PUBLICAS", 2, 1),
 		JWTDuracaoMax:          p.duration("D6A_JWT_DURACAO_MAX", 24*time.Hour),
+		ValidadeMetricas:       p.duration("D6A_METRICAS_VALIDADE", 5*time.Second),
 	}
 	switch lvl := strings.ToLower(p.str("D6A_LOG_LEVEL", "info")); lvl {
 	case "debug":
@@ -173,6 +178,9 @@ func Parse(lookup func(string) (string, bool)) (Config, error) {
 	}
 	if c.HierarquiaTTL <= 0 {
 		p.fail("D6A_HIERARQUIA_TTL", "must be positive")
+	}
+	if c.ValidadeMetricas < 0 {
+		p.fail("D6A_METRICAS_VALIDADE", "must not be negative")
 	}
 	if c.JWTDuracaoMax <= 0 {
 		p.fail("D6A_JWT_DURACAO_MAX", "must be positive")
@@ -292,4 +300,25 @@ func (p *parser) list(name string) []string {
 		}
 	}
 	return out
+}
+
+// SemCredenciais is a URL, or a comma-separated list of them (D6A_NATS_URL
+// takes several servers), fit for a log line: any user information
+// (user:pass@, and the token@ that url.URL.Redacted keeps) becomes "***".
+func SemCredenciais(raw string) string {
+	partes := strings.Split(raw, ",")
+	for i, p := range partes {
+		u, err := url.Parse(strings.TrimSpace(p))
+		switch {
+		case err != nil:
+			// Unreadable: it may still hold a secret before an '@'.
+			if j := strings.LastIndexByte(p, '@'); j >= 0 {
+				partes[i] = "***" + p[j:]
+			}
+		case u.User != nil:
+			u.User = url.User("***")
+			partes[i] = strings.Replace(u.String(), "%2A%2A%2A", "***", 1)
+		}
+	}
+	return strings.Join(partes, ",")
 }

@@ -112,3 +112,19 @@ func TestConexoesPublicasEDuracaoToken(t *testing.T) {
 		}
 	}
 }
+
+func TestSemCredenciais(t *testing.T) {
+	for in, want := range map[string]string{
+		"nats://u:segredo@nats:4222":            "nats://***@nats:4222",
+		"nats://tokensecreto@nats:4222":         "nats://***@nats:4222",
+		"nats://a:b@n1:4222,nats://tok@n2:4222": "nats://***@n1:4222,nats://***@n2:4222",
+		"nats://nats:4222":                      "nats://nats:4222",
+		"nats://u:p%zz@nats:4222":               "***@nats:4222",
+		"":                                      "",
+	} {
+		got := SemCredenciais(in)
+		if got != want || strings.Contains(got, "segredo") || strings.Contains(got, "tokensecreto") {
+			t.Errorf("SemCredenciais(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -100,23 +101,66 @@ func TestHealthz(t *testing.T) {
 
 func TestReadyz(t *testing.T) {
 	t.Parallel()
+	var mu sync.Mutex
 	var pronto func(context.Context) error
+	chamadas := 0
+	trocar := func(f func(context.Context) error) {
+		mu.Lock()
+		defer mu.Unlock()
+		pronto, chamadas = f, 0
+	}
 	s := novoServidor(t, func(o *Options) {
-		o.Ready = func(ctx context.Context) error { return pronto(ctx) }
+		o.Ready = func(ctx context.Context) error {
+			mu.Lock()
+			f := pronto
+			chamadas++
+			mu.Unlock()
+			return f(ctx)
+		}
 	})
-
-	pronto = func(context.Context) error { return errors.New("banco de dados indisponível\ndetalhe") }
+	// The public sees the reason, never the database's error (host, user).
+	trocar(func(context.Context) error {
+		return &NaoPronto{Motivo: "banco de dados indisponível", Err: errors.New(`failed to connect to host=db.interno user=d6a: senha errada`)}
+	})
 	if msg := s.get(t, RotaReadyz).erro(t, 503); msg != "banco de dados indisponível" {
 		t.Fatalf("erro %q", msg)
 	}
+	time.Sleep(ReadyzTTL)
+	trocar(func(context.Context) error { return errors.New("dial tcp 10.1.2.3:4222: connection refused") })
+	if msg := s.get(t, RotaReadyz).erro(t, 503); msg != "não pronto" {
+		t.Fatalf("erro %q", msg)
+	}
 
-	pronto = func(context.Context) error { return nil }
-	if r := s.get(t, RotaReadyz); r.status != 200 || string(r.body) != `{"status":"ok"}` {
-		t.Fatalf("got %d %s", r.status, r.body)
+	// Within ReadyzTTL the last result stands, and a flood of probes runs
+	// no check at all.
+	trocar(func(context.Context) error { return nil })
+	var wg sync.WaitGroup
+	for range 64 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if r := s.get(t, RotaReadyz); r.status != 503 {
+				t.Errorf("within the TTL: %d", r.status)
+			}
+		}()
+	}
+	wg.Wait()
+	if chamadas != 0 {
+		t.Fatalf("64 probes within the TTL ran %d checks", chamadas)
+	}
+	time.Sleep(ReadyzTTL)
+	for range 8 {
+		if r := s.get(t, RotaReadyz); r.status != 200 || string(r.body) != `{"status":"ok"}` {
+			t.Fatalf("got %d %s", r.status, r.body)
+		}
+	}
+	if chamadas != 1 {
+		t.Fatalf("8 probes ran %d checks, want 1", chamadas)
 	}
 
 	// A check that ignores its context still ends the probe at ReadyTimeout.
-	pronto = func(context.Context) error { time.Sleep(ReadyTimeout + time.Second); return nil }
+	time.Sleep(ReadyzTTL)
+	trocar(func(context.Context) error { time.Sleep(ReadyTimeout + time.Second); return nil })
 	inicio := time.Now()
 	s.get(t, RotaReadyz).erro(t, 503)
 	if d := time.Since(inicio); d > ReadyTimeout+500*time.Millisecond {
