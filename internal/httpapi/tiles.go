@@ -111,9 +111,17 @@ func (t *rotasTransparencia) tile(c *fiber.Ctx) error {
 	bundle := tl.L == tiles.Entries
 	gz := bundle && aceitaGzip(c.Get(fiber.HeaderAcceptEncoding))
 	chave := chaveTile(tl, gz)
-	// A tile already served is in the tree of every later checkpoint.
+	// A tile already served is in the tree of every later checkpoint, and
+	// so is every partial tile of a full one in memory: neither needs the
+	// database.
 	if corpo, ok := t.memoria.ler(chave, bundle); ok {
 		return enviarTile(c, tl, gz, corpo)
+	}
+	cheio := tlog.Tile{H: tl.H, L: tl.L, N: tl.N, W: tiles.Width}
+	if tl.W < tiles.Width {
+		if corpo, ok := t.memoria.ler(chaveTile(cheio, false), bundle); ok {
+			return t.enviarCortado(c, tl, gz, corpo)
+		}
 	}
 	sair, err := t.vagas.entrar(c)
 	if err != nil {
@@ -130,7 +138,7 @@ func (t *rotasTransparencia) tile(c *fiber.Ctx) error {
 		return fiber.NewError(fiber.StatusNotFound, "tile além da árvore do último checkpoint (tamanho "+strconv.FormatInt(n, 10)+")")
 	}
 	ler := tl
-	if cheio := (tlog.Tile{H: tl.H, L: tl.L, N: tl.N, W: tiles.Width}); tl.W < tiles.Width && tiles.In(cheio, n) {
+	if tl.W < tiles.Width && tiles.In(cheio, n) {
 		ler = cheio
 	}
 	corpo, err := t.lerTile(ctx, ler)
@@ -138,9 +146,7 @@ func (t *rotasTransparencia) tile(c *fiber.Ctx) error {
 		return falhaLeitura(err)
 	}
 	if ler.W != tl.W {
-		if corpo, err = prefixoTile(corpo, tl); err != nil {
-			return falhaLeitura(err)
-		}
+		return t.enviarCortado(c, tl, gz, corpo)
 	}
 	if gz {
 		if corpo, err = comprimir(corpo); err != nil {
@@ -148,6 +154,22 @@ func (t *rotasTransparencia) tile(c *fiber.Ctx) error {
 		}
 	}
 	t.memoria.guardar(chave, corpo)
+	return enviarTile(c, tl, gz, corpo)
+}
+
+// enviarCortado answers the partial tile tl cut from the bytes of its
+// full tile, and keeps it.
+func (t *rotasTransparencia) enviarCortado(c *fiber.Ctx, tl tlog.Tile, gz bool, cheio []byte) error {
+	corpo, err := prefixoTile(cheio, tl)
+	if err != nil {
+		return falhaLeitura(err)
+	}
+	if gz {
+		if corpo, err = comprimir(corpo); err != nil {
+			return falhaLeitura(err)
+		}
+	}
+	t.memoria.guardar(chaveTile(tl, gz), corpo)
 	return enviarTile(c, tl, gz, corpo)
 }
 
