@@ -325,6 +325,10 @@ func TestIPCliente(t *testing.T) {
 		{"10.1.2.3", "10.9.9.9", "10.9.9.9"},                              // internal caller
 		{"10.1.2.3", " 2001:db8::1 , ::ffff:203.0.113.5 ", "203.0.113.5"}, // mapped IPv4
 		{"::ffff:10.1.2.3", "203.0.113.5", "203.0.113.5"},                 // mapped peer
+		// Several header lines are one list: the proxy's line is last.
+		{"10.1.2.3", "1.1.1.1\n203.0.113.5", "203.0.113.5"},
+		{"10.1.2.3", "1.1.1.1, 8.8.8.8\n203.0.113.5, 192.0.2.1", "203.0.113.5"},
+		{"10.1.2.3", "203.0.113.5\n", "203.0.113.5"},
 	}
 	app := fiber.New()
 	for _, c := range casos {
@@ -356,8 +360,13 @@ func TestChaveThrottle(t *testing.T) {
 func fasthttpCtx(peer, xff string) *fasthttp.RequestCtx {
 	var req fasthttp.Request
 	req.SetRequestURI("/")
+	// One header line per "\n" of xff.
 	if xff != "" {
-		req.Header.Set(fiber.HeaderXForwardedFor, xff)
+		for _, l := range strings.Split(xff, "\n") {
+			if l != "" {
+				req.Header.Add(fiber.HeaderXForwardedFor, l)
+			}
+		}
 	}
 	ctx := &fasthttp.RequestCtx{}
 	ctx.Init(&req, &net.TCPAddr{IP: net.ParseIP(peer), Port: 40000}, nil)
