@@ -13,6 +13,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/adaptor"
+	"github.com/gofiber/fiber/v2/middleware/helmet"
 	"github.com/gofiber/fiber/v2/middleware/limiter"
 	fiberrecover "github.com/gofiber/fiber/v2/middleware/recover"
 
@@ -179,6 +180,7 @@ func New(o Options) (*fiber.App, error) {
 	})
 
 	app.Use(a.registrar)
+	app.Use(cabecalhosSeguranca)
 	app.Use(limitarCorpo)
 	app.Use(fiberrecover.New(fiberrecover.Config{
 		EnableStackTrace: true,
@@ -231,6 +233,24 @@ func documento(ler func() ([]byte, error)) fiber.Handler {
 		return c.Send(b)
 	}
 }
+
+// CSPPadrao is every answer's Content-Security-Policy but the verifier
+// page's (CSPVerificador): JSON, text and tiles load nothing and are
+// framed by no one.
+const CSPPadrao = "default-src 'none'; frame-ancestors 'none'"
+
+// cabecalhosSeguranca sets the security headers of every answer (issue 50
+// item 6) through fiber's helmet: nosniff, no framing, no Referer. The
+// log is public data a mirror or another origin's verifier may fetch, so
+// its resources are not confined to this origin (CORP cross-origin,
+// COEP unsafe-none).
+var cabecalhosSeguranca = helmet.New(helmet.Config{
+	ContentSecurityPolicy:     CSPPadrao,
+	ReferrerPolicy:            "no-referrer",
+	XFrameOptions:             "DENY",
+	CrossOriginEmbedderPolicy: "unsafe-none",
+	CrossOriginResourcePolicy: "cross-origin",
+})
 
 // limitarCorpo refuses a body over CorpoLimitePublico outside the
 // administration routes.

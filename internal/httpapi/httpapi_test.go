@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -477,5 +479,36 @@ func TestPaginaServeSeuWasm(t *testing.T) {
 	}
 	if !bytes.HasPrefix(verificadorWasm, []byte("\x00asm")) {
 		t.Error("d6a.wasm is not a WebAssembly module")
+	}
+}
+
+// Issue 50 item 6: every answer, errors included, forbids sniffing,
+// framing and the Referer; the verifier page's CSP runs its own inline
+// scripts and style by hash, never 'unsafe-inline'.
+func TestCabecalhosDeSeguranca(t *testing.T) {
+	t.Parallel()
+	s := novoServidor(t, nil)
+	for _, rota := range []string{RotaHealthz, RotaMetrics, RotaSituacao, "/nao-existe", RotaTransparencia + "/testemunhas", RotaTransparencia + "/"} {
+		r := s.get(t, rota)
+		if r.header.Get("X-Content-Type-Options") != "nosniff" || r.header.Get("Referrer-Policy") != "no-referrer" ||
+			!strings.Contains(r.header.Get("Content-Security-Policy"), "frame-ancestors 'none'") {
+			t.Errorf("%s (%d): nosniff %q, Referrer-Policy %q, CSP %q", rota, r.status, r.header.Get("X-Content-Type-Options"),
+				r.header.Get("Referrer-Policy"), r.header.Get("Content-Security-Policy"))
+		}
+	}
+	p := s.get(t, RotaTransparencia+"/")
+	csp := p.header.Get("Content-Security-Policy")
+	if csp != CSPVerificador || strings.Contains(csp, "unsafe-inline") {
+		t.Fatalf("page CSP %q", csp)
+	}
+	blocos := append(scriptsEmbutidos.FindAllSubmatch(p.body, -1), estilosEmbutidos.FindAllSubmatch(p.body, -1)...)
+	if len(blocos) < 4 {
+		t.Fatalf("%d inline blocks found in the page", len(blocos))
+	}
+	for _, m := range blocos {
+		h := sha256.Sum256(m[1])
+		if !strings.Contains(csp, "'sha256-"+base64.StdEncoding.EncodeToString(h[:])+"'") {
+			t.Errorf("inline block %.40q… not in the CSP", m[1])
+		}
 	}
 }
