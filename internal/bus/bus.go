@@ -22,6 +22,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/formigueiro/d6a/internal/config"
 	"github.com/formigueiro/d6a/internal/evento"
 )
 
@@ -217,7 +218,8 @@ func Connect(ctx context.Context, cfg Config) (*Bus, error) {
 			}
 		}),
 		nats.ReconnectHandler(func(c *nats.Conn) {
-			b.log.Info("NATS reconnected", "url", c.ConnectedUrlRedacted())
+			// Redacted keeps a token@; SemCredenciais drops it too.
+			b.log.Info("NATS reconnected", "url", config.SemCredenciais(c.ConnectedUrl()))
 		}),
 		nats.ErrorHandler(func(_ *nats.Conn, s *nats.Subscription, err error) {
 			subj := ""

@@ -84,8 +84,10 @@ type Options struct {
 
 // Instancia is one assembled instance of the colony.
 type Instancia struct {
-	Cfg     config.Config
-	Store   *store.Store
+	Cfg   config.Config
+	Store *store.Store
+	// Publico is the public routes' pool (D6A_DB_CONEXOES_PUBLICAS).
+	Publico *store.Store
 	Bus     *bus.Bus
 	Servico *atribuicao.Servico
 	// Console is the operators' console over Servico (httpapi serves it).
@@ -144,6 +146,15 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *Instancia, err e
 			return nil, err
 		}
 	}
+	// The public routes read through a pool of their own, so a flood of
+	// them never takes the executor's connections (issue 50 item 4).
+	conexoes := cfg.ConexoesPublicas
+	if conexoes <= 0 {
+		conexoes = httpapi.ConexoesPublicas
+	}
+	if w.Publico, err = w.Store.Publico(ctx, conexoes); err != nil {
+		return nil, &ConfigError{Var: "D6A_DATABASE_URL", Err: err}
+	}
 	w.Bus, err = bus.Connect(ctx, bus.Config{
 		URL: cfg.NATSURL, EmbeddedAddr: cfg.NATSEmbeddedAddr, DataDir: cfg.DataDir,
 		Stream: cfg.Stream, Prefix: cfg.SubjectPrefix, MaxEntregas: cfg.MaxEntregas,
@@ -176,14 +187,15 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *Instancia, err e
 		n, err := w.Bus.Pending(ctx)
 		return map[string]uint64{"entradas": n}, err
 	}
-	w.Metrics = metrics.New(metrics.StoreFonte(w.Store, lag))
+	w.Metrics = metrics.New(metrics.StoreFonte(w.Publico, lag))
+	w.Metrics.SetValidadeGauges(cfg.ValidadeMetricas)
 	w.Metrics.AcompanharEntregas(w.Bus.SemEntrega)
 	tipos := make([]string, len(evento.Consumidos))
 	for i, t := range evento.Consumidos {
 		tipos[i] = string(t)
 	}
 	w.Metrics.Preparar(tipos...)
-	w.Metrics.RegistrarOperacao(metrics.StoreFonteOperacao(w.Store, o.Now), console.TiposAcao)
+	w.Metrics.RegistrarOperacao(metrics.StoreFonteOperacao(w.Publico, o.Now), console.TiposAcao)
 	st := w.Store
 	hier := hierarquia.New(st.CarregarHierarquia, cfg.HierarquiaTTL, o.Now)
 	w.Relay = outbox.New(st, w.Bus, cfg.OutboxPollInterval, o.Now)
@@ -237,7 +249,7 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *Instancia, err e
 	if httpapi.SemWasm() {
 		w.log.Warn("built without the verifier page's WebAssembly (make wasm): the page at /d6a/transparencia/ cannot run its checks")
 	}
-	if w.App, err = httpapi.New(httpapi.Options{Config: cfg, Store: st, Metrics: w.Metrics, Now: o.Now, Ready: w.Ready, Cache: w.Cache, Admin: w.Console, Contexto: fundo,
+	if w.App, err = httpapi.New(httpapi.Options{Config: cfg, Store: st, Publico: w.Publico, Metrics: w.Metrics, Now: o.Now, Ready: w.Ready, Cache: w.Cache, Admin: w.Console, Contexto: fundo,
 		ChaveLog: chave.Verificador}); err != nil {
 		return nil, err
 	}
@@ -253,17 +265,22 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *Instancia, err e
 
 // Ready is /readyz: boot done, database and bus (with its six consumers)
 // reachable (CONTRACT §6).
+// Each failure is an *httpapi.NaoPronto: the public sees its reason, the
+// log its error (hosts, users, URLs).
 func (w *Instancia) Ready(ctx context.Context) error {
 	if !w.booted.Load() {
-		return errors.New("boot em andamento")
+		return &httpapi.NaoPronto{Motivo: "boot em andamento"}
 	}
 	if err := w.Store.Pool.Ping(ctx); err != nil {
-		return fmt.Errorf("banco de dados: %w", err)
+		return &httpapi.NaoPronto{Motivo: "banco de dados indisponível", Err: err}
 	}
 	if err := w.falhaAssinatura.Load(); err != nil {
-		return fmt.Errorf("log de transparência: checkpoint não assinado, resultados retidos: %w", *err)
+		return &httpapi.NaoPronto{Motivo: "log de transparência: checkpoint não assinado, resultados retidos", Err: *err}
 	}
-	return w.Bus.Ready(ctx)
+	if err := w.Bus.Ready(ctx); err != nil {
+		return &httpapi.NaoPronto{Motivo: "barramento indisponível", Err: err}
+	}
+	return nil
 }
 
 // Run serves until ctx ends, then drains: consumers stop fetching and finish
@@ -273,7 +290,7 @@ func (w *Instancia) Run(ctx context.Context) error {
 	defer w.close()
 	httpDone := make(chan error, 1)
 	go func() { httpDone <- httpapi.Servir(w.App, w.ln) }()
-	w.log.Info("d6a ouvindo", "http", w.Addr.String(), "nats", w.Bus.Conn().ConnectedUrl(), "stream", w.Cfg.Stream)
+	w.log.Info("d6a ouvindo", "http", w.Addr.String(), "nats", config.SemCredenciais(w.Bus.Conn().ConnectedUrl()), "stream", w.Cfg.Stream)
 
 	workCtx, cancelWork := context.WithCancel(context.Background())
 	defer cancelWork()
@@ -384,6 +401,9 @@ func (w *Instancia) close() {
 	}
 	if w.Bus != nil {
 		_ = w.Bus.Close()
+	}
+	if w.Publico != nil {
+		w.Publico.Close()
 	}
 	if w.Store != nil {
 		w.Store.Close()

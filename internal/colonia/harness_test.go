@@ -102,6 +102,8 @@ func novaColonia(t *testing.T, o opcoes) *harness {
 	c.cfg.NATSURL = "nats://" + c.natsAddr
 	c.cfg.HTTPAddr = "127.0.0.1:0"
 	c.cfg.OutboxPollInterval = 50 * time.Millisecond
+	// Tests read /metrics right after a draw: no gauge cache.
+	c.cfg.ValidadeMetricas = 0
 	c.cfg.ConsumerFetchTimeout = 100 * time.Millisecond
 	c.cfg.MaxEntregas = 3
 	if o.maxEntregas > 0 {

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/netip"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -88,6 +90,17 @@ type Config struct {
 	// BeaconMargem is the margin between a commitment time and its round
 	// (D6A_BEACON_MARGEM); negative: one period of the chain.
 	BeaconMargem time.Duration
+	// ConexoesPublicas is the size of the pool the public routes read
+	// through, apart from the executor's (D6A_DB_CONEXOES_PUBLICAS): a
+	// flood of them can hold no more than these connections.
+	ConexoesPublicas int
+	// ValidadeMetricas is how long /metrics serves the gauges it read
+	// from the database before reading them again (D6A_METRICAS_VALIDADE;
+	// 0: every scrape).
+	ValidadeMetricas time.Duration
+	// JWTDuracaoMax is the longest a session token may live, iat to exp
+	// (D6A_JWT_DURACAO_MAX): a leaked long-lived token is refused.
+	JWTDuracaoMax time.Duration
 }
 
 // Error names the variable to fix, so the operator can act on one line.
@@ -147,6 +160,9 @@ func Parse(lookup func(string) (string, bool)) (Config, error) {
 		BeaconURL:              p.list("D6A_BEACON_URL"),
 		BeaconChave:            p.str("D6A_BEACON_CHAVE", ""),
 		BeaconMargem:           p.duration("D6A_BEACON_MARGEM", -1),
+		ConexoesPublicas:       p.integer("D6A_DB_CONEXOES_PUBLICAS", 2, 1),
+		JWTDuracaoMax:          p.duration("D6A_JWT_DURACAO_MAX", 24*time.Hour),
+		ValidadeMetricas:       p.duration("D6A_METRICAS_VALIDADE", 5*time.Second),
 	}
 	if len(c.BeaconURL) > 0 && c.BeaconChave == "" {
 		p.fail("D6A_BEACON_CHAVE", "required with D6A_BEACON_URL: the chain's public key in hex (quicknet's is in CONTRACT §4a)")
@@ -184,7 +200,51 @@ func Parse(lookup func(string) (string, bool)) (Config, error) {
 	if c.HierarquiaTTL <= 0 {
 		p.fail("D6A_HIERARQUIA_TTL", "must be positive")
 	}
+	if c.ValidadeMetricas < 0 {
+		p.fail("D6A_METRICAS_VALIDADE", "must not be negative")
+	}
+	if c.JWTDuracaoMax <= 0 {
+		p.fail("D6A_JWT_DURACAO_MAX", "must be positive")
+	}
+	// A provider's key verifies the tokens it issues for every service it
+	// serves: without both claims pinned, a token minted for another
+	// service (or by another tenant) would open ours.
+	if c.JWTPublicKeyFile != "" || c.JWTJWKSURL != "" {
+		for _, v := range []struct{ nome, valor string }{{"D6A_JWT_ISSUER", c.JWTIssuer}, {"D6A_JWT_AUDIENCE", c.JWTAudience}} {
+			if v.valor == "" {
+				p.fail(v.nome, "required with D6A_JWT_PUBLIC_KEY_FILE or D6A_JWT_JWKS_URL (the iss and aud the identity provider puts in d6a's tokens)")
+			}
+		}
+	}
+	if c.JWTJWKSURL != "" {
+		if err := URLJWKSSegura(c.JWTJWKSURL); err != nil {
+			p.fail("D6A_JWT_JWKS_URL", err.Error())
+		}
+	}
 	return c, errors.Join(p.errs...)
+}
+
+// URLJWKSSegura refuses a key-set URL anyone on the path could rewrite:
+// https, or http only to a loopback host (a sidecar or a test).
+func URLJWKSSegura(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return fmt.Errorf("%q is not an absolute URL", raw)
+	}
+	switch u.Scheme {
+	case "https":
+		return nil
+	case "http":
+		h := u.Hostname()
+		if h == "localhost" {
+			return nil
+		}
+		if ip, err := netip.ParseAddr(h); err == nil && ip.IsLoopback() {
+			return nil
+		}
+		return errors.New("http:// is only accepted to a loopback host; use https://")
+	}
+	return fmt.Errorf("scheme %q is not https", u.Scheme)
 }
 
 // RequireDatabase reports the missing database URL the way every command
@@ -261,4 +321,25 @@ func (p *parser) list(name string) []string {
 		}
 	}
 	return out
+}
+
+// SemCredenciais is a URL, or a comma-separated list of them (D6A_NATS_URL
+// takes several servers), fit for a log line: any user information
+// (user:pass@, and the token@ that url.URL.Redacted keeps) becomes "***".
+func SemCredenciais(raw string) string {
+	partes := strings.Split(raw, ",")
+	for i, p := range partes {
+		u, err := url.Parse(strings.TrimSpace(p))
+		switch {
+		case err != nil:
+			// Unreadable: it may still hold a secret before an '@'.
+			if j := strings.LastIndexByte(p, '@'); j >= 0 {
+				partes[i] = "***" + p[j:]
+			}
+		case u.User != nil:
+			u.User = url.User("***")
+			partes[i] = strings.Replace(u.String(), "%2A%2A%2A", "***", 1)
+		}
+	}
+	return strings.Join(partes, ",")
 }

@@ -145,6 +145,7 @@ func TestAtaquesHTTP(t *testing.T) {
 	}
 
 	// RS256 deployment: a second instance verifies with a public key file.
+	const emissorRS = "https://login.exemplo.gov.br"
 	chaveRSA, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
 		t.Fatal(err)
@@ -164,7 +165,9 @@ func TestAtaquesHTTP(t *testing.T) {
 		"D6A_LOG_LEVEL": "info", "D6A_OUTBOX_POLL": "200ms", "D6A_FETCH_TIMEOUT": "250ms",
 	}
 	envHS := map[string]string{"D6A_JWT_SECRET": segredo, "D6A_THROTTLE_POR_MINUTO": strconv.Itoa(throttleHTTP)}
-	envRS := map[string]string{"D6A_JWT_PUBLIC_KEY_FILE": arqPub, "D6A_THROTTLE_POR_MINUTO": "1000"}
+	envRS := map[string]string{"D6A_JWT_PUBLIC_KEY_FILE": arqPub, "D6A_THROTTLE_POR_MINUTO": "1000",
+		// A provider's key requires both claims pinned (config.Parse).
+		"D6A_JWT_ISSUER": emissorRS, "D6A_JWT_AUDIENCE": "d6a"}
 	for k, v := range base {
 		envHS[k], envRS[k] = v, v
 	}
@@ -272,7 +275,9 @@ func TestAtaquesHTTP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rsTok, err := jwt.NewWithClaims(jwt.SigningMethodRS256, valido(dono)).SignedString(chaveRSA)
+	claimsRS := valido(dono)
+	claimsRS["iss"], claimsRS["aud"] = emissorRS, "d6a"
+	rsTok, err := jwt.NewWithClaims(jwt.SigningMethodRS256, claimsRS).SignedString(chaveRSA)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,6 +28,12 @@ import (
 // session token's life in any way that matters (CONTRACT §6: expired → 401).
 const Leeway = 10 * time.Second
 
+// DuracaoMaxToken is the longest a session token may live, iat (or, without
+// it, now) to exp, when Config.JWTDuracaoMax is 0: identity providers issue
+// session tokens of minutes to hours, so a longer one is a mistake or a
+// token minted to outlive its revocation.
+const DuracaoMaxToken = 24 * time.Hour
+
 // minHMACKey is the key length RFC 7518 §3.2 asks of HS256; a shorter
 // D6A_JWT_SECRET still works but is logged as weak.
 const minHMACKey = 32
@@ -56,6 +62,8 @@ type autenticador struct {
 	// tokens remembers verified tokens until their exp (nil: off).
 	tokens *tokensVerificados
 	now    func() time.Time
+	// duracaoMax caps a token's life (DuracaoMaxToken).
+	duracaoMax time.Duration
 }
 
 // novoAutenticador builds the verifier from the configuration. The accepted
@@ -65,7 +73,10 @@ type autenticador struct {
 // EdDSA for an Ed25519 key. That closes alg "none" and the HS/RS confusion
 // (a token signed with the public key's bytes as an HMAC secret).
 func novoAutenticador(ctx context.Context, cfg config.Config, now func() time.Time, oj OpcoesJWKS, cacheTokens int) (*autenticador, error) {
-	a := &autenticador{now: now}
+	a := &autenticador{now: now, duracaoMax: cfg.JWTDuracaoMax}
+	if a.duracaoMax <= 0 {
+		a.duracaoMax = DuracaoMaxToken
+	}
 	n := 0
 	for _, v := range []string{cfg.JWTSecret, cfg.JWTPublicKeyFile, cfg.JWTJWKSURL} {
 		if v != "" {
@@ -76,6 +87,9 @@ func novoAutenticador(ctx context.Context, cfg config.Config, now func() time.Ti
 	case n > 1:
 		return nil, errors.New("set only one of D6A_JWT_SECRET, D6A_JWT_PUBLIC_KEY_FILE and D6A_JWT_JWKS_URL")
 	case cfg.JWTJWKSURL != "":
+		if err := config.URLJWKSSegura(cfg.JWTJWKSURL); err != nil {
+			return nil, fmt.Errorf("D6A_JWT_JWKS_URL: %w", err)
+		}
 		var err error
 		if a.jwks, err = novasChavesJWKS(ctx, cfg.JWTJWKSURL, oj); err != nil {
 			return nil, err
@@ -101,6 +115,9 @@ func novoAutenticador(ctx context.Context, cfg config.Config, now func() time.Ti
 	opts := []jwt.ParserOption{
 		jwt.WithValidMethods(a.metodos),
 		jwt.WithExpirationRequired(),
+		// An iat in the future is refused, so it cannot stretch the cap
+		// below.
+		jwt.WithIssuedAt(),
 		jwt.WithLeeway(Leeway),
 		jwt.WithTimeFunc(now),
 	}
@@ -191,11 +208,27 @@ func (a *autenticador) verificar(authorization string) (claimsSessao, error) {
 		// issuer or audience: one answer, so a caller cannot probe which.
 		return claimsSessao{}, errTokenInvalido
 	}
+	if !a.vidaAceitavel(claims.RegisteredClaims) {
+		return claimsSessao{}, errTokenInvalido
+	}
 	if a.tokens != nil && claims.ExpiresAt != nil {
 		kid, _ := t.Header["kid"].(string)
 		a.tokens.guardar(h, tokenVerificado{claims: claims, ate: claims.ExpiresAt.Add(Leeway), kid: kid, key: usada})
 	}
 	return claims, nil
+}
+
+// vidaAceitavel caps the token's life at duracaoMax: from its iat, or from
+// now when it has none (the parser has already required exp).
+func (a *autenticador) vidaAceitavel(c jwt.RegisteredClaims) bool {
+	if c.ExpiresAt == nil {
+		return false
+	}
+	inicio := a.now()
+	if c.IssuedAt != nil {
+		inicio = c.IssuedAt.Time
+	}
+	return c.ExpiresAt.Sub(inicio) <= a.duracaoMax+Leeway
 }
 
 // chave hands the parser the configured key. WithValidMethods has already

@@ -71,6 +71,10 @@ func TestAuthHS256Recusa(t *testing.T) {
 		{"sem emissor", "Bearer " + com(func(c jwt.MapClaims) { delete(c, "iss") })},
 		{"audiência errada", "Bearer " + com(func(c jwt.MapClaims) { c["aud"] = "outra-colonia" })},
 		{"sem audiência", "Bearer " + com(func(c jwt.MapClaims) { delete(c, "aud") })},
+		// The life cap (DuracaoMaxToken): from iat, or from now without it.
+		{"vida de 25 h", "Bearer " + com(func(c jwt.MapClaims) { c["exp"] = agora.Add(25*time.Hour - time.Minute).Unix() })},
+		{"vida longa sem iat", "Bearer " + com(func(c jwt.MapClaims) { delete(c, "iat"); c["exp"] = agora.Add(48 * time.Hour).Unix() })},
+		{"iat no futuro", "Bearer " + com(func(c jwt.MapClaims) { c["iat"] = agora.Add(time.Hour).Unix() })},
 	}
 	for _, c := range casos {
 		t.Run(c.nome, func(t *testing.T) {
@@ -90,6 +94,12 @@ func TestAuthHS256Recusa(t *testing.T) {
 	t.Run("esquema em minúsculas e aud em lista", func(t *testing.T) {
 		tok := com(func(c jwt.MapClaims) { c["aud"] = []string{"outra", "d6a"} })
 		if r := s.get(t, RotaSituacao, "Authorization", "bearer "+tok); r.status != 200 {
+			t.Fatalf("status %d: %s", r.status, r.body)
+		}
+	})
+	t.Run("vida de 24 h", func(t *testing.T) {
+		tok := com(func(c jwt.MapClaims) { c["exp"] = agora.Add(24*time.Hour - time.Minute).Unix() })
+		if r := s.situacao(t, tok); r.status != 200 {
 			t.Fatalf("status %d: %s", r.status, r.body)
 		}
 	})
@@ -240,6 +250,7 @@ func TestAuthConfiguracaoInvalidaFalhaNew(t *testing.T) {
 		"chave privada":       {config.Config{JWTPublicKeyFile: arquivo(t, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: []byte{1}}))}, "not a public key"},
 		"PEM corrompido":      {config.Config{JWTPublicKeyFile: arquivo(t, pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: []byte{1, 2, 3}}))}, "parse PUBLIC KEY"},
 		"RSA de 1024 bits":    {config.Config{JWTPublicKeyFile: arquivo(t, k.rsaFraca)}, "2048"},
+		"JWKS em http":        {config.Config{JWTJWKSURL: "http://idp.example/jwks.json"}, "D6A_JWT_JWKS_URL"},
 		"proxy inválido":      {config.Config{JWTSecret: segredo, TrustedProxies: []string{"proxy.interno"}}, "D6A_TRUSTED_PROXIES"},
 	}
 	for nome, c := range casos {

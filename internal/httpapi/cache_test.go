@@ -150,14 +150,14 @@ func TestCacheSuspensaoVenceSemEscrita(t *testing.T) {
 	suspender(t, st, cidadao, agora.Add(time.Second))
 	ctx := context.Background()
 
-	got, err := lerSituacao(ctx, st.Read(), c, cidadao, agora)
+	got, err := lerSituacao(ctx, st.Read(), c, cidadao, agora, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if s := got.(*Situacao).Status; s != "suspenso" || miss != 1 {
 		t.Fatalf("first read: status %q, misses %d; want suspenso from the database", s, miss)
 	}
-	got, err = lerSituacao(ctx, st.Read(), c, cidadao, agora.Add(2*time.Second))
+	got, err = lerSituacao(ctx, st.Read(), c, cidadao, agora.Add(2*time.Second), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

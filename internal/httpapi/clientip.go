@@ -60,7 +60,16 @@ func (r ipCliente) de(c *fiber.Ctx) netip.Addr {
 	if len(r.confiaveis) == 0 || !r.confia(peer) {
 		return peer
 	}
-	xff := c.Get(fiber.HeaderXForwardedFor)
+	// Every X-Forwarded-For line, in order: a proxy may append a line of
+	// its own instead of extending the client's, and reading only the
+	// first (c.Get) would take the client's word (RFC 9110 §5.3: the lines
+	// are one comma-separated list).
+	linhas := c.Request().Header.PeekAll(fiber.HeaderXForwardedFor)
+	partes := make([]string, len(linhas))
+	for i, l := range linhas {
+		partes[i] = string(l)
+	}
+	xff := strings.Join(partes, ",")
 	cliente := peer
 	for xff != "" {
 		var parte string

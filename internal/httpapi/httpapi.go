@@ -13,6 +13,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/adaptor"
+	"github.com/gofiber/fiber/v2/middleware/helmet"
 	"github.com/gofiber/fiber/v2/middleware/limiter"
 	fiberrecover "github.com/gofiber/fiber/v2/middleware/recover"
 
@@ -61,13 +62,19 @@ type Options struct {
 	Config config.Config
 	// Store is the database; required.
 	Store *store.Store
+	// Publico is the pool the public routes (situacao, transparency,
+	// the gauges of /metrics) read through, apart from Store's so they can
+	// never take the executor's connections (Store.Publico); nil reads
+	// through Store, still bounded by Config.ConexoesPublicas slots.
+	Publico *store.Store
 	// Metrics is served on /metrics and times the requests; nil serves a
 	// registry with the runtime collectors only.
 	Metrics *metrics.Metrics
 	// Ready reports whether the process may receive traffic: the boot
 	// protocol is done and the database, the bus and the six consumers
 	// answer. Nil means the boot has not finished: /readyz answers 503.
-	// Its error message is shown on /readyz, so it should be operator-safe.
+	// /readyz shows only the Motivo of a *NaoPronto it returns (any other
+	// error: "não pronto"); the whole error goes to the log.
 	Ready func(ctx context.Context) error
 	// Now is the clock of token validation and of the suspension check;
 	// nil means time.Now.
@@ -93,14 +100,22 @@ type Options struct {
 }
 
 type api struct {
-	store   *store.Store
+	store *store.Store
+	// publico and leitura are the public routes' pool and its reads;
+	// vagas admits them.
+	publico *store.Store
 	leitura Leitura
+	vagas   vagas
 	metrics *metrics.Metrics
 	auth    *autenticador
 	ip      ipCliente
 	ready   func(ctx context.Context) error
 	now     func() time.Time
 	cache   *Cache
+	// prontidao is /readyz's last check (ReadyzTTL); ultimoMotivo the
+	// last failure logged at warn.
+	prontidao    memoria[struct{}]
+	ultimoMotivo string
 }
 
 // New builds the fiber app. It fails when the JWT configuration is
@@ -110,10 +125,16 @@ func New(o Options) (*fiber.App, error) {
 	if o.Store == nil {
 		return nil, errors.New("httpapi: Options.Store is required")
 	}
-	a := &api{store: o.Store, leitura: o.Store.Read(), metrics: o.Metrics, ready: o.Ready, now: o.Now, cache: o.Cache}
+	a := &api{store: o.Store, publico: o.Publico, metrics: o.Metrics, ready: o.Ready, now: o.Now, cache: o.Cache}
+	if a.publico == nil {
+		a.publico = o.Store
+	}
+	a.leitura = a.publico.Read()
+	a.vagas = novasVagas(o.Config.ConexoesPublicas)
 	if a.now == nil {
 		a.now = time.Now
 	}
+	a.prontidao = memoria[struct{}]{ttl: ReadyzTTL, guardarErro: true, agora: time.Now}
 	if a.metrics == nil {
 		a.metrics = metrics.New(nil)
 	}
@@ -159,6 +180,7 @@ func New(o Options) (*fiber.App, error) {
 	})
 
 	app.Use(a.registrar)
+	app.Use(cabecalhosSeguranca)
 	app.Use(limitarCorpo)
 	app.Use(fiberrecover.New(fiberrecover.Config{
 		EnableStackTrace: true,
@@ -212,6 +234,24 @@ func documento(ler func() ([]byte, error)) fiber.Handler {
 	}
 }
 
+// CSPPadrao is every answer's Content-Security-Policy but the verifier
+// page's (CSPVerificador): JSON, text and tiles load nothing and are
+// framed by no one.
+const CSPPadrao = "default-src 'none'; frame-ancestors 'none'"
+
+// cabecalhosSeguranca sets the security headers of every answer (issue 50
+// item 6) through fiber's helmet: nosniff, no framing, no Referer. The
+// log is public data a mirror or another origin's verifier may fetch, so
+// its resources are not confined to this origin (CORP cross-origin,
+// COEP unsafe-none).
+var cabecalhosSeguranca = helmet.New(helmet.Config{
+	ContentSecurityPolicy:     CSPPadrao,
+	ReferrerPolicy:            "no-referrer",
+	XFrameOptions:             "DENY",
+	CrossOriginEmbedderPolicy: "unsafe-none",
+	CrossOriginResourcePolicy: "cross-origin",
+})
+
 // limitarCorpo refuses a body over CorpoLimitePublico outside the
 // administration routes.
 func limitarCorpo(c *fiber.Ctx) error {
@@ -238,7 +278,11 @@ func (a *api) situacao(c *fiber.Ctx) error {
 	}
 	ctx, cancel := context.WithTimeout(c.UserContext(), ConsultaTimeout)
 	defer cancel()
-	out, err := lerSituacao(ctx, a.leitura, a.cache, cidadao, a.now())
+	// A slot only for a read the cache cannot answer (lerSituacao).
+	out, err := lerSituacao(ctx, a.leitura, a.cache, cidadao, a.now(), func() (func(), error) { return a.vagas.entrar(c) })
+	if errors.Is(err, errOcupado) {
+		return err
+	}
 	if err != nil {
 		slog.Error("situacao: database read failed", "err", err)
 		if store.Transient(err) {
@@ -249,14 +293,49 @@ func (a *api) situacao(c *fiber.Ctx) error {
 	return c.JSON(out)
 }
 
-// readyz runs the readiness check with a deadline; a check that ignores its
-// context still cannot hold the probe longer than ReadyTimeout.
+// NaoPronto is a readiness failure: Motivo is what /readyz shows the
+// public, Err the detail (a database error names hosts and users) that
+// only the log sees.
+type NaoPronto struct {
+	Motivo string
+	Err    error
+}
+
+func (e *NaoPronto) Error() string {
+	if e.Err == nil {
+		return e.Motivo
+	}
+	return e.Motivo + ": " + e.Err.Error()
+}
+
+func (e *NaoPronto) Unwrap() error { return e.Err }
+
+// readyz answers with the readiness check of the last ReadyzTTL, so a
+// flood of probes costs one ping of the database and the bus per second.
+// The check has a deadline; one that ignores its context still cannot hold
+// the probe longer than ReadyTimeout.
 func (a *api) readyz(c *fiber.Ctx) error {
 	c.Set(fiber.HeaderCacheControl, "no-store")
 	if a.ready == nil {
 		return fiber.NewError(fiber.StatusServiceUnavailable, "boot em andamento")
 	}
-	ctx, cancel := context.WithTimeout(c.UserContext(), ReadyTimeout)
+	_, err := a.prontidao.ler(func() (struct{}, error) { return struct{}{}, a.verificarProntidao() })
+	if err != nil {
+		motivo := "não pronto"
+		var np *NaoPronto
+		if errors.As(err, &np) {
+			motivo = np.Motivo
+		}
+		return fiber.NewError(fiber.StatusServiceUnavailable, umaLinha(motivo))
+	}
+	return c.JSON(fiber.Map{"status": "ok"})
+}
+
+// verificarProntidao runs a.ready once; its failure is logged whole, at
+// warn when it differs from the last one (a probe each second must not
+// flood the log with the same line).
+func (a *api) verificarProntidao() error {
+	ctx, cancel := context.WithTimeout(context.Background(), ReadyTimeout)
 	defer cancel()
 	done := make(chan error, 1)
 	go func() { done <- a.ready(ctx) }()
@@ -264,13 +343,26 @@ func (a *api) readyz(c *fiber.Ctx) error {
 	select {
 	case err = <-done:
 	case <-ctx.Done():
-		err = errors.New("verificação de prontidão excedeu " + ReadyTimeout.String())
+		err = &NaoPronto{Motivo: "verificação de prontidão excedeu " + ReadyTimeout.String()}
+	}
+	msg := ""
+	if err != nil {
+		msg = err.Error()
+	}
+	nivel := slog.LevelDebug
+	if msg != a.ultimoMotivo { // under prontidao's lock
+		nivel = slog.LevelWarn
+		if msg == "" {
+			nivel = slog.LevelInfo
+		}
+		a.ultimoMotivo = msg
 	}
 	if err != nil {
-		slog.Debug("readyz: not ready", "err", err)
-		return fiber.NewError(fiber.StatusServiceUnavailable, umaLinha(err.Error()))
+		slog.Log(ctx, nivel, "readyz: not ready", "err", err)
+	} else if nivel != slog.LevelDebug {
+		slog.Log(ctx, nivel, "readyz: ready again")
 	}
-	return c.JSON(fiber.Map{"status": "ok"})
+	return err
 }
 
 // umaLinha keeps an error message short and on one line for a JSON answer.

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +15,7 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -100,23 +103,66 @@ func TestHealthz(t *testing.T) {
 
 func TestReadyz(t *testing.T) {
 	t.Parallel()
+	var mu sync.Mutex
 	var pronto func(context.Context) error
+	chamadas := 0
+	trocar := func(f func(context.Context) error) {
+		mu.Lock()
+		defer mu.Unlock()
+		pronto, chamadas = f, 0
+	}
 	s := novoServidor(t, func(o *Options) {
-		o.Ready = func(ctx context.Context) error { return pronto(ctx) }
+		o.Ready = func(ctx context.Context) error {
+			mu.Lock()
+			f := pronto
+			chamadas++
+			mu.Unlock()
+			return f(ctx)
+		}
 	})
-
-	pronto = func(context.Context) error { return errors.New("banco de dados indisponível\ndetalhe") }
+	// The public sees the reason, never the database's error (host, user).
+	trocar(func(context.Context) error {
+		return &NaoPronto{Motivo: "banco de dados indisponível", Err: errors.New(`failed to connect to host=db.interno user=d6a: senha errada`)}
+	})
 	if msg := s.get(t, RotaReadyz).erro(t, 503); msg != "banco de dados indisponível" {
 		t.Fatalf("erro %q", msg)
 	}
+	time.Sleep(ReadyzTTL)
+	trocar(func(context.Context) error { return errors.New("dial tcp 10.1.2.3:4222: connection refused") })
+	if msg := s.get(t, RotaReadyz).erro(t, 503); msg != "não pronto" {
+		t.Fatalf("erro %q", msg)
+	}
 
-	pronto = func(context.Context) error { return nil }
-	if r := s.get(t, RotaReadyz); r.status != 200 || string(r.body) != `{"status":"ok"}` {
-		t.Fatalf("got %d %s", r.status, r.body)
+	// Within ReadyzTTL the last result stands, and a flood of probes runs
+	// no check at all.
+	trocar(func(context.Context) error { return nil })
+	var wg sync.WaitGroup
+	for range 64 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if r := s.get(t, RotaReadyz); r.status != 503 {
+				t.Errorf("within the TTL: %d", r.status)
+			}
+		}()
+	}
+	wg.Wait()
+	if chamadas != 0 {
+		t.Fatalf("64 probes within the TTL ran %d checks", chamadas)
+	}
+	time.Sleep(ReadyzTTL)
+	for range 8 {
+		if r := s.get(t, RotaReadyz); r.status != 200 || string(r.body) != `{"status":"ok"}` {
+			t.Fatalf("got %d %s", r.status, r.body)
+		}
+	}
+	if chamadas != 1 {
+		t.Fatalf("8 probes ran %d checks, want 1", chamadas)
 	}
 
 	// A check that ignores its context still ends the probe at ReadyTimeout.
-	pronto = func(context.Context) error { time.Sleep(ReadyTimeout + time.Second); return nil }
+	time.Sleep(ReadyzTTL)
+	trocar(func(context.Context) error { time.Sleep(ReadyTimeout + time.Second); return nil })
 	inicio := time.Now()
 	s.get(t, RotaReadyz).erro(t, 503)
 	if d := time.Since(inicio); d > ReadyTimeout+500*time.Millisecond {
@@ -281,6 +327,10 @@ func TestIPCliente(t *testing.T) {
 		{"10.1.2.3", "10.9.9.9", "10.9.9.9"},                              // internal caller
 		{"10.1.2.3", " 2001:db8::1 , ::ffff:203.0.113.5 ", "203.0.113.5"}, // mapped IPv4
 		{"::ffff:10.1.2.3", "203.0.113.5", "203.0.113.5"},                 // mapped peer
+		// Several header lines are one list: the proxy's line is last.
+		{"10.1.2.3", "1.1.1.1\n203.0.113.5", "203.0.113.5"},
+		{"10.1.2.3", "1.1.1.1, 8.8.8.8\n203.0.113.5, 192.0.2.1", "203.0.113.5"},
+		{"10.1.2.3", "203.0.113.5\n", "203.0.113.5"},
 	}
 	app := fiber.New()
 	for _, c := range casos {
@@ -312,8 +362,13 @@ func TestChaveThrottle(t *testing.T) {
 func fasthttpCtx(peer, xff string) *fasthttp.RequestCtx {
 	var req fasthttp.Request
 	req.SetRequestURI("/")
+	// One header line per "\n" of xff.
 	if xff != "" {
-		req.Header.Set(fiber.HeaderXForwardedFor, xff)
+		for _, l := range strings.Split(xff, "\n") {
+			if l != "" {
+				req.Header.Add(fiber.HeaderXForwardedFor, l)
+			}
+		}
 	}
 	ctx := &fasthttp.RequestCtx{}
 	ctx.Init(&req, &net.TCPAddr{IP: net.ParseIP(peer), Port: 40000}, nil)
@@ -424,5 +479,36 @@ func TestPaginaServeSeuWasm(t *testing.T) {
 	}
 	if !bytes.HasPrefix(verificadorWasm, []byte("\x00asm")) {
 		t.Error("d6a.wasm is not a WebAssembly module")
+	}
+}
+
+// Issue 50 item 6: every answer, errors included, forbids sniffing,
+// framing and the Referer; the verifier page's CSP runs its own inline
+// scripts and style by hash, never 'unsafe-inline'.
+func TestCabecalhosDeSeguranca(t *testing.T) {
+	t.Parallel()
+	s := novoServidor(t, nil)
+	for _, rota := range []string{RotaHealthz, RotaMetrics, RotaSituacao, "/nao-existe", RotaTransparencia + "/testemunhas", RotaTransparencia + "/"} {
+		r := s.get(t, rota)
+		if r.header.Get("X-Content-Type-Options") != "nosniff" || r.header.Get("Referrer-Policy") != "no-referrer" ||
+			!strings.Contains(r.header.Get("Content-Security-Policy"), "frame-ancestors 'none'") {
+			t.Errorf("%s (%d): nosniff %q, Referrer-Policy %q, CSP %q", rota, r.status, r.header.Get("X-Content-Type-Options"),
+				r.header.Get("Referrer-Policy"), r.header.Get("Content-Security-Policy"))
+		}
+	}
+	p := s.get(t, RotaTransparencia+"/")
+	csp := p.header.Get("Content-Security-Policy")
+	if csp != CSPVerificador || strings.Contains(csp, "unsafe-inline") {
+		t.Fatalf("page CSP %q", csp)
+	}
+	blocos := append(scriptsEmbutidos.FindAllSubmatch(p.body, -1), estilosEmbutidos.FindAllSubmatch(p.body, -1)...)
+	if len(blocos) < 4 {
+		t.Fatalf("%d inline blocks found in the page", len(blocos))
+	}
+	for _, m := range blocos {
+		h := sha256.Sum256(m[1])
+		if !strings.Contains(csp, "'sha256-"+base64.StdEncoding.EncodeToString(h[:])+"'") {
+			t.Errorf("inline block %.40q… not in the CSP", m[1])
+		}
 	}
 }

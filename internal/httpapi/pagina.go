@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"embed"
+	"encoding/base64"
 	"encoding/hex"
+	"regexp"
+	"strings"
 
 	"github.com/gofiber/fiber/v2"
 )
@@ -52,11 +55,33 @@ var versaoWasm = func() string {
 var verificadorHTML = bytes.ReplaceAll(paginaFonte, []byte("{{versao_wasm}}"), []byte(versaoWasm))
 
 // CSPVerificador is the page's Content-Security-Policy: its own inline
-// scripts, Go's loader from this origin ('self'), the compilation of its
-// WebAssembly ('wasm-unsafe-eval': no JavaScript eval), same-origin
-// fetches; its Web Worker is a Blob of the page's own inline script
-// (worker-src blob:).
-const CSPVerificador = "default-src 'none'; script-src 'self' 'unsafe-inline' 'wasm-unsafe-eval'; worker-src blob:; style-src 'unsafe-inline'; connect-src 'self'; base-uri 'none'; form-action 'none'"
+// scripts and style by their hashes (never 'unsafe-inline': an injected
+// <script> or style would not run), Go's loader from this origin
+// ('self'), the compilation of its WebAssembly ('wasm-unsafe-eval': no
+// JavaScript eval), same-origin fetches; its Web Worker is a Blob of the
+// page's own inline script (worker-src blob:). No other site may frame it.
+var CSPVerificador = cspDaPagina(verificadorHTML)
+
+// Inline blocks of the page, hashed for its CSP.
+var (
+	scriptsEmbutidos = regexp.MustCompile(`(?s)<script(?:\s[^>]*)?>(.*?)</script>`)
+	estilosEmbutidos = regexp.MustCompile(`(?s)<style(?:\s[^>]*)?>(.*?)</style>`)
+)
+
+// cspDaPagina builds the page's CSP with the hash of each inline script
+// and style, so editing the page never needs the policy edited by hand.
+func cspDaPagina(html []byte) string {
+	hashes := func(re *regexp.Regexp) string {
+		var b strings.Builder
+		for _, m := range re.FindAllSubmatch(html, -1) {
+			h := sha256.Sum256(m[1])
+			b.WriteString(" 'sha256-" + base64.StdEncoding.EncodeToString(h[:]) + "'")
+		}
+		return b.String()
+	}
+	return "default-src 'none'; script-src 'self'" + hashes(scriptsEmbutidos) + " 'wasm-unsafe-eval'; worker-src blob:; style-src" +
+		hashes(estilosEmbutidos) + "; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+}
 
 // PaginaVerificador is the page's bytes, for what serves it beside a
 // static mirror of the tiles (d6a-bench pagina).

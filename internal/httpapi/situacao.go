@@ -87,9 +87,19 @@ type Leitura interface {
 // answer "ocupado" with no assignment, or "disponivel" with one. It
 // returns naoCadastrado or *Situacao. The status is derived from the row on
 // every request (a suspension ends by the clock, not by a write).
-func lerSituacao(ctx context.Context, db Leitura, cache *Cache, cidadao uuid.UUID, agora time.Time) (any, error) {
+//
+// entrar, when not nil, admits the database read (vagas.entrar): its error
+// is returned as is.
+func lerSituacao(ctx context.Context, db Leitura, cache *Cache, cidadao uuid.UUID, agora time.Time, entrar func() (func(), error)) (any, error) {
 	r, found, ok := cache.ler(cidadao, agora)
 	if !ok {
+		if entrar != nil {
+			sair, err := entrar()
+			if err != nil {
+				return nil, err
+			}
+			defer sair()
+		}
 		geracao := cache.inicio()
 		var err error
 		r, found, err = db.SituacaoDoCidadao(ctx, cidadao)

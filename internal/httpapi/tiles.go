@@ -3,6 +3,7 @@ package httpapi
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"errors"
 	"strconv"
 	"strings"
@@ -26,7 +27,7 @@ const FatorTiles = 50
 // either, but a reader asking for it wants the tree's newest edge.
 const cacheParcial = "public, max-age=5"
 
-// memoriaTiles keeps full tiles in memory, by path and encoding, up to
+// memoriaTiles keeps tiles in memory, by path and encoding, up to
 // limiteMemoriaTiles bytes (then it starts again empty). A full hash tile
 // never changes; a full bundle changes only when a record is eliminated
 // (spec 2.2), so bundles are kept validadeBundle at most: an elimination
@@ -97,7 +98,11 @@ func (a *api) tilesRotas(app *fiber.App, t *rotasTransparencia, porMinuto int) {
 // tile answers one hash tile or entry bundle of the tree of the latest
 // signed checkpoint: any tile of that tree (full, or partial of any width
 // up to its edge, so every signed size's partial tiles stay served), 404
-// beyond it, 400 for a path not in C2SP's canonical form.
+// beyond it, 400 for a path not in C2SP's canonical form. Every tile read
+// is kept in memoria, and a partial tile of a full one that exists is cut
+// from the full one: so a client walking the widths of old partial tiles
+// costs one database read per full tile, and reads go to the database
+// only at the tree's edge.
 func (t *rotasTransparencia) tile(c *fiber.Ctx) error {
 	tl, err := tiles.ParsePath(strings.TrimPrefix(c.Path(), RotaTransparencia+"/"))
 	if err != nil {
@@ -105,16 +110,24 @@ func (t *rotasTransparencia) tile(c *fiber.Ctx) error {
 	}
 	bundle := tl.L == tiles.Entries
 	gz := bundle && aceitaGzip(c.Get(fiber.HeaderAcceptEncoding))
-	chave := tiles.Path(tl)
-	if gz {
-		chave += "|gzip"
+	chave := chaveTile(tl, gz)
+	// A tile already served is in the tree of every later checkpoint, and
+	// so is every partial tile of a full one in memory: neither needs the
+	// database.
+	if corpo, ok := t.memoria.ler(chave, bundle); ok {
+		return enviarTile(c, tl, gz, corpo)
 	}
-	// A full tile already read is in the tree of every later checkpoint.
-	if tl.W == tiles.Width {
-		if corpo, ok := t.memoria.ler(chave, bundle); ok {
-			return enviarTile(c, tl, gz, corpo)
+	cheio := tlog.Tile{H: tl.H, L: tl.L, N: tl.N, W: tiles.Width}
+	if tl.W < tiles.Width {
+		if corpo, ok := t.memoria.ler(chaveTile(cheio, false), bundle); ok {
+			return t.enviarCortado(c, tl, gz, corpo)
 		}
 	}
+	sair, err := t.vagas.entrar(c)
+	if err != nil {
+		return err
+	}
+	defer sair()
 	ctx, cancel := t.ctx(c)
 	defer cancel()
 	_, n, err := t.ultimo(ctx)
@@ -124,42 +137,119 @@ func (t *rotasTransparencia) tile(c *fiber.Ctx) error {
 	if !tiles.In(tl, n) {
 		return fiber.NewError(fiber.StatusNotFound, "tile além da árvore do último checkpoint (tamanho "+strconv.FormatInt(n, 10)+")")
 	}
+	ler := tl
+	if tl.W < tiles.Width && tiles.In(cheio, n) {
+		ler = cheio
+	}
+	corpo, err := t.lerTile(ctx, ler)
+	if err != nil {
+		return falhaLeitura(err)
+	}
+	if ler.W != tl.W {
+		return t.enviarCortado(c, tl, gz, corpo)
+	}
+	if gz {
+		if corpo, err = comprimir(corpo); err != nil {
+			return falhaLeitura(err)
+		}
+	}
+	t.memoria.guardar(chave, corpo)
+	return enviarTile(c, tl, gz, corpo)
+}
+
+// enviarCortado answers the partial tile tl cut from the bytes of its
+// full tile, and keeps it.
+func (t *rotasTransparencia) enviarCortado(c *fiber.Ctx, tl tlog.Tile, gz bool, cheio []byte) error {
+	corpo, err := prefixoTile(cheio, tl)
+	if err != nil {
+		return falhaLeitura(err)
+	}
+	if gz {
+		if corpo, err = comprimir(corpo); err != nil {
+			return falhaLeitura(err)
+		}
+	}
+	t.memoria.guardar(chaveTile(tl, gz), corpo)
+	return enviarTile(c, tl, gz, corpo)
+}
+
+// chaveTile is tl's key in memoria: its path, and the encoding.
+func chaveTile(tl tlog.Tile, gz bool) string {
+	if gz {
+		return tiles.Path(tl) + "|gzip"
+	}
+	return tiles.Path(tl)
+}
+
+// lerTile reads tl's bytes, uncompressed: from memoria when a full tile
+// was read before, else from the database.
+func (t *rotasTransparencia) lerTile(ctx context.Context, tl tlog.Tile) ([]byte, error) {
+	bundle := tl.L == tiles.Entries
+	chave := chaveTile(tl, false)
+	if corpo, ok := t.memoria.ler(chave, bundle); ok {
+		return corpo, nil
+	}
 	var corpo []byte
 	if bundle {
 		inicio := tl.N * tiles.Width
 		fs, err := transparencia.Folhas(ctx, t.db.Pool, inicio, inicio+int64(tl.W), tl.W)
 		if err != nil {
-			return falhaLeitura(err)
+			return nil, err
 		}
 		if len(fs) != tl.W {
-			return falhaLeitura(errors.New("transparencia: records missing under the signed size"))
+			return nil, errors.New("transparencia: records missing under the signed size")
 		}
 		for i, f := range fs {
 			if f.Indice != inicio+int64(i) {
-				return falhaLeitura(errors.New("transparencia: a gap in the records under the signed size"))
+				return nil, errors.New("transparencia: a gap in the records under the signed size")
 			}
 			// Eliminated (spec 2.2): an empty entry; its leaf hash stays
 			// in the level-0 tile.
 			if corpo, err = tiles.AppendEntry(corpo, f.Registro); err != nil {
-				return falhaLeitura(err)
+				return nil, err
 			}
 		}
-		if gz {
-			var b bytes.Buffer
-			z, _ := gzip.NewWriterLevel(&b, gzip.BestSpeed)
-			_, _ = z.Write(corpo)
-			if err := z.Close(); err != nil {
-				return falhaLeitura(err)
-			}
-			corpo = b.Bytes()
+	} else {
+		var err error
+		if corpo, err = tlog.ReadTileData(tl, transparencia.Leitor(ctx, t.db.Pool)); err != nil {
+			return nil, err
 		}
-	} else if corpo, err = tlog.ReadTileData(tl, transparencia.Leitor(ctx, t.db.Pool)); err != nil {
-		return falhaLeitura(err)
 	}
-	if tl.W == tiles.Width {
-		t.memoria.guardar(chave, corpo)
+	t.memoria.guardar(chave, corpo)
+	return corpo, nil
+}
+
+// prefixoTile cuts the partial tile tl from the bytes of its full tile: a
+// partial tile is the first W hashes, or entries, of the full one.
+func prefixoTile(cheio []byte, tl tlog.Tile) ([]byte, error) {
+	if tl.L != tiles.Entries {
+		if len(cheio) < tl.W*tlog.HashSize {
+			return nil, errors.New("transparencia: a full tile shorter than its width")
+		}
+		return cheio[:tl.W*tlog.HashSize], nil
 	}
-	return enviarTile(c, tl, gz, corpo)
+	entradas, err := tiles.ReadBundle(cheio, tiles.Width)
+	if err != nil {
+		return nil, err
+	}
+	var corpo []byte
+	for _, e := range entradas[:tl.W] {
+		if corpo, err = tiles.AppendEntry(corpo, e); err != nil {
+			return nil, err
+		}
+	}
+	return corpo, nil
+}
+
+// comprimir is a bundle's gzip encoding.
+func comprimir(corpo []byte) ([]byte, error) {
+	var b bytes.Buffer
+	z, _ := gzip.NewWriterLevel(&b, gzip.BestSpeed)
+	_, _ = z.Write(corpo)
+	if err := z.Close(); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
 }
 
 // enviarTile answers a tile's bytes with C2SP's headers.

@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 	"golang.org/x/mod/sumdb/tlog"
 
+	"github.com/formigueiro/d6a/internal/equidade"
 	"github.com/formigueiro/d6a/internal/estatisticas"
 	"github.com/formigueiro/d6a/internal/store"
 	"github.com/formigueiro/d6a/internal/testemunha"
@@ -39,7 +40,8 @@ const (
 // transparenciaRotas registers the public, token-free read API and the
 // verifier page, behind their own per-IP limit and an ETag.
 func (a *api) transparenciaRotas(app *fiber.App, porMinuto int, chave, testemunhas string) {
-	t := &rotasTransparencia{db: a.store, leitura: a.leitura, verificador: chave, testemunhas: []testemunhaPublica{}}
+	t := &rotasTransparencia{db: a.publico, leitura: a.leitura, vagas: a.vagas, verificador: chave, testemunhas: []testemunhaPublica{},
+		estatisticasMem: memoria[equidade.Resultado]{ttl: EstatisticasTTL, agora: time.Now}}
 	if ts, err := testemunha.Analisar(testemunhas); err == nil {
 		for _, w := range ts {
 			t.testemunhas = append(t.testemunhas, testemunhaPublica{Nome: w.Nome, Chave: w.Chave})
@@ -60,15 +62,18 @@ func (a *api) transparenciaRotas(app *fiber.App, porMinuto int, chave, testemunh
 		}))
 	}
 	g.Use(etag.New())
-	g.Get("/checkpoint", t.checkpoint)
+	// The routes that read the database on every request hold a slot;
+	// the rest answer from memory.
+	banco := a.vagas.middleware
+	g.Get("/checkpoint", banco, t.checkpoint)
 	g.Get("/chave", t.chave)
-	g.Get("/sorteios/:event_id", t.sorteio)
-	g.Get("/sorteios", t.porDemanda)
-	g.Get("/registros", t.registros)
-	g.Get("/consistencia", t.consistencia)
+	g.Get("/sorteios/:event_id", banco, t.sorteio)
+	g.Get("/sorteios", banco, t.porDemanda)
+	g.Get("/registros", banco, t.registros)
+	g.Get("/consistencia", banco, t.consistencia)
 	g.Get("/estatisticas", t.estatisticas)
 	g.Get("/testemunhas", t.listarTestemunhas)
-	g.Get("/resumo", t.resumo)
+	g.Get("/resumo", banco, t.resumo)
 	g.Get("/", paginaVerificador)
 	g.Get("/d6a.wasm", arquivoVerificador("d6a.wasm"))
 	g.Get("/wasm_exec.js", arquivoVerificador("wasm_exec.js"))
@@ -76,11 +81,22 @@ func (a *api) transparenciaRotas(app *fiber.App, porMinuto int, chave, testemunh
 
 // estatisticas is the fairness test over the signed records processed so
 // far (CONTRACT §7 "Fairness statistics"): one row per counsellor read,
-// whatever the number of draws.
+// whatever the number of draws; kept EstatisticasTTL, so a flood reads
+// them once per TTL.
 func (t *rotasTransparencia) estatisticas(c *fiber.Ctx) error {
-	ctx, cancel := t.ctx(c)
-	defer cancel()
-	r, err := estatisticas.Ler(ctx, t.db)
+	r, err := t.estatisticasMem.ler(func() (equidade.Resultado, error) {
+		sair, err := t.vagas.entrar(c)
+		if err != nil {
+			return equidade.Resultado{}, err
+		}
+		defer sair()
+		ctx, cancel := t.ctx(c)
+		defer cancel()
+		return estatisticas.Ler(ctx, t.db)
+	})
+	if errors.Is(err, errOcupado) {
+		return err
+	}
 	if err != nil {
 		return falhaLeitura(err)
 	}
@@ -89,11 +105,15 @@ func (t *rotasTransparencia) estatisticas(c *fiber.Ctx) error {
 }
 
 type rotasTransparencia struct {
-	db          *store.Store
-	leitura     Leitura
-	memoria     *memoriaTiles
-	verificador string
-	testemunhas []testemunhaPublica
+	// db is the public routes' pool (Options.Publico).
+	db      *store.Store
+	leitura Leitura
+	vagas   vagas
+	// estatisticasMem is /estatisticas's last answer.
+	estatisticasMem memoria[equidade.Resultado]
+	memoria         *memoriaTiles
+	verificador     string
+	testemunhas     []testemunhaPublica
 }
 
 // testemunhaPublica is a configured witness as the page needs it: the

@@ -41,7 +41,7 @@ type FonteOperacao interface {
 // occupied without a start past the timeout, administrative actions by
 // kind (acoes are pre-created at zero) and the parameter version in force.
 func (m *Metrics) RegistrarOperacao(f FonteOperacao, acoes []string) {
-	m.reg.MustRegister(&operacao{
+	m.reg.MustRegister(m.emCache(&operacao{
 		f: f, acoes: acoes,
 		maisAntiga: prometheus.NewDesc("d6a_fila_pendente_mais_antiga_segundos",
 			"Age in seconds of the oldest demand in d6a.fila_pendentes (0 when empty).", nil, nil),
@@ -53,7 +53,7 @@ func (m *Metrics) RegistrarOperacao(f FonteOperacao, acoes []string) {
 			"Administrative actions recorded in d6a.acoes_administrativas, by acao.", []string{"acao"}, nil),
 		versao: prometheus.NewDesc("d6a_parametros_versao",
 			"Version of d6a.config (N_RECUSAS_SUSPENSAO, T_SUSPENSAO_DIAS, TIMEOUT_RESPOSTA_HORAS) in force.", nil, nil),
-	})
+	}))
 }
 
 type operacao struct {

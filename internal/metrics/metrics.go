@@ -115,6 +115,9 @@ type Metrics struct {
 	transacaoFase                  *prometheus.HistogramVec
 	abertura, decisoes, fechamento prometheus.Observer
 
+	// validade is how long the database gauges are kept (emCache).
+	validade atomic.Int64
+
 	// semEntrega reads, at each scrape, how long the durable has shown no
 	// sign of life (d6a_entradas_sem_entrega_segundos); nil reads 0.
 	semEntrega atomic.Pointer[func() time.Duration]
@@ -248,10 +251,16 @@ func New(f Fonte) *Metrics {
 			return 0
 		}),
 	)
+	m.validade.Store(int64(ValidadeGauges))
 	if f != nil {
-		m.reg.MustRegister(newGauges(f))
+		m.reg.MustRegister(m.emCache(newGauges(f)))
 	}
 	return m
+}
+
+// emCache wraps a collector of database gauges (ValidadeGauges).
+func (m *Metrics) emCache(c prometheus.Collector) prometheus.Collector {
+	return &emCache{c: c, validade: &m.validade}
 }
 
 // contadorCache is a cache's hits and misses, both series created at zero.

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -66,6 +67,7 @@ func TestGaugesReadAtScrape(t *testing.T) {
 		lag:       map[string]uint64{"agenda.item_disponível": 9},
 	}
 	m := New(f)
+	m.SetValidadeGauges(0)
 	page := scrape(t, m)
 	contem(t, page,
 		"d6a_fila_pendentes_size 2",
@@ -167,4 +169,31 @@ func TestIndependentRegistries(t *testing.T) {
 	a, b := New(nil), New(nil)
 	a.Sorteios.Inc()
 	contem(t, scrape(t, b), "d6a_sorteios_total 0")
+}
+
+// Within ValidadeGauges a scrape serves the gauges read before: 64
+// concurrent scrapes cost one call of each source method (issue 50 item 4).
+func TestGaugesEmCache(t *testing.T) {
+	f := &fonteFalsa{pendentes: 2, porStatus: map[string]int64{"disponivel": 1}}
+	m := New(f)
+	var wg sync.WaitGroup
+	for range 64 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rec := httptest.NewRecorder()
+			m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+			if !strings.Contains(rec.Body.String(), "\nd6a_fila_pendentes_size 2\n") {
+				t.Error("scrape without d6a_fila_pendentes_size 2")
+			}
+		}()
+	}
+	wg.Wait()
+	if f.chamadas != 1 || f.chamadasPorStatus != 1 {
+		t.Fatalf("64 scrapes called Pendentes %d and ConselheirosPorStatus %d times, want 1 each", f.chamadas, f.chamadasPorStatus)
+	}
+	f.pendentes = 11
+	contem(t, scrape(t, m), "d6a_fila_pendentes_size 2")
+	m.SetValidadeGauges(0)
+	contem(t, scrape(t, m), "d6a_fila_pendentes_size 11")
 }

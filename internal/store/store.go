@@ -215,3 +215,17 @@ func isConnErr(err error) bool {
 	var ce *pgconn.ConnectError
 	return errors.As(err, &ce)
 }
+
+// Publico opens a second pool on s's database, of at most conexoes
+// connections, for the public HTTP routes: however many requests come in,
+// they hold no more than these, and the executor, the relay and the
+// signer keep the whole of s's pool (issue 50 item 4).
+func (s *Store) Publico(ctx context.Context, conexoes int) (*Store, error) {
+	if conexoes < 1 {
+		return nil, fmt.Errorf("public pool of %d connections", conexoes)
+	}
+	cfg := s.Pool.Config()
+	cfg.MaxConns = int32(conexoes)
+	cfg.MinConns = 0
+	return OpenConfig(ctx, cfg)
+}
