@@ -9,7 +9,7 @@ FUZZTIME ?= 500000x
 # Go sources for gofmt: everything but local state, git and test data.
 GOFILES = $(shell find . \( -path ./.data -o -path ./.git -o -path ./bin -o -name testdata \) -prune -o -name '*.go' -print)
 
-.PHONY: run stop-db tools wasm test test-short generate check-generated lint build fuzz bench bench-quick test-faults test-cluster soak clean
+.PHONY: run stop-db tools vulncheck wasm test test-short generate check-generated lint build fuzz bench bench-quick test-faults test-cluster soak clean
 
 ## run: local PostgreSQL (unless D6A_DATABASE_URL is set) + d6a serve with embedded NATS.
 ## The same as `go run ./cmd/d6a serve`, but built first and exec'd so Ctrl-C
@@ -60,6 +60,23 @@ LITEWITNESS_VERSION := v0.6.1
 tools: $(TOOLS)/litewitness $(TOOLS)/witnessctl
 $(TOOLS)/litewitness $(TOOLS)/witnessctl &:
 	GOBIN=$(TOOLS) $(GO) install filippo.io/torchwood/cmd/litewitness@$(LITEWITNESS_VERSION) filippo.io/torchwood/cmd/witnessctl@$(LITEWITNESS_VERSION)
+
+## vulncheck: govulncheck (golang.org/x/vuln) over the service binary's code
+## (./cmd/d6a), offline: its database is built by cmd/vulndb from the OSV
+## files of the module golang.org/x/vulndb, which the module proxy serves.
+## Fails on any vulnerability the code calls, except a standard library one
+## fixed by go.mod's toolchain line (the release build's, Dockerfile);
+## docs/decisions.md, "govulncheck offline".
+GOVULNCHECK_VERSION := v1.9.0
+VULNDB_VERSION      := v0.0.0-20261105234957-e22db6528018
+VULNDB_DIR          := $(CURDIR)/bin/vulndb/$(VULNDB_VERSION)
+$(TOOLS)/govulncheck:
+	GOBIN=$(TOOLS) $(GO) install golang.org/x/vuln/cmd/govulncheck@$(GOVULNCHECK_VERSION)
+$(VULNDB_DIR)/index/modules.json:
+	$(GO) run ./cmd/vulndb -vulndb $(VULNDB_VERSION) -out $(VULNDB_DIR)
+vulncheck: wasm $(TOOLS)/govulncheck $(VULNDB_DIR)/index/modules.json
+	$(TOOLS)/govulncheck -db file://$(VULNDB_DIR) -format json ./cmd/d6a > bin/vulncheck.json
+	$(GO) run ./cmd/vulndb -julgar go.mod < bin/vulncheck.json
 
 ## test: every test, with the race detector (the README's test command)
 test: tools wasm

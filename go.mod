@@ -2,6 +2,8 @@ module github.com/formigueiro/d6a
 
 go 1.26.7
 
+toolchain go1.26.10
+
 require (
 	github.com/MicahParks/jwkset v0.11.4
 	github.com/MicahParks/keyfunc/v3 v3.9.2

@@ -35,6 +35,7 @@ var contractVars = map[string]bool{
 	"D6A_LOG_FORMAT":             true,
 	"D6A_LOG_KEY_FILE":           true,
 	"D6A_LOG_ORIGIN":             true,
+	"D6A_MIGRATE":                true,
 }
 
 // The topology of README.md "Operating d6a", as make test-cluster runs it.
@@ -86,7 +87,7 @@ func loadCompose(t *testing.T) *types.Project {
 // check can fail.
 func TestComposeCarregaNaEspecificacao(t *testing.T) {
 	p := loadCompose(t)
-	want := append(append(append([]string{"nats-streams"}, natsNodes...), pgNodes...), d6aReplica...)
+	want := append(append(append([]string{"nats-streams", "d6a-migrate"}, natsNodes...), pgNodes...), d6aReplica...)
 	sort.Strings(want)
 	got := p.ServiceNames()
 	sort.Strings(got)
@@ -146,8 +147,8 @@ func TestComposeNATSCluster(t *testing.T) {
 	p := loadCompose(t)
 	for _, name := range natsNodes {
 		s := p.Services[name]
-		if len(s.Configs) != 1 {
-			t.Errorf("%s: want its server configuration through one config, got %v", name, s.Configs)
+		if len(s.Configs) != 2 {
+			t.Errorf("%s: want its server configuration and the permissions through two configs, got %v", name, s.Configs)
 			continue
 		}
 		conf := p.Configs[s.Configs[0].Source].Content
@@ -253,8 +254,8 @@ func TestComposeD6aWiring(t *testing.T) {
 			}
 			return ""
 		}
-		if got, want := env("D6A_NATS_URL"), "nats://nats-1:4222,nats://nats-2:4222,nats://nats-3:4222"; got != want {
-			t.Errorf("%s D6A_NATS_URL = %q, want every node: %q", name, got, want)
+		if got, want := env("D6A_NATS_URL"), "nats://d6a:d6a@nats-1:4222,nats://d6a:d6a@nats-2:4222,nats://d6a:d6a@nats-3:4222"; got != want {
+			t.Errorf("%s D6A_NATS_URL = %q, want every node as user d6a: %q", name, got, want)
 		}
 		db := env("D6A_DATABASE_URL")
 		if !strings.Contains(db, "@postgres-primary:5432,postgres-standby:5432/") || !strings.Contains(db, "target_session_attrs=read-write") {
@@ -276,5 +277,77 @@ func TestComposeD6aWiring(t *testing.T) {
 	}
 	if len(portas) != len(d6aReplica) {
 		t.Errorf("d6a replicas publish %v: want one host port each onto 8080", portas)
+	}
+}
+
+// TestComposeMenorPrivilegio: no d6a process is a superuser. The migrations
+// run once as the schema's owner (d6a-migrate), the replicas as the runtime
+// role with D6A_MIGRATE=false and wait for the migrations; the primary
+// creates both roles with deploy/postgres/papeis.sql; every NATS server
+// loads deploy/nats/permissoes.conf.
+func TestComposeMenorPrivilegio(t *testing.T) {
+	p := loadCompose(t)
+	env := func(s types.ServiceConfig, k string) string {
+		if v := s.Environment[k]; v != nil {
+			return *v
+		}
+		return ""
+	}
+	mig, ok := p.Services["d6a-migrate"]
+	if !ok {
+		t.Fatal("no d6a-migrate job")
+	}
+	if strings.Join(mig.Command, " ") != "migrate" || !strings.HasPrefix(env(mig, "D6A_DATABASE_URL"), "postgres://d6a_dono:") {
+		t.Errorf("d6a-migrate: command %v, D6A_DATABASE_URL %q: want `d6a migrate` as d6a_dono", mig.Command, env(mig, "D6A_DATABASE_URL"))
+	}
+	for _, name := range d6aReplica {
+		d := p.Services[name]
+		if !strings.HasPrefix(env(d, "D6A_DATABASE_URL"), "postgres://d6a_app:") || env(d, "D6A_MIGRATE") != "false" {
+			t.Errorf("%s: D6A_DATABASE_URL %q, D6A_MIGRATE %q: want the runtime role d6a_app and false", name, env(d, "D6A_DATABASE_URL"), env(d, "D6A_MIGRATE"))
+		}
+		if !strings.Contains(env(d, "D6A_DATABASE_URL"), "sslmode=") {
+			t.Errorf("%s: D6A_DATABASE_URL names no sslmode", name)
+		}
+		if c := d.DependsOn["d6a-migrate"].Condition; c != types.ServiceConditionCompletedSuccessfully {
+			t.Errorf("%s does not wait for the migrations (d6a-migrate: %q)", name, c)
+		}
+	}
+	for nome, s := range p.Services {
+		for k, v := range s.Environment {
+			if v != nil && strings.Contains(k, "DATABASE_URL") && (strings.Contains(*v, "//postgres:") || strings.Contains(*v, "//d6a:")) {
+				t.Errorf("%s: %s connects as a superuser: %s", nome, k, *v)
+			}
+		}
+	}
+	var papeis string
+	for _, cf := range p.Services["postgres-primary"].Configs {
+		c := p.Configs[cf.Source]
+		papeis += c.Content
+		if c.File != "" && strings.HasSuffix(c.File, filepath.Join("deploy", "postgres", "papeis.sql")) && cf.Target == "/etc/d6a/papeis.sql" {
+			papeis += " [papeis.sql mounted]"
+		}
+	}
+	if !strings.Contains(papeis, "-f /etc/d6a/papeis.sql") || !strings.Contains(papeis, "[papeis.sql mounted]") {
+		t.Errorf("the primary does not create the roles with deploy/postgres/papeis.sql:\n%s", papeis)
+	}
+	for _, name := range natsNodes {
+		s := p.Services[name]
+		var conf string
+		montado := false
+		for _, cf := range s.Configs {
+			c := p.Configs[cf.Source]
+			conf += c.Content
+			if strings.HasSuffix(c.File, filepath.Join("deploy", "nats", "permissoes.conf")) && cf.Target == "/etc/nats/permissoes.conf" {
+				montado = true
+			}
+		}
+		if !montado || !strings.Contains(conf, "include permissoes.conf") {
+			t.Errorf("%s does not load deploy/nats/permissoes.conf beside its configuration", name)
+		}
+		for _, v := range usuariosNATS {
+			if _, ok := s.Environment[v]; !ok {
+				t.Errorf("%s: the password variable %s of deploy/nats/permissoes.conf is not passed", name, v)
+			}
+		}
 	}
 }
