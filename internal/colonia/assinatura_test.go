@@ -89,8 +89,8 @@ func TestAssinaturaFalhaRetemResultados(t *testing.T) {
 	must(t, err == nil, "the held-back draw does not verify: %v", err)
 	// Two draws, the two registrations before them with their sweeps, and
 	// the unit's hierarchy record (CONTRACT §7: inputs, sweeps and links
-	// are records too).
-	must(t, s.Checkpoint.Tamanho == c.tamanhoLog() && c.tamanhoLog() == 7, "checkpoint of size %d, want the log's 7", s.Checkpoint.Tamanho)
+	// are records too), and the draw rule's record of the start (§4a).
+	must(t, s.Checkpoint.Tamanho == c.tamanhoLog() && c.tamanhoLog() == 8, "checkpoint of size %d, want the log's 8", s.Checkpoint.Tamanho)
 	c.semDLQ()
 }
 

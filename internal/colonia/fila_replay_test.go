@@ -45,7 +45,7 @@ func sorteioDe(regs []registro.Registravel, demanda uuid.UUID) int {
 // (changed) list, so the record verifies by itself.
 func redesenhar(t *testing.T, r registro.Registro) registro.Registro {
 	t.Helper()
-	res, err := sorteio.Sortear(r.Base, r.Timestamp, r.ElegiveisEntrada)
+	res, err := sorteio.SortearComRodada(r.Base, r.Timestamp, registro.Randomness(r.AssinaturaRodada), r.ElegiveisEntrada)
 	must(t, err == nil, "%v", err)
 	r.ElegiveisEntrada, r.Ordenados, r.ListaElegiveisHash, r.Seed = res.Entrada, res.Ordenados, res.ListaHash, res.Seed
 	r.ConselheiroID = uuid.MustParse(res.Selecionado)

@@ -173,7 +173,7 @@ func TestReplayDoLog(t *testing.T) {
 	fora := orig.ElegiveisEntrada[0]
 	rig := orig
 	rig.ElegiveisEntrada = orig.ElegiveisEntrada[1:]
-	r, err := sorteio.Sortear(rig.Base, rig.Timestamp, rig.ElegiveisEntrada)
+	r, err := sorteio.SortearComRodada(rig.Base, rig.Timestamp, registro.Randomness(rig.AssinaturaRodada), rig.ElegiveisEntrada)
 	must(t, err == nil, "%v", err)
 	rig.Ordenados, rig.ListaElegiveisHash, rig.Seed = r.Ordenados, r.ListaHash, r.Seed
 	rig.ConselheiroID = uuid.MustParse(r.Selecionado)
@@ -262,7 +262,7 @@ func TestReplayDoLog(t *testing.T) {
 	tt, err := sorteio.ParseTimestamp(orig.Timestamp)
 	must(t, err == nil, "%v", err)
 	rig.Timestamp = sorteio.FormatTimestamp(tt.Add(time.Millisecond))
-	r, err = sorteio.Sortear(rig.Base, rig.Timestamp, rig.ElegiveisEntrada)
+	r, err = sorteio.SortearComRodada(rig.Base, rig.Timestamp, registro.Randomness(rig.AssinaturaRodada), rig.ElegiveisEntrada)
 	must(t, err == nil, "%v", err)
 	rig.Ordenados, rig.ListaElegiveisHash, rig.Seed = r.Ordenados, r.ListaHash, r.Seed
 	rig.ConselheiroID = uuid.MustParse(r.Selecionado)

@@ -21,6 +21,7 @@ import (
 
 	"github.com/formigueiro/d6a/internal/bus"
 	"github.com/formigueiro/d6a/internal/evento"
+	"github.com/formigueiro/d6a/internal/registro"
 	"github.com/formigueiro/d6a/internal/sorteio"
 )
 
@@ -252,9 +253,10 @@ func TestT05_SorteioDeterministicoVerificavel(t *testing.T) {
 		entrada, ordenados             []string
 		selecionado, evSorteio, degrau uuid.UUID
 	)
+	var assinatura *string
 	if err := c.pool.QueryRow(t.Context(), `SELECT base, base_fallback, base_sequence, timestamp_sorteio, seed, elegiveis_entrada,
-		ordenados, selecionado, lista_elegiveis_hash, event_id_sorteio, degrau FROM d6a.auditoria_sorteios WHERE demanda_id = $1`, demanda).
-		Scan(&base, &fallback, &baseSeq, &ts, &seed, &entrada, &ordenados, &selecionado, &hash, &evSorteio, &degrau); err != nil {
+		ordenados, selecionado, lista_elegiveis_hash, event_id_sorteio, degrau, assinatura_rodada FROM d6a.auditoria_sorteios WHERE demanda_id = $1`, demanda).
+		Scan(&base, &fallback, &baseSeq, &ts, &seed, &entrada, &ordenados, &selecionado, &hash, &evSorteio, &degrau, &assinatura); err != nil {
 		t.Fatalf("auditoria: %v", err)
 	}
 	// The base is the latest message of the bus the service knew of when
@@ -276,7 +278,11 @@ func TestT05_SorteioDeterministicoVerificavel(t *testing.T) {
 	must(t, slices.Equal(entrada, want), "elegiveis_entrada %v, want %v", entrada, want)
 
 	// Recompute with the library...
-	r, err := sorteio.Sortear(base, ts, entrada)
+	// Under the beacon rule (CONTRACT §4a) the audit keeps the round's
+	// signature; its SHA-256 is the value the seed mixes in.
+	must(t, assinatura != nil, "the audit row keeps no beacon round")
+	rnd := registro.Randomness(*assinatura)
+	r, err := sorteio.SortearComRodada(base, ts, rnd, entrada)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -285,10 +291,11 @@ func TestT05_SorteioDeterministicoVerificavel(t *testing.T) {
 	// ... with the same inputs in another order (same result: canonical input)...
 	inverso := slices.Clone(ids)
 	slices.Reverse(inverso)
-	r2, err := sorteio.Sortear(base, ts, inverso)
+	r2, err := sorteio.SortearComRodada(base, ts, rnd, inverso)
 	must(t, err == nil && r2.Seed == r.Seed && slices.Equal(r2.Ordenados, r.Ordenados) && r2.ListaHash == r.ListaHash, "permuted input: %+v / %v", r2, err)
 	// ... and independently, from CONTRACT §4 alone.
-	must(t, h2Seed(base, ts) == seed, "independent seed %s, audit %s", h2Seed(base, ts), seed)
+	// (CONTRACT §4a: the message is base:T:randomness.)
+	must(t, h2Seed(base, ts+":"+rnd) == seed, "independent seed %s, audit %s", h2Seed(base, ts+":"+rnd), seed)
 	ord := h2Embaralhar(want, seed)
 	must(t, slices.Equal(ord, ordenados), "independent shuffle %v, audit %v", ord, ordenados)
 	must(t, h2Hash(ord) == hash, "independent hash %s, audit %s", h2Hash(ord), hash)

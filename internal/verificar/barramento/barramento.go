@@ -86,6 +86,9 @@ type Resultado struct {
 	// EntradaSeq is the input whose unit of work produced it (header
 	// D6a-Entrada-Seq; 0 when absent, as on results published before it).
 	EntradaSeq uint64
+	// Rodada is a draw's beacon round (header D6a-Beacon-Rodada; 0: a
+	// draw before the beacon rule).
+	Rodada uint64
 }
 
 // SorteadoPerdido is a conselheiro.sorteado whose assignment the database
@@ -270,6 +273,7 @@ func Verificar(ctx context.Context, db Banco, b Barramento, cfg Config, desde ui
 			}
 			res := Resultado{Seq: m.Seq, EventID: uid, Tipo: tipo, Subject: m.Subject, CorrelacaoID: env.CorrelacaoID, Envelope: m.Data}
 			res.EntradaSeq, _ = strconv.ParseUint(m.Header.Get(bus.HeaderEntradaSeq), 10, 64)
+			res.Rodada, _ = strconv.ParseUint(m.Header.Get(bus.HeaderBeaconRodada), 10, 64)
 			resultados = append(resultados, res)
 			if tipo == evento.ConselheiroSorteado {
 				p, err := lerSorteado(m.Data)
@@ -337,7 +341,7 @@ func Verificar(ctx context.Context, db Banco, b Barramento, cfg Config, desde ui
 		if res.Tipo == evento.ConselheiroSorteado && !comAtribuicao[res.EventID] {
 			r.Divergencias = append(r.Divergencias, Divergencia{SorteadoSemAtribuicao, res.Seq, res.EventID, res.Subject})
 			if p := perdidosPorSeq[res.Seq]; p != nil {
-				p.Base, p.BaseSeq = acharBase(ids, res.Seq, p.Timestamp, p.Seed)
+				p.Base, p.BaseSeq = acharBase(ids, res, p.Timestamp, p.Seed)
 				perdidos = append(perdidos, p)
 			}
 		}
@@ -407,7 +411,18 @@ func lerSorteado(data []byte) (*SorteadoPerdido, error) {
 
 // acharBase walks back from the draw's sequence for the message whose
 // event_id, with the draw's T, gives the published seed (CONTRACT §4).
-func acharBase(ids map[uint64]string, seq uint64, t, seed string) (string, uint64) {
+// Under the beacon rule (§4a) the seed also needs the round's value, which
+// the bus does not hold: the base is then the trigger the result's header
+// D6a-Entrada-Seq names (the service's own header, as the record's
+// base_sequence is; the replay checks it against the record).
+func acharBase(ids map[uint64]string, res Resultado, t, seed string) (string, uint64) {
+	seq := res.Seq
+	if res.Rodada > 0 && res.EntradaSeq > 0 {
+		if id, ok := ids[res.EntradaSeq]; ok {
+			return id, res.EntradaSeq
+		}
+		return "", 0
+	}
 	for s := seq - 1; s >= 1 && seq-s <= 256; s-- {
 		if id, ok := ids[s]; ok && sorteio.Seed(id, t) == seed {
 			return id, s
