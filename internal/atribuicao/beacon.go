@@ -112,9 +112,13 @@ func (b *Beacon) prontas(ctx context.Context, log *slog.Logger, evs []evento.Eve
 	var pedidos []pedido
 	agora := time.Now()
 	for k, ev := range evs {
-		if ev.Armazenado.IsZero() {
-			if len(pedidos) == 0 && k == 0 {
-				return 1, nil // no trigger: nothing to wait for
+		if ev.Armazenado.IsZero() || !decide(ev.Tipo) {
+			// No round waited for ahead: it goes with the units before it,
+			// and if it draws after all (a sweep), it waits then, inside
+			// its unit (rodadaDoGatilho).
+			if k == len(pedidos) {
+				pedidos = append(pedidos, pedido{k: k})
+				continue
 			}
 			break
 		}
@@ -126,33 +130,32 @@ func (b *Beacon) prontas(ctx context.Context, log *slog.Logger, evs []evento.Eve
 		pedidos = append(pedidos, pedido{k, r, t})
 	}
 	// The head's round may not be out yet: wait for it first.
-	var rodadas map[uint64]beacon.Rodada
-	if b.Cadeia.PublicadaEm(pedidos[0].r).After(agora) {
+	rodadas := map[uint64]beacon.Rodada{}
+	if p := pedidos[0]; p.r > 0 && b.Cadeia.PublicadaEm(p.r).After(agora) {
 		rod, err := b.esperar(ctx, log, pedidos[0].r)
 		if err != nil {
 			return 0, err
 		}
-		rodadas = map[uint64]beacon.Rodada{rod.Numero: rod}
+		rodadas[rod.Numero] = rod
 	}
 	// The rest (catching up, many rounds) in parallel; a round the
 	// sources cannot give now is waited for, in order.
 	var faltam []uint64
 	for _, p := range pedidos {
-		if _, ok := rodadas[p.r]; !ok && !slices.Contains(faltam, p.r) {
+		if _, ok := rodadas[p.r]; !ok && p.r > 0 && !slices.Contains(faltam, p.r) {
 			faltam = append(faltam, p.r)
 		}
 	}
 	if len(faltam) > 0 {
 		m, _ := b.Fonte.Rodadas(ctx, faltam)
-		if rodadas == nil {
-			rodadas = m
-		} else {
-			for r, v := range m {
-				rodadas[r] = v
-			}
+		for r, v := range m {
+			rodadas[r] = v
 		}
 	}
 	for n, p := range pedidos {
+		if p.r == 0 {
+			continue
+		}
 		rod, ok := rodadas[p.r]
 		if !ok {
 			var err error
@@ -167,6 +170,14 @@ func (b *Beacon) prontas(ctx context.Context, log *slog.Logger, evs []evento.Eve
 		us[p.k].rodada = novaRodadaSorteio(rod, p.c)
 	}
 	return len(pedidos), nil
+}
+
+// decide tells the inputs whose unit almost always decides (the spec's draw
+// triggers): their round is waited for before the batch, so the executor
+// never holds its lock waiting for one. Any other input that turns out to
+// draw waits for its round inside its unit.
+func decide(t evento.Tipo) bool {
+	return t == evento.AgendaItemDisponivel || t == evento.AtribuicaoRecusada || t == evento.Varredura
 }
 
 // HandleLote applies events in this order, as Handle would one by one; they
