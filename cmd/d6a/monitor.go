@@ -12,7 +12,7 @@ import (
 // "Monitor"): exit 0 with the monitor's line when the new records follow,
 // 1 naming the fork, the failing record or the first divergence (DIR then
 // left as it was).
-func monitorar(ctx context.Context, c *log.Cliente, dir string, stdout, stderr io.Writer) int {
+func monitorar(ctx context.Context, c *log.Cliente, dir, beaconChave string, stdout, stderr io.Writer) int {
 	progresso, fim := barra(stderr, "monitor")
 	res, err := c.Monitorar(ctx, dir, progresso)
 	fim()
@@ -37,7 +37,7 @@ func monitorar(ctx context.Context, c *log.Cliente, dir string, stdout, stderr i
 	}
 	fmt.Fprintln(stdout, res.ResumoReplay.Linha())
 	fmt.Fprintln(stdout, res.Linha())
-	code := 0
+	code := linhaBeacon(stdout, stderr, rp.Regras(), beaconChave)
 	if len(rp.Divergencias) > 0 {
 		fmt.Fprintf(stderr, "d6a verify: DIVERGÊNCIA %s\n", limpo(rp.Divergencias[0]))
 		code = 1

@@ -18,6 +18,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/mod/sumdb/note"
 
+	"github.com/formigueiro/d6a/internal/beacon"
 	"github.com/formigueiro/d6a/internal/bus"
 	"github.com/formigueiro/d6a/internal/registro"
 	"github.com/formigueiro/d6a/internal/verificar/log"
@@ -26,6 +27,8 @@ import (
 // opcoesURL are the flags of `d6a verify --url` (CONTRACT §1, §7).
 type opcoesURL struct {
 	url, desde, chave, evento string
+	// beaconChave pins the beacon chain (hex public key, CONTRACT §4a).
+	beaconChave               string
 	all, estatisticas, replay bool
 	conselheiro, demanda      string
 	monitorar, espelhar       string
@@ -41,6 +44,7 @@ func flagsURL(fs *flag.FlagSet) *opcoesURL {
 	fs.BoolVar(&o.all, "all", false, "with --url: mirror the whole log and recompute every draw")
 	fs.StringVar(&o.desde, "desde", "", "with --url: checkpoint file saved on the last visit (created if missing, replaced when consistent); with --consistencia: first stream sequence to read")
 	fs.StringVar(&o.chave, "chave", "", "with --url: the log's verifier key (else the served one, trusted on first use)")
+	fs.StringVar(&o.beaconChave, "beacon-chave", "", "with --url: the beacon chain's public key (hex) the log's d6a.regras_sorteio record must name; exit 1 when it names another (without it the chain is named: quicknet, built in, or private)")
 	fs.StringVar(&o.evento, "evento", "", "with --url --event-id: the conselheiro.sorteado received (envelope or payload, JSON file) to compare with the record")
 	fs.Func("testemunha", "with --url: a witness's cosignature verifier key (name+hash+base64, type 0x04); repeat for each witness", func(v string) error {
 		// flag quotes a refused value back: a private key is kept out of
@@ -197,7 +201,7 @@ func verificarPublico(ctx context.Context, c *log.Cliente, o *opcoesURL, id uuid
 		}
 	}
 	if o.monitorar != "" {
-		if code := monitorar(ctx, c, o.monitorar, stdout, stderr); code != 0 {
+		if code := monitorar(ctx, c, o.monitorar, o.beaconChave, stdout, stderr); code != 0 {
 			return code
 		}
 	}
@@ -246,6 +250,11 @@ func verificarPublico(ctx context.Context, c *log.Cliente, o *opcoesURL, id uuid
 			fmt.Fprintf(stdout, "OK event_id=%s indice=%d conselheiro=%s total=%d seed=%s checkpoint=%d\n",
 				id, s.Indice, r.ConselheiroID, len(r.ElegiveisEntrada), r.Seed, s.Checkpoint.Tamanho)
 			fmt.Fprintln(stdout, linhaGatilho(s, c.Barramento != nil))
+			linha, code := linhaRodada(r, o.beaconChave)
+			fmt.Fprintln(stdout, linha)
+			if code != 0 {
+				return code
+			}
 		}
 	}
 	if (o.all && o.replay) || o.conselheiro != "" || o.demanda != "" {
@@ -265,6 +274,9 @@ func verificarPublico(ctx context.Context, c *log.Cliente, o *opcoesURL, id uuid
 			fmt.Fprintf(stdout, "eliminados=%d (registros apagados; folhas provadas pela raiz)\n", res.Eliminados)
 		}
 		fmt.Fprintln(stdout, res.Linha())
+		if code := linhaBeacon(stdout, stderr, c.Regras, o.beaconChave); code != 0 {
+			return code
+		}
 		if c.Barramento != nil {
 			fmt.Fprintf(stdout, "gatilhos: conferidos=%d (base e T de cada sorteio desde o índice %d conferidos no barramento)\n", res.Gatilhos, res.GatilhoDesde)
 		} else {
@@ -387,6 +399,9 @@ func reproduzir(ctx context.Context, c *log.Cliente, o *opcoesURL, stdout, stder
 			fmt.Fprintf(stderr, "d6a verify: DIVERGÊNCIA %s\n", limpo(rp.Divergencias[0]))
 			code = 1
 		}
+		if c := linhaBeacon(stdout, stderr, rp.Regras(), o.beaconChave); c != 0 {
+			code = c
+		}
 	}
 	if res.Primeira != nil {
 		fmt.Fprintf(stderr, "d6a verify: FALHA %s\n", limpo(res.Primeira))
@@ -395,11 +410,52 @@ func reproduzir(ctx context.Context, c *log.Cliente, o *opcoesURL, stdout, stder
 	return code
 }
 
+// linhaBeacon names the beacon chain the log's rule record states (CONTRACT
+// §4a) and checks it against --beacon-chave.
+func linhaBeacon(stdout, stderr io.Writer, r *registro.RegrasSorteio, pin string) int {
+	if r == nil {
+		fmt.Fprintln(stdout, "beacon: nenhum registro d6a.regras_sorteio: os sorteios seguem a regra anterior ao beacon")
+		if pin != "" {
+			fmt.Fprintln(stderr, "d6a verify: FALHA beacon: --beacon-chave dada, mas o log não nomeia cadeia alguma")
+			return 1
+		}
+		return 0
+	}
+	fmt.Fprintf(stdout, "beacon: %s chave=%s periodo=%ds margem=%dms (registro d6a.regras_sorteio do log)\n", r.NomeCadeia(), r.ChavePublica, r.Periodo, r.MargemMs)
+	if pin != "" && !strings.EqualFold(pin, r.ChavePublica) {
+		fmt.Fprintf(stderr, "d6a verify: FALHA beacon: o log nomeia a cadeia de chave %s, não a de --beacon-chave\n", r.ChavePublica)
+		return 1
+	}
+	return 0
+}
+
+// linhaRodada is one draw's beacon round as --event-id shows it: its
+// signature is checked under --beacon-chave when given (the round's choice
+// needs the rule record, which --all reads).
+func linhaRodada(r registro.Registro, pin string) (string, int) {
+	if r.Rodada == nil {
+		return "beacon: sorteio anterior à regra do beacon (sem rodada)", 0
+	}
+	url := fmt.Sprintf("https://api.drand.sh/%s/public/%d", beacon.QuicknetHash, *r.Rodada)
+	if pin == "" {
+		return fmt.Sprintf("beacon: rodada %d (compromisso %s); assinatura não conferida sem --beacon-chave (--all confere sob a chave do registro d6a.regras_sorteio); em quicknet: %s", *r.Rodada, r.Compromisso, url), 0
+	}
+	chave, err := beacon.ChaveHex(pin)
+	if err != nil {
+		return "beacon: --beacon-chave: " + err.Error(), exitUsage
+	}
+	var v registro.Rodadas
+	if err := v.Conferir(chave, uint64(*r.Rodada), r.AssinaturaRodada); err != nil {
+		return "FALHA beacon: " + err.Error(), 1
+	}
+	return fmt.Sprintf("OK beacon: rodada %d assinada pela cadeia de --beacon-chave; randomness %s (compromisso %s)", *r.Rodada, registro.Randomness(r.AssinaturaRodada), r.Compromisso), 0
+}
+
 // linhaGatilho says how a draw's base and T were checked.
 func linhaGatilho(s log.Sorteio, comBarramento bool) string {
 	switch {
 	case s.AntesDoGatilho:
-		return fmt.Sprintf("gatilho: registro anterior à regra do gatilho (índice %d < %d): base = último evento conhecido, T do relógio do D-6a", s.Indice, s.GatilhoDesde)
+		return "gatilho: sorteio sem rodada do beacon: a regra do gatilho em vigor está nos registros do log (--all --replay confere)"
 	case s.Gatilho:
 		return fmt.Sprintf("OK gatilho: base e T são os da mensagem %d do barramento", *s.Registro.BaseSequence)
 	case !comBarramento:

@@ -15,6 +15,10 @@ type regrasReplay struct {
 // none).
 func (r *Replay) Regras() *RegrasSorteio { return r.regrasReplay.regras }
 
+// PrimeirasRegras is the first d6a.regras_sorteio record applied (nil:
+// none), whose gatilho_desde every later one repeats.
+func (r *Replay) PrimeirasRegras() *RegrasSorteio { return r.primeira }
+
 // GatilhoDesde is where the log's records say the trigger rule began (ok
 // false: no d6a.regras_sorteio record yet).
 func (r *Replay) GatilhoDesde() (int64, bool) {

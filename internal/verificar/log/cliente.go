@@ -53,6 +53,12 @@ type Cliente struct {
 	// parse (lerRegistravel).
 	lidoB []byte
 	lido  registro.Registravel
+	// regras is where the next walk starts its rules from (the monitor's
+	// kept state); nil: the log's beginning.
+	regras *regrasDoLog
+	// Regras is the draw rule the last walk ended under, as the log's
+	// records state it (nil: none).
+	Regras *registro.RegrasSorteio
 }
 
 // ErrHTTP is an answer other than 200.
@@ -297,10 +303,10 @@ func (c *Cliente) VerificarSorteio(ctx context.Context, eventID uuid.UUID) (Sort
 		if err := registro.Conferir(s.Registro); err != nil {
 			return s, err
 		}
-		if s.GatilhoDesde, err = c.gatilhoDesde(ctx); err != nil {
-			return s, err
-		}
-		s.AntesDoGatilho = r.Indice < s.GatilhoDesde
+		// A draw with a beacon round is under the trigger rule (the rule
+		// record before it says the trigger rule began no later); where
+		// one without began is a record of the log, which --all reads.
+		s.AntesDoGatilho = s.Registro.Rodada == nil
 		if c.Barramento != nil && !s.AntesDoGatilho {
 			if err := registro.ConferirGatilho(ctx, c.Barramento, s.Registro); err != nil {
 				return s, err
@@ -345,11 +351,6 @@ func (c *Cliente) VerificarTudo(ctx context.Context, progresso func(feitos, tota
 		return Resumo{}, cp, err
 	}
 	res := Resumo{Registros: cp.Tamanho}
-	if c.Barramento != nil {
-		if res.GatilhoDesde, err = c.gatilhoDesde(ctx); err != nil {
-			return res, cp, err
-		}
-	}
 	var fr registro.Fronteira
 	err = c.verificarDe(ctx, cp, &fr, &res, progresso)
 	return res, cp, err

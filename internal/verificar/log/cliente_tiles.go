@@ -109,15 +109,15 @@ type bloco struct {
 	lidos    []registro.Registravel
 	falhas   []error
 	// gatilhos: the record was checked against its bus message
-	// (ConferirNoBarramento), from index gatilhoDesde on.
-	gatilhos []bool
+	// (ConferirNoBarramento); doGatilho: its failure is that check's.
+	gatilhos, doGatilho []bool
 	err      error
 	// reservado is what its tiles took from the walk's budget, given back
 	// once the block is consumed.
 	reservado int64
 }
 
-func (c *Cliente) lerBloco(ctx context.Context, k int64, w int, gatilhoDesde int64, orc *orcamento) bloco {
+func (c *Cliente) lerBloco(ctx context.Context, k int64, w int, orc *orcamento) bloco {
 	b := bloco{inicio: k * tiles.Width}
 	reserva := orc.reserva(ctx, k)
 	h, n, err := c.tile(ctx, tiles.Hash(0, k, w), reserva)
@@ -140,14 +140,14 @@ func (c *Cliente) lerBloco(ctx context.Context, k int64, w int, gatilhoDesde int
 		b.err = registro.NovaFalha(tiles.Path(tiles.Bundle(k, w)), registro.UmaLinha(err.Error()), "an entry bundle")
 		return b
 	}
-	b.lidos, b.falhas, b.gatilhos = make([]registro.Registravel, w), make([]error, w), make([]bool, w)
+	b.lidos, b.falhas, b.gatilhos, b.doGatilho = make([]registro.Registravel, w), make([]error, w), make([]bool, w), make([]bool, w)
 	var seqs []uint64
 	for j, reg := range b.entradas {
 		if len(reg) == 0 {
 			continue
 		}
 		b.lidos[j], b.falhas[j] = conferirFolha(reg, b.hashes[j])
-		if b.falhas[j] == nil && c.Barramento != nil && b.inicio+int64(j) >= gatilhoDesde {
+		if b.falhas[j] == nil && c.Barramento != nil {
 			if s := seqNoBarramento(b.lidos[j]); s > 0 {
 				seqs = append(seqs, s)
 			}
@@ -161,8 +161,9 @@ func (c *Cliente) lerBloco(ctx context.Context, k int64, w int, gatilhoDesde int
 	// TilesEmVoo.
 	barramento := lerEmLote(ctx, c.Barramento, seqs)
 	for j := range b.entradas {
-		if b.lidos[j] != nil && b.falhas[j] == nil && b.inicio+int64(j) >= gatilhoDesde {
+		if b.lidos[j] != nil && b.falhas[j] == nil {
 			b.gatilhos[j], b.falhas[j] = registro.ConferirNoBarramento(ctx, barramento, b.lidos[j])
+			b.doGatilho[j] = b.falhas[j] != nil
 		}
 	}
 	return b
@@ -185,7 +186,7 @@ func (c *Cliente) lerRegistravel(b []byte) (registro.Registravel, error) {
 // must be the checkpoint's: with fr the verified tree of an earlier size,
 // that proves cp extends it, and every leaf given to fn is in cp's tree.
 // Memory: the tiles in flight and the frontier, whatever the log's size.
-func (c *Cliente) percorrer(ctx context.Context, cp registro.Checkpoint, fr *registro.Fronteira, gatilhoDesde int64, progresso func(feitos, total int64), fn func(i int64, registro []byte, lido registro.Registravel, gatilho bool, falhou error) error) error {
+func (c *Cliente) percorrer(ctx context.Context, cp registro.Checkpoint, fr *registro.Fronteira, rl *regrasDoLog, progresso func(feitos, total int64), fn func(i int64, registro []byte, lido registro.Registravel, gatilho bool, falhou error) error) error {
 	if fr.N > cp.Tamanho {
 		return registro.NovaFalha("checkpoint.tamanho", cp.Tamanho, fmt.Sprintf("≥ %d (the size already verified): the log shrank", fr.N))
 	}
@@ -209,7 +210,7 @@ func (c *Cliente) percorrer(ctx context.Context, cp registro.Checkpoint, fr *reg
 			case <-ctx.Done():
 				return
 			}
-			go func() { ch <- c.lerBloco(ctx, k, w, gatilhoDesde, orc) }()
+			go func() { ch <- c.lerBloco(ctx, k, w, orc) }()
 		}
 	}()
 	for ch := range fila {
@@ -227,8 +228,12 @@ func (c *Cliente) percorrer(ctx context.Context, cp registro.Checkpoint, fr *reg
 			if len(b.entradas[j]) > 0 {
 				reg = b.entradas[j]
 			}
+			gatilho, falhou, fatal := rl.julgar(i, b.lidos[j], b.gatilhos[j], b.doGatilho[j], b.falhas[j])
+			if fatal != nil {
+				return fatal
+			}
 			c.lidoB, c.lido = reg, b.lidos[j]
-			err := fn(i, reg, b.lidos[j], b.gatilhos[j], b.falhas[j])
+			err := fn(i, reg, b.lidos[j], gatilho, falhou)
 			c.lidoB, c.lido = nil, nil
 			if err != nil {
 				return err
@@ -242,6 +247,9 @@ func (c *Cliente) percorrer(ctx context.Context, cp registro.Checkpoint, fr *reg
 		}
 	}
 	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := rl.fim(); err != nil {
 		return err
 	}
 	if fr.N != cp.Tamanho {
@@ -259,7 +267,18 @@ func (c *Cliente) percorrer(ctx context.Context, cp registro.Checkpoint, fr *reg
 // verificarDe checks the records fr.N … of cp (as VerificarTudo does for
 // all of them) into res, extending fr.
 func (c *Cliente) verificarDe(ctx context.Context, cp registro.Checkpoint, fr *registro.Fronteira, res *Resumo, progresso func(feitos, total int64)) error {
-	err := c.percorrer(ctx, cp, fr, res.GatilhoDesde, progresso, func(i int64, reg []byte, _ registro.Registravel, gatilho bool, err error) error {
+	rl := c.regras
+	if rl == nil {
+		rl = &regrasDoLog{}
+	}
+	c.regras = nil
+	defer func() {
+		c.Regras = rl.regras
+		if rl.primeira != nil {
+			res.GatilhoDesde = rl.primeira.GatilhoDesde
+		}
+	}()
+	err := c.percorrer(ctx, cp, fr, rl, progresso, func(i int64, reg []byte, _ registro.Registravel, gatilho bool, err error) error {
 		if c.AoRegistro != nil {
 			c.AoRegistro(i, reg)
 		}

@@ -131,10 +131,9 @@ func (c *Cliente) Monitorar(ctx context.Context, dir string, progresso func(feit
 		res.SemIDsDeEntradas = true
 	}
 	var erroBarramento error
-	if c.Barramento != nil {
-		if res.GatilhoDesde, err = c.gatilhoDesde(ctx); err != nil {
-			return res, err
-		}
+	c.regras = deReplay(rp)
+	if g, ok := rp.GatilhoDesde(); ok {
+		res.GatilhoDesde = g
 	}
 	// The bus's input messages: from the one after the last a kept record
 	// named, or, as Reproduzir does, from the first record's trigger.

@@ -46,9 +46,6 @@ func (c *Cliente) ReproduzirEm(ctx context.Context, rp *registro.Replay, progres
 	}
 	if leitor != nil {
 		var err error
-		if desde, err = c.gatilhoDesde(ctx); err != nil {
-			return res, err
-		}
 		// What the service had consumed before the log is read: each of
 		// those messages has its record under the checkpoint read after.
 		if p, ok := leitor.(registro.PosicaoConsumida); ok {
@@ -87,19 +84,4 @@ func (c *Cliente) ReproduzirEm(ctx context.Context, rp *registro.Replay, progres
 		err = fmt.Errorf("mensagens de entrada do barramento: %w", erroBarramento)
 	}
 	return res, err
-}
-
-// gatilhoDesde reads, from the log's summary, the first index whose draws
-// follow their trigger.
-func (c *Cliente) gatilhoDesde(ctx context.Context) (int64, error) {
-	var r struct {
-		GatilhoDesde *int64 `json:"gatilho_desde"`
-	}
-	if err := c.getJSON(ctx, "/resumo", &r); err != nil {
-		return 0, err
-	}
-	if r.GatilhoDesde == nil {
-		return 0, registro.NovaFalha("resumo.gatilho_desde", "(absent)", "the first index under the trigger's rule")
-	}
-	return *r.GatilhoDesde, nil
 }

@@ -1,0 +1,97 @@
+package log
+
+import (
+	"fmt"
+
+	"github.com/formigueiro/d6a/internal/registro"
+)
+
+// regrasDoLog is what the walk knows of the rules the log's own records
+// state (d6a.regras_sorteio, CONTRACT §4a): the beacon rule in force, and
+// where the trigger rule began. No route tells them: a verifier of a
+// static mirror knows them as well as one of the service.
+//
+// Where the trigger rule began is stated by a record that comes after the
+// draws before it, so a draw whose bus check fails before any rule record
+// is held (pendentes) until one says whether it precedes the rule
+// (forgiven: the earlier rule's draws are not checked on the bus) or not
+// (a failure of the log); a walk that ends with none held fails on the
+// first.
+type regrasDoLog struct {
+	regras, primeira *registro.RegrasSorteio
+	pendentes        []pendente
+	rodadas          registro.Rodadas
+}
+
+type pendente struct {
+	indice int64
+	err    error
+}
+
+// deReplay starts from what a replay restored (the monitor's next run).
+func deReplay(rp *registro.Replay) *regrasDoLog {
+	return &regrasDoLog{regras: rp.Regras(), primeira: rp.PrimeirasRegras()}
+}
+
+// julgar adjusts one record's outcome by the rules: gatilho (checked on
+// the bus) and falhou as the record's own checks left them, doGatilho
+// when falhou is the bus check's. fatal ends the walk (a held failure the
+// rule record does not forgive).
+func (g *regrasDoLog) julgar(i int64, lido registro.Registravel, gatilho, doGatilho bool, falhou error) (bool, error, error) {
+	switch f := lido.(type) {
+	case registro.RegrasSorteio:
+		if falhou != nil {
+			return gatilho, falhou, nil
+		}
+		switch {
+		case f.GatilhoDesde > i:
+			falhou = registro.NovaFalha("registro.gatilho_desde", f.GatilhoDesde, fmt.Sprintf("≤ %d: the trigger rule cannot begin after the record that states it", i))
+		case g.primeira != nil && f.GatilhoDesde != g.primeira.GatilhoDesde:
+			falhou = registro.NovaFalha("registro.gatilho_desde", f.GatilhoDesde, fmt.Sprintf("%d, as the first d6a.regras_sorteio record stated", g.primeira.GatilhoDesde))
+		}
+		if g.primeira == nil {
+			g.primeira = &f
+		}
+		g.regras = &f
+		if fatal := g.resolver(); fatal != nil {
+			return gatilho, falhou, fatal
+		}
+		return gatilho, falhou, nil
+	case registro.Registro:
+		if doGatilho {
+			switch {
+			case g.primeira == nil:
+				g.pendentes = append(g.pendentes, pendente{i, falhou})
+				return false, nil, nil
+			case i < g.primeira.GatilhoDesde:
+				return false, nil, nil // the earlier rule: not checked on the bus
+			}
+		}
+		if falhou == nil {
+			falhou = registro.ConferirRodada(g.regras, f, &g.rodadas)
+		}
+	}
+	return gatilho, falhou, nil
+}
+
+// resolver judges the held failures once a rule record states where the
+// trigger rule began.
+func (g *regrasDoLog) resolver() error {
+	for _, p := range g.pendentes {
+		if p.indice >= g.primeira.GatilhoDesde {
+			g.pendentes = nil
+			return fmt.Errorf("registro %d: %w", p.indice, p.err)
+		}
+	}
+	g.pendentes = nil
+	return nil
+}
+
+// fim is the end of the walk: a held failure no rule record forgave.
+func (g *regrasDoLog) fim() error {
+	if len(g.pendentes) == 0 {
+		return nil
+	}
+	p := g.pendentes[0]
+	return fmt.Errorf("registro %d: %w (no d6a.regras_sorteio record places it before the trigger rule)", p.indice, p.err)
+}
