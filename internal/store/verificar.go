@@ -30,6 +30,10 @@ type AuditoriaDoSorteio struct {
 	Cadeia []string
 	// Excluido is the refuser left out of a redraw (nil: none).
 	Excluido *uuid.UUID
+	// Rodada, AssinaturaRodada and Compromisso are the beacon round the
+	// seed mixes in (CONTRACT §4a; nil before its rule).
+	Rodada                        *int64
+	AssinaturaRodada, Compromisso *string
 }
 
 // AuditoriaPorSorteio reads the audit record of the draw eventIDSorteio.
@@ -43,7 +47,7 @@ func (t Tx) AuditoriaPorSorteio(ctx context.Context, eventIDSorteio uuid.UUID) (
 		ConselheiroID: a.ConselheiroID, Base: a.Base, BaseFallback: a.BaseFallback, BaseSequence: a.BaseSequence,
 		TimestampSorteio: a.TimestampSorteio, Seed: a.Seed, ElegiveisEntrada: a.ElegiveisEntrada, Ordenados: a.Ordenados,
 		Selecionado: a.Selecionado, ListaElegiveisHash: a.ListaElegiveisHash, Degrau: a.Degrau, Cadeia: a.Cadeia,
-		Excluido: a.Excluido,
+		Excluido: a.Excluido, Rodada: a.Rodada, AssinaturaRodada: a.AssinaturaRodada, Compromisso: a.Compromisso,
 	}, true, nil
 }
 

@@ -32,6 +32,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/formigueiro/d6a/internal/evento"
+	"github.com/formigueiro/d6a/internal/registro"
 	"github.com/formigueiro/d6a/internal/sorteio"
 	"github.com/formigueiro/d6a/internal/store"
 )
@@ -53,6 +54,8 @@ type Banco interface {
 	// SegueGatilho: the draw's record was logged under the trigger's rule
 	// (CONTRACT §4).
 	SegueGatilho(ctx context.Context, eventIDSorteio uuid.UUID) (bool, error)
+	// RegrasDoSorteio reads the d6a.regras_sorteio record recorded last.
+	RegrasDoSorteio(ctx context.Context) (gatilhoDesde int64, registro []byte, err error)
 }
 
 // FolgaPadrao is the clock skew allowed between D-6a's clock (T) and the
@@ -130,6 +133,10 @@ type Relatorio struct {
 	Janela *Janela
 	// Notas are what was not (fully) checked, one line each.
 	Notas []string
+	// Rodada is the beacon round checked (nil: a draw before its rule),
+	// Cadeia the chain the rule record names.
+	Rodada *int64
+	Cadeia string
 }
 
 // String is the report d6a verify prints on success.
@@ -153,6 +160,9 @@ func (r Relatorio) String() string {
 			fmt.Fprintf(&b, " (largura %s)", j.Fim.Truncate(time.Millisecond).Sub(j.Inicio.Truncate(time.Millisecond)))
 		}
 		b.WriteByte('\n')
+	}
+	if r.Rodada != nil {
+		fmt.Fprintf(&b, "beacon: rodada %d da cadeia %s: assinatura, randomness e escolha da rodada conferidas\n", *r.Rodada, r.Cadeia)
 	}
 	for _, n := range r.Notas {
 		b.WriteString(n)
@@ -182,6 +192,24 @@ func Verificar(ctx context.Context, st *store.Store, eventID uuid.UUID, o Opcoes
 	T, err := conferirAuditoria(aud)
 	if err != nil {
 		return rel, err
+	}
+	// The beacon round (CONTRACT §4a), under the rule the log recorded.
+	if aud.Rodada != nil {
+		_, dados, err := q.RegrasDoSorteio(ctx)
+		if err != nil {
+			return rel, fmt.Errorf("reading d6a.transparencia_regras: %w", err)
+		}
+		f, err := registro.LerRegistravel(dados)
+		regras, ok := f.(registro.RegrasSorteio)
+		if err != nil || !ok {
+			return rel, divergencia("regras_sorteio", "none recorded", "the d6a.regras_sorteio record the round follows")
+		}
+		r := registro.Registro{Timestamp: aud.TimestampSorteio, Rodada: aud.Rodada, AssinaturaRodada: deref(aud.AssinaturaRodada), Compromisso: deref(aud.Compromisso)}
+		var v registro.Rodadas
+		if err := registro.ConferirRodada(&regras, r, &v); err != nil {
+			return rel, err
+		}
+		rel.Rodada, rel.Cadeia = aud.Rodada, regras.NomeCadeia()
 	}
 
 	// 3: the assignment row.
@@ -275,6 +303,7 @@ func conferirAuditoria(aud store.AuditoriaDoSorteio) (time.Time, error) {
 	sel := aud.Selecionado.String()
 	_, err = sorteio.Verificar(sorteio.Alegacao{
 		Base: aud.Base, Timestamp: aud.TimestampSorteio, Elegiveis: aud.ElegiveisEntrada,
+		Randomness: registro.Randomness(deref(aud.AssinaturaRodada)),
 		Seed: &aud.Seed, Ordenados: aud.Ordenados, Selecionado: &sel, ListaHash: &aud.ListaElegiveisHash,
 	})
 	var d *sorteio.Divergencia
@@ -441,4 +470,11 @@ func ptrTexto(p *int64) string {
 		return "null"
 	}
 	return strconv.FormatInt(*p, 10)
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }
