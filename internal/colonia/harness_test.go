@@ -82,6 +82,8 @@ type opcoes struct {
 	base atribuicao.Barramento
 	// embaralhar replaces the draw (colonia.Options.Embaralhar).
 	embaralhar func(base, timestamp, randomness string, elegiveis []string) (sorteio.Resultado, error)
+	// semBeacon draws by the rule before the beacon (colonia.Options.SemBeacon).
+	semBeacon bool
 }
 
 func novaColonia(t *testing.T, o opcoes) *harness {
@@ -176,7 +178,7 @@ func (c *harness) reiniciarNATS() {
 func (c *harness) iniciar() {
 	c.t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	w, err := colonia.New(ctx, c.cfg, colonia.Options{Now: c.clock.Now, Backoff: []time.Duration{20 * time.Millisecond}, Base: c.base, Embaralhar: c.opcoes.embaralhar})
+	w, err := colonia.New(ctx, c.cfg, colonia.Options{Now: c.clock.Now, Backoff: []time.Duration{20 * time.Millisecond}, Base: c.base, Embaralhar: c.opcoes.embaralhar, SemBeacon: c.opcoes.semBeacon})
 	if err != nil {
 		cancel()
 		c.t.Fatal(err)

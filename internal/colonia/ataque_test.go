@@ -1,0 +1,163 @@
+package colonia_test
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"slices"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/formigueiro/d6a/internal/evento"
+	"github.com/formigueiro/d6a/internal/sorteio"
+)
+
+// TestAtaqueDoProdutor is CONTRACT §4a's reason, tried as an attacker
+// would, against the running service: a producer of agenda items predicts
+// the bus's storage time T, grinds event_ids offline until its favourite
+// wins for every millisecond of a window around the prediction, then
+// publishes once. 30 draws among 8 eligible: chance is 30/8 = 3.75 wins.
+//
+// With the beacon (the default) the seed mixes in a round published after
+// T, unknown while grinding: the producer must win no more often than
+// chance allows (3 σ). Without it (the control), the same attack wins far
+// more often: the test can fail.
+func TestAtaqueDoProdutor(t *testing.T) {
+	t.Parallel()
+	const (
+		sorteios = 30
+		n        = 8
+		janela   = time.Millisecond // ± around the predicted T (the grind stays well under the lead)
+	)
+	p := 1.0 / n
+	media, sigma := sorteios*p, math.Sqrt(sorteios*p*(1-p))
+	limite := int(math.Floor(media + 3*sigma)) // 9
+	for _, caso := range []struct {
+		nome      string
+		semBeacon bool
+	}{{"com beacon", false}, {"sem beacon", true}} {
+		t.Run(caso.nome, func(t *testing.T) {
+			t.Parallel()
+			c := novaColonia(t, opcoes{semBeacon: caso.semBeacon})
+			ucs := make([]uuid.UUID, sorteios)
+			listas := make([][]string, sorteios)
+			for i := range ucs {
+				ucs[i] = c.novaUC()
+			}
+			c.iniciar()
+			// The eligible lists are public: 8 counsellors per unit.
+			var cadastros []uuid.UUID
+			for i, u := range ucs {
+				for range n {
+					id := uuid.New()
+					ev, _ := c.publicar(evento.ConselheiroCadastrado, "1.1.0", cadastro(id, u))
+					cadastros = append(cadastros, ev)
+					listas[i] = append(listas[i], id.String())
+				}
+				sort.Strings(listas[i])
+			}
+			h3esperarTodosEm(c, 2*time.Minute, cadastros)
+
+			// The producer learns the bus's delay from publish to storage
+			// with messages nobody consumes.
+			atraso := calibrarAtraso(t, c)
+			t.Logf("predicted publish-to-storage delay %v", atraso)
+
+			demandas := make([]uuid.UUID, sorteios)
+			favoritos := make([]string, sorteios)
+			buscas := 0
+			for i := range sorteios {
+				favoritos[i] = listas[i][i%n]
+				demandas[i] = uuid.New()
+				envio := time.Now().Add(200 * time.Millisecond)
+				previsto := envio.Add(atraso)
+				id, tentativas := moer(listas[i], favoritos[i], previsto, janela)
+				buscas += tentativas
+				// Sleep overshoots by a millisecond or more on a busy
+				// machine: the last two are spun.
+				time.Sleep(time.Until(envio) - 2*time.Millisecond)
+				for time.Now().Before(envio) {
+				}
+				publicarComID(t, c, id, agenda(demandas[i], ucs[i]))
+			}
+			vitorias := 0
+			c.eventuallyEm(2*time.Minute, "every draw made", func() bool {
+				vitorias = 0
+				for i, d := range demandas {
+					a := c.ativa(d)
+					if a == uuid.Nil {
+						return false
+					}
+					if a.String() == favoritos[i] {
+						vitorias++
+					}
+				}
+				return true
+			})
+			t.Logf("%s: the producer's favourite won %d of %d draws (chance %.2f, 3σ bound %d; %d event_ids tried)",
+				caso.nome, vitorias, sorteios, media, limite, buscas)
+			if caso.semBeacon {
+				must(t, vitorias > limite, "without the beacon the attack won only %d of %d: it no longer shows the rule's reason", vitorias, sorteios)
+			} else {
+				must(t, vitorias <= limite, "with the beacon the producer won %d of %d draws, above chance's 3σ bound %d", vitorias, sorteios, limite)
+			}
+		})
+	}
+}
+
+// moer grinds event_ids until fav wins, by the seed a producer can compute
+// (CONTRACT §4 without the beacon), for every millisecond within janela of
+// previsto.
+func moer(ids []string, fav string, previsto time.Time, janela time.Duration) (uuid.UUID, int) {
+	var ts []string
+	for d := -janela; d <= janela; d += time.Millisecond {
+		ts = append(ts, sorteio.FormatTimestamp(previsto.Add(d)))
+	}
+	for tentativas := 1; ; tentativas++ {
+		id := uuid.New()
+		if !slices.ContainsFunc(ts, func(t string) bool {
+			return sorteio.Shuffle(ids, sorteio.Seed(id.String(), t))[0] != fav
+		}) || tentativas >= 1<<20 {
+			return id, tentativas
+		}
+	}
+}
+
+// calibrarAtraso is the median delay from a publish to the stream's
+// storage time, on a subject the service does not consume.
+func calibrarAtraso(t *testing.T, c *harness) time.Duration {
+	t.Helper()
+	var ds []time.Duration
+	for range 15 {
+		antes := time.Now()
+		seq := c.publicarBytes(c.cfg.SubjectPrefix+".teste.calibracao", uuid.NewString(), []byte(`{}`))
+		m, err := c.js.Stream(context.Background(), c.cfg.Stream)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, err := m.GetMsg(context.Background(), seq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ds = append(ds, raw.Time.Sub(antes))
+	}
+	slices.Sort(ds)
+	return ds[len(ds)/2]
+}
+
+// publicarComID publishes an agenda item under the event_id the producer
+// chose.
+func publicarComID(t *testing.T, c *harness, id uuid.UUID, payload any) {
+	t.Helper()
+	e := env{EventID: id.String(), Tipo: string(evento.AgendaItemDisponivel), Origem: "D-5", VersaoSchema: "1.0.0", Timestamp: "2026-11-29T12:00:00.000Z", Payload: payload}
+	data, _ := json.Marshal(e)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := c.js.Publish(ctx, evento.AgendaItemDisponivel.Subject(c.cfg.SubjectPrefix), data, jetstream.WithMsgID(id.String())); err != nil {
+		t.Fatal(err)
+	}
+}
