@@ -26,6 +26,7 @@ var commands = map[string]func(args []string) int{
 	"admin":        cmdAdmin,
 	"log-keygen":   cmdLogKeygen,
 	"log-eliminar": cmdLogEliminar,
+	"beacon":       cmdBeacon,
 }
 
 func main() {
@@ -62,6 +63,7 @@ commands:
                                         blank transparency-log records (spec 2.2 / N-0d elimination)
   verify --consistencia [--desde SEQ] [--reparar]
                                         compare the bus with the database (after a failover); --reparar re-creates lost draws and replays lost inputs
+  beacon [--dir DIR] [--addr ADDR]      serve a private drand-compatible beacon (tests, demos): prints D6A_BEACON_URL and D6A_BEACON_CHAVE
   token --sub UUID [--ttl 1h]           sign a development session token with D6A_JWT_SECRET
                                         (--papel admin for an operator's token)
   admin [--url BASE] [--token JWT] …    the administration API (d6a admin --help)
