@@ -129,6 +129,11 @@ type resultadoPagina struct {
 	Linha        []linhaPagina `json:"linha"`
 	LinhaDemanda []linhaPagina `json:"linhaDemanda"`
 	Passadas     int           `json:"passadas"`
+	// Beacon names the chain the log's d6a.regras_sorteio record states
+	// ("" before any), BeaconPrivado when it is the service's own.
+	Beacon        string `json:"beacon,omitempty"`
+	BeaconPrivado bool   `json:"beaconPrivado,omitempty"`
+	BeaconChave   string `json:"beaconChave,omitempty"`
 }
 
 // fechar ends the replay (Replay.Fechar, as the CLI after the last
@@ -138,6 +143,9 @@ func (p *replayPagina) fechar() resultadoPagina {
 	rp.Fechar()
 	res := resultadoPagina{Decisoes: rp.Decisoes, Desconhecidos: rp.Desconhecidos(), Divergencias: []divergenciaPagina{},
 		Linha: []linhaPagina{}, LinhaDemanda: []linhaPagina{}, Passadas: len(rp.Passada)}
+	if r := rp.Regras(); r != nil {
+		res.Beacon, res.BeaconPrivado, res.BeaconChave = r.NomeCadeia(), r.Privado, r.ChavePublica
+	}
 	for _, d := range rp.Divergencias {
 		dp := divergenciaPagina{Indice: d.Indice, Texto: d.Motivo}
 		if d.Conselheiro != nil {
@@ -183,6 +191,10 @@ type conferidoPagina struct {
 	// ErroSorteio: the draw's inputs cannot be drawn (sorteio.Sortear).
 	ErroSorteio string `json:"erro_sorteio,omitempty"`
 	Motivo      string `json:"motivo,omitempty"`
+	// Rodada and Randomness: the draw's beacon round and R = SHA-256 of
+	// its signature, recomputed (CONTRACT §4a).
+	Rodada     *int64 `json:"rodada,omitempty"`
+	Randomness string `json:"randomness,omitempty"`
 }
 
 // conferirRegistro checks the record bytes b.
@@ -194,14 +206,15 @@ func conferirRegistro(b []byte) conferidoPagina {
 		// Still recompute the draw from the published fields, so the
 		// page shows each step.
 		var r struct {
-			Tipo      *string  `json:"tipo"`
-			Base      string   `json:"base"`
-			Timestamp string   `json:"timestamp"`
-			Elegiveis []string `json:"elegiveis_entrada"`
+			Tipo       *string  `json:"tipo"`
+			Base       string   `json:"base"`
+			Timestamp  string   `json:"timestamp"`
+			Assinatura string   `json:"assinatura_rodada"`
+			Elegiveis  []string `json:"elegiveis_entrada"`
 		}
 		if json.Unmarshal(b, &r) == nil && r.Tipo == nil {
 			out.Tipo = "sorteio"
-			out.sortear(r.Base, r.Timestamp, r.Elegiveis)
+			out.sortear(r.Base, r.Timestamp, registro.Randomness(r.Assinatura), r.Elegiveis)
 		}
 		return out
 	}
@@ -211,7 +224,8 @@ func conferirRegistro(b []byte) conferidoPagina {
 	switch r := f.(type) {
 	case registro.Registro:
 		out.Tipo = "sorteio"
-		out.sortear(r.Base, r.Timestamp, r.ElegiveisEntrada)
+		out.Rodada, out.Randomness = r.Rodada, registro.Randomness(r.AssinaturaRodada)
+		out.sortear(r.Base, r.Timestamp, out.Randomness, r.ElegiveisEntrada)
 	case registro.SemCandidatos:
 		out.Tipo = "sem_candidatos"
 		out.Motivo = elegibilidade.MotivoPorContagem(int(r.Cadastrados), int(r.Ocupados))
@@ -223,8 +237,8 @@ func conferirRegistro(b []byte) conferidoPagina {
 	return out
 }
 
-func (c *conferidoPagina) sortear(base, timestamp string, elegiveis []string) {
-	res, err := sorteio.Sortear(base, timestamp, elegiveis)
+func (c *conferidoPagina) sortear(base, timestamp, randomness string, elegiveis []string) {
+	res, err := sorteio.SortearComRodada(base, timestamp, randomness, elegiveis)
 	if err != nil {
 		c.ErroSorteio = err.Error()
 		return
