@@ -53,6 +53,7 @@ type vetor struct {
 	Note        string   `json:"note"`
 	Base        string   `json:"base"`
 	Timestamp   string   `json:"timestamp"`
+	Randomness  string   `json:"randomness"`
 	Entrada     []string `json:"elegiveis_entrada"`
 	Seed        string   `json:"seed"`
 	Ordenados   []string `json:"ordenados"`
@@ -87,6 +88,9 @@ func arquivo(t *testing.T, v vetor, mudar func(map[string]any)) string {
 	m := map[string]any{
 		"base": v.Base, "timestamp": v.Timestamp, "elegiveis": elegiveis,
 		"seed": v.Seed, "ordenados": v.Ordenados, "selecionado": v.Selecionado, "lista_elegiveis_hash": v.ListaHash,
+	}
+	if v.Randomness != "" {
+		m["randomness"] = v.Randomness // CONTRACT §4a's vectors
 	}
 	if mudar != nil {
 		mudar(m)
