@@ -36,6 +36,8 @@ var contractVars = map[string]bool{
 	"D6A_LOG_KEY_FILE":           true,
 	"D6A_LOG_ORIGIN":             true,
 	"D6A_MIGRATE":                true,
+	"D6A_BEACON_URL":             true,
+	"D6A_BEACON_CHAVE":           true,
 }
 
 // The topology of README.md "Operating d6a", as make test-cluster runs it.

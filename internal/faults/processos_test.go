@@ -5,8 +5,10 @@ package faults
 import (
 	"bufio"
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -18,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/formigueiro/d6a/internal/beacon"
 	"github.com/formigueiro/d6a/internal/childproc"
 	"github.com/formigueiro/d6a/internal/loopback"
 	"github.com/formigueiro/d6a/internal/natslocal"
@@ -96,6 +99,13 @@ func novaInstancia(t *testing.T, nome string, env map[string]string) *instancia 
 	}
 	env["D6A_HTTP_ADDR"] = "127.0.0.1:" + strconv.Itoa(i.porta)
 	env["D6A_DATA_DIR"] = filepath.Join(i.dir, "data")
+	if _, ok := env["D6A_BEACON_URL"]; !ok {
+		// Every instance of a suite reads one beacon, as every replica of
+		// a deployment reads quicknet: instances with private beacons of
+		// their own would each state their chain in the log.
+		url, chave := beaconDaSuite(t)
+		env["D6A_BEACON_URL"], env["D6A_BEACON_CHAVE"] = url, chave
+	}
 	for k, v := range env {
 		i.env = append(i.env, k+"="+v)
 	}
@@ -300,3 +310,29 @@ func esperar(ctx context.Context, cond func() bool) bool {
 		}
 	}
 }
+
+// beaconDaSuite is the suite's one drand-compatible beacon, on loopback for
+// the whole run (the private beacon d6a serve would start, shared).
+var beaconDaSuite = func() func(t *testing.T) (string, string) {
+	var (
+		once       sync.Once
+		url, chave string
+		errInicio  error
+	)
+	return func(t *testing.T) (string, string) {
+		once.Do(func() {
+			p := beacon.NovoPrivado([]byte("d6a faults suite"), time.Now().Add(-time.Minute).Unix(), time.Second)
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				errInicio = err
+				return
+			}
+			go func() { _ = http.Serve(ln, p.Handler()) }()
+			url, chave = "http://"+ln.Addr().String(), hex.EncodeToString(p.Cadeia().ChavePublica)
+		})
+		if errInicio != nil {
+			t.Fatalf("the suite's beacon: %v", errInicio)
+		}
+		return url, chave
+	}
+}()
