@@ -486,8 +486,18 @@ func TestT34_ResorteioSemElegiveisMantemSnapshot(t *testing.T) {
 	p.Dados.EventIDOrigem = recusar(a, p, r.ConselheiroID)
 	// The refuser is excluded from its own re-draw: todos_inativos, and the
 	// pending row carries the original demand's snapshot (attempt 1); its
-	// origin is the refusal.
-	semCandidatos(a, p, atribuicao.Resultado{Motivo: elegibilidade.TodosInativos}, elegibilidade.TodosInativos, 1)
+	// origin is the refusal. The re-draw's result is what the service did:
+	// an active assignment or not, and the motive it published.
+	_, ativa, err := a.St.Read().AtribuicaoAtivaDaDemanda(a.Ctx, p.DemandaID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var motivo string
+	if obs := a.Outbox("sorteio.sem_candidatos", p.Dados.CorrelacaoID); len(obs) == 1 {
+		_, pl := atribuicaotest.EnvelopePublicado(t, obs[0], "sorteio.sem_candidatos")
+		motivo, _ = pl["motivo"].(string)
+	}
+	semCandidatos(a, p, atribuicao.Resultado{Sucesso: ativa, Motivo: motivo}, elegibilidade.TodosInativos, 1)
 }
 
 // spec 3.12 step 5 through the handler: the re-draw excludes the refuser,

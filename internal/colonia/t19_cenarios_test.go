@@ -84,7 +84,11 @@ func TestT20_PublicacaoDoSorteadoFalhaEstadoPersistido(t *testing.T) {
 	c.reiniciarNATS()
 	t.Cleanup(c.parar) // drain before the restarted server shuts down
 	c.esperarOutboxVazio()
-	time.Sleep(300 * time.Millisecond) // a few relay polls more: still one copy
+	// Once the row carries the stream sequence its ack gave, no relay pass
+	// publishes it again: the count below is final, not a snapshot.
+	c.eventually("the draw's outbox row marked with its stream sequence", func() bool {
+		return c.contar(`SELECT count(*) FROM d6a.outbox WHERE event_id = $1 AND sequence IS NOT NULL`, eventID) == 1
+	})
 	pubs := c.publicados(evento.ConselheiroSorteado)
 	must(t, len(pubs) == 1, "%d conselheiro.sorteado on the bus, want exactly 1", len(pubs))
 	must(t, pubs[0]["event_id"] == eventID && pubs[0]["_h_Nats-Msg-Id"] == eventID, "event_id %v / Nats-Msg-Id %v, want %s", pubs[0]["event_id"], pubs[0]["_h_Nats-Msg-Id"], eventID)
@@ -121,7 +125,9 @@ func TestT21_PublicacaoDoSemCandidatosFalhaGuardaPorCorrelacao(t *testing.T) {
 	c.reiniciarNATS()
 	t.Cleanup(c.parar)
 	c.esperarOutboxVazio()
-	time.Sleep(300 * time.Millisecond)
+	c.eventually("the sem_candidatos row marked with its stream sequence", func() bool {
+		return c.contar(semPendentes+` AND sequence IS NOT NULL`, string(evento.SorteioSemCandidatos), corr) == 1
+	})
 	pubs := c.publicados(evento.SorteioSemCandidatos)
 	must(t, len(pubs) == 1, "%d sorteio.sem_candidatos on the bus, want exactly 1", len(pubs))
 	must(t, pubs[0]["correlacao_id"] == corr, "correlacao_id %v", pubs[0]["correlacao_id"])
