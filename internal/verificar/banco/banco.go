@@ -304,7 +304,7 @@ func conferirAuditoria(aud store.AuditoriaDoSorteio) (time.Time, error) {
 	_, err = sorteio.Verificar(sorteio.Alegacao{
 		Base: aud.Base, Timestamp: aud.TimestampSorteio, Elegiveis: aud.ElegiveisEntrada,
 		Randomness: registro.Randomness(deref(aud.AssinaturaRodada)),
-		Seed: &aud.Seed, Ordenados: aud.Ordenados, Selecionado: &sel, ListaHash: &aud.ListaElegiveisHash,
+		Seed:       &aud.Seed, Ordenados: aud.Ordenados, Selecionado: &sel, ListaHash: &aud.ListaElegiveisHash,
 	})
 	var d *sorteio.Divergencia
 	switch {

@@ -111,7 +111,7 @@ type bloco struct {
 	// gatilhos: the record was checked against its bus message
 	// (ConferirNoBarramento); doGatilho: its failure is that check's.
 	gatilhos, doGatilho []bool
-	err      error
+	err                 error
 	// reservado is what its tiles took from the walk's budget, given back
 	// once the block is consumed.
 	reservado int64
