@@ -235,6 +235,10 @@ type passe struct {
 	TaxaOfertada  float64       // per second; 0 = as fast as possible
 	Publicacao    time.Duration // first publish → last publish ack
 	Duracao       time.Duration // first publish → last result
+	// Espera is first publish → first result: under the beacon rule
+	// (CONTRACT §4a) the wait for the round, latency rather than
+	// throughput.
+	Espera time.Duration
 	Recebidos     int
 	Sorteados     int
 	SemCandidatos int
@@ -268,8 +272,15 @@ func (f fases) Resto() time.Duration {
 	return f.Total - f.Entrega - f.Abertura - f.Decisoes - f.Escrita - f.Publicacao
 }
 
-// Vazao is the draw rate: results per second, first publish → last result.
-func (p passe) Vazao() float64 { return razao(float64(p.Recebidos), p.Duracao.Seconds()) }
+// Vazao is the draw rate: results per second from the first result to the
+// last (the beacon round's wait before the first is Espera, reported
+// beside it); first publish → last result when the results came at once.
+func (p passe) Vazao() float64 {
+	if d := p.Duracao - p.Espera; p.Recebidos > 1 && d > 0 && p.Espera > 0 {
+		return razao(float64(p.Recebidos-1), d.Seconds())
+	}
+	return razao(float64(p.Recebidos), p.Duracao.Seconds())
+}
 
 // resumir sums up a pass from its demands; ds[0] was published first.
 func resumir(ds []*demanda, taxa float64, pub time.Duration) passe {
@@ -283,7 +294,11 @@ func resumir(ds []*demanda, taxa float64, pub time.Duration) passe {
 		}
 		todas = append(todas, relogioBase.Add(time.Duration(r)).Sub(d.pub))
 		soma += todas[len(todas)-1]
-		p.Duracao = max(p.Duracao, relogioBase.Add(time.Duration(r)).Sub(ds[0].pub))
+		em := relogioBase.Add(time.Duration(r)).Sub(ds[0].pub)
+		p.Duracao = max(p.Duracao, em)
+		if p.Espera == 0 || em < p.Espera {
+			p.Espera = em
+		}
 		switch d.tipo.Load() {
 		case sorteado:
 			p.Sorteados++
