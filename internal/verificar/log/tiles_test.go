@@ -90,7 +90,7 @@ func TestTilesContraOsRegistros(t *testing.T) {
 	const n = 600
 	regs := historico.Registros("teste", 0, n)
 	eliminado := regs[257]
-	if ok, err := transparencia.Eliminar(ctx, l.st.Pool, eliminado.EventIDSorteio); !ok || err != nil {
+	if ok, err := transparencia.Eliminar(ctx, l.st.Pool, eliminado.EventIDSorteio); len(ok) != 1 || err != nil {
 		t.Fatalf("eliminate: %v %v", ok, err)
 	}
 	cp, _, err := l.cliente().Checkpoint(ctx)
