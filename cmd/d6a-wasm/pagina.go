@@ -233,6 +233,8 @@ func conferirRegistro(b []byte) conferidoPagina {
 		out.Tipo = "entrada"
 	case registro.Hierarquia:
 		out.Tipo = "hierarquia"
+	case registro.Eliminacao:
+		out.Tipo = "eliminacao"
 	}
 	return out
 }

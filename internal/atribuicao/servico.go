@@ -35,8 +35,8 @@ import (
 )
 
 // lockSorteio is the advisory-lock key every d6a transaction that may draw
-// takes ("d6a" + "sort" in ASCII).
-const lockSorteio int64 = 0x643661736f7274
+// takes: log-eliminar's append takes it too.
+const lockSorteio = transparencia.LockSorteio
 
 // ErrEncerrado is returned for work submitted after Close.
 var ErrEncerrado = errors.New("atribuicao: executor encerrado")

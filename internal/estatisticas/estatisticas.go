@@ -227,3 +227,12 @@ func conselheiro(g store.SomasConselheiro) equidade.Conselheiro {
 	return equidade.Conselheiro{ID: g.ConselheiroID, SorteiosElegivel: g.SorteiosElegivel, Esperado: g.Esperado,
 		Observado: g.Observado, Variancia: g.Variancia, EsperadoN2: g.EsperadoN2, ObservadoN2: g.ObservadoN2}
 }
+
+// Recomecar sets the fold back to record 0 in tx, after an erasure blanked
+// records it had folded: the float sums cannot be undone bit for bit, so
+// the next passes fold again the records as they are now, and the route
+// serves sums that never named the erased citizen (a verifier recomputes
+// them from the same records).
+func Recomecar(ctx context.Context, tx store.Tx) error {
+	return tx.RecomecarEstatisticas(ctx, chaveTrava)
+}

@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -26,6 +29,13 @@ const FatorTiles = 50
 // cacheParcial is a partial tile's Cache-Control: its bytes never change
 // either, but a reader asking for it wants the tree's newest edge.
 const cacheParcial = "public, max-age=5"
+
+// cacheBundle is a full entry bundle's Cache-Control: unlike a hash tile
+// it changes when `d6a log-eliminar` blanks one of its records, so no
+// cache may keep it for a year; within max-age the erased record can
+// still be served, which the operator's CDN purge cuts short
+// (docs/operacao.md), and after it an ETag makes revalidation cheap.
+const cacheBundle = "public, max-age=300"
 
 // memoriaTiles keeps tiles in memory, by path and encoding, up to
 // limiteMemoriaTiles bytes (then it starts again empty). A full hash tile
@@ -254,9 +264,19 @@ func comprimir(corpo []byte) ([]byte, error) {
 
 // enviarTile answers a tile's bytes with C2SP's headers.
 func enviarTile(c *fiber.Ctx, tl tlog.Tile, gz bool, corpo []byte) error {
-	if tl.W == tiles.Width {
+	switch {
+	case tl.W == tiles.Width && tl.L == tiles.Entries:
+		c.Set(fiber.HeaderCacheControl, cacheBundle)
+		h := sha256.Sum256(corpo)
+		etag := `"` + hex.EncodeToString(h[:16]) + `"`
+		c.Set(fiber.HeaderETag, etag)
+		c.Set(fiber.HeaderVary, fiber.HeaderAcceptEncoding)
+		if inm := c.Get(fiber.HeaderIfNoneMatch); inm != "" && (inm == etag || slices.Contains(strings.Split(strings.ReplaceAll(inm, " ", ""), ","), etag)) {
+			return c.SendStatus(fiber.StatusNotModified)
+		}
+	case tl.W == tiles.Width:
 		c.Set(fiber.HeaderCacheControl, cacheImutavel)
-	} else {
+	default:
 		c.Set(fiber.HeaderCacheControl, cacheParcial)
 	}
 	c.Set(fiber.HeaderContentType, "application/octet-stream")

@@ -71,6 +71,13 @@ func lerRapido(data []byte) (r Registravel, ok bool) {
 		}
 		buf, ok = v.acrescentar(buf)
 		r = v
+	case *t == TipoEliminacao:
+		var v Eliminacao
+		if !lerObjeto(data, v.campo) {
+			return nil, false
+		}
+		buf, ok = v.acrescentar(buf)
+		r = v
 	default:
 		return nil, false
 	}
@@ -677,5 +684,33 @@ func (r RegrasSorteio) acrescentar(b []byte) ([]byte, bool) {
 	e.inteiro("margem_ms", r.MargemMs)
 	e.textos("testemunhas", t)
 	e.inteiro("quorum", r.Quorum)
+	return e.fim()
+}
+
+func (v *Eliminacao) campo(s *scanner, k []byte) bool {
+	switch string(k) {
+	case "tipo":
+		return s.texto(&v.Tipo)
+	case "event_id":
+		return s.id(&v.EventID)
+	case "indices":
+		return lista(s, &v.Indices, s.inteiro)
+	}
+	return false
+}
+
+func (r Eliminacao) acrescentar(b []byte) ([]byte, bool) {
+	e := novoEnc(b)
+	e.texto("tipo", r.Tipo)
+	e.id("event_id", r.EventID)
+	e.chave("indices")
+	e.b = append(e.b, '[')
+	for i, x := range r.Indices {
+		if i > 0 {
+			e.b = append(e.b, ',')
+		}
+		e.b = strconv.AppendInt(e.b, x, 10)
+	}
+	e.b = append(e.b, ']')
 	return e.fim()
 }

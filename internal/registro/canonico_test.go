@@ -90,6 +90,11 @@ func bytesLento(r Registravel) ([]byte, error) {
 			v.Cadeia = []string{}
 		}
 		return codificar(v)
+	case Eliminacao:
+		if v.Indices == nil {
+			v.Indices = []int64{}
+		}
+		return codificar(v)
 	}
 	return codificar(r)
 }
@@ -100,7 +105,7 @@ type acrescentavel interface {
 }
 
 func aleatorio(rng *rand.Rand, k int) acrescentavel {
-	switch k % 4 {
+	switch k % 5 {
 	case 0:
 		var v Registro
 		preencher(rng, reflect.ValueOf(&v).Elem())
@@ -114,6 +119,11 @@ func aleatorio(rng *rand.Rand, k int) acrescentavel {
 		var v Hierarquia
 		preencher(rng, reflect.ValueOf(&v).Elem())
 		v.Tipo = TipoHierarquia
+		return v
+	case 3:
+		var v Eliminacao
+		preencher(rng, reflect.ValueOf(&v).Elem())
+		v.Tipo = TipoEliminacao
 		return v
 	default:
 		var v Entrada
@@ -248,6 +258,8 @@ func TestLerRapidoIgualAoLento(t *testing.T) {
 	b, _ := sem.Bytes()
 	registros = append(registros, b)
 	b, _ = NovaSuspensao(uuid.New(), nil, uuid.New(), time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)).Bytes()
+	registros = append(registros, b)
+	b, _ = NovaEliminacao(70, []int64{12, 3, 12, 40}).Bytes()
 	registros = append(registros, b)
 	for k := range 4000 {
 		v := aleatorio(rng, k)

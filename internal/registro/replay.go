@@ -117,6 +117,12 @@ func (r *Replay) Aplicar(indice int64, reg Registravel) {
 		r.registrarHierarquia(indice, f)
 	case RegrasSorteio:
 		r.regrasSorteio(indice, f)
+	case Eliminacao:
+		// No decision: the records it names were blanked before it was
+		// appended, so they can only be earlier ones.
+		if n := len(f.Indices); n > 0 && f.Indices[n-1] >= indice {
+			r.divergir(indice, nil, "d6a.eliminacao: índice %d eliminado, mas o registro de eliminação é o %d: só registros anteriores podem ter sido apagados", f.Indices[n-1], indice)
+		}
 	}
 }
 

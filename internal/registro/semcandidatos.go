@@ -114,6 +114,12 @@ func lerRegistravelLento(data []byte) (Registravel, error) {
 			return nil, err
 		}
 		return r, nil
+	case *k.Tipo == TipoEliminacao:
+		var r Eliminacao
+		if err := lerCanonico(data, &r, func() ([]byte, error) { return r.Bytes() }, "the JSON d6a.eliminacao record of docs/verificacao.md"); err != nil {
+			return nil, err
+		}
+		return r, nil
 	case slices.Contains(tiposEntrada, *k.Tipo):
 		var r Entrada
 		if err := lerCanonico(data, &r, func() ([]byte, error) { return r.Bytes() }, "the JSON "+*k.Tipo+" record of docs/verificacao.md"); err != nil {
@@ -121,7 +127,7 @@ func lerRegistravelLento(data []byte) (Registravel, error) {
 		}
 		return r, nil
 	default:
-		return nil, NovaFalha("registro.tipo", *k.Tipo, "a kind of record this verifier knows (a draw, "+TipoSemCandidatos+", "+TipoHierarquia+" or an input of docs/verificacao.md §0.1)")
+		return nil, NovaFalha("registro.tipo", *k.Tipo, "a kind of record this verifier knows (a draw, "+TipoSemCandidatos+", "+TipoHierarquia+", "+TipoRegrasSorteio+", "+TipoEliminacao+" or an input of docs/verificacao.md §0.1)")
 	}
 }
 
@@ -169,6 +175,8 @@ func ConferirRegistravel(f Registravel) error {
 		return conferirHierarquia(r)
 	case RegrasSorteio:
 		return conferirRegrasSorteio(r)
+	case Eliminacao:
+		return conferirEliminacao(r)
 	}
 	return NovaFalha("registro", fmt.Sprintf("%T", f), "a record of CONTRACT §7")
 }

@@ -117,3 +117,13 @@ func (t Tx) GravarSomas(ctx context.Context, cs []SomasConselheiro) error {
 func (t Tx) AvancarApuracao(ctx context.Context, registros, sorteios, sorteiosN1 int64) error {
 	return t.q.AvancarEstatisticas(ctx, dbsqlc.AvancarEstatisticasParams{Registros: registros, Sorteios: sorteios, SorteiosN1: sorteiosN1})
 }
+
+// RecomecarEstatisticas waits for the fold's advisory lock chave, then
+// empties the sums and sets the fold back to record 0: after an erasure
+// the next passes fold the records as they are now.
+func (t Tx) RecomecarEstatisticas(ctx context.Context, chave int64) error {
+	if err := t.q.AdvisoryLockAssinatura(ctx, chave); err != nil {
+		return err
+	}
+	return t.q.RecomecarEstatisticas(ctx)
+}

@@ -130,17 +130,32 @@ func (t Tx) SorteiosDaDemandaNoLog(ctx context.Context, demanda uuid.UUID, fim i
 	return out, nil
 }
 
-// EliminarRegistroDoLog blanks a draw's record body and reports whether
-// one was blanked now (false: none, or already eliminated).
-func (t Tx) EliminarRegistroDoLog(ctx context.Context, eventID uuid.UUID) (bool, error) {
-	n, err := t.q.EliminarRegistroTransparencia(ctx, eventID)
-	return n == 1, err
+// Apagado is one record an erasure blanked: its leaf and its draw.
+type Apagado struct {
+	Indice         int64
+	EventIDSorteio uuid.UUID
+}
+
+// EliminarRegistroDoLog blanks a draw's record body and returns it (none:
+// no such draw, or already eliminated).
+func (t Tx) EliminarRegistroDoLog(ctx context.Context, eventID uuid.UUID) ([]Apagado, error) {
+	rows, err := t.q.EliminarRegistroTransparencia(ctx, eventID)
+	out := make([]Apagado, len(rows))
+	for i, r := range rows {
+		out[i] = Apagado(r)
+	}
+	return out, err
 }
 
 // EliminarCidadaoDoLog blanks every record that names cidadao and returns
-// their draws.
-func (t Tx) EliminarCidadaoDoLog(ctx context.Context, cidadao uuid.UUID) ([]uuid.UUID, error) {
-	return t.q.EliminarRegistrosDoCidadao(ctx, cidadao.String())
+// them.
+func (t Tx) EliminarCidadaoDoLog(ctx context.Context, cidadao uuid.UUID) ([]Apagado, error) {
+	rows, err := t.q.EliminarRegistrosDoCidadao(ctx, cidadao.String())
+	out := make([]Apagado, len(rows))
+	for i, r := range rows {
+		out[i] = Apagado(r)
+	}
+	return out, err
 }
 
 // TravarAssinatura takes the checkpoint signer's advisory lock chave for

@@ -334,34 +334,71 @@ func PorDemanda(ctx context.Context, db DBTX, demanda uuid.UUID, fim int64) ([]S
 	return out, nil
 }
 
+// Apagado is one record an erasure blanked.
+type Apagado = store.Apagado
+
 // Eliminar blanks the body of a draw's record (spec 2.2 / N-0d: a citizen's
 // data is erased). The leaf hash and the tree stay, so every checkpoint and
 // every other proof still verify; this draw then verifies as "eliminado".
-// It reports whether a record was blanked now (false: already eliminated).
-func Eliminar(ctx context.Context, db DBTX, eventID uuid.UUID) (bool, error) {
-	feito, err := store.On(db).EliminarRegistroDoLog(ctx, eventID)
-	if err != nil {
-		return false, err
-	}
-	if feito {
-		return true, nil
+// It returns the record blanked now (none: already eliminated). Alone it
+// leaves no trace in the log: RegistrarEliminacao appends the
+// d6a.eliminacao record mirrors and monitors follow.
+func Eliminar(ctx context.Context, db DBTX, eventID uuid.UUID) ([]Apagado, error) {
+	feitos, err := store.On(db).EliminarRegistroDoLog(ctx, eventID)
+	if err != nil || len(feitos) > 0 {
+		return feitos, err
 	}
 	if _, err := FolhaPorEvento(ctx, db, eventID); err != nil {
-		return false, err
+		return nil, err
 	}
-	return false, nil
+	return []Apagado{}, nil
 }
 
 // EliminarCidadao blanks every record that names the citizen (as the
 // winner, in an input list, as the excluded refuser): the elimination of
-// spec 2.2 / N-0d applied to the log. It returns the draws blanked now.
+// spec 2.2 / N-0d applied to the log. It returns the records blanked now.
 // A full scan of the non-eliminated records; eliminations are rare.
-func EliminarCidadao(ctx context.Context, db DBTX, cidadao uuid.UUID) ([]uuid.UUID, error) {
-	ids, err := store.On(db).EliminarCidadaoDoLog(ctx, cidadao)
-	if ids == nil && err == nil {
-		ids = []uuid.UUID{}
+func EliminarCidadao(ctx context.Context, db DBTX, cidadao uuid.UUID) ([]Apagado, error) {
+	feitos, err := store.On(db).EliminarCidadaoDoLog(ctx, cidadao)
+	if feitos == nil && err == nil {
+		feitos = []Apagado{}
 	}
-	return ids, err
+	return feitos, err
+}
+
+// LockSorteio is the advisory-lock key every d6a transaction that may
+// append to the log takes ("d6a" + "sort" in ASCII): the executor's draws
+// and an erasure's record.
+const LockSorteio int64 = 0x643661736f7274
+
+// RegistrarEliminacao appends, in tx, the d6a.eliminacao record of the
+// records apagados (blanked in tx) and signs a checkpoint over it: under
+// LockSorteio, as the executor appends, so the record is the next leaf
+// of the one tree and published only once signed. Nothing blanked,
+// nothing appended.
+func RegistrarEliminacao(ctx context.Context, tx DBTX, apagados []Apagado, chave Chave, origem string) (registro.Eliminacao, error) {
+	if len(apagados) == 0 {
+		return registro.Eliminacao{}, nil
+	}
+	if err := store.On(tx).TravarSorteio(ctx, LockSorteio); err != nil {
+		return registro.Eliminacao{}, err
+	}
+	e, err := LerEstado(ctx, tx)
+	if err != nil {
+		return registro.Eliminacao{}, err
+	}
+	indices := make([]int64, len(apagados))
+	for i, a := range apagados {
+		indices[i] = a.Indice
+	}
+	r := registro.NovaEliminacao(e.Tamanho(), indices)
+	if err := e.AnexarRegistraveis(ctx, tx, []registro.Registravel{r}); err != nil {
+		return r, err
+	}
+	if _, err := e.Assinar(ctx, tx, tx, chave, origem); err != nil {
+		return r, err
+	}
+	return r, nil
 }
 
 // ErrAssinatura means a checkpoint could not be signed: the results it

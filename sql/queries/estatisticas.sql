@@ -59,3 +59,9 @@ ON CONFLICT (conselheiro_id) DO UPDATE SET
 -- How far the fold has gone, and its totals.
 UPDATE d6a.transparencia_estatisticas_estado
 SET registros = @registros, sorteios = sorteios + @sorteios, sorteios_n1 = sorteios_n1 + @sorteios_n1;
+
+-- name: RecomecarEstatisticas :exec
+-- An erasure (d6a log-eliminar) changed records already folded: the sums
+-- start again from record 0, over the records as they are now.
+WITH d AS (DELETE FROM d6a.transparencia_estatisticas)
+UPDATE d6a.transparencia_estatisticas_estado SET registros = 0, sorteios = 0, sorteios_n1 = 0;

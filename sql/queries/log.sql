@@ -52,17 +52,19 @@ WHERE indice >= @inicio AND indice < @fim ORDER BY indice LIMIT @limite;
 SELECT indice, event_id_sorteio FROM d6a.transparencia_registros
 WHERE demanda_id = @demanda_id AND indice < @fim ORDER BY indice;
 
--- name: EliminarRegistroTransparencia :execrows
--- Blanks a draw's record body (spec 2.2 / N-0d); the leaf hash stays.
+-- name: EliminarRegistroTransparencia :many
+-- Blanks a draw's record body (spec 2.2 / N-0d); the leaf hash stays. Its
+-- index goes into the d6a.eliminacao record.
 UPDATE d6a.transparencia_registros SET registro = NULL, eliminado_em = now()
-WHERE event_id_sorteio = @event_id AND registro IS NOT NULL;
+WHERE event_id_sorteio = @event_id AND registro IS NOT NULL
+RETURNING indice, event_id_sorteio;
 
 -- name: EliminarRegistrosDoCidadao :many
 -- Blanks every record that names the citizen (a full scan of the records
 -- not yet eliminated; eliminations are rare).
 UPDATE d6a.transparencia_registros SET registro = NULL, eliminado_em = now()
 WHERE registro IS NOT NULL AND position(convert_to(@cidadao::text, 'UTF8') IN registro) > 0
-RETURNING event_id_sorteio;
+RETURNING indice, event_id_sorteio;
 
 -- name: AdvisoryLockAssinatura :exec
 -- Serialises checkpoint signing across instances, for the transaction.

@@ -169,6 +169,18 @@ func (q *Queries) GravarEstatisticas(ctx context.Context, arg GravarEstatisticas
 	return err
 }
 
+const recomecarEstatisticas = `-- name: RecomecarEstatisticas :exec
+WITH d AS (DELETE FROM d6a.transparencia_estatisticas)
+UPDATE d6a.transparencia_estatisticas_estado SET registros = 0, sorteios = 0, sorteios_n1 = 0
+`
+
+// An erasure (d6a log-eliminar) changed records already folded: the sums
+// start again from record 0, over the records as they are now.
+func (q *Queries) RecomecarEstatisticas(ctx context.Context) error {
+	_, err := q.db.Exec(ctx, recomecarEstatisticas)
+	return err
+}
+
 const registrosParaEstatisticas = `-- name: RegistrosParaEstatisticas :many
 SELECT indice, registro FROM d6a.transparencia_registros
 WHERE indice >= $1 AND indice < $2 ORDER BY indice

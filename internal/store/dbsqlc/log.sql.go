@@ -263,41 +263,65 @@ func (q *Queries) BuscarUltimoCheckpoint(ctx context.Context) (BuscarUltimoCheck
 	return i, err
 }
 
-const eliminarRegistroTransparencia = `-- name: EliminarRegistroTransparencia :execrows
+const eliminarRegistroTransparencia = `-- name: EliminarRegistroTransparencia :many
 UPDATE d6a.transparencia_registros SET registro = NULL, eliminado_em = now()
 WHERE event_id_sorteio = $1 AND registro IS NOT NULL
+RETURNING indice, event_id_sorteio
 `
 
-// Blanks a draw's record body (spec 2.2 / N-0d); the leaf hash stays.
-func (q *Queries) EliminarRegistroTransparencia(ctx context.Context, eventID uuid.UUID) (int64, error) {
-	result, err := q.db.Exec(ctx, eliminarRegistroTransparencia, eventID)
+type EliminarRegistroTransparenciaRow struct {
+	Indice         int64
+	EventIDSorteio uuid.UUID
+}
+
+// Blanks a draw's record body (spec 2.2 / N-0d); the leaf hash stays. Its
+// index goes into the d6a.eliminacao record.
+func (q *Queries) EliminarRegistroTransparencia(ctx context.Context, eventID uuid.UUID) ([]EliminarRegistroTransparenciaRow, error) {
+	rows, err := q.db.Query(ctx, eliminarRegistroTransparencia, eventID)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	return result.RowsAffected(), nil
+	defer rows.Close()
+	var items []EliminarRegistroTransparenciaRow
+	for rows.Next() {
+		var i EliminarRegistroTransparenciaRow
+		if err := rows.Scan(&i.Indice, &i.EventIDSorteio); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const eliminarRegistrosDoCidadao = `-- name: EliminarRegistrosDoCidadao :many
 UPDATE d6a.transparencia_registros SET registro = NULL, eliminado_em = now()
 WHERE registro IS NOT NULL AND position(convert_to($1::text, 'UTF8') IN registro) > 0
-RETURNING event_id_sorteio
+RETURNING indice, event_id_sorteio
 `
+
+type EliminarRegistrosDoCidadaoRow struct {
+	Indice         int64
+	EventIDSorteio uuid.UUID
+}
 
 // Blanks every record that names the citizen (a full scan of the records
 // not yet eliminated; eliminations are rare).
-func (q *Queries) EliminarRegistrosDoCidadao(ctx context.Context, cidadao string) ([]uuid.UUID, error) {
+func (q *Queries) EliminarRegistrosDoCidadao(ctx context.Context, cidadao string) ([]EliminarRegistrosDoCidadaoRow, error) {
 	rows, err := q.db.Query(ctx, eliminarRegistrosDoCidadao, cidadao)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var items []uuid.UUID
+	var items []EliminarRegistrosDoCidadaoRow
 	for rows.Next() {
-		var event_id_sorteio uuid.UUID
-		if err := rows.Scan(&event_id_sorteio); err != nil {
+		var i EliminarRegistrosDoCidadaoRow
+		if err := rows.Scan(&i.Indice, &i.EventIDSorteio); err != nil {
 			return nil, err
 		}
-		items = append(items, event_id_sorteio)
+		items = append(items, i)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err

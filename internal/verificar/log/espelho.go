@@ -1,6 +1,7 @@
 package log
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -17,8 +18,11 @@ import (
 type Espelho struct {
 	Checkpoint registro.Checkpoint
 	// Tiles is how many tiles the checkpoint's tree has, Copiados how many
-	// were fetched now (the rest, full tiles already there, never change).
-	Tiles, Copiados int
+	// were fetched now (the rest, full tiles already there, change only
+	// by an erasure). Reescritos is how many kept bundles were fetched
+	// again because a new d6a.eliminacao record names one of their
+	// records.
+	Tiles, Copiados, Reescritos int
 }
 
 // Espelhar copies the log into dir as a static mirror (CONTRACT §7 "The
@@ -31,15 +35,55 @@ type Espelho struct {
 // name and renamed, and the checkpoint last, so a mirror interrupted
 // halfway still verifies at its previous checkpoint.
 //
-// An eliminated record (spec 2.2) rewrites its bundle: a full bundle kept
-// from an earlier copy still holds it until the file is removed and the
-// mirror run again (docs/verificacao.md).
+// An eliminated record (spec 2.2) rewrites its bundle, and the log says
+// so with a d6a.eliminacao record of the indices blanked (CONTRACT §7
+// "Erasure is a record"): the bundles of the records after the mirror's
+// previous checkpoint are read for such records, and every bundle they
+// name is fetched again, its stale partial widths removed, before the
+// new checkpoint is written (so an interrupted run reads them again).
 func (c *Cliente) Espelhar(ctx context.Context, dir string, progresso func(feitos, total int64)) (Espelho, error) {
 	cp, nota, err := c.Checkpoint(ctx)
 	if err != nil {
 		return Espelho{}, err
 	}
 	raiz := filepath.Join(dir, "d6a", "transparencia")
+	// The records after the previous copy's checkpoint are the ones whose
+	// erasure records are new to this mirror.
+	var desde int64
+	if b, err := os.ReadFile(filepath.Join(raiz, "checkpoint")); err == nil {
+		if antes, err := c.abrir(ctx, b); err == nil && antes.Tamanho <= cp.Tamanho {
+			desde = antes.Tamanho
+		}
+	}
+	var (
+		muApagar sync.Mutex
+		apagar   = map[int64]bool{} // bundles to fetch again
+		buscados = map[int64]bool{} // bundles fetched now
+	)
+	ler := func(t tlog.Tile, b []byte, buscado bool) {
+		if t.L != tiles.Entries || (t.N+1)*tiles.Width <= desde {
+			return
+		}
+		muApagar.Lock()
+		defer muApagar.Unlock()
+		if buscado {
+			buscados[t.N] = true
+		}
+		es, err := tiles.ReadBundle(b, t.W)
+		if err != nil {
+			return
+		}
+		for _, e := range es {
+			if !bytes.HasPrefix(e, []byte(`{"tipo":"`+registro.TipoEliminacao+`"`)) {
+				continue
+			}
+			if f, err := c.lerRegistravel(e); err == nil {
+				for _, i := range f.(registro.Eliminacao).Indices {
+					apagar[i/tiles.Width] = true
+				}
+			}
+		}
+	}
 	total := tiles.Count(cp.Tamanho)
 	e := Espelho{Checkpoint: cp, Tiles: int(total)}
 	ctx, cancel := context.WithCancel(ctx)
@@ -77,6 +121,7 @@ func (c *Cliente) Espelhar(ctx context.Context, dir string, progresso func(feito
 			for tf := range trabalho {
 				b, n, err := c.tile(ctx, tf.t, orc.reserva(ctx, tf.vez))
 				if err == nil {
+					ler(tf.t, b, true)
 					err = gravar(filepath.Join(raiz, filepath.FromSlash(tiles.Path(tf.t))), b)
 				}
 				b = nil
@@ -104,7 +149,13 @@ func (c *Cliente) Espelhar(ctx context.Context, dir string, progresso func(feito
 			break
 		}
 		if t.W == tiles.Width {
-			if _, err := os.Stat(filepath.Join(raiz, filepath.FromSlash(tiles.Path(t)))); err == nil {
+			arquivo := filepath.Join(raiz, filepath.FromSlash(tiles.Path(t)))
+			if _, err := os.Stat(arquivo); err == nil {
+				if t.L == tiles.Entries && (t.N+1)*tiles.Width > desde {
+					if b, err := os.ReadFile(arquivo); err == nil {
+						ler(t, b, false)
+					}
+				}
 				mu.Lock()
 				feitos++
 				pronto(v)
@@ -128,6 +179,28 @@ func (c *Cliente) Espelhar(ctx context.Context, dir string, progresso func(feito
 		return e, err
 	}
 	e.Copiados = copiados
+	// The bundles an erasure names: fetched again unless fetched now, and
+	// their older partial widths (kept from earlier copies) removed.
+	for n := range apagar {
+		t := tiles.Bundle(n, tiles.Width)
+		if !tiles.In(t, cp.Tamanho) {
+			t = tiles.Bundle(n, int(cp.Tamanho-n*tiles.Width))
+		}
+		if err := os.RemoveAll(filepath.Join(raiz, filepath.FromSlash(tiles.Path(tiles.Bundle(n, tiles.Width))+".p"))); err != nil {
+			return e, err
+		}
+		if buscados[n] && t.W == tiles.Width {
+			continue
+		}
+		b, _, err := c.tile(ctx, t, nil)
+		if err != nil {
+			return e, err
+		}
+		if err := gravar(filepath.Join(raiz, filepath.FromSlash(tiles.Path(t))), b); err != nil {
+			return e, err
+		}
+		e.Reescritos++
+	}
 	// The key and the summary are conveniences of the mirror (a reader
 	// should pin the key with --chave); a log that serves none still
 	// mirrors.

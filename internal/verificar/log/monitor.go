@@ -44,6 +44,9 @@ type ResumoMonitor struct {
 	// SemIDsDeEntradas: the state keeps no input record ids (it began
 	// without the bus), so the bus's input messages are not checked.
 	SemIDsDeEntradas bool
+	// Refeito: an erasure named records of the kept state, so it was
+	// rebuilt from the whole log (Monitorar).
+	Refeito bool
 }
 
 // Linha is the monitor's summary line (CONTRACT §7 "Monitor").
@@ -60,8 +63,26 @@ func (r ResumoMonitor) Linha() string {
 // then renamed) only when nothing failed and no decision diverged: a
 // fork, a failing record, a divergence or a crash leave it as it was.
 // Without --chave the key kept from the first run is the one trusted.
+//
+// A d6a.eliminacao record naming a record an earlier run applied means
+// the kept state holds what was erased (a counsellor, a list): the state
+// is then rebuilt from the whole log as it is now, blanks included, and
+// replaces the kept one (CONTRACT §7 "Erasure is a record").
 func (c *Cliente) Monitorar(ctx context.Context, dir string, progresso func(feitos, total int64)) (ResumoMonitor, error) {
-	var res ResumoMonitor
+	res, refazer, err := c.monitorar(ctx, dir, progresso, false)
+	if err != nil || !refazer || res.Resumo.Primeira != nil || len(res.Replay.Divergencias) > 0 {
+		return res, err
+	}
+	de := res.De
+	res, _, err = c.monitorar(ctx, dir, progresso, true)
+	res.De, res.Refeito = de, true
+	return res, err
+}
+
+// monitorar is one run; doZero replays from record 0 on an empty state
+// (the kept checkpoint still pins the history). refazer: a new
+// d6a.eliminacao record names a record the kept state was built from.
+func (c *Cliente) monitorar(ctx context.Context, dir string, progresso func(feitos, total int64), doZero bool) (res ResumoMonitor, refazer bool, err error) {
 	arquivo := filepath.Join(dir, ArquivoMonitor)
 	var kept estadoMonitor
 	b, err := os.ReadFile(arquivo)
@@ -69,10 +90,10 @@ func (c *Cliente) Monitorar(ctx context.Context, dir string, progresso func(feit
 	switch {
 	case res.PrimeiraVez:
 	case err != nil:
-		return res, err
+		return res, refazer, err
 	default:
 		if err := json.Unmarshal(b, &kept); err != nil || kept.Versao != 1 {
-			return res, fmt.Errorf("%s: not a monitor state this version reads: %v", arquivo, err)
+			return res, false, fmt.Errorf("%s: not a monitor state this version reads: %v", arquivo, err)
 		}
 		if c.Chave == "" {
 			c.Chave = kept.Chave
@@ -83,41 +104,46 @@ func (c *Cliente) Monitorar(ctx context.Context, dir string, progresso func(feit
 	var antigo registro.Checkpoint
 	if !res.PrimeiraVez {
 		if antigo, err = c.abrir(ctx, []byte(kept.Checkpoint)); err != nil {
-			return res, fmt.Errorf("%s: %w", arquivo, err)
+			return res, false, fmt.Errorf("%s: %w", arquivo, err)
 		}
+		res.De = antigo.Tamanho
+	}
+	if !res.PrimeiraVez && !doZero {
 		fr.N = antigo.Tamanho
 		for _, s := range kept.Fronteira {
 			h, err := hashDe("fronteira", s)
 			if err != nil {
-				return res, fmt.Errorf("%s: %w", arquivo, err)
+				return res, false, fmt.Errorf("%s: %w", arquivo, err)
 			}
 			fr.Hashes = append(fr.Hashes, h)
 		}
 		if !fr.Valida() || (fr.N > 0 && fr.Raiz() != antigo.Raiz) {
-			return res, fmt.Errorf("%s: the kept frontier does not give the kept checkpoint's root", arquivo)
+			return res, false, fmt.Errorf("%s: the kept frontier does not give the kept checkpoint's root", arquivo)
 		}
 		rp = registro.RestaurarReplay(kept.Replay)
-		res.De = antigo.Tamanho
 	}
 	cp, nota, err := c.Checkpoint(ctx)
 	if err != nil {
-		return res, err
+		return res, refazer, err
 	}
 	res.Para = cp.Tamanho
 	res.Replay = rp
 	switch {
 	case cp.Tamanho < antigo.Tamanho:
-		return res, registro.NovaFalha("checkpoint.tamanho", cp.Tamanho, fmt.Sprintf("≥ %d (the kept checkpoint's size): the log shrank", antigo.Tamanho))
+		return res, false, registro.NovaFalha("checkpoint.tamanho", cp.Tamanho, fmt.Sprintf("≥ %d (the kept checkpoint's size): the log shrank", antigo.Tamanho))
 	case cp.Tamanho == antigo.Tamanho && cp.Raiz != antigo.Raiz:
-		return res, registro.NovaFalha("checkpoint.raiz", base64.StdEncoding.EncodeToString(cp.Raiz[:]),
+		return res, false, registro.NovaFalha("checkpoint.raiz", base64.StdEncoding.EncodeToString(cp.Raiz[:]),
 			base64.StdEncoding.EncodeToString(antigo.Raiz[:])+" (same size, the kept root): history rewritten")
 	case antigo.Tamanho > 0 && cp.Tamanho > antigo.Tamanho:
 		if err := c.provarExtensao(ctx, antigo, cp, "the kept tree", "the kept history, unchanged"); err != nil {
-			return res, err
+			return res, refazer, err
 		}
 	}
 	res.Registros = cp.Tamanho
-	res.Resumo.Eliminados, res.Gatilhos, res.Barramento = kept.Eliminados, kept.Gatilhos, kept.Barramento
+	inicio := res.PrimeiraVez || doZero
+	if !inicio {
+		res.Resumo.Eliminados, res.Gatilhos, res.Barramento = kept.Eliminados, kept.Gatilhos, kept.Barramento
+	}
 	leitor, _ := c.Barramento.(registro.LeitorDeEntradas)
 	// Without the bus there is no message to judge, so the input records'
 	// ids are not kept (semBarramento): the state stays the size of the
@@ -126,7 +152,7 @@ func (c *Cliente) Monitorar(ctx context.Context, dir string, progresso func(feit
 	// state begun that way has no ids to judge a message by, so a later
 	// run given the bus checks the triggers but not the inputs
 	// (docs/decisions.md).
-	if (res.PrimeiraVez && leitor == nil) || (!res.PrimeiraVez && kept.Replay.Vistos == nil) {
+	if (inicio && leitor == nil) || (!inicio && kept.Replay.Vistos == nil) {
 		rp.SemBarramento()
 		res.SemIDsDeEntradas = true
 	}
@@ -153,6 +179,9 @@ func (c *Cliente) Monitorar(ctx context.Context, dir string, progresso func(feit
 		if err != nil {
 			return
 		}
+		if e, ok := f.(registro.Eliminacao); ok && !inicio && len(e.Indices) > 0 && e.Indices[0] < res.De {
+			refazer = true
+		}
 		if s := registro.SeqDe(f); s != nil && leitor != nil && !res.Barramento && rp.ComBarramento() && i >= res.GatilhoDesde && erroBarramento == nil {
 			if erroBarramento = rp.CarregarMensagens(ctx, leitor, uint64(*s)); erroBarramento == nil {
 				res.Barramento = true
@@ -167,10 +196,12 @@ func (c *Cliente) Monitorar(ctx context.Context, dir string, progresso func(feit
 		err = fmt.Errorf("mensagens de entrada do barramento: %w", erroBarramento)
 	}
 	if err != nil {
-		return res, err
+		return res, refazer, err
 	}
-	if res.Resumo.Primeira != nil || len(rp.Divergencias) > 0 {
-		return res, nil
+	// A state built from erased records is never kept: the rebuild
+	// replaces it.
+	if res.Resumo.Primeira != nil || len(rp.Divergencias) > 0 || refazer {
+		return res, refazer, nil
 	}
 	novo := estadoMonitor{Versao: 1, Chave: c.Chave, Checkpoint: string(nota), Eliminados: res.Resumo.Eliminados,
 		Gatilhos: res.Gatilhos, Barramento: res.Barramento, Replay: rp.Estado()}
@@ -179,14 +210,14 @@ func (c *Cliente) Monitorar(ctx context.Context, dir string, progresso func(feit
 	}
 	dados, err := json.Marshal(novo)
 	if err != nil {
-		return res, err
+		return res, refazer, err
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return res, err
+		return res, refazer, err
 	}
 	if err := gravar(arquivo, dados); err != nil {
-		return res, err
+		return res, refazer, err
 	}
 	res.Salvo = true
-	return res, nil
+	return res, refazer, nil
 }

@@ -90,7 +90,7 @@ func TestTilesContraOsRegistros(t *testing.T) {
 	const n = 600
 	regs := historico.Registros("teste", 0, n)
 	eliminado := regs[257]
-	if ok, err := transparencia.Eliminar(ctx, l.st.Pool, eliminado.EventIDSorteio); !ok || err != nil {
+	if ok, err := transparencia.Eliminar(ctx, l.st.Pool, eliminado.EventIDSorteio); len(ok) != 1 || err != nil {
 		t.Fatalf("eliminate: %v %v", ok, err)
 	}
 	cp, _, err := l.cliente().Checkpoint(ctx)
@@ -109,8 +109,19 @@ func TestTilesContraOsRegistros(t *testing.T) {
 		if res.StatusCode != 200 || res.Header.Get("Content-Type") != "application/octet-stream" {
 			t.Fatalf("%s: %d %q", tiles.Path(tl), res.StatusCode, res.Header.Get("Content-Type"))
 		}
+		// A full hash tile never changes; a full bundle does when a record
+		// is erased, so it is revalidatable, never immutable (CONTRACT §7).
 		cc := res.Header.Get("Cache-Control")
-		if full := tl.W == tiles.Width; full != strings.Contains(cc, "immutable") || (full && cc != "public, max-age=31536000, immutable") {
+		switch full := tl.W == tiles.Width; {
+		case full && tl.L == tiles.Entries:
+			etag := res.Header.Get("ETag")
+			if strings.Contains(cc, "immutable") || cc != "public, max-age=300" || etag == "" {
+				t.Errorf("%s: Cache-Control %q ETag %q", tiles.Path(tl), cc, etag)
+			}
+			if r := condicional(t, l.url, tiles.Path(tl), etag); r != 304 {
+				t.Errorf("%s: If-None-Match its ETag: %d, want 304", tiles.Path(tl), r)
+			}
+		case full != strings.Contains(cc, "immutable") || (full && cc != "public, max-age=31536000, immutable"):
 			t.Errorf("%s: Cache-Control %q", tiles.Path(tl), cc)
 		}
 		inicio := tl.N * tiles.Width
@@ -252,4 +263,18 @@ func TestTilesCaminhosRuins(t *testing.T) {
 			t.Errorf("GET tile/%s: %d %s", p, res.StatusCode, corpo)
 		}
 	}
+}
+
+// condicional is a GET of path with If-None-Match: its status.
+func condicional(t *testing.T, base, path, etag string) int {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, base+"/d6a/transparencia/"+path, nil)
+	req.Header.Set("If-None-Match", etag)
+	req.Header.Set("Accept-Encoding", "identity")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	return res.StatusCode
 }
