@@ -90,6 +90,11 @@ func bytesLento(r Registravel) ([]byte, error) {
 			v.Cadeia = []string{}
 		}
 		return codificar(v)
+	case ListaSorteio:
+		if v.Elegiveis == nil {
+			v.Elegiveis = []string{}
+		}
+		return codificar(v)
 	}
 	return codificar(r)
 }
@@ -100,7 +105,7 @@ type acrescentavel interface {
 }
 
 func aleatorio(rng *rand.Rand, k int) acrescentavel {
-	switch k % 4 {
+	switch k % 5 {
 	case 0:
 		var v Registro
 		preencher(rng, reflect.ValueOf(&v).Elem())
@@ -114,6 +119,11 @@ func aleatorio(rng *rand.Rand, k int) acrescentavel {
 		var v Hierarquia
 		preencher(rng, reflect.ValueOf(&v).Elem())
 		v.Tipo = TipoHierarquia
+		return v
+	case 3:
+		var v ListaSorteio
+		preencher(rng, reflect.ValueOf(&v).Elem())
+		v.Tipo = TipoListaSorteio
 		return v
 	default:
 		var v Entrada

@@ -104,6 +104,11 @@ func NovoReplay(alvo uuid.UUID) *Replay {
 // registration record.
 func (r *Replay) Desconhecidos() int { return len(r.desconhecidos) }
 
+// Eliminado tells the replay that the record at indice was eliminated
+// (or cannot be read) and is not applied: a long draw after it may have
+// lost a list record, and is then checked without its list.
+func (r *Replay) Eliminado(indice int64) { r.listas.Aplicar(nil) }
+
 // Aplicar takes the record at indice (nil body: eliminated, spec 2.2) and
 // checks it if it is a decision, then applies it.
 func (r *Replay) Aplicar(indice int64, reg Registravel) {
@@ -115,7 +120,7 @@ func (r *Replay) Aplicar(indice int64, reg Registravel) {
 	if err != nil && !errors.Is(err, ErrListaEliminada) {
 		r.divergir(indice, nil, "%v", err)
 	}
-	if _, ok := reg.(ListaSorteio); ok || reg == nil {
+	if _, ok := reg.(ListaSorteio); ok {
 		return
 	}
 	if s, ok := f.(Registro); ok && err == nil && s.Partido() != reg.(Registro).Partido() {

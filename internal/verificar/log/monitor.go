@@ -147,10 +147,12 @@ func (c *Cliente) Monitorar(ctx context.Context, dir string, progresso func(feit
 			anterior(i, b)
 		}
 		if b == nil {
+			rp.Eliminado(i)
 			return
 		}
 		f, err := c.lerRegistravel(b)
 		if err != nil {
+			rp.Eliminado(i)
 			return
 		}
 		if s := registro.SeqDe(f); s != nil && leitor != nil && !res.Barramento && rp.ComBarramento() && i >= res.GatilhoDesde && erroBarramento == nil {
