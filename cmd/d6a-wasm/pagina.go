@@ -79,6 +79,7 @@ func (p *replayPagina) aplicarTile(bundle, hashes []byte, k int64, w int) ([]byt
 	}
 	for i, b := range regs {
 		if len(b) == 0 {
+			p.rp.Eliminado(primeiro + int64(i))
 			continue
 		}
 		f, err := registro.LerRegistravel(b)
@@ -195,6 +196,8 @@ type conferidoPagina struct {
 	// its signature, recomputed (CONTRACT §4a).
 	Rodada     *int64 `json:"rodada,omitempty"`
 	Randomness string `json:"randomness,omitempty"`
+	// Partido: a long draw, its list in the list records before it.
+	Partido bool `json:"partido,omitempty"`
 }
 
 // conferirRegistro checks the record bytes b.
@@ -225,6 +228,12 @@ func conferirRegistro(b []byte) conferidoPagina {
 	case registro.Registro:
 		out.Tipo = "sorteio"
 		out.Rodada, out.Randomness = r.Rodada, registro.Randomness(r.AssinaturaRodada)
+		if r.Partido() {
+			// Its list is in the d6a.lista_sorteio records right before
+			// it: the page's replay joins and recomputes it.
+			out.Partido = true
+			break
+		}
 		out.sortear(r.Base, r.Timestamp, out.Randomness, r.ElegiveisEntrada)
 	case registro.SemCandidatos:
 		out.Tipo = "sem_candidatos"
@@ -235,6 +244,8 @@ func conferirRegistro(b []byte) conferidoPagina {
 		out.Tipo = "hierarquia"
 	case registro.Eliminacao:
 		out.Tipo = "eliminacao"
+	case registro.ListaSorteio:
+		out.Tipo = "lista_sorteio"
 	}
 	return out
 }

@@ -249,6 +249,12 @@ func verificarPublico(ctx context.Context, c *log.Cliente, o *opcoesURL, id uuid
 			r := s.Registro
 			fmt.Fprintf(stdout, "OK event_id=%s indice=%d conselheiro=%s total=%d seed=%s checkpoint=%d\n",
 				id, s.Indice, r.ConselheiroID, len(r.ElegiveisEntrada), r.Seed, s.Checkpoint.Tamanho)
+			switch {
+			case s.ListaEliminada:
+				fmt.Fprintln(stdout, "lista: um registro d6a.lista_sorteio deste sorteio foi eliminado (spec 2.2): conferido sem a lista")
+			case s.Partes > 0:
+				fmt.Fprintf(stdout, "lista: %d registros d6a.lista_sorteio logo antes do sorteio, provados no checkpoint; a lista inteira recalculada\n", s.Partes)
+			}
 			fmt.Fprintln(stdout, linhaGatilho(s, c.Barramento != nil))
 			linha, code := linhaRodada(r, o.beaconChave)
 			fmt.Fprintln(stdout, linha)

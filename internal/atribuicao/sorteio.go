@@ -201,7 +201,9 @@ func (u *uow) executarSorteio(ctx context.Context, p Pedido) (Resultado, error) 
 	if rod != nil {
 		reg.Rodada, reg.AssinaturaRodada, reg.Compromisso = rodada, rod.Assinatura, rod.Compromisso
 	}
-	u.registros = append(u.registros, reg)
+	// A long list goes in list records right before the draw (Partir):
+	// every leaf stays within a C2SP entry's 65,535 bytes.
+	u.registros = append(u.registros, registro.Partir(reg)...)
 	u.alterou(selecionado)
 	u.saida = append(u.saida, saida)
 	log.Info("Sorteio concluído", "degrau", filtro.Degrau, "cadeia", cadeia, "total_elegiveis", len(ids),

@@ -137,7 +137,12 @@ func (x Unidade) Descartar(ctx context.Context, eventID uuid.UUID) error {
 func (u *uow) descartar(eventID uuid.UUID) {
 	u.saida = slices.DeleteFunc(u.saida, func(s Saida) bool { return s.EventID == eventID })
 	u.registros = slices.DeleteFunc(u.registros, func(r registro.Registravel) bool {
-		d, ok := r.(registro.Registro)
-		return ok && d.EventIDSorteio == eventID
+		switch d := r.(type) {
+		case registro.Registro:
+			return d.EventIDSorteio == eventID
+		case registro.ListaSorteio: // its list records go with it
+			return d.EventIDSorteio == eventID
+		}
+		return false
 	})
 }

@@ -78,6 +78,13 @@ func lerRapido(data []byte) (r Registravel, ok bool) {
 		}
 		buf, ok = v.acrescentar(buf)
 		r = v
+	case *t == TipoListaSorteio:
+		var v ListaSorteio
+		if !lerObjeto(data, v.campo) {
+			return nil, false
+		}
+		buf, ok = v.acrescentar(buf)
+		r = v
 	default:
 		return nil, false
 	}
@@ -712,5 +719,38 @@ func (r Eliminacao) acrescentar(b []byte) ([]byte, bool) {
 		e.b = strconv.AppendInt(e.b, x, 10)
 	}
 	e.b = append(e.b, ']')
+	return e.fim()
+}
+
+func (v *ListaSorteio) campo(s *scanner, k []byte) bool {
+	switch string(k) {
+	case "tipo":
+		return s.texto(&v.Tipo)
+	case "event_id":
+		return s.id(&v.EventID)
+	case "event_id_sorteio":
+		return s.id(&v.EventIDSorteio)
+	case "parte":
+		return s.inteiro(&v.Parte)
+	case "partes":
+		return s.inteiro(&v.Partes)
+	case "elegiveis":
+		return lista(s, &v.Elegiveis, s.texto)
+	}
+	return false
+}
+
+func (r ListaSorteio) acrescentar(b []byte) ([]byte, bool) {
+	l := r.Elegiveis
+	if l == nil {
+		l = []string{}
+	}
+	e := novoEnc(b)
+	e.texto("tipo", r.Tipo)
+	e.id("event_id", r.EventID)
+	e.id("event_id_sorteio", r.EventIDSorteio)
+	e.inteiro("parte", r.Parte)
+	e.inteiro("partes", r.Partes)
+	e.textos("elegiveis", l)
 	return e.fim()
 }

@@ -95,6 +95,11 @@ func bytesLento(r Registravel) ([]byte, error) {
 			v.Indices = []int64{}
 		}
 		return codificar(v)
+	case ListaSorteio:
+		if v.Elegiveis == nil {
+			v.Elegiveis = []string{}
+		}
+		return codificar(v)
 	}
 	return codificar(r)
 }
@@ -105,7 +110,7 @@ type acrescentavel interface {
 }
 
 func aleatorio(rng *rand.Rand, k int) acrescentavel {
-	switch k % 5 {
+	switch k % 6 {
 	case 0:
 		var v Registro
 		preencher(rng, reflect.ValueOf(&v).Elem())
@@ -124,6 +129,11 @@ func aleatorio(rng *rand.Rand, k int) acrescentavel {
 		var v Eliminacao
 		preencher(rng, reflect.ValueOf(&v).Elem())
 		v.Tipo = TipoEliminacao
+		return v
+	case 4:
+		var v ListaSorteio
+		preencher(rng, reflect.ValueOf(&v).Elem())
+		v.Tipo = TipoListaSorteio
 		return v
 	default:
 		var v Entrada

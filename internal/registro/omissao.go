@@ -257,6 +257,9 @@ func (r *Replay) julgar(indice int64, m mensagemEntrada) {
 // record names are judged, and those still without their record become
 // divergences, in log order with the rest.
 func (r *Replay) Fechar() {
+	if err := r.listas.Pendente(); err != nil {
+		r.divergir(r.registro+1, nil, "%v", err)
+	}
 	r.fechar()
 	r.semVarredura()
 	for ; r.proxima < len(r.mensagens); r.proxima++ {

@@ -116,6 +116,9 @@ func LerRegistro(data []byte) (Registro, error) {
 // Conferir recomputes the draw of a record (CONTRACT §4) with
 // internal/sorteio and returns the first disagreement as a *Falha.
 func Conferir(r Registro) error {
+	if r.Partido() {
+		return NovaFalha("registro.elegiveis_entrada", "[]", "the eligible list: inline, or joined from the d6a.lista_sorteio records right before the draw (Juntar)")
+	}
 	for i, id := range r.ElegiveisEntrada {
 		if id != strings.ToLower(id) {
 			return NovaFalha(fmt.Sprintf("registro.elegiveis_entrada[%d]", i), id, strings.ToLower(id))

@@ -1,6 +1,7 @@
 package registro
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -58,6 +59,9 @@ type Replay struct {
 	barramento
 	estadoFase2  // the phase-2 gates and inputs (replay_fase2.go)
 	regrasReplay // the draw rule (replay_regras.go)
+	// listas holds a long draw's list records until its draw
+	// (lista_sorteio.go).
+	listas Listas
 }
 
 type estadoConselheiro struct {
@@ -100,9 +104,31 @@ func NovoReplay(alvo uuid.UUID) *Replay {
 // registration record.
 func (r *Replay) Desconhecidos() int { return len(r.desconhecidos) }
 
+// Eliminado tells the replay that the record at indice was eliminated
+// (or cannot be read) and is not applied: a long draw after it may have
+// lost a list record, and is then checked without its list.
+func (r *Replay) Eliminado(indice int64) { r.listas.Aplicar(nil) }
+
 // Aplicar takes the record at indice (nil body: eliminated, spec 2.2) and
 // checks it if it is a decision, then applies it.
 func (r *Replay) Aplicar(indice int64, reg Registravel) {
+	// A long draw's list records are part of the draw that follows them:
+	// no decision, no input, not the end of a sweep. The draw comes back
+	// with its list joined, and is recomputed here, since no check of a
+	// record by itself could.
+	f, err := r.listas.Aplicar(reg)
+	if err != nil && !errors.Is(err, ErrListaEliminada) {
+		r.divergir(indice, nil, "%v", err)
+	}
+	if _, ok := reg.(ListaSorteio); ok {
+		return
+	}
+	if s, ok := f.(Registro); ok && err == nil && s.Partido() != reg.(Registro).Partido() {
+		if err := Conferir(s); err != nil {
+			r.divergir(indice, nil, "sorteio %s: %v", s.EventIDSorteio, err)
+		}
+		reg = s
+	}
 	r.registro = indice
 	r.passar(indice, reg)
 	r.antesDe(reg)
@@ -180,8 +206,12 @@ func (r *Replay) recalcular(indice int64, nome, timestamp string, cadeiaTxt []st
 	return esperado, cands, true
 }
 
+// sorteio checks a draw. One still carried apart (a list record of it
+// eliminated, or its list records wrong: said by Aplicar) has no list to
+// compare: only its effects are applied.
 func (r *Replay) sorteio(indice int64, s Registro) {
 	r.conferirRodada(indice, s)
+	semLista := s.Partido()
 	lista := uuids(s.ElegiveisEntrada)
 	for _, id := range lista {
 		if _, ok := r.conselheiros[id]; !ok {
@@ -197,6 +227,7 @@ func (r *Replay) sorteio(indice int64, s Registro) {
 	// what was done, so one divergence does not cascade.
 conferir:
 	switch {
+	case semLista:
 	case len(esperado.Elegiveis) == 0 && !r.temDesconhecido(lista):
 		quem, regra := r.foraDaLista(lista) // a phase-2 gate's exclusion, named
 		r.divergir(indice, quem, "sorteio %s: pelos registros anteriores ninguém era elegível na cadeia (motivo %s), mas a lista tem %d%s", s.EventIDSorteio, esperado.Motivo, len(lista), regra)

@@ -120,6 +120,12 @@ func lerRegistravelLento(data []byte) (Registravel, error) {
 			return nil, err
 		}
 		return r, nil
+	case *k.Tipo == TipoListaSorteio:
+		var r ListaSorteio
+		if err := lerCanonico(data, &r, func() ([]byte, error) { return r.Bytes() }, "the JSON d6a.lista_sorteio record of docs/verificacao.md"); err != nil {
+			return nil, err
+		}
+		return r, nil
 	case slices.Contains(tiposEntrada, *k.Tipo):
 		var r Entrada
 		if err := lerCanonico(data, &r, func() ([]byte, error) { return r.Bytes() }, "the JSON "+*k.Tipo+" record of docs/verificacao.md"); err != nil {
@@ -127,7 +133,7 @@ func lerRegistravelLento(data []byte) (Registravel, error) {
 		}
 		return r, nil
 	default:
-		return nil, NovaFalha("registro.tipo", *k.Tipo, "a kind of record this verifier knows (a draw, "+TipoSemCandidatos+", "+TipoHierarquia+", "+TipoRegrasSorteio+", "+TipoEliminacao+" or an input of docs/verificacao.md §0.1)")
+		return nil, NovaFalha("registro.tipo", *k.Tipo, "a kind of record this verifier knows (a draw, "+TipoSemCandidatos+", "+TipoHierarquia+", "+TipoRegrasSorteio+", "+TipoEliminacao+", "+TipoListaSorteio+" or an input of docs/verificacao.md §0.1)")
 	}
 }
 
@@ -157,6 +163,11 @@ func tipoCanonico(data []byte) (tipo *string, ok bool) {
 func ConferirRegistravel(f Registravel) error {
 	switch r := f.(type) {
 	case Registro:
+		if r.Partido() {
+			// Its list is in the records before it: Listas joins them
+			// in log order, then Conferir recomputes the draw.
+			return conferirSemLista(r)
+		}
 		return Conferir(r)
 	case SemCandidatos:
 		if len(r.Cadeia) == 0 || r.Cadeia[0] != r.UnidadeCivicaID.String() {
@@ -177,6 +188,8 @@ func ConferirRegistravel(f Registravel) error {
 		return conferirRegrasSorteio(r)
 	case Eliminacao:
 		return conferirEliminacao(r)
+	case ListaSorteio:
+		return conferirListaSorteio(r)
 	}
 	return NovaFalha("registro", fmt.Sprintf("%T", f), "a record of CONTRACT §7")
 }

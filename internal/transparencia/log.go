@@ -32,6 +32,10 @@ type DBTX interface {
 	QueryRow(context.Context, string, ...any) pgx.Row
 }
 
+// ErrRegistroGrande: a record over registro.LimiteRegistro bytes, which
+// no leaf can hold; the append is refused.
+var ErrRegistroGrande = errors.New("transparencia: record too large for a log entry")
+
 // ErrNaoEncontrado: no record has that id (or the index is beyond the tree).
 var ErrNaoEncontrado = errors.New("transparencia: not found")
 
@@ -104,6 +108,13 @@ func (e *Estado) AnexarRegistraveis(ctx context.Context, tx DBTX, regs []registr
 		b, err := r.Bytes()
 		if err != nil {
 			return fmt.Errorf("transparencia: encode record: %w", err)
+		}
+		// A C2SP entry's length is a uint16: a longer record would make
+		// its entry bundle unservable and the log unverifiable from
+		// there on (a long draw is carried apart: registro.Partir).
+		if len(b) > registro.LimiteRegistro {
+			ev, _ := r.Chaves()
+			return fmt.Errorf("%w: record %d of the append (%T, event %s) has %d bytes, more than %d", ErrRegistroGrande, i, r, ev, len(b), registro.LimiteRegistro)
 		}
 		dados[i] = b
 	}

@@ -236,6 +236,11 @@ type Sorteio struct {
 	// (GatilhoDesde is where it begins).
 	Gatilho, AntesDoGatilho bool
 	GatilhoDesde            int64
+	// Partes is how many list records carried the draw's list (0: inline);
+	// ListaEliminada: one of them was eliminated, so the draw was checked
+	// without its list.
+	Partes         int
+	ListaEliminada bool
 }
 
 func hashDe(campo, s string) (tlog.Hash, error) {
@@ -300,7 +305,24 @@ func (c *Cliente) VerificarSorteio(ctx context.Context, eventID uuid.UUID) (Sort
 	case s.Entrada != nil:
 		return s, registro.ConferirRegistravel(*s.Entrada)
 	case !s.Eliminado:
-		if err := registro.Conferir(s.Registro); err != nil {
+		completo := s.Registro
+		if completo.Partido() {
+			// A long list is in the list records right before the draw:
+			// read from the tiles and joined, it is checked in full.
+			partes, err := c.listaDoSorteio(ctx, cp, s.Indice, eventID)
+			if errors.Is(err, registro.ErrListaEliminada) {
+				s.ListaEliminada = true
+				return s, nil
+			}
+			if err != nil {
+				return s, err
+			}
+			if completo, err = registro.Juntar(completo, partes); err != nil {
+				return s, err
+			}
+			s.Registro, s.Partes = completo, len(partes)
+		}
+		if err := registro.Conferir(completo); err != nil {
 			return s, err
 		}
 		// A draw with a beacon round is under the trigger rule (the rule

@@ -173,10 +173,12 @@ func (c *Cliente) monitorar(ctx context.Context, dir string, progresso func(feit
 			anterior(i, b)
 		}
 		if b == nil {
+			rp.Eliminado(i)
 			return
 		}
 		f, err := c.lerRegistravel(b)
 		if err != nil {
+			rp.Eliminado(i)
 			return
 		}
 		if e, ok := f.(registro.Eliminacao); ok && !inicio && len(e.Indices) > 0 && e.Indices[0] < res.De {

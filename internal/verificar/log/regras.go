@@ -1,6 +1,7 @@
 package log
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/formigueiro/d6a/internal/registro"
@@ -21,6 +22,10 @@ type regrasDoLog struct {
 	regras, primeira *registro.RegrasSorteio
 	pendentes        []pendente
 	rodadas          registro.Rodadas
+	// listas holds a long draw's list records until its draw, which is
+	// recomputed here with its list joined: no check of the draw record
+	// by itself could.
+	listas registro.Listas
 }
 
 type pendente struct {
@@ -38,6 +43,13 @@ func deReplay(rp *registro.Replay) *regrasDoLog {
 // when falhou is the bus check's. fatal ends the walk (a held failure the
 // rule record does not forgive).
 func (g *regrasDoLog) julgar(i int64, lido registro.Registravel, gatilho, doGatilho bool, falhou error) (bool, error, error) {
+	completo, errLista := g.listas.Aplicar(lido)
+	if errLista != nil && !errors.Is(errLista, registro.ErrListaEliminada) && falhou == nil {
+		falhou = errLista
+	}
+	if s, ok := lido.(registro.Registro); ok && s.Partido() && errLista == nil && falhou == nil {
+		falhou = registro.Conferir(completo.(registro.Registro))
+	}
 	switch f := lido.(type) {
 	case registro.RegrasSorteio:
 		if falhou != nil {
@@ -89,6 +101,9 @@ func (g *regrasDoLog) resolver() error {
 
 // fim is the end of the walk: a held failure no rule record forgave.
 func (g *regrasDoLog) fim() error {
+	if err := g.listas.Pendente(); err != nil {
+		return fmt.Errorf("fim do log: %w", err)
+	}
 	if len(g.pendentes) == 0 {
 		return nil
 	}

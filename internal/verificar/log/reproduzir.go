@@ -62,10 +62,12 @@ func (c *Cliente) ReproduzirEm(ctx context.Context, rp *registro.Replay, progres
 		}
 		if b == nil {
 			res.Eliminados++
+			rp.Eliminado(i)
 			return
 		}
 		f, err := c.lerRegistravel(b)
 		if err != nil {
+			rp.Eliminado(i)
 			return
 		}
 		// The bus's input messages, from the first sequence a record under
