@@ -231,14 +231,14 @@ func (b *barramento) esperar(ctx context.Context, ds []*demanda, ocioso time.Dur
 
 // passe is the outcome of one pass of M demands.
 type passe struct {
-	M             int
-	TaxaOfertada  float64       // per second; 0 = as fast as possible
-	Publicacao    time.Duration // first publish → last publish ack
-	Duracao       time.Duration // first publish → last result
+	M            int
+	TaxaOfertada float64       // per second; 0 = as fast as possible
+	Publicacao   time.Duration // first publish → last publish ack
+	Duracao      time.Duration // first publish → last result
 	// Espera is first publish → first result: under the beacon rule
 	// (CONTRACT §4a) the wait for the round, latency rather than
 	// throughput.
-	Espera time.Duration
+	Espera        time.Duration
 	Recebidos     int
 	Sorteados     int
 	SemCandidatos int
