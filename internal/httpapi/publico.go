@@ -20,7 +20,7 @@ const (
 	ConexoesPublicas = 2
 	// EsperaPublica is how long a public read waits for a free slot
 	// before the 503.
-	EsperaPublica = 250 * time.Millisecond
+	EsperaPublica = 2 * time.Second
 	// RetryAfterPublico is the Retry-After of that 503, in seconds.
 	RetryAfterPublico = 1
 

@@ -124,7 +124,9 @@ func (c *Cliente) buscar(ctx context.Context, path string, reservar func(int64) 
 		if res.StatusCode != http.StatusOK {
 			erro, _, _ := lerAte(res.Body, LimiteErro, -1, nil)
 			res.Body.Close()
-			if res.StatusCode == http.StatusTooManyRequests && tentativa < 30 {
+			// 429, and a 503 that says when to come back (the service's
+			// public reads all busy): waited out within EsperaMaxima.
+			if (res.StatusCode == http.StatusTooManyRequests || (res.StatusCode == http.StatusServiceUnavailable && res.Header.Get("Retry-After") != "")) && tentativa < 30 {
 				ra := res.Header.Get("Retry-After")
 				espera, _ := strconv.Atoi(ra)
 				d := time.Duration(max(espera, 1)) * time.Second
