@@ -21,6 +21,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/formigueiro/d6a/internal/evento"
+	"github.com/formigueiro/d6a/internal/registro"
 	"github.com/formigueiro/d6a/internal/sorteio"
 )
 
@@ -108,6 +109,9 @@ type linhaAuditoria struct {
 	ts, seed, hash           string
 	entrada, ordenados       []string
 	selecionado, conselheiro uuid.UUID
+	// assinatura is the beacon round's signature (CONTRACT §4a; "" before
+	// the rule): its SHA-256 is the value the seed mixes in.
+	assinatura string
 }
 
 // verificarInvariantes reads the database and both streams after the run and
@@ -135,6 +139,8 @@ func verificarInvariantes(t *testing.T, ctx context.Context, pool *pgxpool.Pool,
 		seq uint64
 		env envelopeLido
 		p   payloadSorteado
+		// rodada is the header D6a-Beacon-Rodada (0: none).
+		rodada int64
 	}
 	sorteados := map[string][]pub{}
 	idsPublicados := map[string]int{}
@@ -180,7 +186,8 @@ func verificarInvariantes(t *testing.T, ctx context.Context, pool *pgxpool.Pool,
 				v.add("sorteado payload is JSON", "seq %d: %v", mm.Seq, err)
 				continue
 			}
-			sorteados[env.EventID] = append(sorteados[env.EventID], pub{mm.Seq, env, p})
+			rodada, _ := strconv.ParseInt(mm.Header.Get("D6a-Beacon-Rodada"), 10, 64)
+			sorteados[env.EventID] = append(sorteados[env.EventID], pub{mm.Seq, env, p, rodada})
 			r.sorteados++
 		} else {
 			var p payloadSemCandidatos
@@ -276,13 +283,13 @@ func verificarInvariantes(t *testing.T, ctx context.Context, pool *pgxpool.Pool,
 	// event_id of a message really on the bus before the draw.
 	aud := map[string]linhaAuditoria{}
 	rows, err = pool.Query(ctx, `SELECT event_id_sorteio, base, base_fallback, base_sequence, timestamp_sorteio, seed,
-		elegiveis_entrada, ordenados, selecionado, lista_elegiveis_hash, conselheiro_id FROM d6a.auditoria_sorteios`)
+		elegiveis_entrada, ordenados, selecionado, lista_elegiveis_hash, conselheiro_id, coalesce(assinatura_rodada, '') FROM d6a.auditoria_sorteios`)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for rows.Next() {
 		var a linhaAuditoria
-		if err := rows.Scan(&a.eventID, &a.base, &a.fallback, &a.baseSeq, &a.ts, &a.seed, &a.entrada, &a.ordenados, &a.selecionado, &a.hash, &a.conselheiro); err != nil {
+		if err := rows.Scan(&a.eventID, &a.base, &a.fallback, &a.baseSeq, &a.ts, &a.seed, &a.entrada, &a.ordenados, &a.selecionado, &a.hash, &a.conselheiro, &a.assinatura); err != nil {
 			t.Fatal(err)
 		}
 		aud[a.eventID.String()] = a
@@ -309,7 +316,10 @@ func verificarInvariantes(t *testing.T, ctx context.Context, pool *pgxpool.Pool,
 				continue
 			}
 			bid, _ := evento.LerEventID(porSeq[uint64(bseq)].Data)
-			if base == "" || bid != base || sorteio.Seed(base, ps[0].p.Timestamp) != ps[0].p.SeedPublico {
+			// Under the beacon rule the seed also needs the round's value,
+			// which the bus does not carry: the base is then checked alone.
+			semente := sorteio.Seed(base, ps[0].p.Timestamp) == ps[0].p.SeedPublico || ps[0].rodada > 0
+			if base == "" || bid != base || !semente {
 				v.add("a reconciled draw's seed recomputes from the base on the bus", "sorteado %s: base %q at seq %d (bus has %q)", id, base, bseq, bid)
 			}
 		}
@@ -326,7 +336,7 @@ func verificarInvariantes(t *testing.T, ctx context.Context, pool *pgxpool.Pool,
 			v.add("every published draw has its audit record", "sorteado %s: no d6a.auditoria_sorteios row", id)
 			continue
 		}
-		res, err := sorteio.Sortear(a.base, a.ts, a.entrada)
+		res, err := sorteio.SortearComRodada(a.base, a.ts, registro.Randomness(a.assinatura), a.entrada)
 		switch {
 		case err != nil:
 			v.add("every published draw verifies", "sorteado %s: recomputing: %v", id, err)
