@@ -53,7 +53,7 @@ type RodadaSorteio struct {
 // Rodada is the round a trigger stored at T commits to: the first one
 // published strictly later than C + margin, C = T without witnesses.
 func (b *Beacon) Rodada(t time.Time) uint64 {
-	return b.Cadeia.PrimeiraApos(t.Add(b.Margem))
+	return registro.RodadaDevida(b.Cadeia, t, b.Margem)
 }
 
 // Atraso is how late the round decisions wait for is, past its publish

@@ -123,9 +123,47 @@ func conferirRegrasSorteio(r RegrasSorteio) error {
 	return nil
 }
 
-// Compromisso is a draw's commitment time C (CONTRACT §4a) without
-// witnesses: T itself.
-func Compromisso(t string) string { return t }
+// RodadaDevida is the round a commitment time c owes (CONTRACT §4a): the
+// first of the chain published strictly later than c + margem. The
+// executor draws with it and every verifier checks it, through this one
+// function.
+func RodadaDevida(cadeia beacon.Cadeia, c time.Time, margem time.Duration) uint64 {
+	return cadeia.PrimeiraApos(c.Add(margem))
+}
+
+// RegrasEmVigor is the draw rule the records state as a walk through the
+// log meets them: the record in force and the first one, whose
+// gatilho_desde every later one repeats. The replay and the verifier's
+// walk both keep one.
+type RegrasEmVigor struct {
+	Regras, Primeira *RegrasSorteio
+	rodadas          Rodadas
+}
+
+// Aplicar takes the rule record at indice; the error names what it breaks
+// (the trigger rule cannot begin after the record that states it, nor move
+// once stated). The record is in force either way, as the executor
+// appended it.
+func (v *RegrasEmVigor) Aplicar(indice int64, f RegrasSorteio) error {
+	var err error
+	switch {
+	case f.GatilhoDesde > indice:
+		err = NovaFalha("registro.gatilho_desde", f.GatilhoDesde, fmt.Sprintf("≤ %d: the trigger rule cannot begin after the record that states it", indice))
+	case v.Primeira != nil && f.GatilhoDesde != v.Primeira.GatilhoDesde:
+		err = NovaFalha("registro.gatilho_desde", f.GatilhoDesde, fmt.Sprintf("%d, as the first d6a.regras_sorteio record (%s) stated", v.Primeira.GatilhoDesde, v.Primeira.EventID))
+	}
+	if v.Primeira == nil {
+		v.Primeira = &f
+	}
+	v.Regras = &f
+	return err
+}
+
+// ConferirSorteio checks a draw's beacon round under the rule in force
+// (ConferirRodada), each round verified once.
+func (v *RegrasEmVigor) ConferirSorteio(r Registro) error {
+	return ConferirRodada(v.Regras, r, &v.rodadas)
+}
 
 // ConferirRodada checks a draw's beacon round under the rule in force at
 // its index (regras nil: no beacon rule yet): that the record carries a
@@ -154,7 +192,7 @@ func ConferirRodada(regras *RegrasSorteio, r Registro, verificadas *Rodadas) err
 	if err != nil {
 		return NovaFalha("registro.compromisso", r.Compromisso, "an ISO timestamp in milliseconds")
 	}
-	if want := cadeia.PrimeiraApos(c.Add(regras.Margem())); uint64(*r.Rodada) != want {
+	if want := RodadaDevida(cadeia, c, regras.Margem()); uint64(*r.Rodada) != want {
 		return NovaFalha("registro.rodada", *r.Rodada, fmt.Sprintf("%d (the first round published after compromisso + %d ms)", want, regras.MargemMs))
 	}
 	return verificadas.Conferir(cadeia.ChavePublica, uint64(*r.Rodada), r.AssinaturaRodada)

@@ -57,8 +57,8 @@ type Replay struct {
 	LinhaDemanda []Acontecimento
 	Passada      []Acontecimento
 	barramento
-	estadoFase2  // the phase-2 gates and inputs (replay_fase2.go)
-	regrasReplay // the draw rule (replay_regras.go)
+	estadoFase2               // the phase-2 gates and inputs (replay_fase2.go)
+	regras      RegrasEmVigor // the draw rule (replay_regras.go)
 	// listas holds a long draw's list records until its draw
 	// (lista_sorteio.go).
 	listas Listas

@@ -93,7 +93,7 @@ func (r *Replay) Estado() EstadoReplay {
 	}
 	slices.SortFunc(e.Fila, func(a, b EstadoEspera) int { return int(a.Indice - b.Indice) })
 	e.UCDemanda, e.Portoes, e.Fase2 = r.ucDemanda, r.portoes, r.fase2
-	e.Regras, e.PrimeirasRegras = r.regrasReplay.regras, r.primeira
+	e.Regras, e.PrimeirasRegras = r.regras.Regras, r.regras.Primeira
 	if r.vistos == nil {
 		return e // SemBarramento: no ids kept
 	}
@@ -137,7 +137,7 @@ func RestaurarReplay(e EstadoReplay) *Replay {
 		r.ucDemanda = e.UCDemanda
 	}
 	r.portoes, r.fase2 = e.Portoes, e.Fase2
-	r.regrasReplay.regras, r.primeira = e.Regras, e.PrimeirasRegras
+	r.regras.Regras, r.regras.Primeira = e.Regras, e.PrimeirasRegras
 	r.Mensagens, r.Registradas, r.SemEfeito, r.Invalidas, r.Mortas = e.Mensagens, e.Registradas, e.SemEfeito, e.Invalidas, e.Mortas
 	return r
 }

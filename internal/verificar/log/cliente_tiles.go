@@ -273,9 +273,9 @@ func (c *Cliente) verificarDe(ctx context.Context, cp registro.Checkpoint, fr *r
 	}
 	c.regras = nil
 	defer func() {
-		c.Regras = rl.regras
-		if rl.primeira != nil {
-			res.GatilhoDesde = rl.primeira.GatilhoDesde
+		c.Regras = rl.Regras
+		if rl.Primeira != nil {
+			res.GatilhoDesde = rl.Primeira.GatilhoDesde
 		}
 	}()
 	err := c.percorrer(ctx, cp, fr, rl, progresso, func(i int64, reg []byte, _ registro.Registravel, gatilho bool, err error) error {

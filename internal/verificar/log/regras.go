@@ -19,9 +19,8 @@ import (
 // (a failure of the log); a walk that ends with none held fails on the
 // first.
 type regrasDoLog struct {
-	regras, primeira *registro.RegrasSorteio
-	pendentes        []pendente
-	rodadas          registro.Rodadas
+	registro.RegrasEmVigor
+	pendentes []pendente
 	// listas holds a long draw's list records until its draw, which is
 	// recomputed here with its list joined: no check of the draw record
 	// by itself could.
@@ -35,7 +34,7 @@ type pendente struct {
 
 // deReplay starts from what a replay restored (the monitor's next run).
 func deReplay(rp *registro.Replay) *regrasDoLog {
-	return &regrasDoLog{regras: rp.Regras(), primeira: rp.PrimeirasRegras()}
+	return &regrasDoLog{RegrasEmVigor: registro.RegrasEmVigor{Regras: rp.Regras(), Primeira: rp.PrimeirasRegras()}}
 }
 
 // julgar adjusts one record's outcome by the rules: gatilho (checked on
@@ -55,32 +54,20 @@ func (g *regrasDoLog) julgar(i int64, lido registro.Registravel, gatilho, doGati
 		if falhou != nil {
 			return gatilho, falhou, nil
 		}
-		switch {
-		case f.GatilhoDesde > i:
-			falhou = registro.NovaFalha("registro.gatilho_desde", f.GatilhoDesde, fmt.Sprintf("≤ %d: the trigger rule cannot begin after the record that states it", i))
-		case g.primeira != nil && f.GatilhoDesde != g.primeira.GatilhoDesde:
-			falhou = registro.NovaFalha("registro.gatilho_desde", f.GatilhoDesde, fmt.Sprintf("%d, as the first d6a.regras_sorteio record stated", g.primeira.GatilhoDesde))
-		}
-		if g.primeira == nil {
-			g.primeira = &f
-		}
-		g.regras = &f
-		if fatal := g.resolver(); fatal != nil {
-			return gatilho, falhou, fatal
-		}
-		return gatilho, falhou, nil
+		falhou = g.Aplicar(i, f)
+		return gatilho, falhou, g.resolver()
 	case registro.Registro:
 		if doGatilho {
 			switch {
-			case g.primeira == nil:
+			case g.Primeira == nil:
 				g.pendentes = append(g.pendentes, pendente{i, falhou})
 				return false, nil, nil
-			case i < g.primeira.GatilhoDesde:
+			case i < g.Primeira.GatilhoDesde:
 				return false, nil, nil // the earlier rule: not checked on the bus
 			}
 		}
 		if falhou == nil {
-			falhou = registro.ConferirRodada(g.regras, f, &g.rodadas)
+			falhou = g.ConferirSorteio(f)
 		}
 	}
 	return gatilho, falhou, nil
@@ -90,7 +77,7 @@ func (g *regrasDoLog) julgar(i int64, lido registro.Registravel, gatilho, doGati
 // trigger rule began.
 func (g *regrasDoLog) resolver() error {
 	for _, p := range g.pendentes {
-		if p.indice >= g.primeira.GatilhoDesde {
+		if p.indice >= g.Primeira.GatilhoDesde {
 			g.pendentes = nil
 			return fmt.Errorf("registro %d: %w", p.indice, p.err)
 		}
