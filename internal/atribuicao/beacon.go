@@ -50,8 +50,9 @@ type RodadaSorteio struct {
 	Compromisso string // C, ISO ms
 }
 
-// Rodada is the round a trigger stored at T commits to: the first one
-// published strictly later than C + margin, C = T without witnesses.
+// Rodada is the round a commitment time C owes: the first one published
+// strictly later than C + margin (C = T without witnesses, else
+// comprometer's).
 func (b *Beacon) Rodada(t time.Time) uint64 {
 	return registro.RodadaDevida(b.Cadeia, t, b.Margem)
 }
@@ -123,6 +124,9 @@ func (b *Beacon) prontas(ctx context.Context, log *slog.Logger, evs []evento.Eve
 			break
 		}
 		t, c := compromisso(ev.Armazenado)
+		if cw := us[k].compromisso; !cw.IsZero() {
+			t, c = compromisso(cw)
+		}
 		r := b.Rodada(c)
 		if k > 0 && b.Cadeia.PublicadaEm(r).After(agora) {
 			break
@@ -192,6 +196,14 @@ func (s *Servico) HandleLote(ctx context.Context, evs []evento.Evento, seqs []ui
 		return s.executarVarios(ctx, us)
 	}
 	errs := make([]error, len(us))
+	if b.Quorum > 0 {
+		if err := s.comprometer(ctx, evs, seqs, us); err != nil {
+			for k := range errs {
+				errs[k] = err
+			}
+			return errs
+		}
+	}
 	for i := 0; i < len(us); {
 		n, err := b.prontas(ctx, s.log, evs[i:], us[i:])
 		if err != nil {
@@ -215,6 +227,13 @@ func (u *uow) rodadaDoGatilho(ctx context.Context, armazenado time.Time) (*Rodad
 	}
 	if u.rodada != nil {
 		return u.rodada, nil
+	}
+	if !u.compromisso.IsZero() {
+		armazenado = u.compromisso
+	} else if b.Quorum > 0 {
+		// No input record was committed for it (a draw outside the
+		// consumer): its C cannot be the witnesses'.
+		return nil, fmt.Errorf("beacon: a regra com testemunhas exige o registro d6a.compromisso da entrada antes da decisão")
 	}
 	t, c := compromisso(armazenado)
 	rod, err := b.esperar(ctx, u.servico.log, b.Rodada(c))

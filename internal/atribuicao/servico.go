@@ -185,6 +185,9 @@ type unidade struct {
 	// rodada is the beacon round the unit's decision mixes in, fetched and
 	// verified before the unit was handed over (nil: no beacon rule).
 	rodada *RodadaSorteio
+	// compromisso is its input's commitment time under a rule with
+	// witnesses (comprometer); zero: C is T.
+	compromisso time.Time
 }
 
 type guardaAgenda struct {
@@ -204,8 +207,10 @@ type uow struct {
 	// (Sortear). sorteou: it already led to a draw.
 	gatilho *Gatilho
 	sorteou bool
-	// rodada is the trigger's beacon round (unidade.rodada).
-	rodada *RodadaSorteio
+	// rodada is the trigger's beacon round (unidade.rodada), compromisso
+	// its C with witnesses (unidade.compromisso).
+	rodada      *RodadaSorteio
+	compromisso time.Time
 	// evento is the consumed event this unit applies (nil: none), whose
 	// sweep records are named after it.
 	evento *evento.Evento
@@ -442,7 +447,7 @@ func (s *Servico) transacao(lote []job) ([]*uow, error) {
 					return err
 				}
 			}
-			u := &uow{tx: tx, agora: agora, servico: s, lote: d, diferir: j.diferivel, elos: elos, rodada: j.rodada}
+			u := &uow{tx: tx, agora: agora, servico: s, lote: d, diferir: j.diferivel, elos: elos, rodada: j.rodada, compromisso: j.compromisso}
 			if j.inbox != nil {
 				u.entrada = j.inbox.Seq
 			}

@@ -12,6 +12,8 @@ import (
 
 	"github.com/formigueiro/d6a/internal/atribuicao"
 	"github.com/formigueiro/d6a/internal/beacon"
+	"github.com/formigueiro/d6a/internal/registro"
+	"github.com/formigueiro/d6a/internal/testemunha"
 	"github.com/formigueiro/d6a/internal/config"
 )
 
@@ -76,10 +78,28 @@ func abrirBeacon(ctx context.Context, cfg config.Config, log *slog.Logger) (b *a
 	if margem < 0 {
 		margem = cadeia.Periodo
 	}
-	if cfg.LogTestemunhas != "" {
-		// The witnesses' commitment time (CONTRACT §4a) is not built yet:
-		// the rule record names no witnesses, so its C is T, and says so.
-		log.Warn("beacon: com testemunhas, o compromisso ainda é T (o tempo das cossinaturas não é usado); o registro d6a.regras_sorteio diz isso")
+	// With witnesses, C is the K-th witness's first cosignature covering
+	// the input (CONTRACT §4a): the rule record names their keys and K.
+	ts, err := testemunha.Analisar(cfg.LogTestemunhas)
+	if err != nil {
+		parar()
+		return nil, parar, &ConfigError{Var: "D6A_LOG_TESTEMUNHAS", Err: err}
 	}
-	return &atribuicao.Beacon{Fonte: cli, Cadeia: cadeia, Margem: margem, Privado: privado}, parar, nil
+	var chaves []string
+	for _, t := range ts {
+		chaves = append(chaves, t.Chave)
+	}
+	quorum := 0
+	if len(chaves) > 0 {
+		if cfg.LogQuorum > len(chaves) {
+			parar()
+			return nil, parar, &ConfigError{Var: "D6A_LOG_QUORUM", Err: fmt.Errorf("%d, but D6A_LOG_TESTEMUNHAS names %d witnesses", cfg.LogQuorum, len(chaves))}
+		}
+		quorum = max(cfg.LogQuorum, 1)
+		if margem < registro.MargemMinimaTestemunhas {
+			parar()
+			return nil, parar, &ConfigError{Var: "D6A_BEACON_MARGEM", Err: fmt.Errorf("%v: with witnesses at least %v (their cosignature times are whole seconds)", margem, registro.MargemMinimaTestemunhas)}
+		}
+	}
+	return &atribuicao.Beacon{Fonte: cli, Cadeia: cadeia, Margem: margem, Privado: privado, Testemunhas: chaves, Quorum: quorum}, parar, nil
 }

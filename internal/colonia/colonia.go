@@ -214,6 +214,7 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *Instancia, err e
 		return nil, &ConfigError{Var: "D6A_LOG_TESTEMUNHAS", Err: err}
 	}
 	w.Testemunhas = &testemunha.Enviador{DB: st.Pool, Testemunhas: ts, Log: w.log, Observador: w.Metrics.Testemunhas(), Now: o.Now}
+	w.Assinador.Assinado = w.Testemunhas.Acordar
 	w.Relay.AntesDaVarredura = func(ctx context.Context) error {
 		_, err := transparencia.Assinar(ctx, st.Pool, chave, cfg.LogOrigin)
 		w.assinatura(err)

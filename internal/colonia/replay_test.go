@@ -56,6 +56,13 @@ func historia(t *testing.T) (c *harness, regs []registro.Registravel, so, bairro
 	c.novaDemanda(c.novaUC()) // nobody registered there: sem_candidatos
 	c.esperarOutboxVazio()
 
+	return c, c.registrosDoLog(), so, bairro
+}
+
+// registrosDoLog reads every record of the colony's log, in order.
+func (c *harness) registrosDoLog() (regs []registro.Registravel) {
+	t := c.t
+	t.Helper()
 	rows, err := c.pool.Query(t.Context(), `SELECT registro FROM d6a.transparencia_registros ORDER BY indice`)
 	must(t, err == nil, "%v", err)
 	defer rows.Close()
@@ -66,7 +73,7 @@ func historia(t *testing.T) (c *harness, regs []registro.Registravel, so, bairro
 		must(t, err == nil, "record %s: %v", b, err)
 		regs = append(regs, f)
 	}
-	return c, regs, so, bairro
+	return regs
 }
 
 // servirAdulterado publishes regs as a log of their own, the tree rebuilt
@@ -106,7 +113,11 @@ func (c *harness) publicarLog(regs []registro.Registravel) (string, transparenci
 		return e.AnexarRegistraveis(ctx, tx, regs)
 	})
 	must(t, err == nil, "append the rigged log: %v", err)
-	chave, err := transparencia.CarregarChave(filepath.Join(c.cfg.DataDir, transparencia.ArquivoChaveDev))
+	arquivo := c.cfg.LogKeyFile
+	if arquivo == "" {
+		arquivo = filepath.Join(c.cfg.DataDir, transparencia.ArquivoChaveDev)
+	}
+	chave, err := transparencia.CarregarChave(arquivo)
 	must(t, err == nil, "the colony's key: %v", err)
 	_, err = transparencia.Assinar(ctx, st.Pool, chave, c.cfg.LogOrigin)
 	must(t, err == nil, "sign the rigged log: %v", err)

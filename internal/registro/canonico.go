@@ -85,6 +85,20 @@ func lerRapido(data []byte) (r Registravel, ok bool) {
 		}
 		buf, ok = v.acrescentar(buf)
 		r = v
+	case *t == TipoCompromisso:
+		var v Compromisso
+		if !lerObjeto(data, v.campo) {
+			return nil, false
+		}
+		buf, ok = v.acrescentar(buf)
+		r = v
+	case *t == TipoCossinaturas:
+		var v CossinaturasRegistro
+		if !lerObjeto(data, v.campo) {
+			return nil, false
+		}
+		buf, ok = v.acrescentar(buf)
+		r = v
 	default:
 		return nil, false
 	}
@@ -752,5 +766,64 @@ func (r ListaSorteio) acrescentar(b []byte) ([]byte, bool) {
 	e.inteiro("parte", r.Parte)
 	e.inteiro("partes", r.Partes)
 	e.textos("elegiveis", l)
+	return e.fim()
+}
+
+func (v *Compromisso) campo(s *scanner, k []byte) bool {
+	switch string(k) {
+	case "tipo":
+		return s.texto(&v.Tipo)
+	case "event_id":
+		return s.id(&v.EventID)
+	case "gatilho":
+		return s.id(&v.Gatilho)
+	case "gatilho_sequence":
+		return s.inteiro(&v.GatilhoSequence)
+	case "timestamp":
+		return s.texto(&v.Timestamp)
+	}
+	return false
+}
+
+func (r Compromisso) acrescentar(b []byte) ([]byte, bool) {
+	e := novoEnc(b)
+	e.texto("tipo", r.Tipo)
+	e.id("event_id", r.EventID)
+	e.id("gatilho", r.Gatilho)
+	e.inteiro("gatilho_sequence", r.GatilhoSequence)
+	e.texto("timestamp", r.Timestamp)
+	return e.fim()
+}
+
+func (v *CossinaturasRegistro) campo(s *scanner, k []byte) bool {
+	switch string(k) {
+	case "tipo":
+		return s.texto(&v.Tipo)
+	case "event_id":
+		return s.id(&v.EventID)
+	case "origem":
+		return s.texto(&v.Origem)
+	case "tamanho":
+		return s.inteiro(&v.Tamanho)
+	case "hash":
+		return s.texto(&v.Hash)
+	case "assinaturas":
+		return lista(s, &v.Assinaturas, s.texto)
+	}
+	return false
+}
+
+func (r CossinaturasRegistro) acrescentar(b []byte) ([]byte, bool) {
+	a := r.Assinaturas
+	if a == nil {
+		a = []string{}
+	}
+	e := novoEnc(b)
+	e.texto("tipo", r.Tipo)
+	e.id("event_id", r.EventID)
+	e.texto("origem", r.Origem)
+	e.inteiro("tamanho", r.Tamanho)
+	e.texto("hash", r.Hash)
+	e.textos("assinaturas", a)
 	return e.fim()
 }

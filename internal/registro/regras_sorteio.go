@@ -120,8 +120,17 @@ func conferirRegrasSorteio(r RegrasSorteio) error {
 	if r.Quorum < 0 || r.Quorum > int64(len(r.Testemunhas)) || (len(r.Testemunhas) > 0 && r.Quorum == 0) {
 		return NovaFalha("registro.quorum", r.Quorum, fmt.Sprintf("1 to %d (the witnesses named)", len(r.Testemunhas)))
 	}
+	if r.Quorum > 0 && r.MargemMs < MargemMinimaTestemunhas.Milliseconds() {
+		return NovaFalha("registro.margem_ms", r.MargemMs, "≥ 1000 with witnesses: a cosignature's time is in whole seconds, so C may read up to a second early")
+	}
 	return nil
 }
+
+// MargemMinimaTestemunhas is the least margin a rule with witnesses takes:
+// a cosignature's time is in whole seconds, so the witnesses' C may read
+// up to a second before they saw the input, and a smaller margin could
+// let a round published before that count.
+const MargemMinimaTestemunhas = time.Second
 
 // RodadaDevida is the round a commitment time c owes (CONTRACT §4a): the
 // first of the chain published strictly later than c + margem. The
@@ -138,6 +147,7 @@ func RodadaDevida(cadeia beacon.Cadeia, c time.Time, margem time.Duration) uint6
 type RegrasEmVigor struct {
 	Regras, Primeira *RegrasSorteio
 	rodadas          Rodadas
+	compromissos     compromissos // with witnesses (compromisso.go)
 }
 
 // Aplicar takes the rule record at indice; the error names what it breaks
@@ -162,6 +172,11 @@ func (v *RegrasEmVigor) Aplicar(indice int64, f RegrasSorteio) error {
 // ConferirSorteio checks a draw's beacon round under the rule in force
 // (ConferirRodada), each round verified once.
 func (v *RegrasEmVigor) ConferirSorteio(r Registro) error {
+	if v.Regras != nil && v.Regras.Quorum > 0 && r.Compromisso != "" {
+		if err := v.conferirCompromisso(r); err != nil {
+			return err
+		}
+	}
 	return ConferirRodada(v.Regras, r, &v.rodadas)
 }
 

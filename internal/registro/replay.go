@@ -143,6 +143,10 @@ func (r *Replay) Aplicar(indice int64, reg Registravel) {
 		r.registrarHierarquia(indice, f)
 	case RegrasSorteio:
 		r.regrasSorteio(indice, f)
+	case Compromisso, CossinaturasRegistro:
+		if err := r.regras.Anotar(indice, f); err != nil {
+			r.divergir(indice, nil, "%s: %v", TipoCossinaturas, err)
+		}
 	case Eliminacao:
 		// No decision: the records it names were blanked before it was
 		// appended, so they can only be earlier ones.

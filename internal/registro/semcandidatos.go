@@ -126,6 +126,18 @@ func lerRegistravelLento(data []byte) (Registravel, error) {
 			return nil, err
 		}
 		return r, nil
+	case *k.Tipo == TipoCompromisso:
+		var r Compromisso
+		if err := lerCanonico(data, &r, func() ([]byte, error) { return r.Bytes() }, "the JSON d6a.compromisso record of docs/verificacao.md"); err != nil {
+			return nil, err
+		}
+		return r, nil
+	case *k.Tipo == TipoCossinaturas:
+		var r CossinaturasRegistro
+		if err := lerCanonico(data, &r, func() ([]byte, error) { return r.Bytes() }, "the JSON d6a.cossinaturas record of docs/verificacao.md"); err != nil {
+			return nil, err
+		}
+		return r, nil
 	case slices.Contains(tiposEntrada, *k.Tipo):
 		var r Entrada
 		if err := lerCanonico(data, &r, func() ([]byte, error) { return r.Bytes() }, "the JSON "+*k.Tipo+" record of docs/verificacao.md"); err != nil {
@@ -133,7 +145,7 @@ func lerRegistravelLento(data []byte) (Registravel, error) {
 		}
 		return r, nil
 	default:
-		return nil, NovaFalha("registro.tipo", *k.Tipo, "a kind of record this verifier knows (a draw, "+TipoSemCandidatos+", "+TipoHierarquia+", "+TipoRegrasSorteio+", "+TipoEliminacao+", "+TipoListaSorteio+" or an input of docs/verificacao.md §0.1)")
+		return nil, NovaFalha("registro.tipo", *k.Tipo, "a kind of record this verifier knows (a draw, "+TipoSemCandidatos+", "+TipoHierarquia+", "+TipoRegrasSorteio+", "+TipoEliminacao+", "+TipoListaSorteio+", "+TipoCompromisso+", "+TipoCossinaturas+" or an input of docs/verificacao.md §0.1)")
 	}
 }
 
@@ -190,6 +202,13 @@ func ConferirRegistravel(f Registravel) error {
 		return conferirEliminacao(r)
 	case ListaSorteio:
 		return conferirListaSorteio(r)
+	case Compromisso:
+		return conferirCompromisso(r)
+	case CossinaturasRegistro:
+		if r.EventID != uuid.NewSHA1(nsCossinaturas, []byte(r.Nota())) {
+			return NovaFalha("registro.event_id", r.EventID, "the id of the note it holds")
+		}
+		return nil
 	}
 	return NovaFalha("registro", fmt.Sprintf("%T", f), "a record of CONTRACT §7")
 }

@@ -182,3 +182,16 @@ func (t Tx) UltimoCheckpoint(ctx context.Context) (CheckpointDoLog, error) {
 	r, err := t.q.BuscarUltimoCheckpoint(ctx)
 	return CheckpointDoLog(r), err
 }
+
+// IndicesDoLog gives the index of each record among ids that the log holds.
+func (t Tx) IndicesDoLog(ctx context.Context, ids []uuid.UUID) (map[uuid.UUID]int64, error) {
+	rows, err := t.q.BuscarIndicesPorEventos(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[uuid.UUID]int64, len(rows))
+	for _, r := range rows {
+		out[r.EventIDSorteio] = r.Indice
+	}
+	return out, nil
+}

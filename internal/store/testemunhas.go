@@ -36,3 +36,27 @@ func (t Tx) UltimaCossinatura(ctx context.Context, chave string) (int64, time.Ti
 func (t Tx) LinhasCossinatura(ctx context.Context, tamanho int64) ([]string, error) {
 	return t.q.BuscarLinhasCossinatura(ctx, tamanho)
 }
+
+// Cossinada is a stored cosignature, with the log's note of the checkpoint
+// it cosigns.
+type Cossinada struct {
+	Chave   string
+	Tamanho int64
+	Linha   string
+	Em      time.Time
+	Nota    string
+}
+
+// CossinaturasCobrindo lists every cosignature of a checkpoint covering
+// record indice (size > indice), by size then key.
+func (t Tx) CossinaturasCobrindo(ctx context.Context, indice int64) ([]Cossinada, error) {
+	rows, err := t.q.BuscarCossinaturasCobrindo(ctx, indice)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Cossinada, len(rows))
+	for i, r := range rows {
+		out[i] = Cossinada{Chave: r.Chave, Tamanho: r.Tamanho, Linha: r.Linha, Em: r.CossinadaEm.UTC(), Nota: r.Nota}
+	}
+	return out, nil
+}

@@ -212,6 +212,10 @@ type Assinador struct {
 	IntervaloMinimo time.Duration
 	// IntervaloMaximo between two looks at the tree (default 10 s).
 	IntervaloMaximo time.Duration
+	// Assinado, when set, is called after each new checkpoint: the
+	// witnesses cosign it at once, and a decision waiting for their
+	// commitment time (CONTRACT §4a) waits no longer.
+	Assinado func()
 
 	acordar chan struct{}
 }
@@ -252,6 +256,9 @@ func (a *Assinador) Run(ctx context.Context) {
 			a.Log.Warn("transparência: checkpoint não assinado; nova tentativa", "erro", err)
 		case n > 0:
 			a.Log.Debug("transparência: checkpoint assinado", "tamanho", n)
+			if a.Assinado != nil {
+				a.Assinado()
+			}
 		}
 		select {
 		case <-ctx.Done():

@@ -76,3 +76,9 @@ ON CONFLICT (tamanho) DO NOTHING;
 
 -- name: BuscarUltimoCheckpoint :one
 SELECT tamanho, raiz, nota FROM d6a.transparencia_checkpoints ORDER BY tamanho DESC LIMIT 1;
+
+-- name: BuscarIndicesPorEventos :many
+-- The indices of the records with these ids (the commitment records
+-- already appended).
+SELECT indice, event_id_sorteio FROM d6a.transparencia_registros
+WHERE event_id_sorteio = ANY(@ids::uuid[]);

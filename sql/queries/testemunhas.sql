@@ -15,3 +15,13 @@ FROM d6a.transparencia_cossinaturas WHERE chave = @chave;
 -- name: BuscarLinhasCossinatura :many
 -- The signature lines received for the checkpoint of one size, by key.
 SELECT linha FROM d6a.transparencia_cossinaturas WHERE tamanho = @tamanho ORDER BY chave;
+
+-- name: BuscarCossinaturasCobrindo :many
+-- Every cosignature of a checkpoint covering record @indice (size >
+-- indice), with the log's note of that checkpoint: the inputs of a
+-- commitment time (CONTRACT §4a), which Go computes.
+SELECT s.chave, s.tamanho, s.linha, s.cossinada_em, c.nota
+FROM d6a.transparencia_cossinaturas s
+JOIN d6a.transparencia_checkpoints c ON c.tamanho = s.tamanho
+WHERE s.tamanho > @indice
+ORDER BY s.tamanho, s.chave;

@@ -235,6 +235,38 @@ func (q *Queries) BuscarHashesTransparencia(ctx context.Context, indices []int64
 	return items, nil
 }
 
+const buscarIndicesPorEventos = `-- name: BuscarIndicesPorEventos :many
+SELECT indice, event_id_sorteio FROM d6a.transparencia_registros
+WHERE event_id_sorteio = ANY($1::uuid[])
+`
+
+type BuscarIndicesPorEventosRow struct {
+	Indice         int64
+	EventIDSorteio uuid.UUID
+}
+
+// The indices of the records with these ids (the commitment records
+// already appended).
+func (q *Queries) BuscarIndicesPorEventos(ctx context.Context, ids []uuid.UUID) ([]BuscarIndicesPorEventosRow, error) {
+	rows, err := q.db.Query(ctx, buscarIndicesPorEventos, ids)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []BuscarIndicesPorEventosRow
+	for rows.Next() {
+		var i BuscarIndicesPorEventosRow
+		if err := rows.Scan(&i.Indice, &i.EventIDSorteio); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const buscarTamanhoTransparencia = `-- name: BuscarTamanhoTransparencia :one
 SELECT tamanho FROM d6a.transparencia_estado
 `

@@ -10,6 +10,51 @@ import (
 	"time"
 )
 
+const buscarCossinaturasCobrindo = `-- name: BuscarCossinaturasCobrindo :many
+SELECT s.chave, s.tamanho, s.linha, s.cossinada_em, c.nota
+FROM d6a.transparencia_cossinaturas s
+JOIN d6a.transparencia_checkpoints c ON c.tamanho = s.tamanho
+WHERE s.tamanho > $1
+ORDER BY s.tamanho, s.chave
+`
+
+type BuscarCossinaturasCobrindoRow struct {
+	Chave       string
+	Tamanho     int64
+	Linha       string
+	CossinadaEm time.Time
+	Nota        string
+}
+
+// Every cosignature of a checkpoint covering record @indice (size >
+// indice), with the log's note of that checkpoint: the inputs of a
+// commitment time (CONTRACT §4a), which Go computes.
+func (q *Queries) BuscarCossinaturasCobrindo(ctx context.Context, indice int64) ([]BuscarCossinaturasCobrindoRow, error) {
+	rows, err := q.db.Query(ctx, buscarCossinaturasCobrindo, indice)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []BuscarCossinaturasCobrindoRow
+	for rows.Next() {
+		var i BuscarCossinaturasCobrindoRow
+		if err := rows.Scan(
+			&i.Chave,
+			&i.Tamanho,
+			&i.Linha,
+			&i.CossinadaEm,
+			&i.Nota,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const buscarLinhasCossinatura = `-- name: BuscarLinhasCossinatura :many
 SELECT linha FROM d6a.transparencia_cossinaturas WHERE tamanho = $1 ORDER BY chave
 `

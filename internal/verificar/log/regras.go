@@ -56,6 +56,10 @@ func (g *regrasDoLog) julgar(i int64, lido registro.Registravel, gatilho, doGati
 		}
 		falhou = g.Aplicar(i, f)
 		return gatilho, falhou, g.resolver()
+	case registro.Compromisso, registro.CossinaturasRegistro:
+		if falhou == nil {
+			falhou = g.Anotar(i, f)
+		}
 	case registro.Registro:
 		if doGatilho {
 			switch {

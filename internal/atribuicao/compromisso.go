@@ -1,0 +1,192 @@
+package atribuicao
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/formigueiro/d6a/internal/evento"
+	"github.com/formigueiro/d6a/internal/registro"
+	"github.com/formigueiro/d6a/internal/store"
+)
+
+// With witnesses (Beacon.Quorum K > 0) a decision's commitment time C is
+// when K witnesses first saw a log holding its input (CONTRACT §4a,
+// registro.CompromissoTestemunhado): the bus operator stamps T, but
+// cannot backdate what independent witnesses cosigned.
+
+// intervaloCossinaturas is how often the executor looks for the witnesses'
+// cosignatures it waits for.
+const intervaloCossinaturas = 25 * time.Millisecond
+
+// comprometer gives each unit of evs its commitment time: it appends and
+// commits the inputs' d6a.compromisso records, waits until quorum
+// witnesses have cosigned a checkpoint covering each, and appends the
+// cosigned checkpoints that fix the C's (d6a.cossinaturas), so every one
+// of them precedes the decisions. Nothing is decided meanwhile (stream
+// order).
+func (s *Servico) comprometer(ctx context.Context, evs []evento.Evento, seqs []uint64, us []unidade) error {
+	b := s.o.Beacon
+	var recs []registro.Registravel
+	var ids []uuid.UUID
+	ks := map[uuid.UUID]int{}
+	for k, ev := range evs {
+		if ev.Armazenado.IsZero() || k >= len(seqs) {
+			continue
+		}
+		c := registro.NovoCompromisso(ev.EventID, int64(seqs[k]), ev.Armazenado)
+		if _, ok := ks[c.EventID]; ok {
+			continue // a redelivery in the same batch: one commitment
+		}
+		ks[c.EventID] = k
+		recs = append(recs, c)
+		ids = append(ids, c.EventID)
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	indices, err := s.anexarFaltantes(ctx, recs)
+	if err != nil {
+		return fmt.Errorf("compromisso: %w", err)
+	}
+	menor := int64(-1)
+	for _, id := range ids {
+		if i := indices[id]; menor < 0 || i < menor {
+			menor = i
+		}
+	}
+	leitura := s.o.Store.Read()
+	aviso := time.Now().Add(b.Cadeia.Periodo*5 + b.Margem)
+	var cs []store.Cossinada
+	for {
+		if cs, err = leitura.CossinaturasCobrindo(ctx, menor); err != nil {
+			return fmt.Errorf("compromisso: cossinaturas: %w", err)
+		}
+		if todos(ids, indices, b, cossinadasEm(cs)) {
+			break
+		}
+		if time.Now().After(aviso) {
+			s.log.Warn("testemunhas: o compromisso espera cossinaturas; as decisões esperam por ele", "registro", menor, "quorum", b.Quorum)
+			aviso = time.Now().Add(time.Minute)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(intervaloCossinaturas):
+		}
+	}
+	em := cossinadasEm(cs)
+	usadas := map[int64]bool{}
+	for _, id := range ids {
+		k := ks[id]
+		c, _ := registro.CompromissoTestemunhado(indices[id], b.Quorum, b.Testemunhas, em)
+		us[k].compromisso = c
+		for _, t := range primeiras(indices[id], b.Testemunhas, cs) {
+			usadas[t] = true
+		}
+	}
+	// The checkpoints holding each witness's first cosignature, with every
+	// line received for them: a verifier recomputes the same C from them.
+	var notas []registro.Registravel
+	for _, tam := range sortedKeys(usadas) {
+		var nota strings.Builder
+		for _, c := range cs {
+			if c.Tamanho != tam {
+				continue
+			}
+			if nota.Len() == 0 {
+				nota.WriteString(c.Nota)
+			}
+			if slices.Contains(b.Testemunhas, c.Chave) {
+				nota.WriteString(c.Linha)
+			}
+		}
+		r, err := registro.NovasCossinaturas(nota.String())
+		if err != nil {
+			return fmt.Errorf("compromisso: checkpoint %d: %w", tam, err)
+		}
+		notas = append(notas, r)
+	}
+	if _, err := s.anexarFaltantes(ctx, notas); err != nil {
+		return fmt.Errorf("compromisso: cossinaturas: %w", err)
+	}
+	return nil
+}
+
+// anexarFaltantes appends, in one commit, those of recs the log does not
+// hold yet, and gives every one's index.
+func (s *Servico) anexarFaltantes(ctx context.Context, recs []registro.Registravel) (map[uuid.UUID]int64, error) {
+	ids := make([]uuid.UUID, len(recs))
+	for i, r := range recs {
+		ids[i], _ = r.Chaves()
+	}
+	indices, err := s.o.Store.Read().IndicesDoLog(ctx, ids)
+	if err != nil || len(indices) == len(ids) {
+		return indices, err
+	}
+	err = s.executar(ctx, func(ctx context.Context, u *uow) error {
+		ja, err := u.tx.IndicesDoLog(ctx, ids)
+		if err != nil {
+			return err
+		}
+		for i, r := range recs {
+			if _, ok := ja[ids[i]]; !ok {
+				u.registros = append(u.registros, r)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.o.Store.Read().IndicesDoLog(ctx, ids)
+}
+
+func cossinadasEm(cs []store.Cossinada) []registro.CossinadaEm {
+	out := make([]registro.CossinadaEm, len(cs))
+	for i, c := range cs {
+		out[i] = registro.CossinadaEm{Chave: c.Chave, Tamanho: c.Tamanho, Em: c.Em}
+	}
+	return out
+}
+
+func todos(ids []uuid.UUID, indices map[uuid.UUID]int64, b *Beacon, em []registro.CossinadaEm) bool {
+	for _, id := range ids {
+		if _, ok := registro.CompromissoTestemunhado(indices[id], b.Quorum, b.Testemunhas, em); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// primeiras are the sizes of the checkpoints holding each witness's first
+// cosignature covering record indice.
+func primeiras(indice int64, testemunhas []string, cs []store.Cossinada) []int64 {
+	primeira := map[string]store.Cossinada{}
+	for _, c := range cs {
+		if c.Tamanho <= indice || !slices.Contains(testemunhas, c.Chave) {
+			continue
+		}
+		if p, ok := primeira[c.Chave]; !ok || c.Em.Before(p.Em) {
+			primeira[c.Chave] = c
+		}
+	}
+	out := make([]int64, 0, len(primeira))
+	for _, c := range primeira {
+		out = append(out, c.Tamanho)
+	}
+	return out
+}
+
+func sortedKeys(m map[int64]bool) []int64 {
+	out := make([]int64, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}

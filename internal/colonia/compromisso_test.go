@@ -1,0 +1,128 @@
+package colonia_test
+
+import (
+	"encoding/hex"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/formigueiro/d6a/internal/beacon"
+	"github.com/formigueiro/d6a/internal/registro"
+	"github.com/formigueiro/d6a/internal/sorteio"
+	"github.com/formigueiro/d6a/internal/verificar/log"
+)
+
+// CONTRACT §4a "Commitment time C", with two real witnesses (litewitness)
+// and K = 2: each draw's trigger is committed by a d6a.compromisso record
+// before its decision, the cosigned checkpoints that fix C are records
+// before the draw, and C is the later of the two witnesses' first
+// cosignatures covering it. The honest log replays clean; a draw whose C
+// is earlier than its recorded cosignatures allow (its round and seed
+// recomputed from that C, so the record verifies by itself), and a log
+// without the cosigned checkpoints, are each caught at the draw.
+func TestCompromissoTestemunhado(t *testing.T) {
+	t.Parallel()
+	c := novaColonia(t, opcoes{})
+	_, vkey := c.chaveDoLog()
+	c.comTestemunhas(vkey, "tce.example/w1", "mp.example/w2")
+	c.cfg.LogQuorum = 2
+	c.iniciar()
+	c.w.Testemunhas.Intervalo = 200 * time.Millisecond
+
+	bairro := c.novaUC()
+	for range 3 {
+		c.novoConselheiro(bairro)
+	}
+	for range 2 {
+		_, s := c.novaDemanda(bairro)
+		must(t, s != uuid.Nil, "no draw")
+	}
+	c.esperarOutboxVazio()
+	regs := c.registrosDoLog()
+
+	ir := slices.IndexFunc(regs, func(r registro.Registravel) bool { _, ok := r.(registro.RegrasSorteio); return ok })
+	must(t, ir >= 0, "no d6a.regras_sorteio record")
+	regras := regs[ir].(registro.RegrasSorteio)
+	must(t, regras.Quorum == 2 && len(regras.Testemunhas) == 2, "rule record %+v: want both witnesses and K = 2", regras)
+	cadeia, err := regras.CadeiaBeacon()
+	must(t, err == nil, "%v", err)
+
+	var sorteios []int
+	for i, r := range regs {
+		s, ok := r.(registro.Registro)
+		if !ok {
+			continue
+		}
+		sorteios = append(sorteios, i)
+		ic := slices.IndexFunc(regs[:i], func(r registro.Registravel) bool {
+			cp, ok := r.(registro.Compromisso)
+			return ok && cp.Gatilho.String() == s.Base
+		})
+		must(t, ic >= 0, "draw %d: no d6a.compromisso record of its trigger %s before it", i, s.Base)
+		var cs []registro.CossinadaEm
+		for j := ic + 1; j < i; j++ {
+			if r, ok := regs[j].(registro.CossinaturasRegistro); ok {
+				ls, err := r.Cossinadas(regras.Testemunhas)
+				must(t, err == nil, "record %d: %v", j, err)
+				for _, l := range ls {
+					cs = append(cs, registro.CossinadaEm{Chave: l.Chave, Tamanho: r.Tamanho, Em: l.Em})
+				}
+			}
+		}
+		want, ok := registro.CompromissoTestemunhado(int64(ic), 2, regras.Testemunhas, cs)
+		must(t, ok && s.Compromisso == sorteio.FormatTimestamp(want), "draw %d: compromisso %s, want %v from the cosignatures recorded between its commitment (%d) and it", i, s.Compromisso, want, ic)
+		tt, _ := sorteio.ParseTimestamp(s.Timestamp)
+		must(t, !want.Before(tt.Truncate(time.Second)), "draw %d: C %v before T %s", i, want, s.Timestamp)
+		t.Logf("draw %d: T %s, C %s (commitment record %d), round %d", i, s.Timestamp, s.Compromisso, ic, *s.Rodada)
+	}
+	must(t, len(sorteios) == 2, "draws at %v, want 2", sorteios)
+
+	// Honest, through the public routes.
+	cli := &log.Cliente{Base: "http://" + c.w.Addr.String(), Barramento: c.w.Bus}
+	res, err := cli.Reproduzir(t.Context(), uuid.Nil, nil)
+	must(t, err == nil && res.Primeira == nil && len(res.Replay.Divergencias) == 0, "honest replay: %v / %v / %v", err, res.Primeira, res.Replay.Divergencias)
+
+	falhaEm := func(nome string, rigado []registro.Registravel, indice int, campo string) {
+		t.Helper()
+		r := c.servirAdulterado(rigado, uuid.Nil)
+		achou := r.Primeira != nil && strings.Contains(r.Primeira.Error(), campo)
+		for _, d := range r.Replay.Divergencias {
+			achou = achou || (d.Indice == int64(indice) && strings.Contains(d.Motivo, campo))
+		}
+		must(t, achou, "%s: not caught at record %d naming %s (first failure %v, divergences %v)", nome, indice, campo, r.Primeira, r.Replay.Divergencias)
+	}
+
+	// 1. C two seconds earlier than the cosignatures allow, with the round
+	// that C would owe, properly signed, and the seed recomputed.
+	k := sorteios[0]
+	orig := regs[k].(registro.Registro)
+	cOrig, _ := sorteio.ParseTimestamp(orig.Compromisso)
+	cedo := cOrig.Add(-2 * time.Second)
+	p, err := beacon.AbrirPrivado(c.cfg.DataDir, cadeia.Periodo)
+	must(t, err == nil, "the colony's private beacon: %v", err)
+	outra := p.Assinar(registro.RodadaDevida(cadeia, cedo, regras.Margem()))
+	rig := orig
+	n := int64(outra.Numero)
+	rig.Rodada, rig.AssinaturaRodada, rig.Compromisso = &n, hex.EncodeToString(outra.Assinatura), sorteio.FormatTimestamp(cedo)
+	rig = redesenhar(t, rig)
+	rigado := slices.Clone(regs)
+	rigado[k] = rig
+	falhaEm("an earlier C", rigado, k, "registro.compromisso")
+
+	// 2. The cosigned checkpoints left out: nothing fixes C.
+	var sem []registro.Registravel
+	kSem := k
+	for i, r := range regs {
+		if _, ok := r.(registro.CossinaturasRegistro); ok {
+			if i < k {
+				kSem--
+			}
+			continue
+		}
+		sem = append(sem, r)
+	}
+	falhaEm("no cosigned checkpoints", sem, kSem, "registro.compromisso")
+}
