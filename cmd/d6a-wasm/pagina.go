@@ -246,6 +246,10 @@ func conferirRegistro(b []byte) conferidoPagina {
 		out.Tipo = "eliminacao"
 	case registro.ListaSorteio:
 		out.Tipo = "lista_sorteio"
+	case registro.Compromisso:
+		out.Tipo = "compromisso"
+	case registro.CossinaturasRegistro:
+		out.Tipo = "cossinaturas"
 	}
 	return out
 }

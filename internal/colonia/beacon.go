@@ -12,9 +12,9 @@ import (
 
 	"github.com/formigueiro/d6a/internal/atribuicao"
 	"github.com/formigueiro/d6a/internal/beacon"
+	"github.com/formigueiro/d6a/internal/config"
 	"github.com/formigueiro/d6a/internal/registro"
 	"github.com/formigueiro/d6a/internal/testemunha"
-	"github.com/formigueiro/d6a/internal/config"
 )
 
 // PeriodoPrivado is the private beacon's period (CONTRACT §4a).
