@@ -23,6 +23,10 @@ import (
 // cosignatures it waits for.
 const intervaloCossinaturas = 25 * time.Millisecond
 
+// esperaCossinaturas is what a commitment normally waits: the signer's
+// minimum interval and a witness's round trip.
+const esperaCossinaturas = 2 * time.Second
+
 // comprometer gives each unit of evs its commitment time: it appends and
 // commits the inputs' d6a.compromisso records, waits until quorum
 // witnesses have cosigned a checkpoint covering each, and appends the
@@ -61,6 +65,10 @@ func (s *Servico) comprometer(ctx context.Context, evs []evento.Evento, seqs []u
 	}
 	leitura := s.o.Store.Read()
 	aviso := time.Now().Add(b.Cadeia.Periodo*5 + b.Margem)
+	// The wait shows in d6a_beacon_atraso_segundos past what a signature
+	// and a witness round trip take.
+	b.esperando.Store(time.Now().Add(esperaCossinaturas).UnixNano())
+	defer b.esperando.Store(0)
 	var cs []store.Cossinada
 	for {
 		if cs, err = leitura.CossinaturasCobrindo(ctx, menor); err != nil {

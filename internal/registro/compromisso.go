@@ -287,3 +287,46 @@ func (v *RegrasEmVigor) conferirCompromisso(r Registro) error {
 	}
 	return nil
 }
+
+// EstadoCompromissos is what a saved walk keeps of the commitments, so a
+// monitor's next run checks a draw whose commitment came before it (at
+// most maxEstadoCompromissos of each, the latest).
+type EstadoCompromissos struct {
+	Compromissos []EstadoCompromisso `json:"compromissos"`
+	Cossinaturas []CossinadaEm       `json:"cossinaturas"`
+}
+
+// EstadoCompromisso is one input's commitment record.
+type EstadoCompromisso struct {
+	Gatilho   uuid.UUID `json:"gatilho"`
+	Indice    int64     `json:"indice"`
+	Timestamp string    `json:"timestamp"`
+}
+
+const maxEstadoCompromissos = 1 << 16
+
+// EstadoCompromissos saves what Anotar kept (nil: nothing).
+func (v *RegrasEmVigor) EstadoCompromissos() *EstadoCompromissos {
+	c := &v.compromissos
+	if len(c.ordem) == 0 && len(c.cs) == 0 {
+		return nil
+	}
+	e := &EstadoCompromissos{}
+	for _, g := range c.ordem[max(0, len(c.ordem)-maxEstadoCompromissos):] {
+		x := c.indices[g]
+		e.Compromissos = append(e.Compromissos, EstadoCompromisso{Gatilho: g, Indice: x.indice, Timestamp: x.timestamp})
+	}
+	e.Cossinaturas = append(e.Cossinaturas, c.cs[max(0, len(c.cs)-maxEstadoCompromissos):]...)
+	return e
+}
+
+// RestaurarCompromissos takes back what EstadoCompromissos saved.
+func (v *RegrasEmVigor) RestaurarCompromissos(e *EstadoCompromissos) {
+	if e == nil {
+		return
+	}
+	for _, x := range e.Compromissos {
+		v.compromissos.anotar(x.Indice, Compromisso{Gatilho: x.Gatilho, Timestamp: x.Timestamp})
+	}
+	v.compromissos.cossinar(e.Cossinaturas)
+}

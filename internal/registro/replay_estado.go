@@ -45,6 +45,9 @@ type EstadoReplay struct {
 	// (replay_regras.go).
 	Regras          *RegrasSorteio `json:"regras_sorteio,omitempty"`
 	PrimeirasRegras *RegrasSorteio `json:"primeiras_regras_sorteio,omitempty"`
+	// Compromissos are the latest commitments and cosignatures, for the
+	// draws after them (compromisso.go).
+	Compromissos *EstadoCompromissos `json:"compromissos,omitempty"`
 }
 
 // EstadoElo is a recorded parent link and the record that states it.
@@ -94,6 +97,7 @@ func (r *Replay) Estado() EstadoReplay {
 	slices.SortFunc(e.Fila, func(a, b EstadoEspera) int { return int(a.Indice - b.Indice) })
 	e.UCDemanda, e.Portoes, e.Fase2 = r.ucDemanda, r.portoes, r.fase2
 	e.Regras, e.PrimeirasRegras = r.regras.Regras, r.regras.Primeira
+	e.Compromissos = r.regras.EstadoCompromissos()
 	if r.vistos == nil {
 		return e // SemBarramento: no ids kept
 	}
@@ -138,6 +142,7 @@ func RestaurarReplay(e EstadoReplay) *Replay {
 	}
 	r.portoes, r.fase2 = e.Portoes, e.Fase2
 	r.regras.Regras, r.regras.Primeira = e.Regras, e.PrimeirasRegras
+	r.regras.RestaurarCompromissos(e.Compromissos)
 	r.Mensagens, r.Registradas, r.SemEfeito, r.Invalidas, r.Mortas = e.Mensagens, e.Registradas, e.SemEfeito, e.Invalidas, e.Mortas
 	return r
 }

@@ -11,6 +11,14 @@ func (r *Replay) Regras() *RegrasSorteio { return r.regras.Regras }
 // none), whose gatilho_desde every later one repeats.
 func (r *Replay) PrimeirasRegras() *RegrasSorteio { return r.regras.Primeira }
 
+// EmVigor is the whole rule state the records so far left: the rule, the
+// first one, and the commitments kept for the draws after them.
+func (r *Replay) EmVigor() *RegrasEmVigor {
+	v := &RegrasEmVigor{Regras: r.regras.Regras, Primeira: r.regras.Primeira}
+	v.RestaurarCompromissos(r.regras.EstadoCompromissos())
+	return v
+}
+
 // GatilhoDesde is where the log's records say the trigger rule began (ok
 // false: no d6a.regras_sorteio record yet).
 func (r *Replay) GatilhoDesde() (int64, bool) {

@@ -34,7 +34,7 @@ type pendente struct {
 
 // deReplay starts from what a replay restored (the monitor's next run).
 func deReplay(rp *registro.Replay) *regrasDoLog {
-	return &regrasDoLog{RegrasEmVigor: registro.RegrasEmVigor{Regras: rp.Regras(), Primeira: rp.PrimeirasRegras()}}
+	return &regrasDoLog{RegrasEmVigor: *rp.EmVigor()}
 }
 
 // julgar adjusts one record's outcome by the rules: gatilho (checked on
