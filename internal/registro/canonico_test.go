@@ -95,6 +95,11 @@ func bytesLento(r Registravel) ([]byte, error) {
 			v.Indices = []int64{}
 		}
 		return codificar(v)
+	case CossinaturasRegistro:
+		if v.Assinaturas == nil {
+			v.Assinaturas = []string{}
+		}
+		return codificar(v)
 	case ListaSorteio:
 		if v.Elegiveis == nil {
 			v.Elegiveis = []string{}
@@ -110,7 +115,7 @@ type acrescentavel interface {
 }
 
 func aleatorio(rng *rand.Rand, k int) acrescentavel {
-	switch k % 6 {
+	switch k % 8 {
 	case 0:
 		var v Registro
 		preencher(rng, reflect.ValueOf(&v).Elem())
@@ -134,6 +139,16 @@ func aleatorio(rng *rand.Rand, k int) acrescentavel {
 		var v ListaSorteio
 		preencher(rng, reflect.ValueOf(&v).Elem())
 		v.Tipo = TipoListaSorteio
+		return v
+	case 5:
+		var v Compromisso
+		preencher(rng, reflect.ValueOf(&v).Elem())
+		v.Tipo = TipoCompromisso
+		return v
+	case 6:
+		var v CossinaturasRegistro
+		preencher(rng, reflect.ValueOf(&v).Elem())
+		v.Tipo = TipoCossinaturas
 		return v
 	default:
 		var v Entrada
