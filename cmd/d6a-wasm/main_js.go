@@ -38,9 +38,18 @@ func main() {
 				"fechar": js.FuncOf(func(js.Value, []js.Value) any { return jsonDe(p.fechar()) }),
 			})
 		}),
-		// conferirRegistro(texto) → JSON of conferidoPagina
+		// conferirRegistro(texto, tamanho, raiz, indice, tiles) → JSON of
+		// conferidoPagina: the record, leaf indice of the signed tree
+		// (tamanho, raiz in base64); tiles maps the C2SP paths fetched so
+		// far to their bytes (Uint8Array), for a long draw's list.
 		"conferirRegistro": js.FuncOf(func(_ js.Value, a []js.Value) any {
-			return jsonDe(conferirRegistro([]byte(a[0].String())))
+			arv := &arvorePagina{Tamanho: int64(a[1].Int()), Raiz: a[2].String(), Indice: int64(a[3].Int()), Tiles: map[string][]byte{}}
+			chaves := js.Global().Get("Object").Call("keys", a[4])
+			for i := range chaves.Length() {
+				p := chaves.Index(i).String()
+				arv.Tiles[p] = copiar(nil, a[4].Get(p))
+			}
+			return jsonDe(conferirRegistro([]byte(a[0].String()), arv))
 		}),
 	}))
 	select {}

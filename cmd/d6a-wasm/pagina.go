@@ -10,7 +10,9 @@
 package main
 
 import (
+	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -196,12 +198,39 @@ type conferidoPagina struct {
 	// its signature, recomputed (CONTRACT §4a).
 	Rodada     *int64 `json:"rodada,omitempty"`
 	Randomness string `json:"randomness,omitempty"`
-	// Partido: a long draw, its list in the list records before it.
-	Partido bool `json:"partido,omitempty"`
+	// Lista: a long draw's list, read from its d6a.lista_sorteio records
+	// right before it and joined, as `--event-id` reads it.
+	Lista *listaPagina `json:"lista,omitempty"`
+	// Precisa: the tiles (C2SP paths) the page fetches before it calls
+	// again with them.
+	Precisa []string `json:"precisa,omitempty"`
 }
 
-// conferirRegistro checks the record bytes b.
-func conferirRegistro(b []byte) conferidoPagina {
+// listaPagina is what the page shows of a long draw's list records.
+type listaPagina struct {
+	// Partes list records, leaves De … De+Partes-1, Ids ids in all.
+	Partes int   `json:"partes"`
+	De     int64 `json:"de"`
+	Ids    int   `json:"ids"`
+	// Eliminada: a part was eliminated (spec 2.2), the draw is checked
+	// without its list, as `--event-id` does.
+	Eliminada bool `json:"eliminada,omitempty"`
+}
+
+// arvorePagina is the signed tree the page checked the record's inclusion
+// in (Raiz in base64), the record's leaf, and the tiles of that tree the
+// page has fetched so far, by C2SP path.
+type arvorePagina struct {
+	Tamanho int64
+	Raiz    string
+	Indice  int64
+	Tiles   map[string][]byte
+}
+
+// conferirRegistro checks the record bytes b, the leaf a.Indice of a's
+// tree: a long draw with its list read from a's tiles (registro.ListaPorTiles).
+// While tiles are missing the answer is only Precisa.
+func conferirRegistro(b []byte, a *arvorePagina) conferidoPagina {
 	var out conferidoPagina
 	f, err := registro.LerRegistravel(b)
 	if err != nil {
@@ -229,9 +258,7 @@ func conferirRegistro(b []byte) conferidoPagina {
 		out.Tipo = "sorteio"
 		out.Rodada, out.Randomness = r.Rodada, registro.Randomness(r.AssinaturaRodada)
 		if r.Partido() {
-			// Its list is in the d6a.lista_sorteio records right before
-			// it: the page's replay joins and recomputes it.
-			out.Partido = true
+			out.conferirLista(r, a)
 			break
 		}
 		out.sortear(r.Base, r.Timestamp, out.Randomness, r.ElegiveisEntrada)
@@ -261,4 +288,104 @@ func (c *conferidoPagina) sortear(base, timestamp, randomness string, elegiveis 
 		return
 	}
 	c.Sorteio = &res
+}
+
+// conferirLista reads the list records of the draw r carried apart from
+// a's tiles, joins them and recomputes the draw in full.
+func (c *conferidoPagina) conferirLista(r registro.Registro, a *arvorePagina) {
+	c.Lista = &listaPagina{}
+	falhar := func(err error) {
+		if c.Erro == "" {
+			c.Erro = err.Error()
+		}
+	}
+	if a == nil {
+		falhar(registro.NovaFalha("registro.elegiveis_entrada", "[]", "the list, in the d6a.lista_sorteio records right before the draw"))
+		return
+	}
+	raiz, err := base64.StdEncoding.DecodeString(a.Raiz)
+	if err != nil || len(raiz) != tlog.HashSize {
+		falhar(fmt.Errorf("a raiz do checkpoint não é um hash SHA-256 em base64: %q", a.Raiz))
+		return
+	}
+	tp := &tilesPagina{tiles: a.Tiles}
+	partes, err := registro.ListaPorTiles(tlog.Tree{N: a.Tamanho, Hash: tlog.Hash(raiz)}, a.Indice, r.EventIDSorteio, tp)
+	switch {
+	case len(tp.faltam) > 0:
+		*c = conferidoPagina{Tipo: c.Tipo, Precisa: tp.faltam}
+		return
+	case errors.Is(err, registro.ErrListaEliminada):
+		c.Lista.Eliminada = true
+		return
+	case err != nil:
+		falhar(err)
+		return
+	}
+	completo, err := registro.Juntar(r, partes)
+	if err != nil {
+		falhar(err)
+		return
+	}
+	c.Lista.Partes, c.Lista.De, c.Lista.Ids = len(partes), a.Indice-int64(len(partes)), len(completo.ElegiveisEntrada)
+	if err := registro.Conferir(completo); err != nil {
+		falhar(err)
+	}
+	c.sortear(r.Base, r.Timestamp, c.Randomness, completo.ElegiveisEntrada)
+}
+
+// tilesPagina serves registro.ListaPorTiles the tiles the page fetched and
+// notes those it lacks (faltam), which the page fetches before it calls
+// again: the Go here does not fetch.
+type tilesPagina struct {
+	tiles  map[string][]byte
+	faltam []string
+}
+
+var errFaltam = errors.New("tiles a buscar")
+
+func (*tilesPagina) Height() int { return tiles.Height }
+
+func (t *tilesPagina) ReadTiles(ts []tlog.Tile) ([][]byte, error) {
+	out := make([][]byte, len(ts))
+	for i, tl := range ts {
+		p := tiles.Path(tl)
+		b, ok := t.tiles[p]
+		if !ok {
+			if !slices.Contains(t.faltam, p) {
+				t.faltam = append(t.faltam, p)
+			}
+			continue
+		}
+		out[i] = recortar(tl, b)
+	}
+	if len(t.faltam) > 0 {
+		return nil, errFaltam
+	}
+	return out, nil
+}
+
+func (*tilesPagina) SaveTiles([]tlog.Tile, [][]byte) {}
+
+// recortar is a partial tile's first W entries when the page had to fetch
+// the full tile instead (a partial tile of an older tree is not served
+// once the full one exists), as the CLI does.
+func recortar(t tlog.Tile, b []byte) []byte {
+	if t.W == tiles.Width {
+		return b
+	}
+	if t.L != tiles.Entries {
+		if len(b) == tiles.Width*tlog.HashSize {
+			return b[:t.W*tlog.HashSize]
+		}
+		return b
+	}
+	es, err := tiles.ReadBundle(b, tiles.Width)
+	if err != nil {
+		return b
+	}
+	var out []byte
+	for _, e := range es[:t.W] {
+		out, _ = tiles.AppendEntry(out, e)
+	}
+	return out
 }

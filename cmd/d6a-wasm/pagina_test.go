@@ -159,16 +159,16 @@ func TestConferirRegistroPagina(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := conferirRegistro(b)
+	c := conferirRegistro(b, nil)
 	if c.Tipo != "sorteio" || c.Erro != "" || c.Sorteio == nil || c.Sorteio.Selecionado != bom.ConselheiroID.String() || c.Sorteio.Seed != bom.Seed {
 		t.Fatalf("good draw: %+v", c)
 	}
 	trocado := strings.Replace(string(b), `"conselheiro_id":"`+bom.ConselheiroID.String(), `"conselheiro_id":"`+bom.Ordenados[1], 1)
-	c = conferirRegistro([]byte(trocado))
+	c = conferirRegistro([]byte(trocado), nil)
 	if c.Erro == "" || c.Sorteio == nil || c.Sorteio.Selecionado != bom.ConselheiroID.String() {
 		t.Errorf("swapped winner: %+v", c)
 	}
-	if c = conferirRegistro([]byte(`{"tipo":`)); c.Erro == "" || c.Tipo != "" {
+	if c = conferirRegistro([]byte(`{"tipo":`), nil); c.Erro == "" || c.Tipo != "" {
 		t.Errorf("not JSON: %+v", c)
 	}
 }

@@ -158,12 +158,13 @@ func equidadeDe(t *testing.T, rodadas int, emb func(string, string, string, []st
 	must(t, err, "statistics read")
 	// From the records alone, as `verify --estatisticas` does.
 	rec := equidade.NovoAcumulador()
+	var leitor registro.Sorteios
 	rows, err := a.St.Pool.Query(ctx, `SELECT registro FROM d6a.transparencia_registros ORDER BY indice`)
 	must(t, err, "records")
 	for rows.Next() {
 		var b []byte
 		must(t, rows.Scan(&b), "scan")
-		must(t, registro.SomarRegistro(rec, b), "record")
+		must(t, leitor.Somar(rec, b), "record")
 	}
 	rows.Close()
 	r := rec.Resultado()

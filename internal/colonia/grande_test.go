@@ -2,6 +2,7 @@ package colonia_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"testing"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/formigueiro/d6a/internal/equidade"
 	"github.com/formigueiro/d6a/internal/evento"
 	"github.com/formigueiro/d6a/internal/registro"
 	"github.com/formigueiro/d6a/internal/tiles"
@@ -70,4 +72,22 @@ func TestSorteioGrande(t *testing.T) {
 	must(t, len(res.Replay.Divergencias) == 0, "an honest log diverges: %v", res.Replay.Divergencias)
 	must(t, res.Replay.Desconhecidos() == 0 && res.Replay.Decisoes == 2, "%d unknown counsellors, %d decisions", res.Replay.Desconhecidos(), res.Replay.Decisoes)
 	t.Logf("log of %d records: %s", tamanho, res.Linha())
+	// The fairness statistics count both draws, each for every one of its
+	// eligible counsellors, and `--estatisticas` recomputes them from the
+	// list records.
+	var r equidade.Resultado
+	c.eventually("statistics over the 2 draws", func() bool {
+		res := c.http(http.MethodGet, "/d6a/transparencia/estatisticas", "", nil)
+		return res.status == 200 && json.Unmarshal(res.body, &r) == nil && r.Registros == tamanho
+	})
+	must(t, r.Sorteios == 2 && len(r.Conselheiros) == total, "served %d draws over %d counsellors, want 2 over %d", r.Sorteios, len(r.Conselheiros), total)
+	var obs int64
+	for _, cs := range r.Conselheiros {
+		must(t, cs.SorteiosElegivel == 1, "counsellor %s eligible in %d draws, want 1", cs.ID, cs.SorteiosElegivel)
+		obs += cs.Observado
+	}
+	must(t, obs == 2, "%d wins, want 2", obs)
+	recomputado, resumo, err := cli.VerificarEstatisticas(t.Context(), nil)
+	must(t, err == nil && resumo.Primeira == nil, "verify --estatisticas: %v %v", err, resumo.Primeira)
+	must(t, recomputado.Sorteios == 2 && len(recomputado.Conselheiros) == total, "recomputed %d draws over %d counsellors", recomputado.Sorteios, len(recomputado.Conselheiros))
 }

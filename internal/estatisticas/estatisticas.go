@@ -4,8 +4,8 @@
 // counsellor (Apurar), so that the route and the service's p-value metric
 // read the test over those sums (Ler, Testar) whatever the number of draws.
 // The sums are a cache of the signed log: anyone can recompute them from
-// the records (transparencia.SomarRegistro, `d6a verify --url
-// --estatisticas`), and so can a new pass after a crash.
+// the records (registro.Sorteios, `d6a verify --url --estatisticas`),
+// and so can a new pass after a crash.
 //
 // It imports the records' reading (registro), the test's arithmetic
 // (equidade) and the store, which it reads and writes through Banco and
@@ -14,6 +14,7 @@ package estatisticas
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
@@ -94,10 +95,23 @@ func apurar(ctx context.Context, tx Banco, lote int) (int64, error) {
 		return 0, err
 	}
 	var (
+		leitor  registro.Sorteios
 		lidos   []*registro.SorteioLido
 		tocados = map[string]bool{}
 		ids     []string
 	)
+	// A pass ends where its lote does, maybe among a long draw's list
+	// records: the next pass reads those again, so the draw counts with
+	// its whole list wherever the passes cut the log.
+	antes, err := listasAntes(ctx, tx, feitos)
+	if err != nil {
+		return 0, err
+	}
+	for _, r := range antes {
+		if _, err := leitor.Ler(r.Registro); err != nil {
+			return 0, fmt.Errorf("record %d: %w", r.Indice, err)
+		}
+	}
 	tocar := func(id string) {
 		if !tocados[id] {
 			tocados[id] = true
@@ -109,7 +123,7 @@ func apurar(ctx context.Context, tx Banco, lote int) (int64, error) {
 		if r.Indice != proximo {
 			return 0, fmt.Errorf("estatisticas: record %d missing from the statistics' read", proximo)
 		}
-		sr, err := registro.LerSorteio(r.Registro)
+		sr, err := leitor.Ler(r.Registro)
 		if err != nil {
 			return 0, fmt.Errorf("record %d: %w", r.Indice, err)
 		}
@@ -156,6 +170,37 @@ func apurar(ctx context.Context, tx Banco, lote int) (int64, error) {
 		return 0, err
 	}
 	return fim - feitos, nil
+}
+
+// listasAntes is the list records, from the first part on, of a long draw
+// whose list the record feitos-1 ends or continues (and the eliminated
+// records among them); none when the record before the pass (eliminated
+// ones passed over) is not a list record.
+func listasAntes(ctx context.Context, tx Banco, feitos int64) ([]store.RegistroDoLog, error) {
+	for j := feitos - 1; j >= 0; j-- {
+		regs, err := tx.RegistrosParaApurar(ctx, j, j+1)
+		if err != nil {
+			return nil, err
+		}
+		if len(regs) != 1 || regs[0].Indice != j {
+			return nil, fmt.Errorf("estatisticas: record %d missing from the statistics' read", j)
+		}
+		if regs[0].Registro == nil {
+			continue // eliminated: the join must see it too
+		}
+		var l struct {
+			Tipo  string `json:"tipo"`
+			Parte int64  `json:"parte"`
+		}
+		if err := json.Unmarshal(regs[0].Registro, &l); err != nil {
+			return nil, fmt.Errorf("record %d: %w", j, err)
+		}
+		if l.Tipo != registro.TipoListaSorteio {
+			return nil, nil
+		}
+		return tx.RegistrosParaApurar(ctx, max(0, j-l.Parte), feitos)
+	}
+	return nil, nil
 }
 
 // Ler is the route's answer: the test over the sums kept.

@@ -110,11 +110,14 @@ func (c *Cliente) VerificarEstatisticas(ctx context.Context, progresso func(feit
 		return servido, Resumo{}, err
 	}
 	a := equidade.NovoAcumulador()
-	var erro error
+	var (
+		leitor registro.Sorteios
+		erro   error
+	)
 	antes := c.AoRegistro
 	c.AoRegistro = func(i int64, b []byte) {
 		if i < servido.Registros && erro == nil {
-			erro = registro.SomarRegistro(a, b)
+			erro = leitor.Somar(a, b)
 		}
 	}
 	defer func() { c.AoRegistro = antes }()
