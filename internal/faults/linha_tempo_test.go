@@ -214,7 +214,17 @@ func linhaDoTempo(cenario string, t0s []time.Time, rotulo string, av *avisos, ti
 		}
 		consumidor := ""
 		if tipoAviso != "consumer" {
-			consumidor = " consumer_leader_elected=" + desde(t0, advConsumidor)
+			// d6a's own part: from the later of the two elections (after
+			// both nothing stands between the durable and d6a) to the next
+			// delivery.
+			eleito, apos := adv, "-"
+			if advConsumidor.After(eleito) {
+				eleito = advConsumidor
+			}
+			if !prox.IsZero() && !eleito.IsZero() {
+				apos = fmt.Sprintf("%.2fs", prox.Sub(eleito).Seconds())
+			}
+			consumidor = " consumer_leader_elected=" + desde(t0, advConsumidor) + " elected_to_next_delivery=" + apos
 		}
 		linha := fmt.Sprintf("cluster-timeline: scenario=%s change=%d t0=%s %s_leader_elected=%s%s fetch_noticed=%s next_delivery=%s (d6a_stalled=%s) first_result=%s redeliveries_40s=%d last_redelivery=%s",
 			cenario, i+1, rotulo, tipoAviso, desde(t0, adv), consumidor, desde(t0, notou), desde(t0, prox), parado, desde(t0, res), redel, desde(t0, ultima))
