@@ -85,7 +85,8 @@ func (f *buscador) rodar(ctx context.Context, prontos chan<- []recebida) {
 	progresso := time.NewTicker(f.b.cfg.AckWait / 3)
 	defer progresso.Stop()
 	f.b.marcarProgresso()
-	lideres := f.b.vigiarLider(ctx, f.log)
+	lideres := f.b.vigiarLider(ctx, f.log, assuntoLiderConsumidor+"."+f.b.cfg.Stream+"."+evento.DurableEntradas)
+	lideresStream := f.b.vigiarLider(ctx, f.log, assuntoLiderStream+"."+f.b.cfg.Stream)
 	defer f.devolver()
 	for ctx.Err() == nil {
 		// Not asking because the batches ahead are full is not a stall:
@@ -107,6 +108,8 @@ func (f *buscador) rodar(ctx context.Context, prontos chan<- []recebida) {
 			f.retomar = nil
 		case lider := <-lideres:
 			f.liderEleito(lider)
+		case lider := <-lideresStream:
+			f.liderStreamEleito(lider)
 		case m, ok := <-f.chegadas:
 			if ok {
 				f.recebeu(m)
@@ -316,6 +319,16 @@ func (f *buscador) liderEleito(lider string) {
 	f.interromper("consumer leader elected: " + lider)
 	f.b.reconfirmarAcks(f.log)
 	f.eleito, f.falhas, f.retomar = time.Now(), 0, nil
+}
+
+// liderStreamEleito takes the stream's new leader. Nothing new reached the
+// durable while the stream had none, and with a durable that kept its own
+// leader no request failed meanwhile: the next delivery, logged as
+// "deliveries resumed", is the end of the stream's loss in the timeline
+// (docs/reliability.md).
+func (f *buscador) liderStreamEleito(lider string) {
+	f.log.Info("stream leader elected", "lider", lider, "pedido_aberto", f.pedido != nil)
+	f.interromper("stream leader elected: " + lider)
 }
 
 // manterEmProgresso keeps the gathered messages' AckWait from expiring

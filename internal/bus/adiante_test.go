@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -316,5 +317,26 @@ func TestBuscadorDevolveAoParar(t *testing.T) {
 		if r.entregas != 2 {
 			t.Fatalf("seq %d: delivery %d, want 2", r.seq, r.entregas)
 		}
+	}
+}
+
+// A new stream leader marks a pause, for the failover timeline, that the
+// next delivery ends; it does not stop the loop from asking.
+func TestBuscadorEleicaoDoStreamMarcaAParada(t *testing.T) {
+	f := buscadorDeTeste(t, 4, nil)
+	f.liderStreamEleito("n1")
+	if f.interrompido.IsZero() || !strings.Contains(f.motivo, "stream leader elected") {
+		t.Fatalf("pause not recorded: %v %q", f.interrompido, f.motivo)
+	}
+	if !f.podePedir() {
+		t.Fatal("a stream election kept the loop from asking")
+	}
+	seq, _ := publicarAgenda(t, f.b)
+	if !f.pedir(ctxTeste(t)) {
+		t.Fatal("request failed")
+	}
+	drenar(f)
+	if got := seqsDe(f.pendentes); !slices.Equal(got, []uint64{seq}) || !f.interrompido.IsZero() {
+		t.Fatalf("gathered %v (want [%d]); pause still open: %v", got, seq, !f.interrompido.IsZero())
 	}
 }

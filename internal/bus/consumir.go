@@ -187,17 +187,24 @@ func (b *Bus) SemEntrega() time.Duration {
 
 // assuntoLiderConsumidor is the server advisory sent when a replicated
 // consumer has elected a leader; its last token is the durable.
-const assuntoLiderConsumidor = "$JS.EVENT.ADVISORY.CONSUMER.LEADER_ELECTED"
+// assuntoLiderStream is the same for a replicated stream, whose last token
+// is the stream.
+const (
+	assuntoLiderConsumidor = "$JS.EVENT.ADVISORY.CONSUMER.LEADER_ELECTED"
+	assuntoLiderStream     = "$JS.EVENT.ADVISORY.STREAM.LEADER_ELECTED"
+)
 
-// vigiarLider delivers the name of each new leader of d6a-entradas. The
-// advisory marks, in the logs, the start of a leader change's timeline
-// (docs/reliability.md); a failed subscription only loses that.
-func (b *Bus) vigiarLider(ctx context.Context, log *slog.Logger) <-chan string {
+// vigiarLider delivers the name of each new leader announced on the
+// advisory subject assunto. The advisories mark, in the logs, the start of
+// a leader change's timeline (docs/reliability.md), and the durable's
+// lets the fetch loop ask again at once; a failed subscription only loses
+// that.
+func (b *Bus) vigiarLider(ctx context.Context, log *slog.Logger, assunto string) <-chan string {
 	out := make(chan string, 4)
 	ch := make(chan *nats.Msg, 16)
-	sub, err := b.nc.ChanSubscribe(assuntoLiderConsumidor+"."+b.cfg.Stream+"."+evento.DurableEntradas, ch)
+	sub, err := b.nc.ChanSubscribe(assunto, ch)
 	if err != nil {
-		log.Warn("cannot watch consumer leader advisories", "erro", err)
+		log.Warn("cannot watch leader advisories", "assunto", assunto, "erro", err)
 		return out
 	}
 	go func() {
