@@ -216,13 +216,17 @@ func linhaDoTempo(cenario string, t0s []time.Time, rotulo string, av *avisos, ti
 		if tipoAviso != "consumer" {
 			// d6a's own part: from the later of the two elections (after
 			// both nothing stands between the durable and d6a) to the next
-			// delivery.
+			// delivery after it. d6a marks a pause at either advisory, so
+			// that delivery is logged as "deliveries resumed"; the 100 ms
+			// before allow for d6a reading the advisory before the test.
 			eleito, apos := adv, "-"
 			if advConsumidor.After(eleito) {
 				eleito = advConsumidor
 			}
-			if !prox.IsZero() && !eleito.IsZero() {
-				apos = fmt.Sprintf("%.2fs", prox.Sub(eleito).Seconds())
+			if !eleito.IsZero() {
+				if p, _ := primeiro(regs, eleito.Add(-100*time.Millisecond), "deliveries resumed"); !p.IsZero() {
+					apos = fmt.Sprintf("%.2fs", p.Sub(eleito).Seconds())
+				}
 			}
 			consumidor = " consumer_leader_elected=" + desde(t0, advConsumidor) + " elected_to_next_delivery=" + apos
 		}
