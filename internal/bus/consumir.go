@@ -147,7 +147,7 @@ func (b *Bus) Consumir(ctx context.Context, h Handler) error {
 // consumirEntradas is the loop of the durable. ctx stops fetching; hctx is
 // given to the handler and outlives ctx by the drain period.
 //
-// Fetching and decoding run ahead of the handler (buscarAdiante), so the
+// Fetching and decoding run ahead of the handler (buscador), so the
 // executor finds the next batch ready when it commits one instead of
 // waiting for a round trip to the server and the decoding of every message
 // (issue 11: the executor stood idle 43% of a burst). Messages are still
@@ -156,7 +156,7 @@ func (b *Bus) consumirEntradas(ctx, hctx context.Context, h Handler) {
 	log := b.log.With("consumidor", evento.DurableEntradas)
 	prontos := make(chan []recebida)
 	var wg sync.WaitGroup
-	wg.Go(func() { b.buscarAdiante(ctx, hctx, log, prontos) })
+	wg.Go(func() { novoBuscador(b, hctx, log).rodar(ctx, prontos) })
 	defer wg.Wait()
 	for rs := range prontos {
 		if ctx.Err() != nil {
@@ -164,230 +164,6 @@ func (b *Bus) consumirEntradas(ctx, hctx context.Context, h Handler) {
 			continue
 		}
 		b.processarLote(ctx, hctx, rs, h)
-	}
-}
-
-// buscarAdiante keeps a pull request open on the server and gathers what
-// it delivers, decoded, into the batches waiting for the handler, up to
-// adiante × Config.Lote; the handler takes up to Config.Lote of it when it
-// is free. So an event that arrives while a transaction runs goes into the
-// next one. Fetching a
-// whole batch ahead and holding it until the handler took it (before)
-// left the events that arrived meanwhile for the transaction after the
-// next: at half load a result waited for two or three transactions, not
-// one or two (issue 11). The messages gathered are kept in progress on the
-// server; it closes prontos when ctx ends.
-//
-// It gathers a second batch while the handler runs the first (adiante): a
-// burst's fetch of one batch took 100-600 ms on a bus that fsyncs every
-// message, longer than the transaction it fed, and the executor stood idle
-// for 48% of a burst waiting for it (issue 24, docs/bench.md).
-func (b *Bus) buscarAdiante(ctx, hctx context.Context, log *slog.Logger, prontos chan<- []recebida) {
-	defer close(prontos)
-	var (
-		c jetstream.Consumer
-		// pedido is the open pull request; nil when none is.
-		pedido   jetstream.MessageBatch
-		chegadas <-chan jetstream.Msg
-		// semEspera: pedido is a FetchNoWait, whose answer (what the stream
-		// holds now) is gathered whole before a batch is handed over, so a
-		// burst goes in batches of Lote, not in the pieces that happen to
-		// have arrived; otherwise it waits for messages and each is handed
-		// over as it comes.
-		semEspera bool
-		// faltam is how many messages the open (or last) request could
-		// still bring. A request that ended with none left filled up: the
-		// stream has a backlog, and the next one asks for what is there
-		// instead of waiting for messages.
-		faltam    = 1
-		pendentes []recebida
-		vistas    vistas // for lacuna
-		falhas    int
-		progresso = time.NewTicker(b.cfg.AckWait / 3)
-		// interrompido is when the durable stopped delivering here for a
-		// reason (a failed or silent request, a leader change), until the
-		// next delivery, and motivo the first such reason: the "noticed" and
-		// "next message" of docs/reliability.md's failover timeline.
-		interrompido time.Time
-		motivo       string
-	)
-	defer progresso.Stop()
-	b.marcarProgresso()
-	lideres := b.vigiarLider(ctx, log)
-	interromper := func(porque string) {
-		if interrompido.IsZero() {
-			interrompido, motivo = time.Now(), porque
-		}
-	}
-	// After a failed request: 250 ms, doubling up to 1 s. A leader election
-	// takes 4-9 s; a longer wait only adds to the pause in results after it
-	// (the earlier 1 s, 2 s, 3 s… made one NATS kill cost 10.4 s in make
-	// test-cluster). Whatever was gathered is still handed over meanwhile.
-	var retomar <-chan time.Time
-	falhou := func(err error) {
-		interromper(err.Error())
-		falhas++
-		// A leader change or a silent request: the consumer has (or is
-		// about to have) another leader, and waiting only adds to the
-		// pause (missing heartbeats, when asked for, already took Espera). Only a second
-		// failure in a row backs off.
-		if falhas == 1 && (errors.Is(err, jetstream.ErrConsumerLeadershipChanged) || errors.Is(err, jetstream.ErrNoHeartbeat)) {
-			retomar = nil
-			return
-		}
-		retomar = time.After(250 * time.Millisecond << min(falhas-1, 2))
-	}
-	// chegou takes one delivery of the open request, or its end (ok false:
-	// filled, expired or failed).
-	chegou := func(m jetstream.Msg, ok bool) {
-		if !ok {
-			err := pedido.Error()
-			pedido, chegadas = nil, nil
-			if err != nil && !errors.Is(err, jetstream.ErrNoMessages) && !errors.Is(err, nats.ErrTimeout) {
-				log.Warn("fetch failed", "erro", err)
-				if errors.Is(err, jetstream.ErrConsumerNotFound) {
-					c = nil
-				}
-				if errors.Is(err, jetstream.ErrConsumerLeadershipChanged) {
-					b.reconfirmarAcks(log)
-				}
-				falhou(err)
-				return
-			}
-			// The server ended the request itself: filled, expired or
-			// nothing pending. The durable answers.
-			b.marcarProgresso()
-			falhas = 0
-			return
-		}
-		b.marcarProgresso()
-		if !interrompido.IsZero() {
-			log.Info("deliveries resumed", "parado", time.Since(interrompido).Round(time.Millisecond), "motivo", motivo)
-			interrompido, motivo = time.Time{}, ""
-		}
-		faltam--
-		if md, err := m.Metadata(); err == nil {
-			pendentes = append(pendentes, b.lacuna(hctx, log, &vistas, md)...)
-		}
-		if r, ok := b.decodificar(hctx, log, m); ok {
-			pendentes = append(pendentes, r)
-		}
-	}
-	defer func() {
-		// Stopping: what was gathered goes back for immediate redelivery,
-		// and so does what the open request still brings, but only once
-		// that request has ended (at most Espera): a message handed back
-		// while it is open comes straight back to it, and handing it back
-		// again each time spends its deliveries until the server gives up
-		// on it (MaxEntregas), with nobody left to dead-letter it. Past
-		// Drenagem it stops waiting: what the request brings later comes
-		// back after AckWait.
-		var tardias []jetstream.Msg
-		if chegadas != nil {
-			limite := time.NewTimer(b.cfg.Drenagem)
-			defer limite.Stop()
-		esperar:
-			for {
-				select {
-				case m, ok := <-chegadas:
-					if !ok {
-						break esperar
-					}
-					tardias = append(tardias, m)
-				case <-limite.C:
-					break esperar
-				}
-			}
-		}
-		devolverRecebidas(pendentes)
-		for _, m := range tardias {
-			_ = m.Nak()
-		}
-	}()
-	for {
-		if ctx.Err() != nil {
-			return
-		}
-		// Not asking because the batches ahead are full is not a stall:
-		// the handler is what is busy.
-		b.cheio.Store(pedido == nil && len(pendentes) >= adiante*b.cfg.Lote)
-		if pedido == nil && retomar == nil && len(pendentes) < adiante*b.cfg.Lote {
-			if c == nil {
-				var err error
-				if c, err = b.js.Consumer(ctx, b.cfg.Stream, evento.DurableEntradas); err != nil {
-					if ctx.Err() == nil {
-						log.Error("consumer unavailable", "erro", err)
-					}
-					c = nil
-					falhou(err)
-					continue
-				}
-				if ci := c.CachedInfo(); !vistas.conhecida && ci != nil {
-					// Before this instance's first delivery it stands at the
-					// durable's acknowledged floor: messages past the floor
-					// that a first delivery skips went to a process that is
-					// gone (a kill) or to another instance, and are read
-					// first (lacuna) instead of coming back after AckWait
-					// behind later ones. After a reset the floor is just
-					// below the new start, and the first delivery follows it.
-					vistas.entrega, vistas.stream, vistas.conhecida = ci.AckFloor.Consumer, ci.AckFloor.Stream, true
-				}
-			}
-			var err error
-			semEspera, faltam = faltam == 0, min(b.cfg.Lote, adiante*b.cfg.Lote-len(pendentes))
-			if semEspera {
-				pedido, err = c.FetchNoWait(faltam)
-			} else {
-				opts := []jetstream.FetchOpt{jetstream.FetchMaxWait(b.cfg.Espera)}
-				if b.cfg.Pulsacao > 0 {
-					// Tells a request the server forgot from one that found
-					// nothing, at the price of Config.Pulsacao's warning.
-					opts = append(opts, jetstream.FetchHeartbeat(b.cfg.Pulsacao))
-				}
-				pedido, err = c.Fetch(faltam, opts...)
-			}
-			if err != nil {
-				log.Warn("fetch failed", "erro", err)
-				pedido = nil
-				falhou(err)
-				continue
-			}
-			chegadas = pedido.Messages()
-		}
-		// What has already arrived joins the batch before it is offered, but
-		// no more: while a burst streams in, waiting for a pause would leave
-		// the handler idle.
-		for range len(chegadas) {
-			chegou(<-chegadas, true)
-		}
-		// A whole batch goes at once even while a request is open: the next
-		// one is being gathered behind it.
-		var saida chan<- []recebida
-		oferta := pendentes[:min(len(pendentes), b.cfg.Lote)]
-		if len(oferta) == b.cfg.Lote || (len(oferta) > 0 && !(pedido != nil && semEspera)) {
-			saida = prontos
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-retomar:
-			retomar = nil
-		case lider := <-lideres:
-			// The open request may have died with the old leader; the new
-			// one answers it with a 409, or it expires. Recorded
-			// for the timeline either way.
-			log.Info("consumer leader elected", "lider", lider, "pedido_aberto", pedido != nil)
-			interromper("consumer leader elected: " + lider)
-			b.reconfirmarAcks(log)
-		case m, ok := <-chegadas:
-			chegou(m, ok)
-		case saida <- oferta:
-			pendentes = append([]recebida(nil), pendentes[len(oferta):]...)
-		case <-progresso.C:
-			for _, r := range pendentes {
-				_ = r.m.InProgress()
-			}
-		}
 	}
 }
 
@@ -411,17 +187,24 @@ func (b *Bus) SemEntrega() time.Duration {
 
 // assuntoLiderConsumidor is the server advisory sent when a replicated
 // consumer has elected a leader; its last token is the durable.
-const assuntoLiderConsumidor = "$JS.EVENT.ADVISORY.CONSUMER.LEADER_ELECTED"
+// assuntoLiderStream is the same for a replicated stream, whose last token
+// is the stream.
+const (
+	assuntoLiderConsumidor = "$JS.EVENT.ADVISORY.CONSUMER.LEADER_ELECTED"
+	assuntoLiderStream     = "$JS.EVENT.ADVISORY.STREAM.LEADER_ELECTED"
+)
 
-// vigiarLider delivers the name of each new leader of d6a-entradas. The
-// advisory marks, in the logs, the start of a leader change's timeline
-// (docs/reliability.md); a failed subscription only loses that.
-func (b *Bus) vigiarLider(ctx context.Context, log *slog.Logger) <-chan string {
+// vigiarLider delivers the name of each new leader announced on the
+// advisory subject assunto. The advisories mark, in the logs, the start of
+// a leader change's timeline (docs/reliability.md), and the durable's
+// lets the fetch loop ask again at once; a failed subscription only loses
+// that.
+func (b *Bus) vigiarLider(ctx context.Context, log *slog.Logger, assunto string) <-chan string {
 	out := make(chan string, 4)
 	ch := make(chan *nats.Msg, 16)
-	sub, err := b.nc.ChanSubscribe(assuntoLiderConsumidor+"."+b.cfg.Stream+"."+evento.DurableEntradas, ch)
+	sub, err := b.nc.ChanSubscribe(assunto, ch)
 	if err != nil {
-		log.Warn("cannot watch consumer leader advisories", "erro", err)
+		log.Warn("cannot watch leader advisories", "assunto", assunto, "erro", err)
 		return out
 	}
 	go func() {
@@ -444,9 +227,6 @@ func (b *Bus) vigiarLider(ctx context.Context, log *slog.Logger) <-chan string {
 	}()
 	return out
 }
-
-// adiante is how many batches buscarAdiante gathers ahead of the handler.
-const adiante = 2
 
 // devolverRecebidas hands gathered but unstarted messages back for
 // immediate redelivery instead of letting them wait for AckWait.

@@ -40,6 +40,15 @@ func (b *Bus) lacuna(ctx context.Context, log *slog.Logger, v *vistas, md *jetst
 		return nil
 	}
 	var rs []recebida
+	inicio := time.Now()
+	// The fetch loop waits for this read. Without a bound, a read sent to a
+	// stream leader that has just died waits nats.go's 5 s API timeout
+	// (the followers only notice the death at their election timeout):
+	// after a stream leader's SIGKILL that held the next delivery up to
+	// 3.5 s past the new leader's election (issue 50). A read takes
+	// 20-350 ms on a loaded 2-core machine.
+	ctx, cancel := context.WithTimeout(ctx, prazoLacuna)
+	defer cancel()
 	err := b.MsgsEntre(ctx, v.stream+1, seq-1, func(s uint64, data []byte, subject string, em time.Time) error {
 		tipo, ok := evento.TipoDoSubject(b.cfg.Prefix, subject)
 		if !ok || !tipo.Consumido() {
@@ -56,16 +65,20 @@ func (b *Bus) lacuna(ctx context.Context, log *slog.Logger, v *vistas, md *jetst
 	})
 	if err != nil {
 		log.Warn("deliveries missing before this one; reading them from the stream failed, so they take effect when redelivered",
-			"de", v.stream+1, "ate", seq-1, "erro", err)
+			"de", v.stream+1, "ate", seq-1, "erro", err, "duracao", time.Since(inicio).Round(time.Millisecond))
 		return nil
 	}
 	log.Info("deliveries missing before this one were read from the stream, to keep stream order",
-		"entregas_faltando", entrega-v.entrega-1, "de", v.stream+1, "ate", seq-1, "mensagens", len(rs))
+		"entregas_faltando", entrega-v.entrega-1, "de", v.stream+1, "ate", seq-1, "mensagens", len(rs), "duracao", time.Since(inicio).Round(time.Millisecond))
 	if b.cfg.AoLerLacuna != nil {
 		b.cfg.AoLerLacuna(len(rs))
 	}
 	return rs
 }
+
+// prazoLacuna bounds lacuna's read; past it the missing deliveries take
+// effect when they come back, after AckWait.
+const prazoLacuna = time.Second
 
 // lida is a message read from the stream, not delivered: nothing to
 // acknowledge (its delivery, wherever it went, is settled when it comes

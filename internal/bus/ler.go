@@ -65,7 +65,13 @@ func (b *Bus) lerAte(ctx context.Context, stream string, desde, ultima uint64, f
 		return fmt.Errorf("reading %s: %w", stream, err)
 	}
 	for {
-		lote, err := cons.Fetch(int(min(512, ultima-max(desde, 1)+1)), jetstream.FetchMaxWait(2*time.Second))
+		espera := jetstream.FetchMaxWait(2 * time.Second)
+		if fim, ok := ctx.Deadline(); ok && time.Until(fim) < 2*time.Second {
+			// A caller that bounds the read (lacuna: the fetch loop waits
+			// for it) bounds its fetch too.
+			espera = jetstream.FetchContext(ctx)
+		}
+		lote, err := cons.Fetch(int(min(512, ultima-max(desde, 1)+1)), espera)
 		if err != nil {
 			return fmt.Errorf("reading %s: %w", stream, err)
 		}

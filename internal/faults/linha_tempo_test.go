@@ -179,6 +179,16 @@ func linhaDoTempo(cenario string, t0s []time.Time, rotulo string, av *avisos, ti
 			adv = v.em
 			break
 		}
+		// After a stream leader's kill the durable may have lost its own
+		// leader too (an R3 consumer's leader need not be the stream's):
+		// nothing is delivered before its election either.
+		var advConsumidor time.Time
+		if tipoAviso != "consumer" {
+			for _, v := range av.entre("consumer", ant, t0.Add(30*time.Second)) {
+				advConsumidor = v.em
+				break
+			}
+		}
 		notou, _ := primeiro(regs, t0, "fetch failed", "consumer unavailable")
 		if !notou.IsZero() && notou.After(t0.Add(30*time.Second)) {
 			notou = time.Time{}
@@ -202,8 +212,26 @@ func linhaDoTempo(cenario string, t0s []time.Time, rotulo string, av *avisos, ti
 				ultima = r.em
 			}
 		}
-		linha := fmt.Sprintf("cluster-timeline: scenario=%s change=%d t0=%s %s_leader_elected=%s fetch_noticed=%s next_delivery=%s (d6a_stalled=%s) first_result=%s redeliveries_40s=%d last_redelivery=%s",
-			cenario, i+1, rotulo, tipoAviso, desde(t0, adv), desde(t0, notou), desde(t0, prox), parado, desde(t0, res), redel, desde(t0, ultima))
+		consumidor := ""
+		if tipoAviso != "consumer" {
+			// d6a's own part: from the later of the two elections (after
+			// both nothing stands between the durable and d6a) to the next
+			// delivery after it. d6a marks a pause at either advisory, so
+			// that delivery is logged as "deliveries resumed"; the 100 ms
+			// before allow for d6a reading the advisory before the test.
+			eleito, apos := adv, "-"
+			if advConsumidor.After(eleito) {
+				eleito = advConsumidor
+			}
+			if !eleito.IsZero() {
+				if p, _ := primeiro(regs, eleito.Add(-100*time.Millisecond), "deliveries resumed"); !p.IsZero() {
+					apos = fmt.Sprintf("%.2fs", p.Sub(eleito).Seconds())
+				}
+			}
+			consumidor = " consumer_leader_elected=" + desde(t0, advConsumidor) + " elected_to_next_delivery=" + apos
+		}
+		linha := fmt.Sprintf("cluster-timeline: scenario=%s change=%d t0=%s %s_leader_elected=%s%s fetch_noticed=%s next_delivery=%s (d6a_stalled=%s) first_result=%s redeliveries_40s=%d last_redelivery=%s",
+			cenario, i+1, rotulo, tipoAviso, desde(t0, adv), consumidor, desde(t0, notou), desde(t0, prox), parado, desde(t0, res), redel, desde(t0, ultima))
 		out = append(out, linha)
 	}
 	return out
