@@ -248,7 +248,7 @@ type Pendente struct {
 	IdadeHoras        float64   `json:"idade_horas"`
 	TentativasSorteio int32     `json:"tentativas_sorteio"`
 	// PorQue is why nobody on the demand's chain is eligible now
-	// (fase2.go razoesDaCadeia); nil when it could not be read.
+	// (razoesDaCadeia); nil when it could not be read.
 	PorQue *RazoesCadeia `json:"por_que"`
 }
 

@@ -44,7 +44,7 @@ func (x *aplicacao) despachar(ctx context.Context, log *slog.Logger) error {
 		p, _ := ev.Varredura()
 		return x.onVarredura(ctx, log, p)
 	default:
-		// The phase-2 inputs (fase2.go), spec 4.9's stub among them.
+		// The phase-2 inputs (elegibilidade_externa.go), spec 4.9's stub among them.
 		if ok, err := x.despacharFase2(ctx, log, ev); ok {
 			return err
 		}

@@ -35,7 +35,7 @@ const (
 )
 
 // tiposEntrada are the kinds an Entrada may have (the phase-2 ones in
-// entrada_fase2.go).
+// entrada_elegibilidade_externa.go).
 var tiposEntrada = append([]string{TipoCadastro, TipoCicloConcluido, TipoRecusa, TipoAgregacao, TipoSuspensao, TipoSuspensaoExpirada, TipoInativacao, TipoReativacao, TipoLiberacao, TipoVarredura},
 	tiposFase2...)
 
@@ -71,7 +71,7 @@ type Entrada struct {
 	// Acao is what led to a sweep (a d6a.varredura's acao, or the type of
 	// the input that swept).
 	Acao string `json:"acao,omitempty"`
-	// Phase-2 inputs (CONTRACT §8, entrada_fase2.go).
+	// Phase-2 inputs (CONTRACT §8, entrada_elegibilidade_externa.go).
 	CursoID            string `json:"curso_id,omitempty"`
 	Valido             *bool  `json:"valido,omitempty"`
 	VersaoParametros   string `json:"versao_parametros,omitempty"`

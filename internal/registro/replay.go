@@ -57,7 +57,7 @@ type Replay struct {
 	LinhaDemanda []Acontecimento
 	Passada      []Acontecimento
 	barramento
-	estadoFase2               // the phase-2 gates and inputs (replay_fase2.go)
+	estadoFase2               // the phase-2 gates and inputs (replay_elegibilidade_externa.go)
 	regras      RegrasEmVigor // the draw rule (replay_regras.go)
 	// listas holds a long draw's list records until its draw
 	// (lista_sorteio.go).

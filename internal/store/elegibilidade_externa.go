@@ -10,7 +10,7 @@ import (
 	"github.com/formigueiro/d6a/internal/store/dbsqlc"
 )
 
-// The phase-2 inputs' rows (sql/queries/fase2.sql, CONTRACT §8), as the
+// The phase-2 inputs' rows (sql/queries/elegibilidade_externa.sql, CONTRACT §8), as the
 // handlers of internal/atribuicao write them.
 
 // Capacitacao is an external training record (capacitação.concluída).
