@@ -138,9 +138,54 @@ func verificarLote(pk *bls12381.G2, rs []Rodada) error {
 	case 1:
 		return verificar(pk, rs[0])
 	}
+	ok, sigsDec, hsDec, err := combinar(pk, rs)
+	if err != nil {
+		return err
+	}
+	if ok {
+		return nil
+	}
+	for i, r := range rs {
+		if sigsDec[i] == nil {
+			if err := verificar(pk, r); err != nil {
+				return err
+			}
+			continue
+		}
+		// Format and randomness already passed in the batch pass.
+		if !pareamentoConfere(sigsDec[i], hsDec[i], pk) {
+			return fmt.Errorf("%w: round %d", ErrAssinatura, r.Numero)
+		}
+	}
+	// Unreachable unless the batch equation and the single ones disagree.
+	return fmt.Errorf("%w: batch of %d rounds failed but each round verifies", ErrAssinatura, len(rs))
+}
+
+// LoteConfere is VerificarLote's batch check without its one-by-one pass:
+// true when every round of rs verifies, false when one does not, without
+// naming it. A caller that must name every bad round of a batch (the
+// verifier's walk) bisects with it, which costs far fewer pairings than a
+// pass over the batch.
+func LoteConfere(chave []byte, rs []Rodada) (bool, error) {
+	pk, err := chaveDecodificada(chave)
+	if err != nil {
+		return false, err
+	}
+	if len(rs) == 0 {
+		return true, nil
+	}
+	ok, _, _, err := combinar(pk, rs)
+	return ok, err
+}
+
+// combinar checks rs's batch equation; it also returns the decoded
+// signatures and hashes (nil where a round's format or randomness failed)
+// for a one-by-one pass that then costs only the pairings. err is only a
+// failure to draw the coefficients.
+func combinar(pk *bls12381.G2, rs []Rodada) (ok bool, sigsDec, hsDec []*bls12381.G1, err error) {
 	coef := make([]byte, len(rs)*bitsCoeficiente/8)
 	if _, err := rand.Read(coef); err != nil {
-		return fmt.Errorf("beacon: batch coefficients: %w", err)
+		return false, nil, nil, fmt.Errorf("beacon: batch coefficients: %w", err)
 	}
 
 	// Split the hashing and the small multiplications, which dominate, over
@@ -154,10 +199,8 @@ func verificarLote(pk *bls12381.G2, rs []Rodada) error {
 		err      error
 	}
 	parciais := make([]parcial, trab)
-	// Decoded signatures and hashes are kept for the one-by-one pass, which
-	// then costs only the pairings.
-	sigsDec := make([]*bls12381.G1, len(rs))
-	hsDec := make([]*bls12381.G1, len(rs))
+	sigsDec = make([]*bls12381.G1, len(rs))
+	hsDec = make([]*bls12381.G1, len(rs))
 	var wg sync.WaitGroup
 	for w := range trab {
 		wg.Add(1)
@@ -202,23 +245,7 @@ func verificarLote(pk *bls12381.G2, rs []Rodada) error {
 		sigs.Add(&sigs, &parciais[i].sigs)
 		hs.Add(&hs, &parciais[i].hs)
 	}
-	if !falhou && pareamentoConfere(&sigs, &hs, pk) {
-		return nil
-	}
-	for i, r := range rs {
-		if sigsDec[i] == nil {
-			if err := verificar(pk, r); err != nil {
-				return err
-			}
-			continue
-		}
-		// Format and randomness already passed in the batch pass.
-		if !pareamentoConfere(sigsDec[i], hsDec[i], pk) {
-			return fmt.Errorf("%w: round %d", ErrAssinatura, r.Numero)
-		}
-	}
-	// Unreachable unless the batch equation and the single ones disagree.
-	return fmt.Errorf("%w: batch of %d rounds failed but each round verifies", ErrAssinatura, len(rs))
+	return !falhou && pareamentoConfere(&sigs, &hs, pk), sigsDec, hsDec, nil
 }
 
 // multPequena sets q = k·p for a short big-endian scalar k, with a 4-bit

@@ -351,9 +351,11 @@ type Resumo struct {
 	// the bus (Cliente.Barramento), from GatilhoDesde on.
 	Gatilhos     int64
 	GatilhoDesde int64
-	// Primeira is the first failing record's failure.
-	Primeira error
-	Raiz     tlog.Hash
+	// Primeira is the first failing record's failure, primeiraEm its
+	// index.
+	Primeira   error
+	primeiraEm int64
+	Raiz       tlog.Hash
 }
 
 // Linha is the summary line of `d6a verify --url --all` (CONTRACT §1).
