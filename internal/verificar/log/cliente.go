@@ -48,6 +48,9 @@ type Cliente struct {
 	// trigger there (ConferirGatilho); without it those checks are skipped
 	// and said so.
 	Barramento registro.Barramento
+	// RodadasPorLote is the rounds per batch of the walk's signature
+	// checks (0: the package's RodadasPorLote).
+	RodadasPorLote int
 
 	// lidoB and lido are the record being given to AoRegistro and its
 	// parse (lerRegistravel).

@@ -272,6 +272,7 @@ func (c *Cliente) verificarDe(ctx context.Context, cp registro.Checkpoint, fr *r
 		rl = &regrasDoLog{}
 	}
 	c.regras = nil
+	rl.porLote = c.RodadasPorLote
 	defer func() {
 		c.Regras = rl.Regras
 		if rl.Primeira != nil {

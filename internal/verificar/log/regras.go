@@ -27,8 +27,9 @@ type regrasDoLog struct {
 	listas registro.Listas
 	// lote verifies the rounds' signatures in batches (rodadas.go); indice
 	// is the record being judged, for the draws a batch names.
-	lote   *registro.LoteRodadas
-	indice int64
+	lote    *registro.LoteRodadas
+	indice  int64
+	porLote int
 }
 
 type pendente struct {

@@ -1,6 +1,7 @@
 package log
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"strconv"
@@ -28,7 +29,7 @@ func (g *regrasDoLog) adiarRodadas() {
 	if g.lote != nil {
 		return
 	}
-	g.lote = &registro.LoteRodadas{Tamanho: RodadasPorLote}
+	g.lote = &registro.LoteRodadas{Tamanho: cmp.Or(g.porLote, RodadasPorLote)}
 	g.AdiarAssinaturas(func(chave []byte, n uint64, sig []byte) error {
 		return g.lote.Adicionar(g.indice, chave, n, sig)
 	})
