@@ -342,6 +342,9 @@ func executarVerificar(ctx context.Context, args []string) error {
 	// The monitor: a first run at n-novos, then the timed one over the
 	// novos records after it.
 	estado := filepath.Join(raiz, "monitor")
+	if err := os.RemoveAll(estado); err != nil { // a -dir run before this one kept another key's state
+		return err
+	}
 	if err := os.WriteFile(filepath.Join(e.raiz, "checkpoint"), notaAntes, 0o644); err != nil {
 		return err
 	}
