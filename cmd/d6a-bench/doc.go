@@ -33,7 +33,9 @@
 //
 // The verificar mode runs the public verifier (`d6a verify --url --all
 // --replay`, then a monitor) over a signed static mirror of a synthetic
-// history. File: verificar.go.
+// history. File: verificar.go; with -rodadas every draw carries a beacon
+// round of its own, verified in batches and, on a smaller yardstick
+// history, one pairing per round: verificar_rodadas.go.
 //
 // The replay mode runs a burst whose counsellors are registered through
 // the bus (conselheiro.cadastrado, not COPY), demands mixed with cycle ends

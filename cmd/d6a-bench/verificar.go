@@ -47,6 +47,8 @@ type escritorTiles struct {
 	bytes  int64
 	// decisoes counts the draws and sorteio.sem_candidatos written.
 	decisoes int64
+	// opcoes vary the history (-rodadas: a beacon round per draw).
+	opcoes historico.Opcoes
 }
 
 func (e *escritorTiles) escrever(t tlog.Tile, dados []byte) error {
@@ -158,7 +160,7 @@ func (e *escritorTiles) publicar() (registro.Checkpoint, error) {
 func (e *escritorTiles) escreverHistoria(n, antes int64, decisoes int) (cpAntes, cp registro.Checkpoint, notaAntes []byte, err error) {
 	pararEm := errors.New("size reached")
 	pendente := false // the last record is an input its sweep follows
-	err = historico.CadaHistoriaSintetica("bench-verificar", decisoes, func(r registro.Registravel) error {
+	err = historico.CadaHistoria("bench-verificar", decisoes, e.opcoes, func(r registro.Registravel) error {
 		if e.fr.N >= n && !pendente {
 			return pararEm
 		}
@@ -236,6 +238,8 @@ func executarVerificar(ctx context.Context, args []string) error {
 	dir := fs.String("dir", "", "where the mirror is written (default: a temporary directory, removed after)")
 	bin := fs.String("d6a", "", "the d6a binary (default: built from ./cmd/d6a)")
 	gatilhos := fs.Int("barramento", 20_000, "draws whose triggers the bus check reads from a real JetStream stream, timed in bulk and with one GetMsg each (0: skip)")
+	comRodadas := fs.Bool("rodadas", false, "every draw carries a beacon round of its own (a d6a.regras_sorteio record first), signed by a private beacon cached under -dir or the user's cache dir")
+	regua := fs.Int("regua", 30_000, "with -rodadas: records of the yardstick history verified with the rounds in batches and one pairing per round (0: skip)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -271,6 +275,14 @@ func executarVerificar(ctx context.Context, args []string) error {
 	if err := os.MkdirAll(e.raiz, 0o755); err != nil {
 		return err
 	}
+	var rodadas *rodadasEmCache
+	if *comRodadas {
+		if rodadas, err = abrirRodadasEmCache(diretorioCache(*dir)); err != nil {
+			return err
+		}
+		defer rodadas.Close()
+		e.opcoes.Beacon = rodadas.beacon()
+	}
 	inicio := time.Now()
 	antes := int64(n - *novos)
 	cpAntes, cp, notaAntes, err := e.escreverHistoria(int64(n), antes, decisoes)
@@ -284,6 +296,15 @@ func executarVerificar(ctx context.Context, args []string) error {
 	}
 	fmt.Fprintf(os.Stderr, "verificar: %d records written as tiles (%.0f MB) in %.1f s; checkpoints at %d and %d\n",
 		cp.Tamanho, float64(e.bytes)/1e6, time.Since(inicio).Seconds(), cpAntes.Tamanho, cp.Tamanho)
+	var eRegua *escritorTiles
+	if rodadas != nil && *regua > 0 {
+		if eRegua, err = escreverRegua(raiz, *regua, chave, rodadas); err != nil {
+			return err
+		}
+	}
+	if rodadas != nil {
+		fmt.Fprintf(os.Stderr, "verificar: %d rounds signed by this run, %d cached in all\n", rodadas.assinadas, rodadas.tem)
+	}
 
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -304,14 +325,26 @@ func executarVerificar(ctx context.Context, args []string) error {
 		return fmt.Errorf("verify --all --replay: want %q in\n%s", want, r.saida)
 	}
 	fmt.Printf("verificar: registros=%d segundos=%.2f registros_por_s=%.0f pico_rss_mb=%.1f\n", n, r.segundos, float64(n)/r.segundos, r.rssMB)
+	if rodadas != nil {
+		fmt.Printf("verificar: rodadas=%d rodadas_por_s=%.0f\n", e.decisoes, float64(e.decisoes)/r.segundos)
+	}
 	carga, _ := os.ReadFile("/proc/loadavg")
 	cargas := append(strings.Fields(string(carga)), "?", "?", "?")
 	fmt.Printf("verificar: cpu_s=%.1f (%.2f µs por registro; registros por s de CPU %.0f) carga=%s\n",
 		r.cpu, r.cpu*1e6/float64(n), float64(n)/r.cpu, strings.Join(cargas[:3], "/"))
 
+	if eRegua != nil {
+		if err := medirRegua(ctx, *bin, url+"/regua", eRegua); err != nil {
+			return err
+		}
+	}
+
 	// The monitor: a first run at n-novos, then the timed one over the
 	// novos records after it.
 	estado := filepath.Join(raiz, "monitor")
+	if err := os.RemoveAll(estado); err != nil { // a -dir run before this one kept another key's state
+		return err
+	}
 	if err := os.WriteFile(filepath.Join(e.raiz, "checkpoint"), notaAntes, 0o644); err != nil {
 		return err
 	}

@@ -171,7 +171,9 @@ func ChaveHex(s string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("beacon: public key is not hex: %w", err)
 	}
-	if _, err := pontoChave(k); err != nil {
+	// Cached: every draw's check names its rule's key, and decoding it
+	// costs about a pairing.
+	if _, err := chaveDecodificada(k); err != nil {
 		return nil, err
 	}
 	return k, nil

@@ -138,71 +138,11 @@ func verificarLote(pk *bls12381.G2, rs []Rodada) error {
 	case 1:
 		return verificar(pk, rs[0])
 	}
-	coef := make([]byte, len(rs)*bitsCoeficiente/8)
-	if _, err := rand.Read(coef); err != nil {
-		return fmt.Errorf("beacon: batch coefficients: %w", err)
+	ok, sigsDec, hsDec, err := combinar(pk, rs)
+	if err != nil {
+		return err
 	}
-
-	// Split the hashing and the small multiplications, which dominate, over
-	// the CPUs; each worker returns its partial sums.
-	trab := runtime.GOMAXPROCS(0)
-	if m := (len(rs) + 15) / 16; trab > m {
-		trab = m
-	}
-	type parcial struct {
-		sigs, hs bls12381.G1
-		err      error
-	}
-	parciais := make([]parcial, trab)
-	// Decoded signatures and hashes are kept for the one-by-one pass, which
-	// then costs only the pairings.
-	sigsDec := make([]*bls12381.G1, len(rs))
-	hsDec := make([]*bls12381.G1, len(rs))
-	var wg sync.WaitGroup
-	for w := range trab {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			p := &parciais[w]
-			p.sigs.SetIdentity()
-			p.hs.SetIdentity()
-			var t bls12381.G1
-			for i := w; i < len(rs); i += trab {
-				r := rs[i]
-				sig, err := decodificarAssinatura(r)
-				if err == nil {
-					err = conferirRandomness(r)
-				}
-				if err != nil {
-					p.err = err // the one-by-one pass below names the first in order
-					return
-				}
-				h := hashRodada(r.Numero)
-				sigsDec[i], hsDec[i] = sig, h
-				a := coef[i*bitsCoeficiente/8 : (i+1)*bitsCoeficiente/8]
-				a[0] |= 0x80 // never zero, so every round counts
-				multPequena(&t, a, sig)
-				p.sigs.Add(&p.sigs, &t)
-				multPequena(&t, a, h)
-				p.hs.Add(&p.hs, &t)
-			}
-		}()
-	}
-	wg.Wait()
-
-	var sigs, hs bls12381.G1
-	sigs.SetIdentity()
-	hs.SetIdentity()
-	falhou := false
-	for i := range parciais {
-		if parciais[i].err != nil {
-			falhou = true
-			break
-		}
-		sigs.Add(&sigs, &parciais[i].sigs)
-		hs.Add(&hs, &parciais[i].hs)
-	}
-	if !falhou && pareamentoConfere(&sigs, &hs, pk) {
+	if ok {
 		return nil
 	}
 	for i, r := range rs {
@@ -221,29 +161,147 @@ func verificarLote(pk *bls12381.G2, rs []Rodada) error {
 	return fmt.Errorf("%w: batch of %d rounds failed but each round verifies", ErrAssinatura, len(rs))
 }
 
-// multPequena sets q = k·p for a short big-endian scalar k, with a 4-bit
-// window. circl's ScalarMult always walks 256 bits; the batch coefficients
-// have 128, so this halves the cost. Not constant time: k is fresh random
-// per batch and only guards against forged batches, not a secret.
-func multPequena(q *bls12381.G1, k []byte, p *bls12381.G1) {
-	var tab [16]bls12381.G1
-	tab[0].SetIdentity()
-	tab[1] = *p
-	for i := 2; i < 16; i++ {
-		tab[i].Add(&tab[i-1], p)
+// LoteConfere is VerificarLote's batch check without its one-by-one pass:
+// true when every round of rs verifies, false when one does not, without
+// naming it. A caller that must name every bad round of a batch (the
+// verifier's walk) bisects with it, which costs far fewer pairings than a
+// pass over the batch.
+func LoteConfere(chave []byte, rs []Rodada) (bool, error) {
+	pk, err := chaveDecodificada(chave)
+	if err != nil {
+		return false, err
 	}
-	var acc bls12381.G1
-	acc.SetIdentity()
-	for _, b := range k {
-		for _, n := range [2]byte{b >> 4, b & 0xf} {
-			acc.Double()
-			acc.Double()
-			acc.Double()
-			acc.Double()
-			if n != 0 {
-				acc.Add(&acc, &tab[n])
+	if len(rs) == 0 {
+		return true, nil
+	}
+	ok, _, _, err := combinar(pk, rs)
+	return ok, err
+}
+
+// combinar checks rs's batch equation; it also returns the decoded
+// signatures and hashes (nil where a round's format or randomness failed)
+// for a one-by-one pass that then costs only the pairings. err is only a
+// failure to draw the coefficients.
+func combinar(pk *bls12381.G2, rs []Rodada) (ok bool, sigsDec, hsDec []*bls12381.G1, err error) {
+	coef := make([]byte, len(rs)*bitsCoeficiente/8)
+	if _, err := rand.Read(coef); err != nil {
+		return false, nil, nil, fmt.Errorf("beacon: batch coefficients: %w", err)
+	}
+
+	// Split the decoding, the hashing and the sums, which dominate, over
+	// the CPUs; each worker returns its partial sums.
+	trab := runtime.GOMAXPROCS(0)
+	if m := (len(rs) + 15) / 16; trab > m {
+		trab = m
+	}
+	type parcial struct {
+		sigs, hs bls12381.G1
+		err      error
+	}
+	parciais := make([]parcial, trab)
+	sigsDec = make([]*bls12381.G1, len(rs))
+	hsDec = make([]*bls12381.G1, len(rs))
+	var wg sync.WaitGroup
+	for w := range trab {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p := &parciais[w]
+			var sigs, hs []*bls12381.G1
+			var ks [][]byte
+			for i := w; i < len(rs); i += trab {
+				r := rs[i]
+				sig, err := decodificarAssinatura(r)
+				if err == nil {
+					err = conferirRandomness(r)
+				}
+				if err != nil {
+					p.err = err // the one-by-one pass below names the first in order
+					return
+				}
+				h := hashRodada(r.Numero)
+				sigsDec[i], hsDec[i] = sig, h
+				a := coef[i*bitsCoeficiente/8 : (i+1)*bitsCoeficiente/8]
+				a[0] |= 0x80 // never zero, so every round counts
+				sigs, hs, ks = append(sigs, sig), append(hs, h), append(ks, a)
 			}
+			somaPonderada(&p.sigs, ks, sigs)
+			somaPonderada(&p.hs, ks, hs)
+		}()
+	}
+	wg.Wait()
+
+	var sigs, hs bls12381.G1
+	sigs.SetIdentity()
+	hs.SetIdentity()
+	falhou := false
+	for i := range parciais {
+		if parciais[i].err != nil {
+			falhou = true
+			break
+		}
+		sigs.Add(&sigs, &parciais[i].sigs)
+		hs.Add(&hs, &parciais[i].hs)
+	}
+	return !falhou && pareamentoConfere(&sigs, &hs, pk), sigsDec, hsDec, nil
+}
+
+// somaPonderada sets q = Σ kᵢ·pᵢ for short big-endian scalars (the batch
+// coefficients, all of one length) by buckets (Pippenger): for each c-bit
+// window, from the top, each point is added to the bucket of its digit
+// and the buckets are summed by running sums, about (n + 2^c) additions a
+// window instead of a multiplication a point. For 512 points of 128 bits
+// that is about a seventh of the additions and doublings. Not constant
+// time: the scalars are fresh random per batch and guard against forged
+// batches, not a secret.
+func somaPonderada(q *bls12381.G1, ks [][]byte, ps []*bls12381.G1) {
+	q.SetIdentity()
+	if len(ps) == 0 {
+		return
+	}
+	bits := len(ks[0]) * 8
+	c, custo := 1, -1
+	for w := 1; w <= 12; w++ {
+		j := (bits + w - 1) / w
+		if k := j * (len(ps) + 1<<w + w); custo < 0 || k < custo {
+			c, custo = w, k
 		}
 	}
-	*q = acc
+	baldes := make([]bls12381.G1, 1<<c-1)
+	var soma, total bls12381.G1
+	for inicio := ((bits + c - 1) / c) * c; inicio > 0; {
+		inicio -= c
+		for range c {
+			q.Double()
+		}
+		for b := range baldes {
+			baldes[b].SetIdentity()
+		}
+		for i, p := range ps {
+			if d := digito(ks[i], inicio, c); d != 0 {
+				baldes[d-1].Add(&baldes[d-1], p)
+			}
+		}
+		// Σ d·balde[d] = Σ over d of the buckets from d up.
+		soma.SetIdentity()
+		total.SetIdentity()
+		for b := len(baldes) - 1; b >= 0; b-- {
+			soma.Add(&soma, &baldes[b])
+			total.Add(&total, &soma)
+		}
+		q.Add(q, &total)
+	}
+}
+
+// digito is the c bits of big-endian k from bit inicio (0 the lowest) up.
+func digito(k []byte, inicio, c int) int {
+	d := 0
+	for j := range c {
+		b := inicio + j
+		if b >= len(k)*8 {
+			break
+		}
+		d |= int(k[len(k)-1-b/8]>>(b%8)&1) << j
+	}
+	return d
 }

@@ -1,7 +1,7 @@
 package beacon
 
 import (
-	"bytes"
+	"crypto/rand"
 	"crypto/sha256"
 	"errors"
 	"fmt"
@@ -242,16 +242,40 @@ func TestVerificarLote(t *testing.T) {
 	})
 }
 
-func TestMultPequena(t *testing.T) {
-	p := hashRodada(42)
-	for _, k := range [][]byte{{0}, {1}, {0xff}, {0x80, 0, 0, 0, 0, 0, 0, 1}, bytes.Repeat([]byte{0xa5}, 16)} {
-		var s bls12381.Scalar
-		s.SetBytes(k)
-		var want, got bls12381.G1
-		want.ScalarMult(&s, p)
-		multPequena(&got, k, p)
-		if !got.IsEqual(&want) {
-			t.Errorf("multPequena(%x) differs from ScalarMult", k)
+// TestSomaPonderada: the bucket sum equals Σ kᵢ·pᵢ by circl's ScalarMult,
+// for batch sizes on either side of each window width and scalars with
+// zero, one and all-ones digits.
+func TestSomaPonderada(t *testing.T) {
+	for _, tam := range []int{1, 8, 16} {
+		for _, n := range []int{1, 2, 5, 33, 130} {
+			ks := make([][]byte, n)
+			ps := make([]*bls12381.G1, n)
+			var want bls12381.G1
+			want.SetIdentity()
+			for i := range n {
+				k := make([]byte, tam)
+				switch i % 4 {
+				case 0:
+					rand.Read(k)
+				case 1:
+					k[tam-1] = 1
+				case 2:
+					for b := range k {
+						k[b] = 0xff
+					}
+				}
+				ks[i], ps[i] = k, hashRodada(uint64(i+1))
+				var s bls12381.Scalar
+				s.SetBytes(k)
+				var t bls12381.G1
+				t.ScalarMult(&s, ps[i])
+				want.Add(&want, &t)
+			}
+			var got bls12381.G1
+			somaPonderada(&got, ks, ps)
+			if !got.IsEqual(&want) {
+				t.Errorf("%d-byte scalars, %d points: the bucket sum differs from Σ ScalarMult", tam, n)
+			}
 		}
 	}
 }

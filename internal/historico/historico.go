@@ -5,14 +5,18 @@
 package historico
 
 import (
+	"cmp"
 	"context"
+	"encoding/hex"
 	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/formigueiro/d6a/internal/beacon"
 	"github.com/formigueiro/d6a/internal/registro"
 	"github.com/formigueiro/d6a/internal/sorteio"
 	"github.com/formigueiro/d6a/internal/store"
@@ -70,10 +74,52 @@ func HistoriaSintetica(semente string, n int) []registro.Registravel {
 // to fn one by one, in log order, holding none: the national-scale bench
 // (d6a-bench verificar) writes millions. It stops at fn's first error.
 func CadaHistoriaSintetica(semente string, n int, fn func(registro.Registravel) error) error {
+	return CadaHistoria(semente, n, Opcoes{}, fn)
+}
+
+// Opcoes vary CadaHistoria's history.
+type Opcoes struct {
+	// Unidades is how many units hold five counsellors each (0: 1,000).
+	Unidades int
+	// Beacon, when set, puts its d6a.regras_sorteio record first and makes
+	// every draw mix a round of its own (CONTRACT §4a), as at national
+	// scale with a few draws a minute.
+	Beacon *Beacon
+}
+
+// Beacon is the chain a history's draws use: its rule record, which names
+// the chain and the margin (no witnesses: C is T), and its signer.
+type Beacon struct {
+	Regras registro.RegrasSorteio
+	// Rodada gives round n, signed; it is asked for rounds in rising
+	// order, one per draw.
+	Rodada func(n uint64) (beacon.Rodada, error)
+}
+
+// tempo is draw i's T under the beacon: one period apart from
+// genesis on, so each draw owes a round no other draw does.
+func (b *Beacon) tempo(i int) (string, uint64, error) {
+	c, err := b.Regras.CadeiaBeacon()
+	if err != nil {
+		return "", 0, err
+	}
+	t := time.Unix(c.Genesis, 0).Add(10*time.Second + time.Duration(i)*c.Periodo + 123*time.Millisecond).UTC()
+	ts := t.Format("2006-01-02T15:04:05.000Z")
+	return ts, registro.RodadaDevida(c, t, b.Regras.Margem()), nil
+}
+
+// CadaHistoria is CadaHistoriaSintetica varied by o.
+func CadaHistoria(semente string, n int, o Opcoes, fn func(registro.Registravel) error) error {
 	id := func(tipo string, k int) uuid.UUID {
 		return uuid.NewSHA1(uuid.NameSpaceOID, fmt.Appendf(nil, "%s/%s/%d", semente, tipo, k))
 	}
-	const unidades, porUnidade = 1000, 5
+	const porUnidade = 5
+	unidades := cmp.Or(o.Unidades, 1000)
+	if o.Beacon != nil {
+		if err := fn(o.Beacon.Regras); err != nil {
+			return err
+		}
+	}
 	lista := make([][]string, unidades)
 	seq := int64(0)
 	for u := range unidades {
@@ -114,7 +160,18 @@ func CadaHistoriaSintetica(semente string, n int, fn func(registro.Registravel) 
 			ligados[pai] = true
 		}
 		t := fmt.Sprintf("2026-11-30T%02d:%02d:%02d.%03dZ", (i/3600000)%24, (i/60000)%60, (i/1000)%60, i%1000)
-		res, err := sorteio.Sortear(base, t, lista[u])
+		var rod beacon.Rodada
+		if o.Beacon != nil {
+			ts, n, err := o.Beacon.tempo(i)
+			if err != nil {
+				return err
+			}
+			if rod, err = o.Beacon.Rodada(n); err != nil {
+				return err
+			}
+			t = ts
+		}
+		res, err := sorteio.SortearComRodada(base, t, hex.EncodeToString(rod.Randomness), lista[u])
 		if err != nil {
 			panic(err)
 		}
@@ -122,6 +179,10 @@ func CadaHistoriaSintetica(semente string, n int, fn func(registro.Registravel) 
 		r, err := registro.NovoRegistro(id("evento", i), demanda, uc, base, &s, t, res, uc, []uuid.UUID{uc, pai}, nil)
 		if err != nil {
 			panic(err)
+		}
+		if o.Beacon != nil {
+			n := int64(rod.Numero)
+			r.Rodada, r.AssinaturaRodada, r.Compromisso = &n, hex.EncodeToString(rod.Assinatura), t
 		}
 		if err := fn(r); err != nil {
 			return err

@@ -48,6 +48,9 @@ type Cliente struct {
 	// trigger there (ConferirGatilho); without it those checks are skipped
 	// and said so.
 	Barramento registro.Barramento
+	// RodadasPorLote is the rounds per batch of the walk's signature
+	// checks (0: the package's RodadasPorLote).
+	RodadasPorLote int
 
 	// lidoB and lido are the record being given to AoRegistro and its
 	// parse (lerRegistravel).
@@ -351,9 +354,11 @@ type Resumo struct {
 	// the bus (Cliente.Barramento), from GatilhoDesde on.
 	Gatilhos     int64
 	GatilhoDesde int64
-	// Primeira is the first failing record's failure.
-	Primeira error
-	Raiz     tlog.Hash
+	// Primeira is the first failing record's failure, primeiraEm its
+	// index.
+	Primeira   error
+	primeiraEm int64
+	Raiz       tlog.Hash
 }
 
 // Linha is the summary line of `d6a verify --url --all` (CONTRACT §1).

@@ -272,6 +272,7 @@ func (c *Cliente) verificarDe(ctx context.Context, cp registro.Checkpoint, fr *r
 		rl = &regrasDoLog{}
 	}
 	c.regras = nil
+	rl.porLote = c.RodadasPorLote
 	defer func() {
 		c.Regras = rl.Regras
 		if rl.Primeira != nil {
@@ -292,13 +293,14 @@ func (c *Cliente) verificarDe(ctx context.Context, cp registro.Checkpoint, fr *r
 		if err != nil {
 			res.Falhas++
 			if res.Primeira == nil {
-				res.Primeira = fmt.Errorf("registro %d: %w", i, err)
+				res.Primeira, res.primeiraEm = fmt.Errorf("registro %d: %w", i, err), i
 			}
 		} else {
 			res.Verificados++
 		}
 		return nil
 	})
+	rl.rodadasAdiadas(res)
 	res.Raiz = fr.Raiz()
 	return err
 }

@@ -157,6 +157,7 @@ func (c *Cliente) monitorar(ctx context.Context, dir string, progresso func(feit
 		res.SemIDsDeEntradas = true
 	}
 	var erroBarramento error
+	rp.AssinaturasConferidasFora() // the walk's batches (rodadas.go)
 	c.regras = deReplay(rp)
 	if g, ok := rp.GatilhoDesde(); ok {
 		res.GatilhoDesde = g

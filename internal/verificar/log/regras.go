@@ -25,6 +25,11 @@ type regrasDoLog struct {
 	// recomputed here with its list joined: no check of the draw record
 	// by itself could.
 	listas registro.Listas
+	// lote verifies the rounds' signatures in batches (rodadas.go); indice
+	// is the record being judged, for the draws a batch names.
+	lote    *registro.LoteRodadas
+	indice  int64
+	porLote int
 }
 
 type pendente struct {
@@ -71,6 +76,8 @@ func (g *regrasDoLog) julgar(i int64, lido registro.Registravel, gatilho, doGati
 			}
 		}
 		if falhou == nil {
+			g.adiarRodadas()
+			g.indice = i
 			falhou = g.ConferirSorteio(f)
 		}
 	}

@@ -44,6 +44,7 @@ func (c *Cliente) ReproduzirEm(ctx context.Context, rp *registro.Replay, progres
 	if leitor == nil {
 		rp.SemBarramento()
 	}
+	rp.AssinaturasConferidasFora() // the walk's batches (rodadas.go)
 	if leitor != nil {
 		var err error
 		// What the service had consumed before the log is read: each of
