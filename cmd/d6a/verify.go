@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/formigueiro/d6a/internal/bus"
+	"github.com/formigueiro/d6a/internal/registro"
 	"github.com/formigueiro/d6a/internal/sorteio"
 	"github.com/formigueiro/d6a/internal/verificar/banco"
 )
@@ -154,7 +155,7 @@ func verifyEventID(id uuid.UUID, folga time.Duration, semBus bool) int {
 	}
 
 	rel, err := banco.Verificar(ctx, st, id, o)
-	var d *banco.Divergencia
+	var d *registro.Falha
 	switch {
 	case err == nil:
 		fmt.Print(rel.String())

@@ -87,24 +87,14 @@ func (o Opcoes) folga() time.Duration {
 	return o.Folga
 }
 
-// Divergencia is the first disagreement found. Campo names the source and
-// the field, e.g. "auditoria.seed", "auditoria.ordenados[2]",
-// "atribuicao.conselheiro_id", "outbox.payload.seed_publico",
-// "barramento.base", "janela.inicio".
-type Divergencia struct {
-	Campo string
-	// Encontrado is the value the source holds; Esperado is what it should
-	// hold (recomputed, or read from the audit record).
-	Encontrado string
-	Esperado   string
-}
-
-func (d *Divergencia) Error() string {
-	return fmt.Sprintf("%s: found %q, expected %q", d.Campo, d.Encontrado, d.Esperado)
-}
-
-func divergencia(campo string, encontrado, esperado any) *Divergencia {
-	return &Divergencia{Campo: campo, Encontrado: fmt.Sprint(encontrado), Esperado: fmt.Sprint(esperado)}
+// divergencia is the first disagreement found, as registro.Falha, the one
+// type of a failed check: campo names the source and the field, e.g.
+// "auditoria.seed", "auditoria.ordenados[2]", "atribuicao.conselheiro_id",
+// "outbox.payload.seed_publico", "barramento.base", "janela.inicio";
+// encontrado is the value the source holds, esperado what it should hold
+// (recomputed, or read from the audit record).
+func divergencia(campo string, encontrado, esperado any) *registro.Falha {
+	return registro.NovaFalha(campo, encontrado, esperado)
 }
 
 // Janela is the checked time window: base bus time ≤ T ≤ publication bus
@@ -173,7 +163,7 @@ func (r Relatorio) String() string {
 
 // Verificar checks the draw whose conselheiro.sorteado has event_id
 // eventID. It returns the report and nil when everything agrees, a
-// *Divergencia for the first disagreement, ErrNaoEncontrado when there is
+// *registro.Falha for the first disagreement, ErrNaoEncontrado when there is
 // no such draw, or another error when the database cannot be read.
 func Verificar(ctx context.Context, st *store.Store, eventID uuid.UUID, o Opcoes) (Relatorio, error) {
 	var q Banco = st.Read()
@@ -313,9 +303,9 @@ func conferirAuditoria(aud store.AuditoriaDoSorteio) (time.Time, error) {
 		if d.Campo == "ordenados" && d.Posicao >= 0 {
 			campo += "[" + strconv.Itoa(d.Posicao) + "]"
 		}
-		return T, &Divergencia{Campo: campo, Encontrado: d.Alegado, Esperado: d.Calculado}
+		return T, &registro.Falha{Campo: campo, Encontrado: d.Alegado, Esperado: d.Calculado}
 	case err != nil:
-		return T, &Divergencia{Campo: "auditoria", Encontrado: err.Error(), Esperado: "a draw that can be recomputed"}
+		return T, &registro.Falha{Campo: "auditoria", Encontrado: err.Error(), Esperado: "a draw that can be recomputed"}
 	}
 	return T, nil
 }

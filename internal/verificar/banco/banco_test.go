@@ -17,6 +17,7 @@ import (
 	"github.com/formigueiro/d6a/internal/entradas"
 	"github.com/formigueiro/d6a/internal/hierarquia"
 	"github.com/formigueiro/d6a/internal/pgtest"
+	"github.com/formigueiro/d6a/internal/registro"
 	"github.com/formigueiro/d6a/internal/sorteio"
 	"github.com/formigueiro/d6a/internal/store"
 	"github.com/formigueiro/d6a/internal/verificar/banco"
@@ -134,7 +135,7 @@ func (s *sorteioReal) verificar(o banco.Opcoes) (banco.Relatorio, error) {
 
 func divergencia(t *testing.T, err error, campo string) {
 	t.Helper()
-	var d *banco.Divergencia
+	var d *registro.Falha
 	if !errors.As(err, &d) {
 		t.Fatalf("err = %v, want a Divergencia on %s", err, campo)
 	}
