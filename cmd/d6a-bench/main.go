@@ -37,6 +37,10 @@ func main() {
 		sair("d6a-bench replay", executarReplay(ctx, os.Args[2:]), 1)
 	case "pagina":
 		sair("d6a-bench pagina", executarPagina(ctx, os.Args[2:]), 1)
+	case "flood":
+		o, err := lerFlagsInundacao(os.Args[2:])
+		sair("d6a-bench flood", err, 2)
+		sair("d6a-bench flood", executarInundacao(ctx, o), 1)
 	case "http":
 		o, err := lerFlagsHTTP(os.Args[2:])
 		sair("d6a-bench http", err, 2)

@@ -1,0 +1,218 @@
+// The flood client of the flood mode (inundacao_sorteio.go): clients that
+// hammer d6a serve's public routes as fast as each answer comes back
+// (issue 50 item 4), counting every answer by route and status.
+
+package main
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/formigueiro/d6a/internal/latency"
+	"github.com/formigueiro/d6a/internal/tiles"
+)
+
+// Kinds of route the flood asks for, in the order each client cycles
+// through them; the checkpoint is read by the flood's own poller only.
+const (
+	rotaMetrics = iota
+	rotaReadyz
+	rotaEstatisticas
+	rotaTile
+	rotaCheckpoint
+	nRotas
+)
+
+var nomesRotas = [nRotas]string{"/metrics", "/readyz", "/d6a/transparencia/estatisticas", "partial tiles", "/d6a/transparencia/checkpoint"}
+
+const prefixoTransparencia = "/d6a/transparencia/"
+
+// tilesParciais is the paths, under the transparency prefix, of the
+// partial tiles of a tree of n leaves: at each level whose last tile is
+// not full, and the last entry bundle when it is not. They are what a
+// client following the log's edge asks for, and the ones d6a cannot cut
+// from a full tile it holds.
+func tilesParciais(n int64) []string {
+	var out []string
+	for l := 0; l <= tiles.MaxLevel; l++ {
+		m := n >> (tiles.Height * l)
+		if m == 0 {
+			break
+		}
+		if w := m % tiles.Width; w != 0 {
+			out = append(out, prefixoTransparencia+tiles.Path(tiles.Hash(l, m/tiles.Width, int(w))))
+		}
+	}
+	if w := n % tiles.Width; w != 0 {
+		out = append(out, prefixoTransparencia+tiles.Path(tiles.Bundle(n/tiles.Width, int(w))))
+	}
+	return out
+}
+
+// tamanhoCheckpoint is the tree size of a C2SP signed checkpoint (its
+// second line).
+func tamanhoCheckpoint(nota string) (int64, bool) {
+	s := bufio.NewScanner(strings.NewReader(nota))
+	if !s.Scan() || !s.Scan() {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(s.Text(), 10, 64)
+	return n, err == nil && n >= 0
+}
+
+// inundacao is one flood's outcome: answers by route and status (0: no
+// answer, a transport error or the timeout), and each route's latencies.
+type inundacao struct {
+	Clientes int
+	Duracao  time.Duration
+	Status   [nRotas]map[int]int
+	Lat      [nRotas]latency.Summary
+}
+
+// Total is the answers of route r (all routes when r < 0) and of those the
+// ones with status (any when status < 0).
+func (x inundacao) Total(r, status int) int {
+	n := 0
+	for i, m := range x.Status {
+		if r >= 0 && i != r {
+			continue
+		}
+		for s, k := range m {
+			if status < 0 || s == status {
+				n += k
+			}
+		}
+	}
+	return n
+}
+
+// Taxa is Total's requests per second over the flood.
+func (x inundacao) Taxa(r, status int) float64 {
+	return razao(float64(x.Total(r, status)), x.Duracao.Seconds())
+}
+
+// inundar starts clientes clients on the server at base (host:port) and a
+// poller of its checkpoint (every 500 ms, for the partial tiles' paths);
+// the returned function stops them and sums up.
+func inundar(base string, clientes int) (parar func() inundacao) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cli := &http.Client{
+		Timeout: 10 * time.Second,
+		Transport: &http.Transport{MaxIdleConns: clientes + 1, MaxIdleConnsPerHost: clientes + 1,
+			IdleConnTimeout: time.Minute},
+	}
+	var caminhos atomic.Pointer[[]string] // the edge's partial tiles
+	caminhos.Store(&[]string{})
+	type local struct {
+		status [nRotas]map[int]int
+		lat    [nRotas][]time.Duration
+	}
+	locais := make([]*local, clientes+1)
+	pedir := func(l *local, r int, url string) []byte {
+		inicio := time.Now()
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+base+url, nil)
+		if err != nil {
+			return nil
+		}
+		resp, err := cli.Do(req)
+		if ctx.Err() != nil { // stopped mid-request: not an answer
+			if err == nil {
+				resp.Body.Close()
+			}
+			return nil
+		}
+		status, corpo := 0, []byte(nil)
+		if err == nil {
+			status = resp.StatusCode
+			if r == rotaCheckpoint && status == http.StatusOK {
+				corpo, _ = io.ReadAll(io.LimitReader(resp.Body, 1<<16))
+			} else {
+				_, _ = io.Copy(io.Discard, resp.Body)
+			}
+			resp.Body.Close()
+		}
+		if l.status[r] == nil {
+			l.status[r] = map[int]int{}
+		}
+		l.status[r][status]++
+		l.lat[r] = append(l.lat[r], time.Since(inicio))
+		return corpo
+	}
+	var wg sync.WaitGroup
+	inicio := time.Now()
+	wg.Add(clientes + 1)
+	go func() {
+		defer wg.Done()
+		l := &local{}
+		locais[clientes] = l
+		t := time.NewTicker(500 * time.Millisecond)
+		defer t.Stop()
+		for ; ctx.Err() == nil; <-t.C {
+			if n, ok := tamanhoCheckpoint(string(pedir(l, rotaCheckpoint, prefixoTransparencia+"checkpoint"))); ok {
+				ps := tilesParciais(n)
+				caminhos.Store(&ps)
+			}
+		}
+	}()
+	for i := range clientes {
+		go func() {
+			defer wg.Done()
+			l := &local{}
+			locais[i] = l
+			// Each client starts at its own place in the cycle, so every
+			// route has a quarter of the clients at any time.
+			for j := i; ctx.Err() == nil; j++ {
+				r := j % rotaCheckpoint
+				url := nomesRotas[r]
+				if r == rotaTile {
+					ps := *caminhos.Load()
+					if len(ps) == 0 {
+						continue
+					}
+					url = ps[(j/rotaCheckpoint)%len(ps)]
+				}
+				pedir(l, r, url)
+			}
+		}()
+	}
+	return func() inundacao {
+		cancel()
+		wg.Wait()
+		x := inundacao{Clientes: clientes, Duracao: time.Since(inicio)}
+		for r := range nRotas {
+			x.Status[r] = map[int]int{}
+			var lat []time.Duration
+			for _, l := range locais {
+				for s, k := range l.status[r] {
+					x.Status[r][s] += k
+				}
+				lat = append(lat, l.lat[r]...)
+			}
+			x.Lat[r] = latency.Summarize(lat)
+		}
+		cli.CloseIdleConnections()
+		return x
+	}
+}
+
+// statusVistos is every status the flood got, in order.
+func (x inundacao) statusVistos() []int {
+	var ss []int
+	for _, m := range x.Status {
+		for s := range m {
+			if !slices.Contains(ss, s) {
+				ss = append(ss, s)
+			}
+		}
+	}
+	slices.Sort(ss)
+	return ss
+}
