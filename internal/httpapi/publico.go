@@ -2,7 +2,10 @@ package httpapi
 
 import (
 	"context"
+	"encoding/json"
+	"hash/crc32"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -99,4 +102,36 @@ func (m *memoria[T]) ler(calcular func() (T, error)) (T, error) {
 	}
 	m.valor, m.err, m.em, m.feita = v, err, m.agora(), true
 	return v, err
+}
+
+// corpoJSON is an answer encoded once, with its ETag, sent as is to every
+// request while it is kept: encoding and hashing it per request is what a
+// flood would otherwise cost (the statistics list every counsellor drawn
+// among).
+type corpoJSON struct {
+	corpo []byte
+	etag  string
+}
+
+// tabelaETag is the CRC of fiber's etag middleware, so an ETag set here
+// reads like the ones it sets.
+var tabelaETag = crc32.MakeTable(0xD5828281)
+
+func novoCorpoJSON(v any) (corpoJSON, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return corpoJSON{}, err
+	}
+	return corpoJSON{b, `"` + strconv.Itoa(len(b)) + "-" + strconv.FormatUint(uint64(crc32.Checksum(b, tabelaETag)), 10) + `"`}, nil
+}
+
+// enviar answers j, or 304 when the client holds it (If-None-Match, weak
+// or strong); the ETag set here makes the etag middleware leave it alone.
+func (j corpoJSON) enviar(c *fiber.Ctx) error {
+	c.Set(fiber.HeaderETag, j.etag)
+	if strings.Contains(c.Get(fiber.HeaderIfNoneMatch), j.etag) {
+		return c.SendStatus(fiber.StatusNotModified)
+	}
+	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
+	return c.Send(j.corpo)
 }
