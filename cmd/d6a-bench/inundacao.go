@@ -6,14 +6,21 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/formigueiro/d6a/internal/latency"
@@ -215,4 +222,60 @@ func (x inundacao) statusVistos() []int {
 	}
 	slices.Sort(ss)
 	return ss
+}
+
+// The flood runs in a process of its own (this binary re-executed), so it
+// can run under nice(1): clients on other machines take none of the CPU
+// the draws need, and a flood that shares the draws' 2 cores should take
+// only what they leave idle.
+const (
+	papelInundacao     = "flood"
+	envInundacaoBase   = "D6A_BENCH_FLOOD_BASE"
+	envInundacaoClient = "D6A_BENCH_FLOOD_CLIENTS"
+)
+
+// servirInundacao is the flood process: it floods until SIGTERM, then
+// writes its inundacao as JSON on stdout.
+func servirInundacao() error {
+	n, err := strconv.Atoi(os.Getenv(envInundacaoClient))
+	if err != nil {
+		return fmt.Errorf("%s: %w", envInundacaoClient, err)
+	}
+	sinal := make(chan os.Signal, 1)
+	signal.Notify(sinal, syscall.SIGTERM, os.Interrupt)
+	parar := inundar(os.Getenv(envInundacaoBase), n)
+	<-sinal
+	return json.NewEncoder(os.Stdout).Encode(parar())
+}
+
+// processoInundacao starts the flood process at nice (0: not niced) on
+// the server at base; parar stops it and returns its outcome and the cores
+// it used.
+func processoInundacao(base string, clientes, nice int) (parar func() (inundacao, float64, error), err error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(exe)
+	if nice != 0 {
+		cmd = exec.Command("nice", "-n", strconv.Itoa(nice), exe)
+	}
+	cmd.Env = append(os.Environ(), envPapel+"="+papelInundacao, envInundacaoBase+"="+base, envInundacaoClient+"="+strconv.Itoa(clientes))
+	var saida bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &saida, os.Stderr
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	inicio := time.Now()
+	return func() (x inundacao, cores float64, err error) {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		if err := cmd.Wait(); err != nil {
+			return x, 0, fmt.Errorf("flood process: %w", err)
+		}
+		if err := json.Unmarshal(saida.Bytes(), &x); err != nil {
+			return x, 0, fmt.Errorf("flood process's answer: %w", err)
+		}
+		cpu := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+		return x, cpu.Seconds() / time.Since(inicio).Seconds(), nil
+	}, nil
 }

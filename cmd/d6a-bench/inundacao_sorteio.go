@@ -7,6 +7,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -29,6 +30,7 @@ const alvoInundacao = 0.8
 type opcoesInundacao struct {
 	cenario
 	m, rodadas, clientes int
+	nice                 int
 	aquecer, sossego     time.Duration
 	seed                 uint64
 	doc, dir, d6a        string
@@ -45,6 +47,7 @@ func lerFlagsInundacao(args []string) (opcoesInundacao, error) {
 	fs.IntVar(&o.m, "m", se(q, 1000, 5000), "agenda.item_disponível events per burst")
 	fs.IntVar(&o.rodadas, "rounds", se(q, 1, 3), "rounds; each runs the burst alone and under the flood (alternating which goes first)")
 	fs.IntVar(&o.clientes, "clients", 64, "concurrent flood clients, each asking again as soon as it has its answer")
+	fs.IntVar(&o.nice, "nice", 19, "nice(1) of the flood's process (0: not niced): 19 stands for clients on other machines, taking only the CPU the draws leave idle")
 	fs.DurationVar(&o.aquecer, "warmup", time.Second, "flood before each flooded burst's first publish")
 	fs.DurationVar(&o.sossego, "wait-quiet", se(q, 0, 30*time.Second), "before each burst, wait up to this long for other processes to use under 0.25 cores (0: don't wait)")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the synthetic country, counsellors and demands")
@@ -79,6 +82,8 @@ type rajada struct {
 	Flood  bool
 	P      passe
 	F      inundacao
+	// FCores is the flood process's CPU over the flood, in cores.
+	FCores float64
 }
 
 func executarInundacao(ctx context.Context, o opcoesInundacao) (err error) {
@@ -148,15 +153,18 @@ func executarInundacao(ctx context.Context, o opcoesInundacao) (err error) {
 				a.ruido = append(a.ruido, fmt.Sprintf("%s%s burst started with other processes at %.2f cores", quem, nomeP, outros))
 			}
 			r := rajada{Rodada: rodada, Flood: flood}
-			parar := func() inundacao { return inundacao{} }
+			parar := func() (inundacao, float64, error) { return inundacao{}, 0, nil }
 			if flood {
-				logf("%sflood: %d clients on %s", quem, o.clientes, e.srv.http)
-				parar = inundar(e.srv.http, o.clientes)
+				logf("%sflood: %d clients on %s (nice %d)", quem, o.clientes, e.srv.http, o.nice)
+				if parar, err = processoInundacao(e.srv.http, o.clientes, o.nice); err != nil {
+					return err
+				}
 				time.Sleep(o.aquecer)
 			}
 			r.P, err = a.passe(ctx, e, rng, o.m, 0, quem, nomeP)
-			r.F = parar()
-			if err != nil {
+			var errF error
+			r.F, r.FCores, errF = parar()
+			if err = cmp.Or(err, errF); err != nil {
 				return err
 			}
 			if r.P.Recebidos < r.P.M {
@@ -207,15 +215,16 @@ func relatorioInundacao(o opcoesInundacao, a *ambiente, rs []rajada, avisos []st
 	w("Run of %s UTC (%s), %s; %s; PostgreSQL %s.\n\n", data.Format("2006-01-02 15:04"), dur.Round(time.Second),
 		revisao(a.raiz, "--", "cmd", "internal"), maquina(), a.versao)
 	w("```\n%s\n```\n\n", o.comando)
-	w("%s, bursts of %s `agenda.item_disponível` published as fast as JetStream acknowledges; draws/s = results from the first to the last ÷ that time (the beacon round's wait before the first is left out, as in the draws mode). Each round runs the burst alone and under the flood (alternating which goes first); the flood is %d clients, each asking again as soon as it has its answer, cycling through `/metrics`, `/readyz`, `/d6a/transparencia/estatisticas` and the partial tiles at the edge of the latest checkpoint (read every 500 ms), started %s before the burst; the per-IP limits are off (`D6A_TRANSPARENCIA_POR_MINUTO=0`): a flood from many addresses.\n\n",
-		descreverK(o.cenario), milhares(o.m), o.clientes, o.aquecer)
-	w("| round | burst | draws/s | first result after | d6a serve | PostgreSQL | nats-server | bench (publisher, flood) | machine |\n|---|---|--:|--:|--:|--:|--:|--:|--:|\n")
+	w("%s, bursts of %s `agenda.item_disponível` published as fast as JetStream acknowledges; draws/s = results from the first to the last ÷ that time (the beacon round's wait before the first is left out, as in the draws mode). Each round runs the burst alone and under the flood (alternating which goes first); the flood is %d clients, each asking again as soon as it has its answer, cycling through `/metrics`, `/readyz`, `/d6a/transparencia/estatisticas` and the partial tiles at the edge of the latest checkpoint (read every 500 ms), started %s before the burst, in a process of its own%s; the per-IP limits are off (`D6A_TRANSPARENCIA_POR_MINUTO=0`): a flood from many addresses.\n\n",
+		descreverK(o.cenario), milhares(o.m), o.clientes, o.aquecer,
+		se(o.nice != 0, fmt.Sprintf(" at nice %d (clients on other machines: it takes only the CPU the draws leave idle)", o.nice), ", not niced (it competes with the draws for the same cores)"))
+	w("| round | burst | draws/s | first result after | d6a serve | PostgreSQL | nats-server | publisher | flood process | machine |\n|---|---|--:|--:|--:|--:|--:|--:|--:|--:|\n")
 	for _, r := range rs {
 		u := r.P.CPU
-		w("| %d | %s | %.0f | %.0f ms | %.2f | %.2f | %.2f | %.2f | %.2f of %d |\n", r.Rodada, se(r.Flood, "under the flood", "alone"), r.P.Vazao(), ms(r.P.Espera),
-			u.D6A, u.PG, u.NATS, u.Eu, u.Maquina, u.Nucleos)
+		w("| %d | %s | %.0f | %.0f ms | %.2f | %.2f | %.2f | %.2f | %s | %.2f of %d |\n", r.Rodada, se(r.Flood, "under the flood", "alone"), r.P.Vazao(), ms(r.P.Espera),
+			u.D6A, u.PG, u.NATS, u.Eu, se(r.Flood, fmt.Sprintf("%.2f", r.FCores), "–"), u.Maquina, u.Nucleos)
 	}
-	w("\n(CPU in cores over each burst.) Draws/s over every round: alone %.0f, under the flood %.0f: **%.2f×** (target ≥ %.1f×: %s).\n\n",
+	w("\n(CPU in cores over each burst; the flood process's over its flood.) Draws/s over every round: alone %.0f, under the flood %.0f: **%.2f×** (target ≥ %.1f×: %s).\n\n",
 		sozinho, inundado, q, alvoInundacao, se(q >= alvoInundacao, "met", "**missed**"))
 	var f inundacao
 	for _, r := range rs {

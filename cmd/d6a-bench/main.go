@@ -22,6 +22,10 @@ func main() {
 		sair("d6a-bench (server)", servir(), 1)
 		return
 	}
+	if os.Getenv(envPapel) == papelInundacao {
+		sair("d6a-bench (flood)", servirInundacao(), 1)
+		return
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	modo := ""
