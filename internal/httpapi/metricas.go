@@ -24,9 +24,9 @@ type paginaMetricas struct {
 
 // rotaMetricas serves h's page, rendered at most once per
 // MetricasIntervalo; scrapes that find it stale wait for the one render in
-// flight (memoria).
-func rotaMetricas(h http.Handler) fiber.Handler {
-	mem := &memoria[paginaMetricas]{ttl: MetricasIntervalo, agora: time.Now}
+// flight (memoria). agora is the clock.
+func rotaMetricas(h http.Handler, agora func() time.Time) fiber.Handler {
+	mem := &memoria[paginaMetricas]{ttl: MetricasIntervalo, agora: agora}
 	renderizar := func() (paginaMetricas, error) {
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, RotaMetrics, nil))
