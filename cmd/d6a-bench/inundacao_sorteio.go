@@ -218,14 +218,14 @@ func relatorioInundacao(o opcoesInundacao, a *ambiente, rs []rajada, avisos []st
 	w("%s, bursts of %s `agenda.item_disponível` published as fast as JetStream acknowledges; draws/s = results from the first to the last ÷ that time (the beacon round's wait before the first is left out, as in the draws mode). Each round runs the burst alone and under the flood (alternating which goes first); the flood is %d clients, each asking again as soon as it has its answer, cycling through `/metrics`, `/readyz`, `/d6a/transparencia/estatisticas` and the partial tiles at the edge of the latest checkpoint (read every 500 ms), started %s before the burst, in a process of its own%s; the per-IP limits are off (`D6A_TRANSPARENCIA_POR_MINUTO=0`): a flood from many addresses.\n\n",
 		descreverK(o.cenario), milhares(o.m), o.clientes, o.aquecer,
 		se(o.nice != 0, fmt.Sprintf(" at nice %d (clients on other machines: it takes only the CPU the draws leave idle)", o.nice), ", not niced (it competes with the draws for the same cores)"))
-	w("| round | burst | draws/s | first result after | d6a serve | PostgreSQL | nats-server | publisher | flood process | machine |\n|---|---|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+	w("| round | burst | draws/s | published in | first result after | d6a serve | PostgreSQL | nats-server | publisher | flood process | machine |\n|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
 	for _, r := range rs {
 		u := r.P.CPU
-		w("| %d | %s | %.0f | %.0f ms | %.2f | %.2f | %.2f | %.2f | %s | %.2f of %d |\n", r.Rodada, se(r.Flood, "under the flood", "alone"), r.P.Vazao(), ms(r.P.Espera),
+		w("| %d | %s | %.0f | %.0f ms | %.0f ms | %.2f | %.2f | %.2f | %.2f | %s | %.2f of %d |\n", r.Rodada, se(r.Flood, "under the flood", "alone"), r.P.Vazao(), ms(r.P.Publicacao), ms(r.P.Espera),
 			u.D6A, u.PG, u.NATS, u.Eu, se(r.Flood, fmt.Sprintf("%.2f", r.FCores), "–"), u.Maquina, u.Nucleos)
 	}
-	w("\n(CPU in cores over each burst; the flood process's over its flood.) Draws/s over every round: alone %.0f, under the flood %.0f: **%.2f×** (target ≥ %.1f×: %s).\n\n",
-		sozinho, inundado, q, alvoInundacao, se(q >= alvoInundacao, "met", "**missed**"))
+	w("\n(CPU in cores over each burst; the flood process's over its flood.) Draws/s over every round: alone %.0f, under the flood %.0f: **%.2f×** (target ≥ %.1f×: %s); round by round %s.\n\n",
+		sozinho, inundado, q, alvoInundacao, se(q >= alvoInundacao, "met", "**missed**"), razoesPorRodada(rs))
 	var f inundacao
 	for _, r := range rs {
 		if !r.Flood {
@@ -265,6 +265,19 @@ func relatorioInundacao(o opcoesInundacao, a *ambiente, rs []rajada, avisos []st
 		}
 	}
 	return b.String()
+}
+
+// razoesPorRodada is each round's flooded ÷ alone draws/s: "0.85×, 0.38×".
+func razoesPorRodada(rs []rajada) string {
+	var out []string
+	for i := 0; i+1 < len(rs); i += 2 {
+		a, b := rs[i], rs[i+1]
+		if a.Flood {
+			a, b = b, a
+		}
+		out = append(out, fmt.Sprintf("%.2f×", razao(b.P.Vazao(), a.P.Vazao())))
+	}
+	return strings.Join(out, ", ")
 }
 
 // descreverK is "K = 100,000 counsellors, dense".

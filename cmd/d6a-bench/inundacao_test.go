@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/formigueiro/d6a/internal/tiles"
 )
@@ -49,5 +50,20 @@ func TestTamanhoCheckpoint(t *testing.T) {
 		if n, ok := tamanhoCheckpoint(s); ok {
 			t.Errorf("%q: size %d accepted", s, n)
 		}
+	}
+}
+
+// Each round's ratio pairs its two bursts, whichever ran first, and the
+// sum over the rounds weighs each burst by its results.
+func TestRazoesDaInundacao(t *testing.T) {
+	b := func(rodada int, flood bool, n int, d time.Duration) rajada {
+		return rajada{Rodada: rodada, Flood: flood, P: passe{M: n, Recebidos: n, Espera: time.Second, Duracao: time.Second + d}}
+	}
+	rs := []rajada{b(1, false, 1001, 2*time.Second), b(1, true, 1001, 4*time.Second), b(2, true, 1001, time.Second), b(2, false, 1001, time.Second)}
+	if got := razoesPorRodada(rs); got != "0.50×, 1.00×" {
+		t.Errorf("per round: %s", got)
+	}
+	if s, f := somaInundacao(rs, false), somaInundacao(rs, true); s != 2000.0/3 || f != 2000.0/5 {
+		t.Errorf("alone %v, flooded %v", s, f)
 	}
 }

@@ -1,9 +1,9 @@
 package httpapi
 
 import (
+	"bytes"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -28,13 +28,16 @@ type paginaMetricas struct {
 func rotaMetricas(h http.Handler, agora func() time.Time) fiber.Handler {
 	mem := &memoria[paginaMetricas]{ttl: MetricasIntervalo, agora: agora}
 	renderizar := func() (paginaMetricas, error) {
-		w := httptest.NewRecorder()
-		h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, RotaMetrics, nil))
-		if w.Code != http.StatusOK {
-			return paginaMetricas{}, fmt.Errorf("/metrics: %d %s", w.Code, w.Body.Bytes())
+		req, err := http.NewRequest(http.MethodGet, RotaMetrics, nil)
+		if err != nil {
+			return paginaMetricas{}, err
 		}
-		p := paginaMetricas{tipo: w.Header().Get(fiber.HeaderContentType), corpo: w.Body.Bytes()}
-		var err error
+		w := &gravador{h: http.Header{}}
+		h.ServeHTTP(w, req)
+		if w.codigo != http.StatusOK {
+			return paginaMetricas{}, fmt.Errorf("/metrics: %d %s", w.codigo, w.corpo.Bytes())
+		}
+		p := paginaMetricas{tipo: w.h.Get(fiber.HeaderContentType), corpo: w.corpo.Bytes()}
 		p.gz, err = comprimir(p.corpo)
 		return p, err
 	}
@@ -52,4 +55,25 @@ func rotaMetricas(h http.Handler, agora func() time.Time) fiber.Handler {
 		}
 		return c.Send(p.corpo)
 	}
+}
+
+// gravador is the http.ResponseWriter a render writes into (no
+// Accept-Encoding asked: the plain text format).
+type gravador struct {
+	h      http.Header
+	corpo  bytes.Buffer
+	codigo int
+}
+
+func (g *gravador) Header() http.Header { return g.h }
+
+func (g *gravador) WriteHeader(codigo int) {
+	if g.codigo == 0 {
+		g.codigo = codigo
+	}
+}
+
+func (g *gravador) Write(b []byte) (int, error) {
+	g.WriteHeader(http.StatusOK)
+	return g.corpo.Write(b)
 }
