@@ -207,7 +207,7 @@ func New(o Options) (*fiber.App, error) {
 	app.Get(RotaSituacao, situacao...)
 	app.Get(RotaHealthz, func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"status": "ok"}) })
 	app.Get(RotaReadyz, a.readyz)
-	app.Get(RotaMetrics, rotaMetricas(a.metrics.Handler(), time.Now))
+	app.Get(RotaMetrics, rotaMetricas(a.metrics.Handler(), min(MetricasIntervalo, o.Config.ValidadeMetricas), time.Now))
 	app.Get(RotaOpenAPI, documento(schemas.OpenAPIJSON))
 	app.Get(RotaAsyncAPI, documento(schemas.AsyncAPIJSON))
 	if o.Admin != nil && o.Config.Admin {

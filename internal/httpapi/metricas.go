@@ -9,7 +9,8 @@ import (
 	"github.com/gofiber/fiber/v2"
 )
 
-// MetricasIntervalo is how often /metrics renders its page at most; a
+// MetricasIntervalo is how often /metrics renders its page at most (less
+// when Config.ValidadeMetricas is shorter: 0 renders at every scrape); a
 // scrape within it of the last render gets that render's bytes. Rendering
 // (gathering every series, the text format, gzip) is most of what a flood
 // of /metrics costs the CPU the draws share (docs/bench.md, "Public routes
@@ -25,8 +26,8 @@ type paginaMetricas struct {
 // rotaMetricas serves h's page, rendered at most once per
 // MetricasIntervalo; scrapes that find it stale wait for the one render in
 // flight (memoria). agora is the clock.
-func rotaMetricas(h http.Handler, agora func() time.Time) fiber.Handler {
-	mem := &memoria[paginaMetricas]{ttl: MetricasIntervalo, agora: agora}
+func rotaMetricas(h http.Handler, intervalo time.Duration, agora func() time.Time) fiber.Handler {
+	mem := &memoria[paginaMetricas]{ttl: intervalo, agora: agora}
 	renderizar := func() (paginaMetricas, error) {
 		req, err := http.NewRequest(http.MethodGet, RotaMetrics, nil)
 		if err != nil {

@@ -29,7 +29,7 @@ func TestMetricasUmaRenderizacaoPorIntervalo(t *testing.T) {
 	agora := time.Date(2026, 12, 6, 17, 0, 0, 0, time.UTC)
 	relogio := func() time.Time { mu.Lock(); defer mu.Unlock(); return agora }
 	app := fiber.New()
-	app.Get(RotaMetrics, rotaMetricas(h, relogio))
+	app.Get(RotaMetrics, rotaMetricas(h, MetricasIntervalo, relogio))
 	pedir := func(gz bool) (string, http.Header) {
 		req := httptest.NewRequest(http.MethodGet, RotaMetrics, nil)
 		if gz {
