@@ -9,7 +9,7 @@ FUZZTIME ?= 500000x
 # Go sources for gofmt: everything but local state, git and test data.
 GOFILES = $(shell find . \( -path ./.data -o -path ./.git -o -path ./bin -o -name testdata \) -prune -o -name '*.go' -print)
 
-.PHONY: run stop-db tools vulncheck wasm test test-short generate check-generated lint build fuzz bench bench-quick test-faults test-cluster soak clean
+.PHONY: run stop-db tools vulncheck wasm test test-short generate check-generated lint build fuzz bench bench-flood bench-quick test-faults test-cluster soak clean
 
 ## run: local PostgreSQL (unless D6A_DATABASE_URL is set) + d6a serve with embedded NATS.
 ## The same as `go run ./cmd/d6a serve`, but built first and exec'd so Ctrl-C
@@ -134,6 +134,10 @@ bench: wasm
 	$(GO) run ./cmd/d6a-bench
 	$(GO) run ./cmd/d6a-bench http -d 10s -c 32 -rate 1000
 	$(GO) run ./cmd/d6a-bench replay
+
+## bench-flood: bursts of 5,000 draws at K = 100,000 dense, each run alone and while 64 clients (a process of their own at nice 19) flood /metrics, /readyz, /estatisticas and the log's partial tiles, three rounds in one run (about 6 min on a quiet machine): draws/s under the flood ≥ 0.8× alone; docs/bench.md "Public routes under a flood"
+bench-flood: wasm
+	$(GO) run ./cmd/d6a-bench flood
 
 ## bench-quick: both modes of cmd/d6a-bench small (draws -quick, HTTP -quick: 1 s runs, a working set of 1,000 citizens), docs untouched: checks the tool in under 3 minutes
 bench-quick: wasm

@@ -8,6 +8,7 @@
 //	go run ./cmd/d6a-bench -quick                # small draws runs; checks the tool in < 3 min
 //	go run ./cmd/d6a-bench -runs 100000/dense/fresh -m 10000
 //	go run ./cmd/d6a-bench http -d 10s -c 32 -rate 1000
+//	go run ./cmd/d6a-bench flood
 //	go run ./cmd/d6a-bench escala
 //	go run ./cmd/d6a-bench verificar
 //	go run ./cmd/d6a-bench replay
@@ -26,6 +27,12 @@
 // fiber handler on a server process (this binary re-executed), and
 // rewrites the "HTTP: situacao route" block. Files:
 // http.go, http_carga.go, http_relatorio.go.
+//
+// The flood mode runs bursts of draws twice each, alone and while 64
+// clients flood /metrics, /readyz, /estatisticas and the log's partial
+// tiles, and rewrites the "Public routes under a flood" block. Files:
+// inundacao_sorteio.go (the bursts and the report), inundacao.go (the
+// flood's clients).
 //
 // The escala mode simulates, with no database and no bus, what a
 // partitioned executor would gain over the same country (docs/escala.md).

@@ -22,6 +22,10 @@ func main() {
 		sair("d6a-bench (server)", servir(), 1)
 		return
 	}
+	if os.Getenv(envPapel) == papelInundacao {
+		sair("d6a-bench (flood)", servirInundacao(), 1)
+		return
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	modo := ""
@@ -37,6 +41,10 @@ func main() {
 		sair("d6a-bench replay", executarReplay(ctx, os.Args[2:]), 1)
 	case "pagina":
 		sair("d6a-bench pagina", executarPagina(ctx, os.Args[2:]), 1)
+	case "flood":
+		o, err := lerFlagsInundacao(os.Args[2:])
+		sair("d6a-bench flood", err, 2)
+		sair("d6a-bench flood", executarInundacao(ctx, o), 1)
 	case "http":
 		o, err := lerFlagsHTTP(os.Args[2:])
 		sair("d6a-bench http", err, 2)

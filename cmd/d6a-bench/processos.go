@@ -113,7 +113,8 @@ type servidor struct {
 // iniciarServe starts `d6a serve` against dbURL and the bus (natsURL, or the
 // embedded server on a free port when natsURL is empty), with its data
 // directory dir and its output in file log there, and waits for /readyz.
-func iniciarServe(bin, dir, log, dbURL, natsURL string, pprof bool) (*servidor, error) {
+// extra is more of its environment (KEY=value).
+func iniciarServe(bin, dir, log, dbURL, natsURL string, pprof bool, extra ...string) (*servidor, error) {
 	var portas [3]string // HTTP, pprof, embedded NATS
 	for i := range portas {
 		p, err := loopback.FreePort()
@@ -132,6 +133,7 @@ func iniciarServe(bin, dir, log, dbURL, natsURL string, pprof bool) (*servidor, 
 	} else {
 		env = append(env, "D6A_NATS_URL="+natsURL)
 	}
+	env = append(env, extra...)
 	var err error
 	if s.Process, err = childproc.Start("d6a serve", filepath.Join(dir, log), env, bin, "serve"); err != nil {
 		return nil, err

@@ -125,6 +125,8 @@ type ambiente struct {
 	// laco measures the bare loop (≤ 256) again beside each burst, on the
 	// nats-server medirLacos started (nil: no bare loop).
 	laco func(ctx context.Context, oque string) (laco, error)
+	// env is more of d6a serve's environment (the flood mode's).
+	env []string
 }
 
 // noTmpfs switches the runs to the PostgreSQL on /dev/shm (starting it and
@@ -441,7 +443,7 @@ func (a *ambiente) subir(dir, url, log string) (e *execucao, err error) {
 		}
 		natsURL, e.medidos.nats = e.nats.URL(), e.nats.Pid()
 	}
-	if e.srv, err = iniciarServe(a.binD6A, dir, log, url, natsURL, a.o.perf); err != nil {
+	if e.srv, err = iniciarServe(a.binD6A, dir, log, url, natsURL, a.o.perf, a.env...); err != nil {
 		return e, err
 	}
 	e.medidos.d6a = e.srv.Pid()

@@ -95,7 +95,8 @@ type Config struct {
 	// flood of them can hold no more than these connections.
 	ConexoesPublicas int
 	// ValidadeMetricas is how long /metrics serves the gauges it read
-	// from the database before reading them again (D6A_METRICAS_VALIDADE;
+	// from the database before reading them again, and its rendered page
+	// for at most httpapi.MetricasIntervalo of that (D6A_METRICAS_VALIDADE;
 	// 0: every scrape).
 	ValidadeMetricas time.Duration
 	// JWTDuracaoMax is the longest a session token may live, iat to exp

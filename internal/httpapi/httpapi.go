@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/gofiber/fiber/v2/middleware/adaptor"
 	"github.com/gofiber/fiber/v2/middleware/helmet"
 	"github.com/gofiber/fiber/v2/middleware/limiter"
 	fiberrecover "github.com/gofiber/fiber/v2/middleware/recover"
@@ -208,7 +207,7 @@ func New(o Options) (*fiber.App, error) {
 	app.Get(RotaSituacao, situacao...)
 	app.Get(RotaHealthz, func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"status": "ok"}) })
 	app.Get(RotaReadyz, a.readyz)
-	app.Get(RotaMetrics, adaptor.HTTPHandler(a.metrics.Handler()))
+	app.Get(RotaMetrics, rotaMetricas(a.metrics.Handler(), min(MetricasIntervalo, o.Config.ValidadeMetricas), time.Now))
 	app.Get(RotaOpenAPI, documento(schemas.OpenAPIJSON))
 	app.Get(RotaAsyncAPI, documento(schemas.AsyncAPIJSON))
 	if o.Admin != nil && o.Config.Admin {

@@ -2,7 +2,10 @@ package httpapi
 
 import (
 	"context"
+	"encoding/json"
+	"hash/crc32"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -99,4 +102,53 @@ func (m *memoria[T]) ler(calcular func() (T, error)) (T, error) {
 	}
 	m.valor, m.err, m.em, m.feita = v, err, m.agora(), true
 	return v, err
+}
+
+// corpoJSON is an answer encoded once, plain and gzipped, with their
+// ETags, sent as is to every request while it is kept: encoding, hashing
+// and sending it uncompressed per request is what a flood would otherwise
+// cost (the statistics list every counsellor drawn among: megabytes at
+// national scale).
+type corpoJSON struct {
+	corpo, gz   []byte
+	etag, etagZ string
+}
+
+// tabelaETag is the CRC of fiber's etag middleware, so an ETag set here
+// reads like the ones it sets.
+var tabelaETag = crc32.MakeTable(0xD5828281)
+
+func novoCorpoJSON(v any) (corpoJSON, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return corpoJSON{}, err
+	}
+	gz, err := comprimir(b)
+	if err != nil {
+		return corpoJSON{}, err
+	}
+	etag := `"` + strconv.Itoa(len(b)) + "-" + strconv.FormatUint(uint64(crc32.Checksum(b, tabelaETag)), 10)
+	// Each encoding is its own representation, with its own strong ETag.
+	return corpoJSON{corpo: b, gz: gz, etag: etag + `"`, etagZ: etag + `-gzip"`}, nil
+}
+
+// enviar answers j, gzipped when the client takes it, or 304 when the
+// client holds it (If-None-Match, weak or strong); the ETag set here makes
+// the etag middleware leave it alone.
+func (j corpoJSON) enviar(c *fiber.Ctx) error {
+	corpo, etag := j.corpo, j.etag
+	gz := aceitaGzip(c.Get(fiber.HeaderAcceptEncoding))
+	if gz {
+		corpo, etag = j.gz, j.etagZ
+	}
+	c.Set(fiber.HeaderVary, fiber.HeaderAcceptEncoding)
+	c.Set(fiber.HeaderETag, etag)
+	if strings.Contains(c.Get(fiber.HeaderIfNoneMatch), etag) {
+		return c.SendStatus(fiber.StatusNotModified)
+	}
+	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
+	if gz {
+		c.Set(fiber.HeaderContentEncoding, "gzip")
+	}
+	return c.Send(corpo)
 }

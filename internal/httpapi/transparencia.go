@@ -14,7 +14,6 @@ import (
 	"github.com/google/uuid"
 	"golang.org/x/mod/sumdb/tlog"
 
-	"github.com/formigueiro/d6a/internal/equidade"
 	"github.com/formigueiro/d6a/internal/estatisticas"
 	"github.com/formigueiro/d6a/internal/store"
 	"github.com/formigueiro/d6a/internal/testemunha"
@@ -41,7 +40,7 @@ const (
 // verifier page, behind their own per-IP limit and an ETag.
 func (a *api) transparenciaRotas(app *fiber.App, porMinuto int, chave, testemunhas string) {
 	t := &rotasTransparencia{db: a.publico, leitura: a.leitura, vagas: a.vagas, verificador: chave, testemunhas: []testemunhaPublica{},
-		estatisticasMem: memoria[equidade.Resultado]{ttl: EstatisticasTTL, agora: time.Now}}
+		estatisticasMem: memoria[corpoJSON]{ttl: EstatisticasTTL, agora: time.Now}}
 	if ts, err := testemunha.Analisar(testemunhas); err == nil {
 		for _, w := range ts {
 			t.testemunhas = append(t.testemunhas, testemunhaPublica{Nome: w.Nome, Chave: w.Chave})
@@ -81,18 +80,22 @@ func (a *api) transparenciaRotas(app *fiber.App, porMinuto int, chave, testemunh
 
 // estatisticas is the fairness test over the signed records processed so
 // far (CONTRACT §7 "Fairness statistics"): one row per counsellor read,
-// whatever the number of draws; kept EstatisticasTTL, so a flood reads
-// them once per TTL.
+// whatever the number of draws; kept EstatisticasTTL, encoded, so a flood
+// reads and encodes them once per TTL.
 func (t *rotasTransparencia) estatisticas(c *fiber.Ctx) error {
-	r, err := t.estatisticasMem.ler(func() (equidade.Resultado, error) {
+	r, err := t.estatisticasMem.ler(func() (corpoJSON, error) {
 		sair, err := t.vagas.entrar(c)
 		if err != nil {
-			return equidade.Resultado{}, err
+			return corpoJSON{}, err
 		}
 		defer sair()
 		ctx, cancel := t.ctx(c)
 		defer cancel()
-		return estatisticas.Ler(ctx, t.db)
+		r, err := estatisticas.Ler(ctx, t.db)
+		if err != nil {
+			return corpoJSON{}, err
+		}
+		return novoCorpoJSON(r)
 	})
 	if errors.Is(err, errOcupado) {
 		return err
@@ -101,7 +104,7 @@ func (t *rotasTransparencia) estatisticas(c *fiber.Ctx) error {
 		return falhaLeitura(err)
 	}
 	c.Set(fiber.HeaderCacheControl, "no-cache")
-	return c.JSON(r)
+	return r.enviar(c)
 }
 
 type rotasTransparencia struct {
@@ -110,7 +113,7 @@ type rotasTransparencia struct {
 	leitura Leitura
 	vagas   vagas
 	// estatisticasMem is /estatisticas's last answer.
-	estatisticasMem memoria[equidade.Resultado]
+	estatisticasMem memoria[corpoJSON]
 	memoria         *memoriaTiles
 	verificador     string
 	testemunhas     []testemunhaPublica
