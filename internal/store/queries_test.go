@@ -2,8 +2,9 @@ package store_test
 
 // The generated queries and the store's reads and writes over them, run
 // against a real PostgreSQL (one fresh database per test) with their
-// results asserted: values, ordering, counts and rows affected. Lock behaviour lives in locks_test.go, the unique violations the
-// handlers map in unique_test.go.
+// results asserted: values, ordering, counts and rows affected. Lock
+// behaviour lives in locks_test.go, the unique violations the handlers map
+// in unique_test.go.
 
 import (
 	"bytes"
