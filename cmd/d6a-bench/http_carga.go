@@ -202,8 +202,9 @@ var formasConsulta = []formaConsulta{{
 	},
 }, {
 	nome: "the handler before commit 37bcf25: BEGIN; SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY; 2 SELECTs; COMMIT", viagens: 5,
-	// sqlc's BuscarConselheiroPorCidadao and BuscarAtribuicaoAtivaPorConselheiro,
-	// every column decoded as sqlc's code did (* is the columns it listed).
+	// The two sqlc queries it ran (the counsellors of a citizen, the active
+	// assignment of a counsellor), every column decoded as sqlc's code did
+	// (* is the columns it listed).
 	ler: func(ctx context.Context, st *store.Store, cidadao uuid.UUID) (ativa bool, err error) {
 		valores := func(r pgx.CollectableRow) ([]any, error) { return r.Values() }
 		err = pgx.BeginFunc(ctx, st.Pool, func(tx pgx.Tx) error {

@@ -56,16 +56,29 @@ func TestSubirIgualAoFiltro(t *testing.T) {
 }
 
 // candidatosDaCadeia is every counsellor registered on cadeia, with the
-// gates g applied over their phase-2 state fase2 (the replay's view).
+// gates g applied over their phase-2 state fase2 (the replay's view). It
+// reads the whole chain in one plain statement, independent of the
+// step-by-step read it checks.
 func candidatosDaCadeia(t *testing.T, q store.Tx, cadeia []uuid.UUID, g elegibilidade.Portoes, fase2 map[uuid.UUID]elegibilidade.Fase2) []elegibilidade.Candidato {
 	t.Helper()
-	linhas := val(store.Consultas(q).BuscarCandidatosPorUcs(t.Context(), cadeia)).must(t)
-	cands := make([]elegibilidade.Candidato, len(linhas))
-	for i, l := range linhas {
-		f := fase2[l.ID]
-		f.Autodeclarada = l.CapacitacaoConcluida
-		cands[i] = g.Aplicar(elegibilidade.Candidato{ID: l.ID, UC: l.UnidadeCivicaID, Status: l.Status, SuspensaoAte: l.DataSuspensaoAte, Ocupado: l.Ocupado}, f)
+	rows, err := q.DB.Query(t.Context(), `
+		SELECT c.id, c.unidade_civica_id, c.status, c.capacitacao_concluida, c.data_suspensao_ate,
+		       EXISTS (SELECT 1 FROM d6a.atribuicoes a WHERE a.conselheiro_id = c.id AND a.status = 'ativa')
+		FROM d6a.conselheiros c
+		WHERE c.unidade_civica_id = ANY($1)
+		ORDER BY c.id`, cadeia)
+	check(t, err)
+	defer rows.Close()
+	cands := []elegibilidade.Candidato{}
+	for rows.Next() {
+		var c elegibilidade.Candidato
+		var autodeclarada bool
+		check(t, rows.Scan(&c.ID, &c.UC, &c.Status, &autodeclarada, &c.SuspensaoAte, &c.Ocupado))
+		f := fase2[c.ID]
+		f.Autodeclarada = autodeclarada
+		cands = append(cands, g.Aplicar(c, f))
 	}
+	check(t, rows.Err())
 	return cands
 }
 

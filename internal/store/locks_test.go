@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/formigueiro/d6a/internal/elegibilidade"
 	"github.com/formigueiro/d6a/internal/store"
 	"github.com/formigueiro/d6a/internal/store/dbsqlc"
 )
@@ -168,7 +169,7 @@ func TestBuscarOutboxPendentesSkipLocked(t *testing.T) {
 	var ev []uuid.UUID
 	for i := range 5 {
 		p := outboxParams("atribuicao.criada", nil, at(time.Duration(i)*time.Minute))
-		check(t, store.Consultas(q).InserirOutbox(ctx, p))
+		check(t, gravarOutbox(t, q, p))
 		ev = append(ev, p.EventID)
 	}
 	eventIDs := func(rows []dbsqlc.BuscarOutboxPendentesRow) []uuid.UUID {
@@ -302,25 +303,29 @@ func TestUnidadeDeTrabalhoPlanejaParaATabelaAtual(t *testing.T) {
 			return fn(tx)
 		}))
 	}
+	degrau := func(tx store.Tx) (elegibilidade.Degrau, error) {
+		return tx.LerDegrau(ctx, []uuid.UUID{uc}, 0, elegibilidade.Portoes{})
+	}
 	unidade(func(tx store.Tx) error {
-		_, err := store.Consultas(tx).BuscarCandidatosPorUcs(ctx, []uuid.UUID{uc})
+		_, err := degrau(tx)
 		return err
 	})
 
 	novos(3000) // a burst of draws; no ANALYZE yet
 	var plano strings.Builder
 	unidade(func(tx store.Tx) error {
-		got, err := store.Consultas(tx).BuscarCandidatosPorUcs(ctx, []uuid.UUID{uc})
-		if err != nil || len(got) != 3001 || !got[0].Ocupado {
-			t.Fatalf("BuscarCandidatosPorUcs = %d rows, %v; want 3001 occupied counsellors", len(got), err)
+		got, err := degrau(tx)
+		if err != nil || len(got.Candidatos) != 3001 || !got.Candidatos[0].Ocupado {
+			t.Fatalf("LerDegrau = %d counsellors, %v; want 3001 occupied counsellors", len(got.Candidatos), err)
 		}
-		// The plan that connection's prepared statement runs with now.
+		// The plan that connection's prepared statement runs with now, for
+		// the same chain (tamanhos, the two gates, ucs, inicios).
 		var nome string
 		if err := tx.DB.QueryRow(ctx, `SELECT name FROM pg_prepared_statements
-			WHERE statement LIKE '-- name: BuscarCandidatosPorUcs %'`).Scan(&nome); err != nil {
+			WHERE statement LIKE '-- name: BuscarDegrausCadastrados %'`).Scan(&nome); err != nil {
 			return err
 		}
-		rows, err := tx.DB.Query(ctx, `EXPLAIN EXECUTE `+pgx.Identifier{nome}.Sanitize()+`('{`+uc.String()+`}')`)
+		rows, err := tx.DB.Query(ctx, `EXPLAIN EXECUTE `+pgx.Identifier{nome}.Sanitize()+`('{1}', false, false, '{`+uc.String()+`}', '{0}')`)
 		if err != nil {
 			return err
 		}

@@ -1,9 +1,10 @@
 package store_test
 
-// Every generated query, run against a real PostgreSQL (one fresh database
-// per test) with its results asserted: values, ordering, counts and rows
-// affected. Lock behaviour lives in locks_test.go, the unique violations the
-// handlers map in unique_test.go.
+// The generated queries and the store's reads and writes over them, run
+// against a real PostgreSQL (one fresh database per test) with their
+// results asserted: values, ordering, counts and rows affected. Lock
+// behaviour lives in locks_test.go, the unique violations the handlers map
+// in unique_test.go.
 
 import (
 	"bytes"
@@ -19,6 +20,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/formigueiro/d6a/internal/elegibilidade"
 	"github.com/formigueiro/d6a/internal/fila"
 	"github.com/formigueiro/d6a/internal/pgtest"
 	"github.com/formigueiro/d6a/internal/store"
@@ -116,7 +118,6 @@ func ids[T any](rows []T, id func(T) uuid.UUID) []uuid.UUID {
 }
 
 func conselheiroID(c dbsqlc.D6aConselheiro) uuid.UUID { return c.ID }
-func atribuicaoID(a dbsqlc.D6aAtribuico) uuid.UUID    { return a.ID }
 func demandaID(p dbsqlc.D6aFilaPendente) uuid.UUID    { return p.DemandaID }
 
 func equalIDs(t *testing.T, what string, got, want []uuid.UUID) {
@@ -223,9 +224,24 @@ func encerrar(t *testing.T, q store.Tx, id uuid.UUID, status string) uuid.UUID {
 	return ev
 }
 
-// pendenteParams is a pending demand of uc entered at quando.
-func pendenteParams(uc uuid.UUID, quando time.Time) dbsqlc.InserirFilaPendenteParams {
-	return dbsqlc.InserirFilaPendenteParams{
+// linhaPendente is a demand entering the pending queue as a batch hands
+// it to GravarPendentes (atribuicao's lote.go writes the same JSON).
+type linhaPendente struct {
+	DemandaID        uuid.UUID  `json:"demanda_id"`
+	UnidadeCivicaID  uuid.UUID  `json:"unidade_civica_id"`
+	CategoriaID      string     `json:"categoria_id"`
+	NivelPrecedencia int32      `json:"nivel_precedencia"`
+	ScoreFinal       float64    `json:"score_final"`
+	GrupoID          *uuid.UUID `json:"grupo_id"`
+	Agora            time.Time  `json:"agora"`
+	EventIDOrigem    uuid.UUID  `json:"event_id_origem"`
+	Tentativas       int32      `json:"tentativas"`
+}
+
+// novoPendente is a pending demand of uc entered at quando after its first
+// failed draw.
+func novoPendente(uc uuid.UUID, quando time.Time) linhaPendente {
+	return linhaPendente{
 		DemandaID:        uuid.New(),
 		UnidadeCivicaID:  uc,
 		CategoriaID:      "C1",
@@ -233,7 +249,17 @@ func pendenteParams(uc uuid.UUID, quando time.Time) dbsqlc.InserirFilaPendentePa
 		ScoreFinal:       42.5,
 		Agora:            quando,
 		EventIDOrigem:    uuid.New(),
+		Tentativas:       1,
 	}
+}
+
+// enfileirar writes ps, in their order, through the executor's write of
+// the queue.
+func enfileirar(t *testing.T, q store.Tx, ps ...linhaPendente) {
+	t.Helper()
+	linhas, err := json.Marshal(ps)
+	check(t, err)
+	check(t, q.GravarPendentes(t.Context(), linhas))
 }
 
 // ----------------------------------------------------------- conselheiros
@@ -280,18 +306,20 @@ func TestConselheiroInserirEBuscar(t *testing.T) {
 		return nil
 	}))
 
-	lista := val(store.Consultas(q).BuscarConselheiroPorCidadao(ctx, p.CidadaoID)).must(t)
-	if len(lista) != 1 {
-		t.Fatalf("BuscarConselheiroPorCidadao: %d rows, want 1", len(lista))
+	// The look-up by citizen (GET /d6a/conselheiros/me/situacao).
+	sit, achou, err := q.SituacaoDoCidadao(ctx, p.CidadaoID)
+	check(t, err)
+	if !achou || sit.ID != p.CidadaoID || sit.UC != p.UnidadeCivicaID || sit.NivelAtuacao != 2 || sit.Status != "disponivel" ||
+		!sit.CapacitacaoConcluida || sit.SuspensaoAte != nil || sit.NivelProgressao != nil || sit.Atribuicao != nil {
+		t.Fatalf("SituacaoDoCidadao = %+v, %v", sit, achou)
 	}
-	deepEqual(t, "BuscarConselheiroPorCidadao", normConselheiro(lista[0]), want)
 
 	if got := val(store.Consultas(q).BuscarConselheiroPorId(ctx, outro)).must(t); got.ID != outro || got.CidadaoID != outro {
 		t.Fatalf("second counsellor: id %v cidadao %v, want both %v", got.ID, got.CidadaoID, outro)
 	}
 
 	// Unknown keys.
-	_, err := store.Consultas(q).BuscarConselheiroPorId(ctx, uuid.New())
+	_, err = store.Consultas(q).BuscarConselheiroPorId(ctx, uuid.New())
 	absent(t, "BuscarConselheiroPorId(unknown)", err)
 	_, err = store.Consultas(q).BuscarConselheiroPorEventIdCadastro(ctx, uuid.New())
 	absent(t, "BuscarConselheiroPorEventIdCadastro(unknown)", err)
@@ -300,8 +328,8 @@ func TestConselheiroInserirEBuscar(t *testing.T) {
 		return err
 	})
 	absent(t, "BuscarConselheiroPorIdParaAtualizar(unknown)", err)
-	if l := val(store.Consultas(q).BuscarConselheiroPorCidadao(ctx, uuid.New())).must(t); len(l) != 0 {
-		t.Fatalf("BuscarConselheiroPorCidadao(unknown): %d rows, want 0", len(l))
+	if _, achou, err := q.SituacaoDoCidadao(ctx, uuid.New()); err != nil || achou {
+		t.Fatalf("SituacaoDoCidadao(unknown) = found %v, %v; want not found", achou, err)
 	}
 }
 
@@ -318,18 +346,7 @@ func TestConselheirosPorUcsEStatus(t *testing.T) {
 	b2 := novoConselheiro(t, q, ucB, "ocupado")
 	c1 := novoConselheiro(t, q, ucC, "disponivel")
 
-	por := func(status string, ucs ...uuid.UUID) []uuid.UUID {
-		t.Helper()
-		return ids(val(store.Consultas(q).BuscarConselheirosPorUcsEStatus(ctx, dbsqlc.BuscarConselheirosPorUcsEStatusParams{Ucs: ucs, Status: status})).must(t), conselheiroID)
-	}
-	equalIDs(t, "A+B disponivel", por("disponivel", ucA, ucB), sorted(a1, a2, b1))
-	equalIDs(t, "A suspenso", por("suspenso", ucA), []uuid.UUID{a3})
-	equalIDs(t, "A+B+C ocupado", por("ocupado", ucA, ucB, ucC), sorted(a4, b2))
-	equalIDs(t, "C disponivel", por("disponivel", ucC), []uuid.UUID{c1})
-	equalIDs(t, "B suspenso", por("suspenso", ucB), []uuid.UUID{})
-	equalIDs(t, "no UC", por("disponivel"), []uuid.UUID{})
-	equalIDs(t, "unknown UC", por("disponivel", uuid.New()), []uuid.UUID{})
-
+	// The counsellors registered over a set of units (the console's count).
 	for _, c := range []struct {
 		ucs  []uuid.UUID
 		want int64
@@ -341,8 +358,8 @@ func TestConselheirosPorUcsEStatus(t *testing.T) {
 		{[]uuid.UUID{uuid.New()}, 0},
 		{nil, 0},
 	} {
-		if n := val(store.Consultas(q).ContarConselheirosPorUcs(ctx, c.ucs)).must(t); n != c.want {
-			t.Fatalf("ContarConselheirosPorUcs(%v) = %d, want %d", c.ucs, n, c.want)
+		if n := val(q.ExclusoesNasUcs(ctx, c.ucs, at(0), false, false)).must(t).Cadastrados; n != c.want {
+			t.Fatalf("ExclusoesNasUcs(%v).Cadastrados = %d, want %d", c.ucs, n, c.want)
 		}
 	}
 
@@ -399,22 +416,32 @@ func TestCandidatosEOcupadosPorUcs(t *testing.T) {
 	foraDaCadeia := novoConselheiro(t, q, fora, "ocupado")
 	novaAtribuicao(t, q, foraDaCadeia, uuid.New(), fora, at(0))
 
-	got := val(store.Consultas(q).BuscarCandidatosPorUcs(ctx, []uuid.UUID{ucA, ucB})).must(t)
-	want := []dbsqlc.BuscarCandidatosPorUcsRow{
-		{ID: ativo, UnidadeCivicaID: ucA, Status: "ocupado", CapacitacaoConcluida: true, Ocupado: true},
-		{ID: concluiu, UnidadeCivicaID: ucA, Status: "disponivel", CapacitacaoConcluida: true, Ocupado: false},
-		{ID: recusou, UnidadeCivicaID: ucA, Status: "disponivel", CapacitacaoConcluida: true, Ocupado: false},
-		{ID: soStatus, UnidadeCivicaID: ucB, Status: "ocupado", CapacitacaoConcluida: true, Ocupado: false},
-		{ID: suspenso, UnidadeCivicaID: ucB, Status: "suspenso", CapacitacaoConcluida: false, DataSuspensaoAte: ptr(at(48 * time.Hour)), Ocupado: false},
+	// The draw's read of the chain A, B: each step with its counsellors.
+	cadeia := []uuid.UUID{ucA, ucB}
+	degrau := func(desde int) elegibilidade.Degrau {
+		t.Helper()
+		d := val(q.LerDegrau(ctx, cadeia, desde, elegibilidade.Portoes{})).must(t)
+		slices.SortFunc(d.Candidatos, func(a, b elegibilidade.Candidato) int { return cmpUUID(a.ID, b.ID) })
+		for i := range d.Candidatos {
+			d.Candidatos[i].SuspensaoAte = utc(d.Candidatos[i].SuspensaoAte)
+		}
+		return d
 	}
-	slices.SortFunc(want, func(a, b dbsqlc.BuscarCandidatosPorUcsRow) int { return cmpUUID(a.ID, b.ID) })
-	for i := range got {
-		got[i].DataSuspensaoAte = utc(got[i].DataSuspensaoAte)
+	porID := func(cs ...elegibilidade.Candidato) []elegibilidade.Candidato {
+		slices.SortFunc(cs, func(a, b elegibilidade.Candidato) int { return cmpUUID(a.ID, b.ID) })
+		return cs
 	}
-	deepEqual(t, "BuscarCandidatosPorUcs", got, want)
-
-	if got := val(store.Consultas(q).BuscarCandidatosPorUcs(ctx, []uuid.UUID{uuid.New()})).must(t); len(got) != 0 {
-		t.Fatalf("BuscarCandidatosPorUcs(unknown UC) = %+v, want none", got)
+	deepEqual(t, "LerDegrau(A)", degrau(0), elegibilidade.Degrau{Posicao: 0, Candidatos: porID(
+		elegibilidade.Candidato{ID: ativo, UC: ucA, Status: "ocupado", Capacitacao: true, Ocupado: true},
+		elegibilidade.Candidato{ID: concluiu, UC: ucA, Status: "disponivel", Capacitacao: true},
+		elegibilidade.Candidato{ID: recusou, UC: ucA, Status: "disponivel", Capacitacao: true},
+	)})
+	deepEqual(t, "LerDegrau(B)", degrau(1), elegibilidade.Degrau{Posicao: 1, Candidatos: porID(
+		elegibilidade.Candidato{ID: soStatus, UC: ucB, Status: "ocupado", Capacitacao: true},
+		elegibilidade.Candidato{ID: suspenso, UC: ucB, Status: "suspenso", SuspensaoAte: ptr(at(48 * time.Hour))},
+	)})
+	if got := val(q.LerDegrau(ctx, []uuid.UUID{uuid.New()}, 0, elegibilidade.Portoes{})).must(t); got.Posicao != 1 || len(got.Candidatos) != 0 {
+		t.Fatalf("LerDegrau(unknown UC) = %+v, want no step", got)
 	}
 
 	for _, c := range []struct {
@@ -428,8 +455,8 @@ func TestCandidatosEOcupadosPorUcs(t *testing.T) {
 		{"A+B+fora", []uuid.UUID{ucA, ucB, fora}, 2},
 		{"none", nil, 0},
 	} {
-		if n := val(store.Consultas(q).ContarConselheirosOcupadosPorUcs(ctx, c.ucs)).must(t); n != c.want {
-			t.Fatalf("ContarConselheirosOcupadosPorUcs(%s) = %d, want %d", c.name, n, c.want)
+		if n := val(q.ExclusoesNasUcs(ctx, c.ucs, at(0), false, false)).must(t).Ocupados; n != c.want {
+			t.Fatalf("ExclusoesNasUcs(%s).Ocupados = %d, want %d", c.name, n, c.want)
 		}
 	}
 }
@@ -613,31 +640,6 @@ func TestAtribuicaoInserirEBuscar(t *testing.T) {
 	absent(t, "BuscarAtribuicaoAtivaPorConselheiroEDemanda after close", err)
 }
 
-func TestBuscarAtribuicoesAtivas(t *testing.T) {
-	t.Parallel()
-	ctx, _, q := open(t)
-	uc := uuid.New()
-	if got := val(store.Consultas(q).BuscarAtribuicoesAtivas(ctx)).must(t); len(got) != 0 {
-		t.Fatalf("BuscarAtribuicoesAtivas on an empty table = %d rows", len(got))
-	}
-
-	tarde := novaAtribuicao(t, q, uuid.New(), uuid.New(), uc, at(2*time.Hour))
-	cedo1 := novaAtribuicao(t, q, uuid.New(), uuid.New(), uc, at(0))
-	meio := novaAtribuicao(t, q, uuid.New(), uuid.New(), uc, at(time.Hour))
-	cedo2 := novaAtribuicao(t, q, uuid.New(), uuid.New(), uc, at(0))
-	fechada := novaAtribuicao(t, q, uuid.New(), uuid.New(), uc, at(-time.Hour))
-	encerrar(t, q, fechada, "recusada")
-
-	cedo := sorted(cedo1, cedo2) // same data_sorteio: id breaks the tie
-	got := val(store.Consultas(q).BuscarAtribuicoesAtivas(ctx)).must(t)
-	equalIDs(t, "BuscarAtribuicoesAtivas", ids(got, atribuicaoID), []uuid.UUID{cedo[0], cedo[1], meio, tarde})
-	for _, a := range got {
-		if a.Status != "ativa" {
-			t.Fatalf("BuscarAtribuicoesAtivas returned status %q", a.Status)
-		}
-	}
-}
-
 func TestBuscarUltimaAceitacao(t *testing.T) {
 	t.Parallel()
 	ctx, _, q := open(t)
@@ -677,9 +679,9 @@ func TestBuscarUltimaAceitacao(t *testing.T) {
 func TestFilaPendente(t *testing.T) {
 	t.Parallel()
 	ctx, _, q := open(t)
-	p := pendenteParams(uuid.New(), at(time.Minute))
+	p := novoPendente(uuid.New(), at(time.Minute))
 	p.GrupoID = ptr(uuid.New())
-	check(t, store.Consultas(q).InserirFilaPendente(ctx, p))
+	enfileirar(t, q, p)
 
 	got := normPendente(val(store.Consultas(q).BuscarFilaPendentePorDemandaId(ctx, p.DemandaID)).must(t))
 	if got.ID == uuid.Nil || got.OrdemEntrada < 1 {
@@ -699,21 +701,24 @@ func TestFilaPendente(t *testing.T) {
 		OrdemEntrada:      got.OrdemEntrada,
 	}
 	deepEqual(t, "BuscarFilaPendentePorDemandaId", got, want)
-	deepEqual(t, "BuscarFilaPendentePorEventIdOrigem", normPendente(val(store.Consultas(q).BuscarFilaPendentePorEventIdOrigem(ctx, p.EventIDOrigem)).must(t)), want)
 	if n := val(store.Consultas(q).ContarPendentes(ctx)).must(t); n != 1 {
 		t.Fatalf("ContarPendentes = %d, want 1", n)
 	}
 
+	// A demand already queued only counts its failed attempts (T35): its
+	// place, entry time and origin stay.
 	for i := range 2 {
-		n, err := store.Consultas(q).IncrementarTentativasFilaPendente(ctx, p.DemandaID)
-		affected(t, "IncrementarTentativasFilaPendente", n, err, 1)
+		again := p
+		again.Agora, again.EventIDOrigem = at(time.Duration(2+i)*time.Hour), uuid.New()
+		enfileirar(t, q, again)
 		want.TentativasSorteio = int32(2 + i)
-		deepEqual(t, "after IncrementarTentativasFilaPendente", normPendente(val(store.Consultas(q).BuscarFilaPendentePorDemandaId(ctx, p.DemandaID)).must(t)), want)
+		deepEqual(t, "queued again", normPendente(val(store.Consultas(q).BuscarFilaPendentePorDemandaId(ctx, p.DemandaID)).must(t)), want)
 	}
-	n, err := store.Consultas(q).IncrementarTentativasFilaPendente(ctx, uuid.New())
-	affected(t, "IncrementarTentativasFilaPendente(unknown)", n, err, 0)
+	if n := val(store.Consultas(q).ContarPendentes(ctx)).must(t); n != 1 {
+		t.Fatalf("ContarPendentes after queueing again = %d, want 1", n)
+	}
 
-	n, err = store.Consultas(q).RemoverFilaPendentePorDemanda(ctx, p.DemandaID)
+	n, err := store.Consultas(q).RemoverFilaPendentePorDemanda(ctx, p.DemandaID)
 	affected(t, "RemoverFilaPendentePorDemanda", n, err, 1)
 	n, err = store.Consultas(q).RemoverFilaPendentePorDemanda(ctx, p.DemandaID)
 	affected(t, "RemoverFilaPendentePorDemanda (again)", n, err, 0)
@@ -722,8 +727,6 @@ func TestFilaPendente(t *testing.T) {
 	}
 	_, err = store.Consultas(q).BuscarFilaPendentePorDemandaId(ctx, p.DemandaID)
 	absent(t, "BuscarFilaPendentePorDemandaId after removal", err)
-	_, err = store.Consultas(q).BuscarFilaPendentePorEventIdOrigem(ctx, p.EventIDOrigem)
-	absent(t, "BuscarFilaPendentePorEventIdOrigem after removal", err)
 }
 
 func TestFilaPendenteFIFO(t *testing.T) {
@@ -733,8 +736,8 @@ func TestFilaPendenteFIFO(t *testing.T) {
 
 	inserir := func(uc uuid.UUID, quando time.Time) uuid.UUID {
 		t.Helper()
-		p := pendenteParams(uc, quando)
-		check(t, store.Consultas(q).InserirFilaPendente(ctx, p))
+		p := novoPendente(uc, quando)
+		enfileirar(t, q, p)
 		return p.DemandaID
 	}
 	// Entered later but arrived first: data_entrada wins over arrival.
@@ -866,7 +869,7 @@ func TestRecusas(t *testing.T) {
 
 func TestOffsets(t *testing.T) {
 	t.Parallel()
-	ctx, _, q := open(t)
+	ctx, s, q := open(t)
 	type off struct {
 		tipo string
 		seq  int64
@@ -874,14 +877,20 @@ func TestOffsets(t *testing.T) {
 	}
 	todos := func() []off {
 		t.Helper()
+		rows, err := s.Pool.Query(ctx, `SELECT tipo_evento, last_sequence, updated_at FROM d6a.consumer_offset ORDER BY tipo_evento`)
+		check(t, err)
 		var out []off
-		for _, o := range val(store.Consultas(q).BuscarTodosOffsets(ctx)).must(t) {
-			out = append(out, off{o.TipoEvento, o.LastSequence, o.UpdatedAt.UTC()})
+		for rows.Next() {
+			var o off
+			check(t, rows.Scan(&o.tipo, &o.seq, &o.em))
+			o.em = o.em.UTC()
+			out = append(out, o)
 		}
+		check(t, rows.Err())
 		return out
 	}
 	if got := todos(); len(got) != 0 {
-		t.Fatalf("BuscarTodosOffsets on an empty table = %+v", got)
+		t.Fatalf("consumer_offset on an empty table = %+v", got)
 	}
 
 	check(t, store.Consultas(q).SeedOffset(ctx, dbsqlc.SeedOffsetParams{TipoEvento: "demanda.criada", LastSequence: 10, Agora: at(0)}))
@@ -893,12 +902,16 @@ func TestOffsets(t *testing.T) {
 		{"demanda.criada", 10, at(0)},
 	})
 
-	// Upsert overwrites an existing row and inserts a new one.
-	check(t, store.Consultas(q).UpsertOffset(ctx, dbsqlc.UpsertOffsetParams{TipoEvento: "demanda.criada", LastSequence: 20, Agora: at(2 * time.Hour)}))
-	check(t, store.Consultas(q).UpsertOffset(ctx, dbsqlc.UpsertOffsetParams{TipoEvento: "atribuicao.recusada", LastSequence: 5, Agora: at(3 * time.Hour)}))
-	// Seeding after an upsert still changes nothing.
+	// A processed batch overwrites an existing row with its type's last
+	// input and inserts a new one.
+	check(t, q.RegistrarEntradas(ctx, []store.Processamento{
+		{EventID: uuid.New(), Tipo: "demanda.criada", Seq: 15, Agora: at(time.Hour)},
+		{EventID: uuid.New(), Tipo: "demanda.criada", Seq: 20, Agora: at(2 * time.Hour)},
+		{EventID: uuid.New(), Tipo: "atribuicao.recusada", Seq: 5, Agora: at(3 * time.Hour)},
+	}))
+	// Seeding after that still changes nothing.
 	check(t, store.Consultas(q).SeedOffset(ctx, dbsqlc.SeedOffsetParams{TipoEvento: "atribuicao.recusada", LastSequence: 1, Agora: at(4 * time.Hour)}))
-	deepEqual(t, "after upserts", todos(), []off{
+	deepEqual(t, "after a processed batch", todos(), []off{
 		{"atribuicao.recusada", 5, at(3 * time.Hour)},
 		{"conselheiro.cadastrado", 7, at(0)},
 		{"demanda.criada", 20, at(2 * time.Hour)},
@@ -944,9 +957,25 @@ func TestEventosProcessados(t *testing.T) {
 
 // -------------------------------------------------------------- auditoria
 
-func auditoriaParams(criado time.Time) dbsqlc.InserirAuditoriaParams {
+// auditoria is an audit record of a draw, every column set.
+type auditoria struct {
+	EventIDSorteio, AtribuicaoID, DemandaID, UnidadeCivicaID, ConselheiroID uuid.UUID
+	Base                                                                    string
+	BaseFallback                                                            bool
+	BaseSequence                                                            *int64
+	TimestampSorteio, Seed                                                  string
+	ElegiveisEntrada, Ordenados                                             []string
+	Selecionado                                                             uuid.UUID
+	ListaElegiveisHash                                                      string
+	Degrau                                                                  uuid.UUID
+	Cadeia                                                                  []string
+	Excluido                                                                *uuid.UUID
+	CriadoEm                                                                time.Time
+}
+
+func auditoriaParams(criado time.Time) auditoria {
 	sel, degrau := uuid.New(), uuid.New()
-	return dbsqlc.InserirAuditoriaParams{
+	return auditoria{
 		EventIDSorteio:     uuid.New(),
 		AtribuicaoID:       uuid.New(),
 		DemandaID:          uuid.New(),
@@ -968,26 +997,34 @@ func auditoriaParams(criado time.Time) dbsqlc.InserirAuditoriaParams {
 	}
 }
 
+// inserirAuditoria writes a by hand: the draw writes its audit record
+// with its assignment (GravarSorteios), never alone, and always with
+// base_fallback false.
+func inserirAuditoria(ctx context.Context, s *store.Store, a auditoria) error {
+	_, err := s.Pool.Exec(ctx, `INSERT INTO d6a.auditoria_sorteios (
+		event_id_sorteio, atribuicao_id, demanda_id, unidade_civica_id, conselheiro_id,
+		base, base_fallback, base_sequence, timestamp_sorteio, seed, elegiveis_entrada,
+		ordenados, selecionado, lista_elegiveis_hash, degrau, cadeia, excluido, criado_em
+	) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
+		a.EventIDSorteio, a.AtribuicaoID, a.DemandaID, a.UnidadeCivicaID, a.ConselheiroID,
+		a.Base, a.BaseFallback, a.BaseSequence, a.TimestampSorteio, a.Seed, a.ElegiveisEntrada,
+		a.Ordenados, a.Selecionado, a.ListaElegiveisHash, a.Degrau, a.Cadeia, a.Excluido, a.CriadoEm)
+	return err
+}
+
 func TestAuditoria(t *testing.T) {
 	t.Parallel()
-	ctx, _, q := open(t)
-	if got := val(store.Consultas(q).ListarAuditorias(ctx)).must(t); len(got) != 0 {
-		t.Fatalf("ListarAuditorias on an empty table = %d rows", len(got))
-	}
+	ctx, s, q := open(t)
 
 	// Microsecond column (plain TIMESTAMPTZ): keep sub-10ms precision.
 	a := auditoriaParams(base.Add(1234 * time.Microsecond))
-	check(t, store.Consultas(q).InserirAuditoria(ctx, a))
+	check(t, inserirAuditoria(ctx, s, a))
 	b := auditoriaParams(base.Add(-time.Hour))
 	b.BaseFallback, b.BaseSequence, b.Excluido = true, nil, ptr(uuid.New())
 	b.ElegiveisEntrada, b.Ordenados, b.Cadeia = []string{"only"}, []string{"only"}, []string{"a", "b", "c", "d"}
-	check(t, store.Consultas(q).InserirAuditoria(ctx, b))
-	c1 := auditoriaParams(base.Add(time.Hour))
-	c2 := auditoriaParams(base.Add(time.Hour)) // same criado_em: event id breaks the tie
-	check(t, store.Consultas(q).InserirAuditoria(ctx, c1))
-	check(t, store.Consultas(q).InserirAuditoria(ctx, c2))
+	check(t, inserirAuditoria(ctx, s, b))
 
-	toRow := func(p dbsqlc.InserirAuditoriaParams) dbsqlc.D6aAuditoriaSorteio {
+	toRow := func(p auditoria) dbsqlc.D6aAuditoriaSorteio {
 		return dbsqlc.D6aAuditoriaSorteio{
 			EventIDSorteio: p.EventIDSorteio, AtribuicaoID: p.AtribuicaoID, DemandaID: p.DemandaID,
 			UnidadeCivicaID: p.UnidadeCivicaID, ConselheiroID: p.ConselheiroID, Base: p.Base,
@@ -1001,28 +1038,40 @@ func TestAuditoria(t *testing.T) {
 	deepEqual(t, "BuscarAuditoria(b)", normAuditoria(val(store.Consultas(q).BuscarAuditoria(ctx, b.EventIDSorteio)).must(t)), toRow(b))
 	_, err := store.Consultas(q).BuscarAuditoria(ctx, uuid.New())
 	absent(t, "BuscarAuditoria(unknown)", err)
-
-	tie := []dbsqlc.InserirAuditoriaParams{c1, c2}
-	slices.SortFunc(tie, func(x, y dbsqlc.InserirAuditoriaParams) int { return cmpUUID(x.EventIDSorteio, y.EventIDSorteio) })
-	var got []dbsqlc.D6aAuditoriaSorteio
-	for _, r := range val(store.Consultas(q).ListarAuditorias(ctx)).must(t) {
-		got = append(got, normAuditoria(r))
-	}
-	deepEqual(t, "ListarAuditorias", got, []dbsqlc.D6aAuditoriaSorteio{toRow(b), toRow(a), toRow(tie[0]), toRow(tie[1])})
 }
 
 // ----------------------------------------------------------------- outbox
 
-func outboxParams(tipo string, correlacao *string, quando time.Time) dbsqlc.InserirOutboxParams {
+// linhaOutbox is an outbox row as a batch hands it to GravarOutbox
+// (atribuicao's lote.go writes the same JSON).
+type linhaOutbox struct {
+	EventID      uuid.UUID       `json:"event_id"`
+	Tipo         string          `json:"tipo"`
+	Subject      string          `json:"subject"`
+	CorrelacaoID *string         `json:"correlacao_id"`
+	Envelope     json.RawMessage `json:"envelope"`
+	CriadoEm     time.Time       `json:"criado_em"`
+}
+
+func outboxParams(tipo string, correlacao *string, quando time.Time) linhaOutbox {
 	ev := uuid.New()
-	return dbsqlc.InserirOutboxParams{
+	return linhaOutbox{
 		EventID:      ev,
 		Tipo:         tipo,
 		Subject:      "d6a." + tipo,
 		CorrelacaoID: correlacao,
-		Envelope:     []byte(`{"event_id":"` + ev.String() + `","tipo":"` + tipo + `","payload":{"n":[3,1,2]}}`),
-		Agora:        quando,
+		Envelope:     json.RawMessage(`{"event_id":"` + ev.String() + `","tipo":"` + tipo + `","payload":{"n":[3,1,2]}}`),
+		CriadoEm:     quando,
 	}
+}
+
+// gravarOutbox writes es, in their order, through the executor's write of
+// the outbox.
+func gravarOutbox(t *testing.T, q store.Tx, es ...linhaOutbox) error {
+	t.Helper()
+	linhas, err := json.Marshal(es)
+	check(t, err)
+	return q.GravarOutbox(t.Context(), linhas)
 }
 
 func sameJSON(t *testing.T, what string, got, want []byte) {
@@ -1045,8 +1094,8 @@ func TestOutbox(t *testing.T) {
 	e2 := outboxParams("sorteio.sem_candidatos", ptr("corr-1"), at(0))
 	e3 := outboxParams("atribuicao.criada", nil, at(2*time.Hour))
 	e4 := outboxParams("sorteio.sem_candidatos", ptr("corr-2"), at(-time.Hour))
-	for _, e := range []dbsqlc.InserirOutboxParams{e1, e2, e3, e4} {
-		check(t, store.Consultas(q).InserirOutbox(ctx, e))
+	for _, e := range []linhaOutbox{e1, e2, e3, e4} {
+		check(t, gravarOutbox(t, q, e))
 	}
 
 	for _, c := range []struct {
@@ -1066,7 +1115,7 @@ func TestOutbox(t *testing.T) {
 		}
 	}
 
-	row := func(e dbsqlc.InserirOutboxParams) dbsqlc.D6aOutbox {
+	row := func(e linhaOutbox) dbsqlc.D6aOutbox {
 		t.Helper()
 		r := val(store.Consultas(q).BuscarOutboxPorEventId(ctx, e.EventID)).must(t)
 		r.CriadoEm = r.CriadoEm.UTC()
@@ -1144,7 +1193,7 @@ func TestOutbox(t *testing.T) {
 		Agora: at(5 * time.Hour), Ids: []int64{row(e1).ID, row(e3).ID, row(e4).ID}, Sequences: []int64{999, 103, 104},
 	}))
 	for _, c := range []struct {
-		e   dbsqlc.InserirOutboxParams
+		e   linhaOutbox
 		seq int64
 		em  time.Duration
 	}{{e1, 101, 3 * time.Hour}, {e3, 103, 5 * time.Hour}, {e4, 104, 5 * time.Hour}} {

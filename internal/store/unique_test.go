@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/formigueiro/d6a/internal/store"
 	"github.com/formigueiro/d6a/internal/store/dbsqlc"
@@ -116,18 +117,21 @@ func TestUniqueEventIdSorteio(t *testing.T) {
 func TestUniqueFilaPendenteDemanda(t *testing.T) {
 	t.Parallel()
 	ctx, st, q := open(t)
-	p := pendenteParams(uuid.New(), at(0))
-	check(t, store.Consultas(q).InserirFilaPendente(ctx, p))
+	p := novoPendente(uuid.New(), at(0))
+	enfileirar(t, q, p)
 
-	dup := pendenteParams(uuid.New(), at(time.Hour))
-	dup.DemandaID = p.DemandaID
-	// The row id is a function of the demand, so the query meets the
+	// The row id is a function of the demand (GravarPendentes takes it
+	// from md5 of the demand), so a second row of the demand meets the
 	// primary key first; the unique key on demanda_id still stands for a
-	// row with any other id.
-	violates(t, "duplicate pending demand", store.Consultas(q).InserirFilaPendente(ctx, dup), "fila_pendentes_pkey")
-	_, err := st.Pool.Exec(ctx, `INSERT INTO d6a.fila_pendentes (id, demanda_id, unidade_civica_id, categoria_id, nivel_precedencia, score_final, data_entrada, event_id_origem, tentativas_sorteio)
-		VALUES (gen_random_uuid(), $1, $2, 'x', 1, 1, now(), gen_random_uuid(), 1)`, p.DemandaID, p.UnidadeCivicaID)
-	violates(t, "duplicate pending demand under another id", err, "fila_pendentes_demanda_id_key")
+	// row with any other id. GravarPendentes itself counts an attempt
+	// instead (TestFilaPendente).
+	inserir := func(id string) error {
+		_, err := st.Pool.Exec(ctx, `INSERT INTO d6a.fila_pendentes (id, demanda_id, unidade_civica_id, categoria_id, nivel_precedencia, score_final, data_entrada, event_id_origem, tentativas_sorteio)
+			VALUES (`+id+`, $1, $2, 'x', 1, 1, now(), gen_random_uuid(), 1)`, p.DemandaID, uuid.New())
+		return err
+	}
+	violates(t, "duplicate pending demand", inserir(`md5('d6a.fila_pendentes|' || ($1::uuid)::text)::uuid`), "fila_pendentes_pkey")
+	violates(t, "duplicate pending demand under another id", inserir(`gen_random_uuid()`), "fila_pendentes_demanda_id_key")
 
 	if n := val(store.Consultas(q).ContarPendentes(ctx)).must(t); n != 1 {
 		t.Fatalf("ContarPendentes = %d, want 1", n)
@@ -159,26 +163,26 @@ func TestUniqueRecusaEvento(t *testing.T) {
 
 func TestUniqueOutboxEAuditoria(t *testing.T) {
 	t.Parallel()
-	ctx, _, q := open(t)
+	ctx, st, q := open(t)
 	o := outboxParams("atribuicao.criada", nil, at(0))
-	check(t, store.Consultas(q).InserirOutbox(ctx, o))
+	check(t, gravarOutbox(t, q, o))
 	dup := outboxParams("sorteio.sem_candidatos", ptr("x"), at(time.Hour))
 	dup.EventID = o.EventID
-	violates(t, "duplicate outbox event_id", store.Consultas(q).InserirOutbox(ctx, dup), "outbox_event_id_key")
+	violates(t, "duplicate outbox event_id", gravarOutbox(t, q, dup), "outbox_event_id_key")
 	if n := val(store.Consultas(q).ContarOutboxPendentes(ctx)).must(t); n != 1 {
 		t.Fatalf("ContarOutboxPendentes = %d, want 1", n)
 	}
 
 	a := auditoriaParams(base)
-	check(t, store.Consultas(q).InserirAuditoria(ctx, a))
+	check(t, inserirAuditoria(ctx, st, a))
 	b := auditoriaParams(base.Add(time.Hour))
 	b.EventIDSorteio = a.EventIDSorteio
-	violates(t, "duplicate audit", store.Consultas(q).InserirAuditoria(ctx, b), "auditoria_sorteios_pkey")
+	violates(t, "duplicate audit", inserirAuditoria(ctx, st, b), "auditoria_sorteios_pkey")
 }
 
 func TestUniqueUmaAtivaPorConselheiroEPorDemanda(t *testing.T) {
 	t.Parallel()
-	ctx, _, q := open(t)
+	ctx, st, q := open(t)
 	uc := uuid.New()
 	c1, c2, c3 := uuid.New(), uuid.New(), uuid.New()
 	d1, d2, d3 := uuid.New(), uuid.New(), uuid.New()
@@ -223,8 +227,11 @@ func TestUniqueUmaAtivaPorConselheiroEPorDemanda(t *testing.T) {
 	encerrar(t, q, a2, "concluida")
 	a5 := aceitar(c3, d1, 3*time.Hour)
 
-	ativas := val(store.Consultas(q).BuscarAtribuicoesAtivas(ctx)).must(t)
-	equalIDs(t, "active assignments", ids(ativas, atribuicaoID), sorted(a4, a5))
+	rows, err := st.Pool.Query(ctx, `SELECT id FROM d6a.atribuicoes WHERE status = 'ativa' ORDER BY id`)
+	check(t, err)
+	ativas, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+	check(t, err)
+	equalIDs(t, "active assignments", ativas, sorted(a4, a5))
 	if n := count(t, q, `SELECT count(*) FROM d6a.atribuicoes WHERE conselheiro_id = $1`, c1); n != 3 {
 		t.Fatalf("c1 has %d assignments, want 3 (recusada, concluida, ativa)", n)
 	}

@@ -26,10 +26,6 @@ SELECT * FROM d6a.atribuicoes WHERE event_id_encerramento = @event_id LIMIT 1;
 -- name: BuscarAtribuicaoPorEventIdSorteio :one
 SELECT * FROM d6a.atribuicoes WHERE event_id_sorteio = @event_id_sorteio;
 
--- name: BuscarAtribuicoesAtivas :many
--- The spec's full scan (spec 6.4); the draw does not use it (issue 3).
-SELECT * FROM d6a.atribuicoes WHERE status = 'ativa' ORDER BY data_sorteio, id;
-
 -- name: AtualizarStatusAtribuicao :execrows
 -- Only an active assignment closes (spec 4.6).
 UPDATE d6a.atribuicoes

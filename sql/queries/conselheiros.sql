@@ -18,42 +18,6 @@ SELECT * FROM d6a.conselheiros WHERE id = @id;
 -- Locks the row so the state machine (spec 4.6) sees the committed status.
 SELECT * FROM d6a.conselheiros WHERE id = @id FOR UPDATE;
 
--- name: BuscarConselheiroPorCidadao :many
-SELECT * FROM d6a.conselheiros WHERE cidadao_id = @cidadao_id ORDER BY data_cadastro, id;
-
--- name: BuscarConselheirosPorUcsEStatus :many
--- spec 4.3 step 2, as the spec's repository names it.
-SELECT * FROM d6a.conselheiros
-WHERE unidade_civica_id = ANY(@ucs::uuid[]) AND status = @status
-ORDER BY id;
-
--- name: BuscarCandidatosPorUcs :many
--- Eligibility input (spec 4.3) in one indexed round trip: every counsellor
--- registered on the chain, with whether it holds an active assignment. Cost
--- follows the chain's counsellors, not the whole table nor the active
--- assignments (issue 3): the LATERAL … LIMIT 1 keeps the planner on one
--- probe of the partial unique index per candidate, where an EXISTS was
--- turned into a hashed scan of every active assignment (docs/bench.md).
-SELECT c.id, c.unidade_civica_id, c.status, c.capacitacao_concluida, c.data_suspensao_ate,
-       (a.ativa IS NOT NULL)::boolean AS ocupado
-FROM d6a.conselheiros c
-LEFT JOIN LATERAL (
-    SELECT true AS ativa FROM d6a.atribuicoes a
-    WHERE a.conselheiro_id = c.id AND a.status = 'ativa'
-    LIMIT 1
-) a ON true
-WHERE c.unidade_civica_id = ANY(@ucs::uuid[])
-ORDER BY c.id;
-
--- name: ContarConselheirosPorUcs :one
-SELECT count(*) FROM d6a.conselheiros WHERE unidade_civica_id = ANY(@ucs::uuid[]);
-
--- name: ContarConselheirosOcupadosPorUcs :one
--- spec 4.3: occupied = holding an active assignment, not status 'ocupado'.
-SELECT count(DISTINCT c.id) FROM d6a.conselheiros c
-JOIN d6a.atribuicoes a ON a.conselheiro_id = c.id AND a.status = 'ativa'
-WHERE c.unidade_civica_id = ANY(@ucs::uuid[]);
-
 -- name: BuscarConselheirosPorStatus :many
 SELECT * FROM d6a.conselheiros WHERE status = @status ORDER BY id;
 

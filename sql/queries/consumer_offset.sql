@@ -1,19 +1,8 @@
--- name: UpsertOffset :exec
--- The record of the last processed stream sequence per type (spec 2.6),
--- written in the handler's transaction; JetStream durables do the delivery.
-INSERT INTO d6a.consumer_offset (tipo_evento, last_sequence, updated_at)
-VALUES (@tipo_evento, @last_sequence, @agora::timestamptz)
-ON CONFLICT (tipo_evento) DO UPDATE
-SET last_sequence = EXCLUDED.last_sequence, updated_at = EXCLUDED.updated_at;
-
 -- name: SeedOffset :exec
 -- spec 4.5 step 2: seeded at the bus head, never overwriting.
 INSERT INTO d6a.consumer_offset (tipo_evento, last_sequence, updated_at)
 VALUES (@tipo_evento, @last_sequence, @agora::timestamptz)
 ON CONFLICT (tipo_evento) DO NOTHING;
-
--- name: BuscarTodosOffsets :many
-SELECT * FROM d6a.consumer_offset ORDER BY tipo_evento;
 
 -- name: RegistrarEventoProcessado :execrows
 -- Returns 0 rows when the event was already applied.

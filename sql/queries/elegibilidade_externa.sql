@@ -47,9 +47,6 @@ SELECT * FROM d6a.regras_elegibilidade ORDER BY versao DESC LIMIT 1;
 INSERT INTO d6a.regras_elegibilidade (capacitacao_externa, exigir_vinculo, event_id, criado_em)
 VALUES (@capacitacao_externa, @exigir_vinculo, @event_id, @agora::timestamptz);
 
--- name: BuscarVinculos :many
-SELECT * FROM d6a.vinculos WHERE conselheiro_id = @conselheiro_id ORDER BY unidade_civica_id;
-
 -- name: ContarRazoesPorUcs :one
 -- The console's queue view (issue 41): over a waiting demand's chain, how
 -- many counsellors each exclusion of spec 4.3 and each phase-2 gate leaves

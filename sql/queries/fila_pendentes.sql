@@ -1,18 +1,3 @@
--- name: InserirFilaPendente :exec
--- Every insert into the queue takes its row id from the demand, not at
--- random: the same bus prefix gives the same tables (issue 22,
--- determinism from the bus).
-INSERT INTO d6a.fila_pendentes (
-    id, demanda_id, unidade_civica_id, categoria_id, nivel_precedencia, score_final,
-    grupo_id, data_entrada, event_id_origem, tentativas_sorteio
-) VALUES (
-    md5('d6a.fila_pendentes|' || (@demanda_id::uuid)::text)::uuid, @demanda_id::uuid, @unidade_civica_id, @categoria_id, @nivel_precedencia, @score_final,
-    @grupo_id, @agora::timestamptz, @event_id_origem, 1
-);
-
--- name: BuscarFilaPendentePorEventIdOrigem :one
-SELECT * FROM d6a.fila_pendentes WHERE event_id_origem = @event_id LIMIT 1;
-
 -- name: BuscarFilaPendentePorDemandaId :one
 SELECT * FROM d6a.fila_pendentes WHERE demanda_id = @demanda_id;
 
@@ -36,10 +21,6 @@ SELECT * FROM d6a.fila_pendentes ORDER BY data_entrada, ordem_entrada;
 
 -- name: RemoverFilaPendentePorDemanda :execrows
 DELETE FROM d6a.fila_pendentes WHERE demanda_id = @demanda_id;
-
--- name: IncrementarTentativasFilaPendente :execrows
-UPDATE d6a.fila_pendentes SET tentativas_sorteio = tentativas_sorteio + 1
-WHERE demanda_id = @demanda_id;
 
 -- name: ContarPendentes :one
 SELECT count(*) FROM d6a.fila_pendentes;

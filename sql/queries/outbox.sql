@@ -1,7 +1,3 @@
--- name: InserirOutbox :exec
-INSERT INTO d6a.outbox (event_id, tipo, subject, correlacao_id, envelope, criado_em)
-VALUES (@event_id, @tipo, @subject, @correlacao_id, @envelope, @agora::timestamptz);
-
 -- name: ExisteOutboxPorTipoCorrelacao :one
 -- spec 5.4: one sorteio.sem_candidatos per correlacao_id.
 SELECT EXISTS (

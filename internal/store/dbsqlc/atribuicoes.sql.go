@@ -189,50 +189,6 @@ func (q *Queries) BuscarAtribuicaoPorEventIdSorteio(ctx context.Context, eventID
 	return i, err
 }
 
-const buscarAtribuicoesAtivas = `-- name: BuscarAtribuicoesAtivas :many
-SELECT id, conselheiro_id, demanda_id, unidade_civica_id, seed_publico, metodo_sorteio, posicao_sorteada, total_elegiveis, lista_elegiveis_hash, status, data_sorteio, event_id_sorteio, event_id_encerramento, criado_em, score_final, categoria_id, nivel_precedencia, grupo_id FROM d6a.atribuicoes WHERE status = 'ativa' ORDER BY data_sorteio, id
-`
-
-// The spec's full scan (spec 6.4); the draw does not use it (issue 3).
-func (q *Queries) BuscarAtribuicoesAtivas(ctx context.Context) ([]D6aAtribuico, error) {
-	rows, err := q.db.Query(ctx, buscarAtribuicoesAtivas)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []D6aAtribuico
-	for rows.Next() {
-		var i D6aAtribuico
-		if err := rows.Scan(
-			&i.ID,
-			&i.ConselheiroID,
-			&i.DemandaID,
-			&i.UnidadeCivicaID,
-			&i.SeedPublico,
-			&i.MetodoSorteio,
-			&i.PosicaoSorteada,
-			&i.TotalElegiveis,
-			&i.ListaElegiveisHash,
-			&i.Status,
-			&i.DataSorteio,
-			&i.EventIDSorteio,
-			&i.EventIDEncerramento,
-			&i.CriadoEm,
-			&i.ScoreFinal,
-			&i.CategoriaID,
-			&i.NivelPrecedencia,
-			&i.GrupoID,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const buscarUltimaAceitacao = `-- name: BuscarUltimaAceitacao :one
 SELECT data_sorteio FROM d6a.atribuicoes
 WHERE conselheiro_id = $1 AND status = 'concluida'

@@ -7,7 +7,6 @@ package dbsqlc
 
 import (
 	"context"
-	"time"
 
 	"github.com/google/uuid"
 )
@@ -44,108 +43,4 @@ func (q *Queries) BuscarAuditoria(ctx context.Context, eventIDSorteio uuid.UUID)
 		&i.Compromisso,
 	)
 	return i, err
-}
-
-const inserirAuditoria = `-- name: InserirAuditoria :exec
-INSERT INTO d6a.auditoria_sorteios (
-    event_id_sorteio, atribuicao_id, demanda_id, unidade_civica_id, conselheiro_id,
-    base, base_fallback, base_sequence, timestamp_sorteio, seed, elegiveis_entrada,
-    ordenados, selecionado, lista_elegiveis_hash, degrau, cadeia, excluido, criado_em
-) VALUES (
-    $1, $2, $3, $4, $5,
-    $6, $7, $8, $9, $10, $11,
-    $12, $13, $14, $15, $16, $17, $18
-)
-`
-
-type InserirAuditoriaParams struct {
-	EventIDSorteio     uuid.UUID
-	AtribuicaoID       uuid.UUID
-	DemandaID          uuid.UUID
-	UnidadeCivicaID    uuid.UUID
-	ConselheiroID      uuid.UUID
-	Base               string
-	BaseFallback       bool
-	BaseSequence       *int64
-	TimestampSorteio   string
-	Seed               string
-	ElegiveisEntrada   []string
-	Ordenados          []string
-	Selecionado        uuid.UUID
-	ListaElegiveisHash string
-	Degrau             uuid.UUID
-	Cadeia             []string
-	Excluido           *uuid.UUID
-	CriadoEm           time.Time
-}
-
-func (q *Queries) InserirAuditoria(ctx context.Context, arg InserirAuditoriaParams) error {
-	_, err := q.db.Exec(ctx, inserirAuditoria,
-		arg.EventIDSorteio,
-		arg.AtribuicaoID,
-		arg.DemandaID,
-		arg.UnidadeCivicaID,
-		arg.ConselheiroID,
-		arg.Base,
-		arg.BaseFallback,
-		arg.BaseSequence,
-		arg.TimestampSorteio,
-		arg.Seed,
-		arg.ElegiveisEntrada,
-		arg.Ordenados,
-		arg.Selecionado,
-		arg.ListaElegiveisHash,
-		arg.Degrau,
-		arg.Cadeia,
-		arg.Excluido,
-		arg.CriadoEm,
-	)
-	return err
-}
-
-const listarAuditorias = `-- name: ListarAuditorias :many
-SELECT event_id_sorteio, atribuicao_id, demanda_id, unidade_civica_id, conselheiro_id, base, base_fallback, base_sequence, timestamp_sorteio, seed, elegiveis_entrada, ordenados, selecionado, lista_elegiveis_hash, degrau, cadeia, excluido, criado_em, versao_parametros, rodada, assinatura_rodada, compromisso FROM d6a.auditoria_sorteios ORDER BY criado_em, event_id_sorteio
-`
-
-func (q *Queries) ListarAuditorias(ctx context.Context) ([]D6aAuditoriaSorteio, error) {
-	rows, err := q.db.Query(ctx, listarAuditorias)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []D6aAuditoriaSorteio
-	for rows.Next() {
-		var i D6aAuditoriaSorteio
-		if err := rows.Scan(
-			&i.EventIDSorteio,
-			&i.AtribuicaoID,
-			&i.DemandaID,
-			&i.UnidadeCivicaID,
-			&i.ConselheiroID,
-			&i.Base,
-			&i.BaseFallback,
-			&i.BaseSequence,
-			&i.TimestampSorteio,
-			&i.Seed,
-			&i.ElegiveisEntrada,
-			&i.Ordenados,
-			&i.Selecionado,
-			&i.ListaElegiveisHash,
-			&i.Degrau,
-			&i.Cadeia,
-			&i.Excluido,
-			&i.CriadoEm,
-			&i.VersaoParametros,
-			&i.Rodada,
-			&i.AssinaturaRodada,
-			&i.Compromisso,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
 }

@@ -38,100 +38,6 @@ func (q *Queries) AtualizarStatusConselheiro(ctx context.Context, arg AtualizarS
 	return result.RowsAffected(), nil
 }
 
-const buscarCandidatosPorUcs = `-- name: BuscarCandidatosPorUcs :many
-SELECT c.id, c.unidade_civica_id, c.status, c.capacitacao_concluida, c.data_suspensao_ate,
-       (a.ativa IS NOT NULL)::boolean AS ocupado
-FROM d6a.conselheiros c
-LEFT JOIN LATERAL (
-    SELECT true AS ativa FROM d6a.atribuicoes a
-    WHERE a.conselheiro_id = c.id AND a.status = 'ativa'
-    LIMIT 1
-) a ON true
-WHERE c.unidade_civica_id = ANY($1::uuid[])
-ORDER BY c.id
-`
-
-type BuscarCandidatosPorUcsRow struct {
-	ID                   uuid.UUID
-	UnidadeCivicaID      uuid.UUID
-	Status               string
-	CapacitacaoConcluida bool
-	DataSuspensaoAte     *time.Time
-	Ocupado              bool
-}
-
-// Eligibility input (spec 4.3) in one indexed round trip: every counsellor
-// registered on the chain, with whether it holds an active assignment. Cost
-// follows the chain's counsellors, not the whole table nor the active
-// assignments (issue 3): the LATERAL … LIMIT 1 keeps the planner on one
-// probe of the partial unique index per candidate, where an EXISTS was
-// turned into a hashed scan of every active assignment (docs/bench.md).
-func (q *Queries) BuscarCandidatosPorUcs(ctx context.Context, ucs []uuid.UUID) ([]BuscarCandidatosPorUcsRow, error) {
-	rows, err := q.db.Query(ctx, buscarCandidatosPorUcs, ucs)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []BuscarCandidatosPorUcsRow
-	for rows.Next() {
-		var i BuscarCandidatosPorUcsRow
-		if err := rows.Scan(
-			&i.ID,
-			&i.UnidadeCivicaID,
-			&i.Status,
-			&i.CapacitacaoConcluida,
-			&i.DataSuspensaoAte,
-			&i.Ocupado,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
-const buscarConselheiroPorCidadao = `-- name: BuscarConselheiroPorCidadao :many
-SELECT id, cidadao_id, unidade_civica_id, nivel_atuacao, status, capacitacao_concluida, data_cadastro, data_ultima_atribuicao, data_suspensao_ate, event_id_cadastro, event_id_ultima_alteracao, atualizado_em, nivel_progressao, unidade_civica_id_cadastro FROM d6a.conselheiros WHERE cidadao_id = $1 ORDER BY data_cadastro, id
-`
-
-func (q *Queries) BuscarConselheiroPorCidadao(ctx context.Context, cidadaoID uuid.UUID) ([]D6aConselheiro, error) {
-	rows, err := q.db.Query(ctx, buscarConselheiroPorCidadao, cidadaoID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []D6aConselheiro
-	for rows.Next() {
-		var i D6aConselheiro
-		if err := rows.Scan(
-			&i.ID,
-			&i.CidadaoID,
-			&i.UnidadeCivicaID,
-			&i.NivelAtuacao,
-			&i.Status,
-			&i.CapacitacaoConcluida,
-			&i.DataCadastro,
-			&i.DataUltimaAtribuicao,
-			&i.DataSuspensaoAte,
-			&i.EventIDCadastro,
-			&i.EventIDUltimaAlteracao,
-			&i.AtualizadoEm,
-			&i.NivelProgressao,
-			&i.UnidadeCivicaIDCadastro,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const buscarConselheiroPorEventIdCadastro = `-- name: BuscarConselheiroPorEventIdCadastro :one
 SELECT id, cidadao_id, unidade_civica_id, nivel_atuacao, status, capacitacao_concluida, data_cadastro, data_ultima_atribuicao, data_suspensao_ate, event_id_cadastro, event_id_ultima_alteracao, atualizado_em, nivel_progressao, unidade_civica_id_cadastro FROM d6a.conselheiros WHERE event_id_cadastro = $1 LIMIT 1
 `
@@ -217,53 +123,6 @@ SELECT id, cidadao_id, unidade_civica_id, nivel_atuacao, status, capacitacao_con
 
 func (q *Queries) BuscarConselheirosPorStatus(ctx context.Context, status string) ([]D6aConselheiro, error) {
 	rows, err := q.db.Query(ctx, buscarConselheirosPorStatus, status)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []D6aConselheiro
-	for rows.Next() {
-		var i D6aConselheiro
-		if err := rows.Scan(
-			&i.ID,
-			&i.CidadaoID,
-			&i.UnidadeCivicaID,
-			&i.NivelAtuacao,
-			&i.Status,
-			&i.CapacitacaoConcluida,
-			&i.DataCadastro,
-			&i.DataUltimaAtribuicao,
-			&i.DataSuspensaoAte,
-			&i.EventIDCadastro,
-			&i.EventIDUltimaAlteracao,
-			&i.AtualizadoEm,
-			&i.NivelProgressao,
-			&i.UnidadeCivicaIDCadastro,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
-const buscarConselheirosPorUcsEStatus = `-- name: BuscarConselheirosPorUcsEStatus :many
-SELECT id, cidadao_id, unidade_civica_id, nivel_atuacao, status, capacitacao_concluida, data_cadastro, data_ultima_atribuicao, data_suspensao_ate, event_id_cadastro, event_id_ultima_alteracao, atualizado_em, nivel_progressao, unidade_civica_id_cadastro FROM d6a.conselheiros
-WHERE unidade_civica_id = ANY($1::uuid[]) AND status = $2
-ORDER BY id
-`
-
-type BuscarConselheirosPorUcsEStatusParams struct {
-	Ucs    []uuid.UUID
-	Status string
-}
-
-// spec 4.3 step 2, as the spec's repository names it.
-func (q *Queries) BuscarConselheirosPorUcsEStatus(ctx context.Context, arg BuscarConselheirosPorUcsEStatusParams) ([]D6aConselheiro, error) {
-	rows, err := q.db.Query(ctx, buscarConselheirosPorUcsEStatus, arg.Ucs, arg.Status)
 	if err != nil {
 		return nil, err
 	}
@@ -535,20 +394,6 @@ func (q *Queries) BuscarSuspensosComPrazoVencido(ctx context.Context, agora time
 	return items, nil
 }
 
-const contarConselheirosOcupadosPorUcs = `-- name: ContarConselheirosOcupadosPorUcs :one
-SELECT count(DISTINCT c.id) FROM d6a.conselheiros c
-JOIN d6a.atribuicoes a ON a.conselheiro_id = c.id AND a.status = 'ativa'
-WHERE c.unidade_civica_id = ANY($1::uuid[])
-`
-
-// spec 4.3: occupied = holding an active assignment, not status 'ocupado'.
-func (q *Queries) ContarConselheirosOcupadosPorUcs(ctx context.Context, ucs []uuid.UUID) (int64, error) {
-	row := q.db.QueryRow(ctx, contarConselheirosOcupadosPorUcs, ucs)
-	var count int64
-	err := row.Scan(&count)
-	return count, err
-}
-
 const contarConselheirosPorStatus = `-- name: ContarConselheirosPorStatus :many
 SELECT status, count(*) AS total FROM d6a.conselheiros GROUP BY status ORDER BY status
 `
@@ -576,17 +421,6 @@ func (q *Queries) ContarConselheirosPorStatus(ctx context.Context) ([]ContarCons
 		return nil, err
 	}
 	return items, nil
-}
-
-const contarConselheirosPorUcs = `-- name: ContarConselheirosPorUcs :one
-SELECT count(*) FROM d6a.conselheiros WHERE unidade_civica_id = ANY($1::uuid[])
-`
-
-func (q *Queries) ContarConselheirosPorUcs(ctx context.Context, ucs []uuid.UUID) (int64, error) {
-	row := q.db.QueryRow(ctx, contarConselheirosPorUcs, ucs)
-	var count int64
-	err := row.Scan(&count)
-	return count, err
 }
 
 const inserirConselheiro = `-- name: InserirConselheiro :exec

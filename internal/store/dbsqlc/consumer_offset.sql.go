@@ -12,30 +12,6 @@ import (
 	"github.com/google/uuid"
 )
 
-const buscarTodosOffsets = `-- name: BuscarTodosOffsets :many
-SELECT tipo_evento, last_sequence, updated_at FROM d6a.consumer_offset ORDER BY tipo_evento
-`
-
-func (q *Queries) BuscarTodosOffsets(ctx context.Context) ([]D6aConsumerOffset, error) {
-	rows, err := q.db.Query(ctx, buscarTodosOffsets)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []D6aConsumerOffset
-	for rows.Next() {
-		var i D6aConsumerOffset
-		if err := rows.Scan(&i.TipoEvento, &i.LastSequence, &i.UpdatedAt); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const eventoJaProcessado = `-- name: EventoJaProcessado :one
 SELECT EXISTS (SELECT 1 FROM d6a.eventos_processados WHERE event_id = $1)
 `
@@ -187,25 +163,5 @@ type SeedOffsetParams struct {
 // spec 4.5 step 2: seeded at the bus head, never overwriting.
 func (q *Queries) SeedOffset(ctx context.Context, arg SeedOffsetParams) error {
 	_, err := q.db.Exec(ctx, seedOffset, arg.TipoEvento, arg.LastSequence, arg.Agora)
-	return err
-}
-
-const upsertOffset = `-- name: UpsertOffset :exec
-INSERT INTO d6a.consumer_offset (tipo_evento, last_sequence, updated_at)
-VALUES ($1, $2, $3::timestamptz)
-ON CONFLICT (tipo_evento) DO UPDATE
-SET last_sequence = EXCLUDED.last_sequence, updated_at = EXCLUDED.updated_at
-`
-
-type UpsertOffsetParams struct {
-	TipoEvento   string
-	LastSequence int64
-	Agora        time.Time
-}
-
-// The record of the last processed stream sequence per type (spec 2.6),
-// written in the handler's transaction; JetStream durables do the delivery.
-func (q *Queries) UpsertOffset(ctx context.Context, arg UpsertOffsetParams) error {
-	_, err := q.db.Exec(ctx, upsertOffset, arg.TipoEvento, arg.LastSequence, arg.Agora)
 	return err
 }

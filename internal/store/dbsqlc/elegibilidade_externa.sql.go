@@ -12,38 +12,6 @@ import (
 	"github.com/google/uuid"
 )
 
-const buscarVinculos = `-- name: BuscarVinculos :many
-SELECT conselheiro_id, unidade_civica_id, valido, origem, validado_em, event_id, atualizado_em FROM d6a.vinculos WHERE conselheiro_id = $1 ORDER BY unidade_civica_id
-`
-
-func (q *Queries) BuscarVinculos(ctx context.Context, conselheiroID uuid.UUID) ([]D6aVinculo, error) {
-	rows, err := q.db.Query(ctx, buscarVinculos, conselheiroID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []D6aVinculo
-	for rows.Next() {
-		var i D6aVinculo
-		if err := rows.Scan(
-			&i.ConselheiroID,
-			&i.UnidadeCivicaID,
-			&i.Valido,
-			&i.Origem,
-			&i.ValidadoEm,
-			&i.EventID,
-			&i.AtualizadoEm,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const contarRazoesPorUcs = `-- name: ContarRazoesPorUcs :one
 SELECT count(*)::bigint AS cadastrados,
        count(*) FILTER (WHERE (SELECT 1 FROM d6a.atribuicoes a

@@ -7,7 +7,6 @@ package dbsqlc
 
 import (
 	"context"
-	"time"
 
 	"github.com/google/uuid"
 )
@@ -66,29 +65,6 @@ SELECT id, demanda_id, unidade_civica_id, categoria_id, nivel_precedencia, score
 
 func (q *Queries) BuscarFilaPendentePorDemandaId(ctx context.Context, demandaID uuid.UUID) (D6aFilaPendente, error) {
 	row := q.db.QueryRow(ctx, buscarFilaPendentePorDemandaId, demandaID)
-	var i D6aFilaPendente
-	err := row.Scan(
-		&i.ID,
-		&i.DemandaID,
-		&i.UnidadeCivicaID,
-		&i.CategoriaID,
-		&i.NivelPrecedencia,
-		&i.ScoreFinal,
-		&i.GrupoID,
-		&i.DataEntrada,
-		&i.EventIDOrigem,
-		&i.TentativasSorteio,
-		&i.OrdemEntrada,
-	)
-	return i, err
-}
-
-const buscarFilaPendentePorEventIdOrigem = `-- name: BuscarFilaPendentePorEventIdOrigem :one
-SELECT id, demanda_id, unidade_civica_id, categoria_id, nivel_precedencia, score_final, grupo_id, data_entrada, event_id_origem, tentativas_sorteio, ordem_entrada FROM d6a.fila_pendentes WHERE event_id_origem = $1 LIMIT 1
-`
-
-func (q *Queries) BuscarFilaPendentePorEventIdOrigem(ctx context.Context, eventID uuid.UUID) (D6aFilaPendente, error) {
-	row := q.db.QueryRow(ctx, buscarFilaPendentePorEventIdOrigem, eventID)
 	var i D6aFilaPendente
 	err := row.Scan(
 		&i.ID,
@@ -178,57 +154,6 @@ SET tentativas_sorteio = d6a.fila_pendentes.tentativas_sorteio + EXCLUDED.tentat
 // one round trip.
 func (q *Queries) EnfileirarPendentes(ctx context.Context, linhas []byte) error {
 	_, err := q.db.Exec(ctx, enfileirarPendentes, linhas)
-	return err
-}
-
-const incrementarTentativasFilaPendente = `-- name: IncrementarTentativasFilaPendente :execrows
-UPDATE d6a.fila_pendentes SET tentativas_sorteio = tentativas_sorteio + 1
-WHERE demanda_id = $1
-`
-
-func (q *Queries) IncrementarTentativasFilaPendente(ctx context.Context, demandaID uuid.UUID) (int64, error) {
-	result, err := q.db.Exec(ctx, incrementarTentativasFilaPendente, demandaID)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
-}
-
-const inserirFilaPendente = `-- name: InserirFilaPendente :exec
-INSERT INTO d6a.fila_pendentes (
-    id, demanda_id, unidade_civica_id, categoria_id, nivel_precedencia, score_final,
-    grupo_id, data_entrada, event_id_origem, tentativas_sorteio
-) VALUES (
-    md5('d6a.fila_pendentes|' || ($1::uuid)::text)::uuid, $1::uuid, $2, $3, $4, $5,
-    $6, $7::timestamptz, $8, 1
-)
-`
-
-type InserirFilaPendenteParams struct {
-	DemandaID        uuid.UUID
-	UnidadeCivicaID  uuid.UUID
-	CategoriaID      string
-	NivelPrecedencia int32
-	ScoreFinal       float64
-	GrupoID          *uuid.UUID
-	Agora            time.Time
-	EventIDOrigem    uuid.UUID
-}
-
-// Every insert into the queue takes its row id from the demand, not at
-// random: the same bus prefix gives the same tables (issue 22,
-// determinism from the bus).
-func (q *Queries) InserirFilaPendente(ctx context.Context, arg InserirFilaPendenteParams) error {
-	_, err := q.db.Exec(ctx, inserirFilaPendente,
-		arg.DemandaID,
-		arg.UnidadeCivicaID,
-		arg.CategoriaID,
-		arg.NivelPrecedencia,
-		arg.ScoreFinal,
-		arg.GrupoID,
-		arg.Agora,
-		arg.EventIDOrigem,
-	)
 	return err
 }
 

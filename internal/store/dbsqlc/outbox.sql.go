@@ -110,32 +110,6 @@ func (q *Queries) ExisteOutboxPorTipoCorrelacao(ctx context.Context, arg ExisteO
 	return exists, err
 }
 
-const inserirOutbox = `-- name: InserirOutbox :exec
-INSERT INTO d6a.outbox (event_id, tipo, subject, correlacao_id, envelope, criado_em)
-VALUES ($1, $2, $3, $4, $5, $6::timestamptz)
-`
-
-type InserirOutboxParams struct {
-	EventID      uuid.UUID
-	Tipo         string
-	Subject      string
-	CorrelacaoID *string
-	Envelope     []byte
-	Agora        time.Time
-}
-
-func (q *Queries) InserirOutbox(ctx context.Context, arg InserirOutboxParams) error {
-	_, err := q.db.Exec(ctx, inserirOutbox,
-		arg.EventID,
-		arg.Tipo,
-		arg.Subject,
-		arg.CorrelacaoID,
-		arg.Envelope,
-		arg.Agora,
-	)
-	return err
-}
-
 const inserirOutboxLote = `-- name: InserirOutboxLote :exec
 INSERT INTO d6a.outbox (event_id, tipo, subject, correlacao_id, envelope, criado_em, entrada_sequence, beacon_rodada)
 SELECT event_id, tipo, subject, correlacao_id, envelope, criado_em, entrada_sequence, beacon_rodada
