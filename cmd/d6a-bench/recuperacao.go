@@ -162,6 +162,15 @@ func recuperar(ctx context.Context, a *ambiente, o opcoesRecuperacao, binNATS st
 	if err := a.pg.CreateDatabase(ctx, db, "bench_base"); err != nil {
 		return x, err
 	}
+	// The colony logs to its own file, the migrations included.
+	logArq, err := os.Create(filepath.Join(dir, "d6a.log"))
+	if err != nil {
+		return x, err
+	}
+	defer logArq.Close()
+	anterior := slog.Default()
+	slog.SetDefault(slog.New(slog.NewJSONHandler(logArq, &slog.HandlerOptions{Level: slog.LevelInfo})))
+	defer slog.SetDefault(anterior)
 	url := a.pg.URL(db)
 	if err := migrar(ctx, url); err != nil {
 		return x, err
@@ -190,14 +199,6 @@ func recuperar(ctx context.Context, a *ambiente, o opcoesRecuperacao, binNATS st
 	}
 	cfg.DatabaseURL, cfg.NATSURL, cfg.DataDir, cfg.HTTPAddr = url, nats.URL(), dir, "127.0.0.1:0"
 	cfg.Migrate, cfg.JWTSecret = false, "d6a-bench"
-	logArq, err := os.Create(filepath.Join(dir, "d6a.log"))
-	if err != nil {
-		return x, err
-	}
-	defer logArq.Close()
-	anterior := slog.Default()
-	slog.SetDefault(slog.New(slog.NewJSONHandler(logArq, &slog.HandlerOptions{Level: slog.LevelInfo})))
-	defer slog.SetDefault(anterior)
 
 	// Before the outage.
 	parar, _, err := subirColonia(ctx, cfg, comBeacon)
@@ -276,7 +277,14 @@ func recuperar(ctx context.Context, a *ambiente, o opcoesRecuperacao, binNATS st
 	if err := conn.QueryRow(ctx, `SELECT count(DISTINCT rodada) FROM d6a.auditoria_sorteios`).Scan(&x.Rodadas); err != nil {
 		return x, err
 	}
-	x.Avisos, _ = lerLog(logArq.Name())
+	avisos, _ := lerLog(logArq.Name())
+	for _, a := range avisos {
+		// What this bench configures on purpose: the development log key
+		// and the private beacon.
+		if !strings.Contains(a, "D6A_LOG_KEY_FILE") && !strings.Contains(a, "beacon PRIVADO") {
+			x.Avisos = append(x.Avisos, a)
+		}
+	}
 	logf("%s: %d of %d results, %.0f results/s from the first to the last; ready after %s, first result after %s, %d distinct rounds",
 		nomeBraco(comBeacon), x.Recebidos, len(ds), x.Vazao(), x.Pronto.Round(time.Millisecond), x.Primeiro.Round(time.Millisecond), x.Rodadas)
 	return x, nil
