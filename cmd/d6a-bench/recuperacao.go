@@ -342,11 +342,11 @@ func relatorioRecuperacao(o opcoesRecuperacao, b *base, bs []braco, dur time.Dur
 		fmt.Sprintf("load average %s", cargaMedia()), b.versao)
 	fmt.Fprintf(&s, "N = %s agenda items on the durable, K = %s counsellors (%s), outage %s after the last publish.\n\n",
 		milhares(o.n), milhares(o.k), o.forma, o.fora)
-	s.WriteString("| arm | pending at start | ready after | first result after | results/s, first → last | distinct rounds | drawn / no candidates |\n")
-	s.WriteString("|---|--:|--:|--:|--:|--:|--:|\n")
+	s.WriteString("| arm | published in | pending at start | ready after | first result after | results/s, first → last | distinct rounds | drawn / no candidates |\n")
+	s.WriteString("|---|--:|--:|--:|--:|--:|--:|--:|\n")
 	var com, sem []float64
 	for i, x := range bs {
-		fmt.Fprintf(&s, "| %d. %s | %s | %.2f s | %.2f s | %s | %s | %s / %s |\n", i+1, nomeBraco(x.Beacon), milhares(int(x.Pendentes)),
+		fmt.Fprintf(&s, "| %d. %s | %.1f s | %s | %.2f s | %.2f s | %s | %s | %s / %s |\n", i+1, nomeBraco(x.Beacon), x.Publicacao.Seconds(), milhares(int(x.Pendentes)),
 			x.Pronto.Seconds(), x.Primeiro.Seconds(), milhares(int(x.Vazao()+0.5)), se(x.Beacon, milhares(x.Rodadas), "–"),
 			milhares(x.Sorteados), milhares(x.SemCandidatos))
 		if x.Beacon {
