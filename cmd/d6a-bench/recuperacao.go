@@ -99,50 +99,59 @@ func (b braco) Vazao() float64 {
 	return razao(float64(b.Recebidos-1), (b.Ultimo - b.Primeiro).Seconds())
 }
 
-func executarRecuperacao(ctx context.Context, args []string) (err error) {
+func executarRecuperacao(ctx context.Context, args []string) error {
 	o, err := lerFlagsRecuperacao(args)
 	if err != nil {
 		return err
 	}
 	inicio := time.Now()
-	b, err := abrirBase(ctx, o.dir, configuracaoPG)
-	if b != nil {
-		defer func() { b.fechar(o.manter || err != nil) }()
-	}
+	md, raiz, _, err := medirRecuperacao(ctx, o)
 	if err != nil {
 		return err
 	}
-	logf("d6a-bench catchup: N = %d, K = %d %s, work directory %s", o.n, o.k, o.forma, b.dir)
-	binNATS := filepath.Join(b.dir, "bin", "nats-server")
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", binNATS, "github.com/nats-io/nats-server/v2")
-	cmd.Dir = b.raiz
-	if _, err := comSaida(cmd, "go build nats-server"); err != nil {
-		return err
-	}
-	a := &ambiente{base: b, o: opcoes{seed: o.seed}}
-	if err := a.prepararBase(ctx); err != nil {
-		return err
-	}
-	var bracos []braco
-	for par := range o.pares {
-		// Alternating the order: a machine that drifts within the run
-		// favours neither arm.
-		for _, comBeacon := range []bool{par%2 == 0, par%2 != 0} {
-			x, err := recuperar(ctx, a, o, binNATS, comBeacon, len(bracos))
-			if err != nil {
-				return fmt.Errorf("arm %d (%s): %w", len(bracos)+1, nomeBraco(comBeacon), err)
-			}
-			bracos = append(bracos, x)
-		}
-	}
-	md := relatorioRecuperacao(o, b, bracos, time.Since(inicio), time.Now().UTC())
-	if err := publicar(b.raiz, md, o.escrever, map[string]func(string) error{
+	if err := publicar(raiz, md, o.escrever, map[string]func(string) error{
 		o.doc: func(p string) error { return reescrever(p, "catchup", "## Catch-up after an outage", md) },
 	}); err != nil {
 		return err
 	}
 	logf("done in %s", time.Since(inicio).Round(time.Second))
 	return nil
+}
+
+// medirRecuperacao runs the arms and returns them with their report and
+// the module's root.
+func medirRecuperacao(ctx context.Context, o opcoesRecuperacao) (md, raiz string, bracos []braco, err error) {
+	inicio := time.Now()
+	b, err := abrirBase(ctx, o.dir, configuracaoPG)
+	if b != nil {
+		defer func() { b.fechar(o.manter || err != nil) }()
+	}
+	if err != nil {
+		return "", "", nil, err
+	}
+	logf("d6a-bench catchup: N = %d, K = %d %s, work directory %s", o.n, o.k, o.forma, b.dir)
+	binNATS := filepath.Join(b.dir, "bin", "nats-server")
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", binNATS, "github.com/nats-io/nats-server/v2")
+	cmd.Dir = b.raiz
+	if _, err := comSaida(cmd, "go build nats-server"); err != nil {
+		return "", "", nil, err
+	}
+	a := &ambiente{base: b, o: opcoes{seed: o.seed}}
+	if err := a.prepararBase(ctx); err != nil {
+		return "", "", nil, err
+	}
+	for par := range o.pares {
+		// Alternating the order: a machine that drifts within the run
+		// favours neither arm.
+		for _, comBeacon := range []bool{par%2 == 0, par%2 != 0} {
+			x, err := recuperar(ctx, a, o, binNATS, comBeacon, len(bracos))
+			if err != nil {
+				return "", "", bracos, fmt.Errorf("arm %d (%s): %w", len(bracos)+1, nomeBraco(comBeacon), err)
+			}
+			bracos = append(bracos, x)
+		}
+	}
+	return relatorioRecuperacao(o, b, bracos, time.Since(inicio), time.Now().UTC()), b.raiz, bracos, nil
 }
 
 func nomeBraco(comBeacon bool) string { return se(comBeacon, "beacon rule on", "beacon rule off") }
@@ -198,7 +207,7 @@ func recuperar(ctx context.Context, a *ambiente, o opcoesRecuperacao, binNATS st
 		return x, err
 	}
 	cfg.DatabaseURL, cfg.NATSURL, cfg.DataDir, cfg.HTTPAddr = url, nats.URL(), dir, "127.0.0.1:0"
-	cfg.Migrate, cfg.JWTSecret = false, "d6a-bench"
+	cfg.Migrate, cfg.JWTSecret = false, "d6a-bench catchup: 32 bytes or more, no token is ever made with it"
 
 	// Before the outage.
 	parar, _, err := subirColonia(ctx, cfg, comBeacon)
