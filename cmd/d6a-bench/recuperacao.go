@@ -91,12 +91,23 @@ type braco struct {
 	Ultimo                              time.Duration // d6a's start → last result
 	Recebidos, Sorteados, SemCandidatos int
 	Rodadas                             int // distinct beacon rounds of the draws (0: no beacon)
-	Avisos                              []string
+	// CPU is the drain's, start to last result: this process (the colony
+	// and the bench's subscriber), PostgreSQL and nats-server, and what
+	// other processes took meanwhile.
+	CPU    usoCPU
+	Avisos []string
 }
 
 // Vazao is the drain rate: results per second from the first result to the last.
 func (b braco) Vazao() float64 {
 	return razao(float64(b.Recebidos-1), (b.Ultimo - b.Primeiro).Seconds())
+}
+
+// cpuPorResultado is the drain's CPU per result, in ms: this process,
+// PostgreSQL and nats-server. A shared machine slows an arm's wall clock
+// by what others take; this much less.
+func (b braco) cpuPorResultado() float64 {
+	return b.CPU.Ms(b.CPU.Eu + b.CPU.PG + b.CPU.NATS)
 }
 
 func executarRecuperacao(ctx context.Context, args []string) error {
@@ -247,6 +258,8 @@ func recuperar(ctx context.Context, a *ambiente, o opcoesRecuperacao, binNATS st
 	}
 
 	// The catch-up.
+	medidos := processosMedidos{nats: nats.Pid(), pgDir: a.pg.Dir}
+	antes := amostrar(medidos)
 	t0 := time.Now()
 	parar, pronto, err := subirColonia(ctx, cfg, comBeacon)
 	if err != nil {
@@ -255,6 +268,7 @@ func recuperar(ctx context.Context, a *ambiente, o opcoesRecuperacao, binNATS st
 	x.Pronto = pronto
 	br := barra(len(ds), "results on the bus  ")
 	bus.esperar(ctx, ds, 2*time.Minute, func(n int) { _ = br.Set(n) })
+	depois := amostrar(medidos)
 	_ = br.Finish()
 	if err := parar(); err != nil {
 		logf("stopping the colony: %v", err)
@@ -280,6 +294,7 @@ func recuperar(ctx context.Context, a *ambiente, o opcoesRecuperacao, binNATS st
 			x.SemCandidatos++
 		}
 	}
+	x.CPU = calcularUso(antes, depois, x.Recebidos)
 	if x.Recebidos < 2 {
 		return x, fmt.Errorf("%d of %d results; log: %s", x.Recebidos, len(ds), logArq.Name())
 	}
@@ -294,8 +309,8 @@ func recuperar(ctx context.Context, a *ambiente, o opcoesRecuperacao, binNATS st
 			x.Avisos = append(x.Avisos, a)
 		}
 	}
-	logf("%s: %d of %d results, %.0f results/s from the first to the last; ready after %s, first result after %s, %d distinct rounds",
-		nomeBraco(comBeacon), x.Recebidos, len(ds), x.Vazao(), x.Pronto.Round(time.Millisecond), x.Primeiro.Round(time.Millisecond), x.Rodadas)
+	logf("%s: %d of %d results, %.0f results/s from the first to the last; ready after %s, first result after %s, %d distinct rounds; %.2f ms CPU per result, other processes %.2f cores",
+		nomeBraco(comBeacon), x.Recebidos, len(ds), x.Vazao(), x.Pronto.Round(time.Millisecond), x.Primeiro.Round(time.Millisecond), x.Rodadas, x.cpuPorResultado(), x.CPU.Outros)
 	return x, nil
 }
 
@@ -351,24 +366,27 @@ func relatorioRecuperacao(o opcoesRecuperacao, b *base, bs []braco, dur time.Dur
 		fmt.Sprintf("load average %s", cargaMedia()), b.versao)
 	fmt.Fprintf(&s, "N = %s agenda items on the durable, K = %s counsellors (%s), outage %s after the last publish.\n\n",
 		milhares(o.n), milhares(o.k), o.forma, o.fora)
-	s.WriteString("| arm | published in | pending at start | ready after | first result after | results/s, first → last | distinct rounds | drawn / no candidates |\n")
-	s.WriteString("|---|--:|--:|--:|--:|--:|--:|--:|\n")
-	var com, sem []float64
+	s.WriteString("| arm | published in | pending at start | ready after | first result after | results/s, first → last | distinct rounds | drawn / no candidates | CPU per result | other processes |\n")
+	s.WriteString("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+	var com, sem, cpuCom, cpuSem []float64
 	for i, x := range bs {
-		fmt.Fprintf(&s, "| %d. %s | %.1f s | %s | %.2f s | %.2f s | %s | %s | %s / %s |\n", i+1, nomeBraco(x.Beacon), x.Publicacao.Seconds(), milhares(int(x.Pendentes)),
+		fmt.Fprintf(&s, "| %d. %s | %.1f s | %s | %.2f s | %.2f s | %s | %s | %s / %s | %.2f ms | %.2f cores |\n", i+1, nomeBraco(x.Beacon), x.Publicacao.Seconds(), milhares(int(x.Pendentes)),
 			x.Pronto.Seconds(), x.Primeiro.Seconds(), milhares(int(x.Vazao()+0.5)), se(x.Beacon, milhares(x.Rodadas), "–"),
-			milhares(x.Sorteados), milhares(x.SemCandidatos))
+			milhares(x.Sorteados), milhares(x.SemCandidatos), x.cpuPorResultado(), x.CPU.Outros)
 		if x.Beacon {
-			com = append(com, x.Vazao())
+			com, cpuCom = append(com, x.Vazao()), append(cpuCom, x.cpuPorResultado())
 		} else {
-			sem = append(sem, x.Vazao())
+			sem, cpuSem = append(sem, x.Vazao()), append(cpuSem, x.cpuPorResultado())
 		}
 	}
-	razoes := make([]string, 0, len(com))
+	var razoes, razoesCPU []string
 	for i := range min(len(com), len(sem)) {
 		razoes = append(razoes, fmt.Sprintf("%.2f×", razao(com[i], sem[i])))
+		razoesCPU = append(razoesCPU, fmt.Sprintf("%.2f×", razao(cpuSem[i], cpuCom[i])))
 	}
-	fmt.Fprintf(&s, "\nDrain rate with the beacon rule ÷ without (target ≥ 0.8×), pair by pair: **%s**.\n", strings.Join(razoes, ", "))
+	fmt.Fprintf(&s, "\nDrain rate with the beacon rule ÷ without (target ≥ 0.8×), pair by pair: **%s**. "+
+		"The same as CPU per result, without ÷ with (this process, PostgreSQL and nats-server; less moved by other processes): %s.\n",
+		strings.Join(razoes, ", "), strings.Join(razoesCPU, ", "))
 	var avisos []string
 	for i, x := range bs {
 		for _, a := range x.Avisos {
