@@ -23,7 +23,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/pprof"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -41,7 +43,7 @@ type opcoesRecuperacao struct {
 	forma            string
 	seed             uint64
 	fora             time.Duration // the outage after the last publish
-	doc, dir         string
+	doc, dir, perfil string
 	manter, escrever bool
 	comando          string
 }
@@ -58,6 +60,7 @@ func lerFlagsRecuperacao(args []string) (opcoesRecuperacao, error) {
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the synthetic country, counsellors and demands")
 	fs.StringVar(&o.doc, "doc", "docs/bench.md", "markdown file whose catchup block is rewritten (empty: none)")
 	fs.StringVar(&o.dir, "dir", "", "work directory (default: a fresh temporary directory)")
+	fs.StringVar(&o.perfil, "cpuprofile", "", "write a Go CPU profile of each arm's drain (the colony runs in this process) into this directory, one file per arm")
 	fs.BoolVar(&o.manter, "keep", false, "keep the work directory (the colony's logs, PostgreSQL and NATS data)")
 	fs.Bool("quick", false, "N = 2,000, K = 10,000; docs are not written unless -doc is given")
 	dado, err := analisarFlags(fs, args)
@@ -259,6 +262,11 @@ func recuperar(ctx context.Context, a *ambiente, o opcoesRecuperacao, binNATS st
 
 	// The catch-up.
 	medidos := processosMedidos{nats: nats.Pid(), pgDir: a.pg.Dir}
+	pararPerfil, err := perfilarCPU(o.perfil, nome)
+	if err != nil {
+		return x, err
+	}
+	defer pararPerfil()
 	antes := amostrar(medidos)
 	t0 := time.Now()
 	parar, pronto, err := subirColonia(ctx, cfg, comBeacon)
@@ -269,6 +277,7 @@ func recuperar(ctx context.Context, a *ambiente, o opcoesRecuperacao, binNATS st
 	br := barra(len(ds), "results on the bus  ")
 	bus.esperar(ctx, ds, 2*time.Minute, func(n int) { _ = br.Set(n) })
 	depois := amostrar(medidos)
+	pararPerfil()
 	_ = br.Finish()
 	if err := parar(); err != nil {
 		logf("stopping the colony: %v", err)
@@ -312,6 +321,33 @@ func recuperar(ctx context.Context, a *ambiente, o opcoesRecuperacao, binNATS st
 	logf("%s: %d of %d results, %.0f results/s from the first to the last; ready after %s, first result after %s, %d distinct rounds; %.2f ms CPU per result, other processes %.2f cores",
 		nomeBraco(comBeacon), x.Recebidos, len(ds), x.Vazao(), x.Pronto.Round(time.Millisecond), x.Primeiro.Round(time.Millisecond), x.Rodadas, x.cpuPorResultado(), x.CPU.Outros)
 	return x, nil
+}
+
+// perfilarCPU starts a Go CPU profile into dir/nome.pprof ("" dir: none);
+// parar ends it.
+func perfilarCPU(dir, nome string) (parar func(), err error) {
+	if dir == "" {
+		return func() {}, nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	f, err := os.Create(filepath.Join(dir, nome+".pprof"))
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	var uma sync.Once
+	return func() {
+		uma.Do(func() {
+			pprof.StopCPUProfile()
+			f.Close()
+			logf("Go CPU profile: %s", f.Name())
+		})
+	}, nil
 }
 
 // migrar applies d6a's migrations to the database at url (the colony
