@@ -318,8 +318,9 @@ func recuperar(ctx context.Context, a *ambiente, o opcoesRecuperacao, binNATS st
 			x.Avisos = append(x.Avisos, a)
 		}
 	}
-	logf("%s: %d of %d results, %.0f results/s from the first to the last; ready after %s, first result after %s, %d distinct rounds; %.2f ms CPU per result, other processes %.2f cores",
-		nomeBraco(comBeacon), x.Recebidos, len(ds), x.Vazao(), x.Pronto.Round(time.Millisecond), x.Primeiro.Round(time.Millisecond), x.Rodadas, x.cpuPorResultado(), x.CPU.Outros)
+	logf("%s: %d of %d results, %.0f results/s from the first to the last; ready after %s, first result after %s, %d distinct rounds; %.2f ms CPU per result (this process %.2f, PostgreSQL %.2f, nats-server %.2f), other processes %.2f cores",
+		nomeBraco(comBeacon), x.Recebidos, len(ds), x.Vazao(), x.Pronto.Round(time.Millisecond), x.Primeiro.Round(time.Millisecond), x.Rodadas,
+		x.cpuPorResultado(), x.CPU.Ms(x.CPU.Eu), x.CPU.Ms(x.CPU.PG), x.CPU.Ms(x.CPU.NATS), x.CPU.Outros)
 	return x, nil
 }
 
