@@ -9,7 +9,7 @@ FUZZTIME ?= 500000x
 # Go sources for gofmt: everything but local state, git and test data.
 GOFILES = $(shell find . \( -path ./.data -o -path ./.git -o -path ./bin -o -name testdata \) -prune -o -name '*.go' -print)
 
-.PHONY: run stop-db tools vulncheck wasm test test-short generate check-generated lint build fuzz bench bench-flood bench-quick test-faults test-cluster soak clean
+.PHONY: run stop-db tools vulncheck wasm test test-short generate check-generated lint build fuzz bench bench-flood bench-quick test-faults test-cluster soak clean bench-catchup
 
 ## run: local PostgreSQL (unless D6A_DATABASE_URL is set) + d6a serve with embedded NATS.
 ## The same as `go run ./cmd/d6a serve`, but built first and exec'd so Ctrl-C
@@ -143,6 +143,10 @@ bench-flood: wasm
 bench-quick: wasm
 	$(GO) run ./cmd/d6a-bench -quick
 	$(GO) run ./cmd/d6a-bench http -quick
+
+## bench-catchup: 100,000 agenda items waiting on the durable while d6a was down, drained with the beacon rule on and off in the same run (the colony in process, a fresh database each; about 15 minutes); rewrites the catchup block of docs/bench.md
+bench-catchup: wasm
+	$(GO) run ./cmd/d6a-bench catchup
 
 ## test-faults: fault suite (internal/faults, build tag faults): kills, outages, two instances, hostile input, HTTP attacks; about 3 minutes
 test-faults: wasm

@@ -12,6 +12,7 @@
 //	go run ./cmd/d6a-bench escala
 //	go run ./cmd/d6a-bench verificar
 //	go run ./cmd/d6a-bench replay
+//	go run ./cmd/d6a-bench catchup               # make bench-catchup
 //
 // The draws mode (no name) runs `d6a serve` on a durable PostgreSQL of its
 // own, a JetStream bus and a synthetic country of 255,598 civic units with
@@ -49,6 +50,13 @@
 // and refusals, then `d6a verify --url --all --replay` with the bus over
 // the service's own log, and fails on any divergence. File: replay.go
 // (TestReplayDaRajada runs it small).
+//
+// The catchup mode publishes N agenda.item_disponível while d6a is down,
+// then times the drain from d6a's start, with the beacon rule on and off
+// in the same run, each arm on a fresh database with the same counsellors;
+// the colony runs in process (internal/colonia, Options.SemBeacon for the
+// arm without the rule). It rewrites the "catchup" block. File:
+// recuperacao.go.
 //
 // Shared by the modes: main.go (dispatch, flags, output), benchmd.go (what
 // every block of docs/bench.md carries: the machine, the commit, the

@@ -39,6 +39,8 @@ func main() {
 		sair("d6a-bench verificar", executarVerificar(ctx, os.Args[2:]), 1)
 	case "replay":
 		sair("d6a-bench replay", executarReplay(ctx, os.Args[2:]), 1)
+	case "catchup":
+		sair("d6a-bench catchup", executarRecuperacao(ctx, os.Args[2:]), 1)
 	case "pagina":
 		sair("d6a-bench pagina", executarPagina(ctx, os.Args[2:]), 1)
 	case "flood":

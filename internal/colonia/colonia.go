@@ -77,8 +77,9 @@ type Options struct {
 	// Embaralhar replaces the draw (tests: a biased lottery for the
 	// fairness page; atribuicao.Options.Embaralhar).
 	Embaralhar func(base, timestamp, randomness string, elegiveis []string) (sorteio.Resultado, error)
-	// SemBeacon draws by the rule before the beacon (the attack test's
-	// control run only).
+	// SemBeacon draws by the rule before the beacon: the attack test's
+	// control run and the catch-up bench's yardstick arm only (no
+	// production path sets it).
 	SemBeacon bool
 }
 
