@@ -80,7 +80,7 @@ vulncheck: wasm $(TOOLS)/govulncheck $(VULNDB_DIR)/index/modules.json
 
 ## test: every test, with the race detector (the README's test command)
 test: tools wasm
-	$(GO) test -race -count=1 -parallel 4 ./...
+	$(GO) test -race -count=1 -parallel 4 -timeout 25m ./...
 
 ## test-short: the quick subset
 test-short: wasm
