@@ -198,7 +198,7 @@ func lerLog(path string) (avisos []string, pedidos int) {
 		case l.Path == "/readyz":
 		case (l.Level == "WARN" || l.Level == "ERROR") && !strings.Contains(l.Msg, "JWT"):
 			avisos = append(avisos, l.Level+" "+l.Msg)
-		case l.Msg == "http request":
+		case l.Msg == "requisição http":
 			pedidos++
 		}
 		return true

@@ -158,7 +158,7 @@ func (f *buscador) pedir(ctx context.Context) bool {
 		f.pedido, err = f.c.Fetch(f.faltam, opts...)
 	}
 	if err != nil {
-		f.log.Warn("fetch failed", "erro", err)
+		f.log.Warn("fetch falhou", "erro", err)
 		f.pedido = nil
 		f.falhou(err)
 		return false
@@ -176,7 +176,7 @@ func (f *buscador) consumidor(ctx context.Context) bool {
 	c, err := f.b.js.Consumer(ctx, f.b.cfg.Stream, evento.DurableEntradas)
 	if err != nil {
 		if ctx.Err() == nil {
-			f.log.Error("consumer unavailable", "erro", err)
+			f.log.Error("consumidor indisponível", "erro", err)
 		}
 		f.falhou(err)
 		return false
@@ -225,7 +225,7 @@ func (f *buscador) entregues(n int) {
 func (f *buscador) recebeu(m jetstream.Msg) {
 	f.b.marcarProgresso()
 	if !f.interrompido.IsZero() {
-		f.log.Info("deliveries resumed", "parado", time.Since(f.interrompido).Round(time.Millisecond), "motivo", f.motivo)
+		f.log.Info("entregas retomadas", "parado", time.Since(f.interrompido).Round(time.Millisecond), "motivo", f.motivo)
 		f.interrompido, f.motivo = time.Time{}, ""
 	}
 	f.faltam--
@@ -248,7 +248,7 @@ func (f *buscador) terminou() {
 		f.falhas = 0
 		return
 	}
-	f.log.Warn("fetch failed", "erro", err)
+	f.log.Warn("fetch falhou", "erro", err)
 	if errors.Is(err, jetstream.ErrConsumerNotFound) {
 		f.c = nil
 	}
@@ -315,7 +315,7 @@ func (f *buscador) interromper(porque string) {
 // leader's SIGKILL whose server also led the durable, the first delivery
 // waited for that timer).
 func (f *buscador) liderEleito(lider string) {
-	f.log.Info("consumer leader elected", "lider", lider, "pedido_aberto", f.pedido != nil)
+	f.log.Info("líder do consumidor eleito", "lider", lider, "pedido_aberto", f.pedido != nil)
 	f.interromper("consumer leader elected: " + lider)
 	f.b.reconfirmarAcks(f.log)
 	f.eleito, f.falhas, f.retomar = time.Now(), 0, nil
@@ -324,10 +324,10 @@ func (f *buscador) liderEleito(lider string) {
 // liderStreamEleito takes the stream's new leader. Nothing new reached the
 // durable while the stream had none, and with a durable that kept its own
 // leader no request failed meanwhile: the next delivery, logged as
-// "deliveries resumed", is the end of the stream's loss in the timeline
+// "entregas retomadas", is the end of the stream's loss in the timeline
 // (docs/reliability.md).
 func (f *buscador) liderStreamEleito(lider string) {
-	f.log.Info("stream leader elected", "lider", lider, "pedido_aberto", f.pedido != nil)
+	f.log.Info("líder do stream eleito", "lider", lider, "pedido_aberto", f.pedido != nil)
 	f.interromper("stream leader elected: " + lider)
 }
 

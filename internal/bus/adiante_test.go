@@ -325,7 +325,7 @@ func TestBuscadorDevolveAoParar(t *testing.T) {
 func TestBuscadorEleicaoDoStreamMarcaAParada(t *testing.T) {
 	f := buscadorDeTeste(t, 4, nil)
 	f.liderStreamEleito("n1")
-	if f.interrompido.IsZero() || !strings.Contains(f.motivo, "stream leader elected") {
+	if f.interrompido.IsZero() || !strings.Contains(f.motivo, "líder do stream eleito") {
 		t.Fatalf("pause not recorded: %v %q", f.interrompido, f.motivo)
 	}
 	if !f.podePedir() {

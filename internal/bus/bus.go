@@ -202,7 +202,7 @@ func Connect(ctx context.Context, cfg Config) (*Bus, error) {
 		}
 		b.srv = srv
 		url = srv.ClientURL()
-		b.log.Info("embedded NATS server started", "url", url, "store_dir", filepath.Join(cfg.DataDir, "nats"))
+		b.log.Info("servidor NATS embutido iniciado", "url", url, "store_dir", filepath.Join(cfg.DataDir, "nats"))
 	}
 	if err := ctx.Err(); err != nil {
 		b.shutdownServer()
@@ -214,19 +214,19 @@ func Connect(ctx context.Context, cfg Config) (*Bus, error) {
 		nats.CustomReconnectDelay(esperaReconexao),
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
 			if err != nil {
-				b.log.Warn("NATS disconnected", "erro", err)
+				b.log.Warn("NATS desconectado", "erro", err)
 			}
 		}),
 		nats.ReconnectHandler(func(c *nats.Conn) {
 			// Redacted keeps a token@; SemCredenciais drops it too.
-			b.log.Info("NATS reconnected", "url", config.SemCredenciais(c.ConnectedUrl()))
+			b.log.Info("NATS reconectado", "url", config.SemCredenciais(c.ConnectedUrl()))
 		}),
 		nats.ErrorHandler(func(_ *nats.Conn, s *nats.Subscription, err error) {
 			subj := ""
 			if s != nil {
 				subj = s.Subject
 			}
-			b.log.Error("NATS async error", "subject", subj, "erro", err)
+			b.log.Error("erro assíncrono do NATS", "subject", subj, "erro", err)
 		}),
 		nats.ClosedHandler(func(*nats.Conn) { close(b.closed) }),
 	)

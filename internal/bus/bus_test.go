@@ -124,7 +124,7 @@ func consumir(t *testing.T, b *Bus, h Handler) (stop func()) {
 					t.Errorf("Consumir: %v", err)
 				}
 			case <-time.After(prazo):
-				t.Error("Consumir did not return after cancel")
+				t.Error("Consumir não retornou após o cancelamento")
 			}
 		})
 	}

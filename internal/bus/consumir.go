@@ -139,7 +139,7 @@ func (b *Bus) Consumir(ctx context.Context, h Handler) error {
 	// Acks are sent without waiting (ackAssincrono): make sure the server
 	// has them before the drain is reported done.
 	if err := b.nc.FlushTimeout(5 * time.Second); err != nil {
-		b.log.Warn("acks not flushed at the end of consumption; those messages may be delivered again", "erro", err)
+		b.log.Warn("acks não enviados ao fim do consumo; essas mensagens podem ser entregues de novo", "erro", err)
 	}
 	return nil
 }
@@ -204,7 +204,7 @@ func (b *Bus) vigiarLider(ctx context.Context, log *slog.Logger, assunto string)
 	ch := make(chan *nats.Msg, 16)
 	sub, err := b.nc.ChanSubscribe(assunto, ch)
 	if err != nil {
-		log.Warn("cannot watch leader advisories", "assunto", assunto, "erro", err)
+		log.Warn("não foi possível acompanhar os avisos de líder", "assunto", assunto, "erro", err)
 		return out
 	}
 	go func() {
@@ -299,7 +299,7 @@ func (b *Bus) decodificar(ctx context.Context, log *slog.Logger, m jetstream.Msg
 	log = log.With("tipo", string(tipo))
 	md, err := m.Metadata()
 	if err != nil {
-		log.Error("message without JetStream metadata", "subject", m.Subject(), "erro", err)
+		log.Error("mensagem sem metadados do JetStream", "subject", m.Subject(), "erro", err)
 		_ = m.NakWithDelay(b.cfg.espera(1))
 		return recebida{}, false
 	}
@@ -313,7 +313,7 @@ func (b *Bus) decodificar(ctx context.Context, log *slog.Logger, m jetstream.Msg
 		// Rare in steady state: a failed handler's retry, or a delivery
 		// whose ack never arrived (a kill, a leader change), back after
 		// AckWait. The failover timeline reads these.
-		log.Info("message redelivered")
+		log.Info("mensagem reentregue")
 	}
 	ev, err := evento.Decodificar(tipo, m.Data())
 	if err == nil && !consumido {
@@ -321,7 +321,7 @@ func (b *Bus) decodificar(ctx context.Context, log *slog.Logger, m jetstream.Msg
 	}
 	if err != nil {
 		id, _ := evento.LerEventID(m.Data())
-		log.Error("unusable message; dead-lettering", "event_id", id, "motivo", err.Error())
+		log.Error("mensagem inutilizável; para a dead letter", "event_id", id, "motivo", err.Error())
 		b.mortaEAck(ctx, log, tipo, m, seq, entregas, err.Error())
 		return recebida{}, false
 	}
@@ -353,7 +353,7 @@ func (b *Bus) liquidar(parar, ctx context.Context, r recebida, herr error, h Han
 		}
 		espera := b.cfg.esperaTransitoria(tentativa)
 		if tentativa == 1 || tentativa%10 == 0 {
-			log.Warn("transient failure; retrying without counting a delivery", "erro", herr, "tentativa", tentativa, "espera", espera)
+			log.Warn("falha transitória; nova tentativa sem contar entrega", "erro", herr, "tentativa", tentativa, "espera", espera)
 		}
 		select {
 		case <-parar.Done():
@@ -369,18 +369,18 @@ func (b *Bus) liquidar(parar, ctx context.Context, r recebida, herr error, h Han
 	switch {
 	case herr == nil:
 		b.ackAssincrono(log, m)
-		log.Debug("event handled", "duracao", time.Since(inicio))
+		log.Debug("evento tratado", "duracao", time.Since(inicio))
 	case ehPermanente(herr):
-		log.Error("handler failed permanently; dead-lettering", "erro", herr)
+		log.Error("handler falhou de vez; para a dead letter", "erro", herr)
 		b.mortaEAck(ctx, log, tipo, m, r.seq, r.entregas, herr.Error())
 	case r.entregas >= uint64(b.cfg.MaxEntregas):
-		log.Error("handler failed on the last delivery; dead-lettering", "erro", herr)
+		log.Error("handler falhou na última entrega; para a dead letter", "erro", herr)
 		b.mortaEAck(ctx, log, tipo, m, r.seq, r.entregas, fmt.Sprintf("falhou %d entregas: %v", r.entregas, herr))
 	default:
 		espera := b.cfg.espera(r.entregas)
-		log.Warn("handler failed; will retry", "erro", herr, "espera", espera)
+		log.Warn("handler falhou; nova tentativa", "erro", herr, "espera", espera)
 		if err := m.NakWithDelay(espera); err != nil {
-			log.Warn("nak failed; the message comes back after AckWait", "erro", err)
+			log.Warn("nak falhou; a mensagem volta após o AckWait", "erro", err)
 		}
 	}
 }
@@ -454,7 +454,7 @@ func (b *Bus) mortaEAck(ctx context.Context, log *slog.Logger, tipo evento.Tipo,
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	if err := b.DeadLetter(dctx, tipo, m.Subject(), seq, m.Data(), motivo); err != nil {
-		log.Error("dead letter failed; message not acknowledged", "erro", err)
+		log.Error("dead letter falhou; mensagem não confirmada", "erro", err)
 		_ = m.NakWithDelay(b.cfg.espera(entregas))
 		return
 	}
@@ -469,7 +469,7 @@ func (b *Bus) mortaEAck(ctx context.Context, log *slog.Logger, tipo evento.Tipo,
 // still in flight.
 func (b *Bus) ackAssincrono(log *slog.Logger, m jetstream.Msg) {
 	if err := m.Ack(); err != nil {
-		log.Warn("ack not sent; the message may be delivered again", "erro", err)
+		log.Warn("ack não enviado; a mensagem pode ser entregue de novo", "erro", err)
 		return
 	}
 	if m.Reply() == "" {
@@ -530,7 +530,7 @@ func (b *Bus) reconfirmarAcks(log *slog.Logger) {
 			n++
 		}
 	}
-	log.Info("recent acks sent again to the new consumer leader", "acks", n)
+	log.Info("acks recentes reenviados ao novo líder do consumidor", "acks", n)
 }
 
 // ack acknowledges m and waits for the server's confirmation, even during
@@ -540,7 +540,7 @@ func (b *Bus) ack(ctx context.Context, log *slog.Logger, m jetstream.Msg) {
 	defer cancel()
 	if err := m.DoubleAck(actx); err != nil {
 		// The handler is idempotent (spec 3.13): a redelivery is harmless.
-		log.Warn("ack not confirmed; the message may be delivered again", "erro", err)
+		log.Warn("ack não confirmado; a mensagem pode ser entregue de novo", "erro", err)
 	}
 }
 
@@ -559,7 +559,7 @@ func (b *Bus) vigiarMaxEntregas(ctx context.Context) {
 	ch := make(chan *nats.Msg, 256)
 	sub, err := b.nc.ChanSubscribe(assuntoMaxEntregas+"."+b.cfg.Stream+".*", ch)
 	if err != nil {
-		b.log.Error("cannot watch max-deliveries advisories", "erro", err)
+		b.log.Error("não foi possível acompanhar os avisos de max-deliveries", "erro", err)
 		return
 	}
 	defer func() { _ = sub.Unsubscribe() }()
@@ -590,7 +590,7 @@ func (b *Bus) mortaPorAviso(ctx context.Context, seq, entregas uint64) {
 	defer cancel()
 	data, subject, _, err := b.MsgPorSequencia(dctx, seq)
 	if err != nil {
-		log.Error("message exceeded max deliveries and cannot be read for the dead-letter stream", "erro", err)
+		log.Error("mensagem excedeu max deliveries e não pode ser lida para o stream de dead letters", "erro", err)
 		return
 	}
 	tipo, ok := evento.TipoDoSubject(b.cfg.Prefix, subject)
@@ -600,8 +600,8 @@ func (b *Bus) mortaPorAviso(ctx context.Context, seq, entregas uint64) {
 	log = log.With("tipo", string(tipo))
 	motivo := fmt.Sprintf("excedeu %d entregas sem confirmação (pode ter sido processada)", entregas)
 	if err := b.DeadLetter(dctx, tipo, subject, seq, data, motivo); err != nil {
-		log.Error("message exceeded max deliveries and could not be dead-lettered", "erro", err)
+		log.Error("mensagem excedeu max deliveries e não foi para a dead letter", "erro", err)
 		return
 	}
-	log.Error("message exceeded max deliveries; dead-lettered")
+	log.Error("mensagem excedeu max deliveries; enviada à dead letter")
 }

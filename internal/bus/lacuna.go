@@ -64,11 +64,11 @@ func (b *Bus) lacuna(ctx context.Context, log *slog.Logger, v *vistas, md *jetst
 		return nil
 	})
 	if err != nil {
-		log.Warn("deliveries missing before this one; reading them from the stream failed, so they take effect when redelivered",
+		log.Warn("faltam entregas antes desta; a leitura do stream falhou, então valem quando reentregues",
 			"de", v.stream+1, "ate", seq-1, "erro", err, "duracao", time.Since(inicio).Round(time.Millisecond))
 		return nil
 	}
-	log.Info("deliveries missing before this one were read from the stream, to keep stream order",
+	log.Info("entregas que faltavam antes desta foram lidas do stream, para manter a ordem",
 		"entregas_faltando", entrega-v.entrega-1, "de", v.stream+1, "ate", seq-1, "mensagens", len(rs), "duracao", time.Since(inicio).Round(time.Millisecond))
 	if b.cfg.AoLerLacuna != nil {
 		b.cfg.AoLerLacuna(len(rs))

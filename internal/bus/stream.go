@@ -63,7 +63,7 @@ func (b *Bus) garantirStream(ctx context.Context, cfg jetstream.StreamConfig) (j
 	if err != nil {
 		return nil, fmt.Errorf("creating stream %s: %w", cfg.Name, err)
 	}
-	b.log.Info("stream created", "stream", cfg.Name, "subjects", cfg.Subjects)
+	b.log.Info("stream criado", "stream", cfg.Name, "subjects", cfg.Subjects)
 	return s, nil
 }
 
@@ -174,7 +174,7 @@ func (b *Bus) removerAntigos(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("deleting the per-type consumer %s: %w", tipo.Durable(), err)
 		}
-		b.log.Warn("per-type consumer of an earlier version deleted; d6a-entradas replaces it", "consumidor", tipo.Durable())
+		b.log.Warn("consumidor por tipo de uma versão anterior apagado; d6a-entradas o substitui", "consumidor", tipo.Durable())
 	}
 	return nil
 }
@@ -186,11 +186,11 @@ func (b *Bus) garantirConsumidor(ctx context.Context) error {
 	if err == nil {
 		info := c.CachedInfo()
 		if cabeca, ok := posicionamentoInterrompido(info); ok {
-			log.Warn("consumer creation was interrupted; positioning it", "seq", cabeca)
+			log.Warn("criação do consumidor interrompida; posicionando-o", "seq", cabeca)
 			return b.posicionar(ctx, nome, cabeca)
 		}
 		if info.Config.MaxDeliver != b.cfg.MaxEntregas {
-			log.Warn("existing consumer has a different MaxDeliver; left as is",
+			log.Warn("consumidor existente tem outro MaxDeliver; mantido",
 				"max_deliver", info.Config.MaxDeliver, "D6A_MAX_ENTREGAS", b.cfg.MaxEntregas)
 		}
 		return b.ajustarAckWait(ctx, log, info.Config)
@@ -229,10 +229,10 @@ func (b *Bus) garantirConsumidor(ctx context.Context) error {
 		return err
 	}
 	if migrar {
-		log.Warn("consumer created where the per-type consumers of an earlier version had everything acknowledged", "seq", cabeca)
+		log.Warn("consumidor criado onde os consumidores por tipo de uma versão anterior tinham tudo confirmado", "seq", cabeca)
 		return nil
 	}
-	log.Info("consumer created at the head of the stream", "seq", cabeca)
+	log.Info("consumidor criado no início do stream", "seq", cabeca)
 	return nil
 }
 
@@ -249,7 +249,7 @@ func (b *Bus) ajustarAckWait(ctx context.Context, log *slog.Logger, cfg jetstrea
 		return nil
 	}
 	if cfg.AckWait != ackWaitAntigo {
-		log.Warn("existing consumer has a different AckWait; left as is", "ack_wait", cfg.AckWait, "d6a", b.cfg.AckWait)
+		log.Warn("consumidor existente tem outro AckWait; mantido", "ack_wait", cfg.AckWait, "d6a", b.cfg.AckWait)
 		return nil
 	}
 	cfg.AckWait = b.cfg.AckWait
@@ -257,7 +257,7 @@ func (b *Bus) ajustarAckWait(ctx context.Context, log *slog.Logger, cfg jetstrea
 	if _, err := b.js.UpdateConsumer(ctx, b.cfg.Stream, cfg); err != nil {
 		return fmt.Errorf("updating the AckWait of consumer %s: %w", cfg.Durable, err)
 	}
-	log.Info("consumer AckWait of an earlier version updated", "de", ackWaitAntigo, "para", b.cfg.AckWait)
+	log.Info("AckWait do consumidor de uma versão anterior atualizado", "de", ackWaitAntigo, "para", b.cfg.AckWait)
 	return nil
 }
 
@@ -322,7 +322,7 @@ func (b *Bus) recriar(ctx context.Context, cfg jetstream.ConsumerConfig, seq uin
 	if _, err := b.js.CreateConsumer(ctx, b.cfg.Stream, cfg); err != nil {
 		return fmt.Errorf("consumer %s was deleted but not recreated from sequence %d (run the replay again): %w", nome, seq, err)
 	}
-	b.log.Warn("consumer recreated by start sequence", "consumidor", nome, "seq", seq)
+	b.log.Warn("consumidor recriado pela sequência inicial", "consumidor", nome, "seq", seq)
 	return nil
 }
 
@@ -408,7 +408,7 @@ func (b *Bus) Replay(ctx context.Context, fromSeq uint64) (before, after Consume
 				}
 			}
 		case semReset(err):
-			b.log.Warn("native consumer reset unavailable; recreating the durable", "consumidor", nome, "erro", err)
+			b.log.Warn("reset nativo do consumidor indisponível; recriando o durável", "consumidor", nome, "erro", err)
 			cfg := info.Config
 			cfg.PauseUntil = nil
 			if err := b.recriar(ctx, cfg, fromSeq); err != nil {
@@ -425,7 +425,7 @@ func (b *Bus) Replay(ctx context.Context, fromSeq uint64) (before, after Consume
 		depois = c.CachedInfo()
 	}
 	after = posicao(depois)
-	b.log.Info("consumer rewound", "consumidor", nome, "from_seq", fromSeq, "antes", before.String(), "depois", after.String())
+	b.log.Info("consumidor rebobinado", "consumidor", nome, "from_seq", fromSeq, "antes", before.String(), "depois", after.String())
 	return before, after, nil
 }
 

@@ -44,7 +44,7 @@ func abrirBeacon(ctx context.Context, cfg config.Config, log *slog.Logger) (b *a
 		srv := &http.Server{Handler: p.Handler(), ReadHeaderTimeout: 5 * time.Second}
 		go func() {
 			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				log.Error("private beacon stopped", "erro", err)
+				log.Error("beacon privado parado", "erro", err)
 			}
 		}()
 		parar = func() { _ = srv.Close() }

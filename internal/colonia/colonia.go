@@ -249,7 +249,7 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *Instancia, err e
 	fundo, pararFundo := context.WithCancel(context.Background())
 	w.pararFundo = pararFundo
 	if httpapi.SemWasm() {
-		w.log.Warn("built without the verifier page's WebAssembly (make wasm): the page at /d6a/transparencia/ cannot run its checks")
+		w.log.Warn("compilado sem o WebAssembly da página do verificador (make wasm): a página em /d6a/transparencia/ não consegue conferir")
 	}
 	if w.App, err = httpapi.New(httpapi.Options{Config: cfg, Store: st, Publico: w.Publico, Metrics: w.Metrics, Now: o.Now, Ready: w.Ready, Cache: w.Cache, Admin: w.Console, Contexto: fundo,
 		ChaveLog: chave.Verificador}); err != nil {

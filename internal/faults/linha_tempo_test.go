@@ -22,8 +22,8 @@ import (
 // change, when the server announced it, when a d6a instance's fetch noticed
 // it, when the durable delivered again, and when the next result reached
 // the bus. The server's advisories are read by the test's own connection;
-// d6a's side comes from its logs (bus: "fetch failed", "deliveries resumed",
-// "message redelivered").
+// d6a's side comes from its logs (bus: "fetch falhou", "entregas retomadas",
+// "mensagem reentregue").
 
 // aviso is one leader-elected advisory as the test received it.
 type aviso struct {
@@ -82,7 +82,7 @@ func (a *avisos) entre(tipo string, de, ate time.Time) []aviso {
 type registroBus struct {
 	em  time.Time
 	msg string
-	// parado is "deliveries resumed"'s stall, as d6a measured it.
+	// parado is "entregas retomadas"'s stall, as d6a measured it.
 	parado string
 }
 
@@ -111,7 +111,7 @@ func lerRegistros(arquivos []string) []registroBus {
 				continue
 			}
 			switch r.Msg {
-			case "fetch failed", "deliveries resumed", "message redelivered", "consumer unavailable":
+			case "fetch falhou", "entregas retomadas", "mensagem reentregue", "consumidor indisponível":
 				parado := ""
 				if r.Parado > 0 {
 					parado = fmt.Sprintf("%.2fs", time.Duration(r.Parado).Seconds())
@@ -189,13 +189,13 @@ func linhaDoTempo(cenario string, t0s []time.Time, rotulo string, av *avisos, ti
 				break
 			}
 		}
-		notou, _ := primeiro(regs, t0, "fetch failed", "consumer unavailable")
+		notou, _ := primeiro(regs, t0, "fetch falhou", "consumidor indisponível")
 		if !notou.IsZero() && notou.After(t0.Add(30*time.Second)) {
 			notou = time.Time{}
 		}
-		// The next delivery: the first "deliveries resumed" after the
+		// The next delivery: the first "entregas retomadas" after the
 		// fault, which d6a logs at the first message after an interruption.
-		prox, parado := primeiro(regs, t0, "deliveries resumed")
+		prox, parado := primeiro(regs, t0, "entregas retomadas")
 		depois := t0
 		if adv.After(depois) {
 			depois = adv
@@ -207,7 +207,7 @@ func linhaDoTempo(cenario string, t0s []time.Time, rotulo string, av *avisos, ti
 		ate := t0.Add(40 * time.Second)
 		redel, ultima := 0, time.Time{}
 		for _, r := range regs {
-			if r.msg == "message redelivered" && !r.em.Before(ant) && r.em.Before(ate) {
+			if r.msg == "mensagem reentregue" && !r.em.Before(ant) && r.em.Before(ate) {
 				redel++
 				ultima = r.em
 			}
@@ -217,14 +217,14 @@ func linhaDoTempo(cenario string, t0s []time.Time, rotulo string, av *avisos, ti
 			// d6a's own part: from the later of the two elections (after
 			// both nothing stands between the durable and d6a) to the next
 			// delivery after it. d6a marks a pause at either advisory, so
-			// that delivery is logged as "deliveries resumed"; the 100 ms
+			// that delivery is logged as "entregas retomadas"; the 100 ms
 			// before allow for d6a reading the advisory before the test.
 			eleito, apos := adv, "-"
 			if advConsumidor.After(eleito) {
 				eleito = advConsumidor
 			}
 			if !eleito.IsZero() {
-				if p, _ := primeiro(regs, eleito.Add(-100*time.Millisecond), "deliveries resumed"); !p.IsZero() {
+				if p, _ := primeiro(regs, eleito.Add(-100*time.Millisecond), "entregas retomadas"); !p.IsZero() {
 					apos = fmt.Sprintf("%.2fs", p.Sub(eleito).Seconds())
 				}
 			}

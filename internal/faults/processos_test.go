@@ -261,7 +261,7 @@ func (i *instancia) arquivos() []string {
 // sinaisRuins are what a healthy d6a never writes: a crash, a fatal runtime
 // error, a data race report, or a panic recovered in a handler (which turns
 // a message into a dead letter) or in the HTTP layer.
-var sinaisRuins = []string{"panic:", "fatal error", "WARNING: DATA RACE", "panic no handler", "panic in HTTP handler", "SIGSEGV"}
+var sinaisRuins = []string{"panic:", "fatal error", "WARNING: DATA RACE", "panic no handler", "panic no handler HTTP", "SIGSEGV"}
 
 // procurarPanico scans log files for sinaisRuins and returns one line per
 // hit (file:line: text), at most max.

@@ -97,7 +97,7 @@ func novoAutenticador(ctx context.Context, cfg config.Config, now func() time.Ti
 		a.metodos = metodosJWKS
 	case cfg.JWTSecret != "":
 		if len(cfg.JWTSecret) < minHMACKey {
-			slog.Warn("D6A_JWT_SECRET is shorter than 32 bytes; HS256 keys should be at least 32 random bytes")
+			slog.Warn("D6A_JWT_SECRET tem menos de 32 bytes; chaves HS256 devem ter ao menos 32 bytes aleatórios")
 		}
 		a.key = []byte(cfg.JWTSecret)
 		a.metodos = []string{jwt.SigningMethodHS256.Alg()}
@@ -109,7 +109,7 @@ func novoAutenticador(ctx context.Context, cfg config.Config, now func() time.Ti
 		a.key = key
 		a.metodos = []string{metodo}
 	default:
-		slog.Warn("none of D6A_JWT_SECRET, D6A_JWT_PUBLIC_KEY_FILE, D6A_JWT_JWKS_URL is set: the situacao and admin routes answer 503")
+		slog.Warn("nenhum de D6A_JWT_SECRET, D6A_JWT_PUBLIC_KEY_FILE, D6A_JWT_JWKS_URL definido: as rotas situacao e admin respondem 503")
 		return a, nil
 	}
 	opts := []jwt.ParserOption{

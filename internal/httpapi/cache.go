@@ -174,7 +174,7 @@ func (c *Cache) Escutar(ctx context.Context, pool *pgxpool.Pool) {
 		if time.Since(inicio) > time.Minute {
 			espera = 100 * time.Millisecond
 		}
-		slog.Warn("situacao cache off: LISTEN connection lost, reading from the database", "err", err, "retry_in", espera.String())
+		slog.Warn("cache de situacao desligado: conexão LISTEN perdida, lendo do banco", "err", err, "retry_in", espera.String())
 		select {
 		case <-ctx.Done():
 			return

@@ -184,7 +184,7 @@ func New(o Options) (*fiber.App, error) {
 	app.Use(fiberrecover.New(fiberrecover.Config{
 		EnableStackTrace: true,
 		StackTraceHandler: func(c *fiber.Ctx, e any) {
-			slog.Error("panic in HTTP handler", "method", c.Method(), "path", c.Path(),
+			slog.Error("panic no handler HTTP", "method", c.Method(), "path", c.Path(),
 				"panic", e, "stack", string(debug.Stack()))
 		},
 	}))
@@ -224,7 +224,7 @@ func documento(ler func() ([]byte, error)) fiber.Handler {
 		b, err := ler()
 		if err != nil {
 			// A build defect the schemas tests catch.
-			slog.Error("interface document", "err", err)
+			slog.Error("documento de interface", "err", err)
 			return fiber.NewError(fiber.StatusInternalServerError)
 		}
 		c.Set(fiber.HeaderCacheControl, "public, max-age=3600")
@@ -283,7 +283,7 @@ func (a *api) situacao(c *fiber.Ctx) error {
 		return err
 	}
 	if err != nil {
-		slog.Error("situacao: database read failed", "err", err)
+		slog.Error("situacao: leitura do banco falhou", "err", err)
 		if store.Transient(err) {
 			return fiber.NewError(fiber.StatusServiceUnavailable, "banco de dados indisponível")
 		}
@@ -398,7 +398,7 @@ func (a *api) registrar(c *fiber.Ctx) error {
 		// Probes and scrapes every few seconds would drown the rest.
 		nivel = slog.LevelDebug
 	}
-	slog.Log(c.UserContext(), nivel, "http request",
+	slog.Log(c.UserContext(), nivel, "requisição http",
 		"method", c.Method(),
 		"path", c.Path(),
 		"status", status,
@@ -452,7 +452,7 @@ func erroJSON(c *fiber.Ctx, err error) error {
 			msg = fe.Message
 		}
 	} else {
-		slog.Error("HTTP handler failed", "method", c.Method(), "path", c.Path(), "err", err)
+		slog.Error("handler HTTP falhou", "method", c.Method(), "path", c.Path(), "err", err)
 	}
 	return c.Status(code).JSON(fiber.Map{"erro": msg})
 }

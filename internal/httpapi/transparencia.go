@@ -166,7 +166,7 @@ func (t *rotasTransparencia) ctx(c *fiber.Ctx) (context.Context, context.CancelF
 
 // falhaLeitura maps a database failure to 503 or 500.
 func falhaLeitura(err error) error {
-	slog.Error("transparencia: database read failed", "err", err)
+	slog.Error("transparencia: leitura do banco falhou", "err", err)
 	if store.Transient(err) {
 		return fiber.NewError(fiber.StatusServiceUnavailable, "banco de dados indisponível")
 	}

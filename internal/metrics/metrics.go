@@ -397,7 +397,7 @@ func known(status string) bool {
 // skip logs at debug: an unreachable database already shows on /readyz and
 // in the worker's logs, and a scrape every few seconds must not flood them.
 func skip(gauge string, err error) {
-	slog.Debug("metrics: gauge skipped", "gauge", gauge, "err", err)
+	slog.Debug("métricas: gauge omitido", "gauge", gauge, "err", err)
 }
 
 // Leitura is what the gauges read of the database, through store's domain

@@ -163,7 +163,7 @@ func migrateDB(ctx context.Context, db *sql.DB, version int64) error {
 		return fmt.Errorf("migrate: %w", err)
 	}
 	for _, r := range res {
-		slog.Info("migration applied", "versao", r.Source.Version, "arquivo", r.Source.Path, "duracao", r.Duration.String())
+		slog.Info("migração aplicada", "versao", r.Source.Version, "arquivo", r.Source.Path, "duracao", r.Duration.String())
 	}
 	return nil
 }
