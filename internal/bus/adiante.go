@@ -316,7 +316,7 @@ func (f *buscador) interromper(porque string) {
 // waited for that timer).
 func (f *buscador) liderEleito(lider string) {
 	f.log.Info("líder do consumidor eleito", "lider", lider, "pedido_aberto", f.pedido != nil)
-	f.interromper("consumer leader elected: " + lider)
+	f.interromper("líder do consumidor eleito: " + lider)
 	f.b.reconfirmarAcks(f.log)
 	f.eleito, f.falhas, f.retomar = time.Now(), 0, nil
 }
@@ -328,7 +328,7 @@ func (f *buscador) liderEleito(lider string) {
 // (docs/reliability.md).
 func (f *buscador) liderStreamEleito(lider string) {
 	f.log.Info("líder do stream eleito", "lider", lider, "pedido_aberto", f.pedido != nil)
-	f.interromper("stream leader elected: " + lider)
+	f.interromper("líder do stream eleito: " + lider)
 }
 
 // manterEmProgresso keeps the gathered messages' AckWait from expiring
