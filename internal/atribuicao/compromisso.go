@@ -3,6 +3,7 @@ package atribuicao
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -90,17 +91,16 @@ func (s *Servico) comprometer(ctx context.Context, evs []evento.Evento, seqs []u
 	em := cossinadasEm(cs)
 	usadas := map[int64]bool{}
 	for _, id := range ids {
-		k := ks[id]
 		c, _ := registro.CompromissoTestemunhado(indices[id], b.Quorum, b.Testemunhas, em)
-		us[k].compromisso = c
-		for _, t := range primeiras(indices[id], b.Testemunhas, cs) {
-			usadas[t] = true
+		us[ks[id]].compromisso = c
+		for _, p := range registro.PrimeirasCossinaturas(indices[id], b.Testemunhas, em) {
+			usadas[p.Tamanho] = true
 		}
 	}
 	// The checkpoints holding each witness's first cosignature, with every
 	// line received for them: a verifier recomputes the same C from them.
 	var notas []registro.Registravel
-	for _, tam := range sortedKeys(usadas) {
+	for _, tam := range slices.Sorted(maps.Keys(usadas)) {
 		var nota strings.Builder
 		for _, c := range cs {
 			if c.Tamanho != tam {
@@ -169,32 +169,4 @@ func todos(ids []uuid.UUID, indices map[uuid.UUID]int64, b *Beacon, em []registr
 		}
 	}
 	return true
-}
-
-// primeiras are the sizes of the checkpoints holding each witness's first
-// cosignature covering record indice.
-func primeiras(indice int64, testemunhas []string, cs []store.Cossinada) []int64 {
-	primeira := map[string]store.Cossinada{}
-	for _, c := range cs {
-		if c.Tamanho <= indice || !slices.Contains(testemunhas, c.Chave) {
-			continue
-		}
-		if p, ok := primeira[c.Chave]; !ok || c.Em.Before(p.Em) {
-			primeira[c.Chave] = c
-		}
-	}
-	out := make([]int64, 0, len(primeira))
-	for _, c := range primeira {
-		out = append(out, c.Tamanho)
-	}
-	return out
-}
-
-func sortedKeys(m map[int64]bool) []int64 {
-	out := make([]int64, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
 }

@@ -168,28 +168,36 @@ type CossinadaEm struct {
 	Em      time.Time
 }
 
-// CompromissoTestemunhado is C for the input whose commitment record is
-// at indice: for each witness key in testemunhas, c_w is the earliest Em
-// among cs of a checkpoint covering indice (Tamanho > indice); C is the
-// quorum-th smallest. ok is false while fewer than quorum witnesses have
-// cosigned one. The executor decides with it and every verifier checks
-// it, through this one function.
-func CompromissoTestemunhado(indice int64, quorum int, testemunhas []string, cs []CossinadaEm) (time.Time, bool) {
-	primeira := map[string]time.Time{}
+// PrimeirasCossinaturas gives, for each witness key in testemunhas, its
+// earliest cosignature among cs of a checkpoint covering record indice
+// (Tamanho > indice): the c_w of CONTRACT §4a, with the checkpoint that
+// holds it.
+func PrimeirasCossinaturas(indice int64, testemunhas []string, cs []CossinadaEm) map[string]CossinadaEm {
+	primeira := map[string]CossinadaEm{}
 	for _, c := range cs {
 		if c.Tamanho <= indice || !slices.Contains(testemunhas, c.Chave) {
 			continue
 		}
-		if t, ok := primeira[c.Chave]; !ok || c.Em.Before(t) {
-			primeira[c.Chave] = c.Em
+		if p, ok := primeira[c.Chave]; !ok || c.Em.Before(p.Em) {
+			primeira[c.Chave] = c
 		}
 	}
+	return primeira
+}
+
+// CompromissoTestemunhado is C for the input whose commitment record is
+// at indice: the quorum-th smallest of the witnesses' first cosignatures
+// covering it (PrimeirasCossinaturas). ok is false while fewer than quorum
+// witnesses have cosigned one. The executor decides with it and every
+// verifier checks it, through this one function.
+func CompromissoTestemunhado(indice int64, quorum int, testemunhas []string, cs []CossinadaEm) (time.Time, bool) {
+	primeira := PrimeirasCossinaturas(indice, testemunhas, cs)
 	if quorum < 1 || len(primeira) < quorum {
 		return time.Time{}, false
 	}
 	ts := make([]time.Time, 0, len(primeira))
-	for _, t := range primeira {
-		ts = append(ts, t)
+	for _, c := range primeira {
+		ts = append(ts, c.Em)
 	}
 	slices.SortFunc(ts, time.Time.Compare)
 	return ts[quorum-1], true
