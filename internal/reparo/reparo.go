@@ -241,16 +241,14 @@ func (r *Reparo) aplicarEntrada(ctx context.Context, e consistencia.EntradaPerdi
 // Reparar is the repair of `d6a verify --consistencia --reparar`. First it
 // gives back the outbox rows of the results on the bus other than draws
 // (so the spec 5.4 guard holds: no second sorteio.sem_candidatos). Then it
-// walks the lost draws and the lost inputs together in stream order (an
-// input that led to results, at the place of its first result): a draw
-// is re-created from its conselheiro.sorteado (Reconciliar), an input is
-// applied as the consumer would have (aplicarEntrada: its handler, in one
-// unit of work whose own draws for demands the bus shows drawn are replaced
-// by the bus's draws before the commit). Stream order across types is why this is not six
-// `d6a replay`: the consumers replay independently, so a cycle could be
-// applied after the draw that needed its counsellor free. It writes one
-// line per action to w and reports whether everything went through; a
-// conflict (ErrConflito) is left to an operator.
+// walks the lost inputs and the lost draws in the order they committed:
+// the inputs in stream order, each lost draw right after the input that
+// made it. A draw is re-created from its conselheiro.sorteado
+// (Reconciliar); an input is applied as the consumer would have
+// (aplicarEntrada: its handler, in one unit of work whose own draws for
+// demands the bus shows drawn are replaced by the bus's draws before the
+// commit). It writes one line per action to w and reports whether
+// everything went through; a conflict (ErrConflito) is left to an operator.
 func (r *Reparo) Reparar(ctx context.Context, rel consistencia.Relatorio, w io.Writer) bool {
 	ok := true
 	perdido := map[string]bool{}
@@ -275,29 +273,23 @@ func (r *Reparo) Reparar(ctx context.Context, rel consistencia.Relatorio, w io.W
 	}
 	var passos []passo
 	abertos := map[uuid.UUID][]*consistencia.SorteadoPerdido{}
+	// One durable applies every input in stream order (CONTRACT §3), and a
+	// draw commits in the unit of the input that made it (its header
+	// D6a-Entrada-Seq names it), whenever its round let it be published.
+	// So inputs keep their place in the stream and a draw goes right after
+	// its input; a draw with no input (a manual one) keeps its own place.
 	for i := range rel.Perdidos {
 		p := &rel.Perdidos[i]
-		passos = append(passos, passo{seq: p.Seq, sorteio: p})
-		abertos[p.DemandaID] = append(abertos[p.DemandaID], p)
-	}
-	// An input that led to results on the bus (their header
-	// D6a-Entrada-Seq names it) is applied where the first of them is: it
-	// committed there, after every input its handler saw, whatever its own
-	// place in the stream (the six consumers run side by side). Other inputs
-	// keep their place in the stream.
-	posicao := map[uint64]uint64{}
-	for _, res := range rel.SemOutbox {
-		if s, ok := posicao[res.EntradaSeq]; res.EntradaSeq > 0 && (!ok || res.Seq < s) {
-			posicao[res.EntradaSeq] = res.Seq
+		seq := p.Seq
+		if p.EntradaSeq > 0 && p.EntradaSeq < seq {
+			seq = p.EntradaSeq
 		}
+		passos = append(passos, passo{seq: seq, sorteio: p})
+		abertos[p.DemandaID] = append(abertos[p.DemandaID], p)
 	}
 	for i := range rel.EntradasPerdidas {
 		e := &rel.EntradasPerdidas[i]
-		seq := e.Seq
-		if s, ok := posicao[e.Seq]; ok && s > seq {
-			seq = s
-		}
-		passos = append(passos, passo{seq: seq, entrada: e})
+		passos = append(passos, passo{seq: e.Seq, entrada: e})
 	}
 	// At one place, the input goes first: its own draw is the bus's.
 	sort.SliceStable(passos, func(i, j int) bool {
@@ -344,12 +336,10 @@ func (r *Reparo) Reparar(ctx context.Context, rel consistencia.Relatorio, w io.W
 		}
 		return nil
 	}
-	// Stream order is the order of each type's consumer, not of the
-	// commits across types (the six consumers run side by side): a cycle
-	// published after an agenda item may have been applied before it. A
-	// step that meets a conflict (the bus's draw names a counsellor still
-	// busy here) waits for the steps after it, and passes repeat while one
-	// of them makes progress.
+	// A step that meets a conflict (the bus's draw names a counsellor
+	// still busy here: the database may hold rows the bus does not explain)
+	// waits for the steps after it, and passes repeat while one of them
+	// makes progress.
 	adiados := passos
 	for len(adiados) > 0 {
 		var resto []passo

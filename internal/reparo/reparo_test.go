@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -196,4 +197,65 @@ func TestRepararDescartaOSorteioRefeito(t *testing.T) {
 		t.Fatalf("second repair incomplete:\n%s", saida.String())
 	}
 	conferir("second repair")
+}
+
+// The lost inputs committed in stream order (one durable), each lost draw
+// with the input that made it, however late its round let it be
+// published. Here an agenda item (seq 10) drew x for d1, published at 20; a
+// refusal of y's d2 (seq 11) then found x busy and queued d2; x's cycle on
+// d1 (seq 21) freed x, whose sweep drew d2, published at 22. Applied in
+// the order of the results instead, the refusal would run before the
+// agenda item, draw the free x for d2, and leave d1's draw a conflict
+// (the failover scenario of internal/faults caught it so).
+func TestRepararNaOrdemDoStream(t *testing.T) {
+	t.Parallel()
+	a := atribuicaotest.Novo(t, nil)
+	uc := a.UC(uuid.Nil)
+	y := a.Conselheiro(uc)
+	d2 := uuid.New()
+	p := atribuicaotest.Pedido(uc)
+	p.DemandaID = d2
+	p.Dados.CorrelacaoID = d2.String()
+	if r := a.SortearComSucesso(p); r.ConselheiroID != y {
+		t.Fatalf("d2 drawn to %s, want the only counsellor %s", r.ConselheiroID, y)
+	}
+	// The repair tells a unit's new results by their time: the draw above
+	// is not one of them.
+	a.Clk.Avancar(time.Second)
+	reparoEm := a.Clk.Now()
+	x := a.Conselheiro(uc)
+	d1 := uuid.New()
+	novo := func(tipo evento.Tipo, payload any) evento.Evento {
+		return evento.Evento{Envelope: evento.Envelope{EventID: uuid.New(), Tipo: tipo, Origem: "D-5", VersaoSchema: "1.0.0"}, Payload: payload}
+	}
+	agenda := novo(evento.AgendaItemDisponivel, evento.AgendaItemDisponivelPayload{DemandaID: d1, UnidadeCivicaID: uc, CategoriaID: "SAU", NivelPrecedencia: 2, ScoreFinal: 50})
+	recusa := novo(evento.AtribuicaoRecusada, evento.ConselheiroAtribuicaoRecusadaPayload{ConselheiroID: y, DemandaID: d2, UnidadeCivicaID: uc, Motivo: evento.RecusaExplicita})
+	ciclo := novo(evento.CicloConcluido, evento.ConselheiroCicloConcluidoPayload{ConselheiroID: x, DemandaID: d1, MotivoEncerramento: "demanda_concluida", UnidadeCivicaID: &uc})
+	p20, p22 := perdido(a, 20, x, d1, uc), perdido(a, 22, x, d2, uc)
+	p20.EntradaSeq, p22.EntradaSeq = 10, 21
+	rel := consistencia.Relatorio{
+		SemOutbox: []consistencia.Resultado{p20.Resultado, p22.Resultado},
+		Perdidos:  []consistencia.SorteadoPerdido{p20, p22},
+		EntradasPerdidas: []consistencia.EntradaPerdida{
+			{Seq: 10, Evento: agenda}, {Seq: 11, Evento: recusa}, {Seq: 21, Evento: ciclo},
+		},
+	}
+	var saida bytes.Buffer
+	if !reparo.New(a.Svc, nil).Reparar(a.Ctx, rel, &saida) {
+		t.Fatalf("repair incomplete:\n%s", saida.String())
+	}
+	at20, err := atribuicaoDoSorteio(a, p20.EventID)
+	if err != nil || at20.Status != atribuicao.AtribuicaoConcluida {
+		t.Errorf("d1's draw: %+v, %v; want it concluded by x's cycle\n%s", at20, err, saida.String())
+	}
+	at22, err := atribuicaoDoSorteio(a, p22.EventID)
+	if err != nil || at22.Status != atribuicao.AtribuicaoAtiva || at22.ConselheiroID != x {
+		t.Errorf("d2's draw: %+v, %v; want x's, active\n%s", at22, err, saida.String())
+	}
+	if n := a.Contar(`SELECT count(*) FROM d6a.atribuicoes WHERE status = 'ativa'`); n != 1 {
+		t.Errorf("%d active assignments, want only d2's\n%s", n, saida.String())
+	}
+	if n := a.Contar(`SELECT count(*) FROM d6a.outbox WHERE tipo = 'conselheiro.sorteado' AND publicado_em IS NULL AND criado_em >= $1`, reparoEm); n != 0 {
+		t.Errorf("%d draws of the repair left to publish, want none (the bus holds both)\n%s", n, saida.String())
+	}
 }
