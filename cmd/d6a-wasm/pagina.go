@@ -33,6 +33,11 @@ import (
 // without D6A_NATS_URL.
 type replayPagina struct {
 	rp *registro.Replay
+	// fr and raizes follow the tree leaf by leaf, so a cosigned checkpoint
+	// recorded in the log is held to this log's root at its size
+	// (registro.ConferirCossinado), as the CLI's walk does.
+	fr     registro.Fronteira
+	raizes *registro.RaizesRecentes
 }
 
 // novoReplayPagina starts a replay; conselheiro and demanda ("" for none)
@@ -47,7 +52,7 @@ func novoReplayPagina(conselheiro, demanda string) (*replayPagina, error) {
 		return nil, err
 	}
 	rp.SemBarramento()
-	return &replayPagina{rp: rp}, nil
+	return &replayPagina{rp: rp, raizes: registro.NovasRaizes(0)}, nil
 }
 
 func alvoDe(s string) (uuid.UUID, error) {
@@ -79,16 +84,30 @@ func (p *replayPagina) aplicarTile(bundle, hashes []byte, k int64, w int) ([]byt
 			return nil, fmt.Errorf("o registro %d não confere com o hash da sua folha no tile %s", primeiro+int64(i), tiles.Path(tiles.Hash(0, k, w)))
 		}
 	}
+	if primeiro != p.fr.N {
+		return nil, fmt.Errorf("tile %d fora de ordem: o replay está no registro %d", k, p.fr.N)
+	}
 	for i, b := range regs {
 		if len(b) == 0 {
 			p.rp.Eliminado(primeiro + int64(i))
-			continue
+		} else {
+			f, err := registro.LerRegistravel(b)
+			if err != nil {
+				return nil, fmt.Errorf("o registro %d não se lê: %w", primeiro+int64(i), err)
+			}
+			if cs, ok := f.(registro.CossinaturasRegistro); ok && cs.Tamanho > 0 && cs.Tamanho <= p.fr.N {
+				// A size the ring no longer holds goes unchecked here
+				// (the CLI reads it back from the tiles).
+				if raiz, ok := p.raizes.Raiz(cs.Tamanho); ok {
+					if err := registro.ConferirCossinado(cs, raiz); err != nil {
+						return nil, fmt.Errorf("registro %d: %w", primeiro+int64(i), err)
+					}
+				}
+			}
+			p.rp.Aplicar(primeiro+int64(i), f)
 		}
-		f, err := registro.LerRegistravel(b)
-		if err != nil {
-			return nil, fmt.Errorf("o registro %d não se lê: %w", primeiro+int64(i), err)
-		}
-		p.rp.Aplicar(primeiro+int64(i), f)
+		p.fr.Adicionar(folhas[i])
+		p.raizes.Guardar(&p.fr)
 	}
 	if w < tiles.Width {
 		return nil, nil

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -170,5 +171,51 @@ func TestConferirRegistroPagina(t *testing.T) {
 	}
 	if c = conferirRegistro([]byte(`{"tipo":`), nil); c.Erro == "" || c.Tipo != "" {
 		t.Errorf("not JSON: %+v", c)
+	}
+}
+
+// TestCossinadoNaPagina: the page holds a recorded cosigned checkpoint to
+// the log's own root at its size, as the CLI's walk does
+// (verificar/log's TestCossinadoDeOutraArvore): the honest log replays, a
+// witness's cosignature of another tree of that size fails at its record.
+func TestCossinadoNaPagina(t *testing.T) {
+	h, err := historico.NovaCossinada(10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	aplicar := func(raiz tlog.Hash) error {
+		t.Helper()
+		cs, err := h.Cossinar(6, raiz)
+		if err != nil {
+			t.Fatal(err)
+		}
+		regs := append(append([]registro.Registravel(nil), h.Registros...), cs)
+		var hashes []byte
+		for _, r := range regs {
+			b, _ := r.Bytes()
+			f := tlog.RecordHash(b)
+			hashes = append(hashes, f[:]...)
+		}
+		p, err := novoReplayPagina("", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = p.aplicarTile(bundles(t, regs)[0], hashes, 0, len(regs))
+		return err
+	}
+	honesta, err := historico.Raiz(h.Folhas[:6])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := aplicar(honesta); err != nil {
+		t.Fatalf("honest log: %v", err)
+	}
+	outra, err := historico.Raiz(append(append([]tlog.Hash(nil), h.Folhas[:5]...), tlog.RecordHash([]byte("another record"))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("registro %d: registro.hash", len(h.Registros))
+	if err := aplicar(outra); err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Fatalf("a cosignature of another tree: %v; want %q…", err, want)
 	}
 }

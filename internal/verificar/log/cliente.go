@@ -59,6 +59,9 @@ type Cliente struct {
 	// regras is where the next walk starts its rules from (the monitor's
 	// kept state); nil: the log's beginning.
 	regras *regrasDoLog
+	// raizesNoAnel, when not 0, is the ring of recent roots' length
+	// (registro.RaizesRecentes; the tests shrink it).
+	raizesNoAnel int
 	// Regras is the draw rule the last walk ended under, as the log's
 	// records state it (nil: none).
 	Regras *registro.RegrasSorteio

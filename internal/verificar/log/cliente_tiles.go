@@ -200,6 +200,8 @@ func (c *Cliente) percorrer(ctx context.Context, cp registro.Checkpoint, fr *reg
 	// goes on (orcamento).
 	orc := novoOrcamento(OrcamentoTiles)
 	orc.avancar(fr.N / tiles.Width)
+	raizes := registro.NovasRaizes(c.raizesNoAnel)
+	raizes.Guardar(fr)
 	go func() {
 		defer close(fila)
 		for k := fr.N / tiles.Width; k*tiles.Width < cp.Tamanho; k++ {
@@ -228,7 +230,11 @@ func (c *Cliente) percorrer(ctx context.Context, cp registro.Checkpoint, fr *reg
 			if len(b.entradas[j]) > 0 {
 				reg = b.entradas[j]
 			}
-			gatilho, falhou, fatal := rl.julgar(i, b.lidos[j], b.gatilhos[j], b.doGatilho[j], b.falhas[j])
+			falhou := b.falhas[j]
+			if cs, ok := b.lidos[j].(registro.CossinaturasRegistro); ok && falhou == nil {
+				falhou = c.conferirCossinado(ctx, cp, raizes, cs)
+			}
+			gatilho, falhou, fatal := rl.julgar(i, b.lidos[j], b.gatilhos[j], b.doGatilho[j], falhou)
 			if fatal != nil {
 				return fatal
 			}
@@ -239,6 +245,7 @@ func (c *Cliente) percorrer(ctx context.Context, cp registro.Checkpoint, fr *reg
 				return err
 			}
 			fr.Adicionar(h)
+			raizes.Guardar(fr)
 		}
 		orc.liberar(b.reservado)
 		orc.avancar(k + 1)
