@@ -94,6 +94,11 @@ type Config struct {
 	// through, apart from the executor's (D6A_DB_CONEXOES_PUBLICAS): a
 	// flood of them can hold no more than these connections.
 	ConexoesPublicas int
+	// PublicoPorSegundo is how many answers a second every public route
+	// shares, whatever the client's address (D6A_PUBLICO_POR_SEGUNDO; 0:
+	// no budget): a flood from many addresses cannot take the draws'
+	// cores.
+	PublicoPorSegundo int
 	// ValidadeMetricas is how long /metrics serves the gauges it read
 	// from the database before reading them again, and its rendered page
 	// for at most httpapi.MetricasIntervalo of that (D6A_METRICAS_VALIDADE;
@@ -162,6 +167,7 @@ func Parse(lookup func(string) (string, bool)) (Config, error) {
 		BeaconChave:            p.str("D6A_BEACON_CHAVE", ""),
 		BeaconMargem:           p.duration("D6A_BEACON_MARGEM", -1),
 		ConexoesPublicas:       p.integer("D6A_DB_CONEXOES_PUBLICAS", 2, 1),
+		PublicoPorSegundo:      p.integer("D6A_PUBLICO_POR_SEGUNDO", 500, 0),
 		JWTDuracaoMax:          p.duration("D6A_JWT_DURACAO_MAX", 24*time.Hour),
 		ValidadeMetricas:       p.duration("D6A_METRICAS_VALIDADE", 5*time.Second),
 	}

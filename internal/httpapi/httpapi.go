@@ -206,14 +206,15 @@ func New(o Options) (*fiber.App, error) {
 	situacao = append(situacao, a.situacao)
 	app.Get(RotaSituacao, situacao...)
 	app.Get(RotaHealthz, func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"status": "ok"}) })
-	app.Get(RotaReadyz, a.readyz)
-	app.Get(RotaMetrics, rotaMetricas(a.metrics.Handler(), min(MetricasIntervalo, o.Config.ValidadeMetricas), time.Now))
+	publico := orcamentoPublico(o.Config.PublicoPorSegundo, EsperaOrcamento)
+	app.Get(RotaReadyz, publico, a.readyz)
+	app.Get(RotaMetrics, publico, rotaMetricas(a.metrics.Handler(), min(MetricasIntervalo, o.Config.ValidadeMetricas), time.Now))
 	app.Get(RotaOpenAPI, documento(schemas.OpenAPIJSON))
 	app.Get(RotaAsyncAPI, documento(schemas.AsyncAPIJSON))
 	if o.Admin != nil && o.Config.Admin {
 		a.rotasAdmin(app, o.Admin)
 	}
-	a.transparenciaRotas(app, o.Config.TransparenciaPorMinuto, o.ChaveLog, o.Config.LogTestemunhas)
+	a.transparenciaRotas(app, o.Config.TransparenciaPorMinuto, publico, o.ChaveLog, o.Config.LogTestemunhas)
 	return app, nil
 }
 

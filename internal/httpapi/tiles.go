@@ -87,7 +87,7 @@ func (m *memoriaTiles) guardar(chave string, corpo []byte) {
 // tilesRotas serves the log as C2SP tlog-tiles (CONTRACT §7 "Tiles") from
 // the hashes and records the log stores: registered before the group's
 // limiter, with a limit of its own.
-func (a *api) tilesRotas(app *fiber.App, t *rotasTransparencia, porMinuto int) {
+func (a *api) tilesRotas(app *fiber.App, t *rotasTransparencia, porMinuto int, publico fiber.Handler) {
 	hs := []fiber.Handler{}
 	if porMinuto > 0 {
 		hs = append(hs, limiter.New(limiter.Config{
@@ -102,7 +102,7 @@ func (a *api) tilesRotas(app *fiber.App, t *rotasTransparencia, porMinuto int) {
 		}))
 	}
 	t.memoria = &memoriaTiles{agora: time.Now, limite: limiteMemoriaTiles}
-	app.Get(RotaTransparencia+"/tile/*", append(hs, t.tile)...)
+	app.Get(RotaTransparencia+"/tile/*", append(hs, publico, t.tile)...)
 }
 
 // tile answers one hash tile or entry bundle of the tree of the latest

@@ -38,7 +38,7 @@ const (
 
 // transparenciaRotas registers the public, token-free read API and the
 // verifier page, behind their own per-IP limit and an ETag.
-func (a *api) transparenciaRotas(app *fiber.App, porMinuto int, chave, testemunhas string) {
+func (a *api) transparenciaRotas(app *fiber.App, porMinuto int, publico fiber.Handler, chave, testemunhas string) {
 	t := &rotasTransparencia{db: a.publico, leitura: a.leitura, vagas: a.vagas, verificador: chave, testemunhas: []testemunhaPublica{},
 		estatisticasMem: memoria[corpoJSON]{ttl: EstatisticasTTL, agora: time.Now}}
 	if ts, err := testemunha.Analisar(testemunhas); err == nil {
@@ -46,7 +46,7 @@ func (a *api) transparenciaRotas(app *fiber.App, porMinuto int, chave, testemunh
 			t.testemunhas = append(t.testemunhas, testemunhaPublica{Nome: w.Nome, Chave: w.Chave})
 		}
 	}
-	a.tilesRotas(app, t, porMinuto)
+	a.tilesRotas(app, t, porMinuto, publico)
 	g := app.Group(RotaTransparencia)
 	if porMinuto > 0 {
 		g.Use(limiter.New(limiter.Config{
@@ -60,6 +60,7 @@ func (a *api) transparenciaRotas(app *fiber.App, porMinuto int, chave, testemunh
 			},
 		}))
 	}
+	g.Use(publico)
 	g.Use(etag.New())
 	// The routes that read the database on every request hold a slot;
 	// the rest answer from memory.
