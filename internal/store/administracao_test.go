@@ -35,7 +35,7 @@ func TestParametrosVersionadosSomenteInsercao(t *testing.T) {
 		`UPDATE d6a.config SET n_recusas_suspensao = 7 WHERE versao = 1`,
 		`DELETE FROM d6a.config WHERE versao = 1`,
 	} {
-		if _, err := q.DB.Exec(ctx, sql); err == nil {
+		if _, err := store.Conexao(q).Exec(ctx, sql); err == nil {
 			t.Errorf("%s: accepted, want refused (append-only)", sql)
 		}
 	}
@@ -60,7 +60,7 @@ func TestAcoesAdministrativasSomenteInsercao(t *testing.T) {
 		`UPDATE d6a.acoes_administrativas SET justificativa = 'outra'`,
 		`DELETE FROM d6a.acoes_administrativas`,
 	} {
-		if _, err := q.DB.Exec(ctx, sql); err == nil {
+		if _, err := store.Conexao(q).Exec(ctx, sql); err == nil {
 			t.Errorf("%s: accepted, want refused (append-only)", sql)
 		}
 	}
