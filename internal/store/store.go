@@ -39,10 +39,13 @@ type Store struct {
 
 // Tx is one unit of work's reads and writes, inside one transaction (or
 // on the pool, outside any transaction, for reads). Its methods, one file
-// per aggregate (the tables they read and write), return store's own
-// types; each consumer declares the ones it calls as an interface. The
-// generated queries (q) and the connection they run on (db) stay inside
-// the package.
+// per aggregate (the tables they read and write), are named in their
+// callers' domain words and return store's own types, not sqlc's; each
+// consumer declares the ones it calls as an interface. They read and
+// write; their callers decide. A batch's opening reads and its writes run
+// on a Tx whose connection records and replays statements (Leituras,
+// Pipeline); the methods do not know the difference. The generated
+// queries (q) and the connection they run on (db) stay inside the package.
 type Tx struct {
 	q *dbsqlc.Queries
 	// db is the connection, transaction, or recording of a batch
