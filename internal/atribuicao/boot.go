@@ -179,7 +179,7 @@ func (s *Servico) registrarRegrasSorteio(ctx context.Context) error {
 				}
 			}
 		}
-		tamanho, err := transparencia.Tamanho(ctx, u.tx.DB)
+		tamanho, err := transparencia.Tamanho(ctx, u.tx.ParaOLog())
 		if err != nil {
 			return err
 		}

@@ -410,7 +410,7 @@ func (s *Servico) transacao(lote []job) ([]*uow, error) {
 		return err
 	})
 	abertura.Ler(func(tx store.Tx) (err error) {
-		arvore, err = transparencia.LerEstado(ctx, tx.DB)
+		arvore, err = transparencia.LerEstado(ctx, tx.ParaOLog())
 		return err
 	})
 	if lote[0].guarda != nil {
@@ -479,14 +479,14 @@ func (s *Servico) transacao(lote []job) ([]*uow, error) {
 		for _, u := range us {
 			registros = append(registros, u.registros...)
 		}
-		if err := arvore.AnexarRegistraveis(ctx, p.Tx().DB, registros); err != nil {
+		if err := arvore.AnexarRegistraveis(ctx, p.Tx().ParaOLog(), registros); err != nil {
 			return fmt.Errorf("transparência: %w", err)
 		}
 		if err := elos.gravar(ctx, p.Tx()); err != nil {
 			return fmt.Errorf("hierarquia registrada: %w", err)
 		}
 		if s.o.ChaveLog != nil {
-			assinou, err := arvore.Assinar(ctx, tx.DB, p.Tx().DB, *s.o.ChaveLog, s.o.OrigemLog)
+			assinou, err := arvore.Assinar(ctx, tx.ParaOLog(), p.Tx().ParaOLog(), *s.o.ChaveLog, s.o.OrigemLog)
 			if assinou || err != nil {
 				s.o.Assinatura(err)
 			}

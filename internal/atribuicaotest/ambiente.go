@@ -230,11 +230,6 @@ func (a *Ambiente) Conselheiro(uc uuid.UUID, opts ...ConselheiroOpcao) uuid.UUID
 		}); err != nil {
 			return err
 		}
-		if spec.suspensaoAte != nil {
-			if _, err := tx.DB.Exec(a.Ctx, `UPDATE d6a.conselheiros SET data_suspensao_ate = $2 WHERE id = $1`, id, *spec.suspensaoAte); err != nil {
-				return err
-			}
-		}
 		if spec.ocupado {
 			_, err := tx.RecriarAtribuicao(a.Ctx, store.SorteioReconciliado{
 				ConselheiroID: id, DemandaID: uuid.New(), UC: uc, Seed: "anterior",
@@ -247,6 +242,13 @@ func (a *Ambiente) Conselheiro(uc uuid.UUID, opts ...ConselheiroOpcao) uuid.UUID
 	})
 	if err != nil {
 		a.T.Fatal(err)
+	}
+	// The date alone, whatever the status: no store method writes one
+	// without the other.
+	if spec.suspensaoAte != nil {
+		if _, err := a.St.Pool.Exec(a.Ctx, `UPDATE d6a.conselheiros SET data_suspensao_ate = $2 WHERE id = $1`, id, *spec.suspensaoAte); err != nil {
+			a.T.Fatal(err)
+		}
 	}
 	return id
 }

@@ -55,10 +55,10 @@ func executar(ctx context.Context, st *store.Store, a Assinador, apagar func(tra
 			return err
 		}
 		var err error
-		if res.Apagados, err = apagar(tx.DB); err != nil || len(res.Apagados) == 0 {
+		if res.Apagados, err = apagar(tx.ParaOLog()); err != nil || len(res.Apagados) == 0 {
 			return err
 		}
-		if res.Registro, err = transparencia.RegistrarEliminacao(ctx, tx.DB, res.Apagados, a.Chave, a.Origem); err != nil {
+		if res.Registro, err = transparencia.RegistrarEliminacao(ctx, tx.ParaOLog(), res.Apagados, a.Chave, a.Origem); err != nil {
 			return err
 		}
 		return estatisticas.Recomecar(ctx, tx)

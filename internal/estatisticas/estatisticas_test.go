@@ -110,7 +110,7 @@ func assinados(t *testing.T, regs []registro.Registro) *store.Store {
 	}
 	chave, _ := transparencia.NovaChave(skey)
 	ctx := context.Background()
-	if err := st.InTx(ctx, func(tx store.Tx) error { return transparencia.Anexar(ctx, tx.DB, regs) }); err != nil {
+	if err := st.InTx(ctx, func(tx store.Tx) error { return transparencia.Anexar(ctx, tx.ParaOLog(), regs) }); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := transparencia.Assinar(ctx, st.Pool, chave, registro.OrigemPadrao); err != nil {

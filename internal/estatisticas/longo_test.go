@@ -125,11 +125,11 @@ func assinadosRegistraveis(t *testing.T, regs []registro.Registravel) *store.Sto
 	chave, _ := transparencia.NovaChave(skey)
 	ctx := context.Background()
 	if err := st.InTx(ctx, func(tx store.Tx) error {
-		e, err := transparencia.LerEstado(ctx, tx.DB)
+		e, err := transparencia.LerEstado(ctx, tx.ParaOLog())
 		if err != nil {
 			return err
 		}
-		return e.AnexarRegistraveis(ctx, tx.DB, regs)
+		return e.AnexarRegistraveis(ctx, tx.ParaOLog(), regs)
 	}); err != nil {
 		t.Fatal(err)
 	}

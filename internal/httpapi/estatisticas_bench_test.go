@@ -40,7 +40,7 @@ func BenchmarkEstatisticasRota(b *testing.B) {
 				for i := de; i < min(n, de+5000); i++ {
 					regs = append(regs, historico.RegistroSintetico("bench", i))
 				}
-				if err := st.InTx(ctx, func(tx store.Tx) error { return transparencia.Anexar(ctx, tx.DB, regs) }); err != nil {
+				if err := st.InTx(ctx, func(tx store.Tx) error { return transparencia.Anexar(ctx, tx.ParaOLog(), regs) }); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -35,7 +35,7 @@ func TestTilesParciaisCortadosDoCheio(t *testing.T) {
 	for i := range regs {
 		regs[i] = historico.RegistroSintetico("tiles", i)
 	}
-	if err := base.InTx(ctx, func(tx store.Tx) error { return transparencia.Anexar(ctx, tx.DB, regs) }); err != nil {
+	if err := base.InTx(ctx, func(tx store.Tx) error { return transparencia.Anexar(ctx, tx.ParaOLog(), regs) }); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := transparencia.Assinar(ctx, base.Pool, chave, registro.OrigemPadrao); err != nil {

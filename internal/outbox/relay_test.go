@@ -323,43 +323,6 @@ func TestPassaTemCincoComandosQualquerQueSejaOLote(t *testing.T) {
 	}
 }
 
-func TestBeginDaPassaDesligaSynchronousCommitSoNaTransacao(t *testing.T) {
-	t.Parallel()
-	base := pgtest.New(t)
-	// One connection, synchronous_commit on by default (the test server
-	// turns it off globally), so "after" reads the connection the pass used.
-	st, _ := storeRastreado(t, base, func(cfg *pgxpool.Config) {
-		cfg.MaxConns = 1
-		cfg.ConnConfig.RuntimeParams["synchronous_commit"] = "on"
-	})
-	ctx := context.Background()
-	mostrar := func(db interface {
-		QueryRow(context.Context, string, ...any) pgx.Row
-	}) string {
-		t.Helper()
-		var v string
-		if err := db.QueryRow(ctx, "SHOW synchronous_commit").Scan(&v); err != nil {
-			t.Fatal(err)
-		}
-		return v
-	}
-	if v := mostrar(st.Pool); v != "on" {
-		t.Fatalf("synchronous_commit before = %s, want on", v)
-	}
-	err := st.InTxWith(ctx, store.SemEsperarWAL, func(tx store.Tx) error {
-		if v := mostrar(tx.DB); v != "off" {
-			t.Errorf("synchronous_commit in the pass's transaction = %s, want off", v)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if v := mostrar(st.Pool); v != "on" {
-		t.Fatalf("synchronous_commit after the pass = %s, want on (SET LOCAL must not leak into the session)", v)
-	}
-}
-
 // barramentoReal connects a bus to a fresh embedded JetStream server and
 // creates its stream.
 func barramentoReal(t *testing.T) *bus.Bus {

@@ -61,7 +61,7 @@ func TestSubirIgualAoFiltro(t *testing.T) {
 // step-by-step read it checks.
 func candidatosDaCadeia(t *testing.T, q store.Tx, cadeia []uuid.UUID, g elegibilidade.Portoes, fase2 map[uuid.UUID]elegibilidade.Fase2) []elegibilidade.Candidato {
 	t.Helper()
-	rows, err := q.DB.Query(t.Context(), `
+	rows, err := store.Conexao(q).Query(t.Context(), `
 		SELECT c.id, c.unidade_civica_id, c.status, c.capacitacao_concluida, c.data_suspensao_ate,
 		       EXISTS (SELECT 1 FROM d6a.atribuicoes a WHERE a.conselheiro_id = c.id AND a.status = 'ativa')
 		FROM d6a.conselheiros c

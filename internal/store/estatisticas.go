@@ -6,9 +6,9 @@ import (
 	"github.com/formigueiro/d6a/internal/store/dbsqlc"
 )
 
-// The fairness statistics' storage (sql/queries/estatisticas.sql), in the
-// words and types of internal/estatisticas, which folds the signed records
-// into one row of sums per counsellor: these only store and read the sums.
+// The fairness statistics' storage (d6a.transparencia_estatisticas and
+// its _estado): internal/estatisticas folds the signed records into one
+// row of sums per counsellor; these only store and read the sums.
 
 // SomasConselheiro is one counsellor's stored fairness sums (CONTRACT §7
 // "Fairness statistics"), as folded from the signed records.

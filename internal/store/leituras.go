@@ -75,9 +75,9 @@ func (l *Leituras) Enviar(ctx context.Context, db Tx, antes ...string) error {
 	if len(gs) == 0 && len(antes) == 0 {
 		return nil
 	}
-	conexao, ok := db.DB.(interface{ Conn() *pgx.Conn })
+	conexao, ok := db.db.(interface{ Conn() *pgx.Conn })
 	if !ok {
-		return fmt.Errorf("store: %T has no connection to decode with", db.DB)
+		return fmt.Errorf("store: %T has no connection to decode with", db.db)
 	}
 	var b pgx.Batch
 	for _, s := range antes {

@@ -50,7 +50,7 @@ func TestAdvisoryLockSorteioSerializa(t *testing.T) {
 	}
 	backendPID := func(tx store.Tx) (int32, error) {
 		var pid int32
-		err := tx.DB.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&pid)
+		err := store.Conexao(tx).QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&pid)
 		return pid, err
 	}
 
@@ -131,7 +131,7 @@ func TestAdvisoryLockSorteioSerializa(t *testing.T) {
 
 	// xact lock: nothing is left once both transactions ended.
 	var left int
-	check(t, q.DB.QueryRow(ctx, `SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'
+	check(t, store.Conexao(q).QueryRow(ctx, `SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'
 		AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`).Scan(&left))
 	if left != 0 {
 		t.Fatalf("%d advisory locks left after both transactions ended", left)
@@ -234,11 +234,11 @@ func TestBuscarConselheiroPorIdParaAtualizarTravaALinha(t *testing.T) {
 		// The row is locked: another transaction's NOWAIT lock fails with
 		// lock_not_available; the other counsellor's row is free.
 		err := s.InTx(ctx, func(tx2 store.Tx) error {
-			if _, err := tx2.DB.Exec(ctx, `SELECT 1 FROM d6a.conselheiros WHERE id = $1 FOR UPDATE NOWAIT`, outro); err != nil {
+			if _, err := store.Conexao(tx2).Exec(ctx, `SELECT 1 FROM d6a.conselheiros WHERE id = $1 FOR UPDATE NOWAIT`, outro); err != nil {
 				t.Errorf("other row: %v", err)
 				return err
 			}
-			_, err := tx2.DB.Exec(ctx, `SELECT 1 FROM d6a.conselheiros WHERE id = $1 FOR UPDATE NOWAIT`, id)
+			_, err := store.Conexao(tx2).Exec(ctx, `SELECT 1 FROM d6a.conselheiros WHERE id = $1 FOR UPDATE NOWAIT`, id)
 			return err
 		})
 		if code := pgCode(err); code != "55P03" {
@@ -253,7 +253,7 @@ func TestBuscarConselheiroPorIdParaAtualizarTravaALinha(t *testing.T) {
 	}))
 	// After commit the lock is gone.
 	check(t, s.InTx(ctx, func(tx store.Tx) error {
-		_, err := tx.DB.Exec(ctx, `SELECT 1 FROM d6a.conselheiros WHERE id = $1 FOR UPDATE NOWAIT`, id)
+		_, err := store.Conexao(tx).Exec(ctx, `SELECT 1 FROM d6a.conselheiros WHERE id = $1 FOR UPDATE NOWAIT`, id)
 		return err
 	}))
 }
@@ -321,11 +321,11 @@ func TestUnidadeDeTrabalhoPlanejaParaATabelaAtual(t *testing.T) {
 		// The plan that connection's prepared statement runs with now, for
 		// the same chain (tamanhos, the two gates, ucs, inicios).
 		var nome string
-		if err := tx.DB.QueryRow(ctx, `SELECT name FROM pg_prepared_statements
+		if err := store.Conexao(tx).QueryRow(ctx, `SELECT name FROM pg_prepared_statements
 			WHERE statement LIKE '-- name: BuscarDegrausCadastrados %'`).Scan(&nome); err != nil {
 			return err
 		}
-		rows, err := tx.DB.Query(ctx, `EXPLAIN EXECUTE `+pgx.Identifier{nome}.Sanitize()+`('{1}', false, false, '{`+uc.String()+`}', '{0}')`)
+		rows, err := store.Conexao(tx).Query(ctx, `EXPLAIN EXECUTE `+pgx.Identifier{nome}.Sanitize()+`('{1}', false, false, '{`+uc.String()+`}', '{0}')`)
 		if err != nil {
 			return err
 		}

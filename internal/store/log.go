@@ -3,17 +3,18 @@ package store
 import (
 	"context"
 	"math"
+	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/formigueiro/d6a/internal/store/dbsqlc"
 )
 
-// The transparency log's storage (sql/queries/log.sql), in the words and
-// types of internal/transparencia, which computes every hash: these only
-// store and read them. Each runs one statement, so the tree's state can be
-// read among the draw's opening reads (Leituras) and the append queued on
-// its Pipeline.
+// The transparency log's storage (d6a.transparencia_estado, _registros,
+// _hashes, _checkpoints): internal/transparencia computes every hash, these
+// only store and read them. Each runs one statement, so the tree's state
+// can be read among the draw's opening reads (Leituras) and the append
+// queued on its Pipeline.
 
 // EstadoDoLog is the tree's state row and the latest signed checkpoint.
 type EstadoDoLog struct {
@@ -194,4 +195,24 @@ func (t Tx) IndicesDoLog(ctx context.Context, ids []uuid.UUID) (map[uuid.UUID]in
 		out[r.EventIDSorteio] = r.Indice
 	}
 	return out, nil
+}
+
+// ResumoDoLog is the public log as it stands: the latest signed
+// checkpoint's size, root and signing time, and the first index whose
+// draws follow their trigger (CONTRACT §4).
+type ResumoDoLog struct {
+	Tamanho      int64
+	Raiz         []byte
+	AssinadoEm   time.Time
+	GatilhoDesde int64
+}
+
+// ResumoDoLog reads the log's summary; false before the first signed
+// checkpoint.
+func (t Tx) ResumoDoLog(ctx context.Context) (ResumoDoLog, bool, error) {
+	r, err := t.q.BuscarResumoDoLog(ctx)
+	if achou, err := Found(err); !achou || err != nil {
+		return ResumoDoLog{}, false, err
+	}
+	return ResumoDoLog(r), true, nil
 }

@@ -10,6 +10,9 @@ import (
 	"github.com/formigueiro/d6a/internal/store/dbsqlc"
 )
 
+// The outbox (d6a.outbox): the results a unit of work queued, until the
+// relay publishes them on the bus.
+
 // LinhaOutbox is an outbox row waiting for the bus.
 type LinhaOutbox struct {
 	ID       int64
@@ -75,4 +78,100 @@ func (s *Store) PublicarPendentes(ctx context.Context, limite int32, agora func(
 		return 0, err
 	}
 	return n, nil
+}
+
+// GravarOutbox writes the outbox rows a batch queued, in decision order,
+// in one statement: linhas is their JSON (atribuicao's lote.go).
+func (t Tx) GravarOutbox(ctx context.Context, linhas []byte) error {
+	return t.q.InserirOutboxLote(ctx, linhas)
+}
+
+// MarcarOrigens records, for outbox rows (by event id), the stream
+// sequence of the input that led to each.
+func (t Tx) MarcarOrigens(ctx context.Context, eventIDs []uuid.UUID, seqs []int64) error {
+	return t.q.MarcarOutboxEntradas(ctx, dbsqlc.MarcarOutboxEntradasParams{EventIds: eventIDs, Sequences: seqs})
+}
+
+// OutboxJaTem reports whether the outbox holds the event eventID: an event
+// whose id is derived (a timeout's refusal, a sweep's trigger, a
+// suspension's end) is queued once.
+func (t Tx) OutboxJaTem(ctx context.Context, eventID uuid.UUID) (bool, error) {
+	return t.q.ExisteOutboxPorEventId(ctx, eventID)
+}
+
+// SemCandidatosPublicado reports whether a result of tipo for the
+// correlation is in the outbox (spec 3.9: one sorteio.sem_candidatos per
+// demand).
+func (t Tx) SemCandidatosPublicado(ctx context.Context, tipo, correlacao string) (bool, error) {
+	return t.q.ExisteOutboxPorTipoCorrelacao(ctx, dbsqlc.ExisteOutboxPorTipoCorrelacaoParams{Tipo: tipo, CorrelacaoID: &correlacao})
+}
+
+// EventoNoOutbox is an event as the outbox holds it: its envelope and,
+// once published, its stream sequence (nil before).
+type EventoNoOutbox struct {
+	Envelope []byte
+	Sequence *int64
+}
+
+// OutboxPorEvento reads the outbox row of the event eventID.
+func (t Tx) OutboxPorEvento(ctx context.Context, eventID uuid.UUID) (EventoNoOutbox, bool, error) {
+	o, err := t.q.BuscarOutboxPorEventId(ctx, eventID)
+	if achou, err := Found(err); !achou || err != nil {
+		return EventoNoOutbox{}, false, err
+	}
+	return EventoNoOutbox{Envelope: o.Envelope, Sequence: o.Sequence}, true, nil
+}
+
+// TotalOutboxPendentes counts the outbox rows not yet published.
+func (t Tx) TotalOutboxPendentes(ctx context.Context) (int64, error) {
+	return t.q.ContarOutboxPendentes(ctx)
+}
+
+// ResultadoPublicado is a result on the bus whose outbox row the database
+// lost.
+type ResultadoPublicado struct {
+	EventID      uuid.UUID
+	Tipo         string
+	Subject      string
+	CorrelacaoID *string
+	Envelope     []byte
+	Seq          int64
+}
+
+// DevolverOutboxPublicado writes the outbox row of a result already on the
+// bus, marked published at agora (a row already there stays).
+func (t Tx) DevolverOutboxPublicado(ctx context.Context, r ResultadoPublicado, agora time.Time) error {
+	seq := r.Seq
+	return t.q.InserirOutboxPublicado(ctx, dbsqlc.InserirOutboxPublicadoParams{
+		EventID: r.EventID, Tipo: r.Tipo, Subject: r.Subject, CorrelacaoID: r.CorrelacaoID,
+		Envelope: r.Envelope, Agora: agora, Sequence: &seq,
+	})
+}
+
+// ResultadoNovo is a result a unit of work just queued, not yet published.
+type ResultadoNovo struct {
+	EventID   uuid.UUID
+	Tipo      string
+	DemandaID uuid.UUID
+}
+
+// ResultadosNovos lists the results the unit of work at agora queued and
+// has not published (its rows carry its clock reading, and the executor's
+// global lock keeps every other unit out).
+func (t Tx) ResultadosNovos(ctx context.Context, agora time.Time) ([]ResultadoNovo, error) {
+	rows, err := t.q.OutboxNaoPublicadoEm(ctx, agora)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]ResultadoNovo, len(rows))
+	for i, r := range rows {
+		out[i] = ResultadoNovo{EventID: r.EventID, Tipo: r.Tipo, DemandaID: r.DemandaID}
+	}
+	return out, nil
+}
+
+// ResultadosNoOutbox is those of ids (published events) whose outbox row
+// exists.
+func (t Tx) ResultadosNoOutbox(ctx context.Context, ids []uuid.UUID) ([]uuid.UUID, error) {
+	return t.q.OutboxExistentes(ctx, ids)
 }

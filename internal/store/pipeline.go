@@ -27,7 +27,7 @@ type Pipeline struct {
 // into it.
 func NewPipeline() *Pipeline {
 	p := &Pipeline{}
-	p.dentro = Tx{q: dbsqlc.New(p), DB: p}
+	p.dentro = Tx{q: dbsqlc.New(p), db: p}
 	return p
 }
 
@@ -94,11 +94,11 @@ func (p *Pipeline) enviar(ctx context.Context, tx Tx) (pgconn.CommandTag, error)
 
 // enviarLote sends b in one round trip on tx's connection.
 func enviarLote(ctx context.Context, tx Tx, b *pgx.Batch) (pgx.BatchResults, error) {
-	envia, ok := tx.DB.(interface {
+	envia, ok := tx.db.(interface {
 		SendBatch(context.Context, *pgx.Batch) pgx.BatchResults
 	})
 	if !ok {
-		return nil, fmt.Errorf("store: %T cannot send a batch", tx.DB)
+		return nil, fmt.Errorf("store: %T cannot send a batch", tx.db)
 	}
 	return envia.SendBatch(ctx, b), nil
 }

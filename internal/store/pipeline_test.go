@@ -101,7 +101,7 @@ func TestLeituras(t *testing.T) {
 		})
 		l.Ler(func(tx store.Tx) error { vazias++; return nil }) // reads nothing: runs once
 		check(t, l.Enviar(ctx, tx))
-		check(t, tx.DB.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&pid))
+		check(t, store.Conexao(tx).QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&pid))
 		if trava.Pid != pid || !trava.Descartou {
 			t.Fatalf("AdvisoryLockSorteio read %+v on backend %d", trava, pid)
 		}
@@ -112,7 +112,7 @@ func TestLeituras(t *testing.T) {
 			t.Fatalf("no row: %v; a function that reads nothing ran %d times, want 1", nenhum, vazias)
 		}
 
-		l.Ler(func(tx store.Tx) error { return tx.DB.QueryRow(ctx, `SELECT 1/0`).Scan(new(int)) })
+		l.Ler(func(tx store.Tx) error { return store.Conexao(tx).QueryRow(ctx, `SELECT 1/0`).Scan(new(int)) })
 		l.Ler(func(tx store.Tx) (err error) {
 			_, err = store.Consultas(tx).EventosJaProcessados(ctx, []uuid.UUID{a})
 			depois = err == nil
@@ -156,7 +156,7 @@ func TestInTxPipelined(t *testing.T) {
 		}
 	}
 	txid := func(tx store.Tx) (n int64, err error) {
-		err = tx.DB.QueryRow(ctx, `SELECT txid_current()`).Scan(&n)
+		err = store.Conexao(tx).QueryRow(ctx, `SELECT txid_current()`).Scan(&n)
 		return n, err
 	}
 	a, b, c := uuid.New(), uuid.New(), uuid.New()

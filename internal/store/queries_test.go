@@ -944,12 +944,12 @@ func TestEventosProcessados(t *testing.T) {
 	var tipo string
 	var seq int64
 	var em time.Time
-	check(t, q.DB.QueryRow(ctx, `SELECT tipo_evento, sequence, processado_em FROM d6a.eventos_processados WHERE event_id = $1`, ev).Scan(&tipo, &seq, &em))
+	check(t, store.Conexao(q).QueryRow(ctx, `SELECT tipo_evento, sequence, processado_em FROM d6a.eventos_processados WHERE event_id = $1`, ev).Scan(&tipo, &seq, &em))
 	if tipo != "demanda.criada" || seq != 11 || !em.Equal(at(0)) {
 		t.Fatalf("record after replay = (%s, %d, %v), want the first (demanda.criada, 11, %v)", tipo, seq, em, at(0))
 	}
 	var total int
-	check(t, q.DB.QueryRow(ctx, `SELECT count(*) FROM d6a.eventos_processados`).Scan(&total))
+	check(t, store.Conexao(q).QueryRow(ctx, `SELECT count(*) FROM d6a.eventos_processados`).Scan(&total))
 	if total != 2 {
 		t.Fatalf("%d processed events recorded, want 2", total)
 	}

@@ -3,8 +3,12 @@ package store
 import (
 	"context"
 
+	"github.com/google/uuid"
+
 	"github.com/formigueiro/d6a/internal/store/dbsqlc"
 )
+
+// The draw's rules as the log recorded them (d6a.transparencia_regras).
 
 // RegrasDoSorteio reads where the trigger rule began and the bytes of the
 // d6a.regras_sorteio record recorded last (nil: none).
@@ -21,4 +25,15 @@ func (t Tx) RegrasDoSorteio(ctx context.Context) (gatilhoDesde int64, registro [
 func (t Tx) GravarRegrasDoSorteio(ctx context.Context, desde int64, registro []byte) error {
 	s := string(registro)
 	return t.q.GravarRegrasDoSorteio(ctx, dbsqlc.GravarRegrasDoSorteioParams{DesdeIndice: desde, Registro: &s})
+}
+
+// SegueGatilho reports whether the draw eventIDSorteio was logged under
+// the trigger's rule (CONTRACT §4); false when it has no record in the
+// log or the rule no row.
+func (t Tx) SegueGatilho(ctx context.Context, eventIDSorteio uuid.UUID) (bool, error) {
+	segue, err := t.q.SorteioSegueGatilho(ctx, eventIDSorteio)
+	if _, err := Found(err); err != nil {
+		return false, err
+	}
+	return segue, nil
 }

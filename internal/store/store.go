@@ -39,16 +39,24 @@ type Store struct {
 
 // Tx is one unit of work's reads and writes, inside one transaction (or
 // on the pool, outside any transaction, for reads). Its methods, one file
-// per consumer, are named in the consumer's words and return store's own
-// types; each consumer declares the ones it calls as an interface. The
-// generated queries (q) stay inside the package.
+// per aggregate (the tables they read and write), are named in their
+// callers' domain words and return store's own types, not sqlc's; each
+// consumer declares the ones it calls as an interface. They read and
+// write; their callers decide. A batch's opening reads and its writes run
+// on a Tx whose connection records and replays statements (Leituras,
+// Pipeline); the methods do not know the difference. The generated
+// queries (q) and the connection they run on (db) stay inside the package.
 type Tx struct {
 	q *dbsqlc.Queries
-	// DB is the connection, transaction, or recording of a batch
-	// (Leituras, Pipeline) the queries run on: the log (transparencia)
-	// runs its own statements on it.
-	DB dbsqlc.DBTX
+	// db is the connection, transaction, or recording of a batch
+	// (Leituras, Pipeline) the queries run on.
+	db dbsqlc.DBTX
 }
+
+// ParaOLog is what t runs on, for the transparency log
+// (internal/transparencia): it takes it as its DBTX and runs its queries
+// (log.go) through On, in t's transaction or queued on t's Pipeline.
+func (t Tx) ParaOLog() dbsqlc.DBTX { return t.db }
 
 // Open connects with Config's settings and checks the server answers.
 func Open(ctx context.Context, url string) (*Store, error) {
@@ -112,7 +120,7 @@ func (s *Store) Read() Tx { return On(s.Pool) }
 
 // On runs the generated queries on db: a pool, a connection or a
 // transaction.
-func On(db dbsqlc.DBTX) Tx { return Tx{q: dbsqlc.New(db), DB: db} }
+func On(db dbsqlc.DBTX) Tx { return Tx{q: dbsqlc.New(db), db: db} }
 
 // InTx runs fn in one transaction, committing when fn returns nil.
 func (s *Store) InTx(ctx context.Context, fn func(Tx) error) error {

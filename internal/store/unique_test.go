@@ -33,7 +33,7 @@ func violates(t *testing.T, what string, err error, constraint string) {
 func count(t *testing.T, q store.Tx, sql string, args ...any) int64 {
 	t.Helper()
 	var n int64
-	check(t, q.DB.QueryRow(t.Context(), sql, args...).Scan(&n))
+	check(t, store.Conexao(q).QueryRow(t.Context(), sql, args...).Scan(&n))
 	return n
 }
 
@@ -79,7 +79,7 @@ func TestUniqueCadastroDuplicado(t *testing.T) {
 	// The (cidadao, UC, nivel) constraint exists under the spec's name; only
 	// a row whose id differs from cidadao_id (which InserirConselheiro
 	// cannot write) reaches it.
-	_, err := q.DB.Exec(ctx, `INSERT INTO d6a.conselheiros
+	_, err := store.Conexao(q).Exec(ctx, `INSERT INTO d6a.conselheiros
 		(id, cidadao_id, unidade_civica_id, nivel_atuacao, event_id_cadastro, event_id_ultima_alteracao)
 		VALUES (gen_random_uuid(), $1, $2, $3, gen_random_uuid(), gen_random_uuid())`,
 		p.CidadaoID, p.UnidadeCivicaID, p.NivelAtuacao)

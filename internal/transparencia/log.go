@@ -25,7 +25,7 @@ import (
 )
 
 // DBTX is what the log needs from PostgreSQL: a transaction (pgx.Tx, the
-// store's Tx.DB) or, for reads, a pool.
+// store's Tx.ParaOLog) or, for reads, a pool.
 type DBTX interface {
 	Exec(context.Context, string, ...any) (pgconn.CommandTag, error)
 	Query(context.Context, string, ...any) (pgx.Rows, error)

@@ -83,53 +83,47 @@ WHERE c.cidadao_id = @cidadao_id
 ORDER BY c.data_cadastro, c.id
 LIMIT 1;
 
--- name: BuscarDegrausCadastrados :many
--- The input of spec 4.3's rule (elegibilidade.Subir), read, not decided:
--- for each chain, the first step at or above its first unit that holds any
--- registered counsellor (structure, whatever their status), with every
--- column elegibilidade.Filtrar reads. Go decides who is eligible; when
--- nobody on the step is, it asks again from the step above. The chains come
--- flattened in @ucs: chain n (from 1) is the @tamanhos[n] units after
--- position @inicios[n]; every access to a chain is by array position, so
--- the cost follows the steps walked, whatever the planner knows. One row
--- per chain that has such a step (none: no one registered on the rest of
--- it): ordem, the step's 1-based position, and its counsellors as parallel
--- arrays. Each probe (active assignment, external training, valid link) is
--- a scalar subquery with LIMIT, which PostgreSQL never turns into a join,
--- so it stays one index probe per counsellor with or without statistics
--- (docs/decisions.md); the phase-2 probes run only under their gate.
-WITH RECURSIVE degrau (cadeia, ordem, ids, status, capacitacao, ates, suspensos, ocupados, externas, vinculos) AS (
-    SELECT n::int, 0, NULL::uuid[], NULL::text[], NULL::boolean[], NULL::timestamptz[], NULL::boolean[],
-           NULL::boolean[], NULL::boolean[], NULL::boolean[]
-    FROM generate_series(1, cardinality(@tamanhos::int[])) AS n
-  UNION ALL
-    SELECT d.cadeia, d.ordem + 1, e.ids, e.status, e.capacitacao, e.ates, e.suspensos, e.ocupados, e.externas, e.vinculos
-    FROM degrau d
-    CROSS JOIN LATERAL (
-        -- An aggregate without GROUP BY: always one row, and every array in
-        -- the same row order.
-        SELECT array_agg(c.id) AS ids,
-               array_agg(c.status) AS status,
-               array_agg(c.capacitacao_concluida) AS capacitacao,
-               -- An array cannot carry a NULL time to Go: suspensos says
-               -- which counsellors have a suspension date at all.
-               array_agg(coalesce(c.data_suspensao_ate, 'epoch'::timestamptz)) AS ates,
-               array_agg(c.data_suspensao_ate IS NOT NULL) AS suspensos,
-               array_agg((SELECT 1 FROM d6a.atribuicoes a
-                          WHERE a.conselheiro_id = c.id AND a.status = 'ativa' LIMIT 1) IS NOT NULL) AS ocupados,
-               array_agg(CASE WHEN @capacitacao_externa::boolean THEN (SELECT 1 FROM d6a.capacitacoes k
-                          WHERE k.conselheiro_id = c.id LIMIT 1) IS NOT NULL ELSE false END) AS externas,
-               array_agg(CASE WHEN @exigir_vinculo::boolean THEN (SELECT 1 FROM d6a.vinculos v
-                          WHERE v.conselheiro_id = c.id AND v.unidade_civica_id = c.unidade_civica_id AND v.valido
-                          LIMIT 1) IS NOT NULL ELSE false END) AS vinculos
-        FROM d6a.conselheiros c
-        WHERE c.unidade_civica_id = (@ucs::uuid[])[(@inicios::int[])[d.cadeia] + d.ordem + 1]
-    ) e
-    WHERE d.ids IS NULL AND d.ordem < (@tamanhos::int[])[d.cadeia]
-)
-SELECT d.cadeia::int AS cadeia, d.ordem::int AS ordem, d.ids::uuid[] AS ids, d.status::text[] AS status,
-       d.capacitacao::boolean[] AS capacitacao, d.ates::timestamptz[] AS ates, d.suspensos::boolean[] AS suspensos,
-       d.ocupados::boolean[] AS ocupados, d.externas::boolean[] AS externas, d.vinculos::boolean[] AS vinculos
-FROM degrau d
-WHERE d.ids IS NOT NULL
-ORDER BY d.cadeia;
+-- name: InativarConselheiro :execrows
+UPDATE d6a.conselheiros
+SET status = 'inativo', event_id_ultima_alteracao = @event_id, atualizado_em = @agora::timestamptz
+WHERE id = @id;
+
+-- name: MarcarCapacitacaoConcluida :execrows
+-- Without D6A_CAPACITACAO_EXTERNA the external record sets the
+-- registration's flag (CONTRACT §8).
+UPDATE d6a.conselheiros
+SET capacitacao_concluida = true, event_id_ultima_alteracao = @event_id, atualizado_em = @agora::timestamptz
+WHERE id = @id AND NOT capacitacao_concluida;
+
+-- name: ProgredirConselheiro :execrows
+-- progressão.habilitada: the unit of action becomes the larger unit; the
+-- registration's unit is kept once, in unidade_civica_id_cadastro.
+UPDATE d6a.conselheiros
+SET unidade_civica_id_cadastro = coalesce(unidade_civica_id_cadastro, unidade_civica_id),
+    unidade_civica_id = @unidade_civica_id, nivel_progressao = @nivel,
+    event_id_ultima_alteracao = @event_id, atualizado_em = @agora::timestamptz
+WHERE id = @id;
+
+-- name: InserirSuspensao :exec
+INSERT INTO d6a.suspensoes (
+    conselheiro_id, evento_id_recusa, recusas_consecutivas, data_suspensao_ate, versao_parametros, criado_em
+) VALUES (@conselheiro_id, @evento_id_recusa, @recusas_consecutivas, @data_suspensao_ate::timestamptz,
+          @versao_parametros, @agora::timestamptz);
+
+-- name: BuscarRecusaPorEventoId :one
+SELECT * FROM d6a.contador_recusas WHERE evento_id_recusa = @event_id;
+
+-- name: ContarRecusasDesdeData :one
+-- spec 3.12 step 4: refusals since the last acceptance (all when never).
+SELECT count(*) FROM d6a.contador_recusas
+WHERE conselheiro_id = @conselheiro_id
+  AND (sqlc.narg('desde')::timestamptz IS NULL OR data_ultima_recusa > sqlc.narg('desde')::timestamptz);
+
+-- name: InserirRecusa :exec
+-- The row id comes from the refusal, not at random (issue 22, determinism
+-- from the bus).
+INSERT INTO d6a.contador_recusas (
+    id, conselheiro_id, recusas_consecutivas, data_ultima_recusa, demanda_id_recusada, evento_id_recusa
+) VALUES (
+    md5('d6a.contador_recusas|' || (@evento_id_recusa::uuid)::text)::uuid, @conselheiro_id, @recusas_consecutivas, @agora::timestamptz, @demanda_id_recusada, @evento_id_recusa
+);

@@ -82,3 +82,13 @@ SELECT tamanho, raiz, nota FROM d6a.transparencia_checkpoints ORDER BY tamanho D
 -- already appended).
 SELECT indice, event_id_sorteio FROM d6a.transparencia_registros
 WHERE event_id_sorteio = ANY(@ids::uuid[]);
+
+-- name: BuscarResumoDoLog :one
+-- GET /d6a/transparencia/resumo: the latest signed checkpoint (no row
+-- before the first) and the first index whose draws follow their trigger
+-- (CONTRACT §4; 0 when the rule has no row).
+SELECT c.tamanho, c.raiz, c.assinado_em,
+       coalesce((SELECT desde_indice FROM d6a.transparencia_regras WHERE regra = 'gatilho'), 0)::bigint AS gatilho_desde
+FROM d6a.transparencia_checkpoints c
+ORDER BY c.tamanho DESC
+LIMIT 1;

@@ -52,3 +52,28 @@ ORDER BY ordem;
 UPDATE d6a.outbox o SET entrada_sequence = p.sequence
 FROM (SELECT unnest(@event_ids::uuid[]) AS event_id, unnest(@sequences::bigint[]) AS sequence) p
 WHERE o.event_id = p.event_id;
+
+-- name: ExisteOutboxPorEventId :one
+SELECT EXISTS (SELECT 1 FROM d6a.outbox WHERE event_id = @event_id);
+
+-- name: InserirOutboxPublicado :exec
+-- A result already on the bus (reconciliation): the row the relay would have
+-- marked, so the relay never sends it and the spec 5.4 guard sees it.
+INSERT INTO d6a.outbox (event_id, tipo, subject, correlacao_id, envelope, criado_em, publicado_em, sequence)
+VALUES (@event_id, @tipo, @subject, @correlacao_id, @envelope, @agora::timestamptz, @agora::timestamptz, @sequence)
+ON CONFLICT (event_id) DO NOTHING;
+
+-- name: OutboxNaoPublicadoEm :many
+-- The repair: the results a unit of work just queued (its rows carry its
+-- clock reading, and the global lock keeps every other unit of work out).
+SELECT event_id, tipo, (envelope->'payload'->>'demanda_id')::uuid AS demanda_id
+FROM d6a.outbox WHERE publicado_em IS NULL AND criado_em = @agora::timestamptz;
+
+-- name: OutboxExistentes :many
+-- The consistency check: which of these published event ids have their
+-- outbox row.
+SELECT event_id FROM d6a.outbox WHERE event_id = ANY(@ids::uuid[]);
+
+-- name: AjustarPlanos :one
+-- AdvisoryLockSorteio's refit, for the relay's transactions.
+SELECT d6a.ajustar_planos();

@@ -11,3 +11,11 @@ SELECT coalesce((SELECT desde_indice FROM d6a.transparencia_regras WHERE regra =
 INSERT INTO d6a.transparencia_regras (regra, desde_indice, registro)
 VALUES ('sorteio', @desde_indice, @registro)
 ON CONFLICT (regra) DO UPDATE SET desde_indice = EXCLUDED.desde_indice, registro = EXCLUDED.registro, registrada_em = now();
+
+-- name: SorteioSegueGatilho :one
+-- Whether the record of the draw event_id_sorteio was logged under the
+-- trigger's rule (CONTRACT §4): its index at or past the rule's
+-- desde_indice. No row when the draw has no record or the rule none.
+SELECT (r.indice >= g.desde_indice)::boolean AS segue
+FROM d6a.transparencia_registros r, d6a.transparencia_regras g
+WHERE r.event_id_sorteio = @event_id_sorteio AND g.regra = 'gatilho';

@@ -12,6 +12,32 @@ import (
 	"github.com/google/uuid"
 )
 
+const atribuicoesExistentes = `-- name: AtribuicoesExistentes :many
+SELECT event_id_sorteio FROM d6a.atribuicoes WHERE event_id_sorteio = ANY($1::uuid[])
+`
+
+// The consistency check: which of these conselheiro.sorteado have their
+// assignment.
+func (q *Queries) AtribuicoesExistentes(ctx context.Context, ids []uuid.UUID) ([]uuid.UUID, error) {
+	rows, err := q.db.Query(ctx, atribuicoesExistentes, ids)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []uuid.UUID
+	for rows.Next() {
+		var event_id_sorteio uuid.UUID
+		if err := rows.Scan(&event_id_sorteio); err != nil {
+			return nil, err
+		}
+		items = append(items, event_id_sorteio)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const atualizarStatusAtribuicao = `-- name: AtualizarStatusAtribuicao :execrows
 UPDATE d6a.atribuicoes
 SET status = $1, event_id_encerramento = $2
@@ -31,6 +57,60 @@ func (q *Queries) AtualizarStatusAtribuicao(ctx context.Context, arg AtualizarSt
 		return 0, err
 	}
 	return result.RowsAffected(), nil
+}
+
+const buscarAtivasSemInicio = `-- name: BuscarAtivasSemInicio :many
+SELECT a.id, a.conselheiro_id, a.demanda_id, a.unidade_civica_id, a.seed_publico, a.metodo_sorteio, a.posicao_sorteada, a.total_elegiveis, a.lista_elegiveis_hash, a.status, a.data_sorteio, a.event_id_sorteio, a.event_id_encerramento, a.criado_em, a.score_final, a.categoria_id, a.nivel_precedencia, a.grupo_id FROM d6a.atribuicoes a
+WHERE a.status = 'ativa' AND a.data_sorteio < $1::timestamptz
+  AND NOT EXISTS (SELECT 1 FROM d6a.atribuicoes_iniciadas i WHERE i.atribuicao_id = a.id)
+ORDER BY a.data_sorteio, a.id
+LIMIT $2
+`
+
+type BuscarAtivasSemInicioParams struct {
+	AntesDe time.Time
+	Limite  int32
+}
+
+// Active assignments drawn before @antes_de that never started: the
+// automatic response timeout's candidates, oldest first.
+func (q *Queries) BuscarAtivasSemInicio(ctx context.Context, arg BuscarAtivasSemInicioParams) ([]D6aAtribuico, error) {
+	rows, err := q.db.Query(ctx, buscarAtivasSemInicio, arg.AntesDe, arg.Limite)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []D6aAtribuico
+	for rows.Next() {
+		var i D6aAtribuico
+		if err := rows.Scan(
+			&i.ID,
+			&i.ConselheiroID,
+			&i.DemandaID,
+			&i.UnidadeCivicaID,
+			&i.SeedPublico,
+			&i.MetodoSorteio,
+			&i.PosicaoSorteada,
+			&i.TotalElegiveis,
+			&i.ListaElegiveisHash,
+			&i.Status,
+			&i.DataSorteio,
+			&i.EventIDSorteio,
+			&i.EventIDEncerramento,
+			&i.CriadoEm,
+			&i.ScoreFinal,
+			&i.CategoriaID,
+			&i.NivelPrecedencia,
+			&i.GrupoID,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const buscarAtribuicaoAtivaPorConselheiro = `-- name: BuscarAtribuicaoAtivaPorConselheiro :one
@@ -189,6 +269,68 @@ func (q *Queries) BuscarAtribuicaoPorEventIdSorteio(ctx context.Context, eventID
 	return i, err
 }
 
+const buscarOcupados = `-- name: BuscarOcupados :many
+SELECT a.id, a.event_id_sorteio, a.conselheiro_id, a.demanda_id, a.unidade_civica_id, a.data_sorteio,
+       c.status AS status_conselheiro,
+       (i.atribuicao_id IS NOT NULL)::boolean AS iniciada,
+       i.iniciada_em
+FROM d6a.atribuicoes a
+JOIN d6a.conselheiros c ON c.id = a.conselheiro_id
+LEFT JOIN d6a.atribuicoes_iniciadas i ON i.atribuicao_id = a.id
+WHERE a.status = 'ativa' AND a.data_sorteio < $1::timestamptz
+ORDER BY a.data_sorteio, a.id
+LIMIT $2
+`
+
+type BuscarOcupadosParams struct {
+	AntesDe time.Time
+	Limite  int32
+}
+
+type BuscarOcupadosRow struct {
+	ID                uuid.UUID
+	EventIDSorteio    uuid.UUID
+	ConselheiroID     uuid.UUID
+	DemandaID         uuid.UUID
+	UnidadeCivicaID   uuid.UUID
+	DataSorteio       time.Time
+	StatusConselheiro string
+	Iniciada          bool
+	IniciadaEm        *time.Time
+}
+
+// Active assignments drawn before @antes_de, oldest first, with whether
+// they started (the console's "ocupados", spec §9).
+func (q *Queries) BuscarOcupados(ctx context.Context, arg BuscarOcupadosParams) ([]BuscarOcupadosRow, error) {
+	rows, err := q.db.Query(ctx, buscarOcupados, arg.AntesDe, arg.Limite)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []BuscarOcupadosRow
+	for rows.Next() {
+		var i BuscarOcupadosRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.EventIDSorteio,
+			&i.ConselheiroID,
+			&i.DemandaID,
+			&i.UnidadeCivicaID,
+			&i.DataSorteio,
+			&i.StatusConselheiro,
+			&i.Iniciada,
+			&i.IniciadaEm,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const buscarUltimaAceitacao = `-- name: BuscarUltimaAceitacao :one
 SELECT data_sorteio FROM d6a.atribuicoes
 WHERE conselheiro_id = $1 AND status = 'concluida'
@@ -206,71 +348,55 @@ func (q *Queries) BuscarUltimaAceitacao(ctx context.Context, conselheiroID uuid.
 	return data_sorteio, err
 }
 
-const gravarSorteios = `-- name: GravarSorteios :exec
-WITH r AS (
-    SELECT atribuicao_id, event_id_sorteio, conselheiro_id, demanda_id, unidade_civica_id, seed, posicao_sorteada, total_elegiveis, lista_elegiveis_hash, data_sorteio, score_final, categoria_id, nivel_precedencia, grupo_id, base, base_sequence, timestamp_sorteio, elegiveis_entrada, ordenados, degrau, cadeia, excluido, agora, status, rodada, assinatura_rodada, compromisso, ordem FROM ROWS FROM (jsonb_to_recordset($1::jsonb) AS (
-        atribuicao_id uuid, event_id_sorteio uuid, conselheiro_id uuid, demanda_id uuid,
-        unidade_civica_id uuid, seed text, posicao_sorteada int, total_elegiveis int,
-        lista_elegiveis_hash text, data_sorteio timestamptz, score_final numeric,
-        categoria_id text, nivel_precedencia int, grupo_id uuid, base text, base_sequence bigint,
-        timestamp_sorteio text, elegiveis_entrada text[], ordenados text[], degrau uuid,
-        cadeia text[], excluido uuid, agora timestamptz, status text,
-        rodada bigint, assinatura_rodada text, compromisso text
-    )) WITH ORDINALITY AS x (
-        atribuicao_id, event_id_sorteio, conselheiro_id, demanda_id,
-        unidade_civica_id, seed, posicao_sorteada, total_elegiveis,
-        lista_elegiveis_hash, data_sorteio, score_final,
-        categoria_id, nivel_precedencia, grupo_id, base, base_sequence,
-        timestamp_sorteio, elegiveis_entrada, ordenados, degrau,
-        cadeia, excluido, agora, status, rodada, assinatura_rodada, compromisso, ordem
-    )
-), atribuicao AS (
-    INSERT INTO d6a.atribuicoes (
-        id, conselheiro_id, demanda_id, unidade_civica_id, seed_publico, metodo_sorteio,
-        posicao_sorteada, total_elegiveis, lista_elegiveis_hash, status, data_sorteio,
-        event_id_sorteio, score_final, categoria_id, nivel_precedencia, grupo_id, criado_em
-    )
-    SELECT atribuicao_id, conselheiro_id, demanda_id, unidade_civica_id, seed, 'fisher_yates',
-        posicao_sorteada, total_elegiveis, lista_elegiveis_hash, 'ativa', data_sorteio,
-        event_id_sorteio, score_final, categoria_id, nivel_precedencia, grupo_id, data_sorteio
-    FROM r ORDER BY ordem
-), ocupado AS (
-    -- r.status is the winner's status the rules give
-    -- (elegibilidade.StatusAposSorteio).
-    UPDATE d6a.conselheiros c
-    SET status = r.status, data_ultima_atribuicao = r.data_sorteio,
-        event_id_ultima_alteracao = r.event_id_sorteio, atualizado_em = r.data_sorteio
-    FROM r
-    -- The ids again as an array: an index probe per counsellor whatever the
-    -- planner thinks of the JSON rows' count or of the table's size.
-    WHERE c.id = ANY($2::uuid[]) AND c.id = r.conselheiro_id
-)
-INSERT INTO d6a.auditoria_sorteios (
-    event_id_sorteio, atribuicao_id, demanda_id, unidade_civica_id, conselheiro_id,
-    base, base_fallback, base_sequence, timestamp_sorteio, seed, elegiveis_entrada,
-    ordenados, selecionado, lista_elegiveis_hash, degrau, cadeia, excluido, criado_em,
-    rodada, assinatura_rodada, compromisso
-)
-SELECT event_id_sorteio, atribuicao_id, demanda_id, unidade_civica_id, conselheiro_id,
-    base, false, base_sequence, timestamp_sorteio, seed, elegiveis_entrada,
-    ordenados, conselheiro_id, lista_elegiveis_hash, degrau, cadeia, excluido, agora,
-    rodada, assinatura_rodada, compromisso
-FROM r ORDER BY ordem
+const buscarUltimaAtribuicaoPorConselheiroEDemanda = `-- name: BuscarUltimaAtribuicaoPorConselheiroEDemanda :one
+SELECT id, conselheiro_id, demanda_id, unidade_civica_id, seed_publico, metodo_sorteio, posicao_sorteada, total_elegiveis, lista_elegiveis_hash, status, data_sorteio, event_id_sorteio, event_id_encerramento, criado_em, score_final, categoria_id, nivel_precedencia, grupo_id FROM d6a.atribuicoes
+WHERE conselheiro_id = $1 AND demanda_id = $2
+ORDER BY data_sorteio DESC, criado_em DESC
+LIMIT 1
 `
 
-type GravarSorteiosParams struct {
-	Linhas       []byte
-	Conselheiros []uuid.UUID
+type BuscarUltimaAtribuicaoPorConselheiroEDemandaParams struct {
+	ConselheiroID uuid.UUID
+	DemandaID     uuid.UUID
 }
 
-// The draws a batch decided in memory (or one unit decided, written at
-// once), in their order, in one round trip (issue 11): the assignments
-// with their demand snapshot, the counsellors' status and the audit
-// records. Their outbox rows go with the others (InserirOutboxLote), in
-// decision order.
-func (q *Queries) GravarSorteios(ctx context.Context, arg GravarSorteiosParams) error {
-	_, err := q.db.Exec(ctx, gravarSorteios, arg.Linhas, arg.Conselheiros)
-	return err
+func (q *Queries) BuscarUltimaAtribuicaoPorConselheiroEDemanda(ctx context.Context, arg BuscarUltimaAtribuicaoPorConselheiroEDemandaParams) (D6aAtribuico, error) {
+	row := q.db.QueryRow(ctx, buscarUltimaAtribuicaoPorConselheiroEDemanda, arg.ConselheiroID, arg.DemandaID)
+	var i D6aAtribuico
+	err := row.Scan(
+		&i.ID,
+		&i.ConselheiroID,
+		&i.DemandaID,
+		&i.UnidadeCivicaID,
+		&i.SeedPublico,
+		&i.MetodoSorteio,
+		&i.PosicaoSorteada,
+		&i.TotalElegiveis,
+		&i.ListaElegiveisHash,
+		&i.Status,
+		&i.DataSorteio,
+		&i.EventIDSorteio,
+		&i.EventIDEncerramento,
+		&i.CriadoEm,
+		&i.ScoreFinal,
+		&i.CategoriaID,
+		&i.NivelPrecedencia,
+		&i.GrupoID,
+	)
+	return i, err
+}
+
+const contarAtivasSemInicio = `-- name: ContarAtivasSemInicio :one
+SELECT count(*) FROM d6a.atribuicoes a
+WHERE a.status = 'ativa' AND a.data_sorteio < $1::timestamptz
+  AND NOT EXISTS (SELECT 1 FROM d6a.atribuicoes_iniciadas i WHERE i.atribuicao_id = a.id)
+`
+
+func (q *Queries) ContarAtivasSemInicio(ctx context.Context, antesDe time.Time) (int64, error) {
+	row := q.db.QueryRow(ctx, contarAtivasSemInicio, antesDe)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
 }
 
 const guardasAgenda = `-- name: GuardasAgenda :one
@@ -412,4 +538,39 @@ func (q *Queries) InserirAtribuicao(ctx context.Context, arg InserirAtribuicaoPa
 	var id uuid.UUID
 	err := row.Scan(&id)
 	return id, err
+}
+
+const registrarInicio = `-- name: RegistrarInicio :execrows
+INSERT INTO d6a.atribuicoes_iniciadas (
+    atribuicao_id, event_id_sorteio, conselheiro_id, demanda_id, iniciada_em, event_id, registrado_em
+) VALUES ($1, $2, $3, $4, $5::timestamptz,
+          $6, $7::timestamptz)
+ON CONFLICT DO NOTHING
+`
+
+type RegistrarInicioParams struct {
+	AtribuicaoID   uuid.UUID
+	EventIDSorteio uuid.UUID
+	ConselheiroID  uuid.UUID
+	DemandaID      uuid.UUID
+	IniciadaEm     time.Time
+	EventID        uuid.UUID
+	Agora          time.Time
+}
+
+// conselheiro.demanda_iniciada: the first start of an assignment wins.
+func (q *Queries) RegistrarInicio(ctx context.Context, arg RegistrarInicioParams) (int64, error) {
+	result, err := q.db.Exec(ctx, registrarInicio,
+		arg.AtribuicaoID,
+		arg.EventIDSorteio,
+		arg.ConselheiroID,
+		arg.DemandaID,
+		arg.IniciadaEm,
+		arg.EventID,
+		arg.Agora,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }

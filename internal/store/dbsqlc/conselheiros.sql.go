@@ -156,114 +156,22 @@ func (q *Queries) BuscarConselheirosPorStatus(ctx context.Context, status string
 	return items, nil
 }
 
-const buscarDegrausCadastrados = `-- name: BuscarDegrausCadastrados :many
-WITH RECURSIVE degrau (cadeia, ordem, ids, status, capacitacao, ates, suspensos, ocupados, externas, vinculos) AS (
-    SELECT n::int, 0, NULL::uuid[], NULL::text[], NULL::boolean[], NULL::timestamptz[], NULL::boolean[],
-           NULL::boolean[], NULL::boolean[], NULL::boolean[]
-    FROM generate_series(1, cardinality($1::int[])) AS n
-  UNION ALL
-    SELECT d.cadeia, d.ordem + 1, e.ids, e.status, e.capacitacao, e.ates, e.suspensos, e.ocupados, e.externas, e.vinculos
-    FROM degrau d
-    CROSS JOIN LATERAL (
-        -- An aggregate without GROUP BY: always one row, and every array in
-        -- the same row order.
-        SELECT array_agg(c.id) AS ids,
-               array_agg(c.status) AS status,
-               array_agg(c.capacitacao_concluida) AS capacitacao,
-               -- An array cannot carry a NULL time to Go: suspensos says
-               -- which counsellors have a suspension date at all.
-               array_agg(coalesce(c.data_suspensao_ate, 'epoch'::timestamptz)) AS ates,
-               array_agg(c.data_suspensao_ate IS NOT NULL) AS suspensos,
-               array_agg((SELECT 1 FROM d6a.atribuicoes a
-                          WHERE a.conselheiro_id = c.id AND a.status = 'ativa' LIMIT 1) IS NOT NULL) AS ocupados,
-               array_agg(CASE WHEN $2::boolean THEN (SELECT 1 FROM d6a.capacitacoes k
-                          WHERE k.conselheiro_id = c.id LIMIT 1) IS NOT NULL ELSE false END) AS externas,
-               array_agg(CASE WHEN $3::boolean THEN (SELECT 1 FROM d6a.vinculos v
-                          WHERE v.conselheiro_id = c.id AND v.unidade_civica_id = c.unidade_civica_id AND v.valido
-                          LIMIT 1) IS NOT NULL ELSE false END) AS vinculos
-        FROM d6a.conselheiros c
-        WHERE c.unidade_civica_id = ($4::uuid[])[($5::int[])[d.cadeia] + d.ordem + 1]
-    ) e
-    WHERE d.ids IS NULL AND d.ordem < ($1::int[])[d.cadeia]
-)
-SELECT d.cadeia::int AS cadeia, d.ordem::int AS ordem, d.ids::uuid[] AS ids, d.status::text[] AS status,
-       d.capacitacao::boolean[] AS capacitacao, d.ates::timestamptz[] AS ates, d.suspensos::boolean[] AS suspensos,
-       d.ocupados::boolean[] AS ocupados, d.externas::boolean[] AS externas, d.vinculos::boolean[] AS vinculos
-FROM degrau d
-WHERE d.ids IS NOT NULL
-ORDER BY d.cadeia
+const buscarRecusaPorEventoId = `-- name: BuscarRecusaPorEventoId :one
+SELECT id, conselheiro_id, recusas_consecutivas, data_ultima_recusa, demanda_id_recusada, evento_id_recusa FROM d6a.contador_recusas WHERE evento_id_recusa = $1
 `
 
-type BuscarDegrausCadastradosParams struct {
-	Tamanhos           []int32
-	CapacitacaoExterna bool
-	ExigirVinculo      bool
-	Ucs                []uuid.UUID
-	Inicios            []int32
-}
-
-type BuscarDegrausCadastradosRow struct {
-	Cadeia      int32
-	Ordem       int32
-	Ids         []uuid.UUID
-	Status      []string
-	Capacitacao []bool
-	Ates        []time.Time
-	Suspensos   []bool
-	Ocupados    []bool
-	Externas    []bool
-	Vinculos    []bool
-}
-
-// The input of spec 4.3's rule (elegibilidade.Subir), read, not decided:
-// for each chain, the first step at or above its first unit that holds any
-// registered counsellor (structure, whatever their status), with every
-// column elegibilidade.Filtrar reads. Go decides who is eligible; when
-// nobody on the step is, it asks again from the step above. The chains come
-// flattened in @ucs: chain n (from 1) is the @tamanhos[n] units after
-// position @inicios[n]; every access to a chain is by array position, so
-// the cost follows the steps walked, whatever the planner knows. One row
-// per chain that has such a step (none: no one registered on the rest of
-// it): ordem, the step's 1-based position, and its counsellors as parallel
-// arrays. Each probe (active assignment, external training, valid link) is
-// a scalar subquery with LIMIT, which PostgreSQL never turns into a join,
-// so it stays one index probe per counsellor with or without statistics
-// (docs/decisions.md); the phase-2 probes run only under their gate.
-func (q *Queries) BuscarDegrausCadastrados(ctx context.Context, arg BuscarDegrausCadastradosParams) ([]BuscarDegrausCadastradosRow, error) {
-	rows, err := q.db.Query(ctx, buscarDegrausCadastrados,
-		arg.Tamanhos,
-		arg.CapacitacaoExterna,
-		arg.ExigirVinculo,
-		arg.Ucs,
-		arg.Inicios,
+func (q *Queries) BuscarRecusaPorEventoId(ctx context.Context, eventID uuid.UUID) (D6aContadorRecusa, error) {
+	row := q.db.QueryRow(ctx, buscarRecusaPorEventoId, eventID)
+	var i D6aContadorRecusa
+	err := row.Scan(
+		&i.ID,
+		&i.ConselheiroID,
+		&i.RecusasConsecutivas,
+		&i.DataUltimaRecusa,
+		&i.DemandaIDRecusada,
+		&i.EventoIDRecusa,
 	)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []BuscarDegrausCadastradosRow
-	for rows.Next() {
-		var i BuscarDegrausCadastradosRow
-		if err := rows.Scan(
-			&i.Cadeia,
-			&i.Ordem,
-			&i.Ids,
-			&i.Status,
-			&i.Capacitacao,
-			&i.Ates,
-			&i.Suspensos,
-			&i.Ocupados,
-			&i.Externas,
-			&i.Vinculos,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
+	return i, err
 }
 
 const buscarSituacao = `-- name: BuscarSituacao :one
@@ -423,6 +331,45 @@ func (q *Queries) ContarConselheirosPorStatus(ctx context.Context) ([]ContarCons
 	return items, nil
 }
 
+const contarRecusasDesdeData = `-- name: ContarRecusasDesdeData :one
+SELECT count(*) FROM d6a.contador_recusas
+WHERE conselheiro_id = $1
+  AND ($2::timestamptz IS NULL OR data_ultima_recusa > $2::timestamptz)
+`
+
+type ContarRecusasDesdeDataParams struct {
+	ConselheiroID uuid.UUID
+	Desde         *time.Time
+}
+
+// spec 3.12 step 4: refusals since the last acceptance (all when never).
+func (q *Queries) ContarRecusasDesdeData(ctx context.Context, arg ContarRecusasDesdeDataParams) (int64, error) {
+	row := q.db.QueryRow(ctx, contarRecusasDesdeData, arg.ConselheiroID, arg.Desde)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
+const inativarConselheiro = `-- name: InativarConselheiro :execrows
+UPDATE d6a.conselheiros
+SET status = 'inativo', event_id_ultima_alteracao = $1, atualizado_em = $2::timestamptz
+WHERE id = $3
+`
+
+type InativarConselheiroParams struct {
+	EventID uuid.UUID
+	Agora   time.Time
+	ID      uuid.UUID
+}
+
+func (q *Queries) InativarConselheiro(ctx context.Context, arg InativarConselheiroParams) (int64, error) {
+	result, err := q.db.Exec(ctx, inativarConselheiro, arg.EventID, arg.Agora, arg.ID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const inserirConselheiro = `-- name: InserirConselheiro :exec
 INSERT INTO d6a.conselheiros (
     id, cidadao_id, unidade_civica_id, nivel_atuacao, status, capacitacao_concluida,
@@ -457,6 +404,85 @@ func (q *Queries) InserirConselheiro(ctx context.Context, arg InserirConselheiro
 	return err
 }
 
+const inserirRecusa = `-- name: InserirRecusa :exec
+INSERT INTO d6a.contador_recusas (
+    id, conselheiro_id, recusas_consecutivas, data_ultima_recusa, demanda_id_recusada, evento_id_recusa
+) VALUES (
+    md5('d6a.contador_recusas|' || ($1::uuid)::text)::uuid, $2, $3, $4::timestamptz, $5, $1
+)
+`
+
+type InserirRecusaParams struct {
+	EventoIDRecusa      uuid.UUID
+	ConselheiroID       uuid.UUID
+	RecusasConsecutivas int32
+	Agora               time.Time
+	DemandaIDRecusada   uuid.UUID
+}
+
+// The row id comes from the refusal, not at random (issue 22, determinism
+// from the bus).
+func (q *Queries) InserirRecusa(ctx context.Context, arg InserirRecusaParams) error {
+	_, err := q.db.Exec(ctx, inserirRecusa,
+		arg.EventoIDRecusa,
+		arg.ConselheiroID,
+		arg.RecusasConsecutivas,
+		arg.Agora,
+		arg.DemandaIDRecusada,
+	)
+	return err
+}
+
+const inserirSuspensao = `-- name: InserirSuspensao :exec
+INSERT INTO d6a.suspensoes (
+    conselheiro_id, evento_id_recusa, recusas_consecutivas, data_suspensao_ate, versao_parametros, criado_em
+) VALUES ($1, $2, $3, $4::timestamptz,
+          $5, $6::timestamptz)
+`
+
+type InserirSuspensaoParams struct {
+	ConselheiroID       uuid.UUID
+	EventoIDRecusa      uuid.UUID
+	RecusasConsecutivas int32
+	DataSuspensaoAte    time.Time
+	VersaoParametros    int32
+	Agora               time.Time
+}
+
+func (q *Queries) InserirSuspensao(ctx context.Context, arg InserirSuspensaoParams) error {
+	_, err := q.db.Exec(ctx, inserirSuspensao,
+		arg.ConselheiroID,
+		arg.EventoIDRecusa,
+		arg.RecusasConsecutivas,
+		arg.DataSuspensaoAte,
+		arg.VersaoParametros,
+		arg.Agora,
+	)
+	return err
+}
+
+const marcarCapacitacaoConcluida = `-- name: MarcarCapacitacaoConcluida :execrows
+UPDATE d6a.conselheiros
+SET capacitacao_concluida = true, event_id_ultima_alteracao = $1, atualizado_em = $2::timestamptz
+WHERE id = $3 AND NOT capacitacao_concluida
+`
+
+type MarcarCapacitacaoConcluidaParams struct {
+	EventID uuid.UUID
+	Agora   time.Time
+	ID      uuid.UUID
+}
+
+// Without D6A_CAPACITACAO_EXTERNA the external record sets the
+// registration's flag (CONTRACT §8).
+func (q *Queries) MarcarCapacitacaoConcluida(ctx context.Context, arg MarcarCapacitacaoConcluidaParams) (int64, error) {
+	result, err := q.db.Exec(ctx, marcarCapacitacaoConcluida, arg.EventID, arg.Agora, arg.ID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const marcarConselheiroOcupado = `-- name: MarcarConselheiroOcupado :execrows
 UPDATE d6a.conselheiros
 SET status = 'ocupado', data_ultima_atribuicao = $1::timestamptz,
@@ -472,6 +498,38 @@ type MarcarConselheiroOcupadoParams struct {
 
 func (q *Queries) MarcarConselheiroOcupado(ctx context.Context, arg MarcarConselheiroOcupadoParams) (int64, error) {
 	result, err := q.db.Exec(ctx, marcarConselheiroOcupado, arg.Agora, arg.EventID, arg.ID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const progredirConselheiro = `-- name: ProgredirConselheiro :execrows
+UPDATE d6a.conselheiros
+SET unidade_civica_id_cadastro = coalesce(unidade_civica_id_cadastro, unidade_civica_id),
+    unidade_civica_id = $1, nivel_progressao = $2,
+    event_id_ultima_alteracao = $3, atualizado_em = $4::timestamptz
+WHERE id = $5
+`
+
+type ProgredirConselheiroParams struct {
+	UnidadeCivicaID uuid.UUID
+	Nivel           *int32
+	EventID         uuid.UUID
+	Agora           time.Time
+	ID              uuid.UUID
+}
+
+// progressão.habilitada: the unit of action becomes the larger unit; the
+// registration's unit is kept once, in unidade_civica_id_cadastro.
+func (q *Queries) ProgredirConselheiro(ctx context.Context, arg ProgredirConselheiroParams) (int64, error) {
+	result, err := q.db.Exec(ctx, progredirConselheiro,
+		arg.UnidadeCivicaID,
+		arg.Nivel,
+		arg.EventID,
+		arg.Agora,
+		arg.ID,
+	)
 	if err != nil {
 		return 0, err
 	}

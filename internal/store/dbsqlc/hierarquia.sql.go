@@ -11,39 +11,6 @@ import (
 	"github.com/google/uuid"
 )
 
-const advisoryLockSorteio = `-- name: AdvisoryLockSorteio :one
-SELECT pg_backend_pid()::int AS pid, d6a.ajustar_planos() AS descartou
-FROM (SELECT pg_advisory_xact_lock($1::bigint)) AS trava
-`
-
-type AdvisoryLockSorteioRow struct {
-	Pid       int32
-	Descartou bool
-}
-
-// Serializes draws across d6a processes for the life of the transaction,
-// and in the same statement refits the connection's generic plans to the
-// tables the draw path reads (d6a.ajustar_planos), before the reads queued
-// behind it are planned.
-func (q *Queries) AdvisoryLockSorteio(ctx context.Context, chave int64) (AdvisoryLockSorteioRow, error) {
-	row := q.db.QueryRow(ctx, advisoryLockSorteio, chave)
-	var i AdvisoryLockSorteioRow
-	err := row.Scan(&i.Pid, &i.Descartou)
-	return i, err
-}
-
-const ajustarPlanos = `-- name: AjustarPlanos :one
-SELECT d6a.ajustar_planos()
-`
-
-// AdvisoryLockSorteio's refit, for the relay's transactions.
-func (q *Queries) AjustarPlanos(ctx context.Context) (bool, error) {
-	row := q.db.QueryRow(ctx, ajustarPlanos)
-	var ajustar_planos bool
-	err := row.Scan(&ajustar_planos)
-	return ajustar_planos, err
-}
-
 const buscarHierarquiaRegistrada = `-- name: BuscarHierarquiaRegistrada :many
 SELECT unidade_civica_id, parent_uc_id, nivel FROM d6a.hierarquia_registrada
 `

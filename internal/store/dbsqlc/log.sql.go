@@ -7,6 +7,7 @@ package dbsqlc
 
 import (
 	"context"
+	"time"
 
 	"github.com/google/uuid"
 )
@@ -265,6 +266,36 @@ func (q *Queries) BuscarIndicesPorEventos(ctx context.Context, ids []uuid.UUID) 
 		return nil, err
 	}
 	return items, nil
+}
+
+const buscarResumoDoLog = `-- name: BuscarResumoDoLog :one
+SELECT c.tamanho, c.raiz, c.assinado_em,
+       coalesce((SELECT desde_indice FROM d6a.transparencia_regras WHERE regra = 'gatilho'), 0)::bigint AS gatilho_desde
+FROM d6a.transparencia_checkpoints c
+ORDER BY c.tamanho DESC
+LIMIT 1
+`
+
+type BuscarResumoDoLogRow struct {
+	Tamanho      int64
+	Raiz         []byte
+	AssinadoEm   time.Time
+	GatilhoDesde int64
+}
+
+// GET /d6a/transparencia/resumo: the latest signed checkpoint (no row
+// before the first) and the first index whose draws follow their trigger
+// (CONTRACT §4; 0 when the rule has no row).
+func (q *Queries) BuscarResumoDoLog(ctx context.Context) (BuscarResumoDoLogRow, error) {
+	row := q.db.QueryRow(ctx, buscarResumoDoLog)
+	var i BuscarResumoDoLogRow
+	err := row.Scan(
+		&i.Tamanho,
+		&i.Raiz,
+		&i.AssinadoEm,
+		&i.GatilhoDesde,
+	)
+	return i, err
 }
 
 const buscarTamanhoTransparencia = `-- name: BuscarTamanhoTransparencia :one

@@ -12,6 +12,18 @@ import (
 	"github.com/google/uuid"
 )
 
+const ajustarPlanos = `-- name: AjustarPlanos :one
+SELECT d6a.ajustar_planos()
+`
+
+// AdvisoryLockSorteio's refit, for the relay's transactions.
+func (q *Queries) AjustarPlanos(ctx context.Context) (bool, error) {
+	row := q.db.QueryRow(ctx, ajustarPlanos)
+	var ajustar_planos bool
+	err := row.Scan(&ajustar_planos)
+	return ajustar_planos, err
+}
+
 const buscarOutboxPendentes = `-- name: BuscarOutboxPendentes :many
 SELECT id, event_id, subject, envelope, entrada_sequence, beacon_rodada FROM d6a.outbox
 WHERE publicado_em IS NULL
@@ -91,6 +103,17 @@ func (q *Queries) ContarOutboxPendentes(ctx context.Context) (int64, error) {
 	return count, err
 }
 
+const existeOutboxPorEventId = `-- name: ExisteOutboxPorEventId :one
+SELECT EXISTS (SELECT 1 FROM d6a.outbox WHERE event_id = $1)
+`
+
+func (q *Queries) ExisteOutboxPorEventId(ctx context.Context, eventID uuid.UUID) (bool, error) {
+	row := q.db.QueryRow(ctx, existeOutboxPorEventId, eventID)
+	var exists bool
+	err := row.Scan(&exists)
+	return exists, err
+}
+
 const existeOutboxPorTipoCorrelacao = `-- name: ExisteOutboxPorTipoCorrelacao :one
 SELECT EXISTS (
     SELECT 1 FROM d6a.outbox WHERE tipo = $1 AND correlacao_id = $2
@@ -124,6 +147,37 @@ ORDER BY ordem
 // order), in one round trip.
 func (q *Queries) InserirOutboxLote(ctx context.Context, linhas []byte) error {
 	_, err := q.db.Exec(ctx, inserirOutboxLote, linhas)
+	return err
+}
+
+const inserirOutboxPublicado = `-- name: InserirOutboxPublicado :exec
+INSERT INTO d6a.outbox (event_id, tipo, subject, correlacao_id, envelope, criado_em, publicado_em, sequence)
+VALUES ($1, $2, $3, $4, $5, $6::timestamptz, $6::timestamptz, $7)
+ON CONFLICT (event_id) DO NOTHING
+`
+
+type InserirOutboxPublicadoParams struct {
+	EventID      uuid.UUID
+	Tipo         string
+	Subject      string
+	CorrelacaoID *string
+	Envelope     []byte
+	Agora        time.Time
+	Sequence     *int64
+}
+
+// A result already on the bus (reconciliation): the row the relay would have
+// marked, so the relay never sends it and the spec 5.4 guard sees it.
+func (q *Queries) InserirOutboxPublicado(ctx context.Context, arg InserirOutboxPublicadoParams) error {
+	_, err := q.db.Exec(ctx, inserirOutboxPublicado,
+		arg.EventID,
+		arg.Tipo,
+		arg.Subject,
+		arg.CorrelacaoID,
+		arg.Envelope,
+		arg.Agora,
+		arg.Sequence,
+	)
 	return err
 }
 
@@ -184,4 +238,63 @@ type MarcarOutboxPublicadosPorEventIdParams struct {
 func (q *Queries) MarcarOutboxPublicadosPorEventId(ctx context.Context, arg MarcarOutboxPublicadosPorEventIdParams) error {
 	_, err := q.db.Exec(ctx, marcarOutboxPublicadosPorEventId, arg.Agora, arg.EventIds, arg.Sequences)
 	return err
+}
+
+const outboxExistentes = `-- name: OutboxExistentes :many
+SELECT event_id FROM d6a.outbox WHERE event_id = ANY($1::uuid[])
+`
+
+// The consistency check: which of these published event ids have their
+// outbox row.
+func (q *Queries) OutboxExistentes(ctx context.Context, ids []uuid.UUID) ([]uuid.UUID, error) {
+	rows, err := q.db.Query(ctx, outboxExistentes, ids)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []uuid.UUID
+	for rows.Next() {
+		var event_id uuid.UUID
+		if err := rows.Scan(&event_id); err != nil {
+			return nil, err
+		}
+		items = append(items, event_id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const outboxNaoPublicadoEm = `-- name: OutboxNaoPublicadoEm :many
+SELECT event_id, tipo, (envelope->'payload'->>'demanda_id')::uuid AS demanda_id
+FROM d6a.outbox WHERE publicado_em IS NULL AND criado_em = $1::timestamptz
+`
+
+type OutboxNaoPublicadoEmRow struct {
+	EventID   uuid.UUID
+	Tipo      string
+	DemandaID uuid.UUID
+}
+
+// The repair: the results a unit of work just queued (its rows carry its
+// clock reading, and the global lock keeps every other unit of work out).
+func (q *Queries) OutboxNaoPublicadoEm(ctx context.Context, agora time.Time) ([]OutboxNaoPublicadoEmRow, error) {
+	rows, err := q.db.Query(ctx, outboxNaoPublicadoEm, agora)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []OutboxNaoPublicadoEmRow
+	for rows.Next() {
+		var i OutboxNaoPublicadoEmRow
+		if err := rows.Scan(&i.EventID, &i.Tipo, &i.DemandaID); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }

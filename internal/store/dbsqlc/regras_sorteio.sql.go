@@ -7,6 +7,8 @@ package dbsqlc
 
 import (
 	"context"
+
+	"github.com/google/uuid"
 )
 
 const gravarRegrasDoSorteio = `-- name: GravarRegrasDoSorteio :exec
@@ -45,4 +47,20 @@ func (q *Queries) RegrasDoSorteio(ctx context.Context) (RegrasDoSorteioRow, erro
 	var i RegrasDoSorteioRow
 	err := row.Scan(&i.GatilhoDesde, &i.Registro)
 	return i, err
+}
+
+const sorteioSegueGatilho = `-- name: SorteioSegueGatilho :one
+SELECT (r.indice >= g.desde_indice)::boolean AS segue
+FROM d6a.transparencia_registros r, d6a.transparencia_regras g
+WHERE r.event_id_sorteio = $1 AND g.regra = 'gatilho'
+`
+
+// Whether the record of the draw event_id_sorteio was logged under the
+// trigger's rule (CONTRACT §4): its index at or past the rule's
+// desde_indice. No row when the draw has no record or the rule none.
+func (q *Queries) SorteioSegueGatilho(ctx context.Context, eventIDSorteio uuid.UUID) (bool, error) {
+	row := q.db.QueryRow(ctx, sorteioSegueGatilho, eventIDSorteio)
+	var segue bool
+	err := row.Scan(&segue)
+	return segue, err
 }

@@ -36,11 +36,11 @@ func TestPaginaSorteioLongoNoChromium(t *testing.T) {
 	}
 	bg := context.Background()
 	if err := l.st.InTx(bg, func(tx store.Tx) error {
-		e, err := transparencia.LerEstado(bg, tx.DB)
+		e, err := transparencia.LerEstado(bg, tx.ParaOLog())
 		if err != nil {
 			return err
 		}
-		return e.AnexarRegistraveis(bg, tx.DB, regs)
+		return e.AnexarRegistraveis(bg, tx.ParaOLog(), regs)
 	}); err != nil {
 		t.Fatal(err)
 	}

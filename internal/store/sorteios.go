@@ -4,11 +4,34 @@ import (
 	"context"
 
 	"github.com/google/uuid"
+
+	"github.com/formigueiro/d6a/internal/store/dbsqlc"
 )
 
-// The verifier of one draw against the database (internal/verificar/banco)
-// reads through these methods and AtribuicaoPorSorteio (console.go), in its
-// own words and types, not sqlc's (docs/decisions.md, "Layout").
+// The draw as one write: its lock, its assignment, audit record
+// (d6a.auditoria_sorteios) and occupied counsellor written together, and
+// undone together.
+
+// TravarSorteio takes the draws' transaction-wide advisory lock (spec 4.4
+// comFilaGlobal) and refits the connection's generic plans.
+func (t Tx) TravarSorteio(ctx context.Context, chave int64) error {
+	_, err := t.q.AdvisoryLockSorteio(ctx, chave)
+	return err
+}
+
+// GravarSorteios writes the draws a batch decided, in their order, in one
+// statement: linhas is their JSON (atribuicao's lote.go), ocupados the
+// counsellors they occupy.
+func (t Tx) GravarSorteios(ctx context.Context, linhas []byte, ocupados []uuid.UUID) error {
+	return t.q.GravarSorteios(ctx, dbsqlc.GravarSorteiosParams{Linhas: linhas, Conselheiros: ocupados})
+}
+
+// DesfazerSorteio undoes a draw its unit just made, before the commit:
+// its assignment, audit and outbox rows, and the counsellor it occupied
+// back to disponivel.
+func (t Tx) DesfazerSorteio(ctx context.Context, eventID uuid.UUID) error {
+	return t.q.DescartarSorteio(ctx, eventID)
+}
 
 // AuditoriaDoSorteio is a draw's audit record (d6a.auditoria_sorteios):
 // its input, its claimed output and where it was decided.
@@ -49,31 +72,4 @@ func (t Tx) AuditoriaPorSorteio(ctx context.Context, eventIDSorteio uuid.UUID) (
 		Selecionado: a.Selecionado, ListaElegiveisHash: a.ListaElegiveisHash, Degrau: a.Degrau, Cadeia: a.Cadeia,
 		Excluido: a.Excluido, Rodada: a.Rodada, AssinaturaRodada: a.AssinaturaRodada, Compromisso: a.Compromisso,
 	}, true, nil
-}
-
-// EventoNoOutbox is an event as the outbox holds it: its envelope and,
-// once published, its stream sequence (nil before).
-type EventoNoOutbox struct {
-	Envelope []byte
-	Sequence *int64
-}
-
-// OutboxPorEvento reads the outbox row of the event eventID.
-func (t Tx) OutboxPorEvento(ctx context.Context, eventID uuid.UUID) (EventoNoOutbox, bool, error) {
-	o, err := t.q.BuscarOutboxPorEventId(ctx, eventID)
-	if achou, err := Found(err); !achou || err != nil {
-		return EventoNoOutbox{}, false, err
-	}
-	return EventoNoOutbox{Envelope: o.Envelope, Sequence: o.Sequence}, true, nil
-}
-
-// SegueGatilho reports whether the draw eventIDSorteio was logged under
-// the trigger's rule (CONTRACT §4); false when it has no record in the
-// log or the rule no row.
-func (t Tx) SegueGatilho(ctx context.Context, eventIDSorteio uuid.UUID) (bool, error) {
-	segue, err := t.q.SorteioSegueGatilho(ctx, eventIDSorteio)
-	if _, err := Found(err); err != nil {
-		return false, err
-	}
-	return segue, nil
 }

@@ -1,6 +1,6 @@
 -- The witnesses' cosignatures of the log's checkpoints (C2SP tlog-witness,
 -- tlog-cosignature; CONTRACT §7 "Witnesses"), stored by internal/testemunha
--- through store/testemunhas.go's methods.
+-- through store/cossinaturas.go's methods.
 
 -- name: InserirCossinatura :exec
 -- Once per witness key and checkpoint size.

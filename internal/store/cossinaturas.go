@@ -8,7 +8,7 @@ import (
 )
 
 // The witnesses' cosignatures of the log's checkpoints
-// (sql/queries/testemunhas.sql), stored and read by internal/testemunha.
+// (d6a.transparencia_cossinaturas).
 
 // GravarCossinatura stores the signature line a witness key returned for
 // the checkpoint of size tamanho, cosigned at em and received at agora:

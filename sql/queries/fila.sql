@@ -46,3 +46,25 @@ FROM ROWS FROM (jsonb_to_recordset(@linhas::jsonb) AS (
 ORDER BY ordem
 ON CONFLICT (demanda_id) DO UPDATE
 SET tentativas_sorteio = d6a.fila_pendentes.tentativas_sorteio + EXCLUDED.tentativas_sorteio;
+
+-- name: ListarFila :many
+-- The pending queue, oldest first, optionally of one unit.
+SELECT * FROM d6a.fila_pendentes
+WHERE (sqlc.narg('uc')::uuid IS NULL OR unidade_civica_id = sqlc.narg('uc')::uuid)
+ORDER BY data_entrada, ordem_entrada
+LIMIT @limite;
+
+-- name: ResumoFila :one
+-- The pending queue by age at @agora, in one scan: the age buckets of
+-- d6a_fila_pendentes_por_idade and the oldest demand's age in seconds.
+SELECT
+    count(*) FILTER (WHERE data_entrada > sqlc.arg(agora)::timestamptz - interval '1 hour') AS ate_1h,
+    count(*) FILTER (WHERE data_entrada <= sqlc.arg(agora)::timestamptz - interval '1 hour'
+                       AND data_entrada > sqlc.arg(agora)::timestamptz - interval '24 hours') AS de_1h_a_24h,
+    count(*) FILTER (WHERE data_entrada <= sqlc.arg(agora)::timestamptz - interval '24 hours'
+                       AND data_entrada > sqlc.arg(agora)::timestamptz - interval '72 hours') AS de_24h_a_72h,
+    count(*) FILTER (WHERE data_entrada <= sqlc.arg(agora)::timestamptz - interval '72 hours'
+                       AND data_entrada > sqlc.arg(agora)::timestamptz - interval '7 days') AS de_72h_a_7d,
+    count(*) FILTER (WHERE data_entrada <= sqlc.arg(agora)::timestamptz - interval '7 days') AS mais_de_7d,
+    COALESCE(EXTRACT(EPOCH FROM sqlc.arg(agora)::timestamptz) - EXTRACT(EPOCH FROM min(data_entrada)), 0)::float8 AS mais_antiga_segundos
+FROM d6a.fila_pendentes;
