@@ -11,7 +11,7 @@ import (
 
 // The operators' console (internal/console) reads and writes through these
 // methods, in its own words and types, not sqlc's (docs/decisions.md,
-// "Moves still to come"). Its writes run on the executor's unit
+// "Layout"). Its writes run on the executor's unit
 // (atribuicao.Unidade.Tx), its listings on Store.Read.
 
 // MarcarInativo sets a counsellor inativo, recorded under eventID at agora
