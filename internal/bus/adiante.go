@@ -68,8 +68,8 @@ type buscador struct {
 	eleito time.Time
 	// interrompido is when the durable stopped delivering here for a
 	// reason (a failed or silent request, a leader change), until the next
-	// delivery, and motivo the first such reason: the "noticed" and "next
-	// message" of docs/reliability.md's failover timeline.
+	// delivery, and motivo the first such reason: the pause and the next
+	// delivery of docs/reliability.md's failover timeline.
 	interrompido time.Time
 	motivo       string
 }
