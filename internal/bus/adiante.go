@@ -28,7 +28,7 @@ const adiante = 2
 // It gathers a second batch while the handler runs the first (adiante): a
 // burst's fetch of one batch took 100-600 ms on a bus that fsyncs every
 // message, longer than the transaction it fed, and the executor stood idle
-// for 48% of a burst waiting for it (issue 24, docs/bench.md).
+// for 48% of a burst waiting for it (measured in issue 24).
 //
 // One goroutine owns it (rodar); nothing in it is shared.
 type buscador struct {
