@@ -28,7 +28,7 @@ import (
 // d6a's tile route (PostgreSQL behind, per-IP limit off) with the same
 // bytes served by Go's http.FileServer from a mirror (`--espelhar`): 8
 // clients fetch random full level-0 tiles and entry bundles for 3 s each
-// (docs/bench.md, issue 39's target ≥ 0.5×):
+// (issue 39's target ≥ 0.5×):
 //
 //	go test -run '^$' -bench TilesRota -benchtime 1x ./cmd/d6a
 func BenchmarkTilesRota(b *testing.B) {

@@ -28,7 +28,7 @@ const adiante = 2
 // It gathers a second batch while the handler runs the first (adiante): a
 // burst's fetch of one batch took 100-600 ms on a bus that fsyncs every
 // message, longer than the transaction it fed, and the executor stood idle
-// for 48% of a burst waiting for it (issue 24, docs/bench.md).
+// for 48% of a burst waiting for it (measured in issue 24).
 //
 // One goroutine owns it (rodar); nothing in it is shared.
 type buscador struct {
@@ -68,8 +68,8 @@ type buscador struct {
 	eleito time.Time
 	// interrompido is when the durable stopped delivering here for a
 	// reason (a failed or silent request, a leader change), until the next
-	// delivery, and motivo the first such reason: the "noticed" and "next
-	// message" of docs/reliability.md's failover timeline.
+	// delivery, and motivo the first such reason: the pause and the next
+	// delivery of docs/reliability.md's failover timeline.
 	interrompido time.Time
 	motivo       string
 }

@@ -513,7 +513,7 @@ func (w *Instancia) assinatura(err error) {
 // metric after each pass that added draws. It yields to the executor
 // (esperaDoFold): a pass updates the sums of every counsellor of its
 // draws' lists, and at K=1,000,000 dense (18 per list) passes run beside
-// a burst halved its draws per second (docs/bench.md, issue 24 §12).
+// a burst halved its draws per second (measured in issue 24).
 func (w *Instancia) apurarEstatisticas(ctx context.Context) {
 	pValor := w.Metrics.EstatisticaPValor()
 	pValor.Set(1)

@@ -147,7 +147,7 @@ func TestEstatisticasNaRota(t *testing.T) {
 // TestMedirRodadaTestemunha measures a witness round: from a draw's
 // commit to the witness's cosignature stored, and litewitness's CPU per
 // round (/proc). A measurement, not a check: it runs only with
-// D6A_MEDIR_TESTEMUNHA=1 (docs/bench.md, "A witness round").
+// D6A_MEDIR_TESTEMUNHA=1.
 //
 //	D6A_MEDIR_TESTEMUNHA=1 go test -count=1 -run TestMedirRodadaTestemunha -v ./internal/colonia
 func TestMedirRodadaTestemunha(t *testing.T) {

@@ -31,7 +31,7 @@ const chaveTrava int64 = 0x643661657164
 // Lote is how many records one pass of Apurar folds at most. A pass holds
 // its records' lists and the sums of every counsellor they name: with
 // 5,000, d6a serve peaked at 153-159 MB at K=1,000,000 dense after a
-// burst, against 121-129 MB with 500 (issue 24, docs/bench.md §11); a
+// burst, against 121-129 MB with 500 (measured in issue 24); a
 // backlog only takes more, smaller transactions.
 const Lote = 500
 

@@ -59,7 +59,7 @@ type Banco interface {
 }
 
 // FolgaPadrao is the clock skew allowed between D-6a's clock (T) and the
-// bus server's (docs §6.5).
+// bus server's (docs/verificacao.md §3.7).
 const FolgaPadrao = time.Second
 
 // NotaSemBarramento is printed when the time window could not be checked.
