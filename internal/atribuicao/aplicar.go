@@ -31,11 +31,10 @@ func (s *Servico) unidades(evs []evento.Evento, seqs []uint64) []unidade {
 	us := make([]unidade, len(evs))
 	for i, ev := range evs {
 		us[i] = unidade{
-			fn:        s.aplicar(ev, seqs[i]),
-			inbox:     &store.Processamento{EventID: ev.EventID, Tipo: string(ev.Tipo), Seq: int64(seqs[i])},
-			diferivel: ev.Tipo == evento.AgendaItemDisponivel && !s.o.GravarJa,
+			fn:    s.aplicar(ev, seqs[i]),
+			inbox: &store.Processamento{EventID: ev.EventID, Tipo: string(ev.Tipo), Seq: int64(seqs[i])},
 		}
-		if p, ok := ev.AgendaItemDisponivel(); ok && us[i].diferivel {
+		if p, ok := ev.AgendaItemDisponivel(); ok {
 			us[i].guarda = &guardaAgenda{eventID: ev.EventID, demandaID: p.DemandaID, uc: p.UnidadeCivicaID, correlacao: ev.Correlacao(p.DemandaID)}
 		}
 	}

@@ -21,7 +21,7 @@ import (
 func (u *uow) filtrar(ctx context.Context, cadeia []uuid.UUID, excluir *uuid.UUID) (elegibilidade.Resultado, error) {
 	g := u.servico.o.Portoes // phase-2 gates (CONTRACT §8)
 	var lido *degrauLido
-	if u.diferir {
+	if u.corrida {
 		if l := u.lote.elegiveis[cadeia[0]]; l != nil && slices.Equal(l.cadeia, cadeia) {
 			lido = l
 			if l.pendentes > 0 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -13,13 +14,16 @@ import (
 	"github.com/formigueiro/d6a/internal/store"
 )
 
-// diferido holds what the batch's agenda items decided and has not written
-// yet (issue 11: decide in memory, serially; write set-based, once per
-// batch). The agenda units' reads see it: the eligibility query leaves out
-// the counsellors drawn here, the guards look at the demands drawn or queued
-// here. Any other unit (refusal, cycle, registration, boot, console) runs on
-// the database as it is, so the executor writes the batch's decisions
-// before it, and at the end of the transaction.
+// diferido holds what the batch's units decided and has not written yet:
+// draws, pending rows, outbox rows (issue 11: decide in memory, serially;
+// write set-based). It is the one way those rows are written: no unit
+// writes them itself, the executor does (gravar), at the end of the
+// transaction. The units' reads see it: the eligibility query leaves out
+// the counsellors drawn here, the guards look at the demands drawn or
+// queued and the outbox rows queued here. A unit outside the run of agenda
+// items (refusal, cycle, registration, boot, console, repair) also reads
+// the database as it is through its handlers, so the executor writes the
+// batch's decisions before it as well.
 type diferido struct {
 	sorteios  []linhaSorteio
 	pendentes []linhaPendente
@@ -168,6 +172,22 @@ func (d *diferido) pendente(l linhaPendente) {
 	d.porEvento[l.EventIDOrigem] = true
 }
 
+// descartar forgets the draw eventID decided in the batch: its rows are
+// never written and its counsellor and demand are free again. false: no
+// such draw waits here.
+func (d *diferido) descartar(eventID uuid.UUID) bool {
+	i := slices.IndexFunc(d.sorteios, func(l linhaSorteio) bool { return l.EventIDSorteio == eventID })
+	if i < 0 {
+		return false
+	}
+	l := d.sorteios[i]
+	d.sorteios = slices.Delete(d.sorteios, i, i+1)
+	d.outbox = slices.DeleteFunc(d.outbox, func(o linhaOutbox) bool { return o.EventID == eventID })
+	delete(d.ocupados, l.ConselheiroID)
+	delete(d.atribuidas, l.DemandaID)
+	return true
+}
+
 // semCandidatos records a sorteio.sem_candidatos to queue.
 func (d *diferido) semCandidatos(o linhaOutbox) {
 	d.outbox = append(d.outbox, o)
@@ -179,7 +199,7 @@ func (d *diferido) semCandidatos(o linhaOutbox) {
 func corrida(lote []job) []*guardaAgenda {
 	var gs []*guardaAgenda
 	for _, j := range lote {
-		if j.guarda == nil || !j.diferivel {
+		if j.guarda == nil {
 			break
 		}
 		gs = append(gs, j.guarda)

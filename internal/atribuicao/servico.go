@@ -128,10 +128,6 @@ type Options struct {
 	// MaxLote bounds the units of work one transaction carries (default
 	// 256; 1 runs each alone).
 	MaxLote int
-	// GravarJa makes every unit write as it goes instead of leaving the
-	// agenda items' writes to the end of the batch: the plain serial
-	// execution the batch tests compare against.
-	GravarJa bool
 	// NovoID makes the ids of assignments and published events (default
 	// novoID); tests fix it to compare runs byte for byte.
 	NovoID func() uuid.UUID
@@ -176,11 +172,9 @@ type unidade struct {
 	// d6a.eventos_processados with its consumer offset; nil for boot steps
 	// and direct draws.
 	inbox *store.Processamento
-	// diferivel: fn decides in memory and its writes wait for the end of
-	// the batch (agenda items; see diferido).
-	diferivel bool
 	// guarda names what the agenda item's guards look up, read for a run
-	// of agenda items at once.
+	// of agenda items at once (nil: any other unit, which reads the
+	// database as it is; see diferido).
 	guarda *guardaAgenda
 	// rodada is the beacon round the unit's decision mixes in, fetched and
 	// verified before the unit was handed over (nil: no beacon rule).
@@ -223,10 +217,12 @@ type uow struct {
 	// and sorteio.sem_candidatos outcomes, in decision order.
 	registros []registro.Registravel
 	servico   *Servico
-	// lote is what the batch decided and has not written; diferir says this
-	// unit adds to it instead of writing.
-	lote    *diferido
-	diferir bool
+	// lote is what the batch decided and has not written: every unit adds
+	// its decisions to it, and the executor writes them (diferido.gravar).
+	lote *diferido
+	// corrida: the unit is one of the batch's run of agenda items, whose
+	// guards and first steps the executor read ahead (lerAdiante).
+	corrida bool
 	// elos are the links the batch's hierarquia.uc records state, written
 	// once before its commit.
 	elos *elosNovos
@@ -429,7 +425,9 @@ func (s *Servico) transacao(lote []job) ([]*uow, error) {
 			if err := j.ctx.Err(); err != nil {
 				return err
 			}
-			if !j.diferivel && !d.vazio() {
+			if j.guarda == nil && !d.vazio() {
+				// It reads the database as it is: what the batch decided
+				// goes first.
 				if err := d.gravar(ctx, p.Tx()); err != nil {
 					return err
 				}
@@ -447,7 +445,7 @@ func (s *Servico) transacao(lote []job) ([]*uow, error) {
 					return err
 				}
 			}
-			u := &uow{tx: tx, agora: agora, servico: s, lote: d, diferir: j.diferivel, elos: elos, rodada: j.rodada, compromisso: j.compromisso}
+			u := &uow{tx: tx, agora: agora, servico: s, lote: d, corrida: j.guarda != nil, elos: elos, rodada: j.rodada, compromisso: j.compromisso}
 			if j.inbox != nil {
 				u.entrada = j.inbox.Seq
 			}
@@ -461,7 +459,7 @@ func (s *Servico) transacao(lote []job) ([]*uow, error) {
 			if err := rodar(j.ctx, u, j.fn); err != nil {
 				return err
 			}
-			if !j.diferivel {
+			if j.guarda == nil {
 				// It wrote: the guards read before it are stale.
 				d.guardas = nil
 			}
@@ -497,9 +495,6 @@ func (s *Servico) transacao(lote []job) ([]*uow, error) {
 		if err := d.gravar(ctx, p.Tx()); err != nil {
 			return err
 		}
-		if err := marcarEntradas(ctx, p.Tx(), us); err != nil {
-			return err
-		}
 		return p.Tx().RegistrarEntradas(ctx, inbox)
 	})
 	if err != nil {
@@ -533,27 +528,6 @@ func jaProcessados(ctx context.Context, tx store.Tx, lote []job) (map[uuid.UUID]
 		m[id] = true
 	}
 	return m, err
-}
-
-// marcarEntradas records, for the outbox rows the units inserted one by
-// one, the input that led to them; the agenda items' rows carry it already
-// (linhaOutbox).
-func marcarEntradas(ctx context.Context, tx store.Tx, us []*uow) error {
-	var ids []uuid.UUID
-	var seqs []int64
-	for _, u := range us {
-		if u.diferir || u.entrada == 0 {
-			continue
-		}
-		for _, s := range u.saida {
-			ids = append(ids, s.EventID)
-			seqs = append(seqs, u.entrada)
-		}
-	}
-	if len(ids) == 0 {
-		return nil
-	}
-	return tx.MarcarOrigens(ctx, ids, seqs)
 }
 
 // ErrPanico wraps a panic of a unit of work: the unit failed and no retry

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -82,9 +83,10 @@ func (s *Servico) Sortear(ctx context.Context, p Pedido) (Resultado, error) {
 // executarSorteio is spec 4.4 executarSorteioInterno, inside the caller's
 // transaction: filter, then either assignment + occupied counsellor + audit +
 // conselheiro.sorteado (the spec's publicarConselheiroSorteado, an outbox
-// row), or pending row + sorteio.sem_candidatos: the batch's set-based
-// writes (GravarSorteios, EnfileirarPendentes, InserirOutboxLote), at the
-// batch's end or at once (escrever).
+// row), or pending row + sorteio.sem_candidatos. It decides in memory:
+// the rows wait in the batch's diferido, which the executor writes with
+// its set-based statements (GravarSorteios, EnfileirarPendentes,
+// InserirOutboxLote).
 func (u *uow) executarSorteio(ctx context.Context, p Pedido) (Resultado, error) {
 	s := u.servico
 	inicio := time.Now()
@@ -171,9 +173,8 @@ func (u *uow) executarSorteio(ctx context.Context, p Pedido) (Resultado, error) 
 		rodada, assinatura, compromisso = &rod.Numero, &rod.Assinatura, &rod.Compromisso
 		saida.Rodada = rod.Numero
 	}
-	// Assignment, occupied counsellor, audit and outbox row: one write
-	// path, the batch's set-based statements (diferido), now or at the
-	// batch's end (escrever).
+	// Assignment, occupied counsellor, audit and outbox row: written by the
+	// executor with the batch's other decisions (diferido).
 	u.lote.sorteio(linhaSorteio{
 		AtribuicaoID: u.novoID(), EventIDSorteio: eventID, ConselheiroID: selecionado,
 		DemandaID: p.DemandaID, UnidadeCivicaID: p.UC, Seed: res.Seed,
@@ -190,9 +191,6 @@ func (u *uow) executarSorteio(ctx context.Context, p Pedido) (Resultado, error) 
 		CorrelacaoID: p.Dados.CorrelacaoID, Envelope: envelope, CriadoEm: u.agora, EntradaSequence: u.entradaSeq(),
 		BeaconRodada: rodada,
 	})
-	if err := u.escrever(ctx); err != nil {
-		return Resultado{}, fmt.Errorf("gravar sorteio: %w", err)
-	}
 	// Transparency log (CONTRACT §7): the executor appends u.registros.
 	reg, err := registro.NovoRegistro(eventID, p.DemandaID, p.UC, base, &baseSeq, t, res, filtro.Degrau, cadeia, p.Excluir)
 	if err != nil {
@@ -321,27 +319,14 @@ type LeitorDoBarramento interface {
 }
 
 // enfileirarPendente is spec 4.4 step 2: enter the pending queue, or count
-// one more failed attempt (exactly once per failed draw, T35). The write
-// goes with the sorteio.sem_candidatos that follows (publicarSemCandidatos
-// calls escrever).
+// one more failed attempt (exactly once per failed draw, T35), written
+// with the batch.
 func (u *uow) enfileirarPendente(p Pedido) {
 	u.lote.pendente(linhaPendente{
 		DemandaID: p.DemandaID, UnidadeCivicaID: p.UC, CategoriaID: p.Dados.CategoriaID,
 		NivelPrecedencia: p.Dados.NivelPrecedencia, ScoreFinal: p.Dados.ScoreFinal, GrupoID: p.Dados.GrupoID,
 		Agora: u.agora, EventIDOrigem: p.Dados.EventIDOrigem,
 	})
-}
-
-// escrever writes what the unit decided so far, unless it is an agenda
-// item of the batch's run (diferir), whose writes wait for the batch's
-// set-based write: every other unit may read its own writes back (a
-// refusal re-draws, a sweep draws again), so they go now, through the same
-// statements.
-func (u *uow) escrever(ctx context.Context) error {
-	if u.diferir || u.lote.vazio() {
-		return nil
-	}
-	return u.lote.gravar(ctx, u.tx)
 }
 
 // publicarSemCandidatos is spec 5.4 publicarSorteioSemCandidatos, with its
@@ -364,9 +349,10 @@ func (u *uow) publicarSemCandidatos(ctx context.Context, p Pedido, filtro elegib
 		return err
 	}
 	subject := tipo.Subject(u.servico.o.SubjectPrefix)
-	publicado := p.SemCandidatosPublicado
-	if !u.diferir {
-		// Outside the batch's run the guard was not read ahead.
+	// The batch's own rows count (not written yet); outside the batch's
+	// run the guard was not read ahead.
+	publicado := p.SemCandidatosPublicado || u.lote.correlacoes[p.Dados.CorrelacaoID]
+	if !publicado && !u.corrida {
 		if publicado, err = u.tx.SemCandidatosPublicado(ctx, string(tipo), p.Dados.CorrelacaoID); err != nil {
 			return fmt.Errorf("outbox: %w", err)
 		}
@@ -377,7 +363,7 @@ func (u *uow) publicarSemCandidatos(ctx context.Context, p Pedido, filtro elegib
 		if !p.NaFila {
 			u.registrarSemCandidatos(eventID, p, filtro, cadeia, t)
 		}
-		return u.escrever(ctx)
+		return nil
 	}
 	u.lote.semCandidatos(linhaOutbox{
 		EventID: eventID, Tipo: string(tipo), Subject: subject, CorrelacaoID: p.Dados.CorrelacaoID,
@@ -385,7 +371,7 @@ func (u *uow) publicarSemCandidatos(ctx context.Context, p Pedido, filtro elegib
 	})
 	u.saida = append(u.saida, Saida{EventID: eventID, Subject: subject, Envelope: data})
 	u.registrarSemCandidatos(eventID, p, filtro, cadeia, t)
-	return u.escrever(ctx)
+	return nil
 }
 
 // registrarSemCandidatos adds the published sorteio.sem_candidatos to the
@@ -396,24 +382,29 @@ func (u *uow) registrarSemCandidatos(eventID uuid.UUID, p Pedido, filtro elegibi
 		filtro.Motivo, cadeia, filtro.Cadastrados, filtro.Ocupados, p.Excluir))
 }
 
-// publicar queues an event in the outbox of this transaction; the relay
-// publishes it with Nats-Msg-Id = event_id. Nothing that fails the schema
-// enters the outbox.
-func (u *uow) publicar(ctx context.Context, tipo evento.Tipo, eventID uuid.UUID, correlacao, timestamp string, payload any) error {
+// publicar queues an event in the outbox of this transaction, with the
+// batch's other rows in decision order; the relay publishes it with
+// Nats-Msg-Id = event_id. Nothing that fails the schema enters the outbox.
+func (u *uow) publicar(tipo evento.Tipo, eventID uuid.UUID, correlacao, timestamp string, payload any) error {
 	data, err := outbox.Envelope(tipo, eventID, correlacao, timestamp, payload)
 	if err != nil {
 		return err
 	}
 	subject := tipo.Subject(u.servico.o.SubjectPrefix)
-	// With the batch's other rows, in decision order; now, outside the
-	// batch's run (escrever).
 	u.lote.outbox = append(u.lote.outbox, linhaOutbox{
 		EventID: eventID, Tipo: string(tipo), Subject: subject, CorrelacaoID: correlacao,
 		Envelope: data, CriadoEm: u.agora, EntradaSequence: u.entradaSeq(),
 	})
 	u.saida = append(u.saida, Saida{EventID: eventID, Subject: subject, Envelope: data})
-	if err := u.escrever(ctx); err != nil {
-		return fmt.Errorf("outbox: %w", err)
-	}
 	return nil
+}
+
+// naOutbox reports whether the outbox holds event id, written or still
+// the batch's: the guard of the events whose id is fixed (a second path, a
+// second pass or a second instance queues nothing).
+func (u *uow) naOutbox(ctx context.Context, id uuid.UUID) (bool, error) {
+	if slices.ContainsFunc(u.lote.outbox, func(o linhaOutbox) bool { return o.EventID == id }) {
+		return true, nil
+	}
+	return u.tx.OutboxJaTem(ctx, id)
 }

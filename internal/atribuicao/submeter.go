@@ -2,6 +2,7 @@ package atribuicao
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"slices"
 	"time"
@@ -120,13 +121,33 @@ func (x Unidade) Aplicar(ctx context.Context, log *slog.Logger, ev evento.Evento
 	return true, nil
 }
 
-// Descartar undoes a draw this unit made, before its commit: its rows
-// (assignment, audit, outbox row, the counsellor it occupied back to
-// disponivel) and what the unit queued for it, so it is never published
-// nor a leaf of the transparency log.
-func (x Unidade) Descartar(ctx context.Context, eventID uuid.UUID) error {
-	if err := x.u.tx.DesfazerSorteio(ctx, eventID); err != nil {
-		return err
+// Sorteado is a draw a unit decided: its conselheiro.sorteado's event id
+// and its demand.
+type Sorteado struct {
+	EventID   uuid.UUID
+	DemandaID uuid.UUID
+}
+
+// Sorteados are the draws this unit decided, in decision order. Like
+// every decision they are written by the executor with the batch, so the
+// unit's transaction does not show them (Descartar forgets one).
+func (x Unidade) Sorteados() []Sorteado {
+	var out []Sorteado
+	for _, l := range x.u.lote.sorteios {
+		if slices.ContainsFunc(x.u.saida, func(s Saida) bool { return s.EventID == l.EventIDSorteio }) {
+			out = append(out, Sorteado{EventID: l.EventIDSorteio, DemandaID: l.DemandaID})
+		}
+	}
+	return out
+}
+
+// Descartar forgets a draw this unit decided (Sorteados): its assignment,
+// audit and outbox rows are never written, its counsellor stays as he was,
+// and what the unit queued for it goes, so it is never published nor a
+// leaf of the transparency log.
+func (x Unidade) Descartar(eventID uuid.UUID) error {
+	if !slices.ContainsFunc(x.u.saida, func(s Saida) bool { return s.EventID == eventID }) || !x.u.lote.descartar(eventID) {
+		return fmt.Errorf("atribuicao: o sorteio %s não é desta unidade de trabalho", eventID)
 	}
 	x.u.descartar(eventID)
 	return nil
