@@ -26,19 +26,19 @@ func (s *Servico) Handle(ctx context.Context, ev evento.Evento, seq uint64) erro
 	return s.HandleLote(ctx, []evento.Evento{ev}, []uint64{seq})[0]
 }
 
-// unidades are the units of work of evs, in this order.
-func (s *Servico) unidades(evs []evento.Evento, seqs []uint64) []unidade {
-	us := make([]unidade, len(evs))
+// aplicacoes are the units of work of evs, in this order.
+func (s *Servico) aplicacoes(evs []evento.Evento, seqs []uint64) []job {
+	js := make([]job, len(evs))
 	for i, ev := range evs {
-		us[i] = unidade{
+		js[i] = job{
 			fn:    s.aplicar(ev, seqs[i]),
 			inbox: &store.Processamento{EventID: ev.EventID, Tipo: string(ev.Tipo), Seq: int64(seqs[i])},
 		}
 		if p, ok := ev.AgendaItemDisponivel(); ok {
-			us[i].guarda = &guardaAgenda{eventID: ev.EventID, demandaID: p.DemandaID, uc: p.UnidadeCivicaID, correlacao: ev.Correlacao(p.DemandaID)}
+			js[i].guarda = &guardaAgenda{eventID: ev.EventID, demandaID: p.DemandaID, uc: p.UnidadeCivicaID, correlacao: ev.Correlacao(p.DemandaID)}
 		}
 	}
-	return us
+	return js
 }
 
 // Aplicador applies a consumed input inside a unit of work: the handlers
@@ -52,8 +52,8 @@ var ErrSemEntradas = errors.New("atribuicao: Options.Entradas não configurado")
 
 // aplicar is the unit of work of one event, whose inbox row the executor
 // checks and writes.
-func (s *Servico) aplicar(ev evento.Evento, seq uint64) func(context.Context, *uow) error {
-	return func(ctx context.Context, u *uow) error {
+func (s *Servico) aplicar(ev evento.Evento, seq uint64) func(context.Context, *unidade) error {
+	return func(ctx context.Context, u *unidade) error {
 		log := s.log.With("event_id", ev.EventID, "tipo", string(ev.Tipo), "sequence", seq)
 		if ev.CorrelacaoID != nil {
 			log = log.With("correlacao_id", *ev.CorrelacaoID)
@@ -65,7 +65,7 @@ func (s *Servico) aplicar(ev evento.Evento, seq uint64) func(context.Context, *u
 // despachar is spec 1.4 despacharEvento: the event at stream sequence seq
 // is the trigger of whatever this unit decides (CONTRACT §4), and its
 // handler decides.
-func (u *uow) despachar(ctx context.Context, log *slog.Logger, ev evento.Evento, seq uint64) error {
+func (u *unidade) despachar(ctx context.Context, log *slog.Logger, ev evento.Evento, seq uint64) error {
 	if !ev.Armazenado.IsZero() {
 		u.gatilho = &Gatilho{EventID: ev.EventID, Seq: int64(seq), Armazenado: ev.Armazenado}
 	}
@@ -77,4 +77,4 @@ func (u *uow) despachar(ctx context.Context, log *slog.Logger, ev evento.Evento,
 }
 
 // alterou notes a citizen whose situation this unit of work changed.
-func (u *uow) alterou(cidadao uuid.UUID) { u.alterados = append(u.alterados, cidadao) }
+func (u *unidade) alterou(cidadao uuid.UUID) { u.alterados = append(u.alterados, cidadao) }

@@ -18,7 +18,7 @@ import (
 // a step the walk needs was not read, and is counted
 // (Observador.Elegibilidade). Counsellors drawn earlier in the batch, whose
 // writes are still in memory, count as holding an active assignment.
-func (u *uow) filtrar(ctx context.Context, cadeia []uuid.UUID, excluir *uuid.UUID) (elegibilidade.Resultado, error) {
+func (u *unidade) filtrar(ctx context.Context, cadeia []uuid.UUID, excluir *uuid.UUID) (elegibilidade.Resultado, error) {
 	g := u.servico.o.Portoes // phase-2 gates (CONTRACT §8)
 	var lido *degrauLido
 	if u.corrida {

@@ -32,7 +32,7 @@ func IDSuspensaoExpirada(conselheiro uuid.UUID, ate time.Time) uuid.UUID {
 // from the counsellor and the date, so a second path, a second pass or a
 // second instance finds it queued and publishes nothing. motivo names the
 // path in the log.
-func (u *uow) encerrarSuspensao(ctx context.Context, log *slog.Logger, conselheiro uuid.UUID, ate time.Time, motivo string) error {
+func (u *unidade) encerrarSuspensao(ctx context.Context, log *slog.Logger, conselheiro uuid.UUID, ate time.Time, motivo string) error {
 	ate = ate.UTC()
 	id := IDSuspensaoExpirada(conselheiro, ate)
 	ja, err := u.naOutbox(ctx, id)

@@ -159,15 +159,11 @@ type Servico struct {
 	hierarquia elosRegistrados
 }
 
+// job is a unit of work handed to the executor: fn, the event it applies,
+// if any, and where its outcome goes.
 type job struct {
 	ctx context.Context
-	unidade
-	resp chan error
-}
-
-// unidade is a unit of work: fn, and the event it applies, if any.
-type unidade struct {
-	fn func(context.Context, *uow) error
+	fn  func(context.Context, *unidade) error
 	// inbox is the consumed event fn applies, recorded in
 	// d6a.eventos_processados with its consumer offset; nil for boot steps
 	// and direct draws.
@@ -182,6 +178,7 @@ type unidade struct {
 	// compromisso is its input's commitment time under a rule with
 	// witnesses (comprometer); zero: C is T.
 	compromisso time.Time
+	resp        chan error
 }
 
 type guardaAgenda struct {
@@ -189,8 +186,10 @@ type guardaAgenda struct {
 	correlacao             string
 }
 
-// uow is one unit of work: a transaction and its fixed clock reading.
-type uow struct {
+// unidade is one unit of work as the executor runs it: a transaction, its
+// fixed clock reading, and what the unit decided, queued for the batch's
+// writer and for after the commit. The packages above see it as Unidade.
+type unidade struct {
 	tx    store.Tx
 	agora time.Time
 	// entrada is the stream sequence of the event this unit applies (0:
@@ -201,8 +200,8 @@ type uow struct {
 	// (Sortear). sorteou: it already led to a draw.
 	gatilho *Gatilho
 	sorteou bool
-	// rodada is the trigger's beacon round (unidade.rodada), compromisso
-	// its C with witnesses (unidade.compromisso).
+	// rodada is the trigger's beacon round (job.rodada), compromisso its C
+	// with witnesses (job.compromisso).
 	rodada      *RodadaSorteio
 	compromisso time.Time
 	// evento is the consumed event this unit applies (nil: none), whose
@@ -301,18 +300,17 @@ func (s *Servico) loop() {
 
 // executar submits fn to the executor and waits for its result (spec 4.4
 // comFilaGlobal: one global queue of draws).
-func (s *Servico) executar(ctx context.Context, fn func(context.Context, *uow) error) error {
-	return s.executarVarios(ctx, []unidade{{fn: fn}})[0]
+func (s *Servico) executar(ctx context.Context, fn func(context.Context, *unidade) error) error {
+	return s.executarVarios(ctx, []job{{fn: fn}})[0]
 }
 
 // executarVarios submits units in this order, in one hand-over, and waits
 // for all of them: they may share one transaction with each other and with
 // other callers' units.
-func (s *Servico) executarVarios(ctx context.Context, us []unidade) []error {
-	js := make([]job, len(us))
-	errs := make([]error, len(us))
-	for i, u := range us {
-		js[i] = job{ctx: ctx, unidade: u, resp: make(chan error, 1)}
+func (s *Servico) executarVarios(ctx context.Context, js []job) []error {
+	errs := make([]error, len(js))
+	for i := range js {
+		js[i].ctx, js[i].resp = ctx, make(chan error, 1)
 	}
 	select {
 	case s.jobs <- js:
@@ -369,14 +367,14 @@ func (s *Servico) runLote(lote []job) {
 // A lone event pays two round trips (issues 11 and 24): BEGIN, the lock,
 // the inbox, the transparency log's state and the head's guards and
 // eligibility go in the first; the writes with COMMIT in the second.
-func (s *Servico) transacao(lote []job) ([]*uow, error) {
+func (s *Servico) transacao(lote []job) ([]*unidade, error) {
 	ctx := lote[0].ctx
 	if len(lote) > 1 {
 		// One unit's caller giving up must not cancel the others' commit;
 		// each unit still runs under its own context.
 		ctx = context.WithoutCancel(ctx)
 	}
-	us := make([]*uow, 0, len(lote))
+	us := make([]*unidade, 0, len(lote))
 	d := novoDiferido()
 	elos := &elosNovos{}
 	var (
@@ -445,7 +443,7 @@ func (s *Servico) transacao(lote []job) ([]*uow, error) {
 					return err
 				}
 			}
-			u := &uow{tx: tx, agora: agora, servico: s, lote: d, corrida: j.guarda != nil, elos: elos, rodada: j.rodada, compromisso: j.compromisso}
+			u := &unidade{tx: tx, agora: agora, servico: s, lote: d, corrida: j.guarda != nil, elos: elos, rodada: j.rodada, compromisso: j.compromisso}
 			if j.inbox != nil {
 				u.entrada = j.inbox.Seq
 			}
@@ -534,7 +532,7 @@ func jaProcessados(ctx context.Context, tx store.Tx, lote []job) (map[uuid.UUID]
 // will fix it; the executor goes on with the next.
 var ErrPanico = errors.New("panic na unidade de trabalho")
 
-func rodar(ctx context.Context, u *uow, fn func(context.Context, *uow) error) (err error) {
+func rodar(ctx context.Context, u *unidade, fn func(context.Context, *unidade) error) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("%w: %v", ErrPanico, r)
@@ -545,7 +543,7 @@ func rodar(ctx context.Context, u *uow, fn func(context.Context, *uow) error) (e
 
 // depoisDoCommit runs the post-commit hooks of a committed batch: metrics,
 // then the situacao cache, then publication, in the units' order.
-func (s *Servico) depoisDoCommit(us []*uow) {
+func (s *Servico) depoisDoCommit(us []*unidade) {
 	var (
 		alterados []uuid.UUID
 		saida     []Saida

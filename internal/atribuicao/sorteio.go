@@ -67,7 +67,7 @@ var ErrDemandaAtribuida = errors.New("demanda já atribuída")
 // theirs).
 func (s *Servico) Sortear(ctx context.Context, p Pedido) (Resultado, error) {
 	var r Resultado
-	err := s.executar(ctx, func(ctx context.Context, u *uow) error {
+	err := s.executar(ctx, func(ctx context.Context, u *unidade) error {
 		if _, achou, err := u.tx.AtribuicaoAtivaDaDemanda(ctx, p.DemandaID); err != nil {
 			return err
 		} else if achou {
@@ -87,7 +87,7 @@ func (s *Servico) Sortear(ctx context.Context, p Pedido) (Resultado, error) {
 // the rows wait in the batch's diferido, which the executor writes with
 // its set-based statements (GravarSorteios, EnfileirarPendentes,
 // InserirOutboxLote).
-func (u *uow) executarSorteio(ctx context.Context, p Pedido) (Resultado, error) {
+func (u *unidade) executarSorteio(ctx context.Context, p Pedido) (Resultado, error) {
 	s := u.servico
 	inicio := time.Now()
 	cadeia, err := s.o.Hierarquia.Cadeia(ctx, p.UC)
@@ -216,7 +216,7 @@ func (u *uow) executarSorteio(ctx context.Context, p Pedido) (Resultado, error) 
 
 // seqGatilho is the stream sequence of the unit's trigger, for its input
 // records (nil: none, a console action or a periodic job).
-func (u *uow) seqGatilho() *int64 {
+func (u *unidade) seqGatilho() *int64 {
 	if u.gatilho != nil {
 		return &u.gatilho.Seq
 	}
@@ -224,7 +224,7 @@ func (u *uow) seqGatilho() *int64 {
 }
 
 // entradaSeq is the unit's input for an outbox row (nil: none).
-func (u *uow) entradaSeq() *int64 {
+func (u *unidade) entradaSeq() *int64 {
 	if u.entrada == 0 {
 		return nil
 	}
@@ -258,7 +258,7 @@ type Gatilho struct {
 // read it (a bus that cannot, a test's fixed base, leaves T to the clock,
 // the rule of the records before the trigger's; docs/decisions.md, "The
 // seed follows the trigger").
-func (u *uow) semente(ctx context.Context) (base string, seq int64, t string, rod *RodadaSorteio, err error) {
+func (u *unidade) semente(ctx context.Context) (base string, seq int64, t string, rod *RodadaSorteio, err error) {
 	if g := u.gatilho; g != nil {
 		if u.sorteou {
 			return "", 0, "", nil, ErrGatilhoUsado
@@ -293,7 +293,7 @@ func (u *uow) semente(ctx context.Context) (base string, seq int64, t string, ro
 // gives the same ids, bit for bit, and they still grow in time order
 // (docs/decisions.md, "Ids in time order"). Outside any trigger (Sortear)
 // they come from Options.NovoID.
-func (u *uow) novoID() uuid.UUID {
+func (u *unidade) novoID() uuid.UUID {
 	g := u.gatilho
 	if g == nil {
 		return u.servico.o.NovoID()
@@ -321,7 +321,7 @@ type LeitorDoBarramento interface {
 // enfileirarPendente is spec 4.4 step 2: enter the pending queue, or count
 // one more failed attempt (exactly once per failed draw, T35), written
 // with the batch.
-func (u *uow) enfileirarPendente(p Pedido) {
+func (u *unidade) enfileirarPendente(p Pedido) {
 	u.lote.pendente(linhaPendente{
 		DemandaID: p.DemandaID, UnidadeCivicaID: p.UC, CategoriaID: p.Dados.CategoriaID,
 		NivelPrecedencia: p.Dados.NivelPrecedencia, ScoreFinal: p.Dados.ScoreFinal, GrupoID: p.Dados.GrupoID,
@@ -333,7 +333,7 @@ func (u *uow) enfileirarPendente(p Pedido) {
 // guard (the spec's consultarEventos / jaPublicado): one
 // sorteio.sem_candidatos per correlacao_id. It queues an outbox row,
 // published after the commit.
-func (u *uow) publicarSemCandidatos(ctx context.Context, p Pedido, filtro elegibilidade.Resultado, cadeia []uuid.UUID) error {
+func (u *unidade) publicarSemCandidatos(ctx context.Context, p Pedido, filtro elegibilidade.Resultado, cadeia []uuid.UUID) error {
 	motivo := filtro.Motivo
 	tipo := evento.SorteioSemCandidatos
 	// A decision's time is its trigger's T, as a draw's (CONTRACT §4).
@@ -377,7 +377,7 @@ func (u *uow) publicarSemCandidatos(ctx context.Context, p Pedido, filtro elegib
 // registrarSemCandidatos adds the published sorteio.sem_candidatos to the
 // transparency log (CONTRACT §7): "nobody was eligible" is as public as a
 // draw, with the counts its motive follows from.
-func (u *uow) registrarSemCandidatos(eventID uuid.UUID, p Pedido, filtro elegibilidade.Resultado, cadeia []uuid.UUID, t string) {
+func (u *unidade) registrarSemCandidatos(eventID uuid.UUID, p Pedido, filtro elegibilidade.Resultado, cadeia []uuid.UUID, t string) {
 	u.registros = append(u.registros, registro.NovoSemCandidatos(eventID, p.DemandaID, p.UC, u.entradaSeq(), t,
 		filtro.Motivo, cadeia, filtro.Cadastrados, filtro.Ocupados, p.Excluir))
 }
@@ -385,7 +385,7 @@ func (u *uow) registrarSemCandidatos(eventID uuid.UUID, p Pedido, filtro elegibi
 // publicar queues an event in the outbox of this transaction, with the
 // batch's other rows in decision order; the relay publishes it with
 // Nats-Msg-Id = event_id. Nothing that fails the schema enters the outbox.
-func (u *uow) publicar(tipo evento.Tipo, eventID uuid.UUID, correlacao, timestamp string, payload any) error {
+func (u *unidade) publicar(tipo evento.Tipo, eventID uuid.UUID, correlacao, timestamp string, payload any) error {
 	data, err := outbox.Envelope(tipo, eventID, correlacao, timestamp, payload)
 	if err != nil {
 		return err
@@ -402,7 +402,7 @@ func (u *uow) publicar(tipo evento.Tipo, eventID uuid.UUID, correlacao, timestam
 // naOutbox reports whether the outbox holds event id, written or still
 // the batch's: the guard of the events whose id is fixed (a second path, a
 // second pass or a second instance queues nothing).
-func (u *uow) naOutbox(ctx context.Context, id uuid.UUID) (bool, error) {
+func (u *unidade) naOutbox(ctx context.Context, id uuid.UUID) (bool, error) {
 	if slices.ContainsFunc(u.lote.outbox, func(o linhaOutbox) bool { return o.EventID == id }) {
 		return true, nil
 	}

@@ -21,8 +21,8 @@ import (
 // It is the unit's transaction and fixed clock reading, and the executor's
 // own ways of drawing and of queueing what the unit decides, so that what
 // goes to the outbox, the log and the situacao cache goes one way. The
-// boot uses *uow itself.
-type Unidade struct{ u *uow }
+// boot uses *unidade itself.
+type Unidade struct{ u *unidade }
 
 // Sortear is spec 4.4's draw inside this unit, under its trigger
 // (executarSorteio): at most one per trigger (ErrGatilhoUsado).
@@ -63,7 +63,7 @@ func (x Unidade) RecusaObservada(motivo string) {
 // Submeter runs fn as one unit of work of the executor, under its global
 // lock (spec 4.4 comFilaGlobal), and waits for its commit.
 func (s *Servico) Submeter(ctx context.Context, fn func(context.Context, Unidade) error) error {
-	return s.executar(ctx, func(ctx context.Context, u *uow) error { return fn(ctx, Unidade{u}) })
+	return s.executar(ctx, func(ctx context.Context, u *unidade) error { return fn(ctx, Unidade{u}) })
 }
 
 // Tx is the unit's transaction.
@@ -155,7 +155,7 @@ func (x Unidade) Descartar(eventID uuid.UUID) error {
 
 // descartar forgets a draw this unit made and undid before its commit: not
 // published, not a leaf of the transparency log.
-func (u *uow) descartar(eventID uuid.UUID) {
+func (u *unidade) descartar(eventID uuid.UUID) {
 	u.saida = slices.DeleteFunc(u.saida, func(s Saida) bool { return s.EventID == eventID })
 	u.registros = slices.DeleteFunc(u.registros, func(r registro.Registravel) bool {
 		switch d := r.(type) {

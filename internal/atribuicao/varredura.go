@@ -37,7 +37,7 @@ const (
 // publicarVarredura queues the trigger of a sweep: of the pending demand
 // demanda, or else of uc's queue. With a fixed id, a trigger already queued
 // is not queued again (publicada false).
-func (u *uow) publicarVarredura(ctx context.Context, id uuid.UUID, demanda, uc *uuid.UUID, acao string) (publicada bool, err error) {
+func (u *unidade) publicarVarredura(ctx context.Context, id uuid.UUID, demanda, uc *uuid.UUID, acao string) (publicada bool, err error) {
 	ja, err := u.naOutbox(ctx, id)
 	if err != nil || ja {
 		return false, err
