@@ -5,8 +5,6 @@ import (
 	"errors"
 	"log/slog"
 
-	"github.com/google/uuid"
-
 	"github.com/formigueiro/d6a/internal/evento"
 	"github.com/formigueiro/d6a/internal/store"
 )
@@ -24,6 +22,40 @@ const (
 // means nothing was applied and the message should be redelivered.
 func (s *Servico) Handle(ctx context.Context, ev evento.Evento, seq uint64) error {
 	return s.HandleLote(ctx, []evento.Evento{ev}, []uint64{seq})[0]
+}
+
+// HandleLote applies events in this order, as Handle would one by one; they
+// may share one transaction (the executor's batch). errs[i] is evs[i]'s.
+// Under the beacon rule each unit first gets its trigger's round: a
+// decision never runs before its round is out and verified, and the units
+// behind it wait with it (stream order).
+func (s *Servico) HandleLote(ctx context.Context, evs []evento.Evento, seqs []uint64) []error {
+	js := s.aplicacoes(evs, seqs)
+	b := s.o.Beacon
+	if b == nil {
+		return s.executarVarios(ctx, js)
+	}
+	errs := make([]error, len(js))
+	if b.Quorum > 0 {
+		if err := s.comprometer(ctx, evs, seqs, js); err != nil {
+			for k := range errs {
+				errs[k] = err
+			}
+			return errs
+		}
+	}
+	for i := 0; i < len(js); {
+		n, err := b.prontas(ctx, s.log, evs[i:], js[i:])
+		if err != nil {
+			for k := i; k < len(js); k++ {
+				errs[k] = err
+			}
+			return errs
+		}
+		copy(errs[i:i+n], s.executarVarios(ctx, js[i:i+n]))
+		i += n
+	}
+	return errs
 }
 
 // aplicacoes are the units of work of evs, in this order.
@@ -75,6 +107,3 @@ func (u *unidade) despachar(ctx context.Context, log *slog.Logger, ev evento.Eve
 	}
 	return u.servico.o.Entradas.Aplicar(ctx, Unidade{u}, log, ev)
 }
-
-// alterou notes a citizen whose situation this unit of work changed.
-func (u *unidade) alterou(cidadao uuid.UUID) { u.alterados = append(u.alterados, cidadao) }

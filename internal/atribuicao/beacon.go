@@ -184,40 +184,6 @@ func decide(t evento.Tipo) bool {
 	return t == evento.AgendaItemDisponivel || t == evento.AtribuicaoRecusada || t == evento.Varredura
 }
 
-// HandleLote applies events in this order, as Handle would one by one; they
-// may share one transaction (the executor's batch). errs[i] is evs[i]'s.
-// Under the beacon rule each unit first gets its trigger's round: a
-// decision never runs before its round is out and verified, and the units
-// behind it wait with it (stream order).
-func (s *Servico) HandleLote(ctx context.Context, evs []evento.Evento, seqs []uint64) []error {
-	js := s.aplicacoes(evs, seqs)
-	b := s.o.Beacon
-	if b == nil {
-		return s.executarVarios(ctx, js)
-	}
-	errs := make([]error, len(js))
-	if b.Quorum > 0 {
-		if err := s.comprometer(ctx, evs, seqs, js); err != nil {
-			for k := range errs {
-				errs[k] = err
-			}
-			return errs
-		}
-	}
-	for i := 0; i < len(js); {
-		n, err := b.prontas(ctx, s.log, evs[i:], js[i:])
-		if err != nil {
-			for k := i; k < len(js); k++ {
-				errs[k] = err
-			}
-			return errs
-		}
-		copy(errs[i:i+n], s.executarVarios(ctx, js[i:i+n]))
-		i += n
-	}
-	return errs
-}
-
 // rodadaDoGatilho is the unit's round: the one handed over with it, else
 // (a unit applied outside the consumer: the repair) fetched now.
 func (u *unidade) rodadaDoGatilho(ctx context.Context, armazenado time.Time) (*RodadaSorteio, error) {

@@ -2,10 +2,8 @@ package atribuicao
 
 import (
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -214,23 +212,6 @@ func (u *unidade) executarSorteio(ctx context.Context, p Pedido) (Resultado, err
 	}, nil
 }
 
-// seqGatilho is the stream sequence of the unit's trigger, for its input
-// records (nil: none, a console action or a periodic job).
-func (u *unidade) seqGatilho() *int64 {
-	if u.gatilho != nil {
-		return &u.gatilho.Seq
-	}
-	return u.entradaSeq()
-}
-
-// entradaSeq is the unit's input for an outbox row (nil: none).
-func (u *unidade) entradaSeq() *int64 {
-	if u.entrada == 0 {
-		return nil
-	}
-	return &u.entrada
-}
-
 // ErrBaseDesconhecida is returned when a draw outside any event (Sortear)
 // cannot learn the bus's latest message (bus unreachable, leader
 // election): the draw waits and is retried, never drawn on a base d6a
@@ -285,30 +266,6 @@ func (u *unidade) semente(ctx context.Context) (base string, seq int64, t string
 		return "", 0, "", nil, err
 	}
 	return id, int64(n), sorteio.FormatTimestamp(em), rod, nil
-}
-
-// novoID is an id for what the unit decides. Under a trigger it is a
-// function of the trigger (its event_id and how many ids the unit asked
-// for before), laid out as a UUIDv7 stamped with T: the same bus prefix
-// gives the same ids, bit for bit, and they still grow in time order
-// (docs/decisions.md, "Ids in time order"). Outside any trigger (Sortear)
-// they come from Options.NovoID.
-func (u *unidade) novoID() uuid.UUID {
-	g := u.gatilho
-	if g == nil {
-		return u.servico.o.NovoID()
-	}
-	u.ids++
-	h := sha256.Sum256(fmt.Appendf(nil, "d6a/id|%s|%d|%d", g.EventID, g.Seq, u.ids))
-	var id uuid.UUID
-	ms := uint64(g.Armazenado.UnixMilli())
-	for i := range 6 {
-		id[i] = byte(ms >> (40 - 8*i))
-	}
-	copy(id[6:], h[:10])
-	id[6] = 0x70 | id[6]&0x0f // version 7
-	id[8] = 0x80 | id[8]&0x3f // RFC 9562 variant
-	return id
 }
 
 // LeitorDoBarramento is a Barramento that also reads a message by stream
@@ -380,31 +337,4 @@ func (u *unidade) publicarSemCandidatos(ctx context.Context, p Pedido, filtro el
 func (u *unidade) registrarSemCandidatos(eventID uuid.UUID, p Pedido, filtro elegibilidade.Resultado, cadeia []uuid.UUID, t string) {
 	u.registros = append(u.registros, registro.NovoSemCandidatos(eventID, p.DemandaID, p.UC, u.entradaSeq(), t,
 		filtro.Motivo, cadeia, filtro.Cadastrados, filtro.Ocupados, p.Excluir))
-}
-
-// publicar queues an event in the outbox of this transaction, with the
-// batch's other rows in decision order; the relay publishes it with
-// Nats-Msg-Id = event_id. Nothing that fails the schema enters the outbox.
-func (u *unidade) publicar(tipo evento.Tipo, eventID uuid.UUID, correlacao, timestamp string, payload any) error {
-	data, err := outbox.Envelope(tipo, eventID, correlacao, timestamp, payload)
-	if err != nil {
-		return err
-	}
-	subject := tipo.Subject(u.servico.o.SubjectPrefix)
-	u.lote.outbox = append(u.lote.outbox, linhaOutbox{
-		EventID: eventID, Tipo: string(tipo), Subject: subject, CorrelacaoID: correlacao,
-		Envelope: data, CriadoEm: u.agora, EntradaSequence: u.entradaSeq(),
-	})
-	u.saida = append(u.saida, Saida{EventID: eventID, Subject: subject, Envelope: data})
-	return nil
-}
-
-// naOutbox reports whether the outbox holds event id, written or still
-// the batch's: the guard of the events whose id is fixed (a second path, a
-// second pass or a second instance queues nothing).
-func (u *unidade) naOutbox(ctx context.Context, id uuid.UUID) (bool, error) {
-	if slices.ContainsFunc(u.lote.outbox, func(o linhaOutbox) bool { return o.EventID == id }) {
-		return true, nil
-	}
-	return u.tx.OutboxJaTem(ctx, id)
 }

@@ -2,6 +2,7 @@ package atribuicao
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -10,9 +11,51 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/formigueiro/d6a/internal/evento"
+	"github.com/formigueiro/d6a/internal/outbox"
 	"github.com/formigueiro/d6a/internal/registro"
 	"github.com/formigueiro/d6a/internal/store"
 )
+
+// unidade is one unit of work as the executor runs it: a transaction, its
+// fixed clock reading, and what the unit decided, queued for the batch's
+// writer and for after the commit. The packages above see it as Unidade.
+type unidade struct {
+	tx    store.Tx
+	agora time.Time
+	// entrada is the stream sequence of the event this unit applies (0:
+	// none), recorded with every outbox row it queues.
+	entrada int64
+	// gatilho is the consumed message this unit's decision follows, the
+	// seed's base and T (CONTRACT §4); nil for a unit outside any event
+	// (Sortear). sorteou: it already led to a draw.
+	gatilho *Gatilho
+	sorteou bool
+	// rodada is the trigger's beacon round (job.rodada), compromisso its C
+	// with witnesses (job.compromisso).
+	rodada      *RodadaSorteio
+	compromisso time.Time
+	// evento is the consumed event this unit applies (nil: none), whose
+	// sweep records are named after it.
+	evento *evento.Evento
+	ids    int      // novoID's count under the trigger
+	saida  []Saida  // outbox rows queued, published after commit
+	depois []func() // run after commit (metrics)
+	// alterados are the citizens whose situation changed (Options.Alterados).
+	alterados []uuid.UUID
+	// registros are this unit's decisions for the transparency log: draws
+	// and sorteio.sem_candidatos outcomes, in decision order.
+	registros []registro.Registravel
+	servico   *Servico
+	// lote is what the batch decided and has not written: every unit adds
+	// its decisions to it, and the executor writes them (diferido.gravar).
+	lote *diferido
+	// corrida: the unit is one of the batch's run of agenda items, whose
+	// guards and first steps the executor read ahead (lerAdiante).
+	corrida bool
+	// elos are the links the batch's hierarquia.uc records state, written
+	// once before its commit.
+	elos *elosNovos
+}
 
 // Unidade is a unit of work as the packages above the executor see it: the
 // handlers of the consumed inputs (internal/entradas, through
@@ -58,12 +101,6 @@ func (x Unidade) SeqGatilho() *int64 { return x.u.seqGatilho() }
 // commit.
 func (x Unidade) RecusaObservada(motivo string) {
 	x.u.depois = append(x.u.depois, func() { x.u.servico.o.Observador.Recusa(motivo) })
-}
-
-// Submeter runs fn as one unit of work of the executor, under its global
-// lock (spec 4.4 comFilaGlobal), and waits for its commit.
-func (s *Servico) Submeter(ctx context.Context, fn func(context.Context, Unidade) error) error {
-	return s.executar(ctx, func(ctx context.Context, u *unidade) error { return fn(ctx, Unidade{u}) })
 }
 
 // Tx is the unit's transaction.
@@ -167,3 +204,74 @@ func (u *unidade) descartar(eventID uuid.UUID) {
 		return false
 	})
 }
+
+// seqGatilho is the stream sequence of the unit's trigger, for its input
+// records (nil: none, a console action or a periodic job).
+func (u *unidade) seqGatilho() *int64 {
+	if u.gatilho != nil {
+		return &u.gatilho.Seq
+	}
+	return u.entradaSeq()
+}
+
+// entradaSeq is the unit's input for an outbox row (nil: none).
+func (u *unidade) entradaSeq() *int64 {
+	if u.entrada == 0 {
+		return nil
+	}
+	return &u.entrada
+}
+
+// novoID is an id for what the unit decides. Under a trigger it is a
+// function of the trigger (its event_id and how many ids the unit asked
+// for before), laid out as a UUIDv7 stamped with T: the same bus prefix
+// gives the same ids, bit for bit, and they still grow in time order
+// (docs/decisions.md, "Ids in time order"). Outside any trigger (Sortear)
+// they come from Options.NovoID.
+func (u *unidade) novoID() uuid.UUID {
+	g := u.gatilho
+	if g == nil {
+		return u.servico.o.NovoID()
+	}
+	u.ids++
+	h := sha256.Sum256(fmt.Appendf(nil, "d6a/id|%s|%d|%d", g.EventID, g.Seq, u.ids))
+	var id uuid.UUID
+	ms := uint64(g.Armazenado.UnixMilli())
+	for i := range 6 {
+		id[i] = byte(ms >> (40 - 8*i))
+	}
+	copy(id[6:], h[:10])
+	id[6] = 0x70 | id[6]&0x0f // version 7
+	id[8] = 0x80 | id[8]&0x3f // RFC 9562 variant
+	return id
+}
+
+// publicar queues an event in the outbox of this transaction, with the
+// batch's other rows in decision order; the relay publishes it with
+// Nats-Msg-Id = event_id. Nothing that fails the schema enters the outbox.
+func (u *unidade) publicar(tipo evento.Tipo, eventID uuid.UUID, correlacao, timestamp string, payload any) error {
+	data, err := outbox.Envelope(tipo, eventID, correlacao, timestamp, payload)
+	if err != nil {
+		return err
+	}
+	subject := tipo.Subject(u.servico.o.SubjectPrefix)
+	u.lote.outbox = append(u.lote.outbox, linhaOutbox{
+		EventID: eventID, Tipo: string(tipo), Subject: subject, CorrelacaoID: correlacao,
+		Envelope: data, CriadoEm: u.agora, EntradaSequence: u.entradaSeq(),
+	})
+	u.saida = append(u.saida, Saida{EventID: eventID, Subject: subject, Envelope: data})
+	return nil
+}
+
+// naOutbox reports whether the outbox holds event id, written or still
+// the batch's: the guard of the events whose id is fixed (a second path, a
+// second pass or a second instance queues nothing).
+func (u *unidade) naOutbox(ctx context.Context, id uuid.UUID) (bool, error) {
+	if slices.ContainsFunc(u.lote.outbox, func(o linhaOutbox) bool { return o.EventID == id }) {
+		return true, nil
+	}
+	return u.tx.OutboxJaTem(ctx, id)
+}
+
+// alterou notes a citizen whose situation this unit of work changed.
+func (u *unidade) alterou(cidadao uuid.UUID) { u.alterados = append(u.alterados, cidadao) }
