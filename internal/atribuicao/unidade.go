@@ -103,7 +103,10 @@ func (x Unidade) RecusaObservada(motivo string) {
 	x.u.depois = append(x.u.depois, func() { x.u.servico.o.Observador.Recusa(motivo) })
 }
 
-// Tx is the unit's transaction.
+// Tx is the unit's transaction. It does not show the draws, pending rows
+// and outbox rows the batch (this unit included) decided: the executor
+// writes them later; Sorteados, GuardaAgenda and the ways of publishing
+// count them.
 func (x Unidade) Tx() store.Tx { return x.u.tx }
 
 // Agora is the unit's clock reading.
