@@ -19,7 +19,7 @@
 // the commit (and before a unit that reads the database as it is); no unit
 // writes them itself.
 //
-// The executor (executor.go: batching, the transaction, the commit and what
+// The executor (servico.go: batching, the transaction, the commit and what
 // follows it; aplicar.go: the consumed inputs as units; lote.go and
 // leitura_adiante.go: what a batch decided and not written, and what it
 // read ahead; compromisso.go, beacon.go: what a batch waits for) runs the
@@ -31,6 +31,8 @@ package atribuicao
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -39,10 +41,18 @@ import (
 
 	"github.com/formigueiro/d6a/internal/elegibilidade"
 	"github.com/formigueiro/d6a/internal/hierarquia"
+	"github.com/formigueiro/d6a/internal/registro"
 	"github.com/formigueiro/d6a/internal/sorteio"
 	"github.com/formigueiro/d6a/internal/store"
 	"github.com/formigueiro/d6a/internal/transparencia"
 )
+
+// lockSorteio is the advisory-lock key every d6a transaction that may draw
+// takes: log-eliminar's append takes it too.
+const lockSorteio = transparencia.LockSorteio
+
+// ErrEncerrado is returned for work submitted after Close.
+var ErrEncerrado = errors.New("atribuicao: executor encerrado")
 
 // Barramento is what the draw needs from the bus: the event id (and stream
 // sequence) of the last message, the base of the seed (CONTRACT §4).
@@ -162,6 +172,33 @@ type Servico struct {
 	hierarquia elosRegistrados
 }
 
+// job is a unit of work handed to the executor: fn, the event it applies,
+// if any, and where its outcome goes.
+type job struct {
+	ctx context.Context
+	fn  func(context.Context, *unidade) error
+	// inbox is the consumed event fn applies, recorded in
+	// d6a.eventos_processados with its consumer offset; nil for boot steps
+	// and direct draws.
+	inbox *store.Processamento
+	// guarda names what the agenda item's guards look up, read for a run
+	// of agenda items at once (nil: any other unit, which reads the
+	// database as it is; see diferido).
+	guarda *guardaAgenda
+	// rodada is the beacon round the unit's decision mixes in, fetched and
+	// verified before the unit was handed over (nil: no beacon rule).
+	rodada *RodadaSorteio
+	// compromisso is its input's commitment time under a rule with
+	// witnesses (comprometer); zero: C is T.
+	compromisso time.Time
+	resp        chan error
+}
+
+type guardaAgenda struct {
+	eventID, demandaID, uc uuid.UUID
+	correlacao             string
+}
+
 // New starts the executor goroutine; Close stops it.
 func New(o Options) *Servico {
 	if o.Now == nil {
@@ -203,6 +240,308 @@ func New(o Options) *Servico {
 func (s *Servico) Close() {
 	s.once.Do(func() { close(s.stop) })
 	<-s.done
+}
+
+func (s *Servico) loop() {
+	defer close(s.done)
+	var fila []job
+	for {
+		if len(fila) == 0 {
+			select {
+			case <-s.stop:
+				return
+			case js := <-s.jobs:
+				fila = append(fila, js...)
+			}
+		}
+		// Everything else already waiting joins the batch.
+	coleta:
+		for len(fila) < s.o.MaxLote {
+			select {
+			case js := <-s.jobs:
+				fila = append(fila, js...)
+			default:
+				break coleta
+			}
+		}
+		n := min(len(fila), s.o.MaxLote)
+		s.runLote(fila[:n])
+		fila = fila[n:]
+	}
+}
+
+// executar submits fn to the executor and waits for its result (spec 4.4
+// comFilaGlobal: one global queue of draws).
+func (s *Servico) executar(ctx context.Context, fn func(context.Context, *unidade) error) error {
+	return s.executarVarios(ctx, []job{{fn: fn}})[0]
+}
+
+// executarVarios submits units in this order, in one hand-over, and waits
+// for all of them: they may share one transaction with each other and with
+// other callers' units.
+func (s *Servico) executarVarios(ctx context.Context, js []job) []error {
+	errs := make([]error, len(js))
+	for i := range js {
+		js[i].ctx, js[i].resp = ctx, make(chan error, 1)
+	}
+	select {
+	case s.jobs <- js:
+	case <-s.stop:
+		for i := range errs {
+			errs[i] = ErrEncerrado
+		}
+		return errs
+	case <-ctx.Done():
+		for i := range errs {
+			errs[i] = ctx.Err()
+		}
+		return errs
+	}
+	for i, j := range js {
+		errs[i] = <-j.resp
+	}
+	return errs
+}
+
+// runLote runs a batch in one transaction; when any unit fails, nothing of
+// the batch is kept and each unit runs again in a transaction of its own,
+// so a poisonous event fails alone.
+func (s *Servico) runLote(lote []job) {
+	if len(lote) > 1 {
+		us, err := s.transacao(lote)
+		if err == nil {
+			s.o.Observador.Lote(len(lote))
+			s.depoisDoCommit(us)
+			for _, j := range lote {
+				j.resp <- nil
+			}
+			return
+		}
+		s.log.Debug("lote desfeito; cada unidade em sua própria transação", "unidades", len(lote), "erro", err)
+		s.o.Observador.LoteDesfeito()
+	}
+	for _, j := range lote {
+		us, err := s.transacao([]job{j})
+		if err == nil {
+			s.o.Observador.Lote(1)
+			s.depoisDoCommit(us)
+		}
+		j.resp <- err
+	}
+}
+
+// transacao runs units in one transaction under the draw lock, each with
+// its own clock reading, and commits when all succeed. The inbox is read
+// for the whole batch at once and written once before the commit; an event
+// applied before, or earlier in the same batch (a redelivery), is skipped
+// (spec 3.13: the spec's own guards catch most, this catches every one).
+//
+// A lone event pays two round trips (issues 11 and 24): BEGIN, the lock,
+// the inbox, the transparency log's state and the head's guards and
+// eligibility go in the first; the writes with COMMIT in the second.
+func (s *Servico) transacao(lote []job) ([]*unidade, error) {
+	ctx := lote[0].ctx
+	if len(lote) > 1 {
+		// One unit's caller giving up must not cancel the others' commit;
+		// each unit still runs under its own context.
+		ctx = context.WithoutCancel(ctx)
+	}
+	us := make([]*unidade, 0, len(lote))
+	d := novoDiferido()
+	elos := &elosNovos{}
+	var (
+		processados map[uuid.UUID]bool
+		arvore      *transparencia.Estado
+		abertura    store.Leituras
+	)
+	// BEGIN, the lock and the batch's other opening reads go in one round
+	// trip: the inbox, the transparency log's state and, for agenda items
+	// at the head, their guards and eligibility as at the first unit's
+	// clock reading. Under READ COMMITTED each read takes its snapshot when
+	// it starts, after the lock was granted, so it sees what the previous
+	// holder committed. The lock's statement also refits the connection's
+	// generic plans to the tables (d6a.ajustar_planos) before the reads
+	// behind it are planned, even in the first batch after a bulk load.
+	// The clock is read before the lock: a draw's T is its trigger's
+	// (CONTRACT §4), so a lock wait moves nothing a verifier checks.
+	agora := s.agora()
+	abertura.Ler(func(tx store.Tx) error {
+		if err := tx.TravarSorteio(ctx, lockSorteio); err != nil {
+			return fmt.Errorf("advisory lock: %w", err)
+		}
+		return nil
+	})
+	abertura.Ler(func(tx store.Tx) (err error) {
+		processados, err = jaProcessados(ctx, tx, lote)
+		return err
+	})
+	abertura.Ler(func(tx store.Tx) (err error) {
+		arvore, err = transparencia.LerEstado(ctx, tx.DB)
+		return err
+	})
+	if lote[0].guarda != nil {
+		d.lerAdiante(ctx, &abertura, s.o.Hierarquia, lote, s.o.Portoes)
+	}
+	inicio := time.Now()
+	var aberta, decidida time.Time
+	err := s.o.Store.InTxPipelined(ctx, &abertura, func(tx store.Tx, p *store.Pipeline) error {
+		aberta = time.Now()
+		defer func() { decidida = time.Now() }()
+		if err := s.hierarquia.atualizar(ctx, tx, arvore.Tamanho()); err != nil {
+			return err
+		}
+		var inbox []store.Processamento
+		for i, j := range lote {
+			if err := j.ctx.Err(); err != nil {
+				return err
+			}
+			if j.guarda == nil && !d.vazio() {
+				// It reads the database as it is: what the batch decided
+				// goes first.
+				if err := d.gravar(ctx, p.Tx()); err != nil {
+					return err
+				}
+				if err := p.Enviar(ctx, tx); err != nil {
+					return err
+				}
+			}
+			if i > 0 {
+				agora = s.agora()
+			}
+			if j.guarda != nil && d.guardas == nil {
+				var l store.Leituras
+				d.lerAdiante(ctx, &l, s.o.Hierarquia, lote[i:], s.o.Portoes)
+				if err := l.Enviar(ctx, tx); err != nil {
+					return err
+				}
+			}
+			u := &unidade{tx: tx, agora: agora, servico: s, lote: d, corrida: j.guarda != nil, elos: elos, rodada: j.rodada, compromisso: j.compromisso}
+			if j.inbox != nil {
+				u.entrada = j.inbox.Seq
+			}
+			if e := j.inbox; e != nil {
+				if processados[e.EventID] {
+					s.log.Info("evento já processado — ignorando", "event_id", e.EventID, "tipo", e.Tipo, "sequence", e.Seq)
+					continue
+				}
+				processados[e.EventID] = true
+			}
+			if err := rodar(j.ctx, u, j.fn); err != nil {
+				return err
+			}
+			if j.guarda == nil {
+				// It wrote: the guards read before it are stale.
+				d.guardas = nil
+			}
+			if j.inbox != nil {
+				e := *j.inbox
+				e.Agora = u.agora
+				inbox = append(inbox, e)
+			}
+			us = append(us, u)
+		}
+		// Transparency log (CONTRACT §7): the batch's draws become the next
+		// leaves, in decision order, in this transaction. It goes out with
+		// the rest of the writes and COMMIT.
+		var registros []registro.Registravel
+		for _, u := range us {
+			registros = append(registros, u.registros...)
+		}
+		if err := arvore.AnexarRegistraveis(ctx, p.Tx().DB, registros); err != nil {
+			return fmt.Errorf("transparência: %w", err)
+		}
+		if err := elos.gravar(ctx, p.Tx()); err != nil {
+			return fmt.Errorf("hierarquia registrada: %w", err)
+		}
+		if s.o.ChaveLog != nil {
+			assinou, err := arvore.Assinar(ctx, tx.DB, p.Tx().DB, *s.o.ChaveLog, s.o.OrigemLog)
+			if assinou || err != nil {
+				s.o.Assinatura(err)
+			}
+			if err != nil {
+				return fmt.Errorf("transparência: %w", err)
+			}
+		}
+		if err := d.gravar(ctx, p.Tx()); err != nil {
+			return err
+		}
+		return p.Tx().RegistrarEntradas(ctx, inbox)
+	})
+	if err != nil {
+		return nil, err
+	}
+	elos.juntar(&s.hierarquia, arvore.Tamanho())
+	s.o.Observador.Transacao(aberta.Sub(inicio), decidida.Sub(aberta), time.Since(decidida))
+	return us, nil
+}
+
+// agora is a unit's clock reading, at PostgreSQL's precision so JSON rows
+// and binary parameters agree.
+func (s *Servico) agora() time.Time {
+	return s.o.Now().UTC().Truncate(time.Microsecond)
+}
+
+// jaProcessados reads which of the batch's events the inbox already holds.
+func jaProcessados(ctx context.Context, tx store.Tx, lote []job) (map[uuid.UUID]bool, error) {
+	ids := make([]uuid.UUID, 0, len(lote))
+	for _, j := range lote {
+		if j.inbox != nil {
+			ids = append(ids, j.inbox.EventID)
+		}
+	}
+	m := make(map[uuid.UUID]bool, len(ids))
+	if len(ids) == 0 {
+		return m, nil
+	}
+	ja, err := tx.JaProcessados(ctx, ids)
+	for _, id := range ja {
+		m[id] = true
+	}
+	return m, err
+}
+
+// ErrPanico wraps a panic of a unit of work: the unit failed and no retry
+// will fix it; the executor goes on with the next.
+var ErrPanico = errors.New("panic na unidade de trabalho")
+
+func rodar(ctx context.Context, u *unidade, fn func(context.Context, *unidade) error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: %v", ErrPanico, r)
+		}
+	}()
+	return fn(ctx, u)
+}
+
+// depoisDoCommit runs the post-commit hooks of a committed batch: metrics,
+// then the situacao cache, then publication, in the units' order.
+func (s *Servico) depoisDoCommit(us []*unidade) {
+	var (
+		alterados []uuid.UUID
+		saida     []Saida
+	)
+	for _, u := range us {
+		for _, f := range u.depois {
+			f()
+		}
+		alterados = append(alterados, u.alterados...)
+		for _, s := range u.saida {
+			s.EntradaSeq = u.entrada
+			saida = append(saida, s)
+		}
+	}
+	if len(alterados) > 0 {
+		s.o.Alterados(alterados)
+	}
+	if len(saida) > 0 {
+		s.o.Publicado(saida)
+	}
+	for _, u := range us {
+		if len(u.registros) > 0 {
+			s.o.Anexado()
+			break
+		}
+	}
 }
 
 type nopObservador struct{}

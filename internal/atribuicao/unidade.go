@@ -103,6 +103,12 @@ func (x Unidade) RecusaObservada(motivo string) {
 	x.u.depois = append(x.u.depois, func() { x.u.servico.o.Observador.Recusa(motivo) })
 }
 
+// Submeter runs fn as one unit of work of the executor, under its global
+// lock (spec 4.4 comFilaGlobal), and waits for its commit.
+func (s *Servico) Submeter(ctx context.Context, fn func(context.Context, Unidade) error) error {
+	return s.executar(ctx, func(ctx context.Context, u *unidade) error { return fn(ctx, Unidade{u}) })
+}
+
 // Tx is the unit's transaction. It does not show the draws, pending rows
 // and outbox rows the batch (this unit included) decided: the executor
 // writes them later; Sorteados, GuardaAgenda and the ways of publishing
