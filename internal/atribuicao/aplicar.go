@@ -5,8 +5,6 @@ import (
 	"errors"
 	"log/slog"
 
-	"github.com/google/uuid"
-
 	"github.com/formigueiro/d6a/internal/evento"
 	"github.com/formigueiro/d6a/internal/store"
 )
@@ -26,20 +24,53 @@ func (s *Servico) Handle(ctx context.Context, ev evento.Evento, seq uint64) erro
 	return s.HandleLote(ctx, []evento.Evento{ev}, []uint64{seq})[0]
 }
 
-// unidades are the units of work of evs, in this order.
-func (s *Servico) unidades(evs []evento.Evento, seqs []uint64) []unidade {
-	us := make([]unidade, len(evs))
-	for i, ev := range evs {
-		us[i] = unidade{
-			fn:        s.aplicar(ev, seqs[i]),
-			inbox:     &store.Processamento{EventID: ev.EventID, Tipo: string(ev.Tipo), Seq: int64(seqs[i])},
-			diferivel: ev.Tipo == evento.AgendaItemDisponivel && !s.o.GravarJa,
-		}
-		if p, ok := ev.AgendaItemDisponivel(); ok && us[i].diferivel {
-			us[i].guarda = &guardaAgenda{eventID: ev.EventID, demandaID: p.DemandaID, uc: p.UnidadeCivicaID, correlacao: ev.Correlacao(p.DemandaID)}
+// HandleLote applies events in this order, as Handle would one by one; they
+// may share one transaction (the executor's batch). errs[i] is evs[i]'s.
+// Under the beacon rule each unit first gets its trigger's round: a
+// decision never runs before its round is out and verified, and the units
+// behind it wait with it (stream order).
+func (s *Servico) HandleLote(ctx context.Context, evs []evento.Evento, seqs []uint64) []error {
+	js := s.aplicacoes(evs, seqs)
+	b := s.o.Beacon
+	if b == nil {
+		return s.executarVarios(ctx, js)
+	}
+	errs := make([]error, len(js))
+	if b.Quorum > 0 {
+		if err := s.comprometer(ctx, evs, seqs, js); err != nil {
+			for k := range errs {
+				errs[k] = err
+			}
+			return errs
 		}
 	}
-	return us
+	for i := 0; i < len(js); {
+		n, err := b.prontas(ctx, s.log, evs[i:], js[i:])
+		if err != nil {
+			for k := i; k < len(js); k++ {
+				errs[k] = err
+			}
+			return errs
+		}
+		copy(errs[i:i+n], s.executarVarios(ctx, js[i:i+n]))
+		i += n
+	}
+	return errs
+}
+
+// aplicacoes are the units of work of evs, in this order.
+func (s *Servico) aplicacoes(evs []evento.Evento, seqs []uint64) []job {
+	js := make([]job, len(evs))
+	for i, ev := range evs {
+		js[i] = job{
+			fn:    s.aplicar(ev, seqs[i]),
+			inbox: &store.Processamento{EventID: ev.EventID, Tipo: string(ev.Tipo), Seq: int64(seqs[i])},
+		}
+		if p, ok := ev.AgendaItemDisponivel(); ok {
+			js[i].guarda = &guardaAgenda{eventID: ev.EventID, demandaID: p.DemandaID, uc: p.UnidadeCivicaID, correlacao: ev.Correlacao(p.DemandaID)}
+		}
+	}
+	return js
 }
 
 // Aplicador applies a consumed input inside a unit of work: the handlers
@@ -53,8 +84,8 @@ var ErrSemEntradas = errors.New("atribuicao: Options.Entradas não configurado")
 
 // aplicar is the unit of work of one event, whose inbox row the executor
 // checks and writes.
-func (s *Servico) aplicar(ev evento.Evento, seq uint64) func(context.Context, *uow) error {
-	return func(ctx context.Context, u *uow) error {
+func (s *Servico) aplicar(ev evento.Evento, seq uint64) func(context.Context, *unidade) error {
+	return func(ctx context.Context, u *unidade) error {
 		log := s.log.With("event_id", ev.EventID, "tipo", string(ev.Tipo), "sequence", seq)
 		if ev.CorrelacaoID != nil {
 			log = log.With("correlacao_id", *ev.CorrelacaoID)
@@ -66,7 +97,7 @@ func (s *Servico) aplicar(ev evento.Evento, seq uint64) func(context.Context, *u
 // despachar is spec 1.4 despacharEvento: the event at stream sequence seq
 // is the trigger of whatever this unit decides (CONTRACT §4), and its
 // handler decides.
-func (u *uow) despachar(ctx context.Context, log *slog.Logger, ev evento.Evento, seq uint64) error {
+func (u *unidade) despachar(ctx context.Context, log *slog.Logger, ev evento.Evento, seq uint64) error {
 	if !ev.Armazenado.IsZero() {
 		u.gatilho = &Gatilho{EventID: ev.EventID, Seq: int64(seq), Armazenado: ev.Armazenado}
 	}
@@ -76,6 +107,3 @@ func (u *uow) despachar(ctx context.Context, log *slog.Logger, ev evento.Evento,
 	}
 	return u.servico.o.Entradas.Aplicar(ctx, Unidade{u}, log, ev)
 }
-
-// alterou notes a citizen whose situation this unit of work changed.
-func (u *uow) alterou(cidadao uuid.UUID) { u.alterados = append(u.alterados, cidadao) }

@@ -100,11 +100,11 @@ func (b *Beacon) esperar(ctx context.Context, log *slog.Logger, r uint64) (beaco
 	return rod, nil
 }
 
-// prontas gives the units at the head of us their rounds: the first waits
+// prontas gives the units at the head of js their rounds: the first waits
 // for its own; every one behind it whose round is out by then joins it, so
 // a round's whole batch is decided at once and stream order holds. It
 // returns how many units got theirs (at least one, unless ctx ended).
-func (b *Beacon) prontas(ctx context.Context, log *slog.Logger, evs []evento.Evento, us []unidade) (int, error) {
+func (b *Beacon) prontas(ctx context.Context, log *slog.Logger, evs []evento.Evento, js []job) (int, error) {
 	type pedido struct {
 		k int
 		r uint64
@@ -124,7 +124,7 @@ func (b *Beacon) prontas(ctx context.Context, log *slog.Logger, evs []evento.Eve
 			break
 		}
 		t, c := compromisso(ev.Armazenado)
-		if cw := us[k].compromisso; !cw.IsZero() {
+		if cw := js[k].compromisso; !cw.IsZero() {
 			t, c = compromisso(cw)
 		}
 		r := b.Rodada(c)
@@ -171,7 +171,7 @@ func (b *Beacon) prontas(ctx context.Context, log *slog.Logger, evs []evento.Eve
 			}
 			rodadas[p.r] = rod
 		}
-		us[p.k].rodada = novaRodadaSorteio(rod, p.c)
+		js[p.k].rodada = novaRodadaSorteio(rod, p.c)
 	}
 	return len(pedidos), nil
 }
@@ -184,43 +184,9 @@ func decide(t evento.Tipo) bool {
 	return t == evento.AgendaItemDisponivel || t == evento.AtribuicaoRecusada || t == evento.Varredura
 }
 
-// HandleLote applies events in this order, as Handle would one by one; they
-// may share one transaction (the executor's batch). errs[i] is evs[i]'s.
-// Under the beacon rule each unit first gets its trigger's round: a
-// decision never runs before its round is out and verified, and the units
-// behind it wait with it (stream order).
-func (s *Servico) HandleLote(ctx context.Context, evs []evento.Evento, seqs []uint64) []error {
-	us := s.unidades(evs, seqs)
-	b := s.o.Beacon
-	if b == nil {
-		return s.executarVarios(ctx, us)
-	}
-	errs := make([]error, len(us))
-	if b.Quorum > 0 {
-		if err := s.comprometer(ctx, evs, seqs, us); err != nil {
-			for k := range errs {
-				errs[k] = err
-			}
-			return errs
-		}
-	}
-	for i := 0; i < len(us); {
-		n, err := b.prontas(ctx, s.log, evs[i:], us[i:])
-		if err != nil {
-			for k := i; k < len(us); k++ {
-				errs[k] = err
-			}
-			return errs
-		}
-		copy(errs[i:i+n], s.executarVarios(ctx, us[i:i+n]))
-		i += n
-	}
-	return errs
-}
-
 // rodadaDoGatilho is the unit's round: the one handed over with it, else
 // (a unit applied outside the consumer: the repair) fetched now.
-func (u *uow) rodadaDoGatilho(ctx context.Context, armazenado time.Time) (*RodadaSorteio, error) {
+func (u *unidade) rodadaDoGatilho(ctx context.Context, armazenado time.Time) (*RodadaSorteio, error) {
 	b := u.servico.o.Beacon
 	if b == nil {
 		return nil, nil

@@ -60,7 +60,7 @@ func (s *Servico) seedOffsets(ctx context.Context) error {
 	if err != nil {
 		seq = 0
 	}
-	return s.executar(ctx, func(ctx context.Context, u *uow) error {
+	return s.executar(ctx, func(ctx context.Context, u *unidade) error {
 		for _, t := range evento.Consumidos {
 			if err := u.tx.SemearOffset(ctx, string(t), int64(seq), u.agora); err != nil {
 				return err
@@ -72,7 +72,7 @@ func (s *Servico) seedOffsets(ctx context.Context) error {
 
 // verificarConsistenciaOcupados is spec 4.8.
 func (s *Servico) verificarConsistenciaOcupados(ctx context.Context) error {
-	return s.executar(ctx, func(ctx context.Context, u *uow) error {
+	return s.executar(ctx, func(ctx context.Context, u *unidade) error {
 		ocupados, err := u.tx.ConselheirosNoStatus(ctx, elegibilidade.Ocupado)
 		if err != nil {
 			return err
@@ -112,7 +112,7 @@ func (s *Servico) processarFilaPendentes(ctx context.Context) error {
 	}
 	for inicio := 0; inicio < len(pendentes); inicio += loteGatilhos {
 		parte := pendentes[inicio:min(inicio+loteGatilhos, len(pendentes))]
-		err := s.executar(ctx, func(ctx context.Context, u *uow) error {
+		err := s.executar(ctx, func(ctx context.Context, u *unidade) error {
 			for _, p := range parte {
 				if _, err := u.publicarVarredura(ctx, IDVarreduraBoot(p.DemandaID, p.Tentativas), &p.DemandaID, nil, AcaoVarreduraBoot); err != nil {
 					return err
@@ -135,7 +135,7 @@ func (s *Servico) processarFilaPendentes(ctx context.Context) error {
 // from the latest recorded; none recorded reads as both off, so an MVP
 // deployment's log gains nothing.
 func (s *Servico) registrarPortoes(ctx context.Context) error {
-	return s.executar(ctx, func(ctx context.Context, u *uow) error {
+	return s.executar(ctx, func(ctx context.Context, u *unidade) error {
 		g := s.o.Portoes
 		// None recorded reads as both off.
 		versao, vigentes, _, err := u.tx.PortoesRegistrados(ctx)
@@ -162,7 +162,7 @@ func (s *Servico) registrarRegrasSorteio(ctx context.Context) error {
 	if b == nil {
 		return nil
 	}
-	return s.executar(ctx, func(ctx context.Context, u *uow) error {
+	return s.executar(ctx, func(ctx context.Context, u *unidade) error {
 		gatilhoDesde, ultimo, err := u.tx.RegrasDoSorteio(ctx)
 		if err != nil {
 			return err

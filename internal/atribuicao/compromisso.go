@@ -34,7 +34,7 @@ const esperaCossinaturas = 2 * time.Second
 // cosigned checkpoints that fix the C's (d6a.cossinaturas), so every one
 // of them precedes the decisions. Nothing is decided meanwhile (stream
 // order).
-func (s *Servico) comprometer(ctx context.Context, evs []evento.Evento, seqs []uint64, us []unidade) error {
+func (s *Servico) comprometer(ctx context.Context, evs []evento.Evento, seqs []uint64, js []job) error {
 	b := s.o.Beacon
 	var recs []registro.Registravel
 	var ids []uuid.UUID
@@ -92,7 +92,7 @@ func (s *Servico) comprometer(ctx context.Context, evs []evento.Evento, seqs []u
 	usadas := map[int64]bool{}
 	for _, id := range ids {
 		c, _ := registro.CompromissoTestemunhado(indices[id], b.Quorum, b.Testemunhas, em)
-		us[ks[id]].compromisso = c
+		js[ks[id]].compromisso = c
 		for _, p := range registro.PrimeirasCossinaturas(indices[id], b.Testemunhas, em) {
 			usadas[p.Tamanho] = true
 		}
@@ -136,7 +136,7 @@ func (s *Servico) anexarFaltantes(ctx context.Context, recs []registro.Registrav
 	if err != nil || len(indices) == len(ids) {
 		return indices, err
 	}
-	err = s.executar(ctx, func(ctx context.Context, u *uow) error {
+	err = s.executar(ctx, func(ctx context.Context, u *unidade) error {
 		ja, err := u.tx.IndicesDoLog(ctx, ids)
 		if err != nil {
 			return err

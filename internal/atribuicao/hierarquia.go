@@ -92,7 +92,7 @@ func (n *elosNovos) juntar(base *elosRegistrados, tamanho int64) {
 // hierarquia.uc record for each of its links the log does not hold as it
 // is: the unit, its parent (the next unit of the chain; none at the top,
 // a root) and how far below the root it is.
-func (u *uow) registrarHierarquia(cadeia []uuid.UUID) {
+func (u *unidade) registrarHierarquia(cadeia []uuid.UUID) {
 	for i, uc := range cadeia {
 		var parent *uuid.UUID
 		if i+1 < len(cadeia) {

@@ -4,22 +4,25 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/formigueiro/d6a/internal/elegibilidade"
-	"github.com/formigueiro/d6a/internal/hierarquia"
 	"github.com/formigueiro/d6a/internal/store"
 )
 
-// diferido holds what the batch's agenda items decided and has not written
-// yet (issue 11: decide in memory, serially; write set-based, once per
-// batch). The agenda units' reads see it: the eligibility query leaves out
-// the counsellors drawn here, the guards look at the demands drawn or queued
-// here. Any other unit (refusal, cycle, registration, boot, console) runs on
-// the database as it is, so the executor writes the batch's decisions
-// before it, and at the end of the transaction.
+// diferido holds what the batch's units decided and has not written yet:
+// draws, pending rows, outbox rows (issue 11: decide in memory, serially;
+// write set-based). It is the one way those rows are written: no unit
+// writes them itself, the executor does (gravar), at the end of the
+// transaction. The units' reads see it: the eligibility query leaves out
+// the counsellors drawn here, the guards look at the demands drawn or
+// queued and the outbox rows queued here. A unit outside the run of agenda
+// items (refusal, cycle, registration, boot, console, repair) also reads
+// the database as it is through its handlers, so the executor writes the
+// batch's decisions before it as well.
 type diferido struct {
 	sorteios  []linhaSorteio
 	pendentes []linhaPendente
@@ -38,46 +41,6 @@ type diferido struct {
 	// (lerElegiveis), the ones above when a draw needs them (lerAcima).
 	// Rows, not decisions, so they serve a draw at any time of the run.
 	elegiveis map[uuid.UUID]*degrauLido
-}
-
-// degrauLido is what the run read of one chain, with the chain it was
-// read on (a hierarchy refresh within the run gives a new chain): the
-// reads made, each the first step at or above its desde holding
-// registered counsellors, so the steps between desde and the step read
-// hold nobody. pendentes counts the run's agenda items on this chain not
-// yet drawn: a further read is made ahead only for those (lerAcima).
-type degrauLido struct {
-	cadeia    []uuid.UUID
-	lidos     []leitura
-	pendentes int
-}
-
-type leitura struct {
-	desde int
-	elegibilidade.Degrau
-}
-
-// ler is what ler(desde) of elegibilidade.Subir returns, if the run read
-// it already.
-func (l *degrauLido) ler(desde int) (elegibilidade.Degrau, bool) {
-	for _, r := range l.lidos {
-		if r.desde <= desde && desde <= r.Posicao {
-			return r.Degrau, true
-		}
-	}
-	return elegibilidade.Degrau{}, false
-}
-
-// topo is the highest step read of the chain; its Posicao + 1 is where a
-// further read starts (none at or past the chain's end).
-func (l *degrauLido) topo() elegibilidade.Degrau {
-	var t elegibilidade.Degrau
-	for i, r := range l.lidos {
-		if i == 0 || r.Posicao > t.Posicao {
-			t = r.Degrau
-		}
-	}
-	return t
 }
 
 func (d *diferido) vazio() bool {
@@ -168,89 +131,26 @@ func (d *diferido) pendente(l linhaPendente) {
 	d.porEvento[l.EventIDOrigem] = true
 }
 
+// descartar forgets the draw eventID decided in the batch: its rows are
+// never written and its counsellor and demand are free again. false: no
+// such draw waits here.
+func (d *diferido) descartar(eventID uuid.UUID) bool {
+	i := slices.IndexFunc(d.sorteios, func(l linhaSorteio) bool { return l.EventIDSorteio == eventID })
+	if i < 0 {
+		return false
+	}
+	l := d.sorteios[i]
+	d.sorteios = slices.Delete(d.sorteios, i, i+1)
+	d.outbox = slices.DeleteFunc(d.outbox, func(o linhaOutbox) bool { return o.EventID == eventID })
+	delete(d.ocupados, l.ConselheiroID)
+	delete(d.atribuidas, l.DemandaID)
+	return true
+}
+
 // semCandidatos records a sorteio.sem_candidatos to queue.
 func (d *diferido) semCandidatos(o linhaOutbox) {
 	d.outbox = append(d.outbox, o)
 	d.correlacoes[o.CorrelacaoID] = true
-}
-
-// corrida is the run of agenda items at the head of lote, up to the first
-// other unit: what lerGuardas and lerElegiveis read ahead for.
-func corrida(lote []job) []*guardaAgenda {
-	var gs []*guardaAgenda
-	for _, j := range lote {
-		if j.guarda == nil || !j.diferivel {
-			break
-		}
-		gs = append(gs, j.guarda)
-	}
-	return gs
-}
-
-// lerAdiante queues in l the reads of the run of agenda items at the head
-// of lote: their guards and the first steps of their chains.
-func (d *diferido) lerAdiante(ctx context.Context, l *store.Leituras, h *hierarquia.Cache, lote []job, g elegibilidade.Portoes) {
-	l.Ler(func(tx store.Tx) error { return d.lerGuardas(ctx, tx, lote) })
-	l.Ler(func(tx store.Tx) error { return d.lerElegiveis(ctx, tx, h, lote, g) })
-}
-
-// lerGuardas reads the guards of the agenda items at the head of lote, up
-// to the first other unit.
-func (d *diferido) lerGuardas(ctx context.Context, tx store.Tx, lote []job) error {
-	var as []store.AgendaAGuardar
-	for _, g := range corrida(lote) {
-		as = append(as, store.AgendaAGuardar{EventID: g.eventID, DemandaID: g.demandaID, Correlacao: g.correlacao})
-	}
-	rows, err := tx.GuardasDaAgenda(ctx, as)
-	if err != nil {
-		return fmt.Errorf("guardas: %w", err)
-	}
-	d.guardas = make(map[uuid.UUID]store.GuardaAgenda, len(rows))
-	for _, r := range rows {
-		d.guardas[r.EventID] = r
-	}
-	return nil
-}
-
-// lerElegiveis reads ahead, for every chain of the agenda items at the
-// head of lote (up to the first other unit), the first step holding
-// registered counsellors: the draws of the run then wait for no read of
-// their own unless that whole step is ineligible (filtrar). Until another
-// unit writes, which drops it, nothing but the batch's own draws
-// (marcarOcupados) changes those rows.
-func (d *diferido) lerElegiveis(ctx context.Context, tx store.Tx, h *hierarquia.Cache, lote []job, g elegibilidade.Portoes) error {
-	var (
-		pedidos []store.PedidoDegrau
-		porUC   = map[uuid.UUID]bool{}
-	)
-	for _, j := range corrida(lote) {
-		if porUC[j.uc] {
-			continue
-		}
-		porUC[j.uc] = true
-		cadeia, err := h.Cadeia(ctx, j.uc)
-		if err != nil {
-			continue // the unit's own draw reports it
-		}
-		pedidos = append(pedidos, store.PedidoDegrau{Cadeia: cadeia})
-	}
-	d.elegiveis = map[uuid.UUID]*degrauLido{}
-	if len(pedidos) == 0 {
-		return nil
-	}
-	lidos, err := tx.LerDegraus(ctx, pedidos, g) // phase-2 gates (CONTRACT §8)
-	if err != nil {
-		return err
-	}
-	for n, p := range pedidos {
-		d.elegiveis[p.Cadeia[0]] = &degrauLido{cadeia: p.Cadeia, lidos: []leitura{{0, lidos[n]}}}
-	}
-	for _, j := range corrida(lote) {
-		if l := d.elegiveis[j.uc]; l != nil {
-			l.pendentes++
-		}
-	}
-	return nil
 }
 
 // ocupadosLista is the counsellors drawn in the batch, as a query's array.
@@ -295,4 +195,19 @@ func gravarJSON[T any](ctx context.Context, linhas []T, q func(context.Context, 
 		return err
 	}
 	return q(ctx, data)
+}
+
+// marcarOcupados is d with the counsellors drawn earlier in the batch
+// holding an active assignment (a copy: d may be what the run read).
+func (d *diferido) marcarOcupados(l elegibilidade.Degrau) elegibilidade.Degrau {
+	if len(d.ocupados) == 0 {
+		return l
+	}
+	cs := make([]elegibilidade.Candidato, len(l.Candidatos))
+	for i, c := range l.Candidatos {
+		c.Ocupado = c.Ocupado || d.ocupados[c.ID]
+		cs[i] = c
+	}
+	l.Candidatos = cs
+	return l
 }

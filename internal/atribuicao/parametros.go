@@ -77,7 +77,7 @@ func (s *Servico) doAmbiente() store.VersaoParametros {
 // parametros reads the version in force inside the unit of work, seeding
 // version 1 from the environment when d6a.config is empty. Every refusal
 // reads it, so a new version applies from the next refusal on.
-func (u *uow) parametros(ctx context.Context) (Parametros, error) {
+func (u *unidade) parametros(ctx context.Context) (Parametros, error) {
 	v, achou, err := u.tx.VersaoVigente(ctx)
 	if err != nil {
 		return Parametros{}, err
@@ -102,7 +102,7 @@ func (u *uow) parametros(ctx context.Context) (Parametros, error) {
 // force is ignored, with a warning: after version 1, only the console
 // changes the parameters, so the history stays the one record.
 func (s *Servico) semearParametros(ctx context.Context) error {
-	return s.executar(ctx, func(ctx context.Context, u *uow) error {
+	return s.executar(ctx, func(ctx context.Context, u *unidade) error {
 		p, err := u.parametros(ctx)
 		if err != nil {
 			return err

@@ -32,16 +32,16 @@ func IDSuspensaoExpirada(conselheiro uuid.UUID, ate time.Time) uuid.UUID {
 // from the counsellor and the date, so a second path, a second pass or a
 // second instance finds it queued and publishes nothing. motivo names the
 // path in the log.
-func (u *uow) encerrarSuspensao(ctx context.Context, log *slog.Logger, conselheiro uuid.UUID, ate time.Time, motivo string) error {
+func (u *unidade) encerrarSuspensao(ctx context.Context, log *slog.Logger, conselheiro uuid.UUID, ate time.Time, motivo string) error {
 	ate = ate.UTC()
 	id := IDSuspensaoExpirada(conselheiro, ate)
-	ja, err := u.tx.OutboxJaTem(ctx, id)
+	ja, err := u.naOutbox(ctx, id)
 	if err != nil {
 		return err
 	}
 	if !ja {
 		t := sorteio.FormatTimestamp(u.agora)
-		if err := u.publicar(ctx, evento.SuspensaoExpirada, id, conselheiro.String(), t, outbox.SuspensaoExpirada{
+		if err := u.publicar(evento.SuspensaoExpirada, id, conselheiro.String(), t, outbox.SuspensaoExpirada{
 			ConselheiroID: conselheiro, DataSuspensaoAte: sorteio.FormatTimestamp(ate), Timestamp: t,
 		}); err != nil {
 			return err

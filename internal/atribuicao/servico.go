@@ -13,6 +13,20 @@
 // outbox rows and the consumer offsets commit together; the caller acks its
 // messages only after that. A batch with a failing unit is rolled back and
 // redone one unit per transaction, so the failure stays with its own event.
+//
+// A unit decides in memory: its draws, pending rows and outbox rows wait in
+// the batch's diferido, which the executor alone writes, set-based, before
+// the commit (and before a unit that reads the database as it is); no unit
+// writes them itself.
+//
+// The executor (servico.go: batching, the transaction, the commit and what
+// follows it; aplicar.go: the consumed inputs as units; lote.go and
+// leitura_adiante.go: what a batch decided and not written, and what it
+// read ahead; compromisso.go, beacon.go: what a batch waits for) runs the
+// units (unidade.go: a unit, and Unidade, what the packages above use of
+// it). The draw is sorteio.go (candidates, elegiveis.go; seed, shuffle,
+// recording), the other decisions the executor owns timeout.go,
+// varredura.go and reativacao.go, and the boot boot.go.
 package atribuicao
 
 import (
@@ -26,7 +40,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/formigueiro/d6a/internal/elegibilidade"
-	"github.com/formigueiro/d6a/internal/evento"
 	"github.com/formigueiro/d6a/internal/hierarquia"
 	"github.com/formigueiro/d6a/internal/registro"
 	"github.com/formigueiro/d6a/internal/sorteio"
@@ -128,10 +141,6 @@ type Options struct {
 	// MaxLote bounds the units of work one transaction carries (default
 	// 256; 1 runs each alone).
 	MaxLote int
-	// GravarJa makes every unit write as it goes instead of leaving the
-	// agenda items' writes to the end of the batch: the plain serial
-	// execution the batch tests compare against.
-	GravarJa bool
 	// NovoID makes the ids of assignments and published events (default
 	// novoID); tests fix it to compare runs byte for byte.
 	NovoID func() uuid.UUID
@@ -163,24 +172,18 @@ type Servico struct {
 	hierarquia elosRegistrados
 }
 
+// job is a unit of work handed to the executor: fn, the event it applies,
+// if any, and where its outcome goes.
 type job struct {
 	ctx context.Context
-	unidade
-	resp chan error
-}
-
-// unidade is a unit of work: fn, and the event it applies, if any.
-type unidade struct {
-	fn func(context.Context, *uow) error
+	fn  func(context.Context, *unidade) error
 	// inbox is the consumed event fn applies, recorded in
 	// d6a.eventos_processados with its consumer offset; nil for boot steps
 	// and direct draws.
 	inbox *store.Processamento
-	// diferivel: fn decides in memory and its writes wait for the end of
-	// the batch (agenda items; see diferido).
-	diferivel bool
 	// guarda names what the agenda item's guards look up, read for a run
-	// of agenda items at once.
+	// of agenda items at once (nil: any other unit, which reads the
+	// database as it is; see diferido).
 	guarda *guardaAgenda
 	// rodada is the beacon round the unit's decision mixes in, fetched and
 	// verified before the unit was handed over (nil: no beacon rule).
@@ -188,48 +191,12 @@ type unidade struct {
 	// compromisso is its input's commitment time under a rule with
 	// witnesses (comprometer); zero: C is T.
 	compromisso time.Time
+	resp        chan error
 }
 
 type guardaAgenda struct {
 	eventID, demandaID, uc uuid.UUID
 	correlacao             string
-}
-
-// uow is one unit of work: a transaction and its fixed clock reading.
-type uow struct {
-	tx    store.Tx
-	agora time.Time
-	// entrada is the stream sequence of the event this unit applies (0:
-	// none), recorded with every outbox row it queues.
-	entrada int64
-	// gatilho is the consumed message this unit's decision follows, the
-	// seed's base and T (CONTRACT §4); nil for a unit outside any event
-	// (Sortear). sorteou: it already led to a draw.
-	gatilho *Gatilho
-	sorteou bool
-	// rodada is the trigger's beacon round (unidade.rodada), compromisso
-	// its C with witnesses (unidade.compromisso).
-	rodada      *RodadaSorteio
-	compromisso time.Time
-	// evento is the consumed event this unit applies (nil: none), whose
-	// sweep records are named after it.
-	evento *evento.Evento
-	ids    int      // novoID's count under the trigger
-	saida  []Saida  // outbox rows queued, published after commit
-	depois []func() // run after commit (metrics)
-	// alterados are the citizens whose situation changed (Options.Alterados).
-	alterados []uuid.UUID
-	// registros are this unit's decisions for the transparency log: draws
-	// and sorteio.sem_candidatos outcomes, in decision order.
-	registros []registro.Registravel
-	servico   *Servico
-	// lote is what the batch decided and has not written; diferir says this
-	// unit adds to it instead of writing.
-	lote    *diferido
-	diferir bool
-	// elos are the links the batch's hierarquia.uc records state, written
-	// once before its commit.
-	elos *elosNovos
 }
 
 // New starts the executor goroutine; Close stops it.
@@ -305,18 +272,17 @@ func (s *Servico) loop() {
 
 // executar submits fn to the executor and waits for its result (spec 4.4
 // comFilaGlobal: one global queue of draws).
-func (s *Servico) executar(ctx context.Context, fn func(context.Context, *uow) error) error {
-	return s.executarVarios(ctx, []unidade{{fn: fn}})[0]
+func (s *Servico) executar(ctx context.Context, fn func(context.Context, *unidade) error) error {
+	return s.executarVarios(ctx, []job{{fn: fn}})[0]
 }
 
 // executarVarios submits units in this order, in one hand-over, and waits
 // for all of them: they may share one transaction with each other and with
 // other callers' units.
-func (s *Servico) executarVarios(ctx context.Context, us []unidade) []error {
-	js := make([]job, len(us))
-	errs := make([]error, len(us))
-	for i, u := range us {
-		js[i] = job{ctx: ctx, unidade: u, resp: make(chan error, 1)}
+func (s *Servico) executarVarios(ctx context.Context, js []job) []error {
+	errs := make([]error, len(js))
+	for i := range js {
+		js[i].ctx, js[i].resp = ctx, make(chan error, 1)
 	}
 	select {
 	case s.jobs <- js:
@@ -373,14 +339,14 @@ func (s *Servico) runLote(lote []job) {
 // A lone event pays two round trips (issues 11 and 24): BEGIN, the lock,
 // the inbox, the transparency log's state and the head's guards and
 // eligibility go in the first; the writes with COMMIT in the second.
-func (s *Servico) transacao(lote []job) ([]*uow, error) {
+func (s *Servico) transacao(lote []job) ([]*unidade, error) {
 	ctx := lote[0].ctx
 	if len(lote) > 1 {
 		// One unit's caller giving up must not cancel the others' commit;
 		// each unit still runs under its own context.
 		ctx = context.WithoutCancel(ctx)
 	}
-	us := make([]*uow, 0, len(lote))
+	us := make([]*unidade, 0, len(lote))
 	d := novoDiferido()
 	elos := &elosNovos{}
 	var (
@@ -429,7 +395,9 @@ func (s *Servico) transacao(lote []job) ([]*uow, error) {
 			if err := j.ctx.Err(); err != nil {
 				return err
 			}
-			if !j.diferivel && !d.vazio() {
+			if j.guarda == nil && !d.vazio() {
+				// It reads the database as it is: what the batch decided
+				// goes first.
 				if err := d.gravar(ctx, p.Tx()); err != nil {
 					return err
 				}
@@ -447,7 +415,7 @@ func (s *Servico) transacao(lote []job) ([]*uow, error) {
 					return err
 				}
 			}
-			u := &uow{tx: tx, agora: agora, servico: s, lote: d, diferir: j.diferivel, elos: elos, rodada: j.rodada, compromisso: j.compromisso}
+			u := &unidade{tx: tx, agora: agora, servico: s, lote: d, corrida: j.guarda != nil, elos: elos, rodada: j.rodada, compromisso: j.compromisso}
 			if j.inbox != nil {
 				u.entrada = j.inbox.Seq
 			}
@@ -461,7 +429,7 @@ func (s *Servico) transacao(lote []job) ([]*uow, error) {
 			if err := rodar(j.ctx, u, j.fn); err != nil {
 				return err
 			}
-			if !j.diferivel {
+			if j.guarda == nil {
 				// It wrote: the guards read before it are stale.
 				d.guardas = nil
 			}
@@ -495,9 +463,6 @@ func (s *Servico) transacao(lote []job) ([]*uow, error) {
 			}
 		}
 		if err := d.gravar(ctx, p.Tx()); err != nil {
-			return err
-		}
-		if err := marcarEntradas(ctx, p.Tx(), us); err != nil {
 			return err
 		}
 		return p.Tx().RegistrarEntradas(ctx, inbox)
@@ -535,32 +500,11 @@ func jaProcessados(ctx context.Context, tx store.Tx, lote []job) (map[uuid.UUID]
 	return m, err
 }
 
-// marcarEntradas records, for the outbox rows the units inserted one by
-// one, the input that led to them; the agenda items' rows carry it already
-// (linhaOutbox).
-func marcarEntradas(ctx context.Context, tx store.Tx, us []*uow) error {
-	var ids []uuid.UUID
-	var seqs []int64
-	for _, u := range us {
-		if u.diferir || u.entrada == 0 {
-			continue
-		}
-		for _, s := range u.saida {
-			ids = append(ids, s.EventID)
-			seqs = append(seqs, u.entrada)
-		}
-	}
-	if len(ids) == 0 {
-		return nil
-	}
-	return tx.MarcarOrigens(ctx, ids, seqs)
-}
-
 // ErrPanico wraps a panic of a unit of work: the unit failed and no retry
 // will fix it; the executor goes on with the next.
 var ErrPanico = errors.New("panic na unidade de trabalho")
 
-func rodar(ctx context.Context, u *uow, fn func(context.Context, *uow) error) (err error) {
+func rodar(ctx context.Context, u *unidade, fn func(context.Context, *unidade) error) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("%w: %v", ErrPanico, r)
@@ -571,7 +515,7 @@ func rodar(ctx context.Context, u *uow, fn func(context.Context, *uow) error) (e
 
 // depoisDoCommit runs the post-commit hooks of a committed batch: metrics,
 // then the situacao cache, then publication, in the units' order.
-func (s *Servico) depoisDoCommit(us []*uow) {
+func (s *Servico) depoisDoCommit(us []*unidade) {
 	var (
 		alterados []uuid.UUID
 		saida     []Saida
@@ -616,13 +560,3 @@ func (nopObservador) Transacao(_, _, _ time.Duration) {}
 // ids touch a random leaf of an index that grows with the history on every
 // draw (docs/decisions.md, "Ids in time order").
 func novoID() uuid.UUID { return uuid.Must(uuid.NewV7()) }
-
-// ptr returns a pointer to a copy of v.
-func ptr[T any](v T) *T { return &v }
-
-func uuidPtr(u uuid.UUID) *uuid.UUID {
-	if u == uuid.Nil {
-		return nil
-	}
-	return &u
-}

@@ -2,7 +2,6 @@ package atribuicao
 
 import (
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"time"
@@ -66,7 +65,7 @@ var ErrDemandaAtribuida = errors.New("demanda já atribuída")
 // theirs).
 func (s *Servico) Sortear(ctx context.Context, p Pedido) (Resultado, error) {
 	var r Resultado
-	err := s.executar(ctx, func(ctx context.Context, u *uow) error {
+	err := s.executar(ctx, func(ctx context.Context, u *unidade) error {
 		if _, achou, err := u.tx.AtribuicaoAtivaDaDemanda(ctx, p.DemandaID); err != nil {
 			return err
 		} else if achou {
@@ -82,10 +81,11 @@ func (s *Servico) Sortear(ctx context.Context, p Pedido) (Resultado, error) {
 // executarSorteio is spec 4.4 executarSorteioInterno, inside the caller's
 // transaction: filter, then either assignment + occupied counsellor + audit +
 // conselheiro.sorteado (the spec's publicarConselheiroSorteado, an outbox
-// row), or pending row + sorteio.sem_candidatos: the batch's set-based
-// writes (GravarSorteios, EnfileirarPendentes, InserirOutboxLote), at the
-// batch's end or at once (escrever).
-func (u *uow) executarSorteio(ctx context.Context, p Pedido) (Resultado, error) {
+// row), or pending row + sorteio.sem_candidatos. It decides in memory:
+// the rows wait in the batch's diferido, which the executor writes with
+// its set-based statements (GravarSorteios, EnfileirarPendentes,
+// InserirOutboxLote).
+func (u *unidade) executarSorteio(ctx context.Context, p Pedido) (Resultado, error) {
 	s := u.servico
 	inicio := time.Now()
 	cadeia, err := s.o.Hierarquia.Cadeia(ctx, p.UC)
@@ -171,9 +171,8 @@ func (u *uow) executarSorteio(ctx context.Context, p Pedido) (Resultado, error) 
 		rodada, assinatura, compromisso = &rod.Numero, &rod.Assinatura, &rod.Compromisso
 		saida.Rodada = rod.Numero
 	}
-	// Assignment, occupied counsellor, audit and outbox row: one write
-	// path, the batch's set-based statements (diferido), now or at the
-	// batch's end (escrever).
+	// Assignment, occupied counsellor, audit and outbox row: written by the
+	// executor with the batch's other decisions (diferido).
 	u.lote.sorteio(linhaSorteio{
 		AtribuicaoID: u.novoID(), EventIDSorteio: eventID, ConselheiroID: selecionado,
 		DemandaID: p.DemandaID, UnidadeCivicaID: p.UC, Seed: res.Seed,
@@ -190,9 +189,6 @@ func (u *uow) executarSorteio(ctx context.Context, p Pedido) (Resultado, error) 
 		CorrelacaoID: p.Dados.CorrelacaoID, Envelope: envelope, CriadoEm: u.agora, EntradaSequence: u.entradaSeq(),
 		BeaconRodada: rodada,
 	})
-	if err := u.escrever(ctx); err != nil {
-		return Resultado{}, fmt.Errorf("gravar sorteio: %w", err)
-	}
 	// Transparency log (CONTRACT §7): the executor appends u.registros.
 	reg, err := registro.NovoRegistro(eventID, p.DemandaID, p.UC, base, &baseSeq, t, res, filtro.Degrau, cadeia, p.Excluir)
 	if err != nil {
@@ -214,23 +210,6 @@ func (u *uow) executarSorteio(ctx context.Context, p Pedido) (Resultado, error) 
 		Sucesso: true, ConselheiroID: selecionado, EventIDSorteio: eventID, Seed: res.Seed,
 		ListaHash: res.ListaHash, TotalElegiveis: len(ids), Degrau: filtro.Degrau, Cadeia: cadeia,
 	}, nil
-}
-
-// seqGatilho is the stream sequence of the unit's trigger, for its input
-// records (nil: none, a console action or a periodic job).
-func (u *uow) seqGatilho() *int64 {
-	if u.gatilho != nil {
-		return &u.gatilho.Seq
-	}
-	return u.entradaSeq()
-}
-
-// entradaSeq is the unit's input for an outbox row (nil: none).
-func (u *uow) entradaSeq() *int64 {
-	if u.entrada == 0 {
-		return nil
-	}
-	return &u.entrada
 }
 
 // ErrBaseDesconhecida is returned when a draw outside any event (Sortear)
@@ -260,7 +239,7 @@ type Gatilho struct {
 // read it (a bus that cannot, a test's fixed base, leaves T to the clock,
 // the rule of the records before the trigger's; docs/decisions.md, "The
 // seed follows the trigger").
-func (u *uow) semente(ctx context.Context) (base string, seq int64, t string, rod *RodadaSorteio, err error) {
+func (u *unidade) semente(ctx context.Context) (base string, seq int64, t string, rod *RodadaSorteio, err error) {
 	if g := u.gatilho; g != nil {
 		if u.sorteou {
 			return "", 0, "", nil, ErrGatilhoUsado
@@ -289,30 +268,6 @@ func (u *uow) semente(ctx context.Context) (base string, seq int64, t string, ro
 	return id, int64(n), sorteio.FormatTimestamp(em), rod, nil
 }
 
-// novoID is an id for what the unit decides. Under a trigger it is a
-// function of the trigger (its event_id and how many ids the unit asked
-// for before), laid out as a UUIDv7 stamped with T: the same bus prefix
-// gives the same ids, bit for bit, and they still grow in time order
-// (docs/decisions.md, "Ids in time order"). Outside any trigger (Sortear)
-// they come from Options.NovoID.
-func (u *uow) novoID() uuid.UUID {
-	g := u.gatilho
-	if g == nil {
-		return u.servico.o.NovoID()
-	}
-	u.ids++
-	h := sha256.Sum256(fmt.Appendf(nil, "d6a/id|%s|%d|%d", g.EventID, g.Seq, u.ids))
-	var id uuid.UUID
-	ms := uint64(g.Armazenado.UnixMilli())
-	for i := range 6 {
-		id[i] = byte(ms >> (40 - 8*i))
-	}
-	copy(id[6:], h[:10])
-	id[6] = 0x70 | id[6]&0x0f // version 7
-	id[8] = 0x80 | id[8]&0x3f // RFC 9562 variant
-	return id
-}
-
 // LeitorDoBarramento is a Barramento that also reads a message by stream
 // sequence (*bus.Bus): a draw outside any event then takes T from its
 // base's stored time.
@@ -321,10 +276,9 @@ type LeitorDoBarramento interface {
 }
 
 // enfileirarPendente is spec 4.4 step 2: enter the pending queue, or count
-// one more failed attempt (exactly once per failed draw, T35). The write
-// goes with the sorteio.sem_candidatos that follows (publicarSemCandidatos
-// calls escrever).
-func (u *uow) enfileirarPendente(p Pedido) {
+// one more failed attempt (exactly once per failed draw, T35), written
+// with the batch.
+func (u *unidade) enfileirarPendente(p Pedido) {
 	u.lote.pendente(linhaPendente{
 		DemandaID: p.DemandaID, UnidadeCivicaID: p.UC, CategoriaID: p.Dados.CategoriaID,
 		NivelPrecedencia: p.Dados.NivelPrecedencia, ScoreFinal: p.Dados.ScoreFinal, GrupoID: p.Dados.GrupoID,
@@ -332,23 +286,11 @@ func (u *uow) enfileirarPendente(p Pedido) {
 	})
 }
 
-// escrever writes what the unit decided so far, unless it is an agenda
-// item of the batch's run (diferir), whose writes wait for the batch's
-// set-based write: every other unit may read its own writes back (a
-// refusal re-draws, a sweep draws again), so they go now, through the same
-// statements.
-func (u *uow) escrever(ctx context.Context) error {
-	if u.diferir || u.lote.vazio() {
-		return nil
-	}
-	return u.lote.gravar(ctx, u.tx)
-}
-
 // publicarSemCandidatos is spec 5.4 publicarSorteioSemCandidatos, with its
 // guard (the spec's consultarEventos / jaPublicado): one
 // sorteio.sem_candidatos per correlacao_id. It queues an outbox row,
 // published after the commit.
-func (u *uow) publicarSemCandidatos(ctx context.Context, p Pedido, filtro elegibilidade.Resultado, cadeia []uuid.UUID) error {
+func (u *unidade) publicarSemCandidatos(ctx context.Context, p Pedido, filtro elegibilidade.Resultado, cadeia []uuid.UUID) error {
 	motivo := filtro.Motivo
 	tipo := evento.SorteioSemCandidatos
 	// A decision's time is its trigger's T, as a draw's (CONTRACT §4).
@@ -364,9 +306,10 @@ func (u *uow) publicarSemCandidatos(ctx context.Context, p Pedido, filtro elegib
 		return err
 	}
 	subject := tipo.Subject(u.servico.o.SubjectPrefix)
-	publicado := p.SemCandidatosPublicado
-	if !u.diferir {
-		// Outside the batch's run the guard was not read ahead.
+	// The batch's own rows count (not written yet); outside the batch's
+	// run the guard was not read ahead.
+	publicado := p.SemCandidatosPublicado || u.lote.correlacoes[p.Dados.CorrelacaoID]
+	if !publicado && !u.corrida {
 		if publicado, err = u.tx.SemCandidatosPublicado(ctx, string(tipo), p.Dados.CorrelacaoID); err != nil {
 			return fmt.Errorf("outbox: %w", err)
 		}
@@ -377,7 +320,7 @@ func (u *uow) publicarSemCandidatos(ctx context.Context, p Pedido, filtro elegib
 		if !p.NaFila {
 			u.registrarSemCandidatos(eventID, p, filtro, cadeia, t)
 		}
-		return u.escrever(ctx)
+		return nil
 	}
 	u.lote.semCandidatos(linhaOutbox{
 		EventID: eventID, Tipo: string(tipo), Subject: subject, CorrelacaoID: p.Dados.CorrelacaoID,
@@ -385,35 +328,13 @@ func (u *uow) publicarSemCandidatos(ctx context.Context, p Pedido, filtro elegib
 	})
 	u.saida = append(u.saida, Saida{EventID: eventID, Subject: subject, Envelope: data})
 	u.registrarSemCandidatos(eventID, p, filtro, cadeia, t)
-	return u.escrever(ctx)
+	return nil
 }
 
 // registrarSemCandidatos adds the published sorteio.sem_candidatos to the
 // transparency log (CONTRACT §7): "nobody was eligible" is as public as a
 // draw, with the counts its motive follows from.
-func (u *uow) registrarSemCandidatos(eventID uuid.UUID, p Pedido, filtro elegibilidade.Resultado, cadeia []uuid.UUID, t string) {
+func (u *unidade) registrarSemCandidatos(eventID uuid.UUID, p Pedido, filtro elegibilidade.Resultado, cadeia []uuid.UUID, t string) {
 	u.registros = append(u.registros, registro.NovoSemCandidatos(eventID, p.DemandaID, p.UC, u.entradaSeq(), t,
 		filtro.Motivo, cadeia, filtro.Cadastrados, filtro.Ocupados, p.Excluir))
-}
-
-// publicar queues an event in the outbox of this transaction; the relay
-// publishes it with Nats-Msg-Id = event_id. Nothing that fails the schema
-// enters the outbox.
-func (u *uow) publicar(ctx context.Context, tipo evento.Tipo, eventID uuid.UUID, correlacao, timestamp string, payload any) error {
-	data, err := outbox.Envelope(tipo, eventID, correlacao, timestamp, payload)
-	if err != nil {
-		return err
-	}
-	subject := tipo.Subject(u.servico.o.SubjectPrefix)
-	// With the batch's other rows, in decision order; now, outside the
-	// batch's run (escrever).
-	u.lote.outbox = append(u.lote.outbox, linhaOutbox{
-		EventID: eventID, Tipo: string(tipo), Subject: subject, CorrelacaoID: correlacao,
-		Envelope: data, CriadoEm: u.agora, EntradaSequence: u.entradaSeq(),
-	})
-	u.saida = append(u.saida, Saida{EventID: eventID, Subject: subject, Envelope: data})
-	if err := u.escrever(ctx); err != nil {
-		return fmt.Errorf("outbox: %w", err)
-	}
-	return nil
 }

@@ -27,14 +27,14 @@ func IDTimeout(eventIDSorteio uuid.UUID) uuid.UUID {
 // timeout_resposta for an active assignment (CONTRACT §3), unless it was
 // queued before; nova reports whether this call queued it. D-6a consumes it
 // back like any refusal (spec 3.12).
-func (u *uow) publicarTimeout(ctx context.Context, a store.AtribuicaoVigente) (id uuid.UUID, nova bool, err error) {
+func (u *unidade) publicarTimeout(ctx context.Context, a store.AtribuicaoVigente) (id uuid.UUID, nova bool, err error) {
 	id = IDTimeout(a.EventIDSorteio)
-	ja, err := u.tx.OutboxJaTem(ctx, id)
+	ja, err := u.naOutbox(ctx, id)
 	if err != nil || ja {
 		return id, false, err
 	}
 	t := sorteio.FormatTimestamp(u.agora)
-	err = u.publicar(ctx, evento.AtribuicaoRecusada, id, a.DemandaID.String(), t, outbox.Recusa{
+	err = u.publicar(evento.AtribuicaoRecusada, id, a.DemandaID.String(), t, outbox.Recusa{
 		ConselheiroID: a.ConselheiroID, DemandaID: a.DemandaID, UnidadeCivicaID: a.UC,
 		Motivo: string(evento.TimeoutResposta), Timestamp: t,
 	})

@@ -37,8 +37,8 @@ const (
 // publicarVarredura queues the trigger of a sweep: of the pending demand
 // demanda, or else of uc's queue. With a fixed id, a trigger already queued
 // is not queued again (publicada false).
-func (u *uow) publicarVarredura(ctx context.Context, id uuid.UUID, demanda, uc *uuid.UUID, acao string) (publicada bool, err error) {
-	ja, err := u.tx.OutboxJaTem(ctx, id)
+func (u *unidade) publicarVarredura(ctx context.Context, id uuid.UUID, demanda, uc *uuid.UUID, acao string) (publicada bool, err error) {
+	ja, err := u.naOutbox(ctx, id)
 	if err != nil || ja {
 		return false, err
 	}
@@ -52,6 +52,6 @@ func (u *uow) publicarVarredura(ctx context.Context, id uuid.UUID, demanda, uc *
 		return false, fmt.Errorf("varredura sem demanda nem unidade")
 	}
 	t := sorteio.FormatTimestamp(u.agora)
-	err = u.publicar(ctx, evento.Varredura, id, corr, t, outbox.Varredura{DemandaID: demanda, UnidadeCivicaID: uc, Acao: acao, Timestamp: t})
+	err = u.publicar(evento.Varredura, id, corr, t, outbox.Varredura{DemandaID: demanda, UnidadeCivicaID: uc, Acao: acao, Timestamp: t})
 	return err == nil, err
 }

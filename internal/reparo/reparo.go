@@ -32,7 +32,8 @@ import (
 // Executor runs a unit of work under the executor's global lock
 // (*atribuicao.Servico). Besides the transaction and the clock, the repair
 // uses the unit's Aplicar (an input through its consumer's handler),
-// Descartar (undo a draw the unit just made) and Alterou.
+// Sorteados and Descartar (forget a draw the unit just decided) and
+// Alterou.
 type Executor interface {
 	Submeter(ctx context.Context, fn func(context.Context, atribuicao.Unidade) error) error
 }
@@ -49,7 +50,6 @@ type Banco interface {
 	TirarDaFila(ctx context.Context, demanda uuid.UUID) (bool, error)
 	DevolverOutboxPublicado(ctx context.Context, r store.ResultadoPublicado, agora time.Time) error
 	RegistrarReconciliacao(ctx context.Context, r store.Reconciliacao, agora time.Time) error
-	ResultadosNovos(ctx context.Context, agora time.Time) ([]store.ResultadoNovo, error)
 }
 
 // A lost draw that cannot be re-created because the database has since
@@ -192,9 +192,10 @@ func (r *Reparo) reconciliar(ctx context.Context, u atribuicao.Unidade, p consis
 
 // aplicarEntrada applies a lost input with the consumer's own handler and
 // inbox row, in one unit of work (Unidade.Aplicar), and then makes that
-// unit's results agree with the bus: a draw it just made for a demand whose
-// draw the bus already holds (abertos, by demand) is undone before the
-// commit (Unidade.Descartar), so never published, and the bus's draw is
+// unit's results agree with the bus: a draw it just decided
+// (Unidade.Sorteados) for a demand whose draw the bus already holds
+// (abertos, by demand) is forgotten before anything of it is written
+// (Unidade.Descartar), so never published, and the bus's draw is
 // re-created in its place. The handler may draw (an agenda item, a
 // refusal's re-draw, the sweep of the pending queue after a cycle or a
 // registration); this is what keeps a demand the bus shows drawn from being
@@ -209,21 +210,16 @@ func (r *Reparo) aplicarEntrada(ctx context.Context, e consistencia.EntradaPerdi
 		if err != nil || !aplicada {
 			return err
 		}
-		var tx Banco = u.Tx()
-		novos, err := tx.ResultadosNovos(ctx, u.Agora())
-		if err != nil {
-			return err
-		}
-		for _, n := range novos {
+		// Any other result is a new decision: the relay publishes it. (A
+		// sem_candidatos where the bus has a later draw is what the
+		// original run decided too; the draw came from a later input,
+		// re-created at its turn.)
+		for _, n := range u.Sorteados() {
 			fila := abertos[n.DemandaID]
-			if evento.Tipo(n.Tipo) != evento.ConselheiroSorteado || len(fila) == 0 {
-				// A new decision: the relay publishes it. (A
-				// sem_candidatos where the bus has a later draw is what
-				// the original run decided too; the draw came from a
-				// later input, re-created at its turn.)
-				continue
+			if len(fila) == 0 {
+				continue // a new draw
 			}
-			if err := u.Descartar(ctx, n.EventID); err != nil {
+			if err := u.Descartar(n.EventID); err != nil {
 				return err
 			}
 			p := fila[0]
@@ -231,7 +227,7 @@ func (r *Reparo) aplicarEntrada(ctx context.Context, e consistencia.EntradaPerdi
 				return err
 			}
 			feitos = append(feitos, p)
-			log.Warn("reparo: resultado refeito descartado; vale o sorteio do barramento", "descartado", n.EventID, "tipo_descartado", n.Tipo, "sorteio_barramento", p.EventID)
+			log.Warn("reparo: sorteio refeito descartado; vale o sorteio do barramento", "descartado", n.EventID, "sorteio_barramento", p.EventID)
 		}
 		return nil
 	})
