@@ -86,12 +86,6 @@ func (t Tx) GravarOutbox(ctx context.Context, linhas []byte) error {
 	return t.q.InserirOutboxLote(ctx, linhas)
 }
 
-// MarcarOrigens records, for outbox rows (by event id), the stream
-// sequence of the input that led to each.
-func (t Tx) MarcarOrigens(ctx context.Context, eventIDs []uuid.UUID, seqs []int64) error {
-	return t.q.MarcarOutboxEntradas(ctx, dbsqlc.MarcarOutboxEntradasParams{EventIds: eventIDs, Sequences: seqs})
-}
-
 // OutboxJaTem reports whether the outbox holds the event eventID: an event
 // whose id is derived (a timeout's refusal, a sweep's trigger, a
 // suspension's end) is queued once.
@@ -146,28 +140,6 @@ func (t Tx) DevolverOutboxPublicado(ctx context.Context, r ResultadoPublicado, a
 		EventID: r.EventID, Tipo: r.Tipo, Subject: r.Subject, CorrelacaoID: r.CorrelacaoID,
 		Envelope: r.Envelope, Agora: agora, Sequence: &seq,
 	})
-}
-
-// ResultadoNovo is a result a unit of work just queued, not yet published.
-type ResultadoNovo struct {
-	EventID   uuid.UUID
-	Tipo      string
-	DemandaID uuid.UUID
-}
-
-// ResultadosNovos lists the results the unit of work at agora queued and
-// has not published (its rows carry its clock reading, and the executor's
-// global lock keeps every other unit out).
-func (t Tx) ResultadosNovos(ctx context.Context, agora time.Time) ([]ResultadoNovo, error) {
-	rows, err := t.q.OutboxNaoPublicadoEm(ctx, agora)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]ResultadoNovo, len(rows))
-	for i, r := range rows {
-		out[i] = ResultadoNovo{EventID: r.EventID, Tipo: r.Tipo, DemandaID: r.DemandaID}
-	}
-	return out, nil
 }
 
 // ResultadosNoOutbox is those of ids (published events) whose outbox row

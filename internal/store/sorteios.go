@@ -26,13 +26,6 @@ func (t Tx) GravarSorteios(ctx context.Context, linhas []byte, ocupados []uuid.U
 	return t.q.GravarSorteios(ctx, dbsqlc.GravarSorteiosParams{Linhas: linhas, Conselheiros: ocupados})
 }
 
-// DesfazerSorteio undoes a draw its unit just made, before the commit:
-// its assignment, audit and outbox rows, and the counsellor it occupied
-// back to disponivel.
-func (t Tx) DesfazerSorteio(ctx context.Context, eventID uuid.UUID) error {
-	return t.q.DescartarSorteio(ctx, eventID)
-}
-
 // AuditoriaDoSorteio is a draw's audit record (d6a.auditoria_sorteios):
 // its input, its claimed output and where it was decided.
 type AuditoriaDoSorteio struct {

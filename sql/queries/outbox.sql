@@ -45,14 +45,6 @@ FROM ROWS FROM (jsonb_to_recordset(@linhas::jsonb) AS (
 )) WITH ORDINALITY AS x (event_id, tipo, subject, correlacao_id, envelope, criado_em, entrada_sequence, beacon_rodada, ordem)
 ORDER BY ordem;
 
--- name: MarcarOutboxEntradas :exec
--- The input of the unit of work that queued each outbox row (header
--- D6a-Entrada-Seq), for the rows inserted one by one during a batch; the
--- batched rows carry it already (InserirOutboxLote).
-UPDATE d6a.outbox o SET entrada_sequence = p.sequence
-FROM (SELECT unnest(@event_ids::uuid[]) AS event_id, unnest(@sequences::bigint[]) AS sequence) p
-WHERE o.event_id = p.event_id;
-
 -- name: ExisteOutboxPorEventId :one
 SELECT EXISTS (SELECT 1 FROM d6a.outbox WHERE event_id = @event_id);
 
@@ -62,12 +54,6 @@ SELECT EXISTS (SELECT 1 FROM d6a.outbox WHERE event_id = @event_id);
 INSERT INTO d6a.outbox (event_id, tipo, subject, correlacao_id, envelope, criado_em, publicado_em, sequence)
 VALUES (@event_id, @tipo, @subject, @correlacao_id, @envelope, @agora::timestamptz, @agora::timestamptz, @sequence)
 ON CONFLICT (event_id) DO NOTHING;
-
--- name: OutboxNaoPublicadoEm :many
--- The repair: the results a unit of work just queued (its rows carry its
--- clock reading, and the global lock keeps every other unit of work out).
-SELECT event_id, tipo, (envelope->'payload'->>'demanda_id')::uuid AS demanda_id
-FROM d6a.outbox WHERE publicado_em IS NULL AND criado_em = @agora::timestamptz;
 
 -- name: OutboxExistentes :many
 -- The consistency check: which of these published event ids have their

@@ -7,8 +7,8 @@ SELECT pg_backend_pid()::int AS pid, d6a.ajustar_planos() AS descartou
 FROM (SELECT pg_advisory_xact_lock(@chave::bigint)) AS trava;
 
 -- name: GravarSorteios :exec
--- The draws a batch decided in memory (or one unit decided, written at
--- once), in their order, in one round trip (issue 11): the assignments
+-- The draws a batch decided in memory, in their order, in one round
+-- trip: the assignments
 -- with their demand snapshot, the counsellors' status and the audit
 -- records. Their outbox rows go with the others (InserirOutboxLote), in
 -- decision order.
@@ -61,20 +61,6 @@ SELECT event_id_sorteio, atribuicao_id, demanda_id, unidade_civica_id, conselhei
     ordenados, conselheiro_id, lista_elegiveis_hash, degrau, cadeia, excluido, agora,
     rodada, assinatura_rodada, compromisso
 FROM r ORDER BY ordem;
-
--- name: DescartarSorteio :exec
--- The repair: a draw its unit of work just made for a demand the bus already
--- shows drawn is undone before commit (never published): assignment, audit,
--- outbox row, and the counsellor it occupied back to disponivel.
-WITH a AS (
-    DELETE FROM d6a.atribuicoes t WHERE t.event_id_sorteio = @event_id RETURNING t.conselheiro_id
-), au AS (
-    DELETE FROM d6a.auditoria_sorteios s WHERE s.event_id_sorteio = @event_id
-), o AS (
-    DELETE FROM d6a.outbox x WHERE x.event_id = @event_id AND x.publicado_em IS NULL
-)
-UPDATE d6a.conselheiros c SET status = 'disponivel'
-WHERE c.id IN (SELECT a.conselheiro_id FROM a) AND c.status = 'ocupado';
 
 -- name: BuscarAuditoria :one
 SELECT * FROM d6a.auditoria_sorteios WHERE event_id_sorteio = @event_id_sorteio;

@@ -181,25 +181,6 @@ func (q *Queries) InserirOutboxPublicado(ctx context.Context, arg InserirOutboxP
 	return err
 }
 
-const marcarOutboxEntradas = `-- name: MarcarOutboxEntradas :exec
-UPDATE d6a.outbox o SET entrada_sequence = p.sequence
-FROM (SELECT unnest($1::uuid[]) AS event_id, unnest($2::bigint[]) AS sequence) p
-WHERE o.event_id = p.event_id
-`
-
-type MarcarOutboxEntradasParams struct {
-	EventIds  []uuid.UUID
-	Sequences []int64
-}
-
-// The input of the unit of work that queued each outbox row (header
-// D6a-Entrada-Seq), for the rows inserted one by one during a batch; the
-// batched rows carry it already (InserirOutboxLote).
-func (q *Queries) MarcarOutboxEntradas(ctx context.Context, arg MarcarOutboxEntradasParams) error {
-	_, err := q.db.Exec(ctx, marcarOutboxEntradas, arg.EventIds, arg.Sequences)
-	return err
-}
-
 const marcarOutboxPublicados = `-- name: MarcarOutboxPublicados :exec
 UPDATE d6a.outbox o SET publicado_em = $1::timestamptz, sequence = p.sequence
 FROM (SELECT unnest($2::bigint[]) AS id, unnest($3::bigint[]) AS sequence) p
@@ -259,39 +240,6 @@ func (q *Queries) OutboxExistentes(ctx context.Context, ids []uuid.UUID) ([]uuid
 			return nil, err
 		}
 		items = append(items, event_id)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
-const outboxNaoPublicadoEm = `-- name: OutboxNaoPublicadoEm :many
-SELECT event_id, tipo, (envelope->'payload'->>'demanda_id')::uuid AS demanda_id
-FROM d6a.outbox WHERE publicado_em IS NULL AND criado_em = $1::timestamptz
-`
-
-type OutboxNaoPublicadoEmRow struct {
-	EventID   uuid.UUID
-	Tipo      string
-	DemandaID uuid.UUID
-}
-
-// The repair: the results a unit of work just queued (its rows carry its
-// clock reading, and the global lock keeps every other unit of work out).
-func (q *Queries) OutboxNaoPublicadoEm(ctx context.Context, agora time.Time) ([]OutboxNaoPublicadoEmRow, error) {
-	rows, err := q.db.Query(ctx, outboxNaoPublicadoEm, agora)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []OutboxNaoPublicadoEmRow
-	for rows.Next() {
-		var i OutboxNaoPublicadoEmRow
-		if err := rows.Scan(&i.EventID, &i.Tipo, &i.DemandaID); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err

@@ -66,26 +66,6 @@ func (q *Queries) BuscarAuditoria(ctx context.Context, eventIDSorteio uuid.UUID)
 	return i, err
 }
 
-const descartarSorteio = `-- name: DescartarSorteio :exec
-WITH a AS (
-    DELETE FROM d6a.atribuicoes t WHERE t.event_id_sorteio = $1 RETURNING t.conselheiro_id
-), au AS (
-    DELETE FROM d6a.auditoria_sorteios s WHERE s.event_id_sorteio = $1
-), o AS (
-    DELETE FROM d6a.outbox x WHERE x.event_id = $1 AND x.publicado_em IS NULL
-)
-UPDATE d6a.conselheiros c SET status = 'disponivel'
-WHERE c.id IN (SELECT a.conselheiro_id FROM a) AND c.status = 'ocupado'
-`
-
-// The repair: a draw its unit of work just made for a demand the bus already
-// shows drawn is undone before commit (never published): assignment, audit,
-// outbox row, and the counsellor it occupied back to disponivel.
-func (q *Queries) DescartarSorteio(ctx context.Context, eventID uuid.UUID) error {
-	_, err := q.db.Exec(ctx, descartarSorteio, eventID)
-	return err
-}
-
 const gravarSorteios = `-- name: GravarSorteios :exec
 WITH r AS (
     SELECT atribuicao_id, event_id_sorteio, conselheiro_id, demanda_id, unidade_civica_id, seed, posicao_sorteada, total_elegiveis, lista_elegiveis_hash, data_sorteio, score_final, categoria_id, nivel_precedencia, grupo_id, base, base_sequence, timestamp_sorteio, elegiveis_entrada, ordenados, degrau, cadeia, excluido, agora, status, rodada, assinatura_rodada, compromisso, ordem FROM ROWS FROM (jsonb_to_recordset($1::jsonb) AS (
@@ -143,8 +123,8 @@ type GravarSorteiosParams struct {
 	Conselheiros []uuid.UUID
 }
 
-// The draws a batch decided in memory (or one unit decided, written at
-// once), in their order, in one round trip (issue 11): the assignments
+// The draws a batch decided in memory, in their order, in one round
+// trip: the assignments
 // with their demand snapshot, the counsellors' status and the audit
 // records. Their outbox rows go with the others (InserirOutboxLote), in
 // decision order.
