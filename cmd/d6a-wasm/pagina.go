@@ -22,17 +22,18 @@ import (
 
 	"github.com/formigueiro/d6a/internal/elegibilidade"
 	"github.com/formigueiro/d6a/internal/registro"
+	"github.com/formigueiro/d6a/internal/replay"
 	"github.com/formigueiro/d6a/internal/sorteio"
 	"github.com/formigueiro/d6a/internal/tiles"
 )
 
 // replayPagina is `d6a verify --url --all --replay` (and --conselheiro,
-// --demanda) as the page runs it: the same registro.Replay, fed the
+// --demanda) as the page runs it: the same replay.Replay, fed the
 // records of each entry bundle once the page has checked them against
 // their leaf hashes. The page has no bus: SemBarramento, as the CLI
 // without D6A_NATS_URL.
 type replayPagina struct {
-	rp *registro.Replay
+	rp *replay.Replay
 }
 
 // novoReplayPagina starts a replay; conselheiro and demanda ("" for none)
@@ -42,7 +43,7 @@ func novoReplayPagina(conselheiro, demanda string) (*replayPagina, error) {
 	if err != nil {
 		return nil, err
 	}
-	rp := registro.NovoReplay(alvo)
+	rp := replay.Novo(alvo)
 	if rp.AlvoDemanda, err = alvoDe(demanda); err != nil {
 		return nil, err
 	}
@@ -109,7 +110,7 @@ type divergenciaPagina struct {
 	Texto       string `json:"texto"`
 }
 
-// linhaPagina is a line of a timeline (registro.Acontecimento), with what
+// linhaPagina is a line of a timeline (replay.Acontecimento), with what
 // the CLI makes of it: a coverage line of the counsellor's check is
 // "na_lista", "deixado" (in Replay.Deixado: exit 1) or "regra" (left out
 // by a phase-2 gate, said, not a divergence); a line of the demand's check

@@ -4,10 +4,11 @@
 // civic-unit tree, the rules in force), their canonical bytes, the
 // signed checkpoint's text and its witnesses' cosignatures, the check of
 // one record by itself and against the bus message that triggered it, and
-// the replay that runs the decision rules over the records in log order
-// and finds what diverges or was left out. It does no I/O of its own (the
-// bus is read through Barramento and LeitorDeEntradas): the verifier, the
-// page and a third party run it without PostgreSQL, pgx or fiber.
+// the rules in force that decide the next records (RegrasEmVigor). The
+// replay that runs the decision rules over the records in log order is
+// internal/replay. It does no I/O of its own (the bus is read through
+// Barramento): the verifier, the page and a third party run it without
+// PostgreSQL, pgx or fiber.
 package registro
 
 import (
