@@ -103,7 +103,8 @@ func (p *replayPagina) aplicarTile(bundle, hashes []byte, k int64, w int) ([]byt
 	return folhas[0][:], nil
 }
 
-// divergenciaPagina is a registro.Divergencia for the page.
+// divergenciaPagina is a replay divergence (a registro.Falha with its
+// Motivo) for the page.
 type divergenciaPagina struct {
 	Indice      int64  `json:"indice"`
 	Conselheiro string `json:"conselheiro,omitempty"`

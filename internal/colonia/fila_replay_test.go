@@ -121,7 +121,7 @@ func TestReplayHierarquiaEFila(t *testing.T) {
 	must(t, len(rp.Passada) == 0 && slices.ContainsFunc(rp.LinhaDemanda, func(a replay.Acontecimento) bool { return a.Indice == int64(k3) }),
 		"d3's own check on the honest log: passed over %v, timeline %v (its draw is record %d)", rp.Passada, rp.LinhaDemanda, k3)
 
-	primeira := func(rp *replay.Replay) replay.Divergencia {
+	primeira := func(rp *replay.Replay) *registro.Falha {
 		t.Helper()
 		must(t, len(rp.Divergencias) > 0, "no divergence")
 		return rp.Divergencias[0]

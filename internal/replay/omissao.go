@@ -41,7 +41,7 @@ type barramento struct {
 	ativas map[uuid.UUID]uuid.UUID
 	// vistos are the event ids of the input records.
 	vistos   map[uuid.UUID]bool
-	omitidas map[uuid.UUID]Divergencia
+	omitidas map[uuid.UUID]*registro.Falha
 	mortas   map[uint64]string
 	ultima   uint64
 	// Consumido is the bus's consumed position (PosicaoConsumida), read
@@ -166,7 +166,7 @@ func (r *Replay) julgar(indice int64, m registro.MensagemEntrada) {
 		r.SemEfeito++
 		return
 	}
-	d := Divergencia{Indice: indice, Motivo: fmt.Sprintf("mensagem %d do barramento (%s, event_id %s) muda a elegibilidade e não tem registro no log", m.Seq, m.Tipo, m.EventID)}
+	d := &registro.Falha{Indice: indice, Motivo: fmt.Sprintf("mensagem %d do barramento (%s, event_id %s) muda a elegibilidade e não tem registro no log", m.Seq, m.Tipo, m.EventID)}
 	if m.Conselheiro != uuid.Nil {
 		c := m.Conselheiro
 		d.Conselheiro = &c
@@ -198,7 +198,7 @@ func (r *Replay) Fechar() {
 		r.Divergencias = append(r.Divergencias, d)
 	}
 	clear(r.omitidas)
-	slices.SortStableFunc(r.Divergencias, func(a, b Divergencia) int {
+	slices.SortStableFunc(r.Divergencias, func(a, b *registro.Falha) int {
 		return cmp.Or(cmp.Compare(a.Indice, b.Indice), cmp.Compare(a.Motivo, b.Motivo))
 	})
 }

@@ -33,8 +33,8 @@ type Replay struct {
 	// Decisoes counts the draws and sorteio.sem_candidatos checked.
 	Decisoes int64
 	// Divergencias are the decisions that do not follow from the records
-	// before them, in log order.
-	Divergencias []Divergencia
+	// before them, in log order (registro.Falha with its Motivo).
+	Divergencias []*registro.Falha
 	// alvo, when set, is the counsellor whose own check is kept (Linha).
 	alvo    uuid.UUID
 	Linha   []Acontecimento
@@ -72,17 +72,6 @@ type estadoConselheiro struct {
 	ate         *time.Time
 }
 
-// Divergencia is a decision the replay recomputes differently.
-type Divergencia struct {
-	Indice int64
-	// Conselheiro names the counsellor left out of, or wrongly in, the
-	// decision, when that is the difference.
-	Conselheiro *uuid.UUID
-	Motivo      string
-}
-
-func (d Divergencia) Error() string { return fmt.Sprintf("registro %d: %s", d.Indice, d.Motivo) }
-
 // Acontecimento is a line of a counsellor's timeline (--conselheiro).
 type Acontecimento struct {
 	Indice int64
@@ -98,7 +87,7 @@ type Acontecimento struct {
 func Novo(alvo uuid.UUID) *Replay {
 	return &Replay{conselheiros: map[uuid.UUID]*estadoConselheiro{}, porUC: map[uuid.UUID][]uuid.UUID{}, desconhecidos: map[uuid.UUID]bool{}, alvo: alvo,
 		pais: map[uuid.UUID]eloReplay{}, ucDemanda: map[uuid.UUID]uuid.UUID{},
-		barramento: barramento{ativas: map[uuid.UUID]uuid.UUID{}, vistos: map[uuid.UUID]bool{}, omitidas: map[uuid.UUID]Divergencia{}}}
+		barramento: barramento{ativas: map[uuid.UUID]uuid.UUID{}, vistos: map[uuid.UUID]bool{}, omitidas: map[uuid.UUID]*registro.Falha{}}}
 }
 
 // Desconhecidos is how many counsellors decisions named without a
@@ -158,7 +147,7 @@ func (r *Replay) Aplicar(indice int64, reg registro.Registravel) {
 }
 
 func (r *Replay) divergir(indice int64, c *uuid.UUID, formato string, args ...any) {
-	r.Divergencias = append(r.Divergencias, Divergencia{Indice: indice, Conselheiro: c, Motivo: fmt.Sprintf(formato, args...)})
+	r.Divergencias = append(r.Divergencias, &registro.Falha{Indice: indice, Conselheiro: c, Motivo: fmt.Sprintf(formato, args...)})
 }
 
 // candidatos are the known counsellors registered on the chain, as
