@@ -22,17 +22,18 @@ import (
 
 	"github.com/formigueiro/d6a/internal/elegibilidade"
 	"github.com/formigueiro/d6a/internal/registro"
+	"github.com/formigueiro/d6a/internal/replay"
 	"github.com/formigueiro/d6a/internal/sorteio"
 	"github.com/formigueiro/d6a/internal/tiles"
 )
 
 // replayPagina is `d6a verify --url --all --replay` (and --conselheiro,
-// --demanda) as the page runs it: the same registro.Replay, fed the
+// --demanda) as the page runs it: the same replay.Replay, fed the
 // records of each entry bundle once the page has checked them against
 // their leaf hashes. The page has no bus: SemBarramento, as the CLI
 // without D6A_NATS_URL.
 type replayPagina struct {
-	rp *registro.Replay
+	rp *replay.Replay
 	// fr and raizes follow the tree leaf by leaf, so a cosigned checkpoint
 	// recorded in the log is held to this log's root at its size
 	// (registro.ConferirCossinado), as the CLI's walk does.
@@ -47,7 +48,7 @@ func novoReplayPagina(conselheiro, demanda string) (*replayPagina, error) {
 	if err != nil {
 		return nil, err
 	}
-	rp := registro.NovoReplay(alvo)
+	rp := replay.Novo(alvo)
 	if rp.AlvoDemanda, err = alvoDe(demanda); err != nil {
 		return nil, err
 	}
@@ -121,14 +122,15 @@ func (p *replayPagina) aplicarTile(bundle, hashes []byte, k int64, w int) ([]byt
 	return folhas[0][:], nil
 }
 
-// divergenciaPagina is a registro.Divergencia for the page.
+// divergenciaPagina is a replay divergence (a registro.Falha with its
+// Motivo) for the page.
 type divergenciaPagina struct {
 	Indice      int64  `json:"indice"`
 	Conselheiro string `json:"conselheiro,omitempty"`
 	Texto       string `json:"texto"`
 }
 
-// linhaPagina is a line of a timeline (registro.Acontecimento), with what
+// linhaPagina is a line of a timeline (replay.Acontecimento), with what
 // the CLI makes of it: a coverage line of the counsellor's check is
 // "na_lista", "deixado" (in Replay.Deixado: exit 1) or "regra" (left out
 // by a phase-2 gate, said, not a divergence); a line of the demand's check

@@ -12,6 +12,7 @@ import (
 
 	"github.com/formigueiro/d6a/internal/historico"
 	"github.com/formigueiro/d6a/internal/registro"
+	"github.com/formigueiro/d6a/internal/replay"
 	"github.com/formigueiro/d6a/internal/tiles"
 )
 
@@ -86,7 +87,7 @@ func reproduzirPagina(t *testing.T, regs []registro.Registravel, conselheiro, de
 	return p.fechar()
 }
 
-// The page's replay is registro.Replay fed from bundles: on an honest
+// The page's replay is replay.Replay fed from bundles: on an honest
 // history of full and partial bundles, with an eliminated draw, it finds
 // what the Go replay fed record by record finds (nothing) over the same
 // decisions; with a counsellor removed from one draw's list, it names that
@@ -104,7 +105,7 @@ func TestReplayPaginaEOdoCLI(t *testing.T) {
 		}
 	}
 	eliminado := sorteios[3]
-	cli := registro.NovoReplay(uuid.Nil)
+	cli := replay.Novo(uuid.Nil)
 	cli.SemBarramento()
 	for i, r := range regs {
 		if i != eliminado {

@@ -21,6 +21,7 @@ import (
 	"github.com/formigueiro/d6a/internal/beacon"
 	"github.com/formigueiro/d6a/internal/bus"
 	"github.com/formigueiro/d6a/internal/registro"
+	"github.com/formigueiro/d6a/internal/replay"
 	"github.com/formigueiro/d6a/internal/verificar/log"
 )
 
@@ -340,7 +341,7 @@ func reproduzir(ctx context.Context, c *log.Cliente, o *opcoesURL, stdout, stder
 	if o.conselheiro != "" {
 		alvo = uuid.MustParse(o.conselheiro)
 	}
-	rp := registro.NovoReplay(alvo)
+	rp := replay.Novo(alvo)
 	if o.demanda != "" {
 		rp.AlvoDemanda = uuid.MustParse(o.demanda)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/formigueiro/d6a/internal/evento"
 	"github.com/formigueiro/d6a/internal/registro"
+	"github.com/formigueiro/d6a/internal/replay"
 	"github.com/formigueiro/d6a/internal/verificar/log"
 )
 
@@ -148,7 +149,7 @@ func TestF2_PortoesLigados(t *testing.T) {
 		t.Helper()
 		res, err := cli.Reproduzir(t.Context(), alvo, nil)
 		must(t, err == nil && len(res.Replay.Deixado) == 0, "own check of %v: %v, left out of %v", alvo, err, res.Replay.Deixado)
-		must(t, slices.ContainsFunc(res.Replay.Linha, func(a registro.Acontecimento) bool {
+		must(t, slices.ContainsFunc(res.Replay.Linha, func(a replay.Acontecimento) bool {
 			return strings.Contains(a.Texto, "fora por regra ("+motivo+")")
 		}), "own check of %v does not say %q: %v", alvo, motivo, res.Replay.Linha)
 	}

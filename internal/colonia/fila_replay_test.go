@@ -11,6 +11,7 @@ import (
 
 	"github.com/formigueiro/d6a/internal/evento"
 	"github.com/formigueiro/d6a/internal/registro"
+	"github.com/formigueiro/d6a/internal/replay"
 	"github.com/formigueiro/d6a/internal/sorteio"
 	"github.com/formigueiro/d6a/internal/verificar/log"
 )
@@ -111,16 +112,16 @@ func TestReplayHierarquiaEFila(t *testing.T) {
 	// Honest, with the bus: no divergence; the demand's own check lists
 	// its draw and passes.
 	cli := &log.Cliente{Base: "http://" + c.w.Addr.String(), Barramento: c.w.Bus}
-	rp := registro.NovoReplay(uuid.Nil)
+	rp := replay.Novo(uuid.Nil)
 	rp.AlvoDemanda = d3
 	res, err := cli.ReproduzirEm(t.Context(), rp, nil)
 	must(t, err == nil && res.Primeira == nil, "replay: %v / %v", err, res.Primeira)
 	must(t, len(rp.Divergencias) == 0 && rp.Adiante == 0, "honest log diverges: %v (%d ahead)", rp.Divergencias, rp.Adiante)
 	k3 := sorteioDe(regs, d3)
-	must(t, len(rp.Passada) == 0 && slices.ContainsFunc(rp.LinhaDemanda, func(a registro.Acontecimento) bool { return a.Indice == int64(k3) }),
+	must(t, len(rp.Passada) == 0 && slices.ContainsFunc(rp.LinhaDemanda, func(a replay.Acontecimento) bool { return a.Indice == int64(k3) }),
 		"d3's own check on the honest log: passed over %v, timeline %v (its draw is record %d)", rp.Passada, rp.LinhaDemanda, k3)
 
-	primeira := func(rp *registro.Replay) registro.Divergencia {
+	primeira := func(rp *replay.Replay) *registro.Falha {
 		t.Helper()
 		must(t, len(rp.Divergencias) > 0, "no divergence")
 		return rp.Divergencias[0]
@@ -158,7 +159,7 @@ func TestReplayHierarquiaEFila(t *testing.T) {
 	s3.Cadeia = []string{bairro2.String(), cidade.String(), estado.String()}
 	rigado = slices.Clone(regs)
 	rigado[k3] = redesenhar(t, s3)
-	rp = registro.NovoReplay(uuid.Nil)
+	rp = replay.Novo(uuid.Nil)
 	rp.AlvoDemanda = d3
 	res = c.servirEm(rigado, rp)
 	d = primeira(rp)

@@ -18,6 +18,7 @@ import (
 	"github.com/formigueiro/d6a/internal/httpapi"
 	"github.com/formigueiro/d6a/internal/pgtest"
 	"github.com/formigueiro/d6a/internal/registro"
+	"github.com/formigueiro/d6a/internal/replay"
 	"github.com/formigueiro/d6a/internal/sorteio"
 	"github.com/formigueiro/d6a/internal/transparencia"
 	"github.com/formigueiro/d6a/internal/verificar/log"
@@ -82,12 +83,12 @@ func (c *harness) registrosDoLog() (regs []registro.Registravel) {
 // verify --url --all --replay` does with D6A_NATS_URL set, trusting that
 // key. alvo, when set, is the counsellor of `--conselheiro`.
 func (c *harness) servirAdulterado(regs []registro.Registravel, alvo uuid.UUID) log.ResumoReplay {
-	return c.servirEm(regs, registro.NovoReplay(alvo))
+	return c.servirEm(regs, replay.Novo(alvo))
 }
 
 // servirEm is servirAdulterado into a replay set up by the caller (a
 // demand's own check).
-func (c *harness) servirEm(regs []registro.Registravel, rp *registro.Replay) log.ResumoReplay {
+func (c *harness) servirEm(regs []registro.Registravel, rp *replay.Replay) log.ResumoReplay {
 	t := c.t
 	t.Helper()
 	base, chave := c.publicarLog(regs)
@@ -241,7 +242,7 @@ func TestReplayDoLog(t *testing.T) {
 	rigado = append(rigado, registro.NovoSemCandidatos(draw.EventIDSorteio, draw.DemandaID, draw.UnidadeCivicaID, draw.BaseSequence, draw.Timestamp,
 		"todos_ocupados", uuidsDe(draw.Cadeia), 1, 1, nil))
 	rigado = append(rigado, regs[j+3:]...)
-	sozinho := registro.NovoReplay(uuid.Nil)
+	sozinho := replay.Novo(uuid.Nil)
 	for k, r := range rigado {
 		sozinho.Aplicar(int64(k), r)
 	}

@@ -3,13 +3,10 @@ package registro
 import (
 	"strings"
 	"testing"
-
-	"github.com/google/uuid"
 )
 
-// The erasure record: canonical, nothing but indices, checked by itself,
-// and accepted by the replay without a decision (an index at or after its
-// own is a divergence: only earlier records can have been blanked).
+// The erasure record: canonical, nothing but indices, checked by itself
+// (its replay: internal/replay's TestEliminacao).
 func TestEliminacao(t *testing.T) {
 	e := NovaEliminacao(9, []int64{7, 2, 7})
 	b, err := e.Bytes()
@@ -42,14 +39,5 @@ func TestEliminacao(t *testing.T) {
 	}
 	if _, err := LerRegistravel([]byte(strings.Replace(want, "[2,7]", "null", 1))); err == nil {
 		t.Error("indices null accepted")
-	}
-	rp := NovoReplay(uuid.Nil)
-	rp.Aplicar(9, e)
-	if len(rp.Divergencias) != 0 || rp.Decisoes != 0 {
-		t.Fatalf("replay of an erasure: %+v, %d decisions", rp.Divergencias, rp.Decisoes)
-	}
-	rp.Aplicar(5, e)
-	if len(rp.Divergencias) != 1 {
-		t.Fatalf("an erasure naming a later index: %+v", rp.Divergencias)
 	}
 }

@@ -76,9 +76,9 @@ func ConferirEntrada(ctx context.Context, b Barramento, e Entrada) (conferiu boo
 	if err != nil {
 		return true, fmt.Errorf("entrada: mensagem %d do barramento: %w", *e.GatilhoSequence, err)
 	}
-	m, _, invalida := lerMensagem(uint64(*e.GatilhoSequence), e.Tipo, data)
-	if invalida || m.eventID != e.EventID {
-		return true, NovaFalha("event_id", e.EventID, fmt.Sprintf("%q (event_id of the message at sequence %d)", m.eventID, *e.GatilhoSequence))
+	m, _, invalida := LerMensagem(uint64(*e.GatilhoSequence), e.Tipo, data)
+	if invalida || m.EventID != e.EventID {
+		return true, NovaFalha("event_id", e.EventID, fmt.Sprintf("%q (event_id of the message at sequence %d)", m.EventID, *e.GatilhoSequence))
 	}
 	igual := func(campo string, no uuid.UUID, reg *uuid.UUID) error {
 		if reg == nil || no != *reg {
@@ -86,16 +86,96 @@ func ConferirEntrada(ctx context.Context, b Barramento, e Entrada) (conferiu boo
 		}
 		return nil
 	}
-	// lerMensagem reads a registration's counsellor from cidadao_id and an
+	// LerMensagem reads a registration's counsellor from cidadao_id and an
 	// aggregation's demand from its representative, and leaves out what a
 	// kind does not name.
 	if e.Tipo != TipoAgregacao && e.Tipo != TipoElegibilidadeAtualizada {
-		if err := igual("conselheiro_id", m.conselheiro, e.ConselheiroID); err != nil {
+		if err := igual("conselheiro_id", m.Conselheiro, e.ConselheiroID); err != nil {
 			return true, err
 		}
 	}
 	if e.Tipo == TipoCadastro || slices.Contains(tiposFase2, e.Tipo) {
 		return true, nil
 	}
-	return true, igual("demanda_id", m.demanda, e.DemandaID)
+	return true, igual("demanda_id", m.Demanda, e.DemandaID)
+}
+
+// MensagemEntrada is a consumed bus message of an input kind, with the
+// ids its checks need: ConferirEntrada's against its record, and the
+// replay's that none was dropped.
+type MensagemEntrada struct {
+	Seq                  uint64
+	Tipo                 string
+	EventID              uuid.UUID
+	Conselheiro, Demanda uuid.UUID
+	// UC is a cycle end's payload unidade_civica_id (uuid.Nil: absent),
+	// the unit its sweep must sweep (spec 3.11 step 5).
+	UC uuid.UUID
+}
+
+// LerMensagem takes the ids of an input message of kind tipo; ok false
+// when it is not one of the kinds checked, invalida when it cannot be read.
+func LerMensagem(seq uint64, tipo string, data []byte) (m MensagemEntrada, ok, invalida bool) {
+	switch tipo {
+	case TipoCadastro, TipoCicloConcluido, TipoRecusa, TipoAgregacao, TipoSuspensaoExpirada, TipoVarredura,
+		TipoCapacitacao, TipoVinculo, TipoProgressao, TipoElegibilidadeAtualizada: // phase 2 (CONTRACT §8)
+	default:
+		return m, false, false
+	}
+	var env struct {
+		EventID string `json:"event_id"`
+		Payload struct {
+			ConselheiroID string `json:"conselheiro_id"`
+			CidadaoID     string `json:"cidadao_id"`
+			DemandaID     string `json:"demanda_id"`
+			Representante string `json:"representante_demanda_id"`
+			UC            string `json:"unidade_civica_id"`
+		} `json:"payload"`
+	}
+	if json.Unmarshal(data, &env) != nil {
+		return m, true, true
+	}
+	m = MensagemEntrada{Seq: seq, Tipo: tipo}
+	var err error
+	if m.EventID, err = uuid.Parse(env.EventID); err != nil {
+		return m, true, true
+	}
+	quem, demanda := env.Payload.ConselheiroID, env.Payload.DemandaID
+	switch tipo {
+	case TipoCadastro:
+		quem = env.Payload.CidadaoID
+	case TipoAgregacao:
+		quem, demanda = "", env.Payload.Representante
+	}
+	if quem != "" {
+		if m.Conselheiro, err = uuid.Parse(quem); err != nil {
+			return m, true, true
+		}
+	}
+	if demanda != "" {
+		if m.Demanda, err = uuid.Parse(demanda); err != nil {
+			return m, true, true
+		}
+	}
+	if tipo == TipoCicloConcluido && env.Payload.UC != "" {
+		if m.UC, err = uuid.Parse(env.Payload.UC); err != nil {
+			return m, true, true
+		}
+	}
+	return m, true, false
+}
+
+// SeqDe is the stream sequence a record names: its trigger's.
+func SeqDe(reg Registravel) *int64 {
+	switch f := reg.(type) {
+	case Registro:
+		return f.BaseSequence
+	case SemCandidatos:
+		return f.GatilhoSequence
+	case Entrada:
+		return f.GatilhoSequence
+	case Hierarquia:
+		return f.GatilhoSequence
+	}
+	return nil
 }

@@ -4,10 +4,11 @@
 // civic-unit tree, the rules in force), their canonical bytes, the
 // signed checkpoint's text and its witnesses' cosignatures, the check of
 // one record by itself and against the bus message that triggered it, and
-// the replay that runs the decision rules over the records in log order
-// and finds what diverges or was left out. It does no I/O of its own (the
-// bus is read through Barramento and LeitorDeEntradas): the verifier, the
-// page and a third party run it without PostgreSQL, pgx or fiber.
+// the rules in force that decide the next records (RegrasEmVigor). The
+// replay that runs the decision rules over the records in log order is
+// internal/replay. It does no I/O of its own (the bus is read through
+// Barramento): the verifier, the page and a third party run it without
+// PostgreSQL, pgx or fiber.
 package registro
 
 import (
@@ -81,15 +82,30 @@ func NovoRegistro(eventID, demanda, uc uuid.UUID, base string, baseSeq *int64, t
 	}, nil
 }
 
-// Falha is the first check of a record that fails: Campo names it (for
-// example "registro.seed", "registro.ordenados[3]", "registro.canonico").
+// Falha is a record that fails a check, the one type of a failed check
+// wherever it runs. A check of the record's own fields (by itself, against
+// the bus or the database) names the first field that fails: Campo (for
+// example "registro.seed", "registro.ordenados[3]", "registro.canonico"),
+// what was found and what was expected; whoever read the record names its
+// index ("registro 12: …"). The replay's check (internal/replay), of a
+// decision against the records before it, says why in Motivo and names the
+// record itself: Indice.
 type Falha struct {
 	Campo      string
 	Encontrado string
 	Esperado   string
+	// Motivo is the replay's reason, Indice the record it fails at, and
+	// Conselheiro the counsellor left out of, or wrongly in, the decision,
+	// when that is the difference.
+	Motivo      string
+	Indice      int64
+	Conselheiro *uuid.UUID
 }
 
 func (f *Falha) Error() string {
+	if f.Motivo != "" {
+		return fmt.Sprintf("registro %d: %s", f.Indice, f.Motivo)
+	}
 	return fmt.Sprintf("%s: found %q, expected %q", f.Campo, f.Encontrado, f.Esperado)
 }
 

@@ -268,10 +268,3 @@ func (l *LoteRodadas) Fim() []FalhaRodada {
 	l.wg.Wait()
 	return l.Falhas()
 }
-
-// AssinaturasConferidasFora tells the replay that the walk it runs inside
-// verifies the round signatures (LoteRodadas), so it checks the rest of
-// each round and not the pairing again.
-func (r *Replay) AssinaturasConferidasFora() {
-	r.regras.AdiarAssinaturas(func([]byte, uint64, []byte) error { return nil })
-}

@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/formigueiro/d6a/internal/registro"
+	"github.com/formigueiro/d6a/internal/replay"
 )
 
 // ArquivoMonitor is the file, in the monitor's directory, that holds what
@@ -22,14 +23,14 @@ const ArquivoMonitor = "monitor.json"
 // checkpoint it verified (the signed note), the key that signed it, the
 // tree's right edge at that size and the replayed state.
 type estadoMonitor struct {
-	Versao     int                   `json:"versao"`
-	Chave      string                `json:"chave"`
-	Checkpoint string                `json:"checkpoint"`
-	Fronteira  []string              `json:"fronteira"`
-	Eliminados int64                 `json:"eliminados"`
-	Gatilhos   int64                 `json:"gatilhos"`
-	Barramento bool                  `json:"barramento"`
-	Replay     registro.EstadoReplay `json:"replay"`
+	Versao     int           `json:"versao"`
+	Chave      string        `json:"chave"`
+	Checkpoint string        `json:"checkpoint"`
+	Fronteira  []string      `json:"fronteira"`
+	Eliminados int64         `json:"eliminados"`
+	Gatilhos   int64         `json:"gatilhos"`
+	Barramento bool          `json:"barramento"`
+	Replay     replay.Estado `json:"replay"`
 }
 
 // ResumoMonitor is the outcome of Cliente.Monitorar.
@@ -100,7 +101,7 @@ func (c *Cliente) monitorar(ctx context.Context, dir string, progresso func(feit
 		}
 	}
 	var fr registro.Fronteira
-	rp := registro.NovoReplay(uuid.Nil)
+	rp := replay.Novo(uuid.Nil)
 	var antigo registro.Checkpoint
 	if !res.PrimeiraVez {
 		if antigo, err = c.abrir(ctx, []byte(kept.Checkpoint)); err != nil {
@@ -120,7 +121,7 @@ func (c *Cliente) monitorar(ctx context.Context, dir string, progresso func(feit
 		if !fr.Valida() || (fr.N > 0 && fr.Raiz() != antigo.Raiz) {
 			return res, false, fmt.Errorf("%s: the kept frontier does not give the kept checkpoint's root", arquivo)
 		}
-		rp = registro.RestaurarReplay(kept.Replay)
+		rp = replay.Restaurar(kept.Replay)
 	}
 	cp, nota, err := c.Checkpoint(ctx)
 	if err != nil {
@@ -144,7 +145,7 @@ func (c *Cliente) monitorar(ctx context.Context, dir string, progresso func(feit
 	if !inicio {
 		res.Resumo.Eliminados, res.Gatilhos, res.Barramento = kept.Eliminados, kept.Gatilhos, kept.Barramento
 	}
-	leitor, _ := c.Barramento.(registro.LeitorDeEntradas)
+	leitor, _ := c.Barramento.(replay.LeitorDeEntradas)
 	// Without the bus there is no message to judge, so the input records'
 	// ids are not kept (semBarramento): the state stays the size of the
 	// counsellors and open assignments, not one id per input record, and

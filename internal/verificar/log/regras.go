@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/formigueiro/d6a/internal/registro"
+	"github.com/formigueiro/d6a/internal/replay"
 )
 
 // regrasDoLog is what the walk knows of the rules the log's own records
@@ -38,7 +39,7 @@ type pendente struct {
 }
 
 // deReplay starts from what a replay restored (the monitor's next run).
-func deReplay(rp *registro.Replay) *regrasDoLog {
+func deReplay(rp *replay.Replay) *regrasDoLog {
 	return &regrasDoLog{RegrasEmVigor: *rp.EmVigor()}
 }
 

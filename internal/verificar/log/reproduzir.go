@@ -8,12 +8,13 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/formigueiro/d6a/internal/registro"
+	"github.com/formigueiro/d6a/internal/replay"
 )
 
 // ResumoReplay is the outcome of Cliente.Reproduzir.
 type ResumoReplay struct {
 	Resumo
-	Replay     *registro.Replay
+	Replay     *replay.Replay
 	Eliminados int64
 	// Barramento: the bus's input messages were checked against the
 	// records (Replay.Mensagens and the counts beside it).
@@ -31,14 +32,14 @@ func (r ResumoReplay) Linha() string {
 // its records in order (Replay); alvo, when set, keeps that counsellor's
 // own check.
 func (c *Cliente) Reproduzir(ctx context.Context, alvo uuid.UUID, progresso func(feitos, total int64)) (ResumoReplay, error) {
-	return c.ReproduzirEm(ctx, registro.NovoReplay(alvo), progresso)
+	return c.ReproduzirEm(ctx, replay.Novo(alvo), progresso)
 }
 
 // ReproduzirEm is Reproduzir into a replay the caller set up (a demand's
 // own check: Replay.AlvoDemanda).
-func (c *Cliente) ReproduzirEm(ctx context.Context, rp *registro.Replay, progresso func(feitos, total int64)) (ResumoReplay, error) {
+func (c *Cliente) ReproduzirEm(ctx context.Context, rp *replay.Replay, progresso func(feitos, total int64)) (ResumoReplay, error) {
 	res := ResumoReplay{Replay: rp}
-	leitor, _ := c.Barramento.(registro.LeitorDeEntradas)
+	leitor, _ := c.Barramento.(replay.LeitorDeEntradas)
 	var desde int64
 	var erroBarramento error
 	if leitor == nil {
@@ -49,7 +50,7 @@ func (c *Cliente) ReproduzirEm(ctx context.Context, rp *registro.Replay, progres
 		var err error
 		// What the service had consumed before the log is read: each of
 		// those messages has its record under the checkpoint read after.
-		if p, ok := leitor.(registro.PosicaoConsumida); ok {
+		if p, ok := leitor.(replay.PosicaoConsumida); ok {
 			if rp.Consumido, err = p.ConsumidoAte(ctx); err != nil {
 				return res, fmt.Errorf("posição consumida do barramento: %w", err)
 			}

@@ -1,4 +1,4 @@
-package registro
+package replay
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/formigueiro/d6a/internal/elegibilidade"
 	"github.com/formigueiro/d6a/internal/fila"
+	"github.com/formigueiro/d6a/internal/registro"
 )
 
 // The replay's side of CONTRACT §7 "Hierarchy" and "Queue order": the
@@ -110,7 +111,7 @@ func mesmaSeq(a, b *int64) bool {
 }
 
 // registrarHierarquia keeps a recorded link.
-func (r *Replay) registrarHierarquia(indice int64, h Hierarquia) {
+func (r *Replay) registrarHierarquia(indice int64, h registro.Hierarquia) {
 	r.pais[h.UnidadeCivicaID] = eloReplay{parent: h.ParentUcID, indice: indice}
 }
 
@@ -145,7 +146,7 @@ func (r *Replay) conferirCadeia(indice int64, nome string, cadeia []uuid.UUID) b
 		e, ok := r.pais[uc]
 		switch {
 		case !ok:
-			r.divergir(indice, nil, "%s: a unidade %s da cadeia não tem registro %s antes da decisão", nome, uc, TipoHierarquia)
+			r.divergir(indice, nil, "%s: a unidade %s da cadeia não tem registro %s antes da decisão", nome, uc, registro.TipoHierarquia)
 			return false
 		case i+1 < len(cadeia) && e.parent == nil:
 			r.divergir(indice, nil, "%s: a cadeia sobe da unidade %s para %s, mas pelo registro %d a unidade %s é raiz", nome, uc, cadeia[i+1], e.indice, uc)
@@ -185,16 +186,16 @@ type varreduraDevida struct {
 
 // esperarVarredura notes that the input record at indice must be followed
 // by its sweep.
-func (r *Replay) esperarVarredura(indice int64, e Entrada, c *estadoConselheiro) {
+func (r *Replay) esperarVarredura(indice int64, e registro.Entrada, c *estadoConselheiro) {
 	v := &varreduraDevida{seq: e.GatilhoSequence, indice: indice, tipo: e.Tipo}
 	switch e.Tipo {
-	case TipoCadastro:
+	case registro.TipoCadastro:
 		v.ucs = []uuid.UUID{*e.UnidadeCivicaID}
-	case TipoCicloConcluido:
+	case registro.TipoCicloConcluido:
 		if e.GatilhoSequence != nil && r.mensagens != nil {
-			if m, ok := r.mensagemEm(*e.GatilhoSequence); ok && m.eventID == e.EventID {
-				v.ucs = []uuid.UUID{m.uc}
-				if m.uc == uuid.Nil && c != nil {
+			if m, ok := r.mensagemEm(*e.GatilhoSequence); ok && m.EventID == e.EventID {
+				v.ucs = []uuid.UUID{m.UC}
+				if m.UC == uuid.Nil && c != nil {
 					v.ucs = []uuid.UUID{c.uc}
 				}
 			}
@@ -206,7 +207,7 @@ func (r *Replay) esperarVarredura(indice int64, e Entrada, c *estadoConselheiro)
 }
 
 // conferirVarredura checks a sweep record against the input it follows.
-func (r *Replay) conferirVarredura(indice int64, e Entrada) {
+func (r *Replay) conferirVarredura(indice int64, e registro.Entrada) {
 	v := r.devida
 	if v == nil || !mesmaSeq(v.seq, e.GatilhoSequence) {
 		return
@@ -242,11 +243,11 @@ func (r *Replay) abrir(a *aberta) {
 
 // antesDe closes the open sweep, and the wait for a sweep, when a record
 // of another trigger comes.
-func (r *Replay) antesDe(reg Registravel) {
-	if r.aberta != nil && !mesmaSeq(r.aberta.seq, SeqDe(reg)) {
+func (r *Replay) antesDe(reg registro.Registravel) {
+	if r.aberta != nil && !mesmaSeq(r.aberta.seq, registro.SeqDe(reg)) {
 		r.fechar()
 	}
-	if r.devida != nil && !mesmaSeq(r.devida.seq, SeqDe(reg)) {
+	if r.devida != nil && !mesmaSeq(r.devida.seq, registro.SeqDe(reg)) {
 		r.semVarredura()
 	}
 }

@@ -1,13 +1,14 @@
-package registro
+package replay
 
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 
 	"github.com/google/uuid"
+
+	"github.com/formigueiro/d6a/internal/registro"
 )
 
 // LeitorDeEntradas reads the bus stream's consumed messages in order
@@ -29,30 +30,18 @@ type PosicaoConsumida interface {
 	ConsumidoAte(ctx context.Context) (uint64, error)
 }
 
-// mensagemEntrada is a consumed bus message of an input kind, with the
-// ids its check needs.
-type mensagemEntrada struct {
-	seq                  uint64
-	tipo                 string
-	eventID              uuid.UUID
-	conselheiro, demanda uuid.UUID
-	// uc is a cycle end's payload unidade_civica_id (uuid.Nil: absent),
-	// the unit its sweep must sweep (spec 3.11 step 5).
-	uc uuid.UUID
-}
-
 // barramento is the replay's side of the "none dropped" check: the bus's
 // input messages from the first sequence under the trigger's rule, merged
 // with the records in stream order.
 type barramento struct {
-	mensagens []mensagemEntrada
+	mensagens []registro.MensagemEntrada
 	proxima   int
 	// ativas is the demand each counsellor holds by the records (a
 	// refusal of another pair changes nothing, spec 3.12).
 	ativas map[uuid.UUID]uuid.UUID
 	// vistos are the event ids of the input records.
 	vistos   map[uuid.UUID]bool
-	omitidas map[uuid.UUID]Divergencia
+	omitidas map[uuid.UUID]*registro.Falha
 	mortas   map[uint64]string
 	ultima   uint64
 	// Consumido is the bus's consumed position (PosicaoConsumida), read
@@ -70,58 +59,6 @@ type barramento struct {
 	Mensagens, Registradas, SemEfeito, Invalidas, Mortas, Adiante int64
 }
 
-// lerMensagem takes the ids of an input message of kind tipo; ok false
-// when it is not one of the kinds checked, invalida when it cannot be read.
-func lerMensagem(seq uint64, tipo string, data []byte) (m mensagemEntrada, ok, invalida bool) {
-	switch tipo {
-	case TipoCadastro, TipoCicloConcluido, TipoRecusa, TipoAgregacao, TipoSuspensaoExpirada, TipoVarredura,
-		TipoCapacitacao, TipoVinculo, TipoProgressao, TipoElegibilidadeAtualizada: // phase 2 (CONTRACT §8)
-	default:
-		return m, false, false
-	}
-	var env struct {
-		EventID string `json:"event_id"`
-		Payload struct {
-			ConselheiroID string `json:"conselheiro_id"`
-			CidadaoID     string `json:"cidadao_id"`
-			DemandaID     string `json:"demanda_id"`
-			Representante string `json:"representante_demanda_id"`
-			UC            string `json:"unidade_civica_id"`
-		} `json:"payload"`
-	}
-	if json.Unmarshal(data, &env) != nil {
-		return m, true, true
-	}
-	m = mensagemEntrada{seq: seq, tipo: tipo}
-	var err error
-	if m.eventID, err = uuid.Parse(env.EventID); err != nil {
-		return m, true, true
-	}
-	quem, demanda := env.Payload.ConselheiroID, env.Payload.DemandaID
-	switch tipo {
-	case TipoCadastro:
-		quem = env.Payload.CidadaoID
-	case TipoAgregacao:
-		quem, demanda = "", env.Payload.Representante
-	}
-	if quem != "" {
-		if m.conselheiro, err = uuid.Parse(quem); err != nil {
-			return m, true, true
-		}
-	}
-	if demanda != "" {
-		if m.demanda, err = uuid.Parse(demanda); err != nil {
-			return m, true, true
-		}
-	}
-	if tipo == TipoCicloConcluido && env.Payload.UC != "" {
-		if m.uc, err = uuid.Parse(env.Payload.UC); err != nil {
-			return m, true, true
-		}
-	}
-	return m, true, false
-}
-
 // CarregarMensagens reads the bus's input messages from sequence desde
 // (the first one a record under the trigger's rule names).
 func (r *Replay) CarregarMensagens(ctx context.Context, b LeitorDeEntradas, desde uint64) error {
@@ -131,7 +68,7 @@ func (r *Replay) CarregarMensagens(ctx context.Context, b LeitorDeEntradas, desd
 		return err
 	}
 	return b.Entradas(ctx, desde, func(seq uint64, tipo string, data []byte) error {
-		m, ok, invalida := lerMensagem(seq, tipo, data)
+		m, ok, invalida := registro.LerMensagem(seq, tipo, data)
 		switch {
 		case invalida:
 			r.Invalidas++
@@ -154,27 +91,12 @@ func (r *Replay) SemBarramento() { r.vistos = nil }
 func (r *Replay) ComBarramento() bool { return r.vistos != nil }
 
 // mensagemEm is the loaded bus message at stream sequence seq.
-func (r *Replay) mensagemEm(seq int64) (mensagemEntrada, bool) {
-	i, ok := slices.BinarySearchFunc(r.mensagens, uint64(seq), func(m mensagemEntrada, s uint64) int { return cmp.Compare(m.seq, s) })
+func (r *Replay) mensagemEm(seq int64) (registro.MensagemEntrada, bool) {
+	i, ok := slices.BinarySearchFunc(r.mensagens, uint64(seq), func(m registro.MensagemEntrada, s uint64) int { return cmp.Compare(m.Seq, s) })
 	if !ok {
-		return mensagemEntrada{}, false
+		return registro.MensagemEntrada{}, false
 	}
 	return r.mensagens[i], true
-}
-
-// SeqDe is the stream sequence a record names: its trigger's.
-func SeqDe(reg Registravel) *int64 {
-	switch f := reg.(type) {
-	case Registro:
-		return f.BaseSequence
-	case SemCandidatos:
-		return f.GatilhoSequence
-	case Entrada:
-		return f.GatilhoSequence
-	case Hierarquia:
-		return f.GatilhoSequence
-	}
-	return nil
 }
 
 // passar merges the bus's input messages below the record's sequence into
@@ -183,26 +105,26 @@ func SeqDe(reg Registravel) *int64 {
 // it leads to, so a message not recorded by then is judged on the state
 // the records before it give. A record that turns up later (a redelivery
 // out of order) clears the judgement.
-func (r *Replay) passar(indice int64, reg Registravel) {
-	e, entrada := reg.(Entrada)
+func (r *Replay) passar(indice int64, reg registro.Registravel) {
+	e, entrada := reg.(registro.Entrada)
 	if entrada {
 		if r.vistos != nil {
 			r.vistos[e.EventID] = true
 		}
 		delete(r.omitidas, e.EventID)
 	}
-	seq := SeqDe(reg)
+	seq := registro.SeqDe(reg)
 	if seq == nil || r.mensagens == nil {
 		return
 	}
 	g := uint64(*seq)
 	r.ultima = max(r.ultima, g)
-	for r.proxima < len(r.mensagens) && r.mensagens[r.proxima].seq < g {
+	for r.proxima < len(r.mensagens) && r.mensagens[r.proxima].Seq < g {
 		r.julgar(indice, r.mensagens[r.proxima])
 		r.proxima++
 	}
-	if r.proxima < len(r.mensagens) && r.mensagens[r.proxima].seq == g {
-		if m := r.mensagens[r.proxima]; !entrada || e.EventID != m.eventID {
+	if r.proxima < len(r.mensagens) && r.mensagens[r.proxima].Seq == g {
+		if m := r.mensagens[r.proxima]; !entrada || e.EventID != m.EventID {
 			r.julgar(indice, m)
 		} else {
 			r.Mensagens++
@@ -215,42 +137,42 @@ func (r *Replay) passar(indice int64, reg Registravel) {
 // julgar checks one input message that reached indice without its record:
 // recorded before (a second delivery of one event), dead-lettered as bad
 // input, without effect by the handlers' rules, or dropped.
-func (r *Replay) julgar(indice int64, m mensagemEntrada) {
+func (r *Replay) julgar(indice int64, m registro.MensagemEntrada) {
 	r.Mensagens++
-	if r.vistos[m.eventID] {
+	if r.vistos[m.EventID] {
 		r.Registradas++
 		return
 	}
-	if _, morta := r.mortas[m.seq]; morta {
+	if _, morta := r.mortas[m.Seq]; morta {
 		r.Mortas++
 		return
 	}
-	_, conhecido := r.conselheiros[m.conselheiro]
+	_, conhecido := r.conselheiros[m.Conselheiro]
 	semEfeito := false
-	switch m.tipo {
-	case TipoCadastro:
+	switch m.Tipo {
+	case registro.TipoCadastro:
 		semEfeito = conhecido
-	case TipoCicloConcluido:
+	case registro.TipoCicloConcluido:
 		semEfeito = !conhecido
-	case TipoRecusa:
-		semEfeito = r.ativas[m.conselheiro] != m.demanda
-	case TipoVarredura:
+	case registro.TipoRecusa:
+		semEfeito = r.ativas[m.Conselheiro] != m.Demanda
+	case registro.TipoVarredura:
 		// Every consumed d6a.varredura is its own record, whatever it
 		// finds (CONTRACT §7 "Queue order").
-	case TipoProgressao:
+	case registro.TipoProgressao:
 		semEfeito = !conhecido // no row whose unit could move (docs/decisions.md)
 	}
 	if semEfeito {
 		r.SemEfeito++
 		return
 	}
-	d := Divergencia{Indice: indice, Motivo: fmt.Sprintf("mensagem %d do barramento (%s, event_id %s) muda a elegibilidade e não tem registro no log", m.seq, m.tipo, m.eventID)}
-	if m.conselheiro != uuid.Nil {
-		c := m.conselheiro
+	d := &registro.Falha{Indice: indice, Motivo: fmt.Sprintf("mensagem %d do barramento (%s, event_id %s) muda a elegibilidade e não tem registro no log", m.Seq, m.Tipo, m.EventID)}
+	if m.Conselheiro != uuid.Nil {
+		c := m.Conselheiro
 		d.Conselheiro = &c
 		d.Motivo += " (conselheiro " + c.String() + ")"
 	}
-	r.omitidas[m.eventID] = d
+	r.omitidas[m.EventID] = d
 }
 
 // Fechar ends the replay: the input messages up to the last sequence a
@@ -258,13 +180,13 @@ func (r *Replay) julgar(indice int64, m mensagemEntrada) {
 // divergences, in log order with the rest.
 func (r *Replay) Fechar() {
 	if err := r.listas.Pendente(); err != nil {
-		r.divergir(r.registro+1, nil, "%v", err)
+		r.divergir(r.indice+1, nil, "%v", err)
 	}
 	r.fechar()
 	r.semVarredura()
 	for ; r.proxima < len(r.mensagens); r.proxima++ {
-		if m := r.mensagens[r.proxima]; m.seq <= max(r.ultima, r.Consumido) {
-			r.julgar(r.registro+1, m)
+		if m := r.mensagens[r.proxima]; m.Seq <= max(r.ultima, r.Consumido) {
+			r.julgar(r.indice+1, m)
 		} else {
 			r.Adiante++
 		}
@@ -276,7 +198,7 @@ func (r *Replay) Fechar() {
 		r.Divergencias = append(r.Divergencias, d)
 	}
 	clear(r.omitidas)
-	slices.SortStableFunc(r.Divergencias, func(a, b Divergencia) int {
+	slices.SortStableFunc(r.Divergencias, func(a, b *registro.Falha) int {
 		return cmp.Or(cmp.Compare(a.Indice, b.Indice), cmp.Compare(a.Motivo, b.Motivo))
 	})
 }

@@ -1,4 +1,4 @@
-package registro
+package replay
 
 import (
 	"errors"
@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/formigueiro/d6a/internal/elegibilidade"
+	"github.com/formigueiro/d6a/internal/registro"
 	"github.com/formigueiro/d6a/internal/sorteio"
 )
 
@@ -32,13 +33,14 @@ type Replay struct {
 	// Decisoes counts the draws and sorteio.sem_candidatos checked.
 	Decisoes int64
 	// Divergencias are the decisions that do not follow from the records
-	// before them, in log order.
-	Divergencias []Divergencia
+	// before them, in log order (registro.Falha with its Motivo).
+	Divergencias []*registro.Falha
 	// alvo, when set, is the counsellor whose own check is kept (Linha).
-	alvo     uuid.UUID
-	Linha    []Acontecimento
-	Deixado  []Acontecimento
-	registro int64
+	alvo    uuid.UUID
+	Linha   []Acontecimento
+	Deixado []Acontecimento
+	// indice is the latest record applied.
+	indice int64
 	// ultimoT is the latest decision's T: the time an input record's
 	// status is judged at (records carry no time of their own).
 	ultimoT time.Time
@@ -57,11 +59,10 @@ type Replay struct {
 	LinhaDemanda []Acontecimento
 	Passada      []Acontecimento
 	barramento
-	estadoFase2               // the phase-2 gates and inputs (replay_elegibilidade_externa.go)
-	regras      RegrasEmVigor // the draw rule (replay_regras.go)
-	// listas holds a long draw's list records until its draw
-	// (lista_sorteio.go).
-	listas Listas
+	estadoFase2                        // the phase-2 gates and inputs (elegibilidade_externa.go)
+	regras      registro.RegrasEmVigor // the draw rule (regras.go)
+	// listas holds a long draw's list records until its draw.
+	listas registro.Listas
 }
 
 type estadoConselheiro struct {
@@ -70,17 +71,6 @@ type estadoConselheiro struct {
 	capacitacao bool
 	ate         *time.Time
 }
-
-// Divergencia is a decision the replay recomputes differently.
-type Divergencia struct {
-	Indice int64
-	// Conselheiro names the counsellor left out of, or wrongly in, the
-	// decision, when that is the difference.
-	Conselheiro *uuid.UUID
-	Motivo      string
-}
-
-func (d Divergencia) Error() string { return fmt.Sprintf("registro %d: %s", d.Indice, d.Motivo) }
 
 // Acontecimento is a line of a counsellor's timeline (--conselheiro).
 type Acontecimento struct {
@@ -92,12 +82,12 @@ type Acontecimento struct {
 	Texto   string
 }
 
-// NovoReplay starts an empty replay; alvo (uuid.Nil: none) is the
+// Novo starts an empty replay; alvo (uuid.Nil: none) is the
 // counsellor whose timeline and coverage are kept.
-func NovoReplay(alvo uuid.UUID) *Replay {
+func Novo(alvo uuid.UUID) *Replay {
 	return &Replay{conselheiros: map[uuid.UUID]*estadoConselheiro{}, porUC: map[uuid.UUID][]uuid.UUID{}, desconhecidos: map[uuid.UUID]bool{}, alvo: alvo,
 		pais: map[uuid.UUID]eloReplay{}, ucDemanda: map[uuid.UUID]uuid.UUID{},
-		barramento: barramento{ativas: map[uuid.UUID]uuid.UUID{}, vistos: map[uuid.UUID]bool{}, omitidas: map[uuid.UUID]Divergencia{}}}
+		barramento: barramento{ativas: map[uuid.UUID]uuid.UUID{}, vistos: map[uuid.UUID]bool{}, omitidas: map[uuid.UUID]*registro.Falha{}}}
 }
 
 // Desconhecidos is how many counsellors decisions named without a
@@ -111,43 +101,43 @@ func (r *Replay) Eliminado(indice int64) { r.listas.Aplicar(nil) }
 
 // Aplicar takes the record at indice (nil body: eliminated, spec 2.2) and
 // checks it if it is a decision, then applies it.
-func (r *Replay) Aplicar(indice int64, reg Registravel) {
+func (r *Replay) Aplicar(indice int64, reg registro.Registravel) {
 	// A long draw's list records are part of the draw that follows them:
 	// no decision, no input, not the end of a sweep. The draw comes back
 	// with its list joined, and is recomputed here, since no check of a
 	// record by itself could.
 	f, err := r.listas.Aplicar(reg)
-	if err != nil && !errors.Is(err, ErrListaEliminada) {
+	if err != nil && !errors.Is(err, registro.ErrListaEliminada) {
 		r.divergir(indice, nil, "%v", err)
 	}
-	if _, ok := reg.(ListaSorteio); ok {
+	if _, ok := reg.(registro.ListaSorteio); ok {
 		return
 	}
-	if s, ok := f.(Registro); ok && err == nil && s.Partido() != reg.(Registro).Partido() {
-		if err := Conferir(s); err != nil {
+	if s, ok := f.(registro.Registro); ok && err == nil && s.Partido() != reg.(registro.Registro).Partido() {
+		if err := registro.Conferir(s); err != nil {
 			r.divergir(indice, nil, "sorteio %s: %v", s.EventIDSorteio, err)
 		}
 		reg = s
 	}
-	r.registro = indice
+	r.indice = indice
 	r.passar(indice, reg)
 	r.antesDe(reg)
 	switch f := reg.(type) {
-	case Registro:
+	case registro.Registro:
 		r.sorteio(indice, f)
-	case SemCandidatos:
+	case registro.SemCandidatos:
 		r.semCandidatos(indice, f)
-	case Entrada:
+	case registro.Entrada:
 		r.entrada(indice, f)
-	case Hierarquia:
+	case registro.Hierarquia:
 		r.registrarHierarquia(indice, f)
-	case RegrasSorteio:
+	case registro.RegrasSorteio:
 		r.regrasSorteio(indice, f)
-	case Compromisso, CossinaturasRegistro:
+	case registro.Compromisso, registro.CossinaturasRegistro:
 		if err := r.regras.Anotar(indice, f); err != nil {
-			r.divergir(indice, nil, "%s: %v", TipoCossinaturas, err)
+			r.divergir(indice, nil, "%s: %v", registro.TipoCossinaturas, err)
 		}
-	case Eliminacao:
+	case registro.Eliminacao:
 		// No decision: the records it names were blanked before it was
 		// appended, so they can only be earlier ones.
 		if n := len(f.Indices); n > 0 && f.Indices[n-1] >= indice {
@@ -157,7 +147,7 @@ func (r *Replay) Aplicar(indice int64, reg Registravel) {
 }
 
 func (r *Replay) divergir(indice int64, c *uuid.UUID, formato string, args ...any) {
-	r.Divergencias = append(r.Divergencias, Divergencia{Indice: indice, Conselheiro: c, Motivo: fmt.Sprintf(formato, args...)})
+	r.Divergencias = append(r.Divergencias, &registro.Falha{Indice: indice, Conselheiro: c, Motivo: fmt.Sprintf(formato, args...)})
 }
 
 // candidatos are the known counsellors registered on the chain, as
@@ -213,7 +203,7 @@ func (r *Replay) recalcular(indice int64, nome, timestamp string, cadeiaTxt []st
 // sorteio checks a draw. One still carried apart (a list record of it
 // eliminated, or its list records wrong: said by Aplicar) has no list to
 // compare: only its effects are applied.
-func (r *Replay) sorteio(indice int64, s Registro) {
+func (r *Replay) sorteio(indice int64, s registro.Registro) {
 	r.conferirRodada(indice, s)
 	semLista := s.Partido()
 	lista := uuids(s.ElegiveisEntrada)
@@ -300,7 +290,7 @@ func (r *Replay) temDesconhecido(lista []uuid.UUID) bool {
 	return false
 }
 
-func (r *Replay) semCandidatos(indice int64, s SemCandidatos) {
+func (r *Replay) semCandidatos(indice int64, s registro.SemCandidatos) {
 	esperado, _, ok := r.recalcular(indice, "sem_candidatos "+s.EventID.String()+" (demanda "+s.DemandaID.String()+")", s.Timestamp, s.Cadeia, s.Excluido, nil)
 	r.decidida(indice, s.EventID, s.DemandaID, s.UnidadeCivicaID, s.GatilhoSequence, "sem_candidatos "+s.EventID.String(), false,
 		fmt.Sprintf("sem candidatos (%s, %s): na fila de pendentes", s.Motivo, s.Timestamp))
@@ -354,12 +344,12 @@ func (r *Replay) cobertura(indice int64, cadeia []uuid.UUID, esperado elegibilid
 	r.Deixado = append(r.Deixado, a)
 }
 
-func (r *Replay) entrada(indice int64, e Entrada) {
+func (r *Replay) entrada(indice int64, e registro.Entrada) {
 	if r.entradaFase2(indice, e) {
 		return
 	}
 	switch e.Tipo {
-	case TipoVarredura:
+	case registro.TipoVarredura:
 		r.conferirVarredura(indice, e)
 		a := &aberta{seq: e.GatilhoSequence, indice: indice, uc: e.UnidadeCivicaID, demanda: e.DemandaID}
 		if a.uc != nil {
@@ -369,7 +359,7 @@ func (r *Replay) entrada(indice int64, e Entrada) {
 		}
 		r.abrir(a)
 		return
-	case TipoAgregacao:
+	case registro.TipoAgregacao:
 		for _, d := range e.Removidas {
 			r.fila.sair(d)
 		}
@@ -379,9 +369,9 @@ func (r *Replay) entrada(indice int64, e Entrada) {
 	}
 	id := *e.ConselheiroID
 	c := r.conselheiros[id]
-	if (e.Tipo == TipoCicloConcluido || e.Tipo == TipoRecusa) && e.DemandaID != nil && r.ativas[id] == *e.DemandaID {
+	if (e.Tipo == registro.TipoCicloConcluido || e.Tipo == registro.TipoRecusa) && e.DemandaID != nil && r.ativas[id] == *e.DemandaID {
 		delete(r.ativas, id)
-		if e.Tipo == TipoRecusa {
+		if e.Tipo == registro.TipoRecusa {
 			// The refused demand is drawn again under this trigger,
 			// without its refuser (spec 3.12 step 5).
 			d := *e.DemandaID
@@ -395,17 +385,17 @@ func (r *Replay) entrada(indice int64, e Entrada) {
 		}
 	}
 	r.conferirStatus(indice, e, c)
-	if e.Tipo == TipoCadastro && c == nil || e.Tipo == TipoCicloConcluido {
+	if e.Tipo == registro.TipoCadastro && c == nil || e.Tipo == registro.TipoCicloConcluido {
 		r.esperarVarredura(indice, e, c)
 	}
 	switch e.Tipo {
-	case TipoCadastro:
+	case registro.TipoCadastro:
 		if c == nil {
 			r.porUC[*e.UnidadeCivicaID] = append(r.porUC[*e.UnidadeCivicaID], id)
 		}
 		r.conselheiros[id] = &estadoConselheiro{uc: *e.UnidadeCivicaID, status: e.Status, capacitacao: *e.CapacitacaoConcluida}
 		delete(r.desconhecidos, id)
-	case TipoSuspensao:
+	case registro.TipoSuspensao:
 		if c != nil {
 			// conferirStatus named a suspension the machine forbids
 			// (PodeSuspender); the state follows what was done.
@@ -414,7 +404,7 @@ func (r *Replay) entrada(indice int64, e Entrada) {
 				c.ate = &t
 			}
 		}
-	case TipoSuspensaoExpirada:
+	case registro.TipoSuspensaoExpirada:
 		if c != nil {
 			c.status = elegibilidade.StatusAposSuspensaoExpirada(c.status)
 		}
@@ -444,33 +434,33 @@ func (r *Replay) entrada(indice int64, e Entrada) {
 // of their own, so where the outcome turns on whether a suspension had
 // ended (a cycle end or a reactivation of a suspended counsellor), either
 // outcome is accepted.
-func (r *Replay) conferirStatus(indice int64, e Entrada, c *estadoConselheiro) {
+func (r *Replay) conferirStatus(indice int64, e registro.Entrada, c *estadoConselheiro) {
 	id := *e.ConselheiroID
 	var esperado []string
 	switch e.Tipo {
-	case TipoCadastro:
+	case registro.TipoCadastro:
 		esperado = []string{elegibilidade.StatusCadastro(e.Status)}
-	case TipoInativacao:
+	case registro.TipoInativacao:
 		esperado = []string{elegibilidade.Inativo}
-	case TipoLiberacao:
+	case registro.TipoLiberacao:
 		esperado = []string{elegibilidade.Disponivel}
 	}
 	if c != nil {
 		_, outra := r.ativas[id]
 		switch e.Tipo {
-		case TipoCicloConcluido:
+		case registro.TipoCicloConcluido:
 			esperado = []string{elegibilidade.StatusAposCiclo(c.status, c.ate, outra, r.ultimoT)}
 			if c.status == elegibilidade.Suspenso && !outra {
 				esperado = []string{elegibilidade.Suspenso, elegibilidade.Disponivel}
 			}
-		case TipoRecusa:
+		case registro.TipoRecusa:
 			esperado = []string{elegibilidade.StatusAposRecusa(c.status)}
-		case TipoReativacao:
+		case registro.TipoReativacao:
 			esperado = []string{elegibilidade.StatusReativado(c.ate, r.ultimoT)}
 			if c.ate != nil {
 				esperado = []string{elegibilidade.Suspenso, elegibilidade.Disponivel}
 			}
-		case TipoSuspensao:
+		case registro.TipoSuspensao:
 			if !elegibilidade.PodeSuspender(c.status) {
 				r.divergir(indice, &id, "%s: conselheiro %s suspenso a partir de %s, que a máquina de estados (spec 4.6) não permite", e.Tipo, id, c.status)
 			}

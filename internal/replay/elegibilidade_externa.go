@@ -1,4 +1,4 @@
-package registro
+package replay
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/formigueiro/d6a/internal/elegibilidade"
+	"github.com/formigueiro/d6a/internal/registro"
 )
 
 // estadoFase2 is the replay's side of the phase-2 inputs (CONTRACT §8): the
@@ -49,16 +50,16 @@ func (r *Replay) foraPorRegra(id uuid.UUID, c *estadoConselheiro) string {
 
 // entradaFase2 applies a phase-2 input record, or the gates record, and
 // reports whether e was one.
-func (r *Replay) entradaFase2(indice int64, e Entrada) bool {
+func (r *Replay) entradaFase2(indice int64, e registro.Entrada) bool {
 	switch e.Tipo {
-	case TipoRegras:
+	case registro.TipoRegras:
 		if e.CapacitacaoExterna != nil && e.ExigirVinculo != nil {
 			r.portoes = elegibilidade.Portoes{CapacitacaoExterna: *e.CapacitacaoExterna, ExigirVinculo: *e.ExigirVinculo}
 		}
 		return true
-	case TipoElegibilidadeAtualizada:
+	case registro.TipoElegibilidadeAtualizada:
 		return true // the unit's queue is swept; nobody's state changes
-	case TipoCapacitacao, TipoVinculo, TipoProgressao:
+	case registro.TipoCapacitacao, registro.TipoVinculo, registro.TipoProgressao:
 	default:
 		return false
 	}
@@ -69,9 +70,9 @@ func (r *Replay) entradaFase2(indice int64, e Entrada) bool {
 	f := r.de(id)
 	texto := e.Tipo
 	switch e.Tipo {
-	case TipoCapacitacao:
+	case registro.TipoCapacitacao:
 		f = elegibilidade.AposCapacitacao(f)
-	case TipoVinculo:
+	case registro.TipoVinculo:
 		if e.UnidadeCivicaID == nil || e.Valido == nil {
 			return true
 		}
@@ -81,7 +82,7 @@ func (r *Replay) entradaFase2(indice int64, e Entrada) bool {
 			estado = "revogado"
 		}
 		texto += fmt.Sprintf(" (unidade %s: %s)", e.UnidadeCivicaID, estado)
-	case TipoProgressao:
+	case registro.TipoProgressao:
 		if e.UnidadeCivicaID == nil {
 			return true
 		}

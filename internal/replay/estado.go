@@ -1,4 +1,4 @@
-package registro
+package replay
 
 import (
 	"slices"
@@ -7,13 +7,14 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/formigueiro/d6a/internal/elegibilidade"
+	"github.com/formigueiro/d6a/internal/registro"
 )
 
-// EstadoReplay is a Replay's state as JSON, what a monitor keeps between
+// Estado is a Replay's state as JSON, what a monitor keeps between
 // runs (CONTRACT §7 "Monitor"): the maps the replay checks decisions
 // against, mirrored field by field. It holds no divergence (a monitor
 // keeps only a state that had none) and no counsellor's own check.
-type EstadoReplay struct {
+type Estado struct {
 	Conselheiros  map[uuid.UUID]EstadoConselheiro `json:"conselheiros"`
 	PorUC         map[uuid.UUID][]uuid.UUID       `json:"por_uc"`
 	Desconhecidos []uuid.UUID                     `json:"desconhecidos"`
@@ -42,12 +43,12 @@ type EstadoReplay struct {
 	Portoes   elegibilidade.Portoes             `json:"portoes"`
 	Fase2     map[uuid.UUID]elegibilidade.Fase2 `json:"fase2,omitempty"`
 	// Regras is the draw rule in force, PrimeirasRegras the first one
-	// (replay_regras.go).
-	Regras          *RegrasSorteio `json:"regras_sorteio,omitempty"`
-	PrimeirasRegras *RegrasSorteio `json:"primeiras_regras_sorteio,omitempty"`
+	// (regras.go).
+	Regras          *registro.RegrasSorteio `json:"regras_sorteio,omitempty"`
+	PrimeirasRegras *registro.RegrasSorteio `json:"primeiras_regras_sorteio,omitempty"`
 	// Compromissos are the latest commitments and cosignatures, for the
-	// draws after them (compromisso.go).
-	Compromissos *EstadoCompromissos `json:"compromissos,omitempty"`
+	// draws after them (registro.RegrasEmVigor).
+	Compromissos *registro.EstadoCompromissos `json:"compromissos,omitempty"`
 }
 
 // EstadoElo is a recorded parent link and the record that states it.
@@ -73,11 +74,11 @@ type EstadoConselheiro struct {
 	Ate         *time.Time `json:"ate,omitempty"`
 }
 
-// Estado is r's state, to be restored by RestaurarReplay.
-func (r *Replay) Estado() EstadoReplay {
-	e := EstadoReplay{
+// Estado is r's state, to be restored by Restaurar.
+func (r *Replay) Estado() Estado {
+	e := Estado{
 		Conselheiros: make(map[uuid.UUID]EstadoConselheiro, len(r.conselheiros)),
-		PorUC:        r.porUC, Decisoes: r.Decisoes, Registro: r.registro, UltimoT: r.ultimoT,
+		PorUC:        r.porUC, Decisoes: r.Decisoes, Registro: r.indice, UltimoT: r.ultimoT,
 		Ativas: r.ativas, Ultima: r.ultima,
 		Mensagens: r.Mensagens, Registradas: r.Registradas, SemEfeito: r.SemEfeito, Invalidas: r.Invalidas, Mortas: r.Mortas,
 	}
@@ -108,10 +109,10 @@ func (r *Replay) Estado() EstadoReplay {
 	return e
 }
 
-// RestaurarReplay is a replay that goes on from e, as the one Estado was
+// Restaurar is a replay that goes on from e, as the one Estado was
 // taken from would (no counsellor's own check).
-func RestaurarReplay(e EstadoReplay) *Replay {
-	r := NovoReplay(uuid.Nil)
+func Restaurar(e Estado) *Replay {
+	r := Novo(uuid.Nil)
 	for id, c := range e.Conselheiros {
 		r.conselheiros[id] = &estadoConselheiro{uc: c.UC, status: c.Status, capacitacao: c.Capacitacao, ate: c.Ate}
 	}
@@ -121,7 +122,7 @@ func RestaurarReplay(e EstadoReplay) *Replay {
 	for _, id := range e.Desconhecidos {
 		r.desconhecidos[id] = true
 	}
-	r.Decisoes, r.registro, r.ultimoT = e.Decisoes, e.Registro, e.UltimoT
+	r.Decisoes, r.indice, r.ultimoT = e.Decisoes, e.Registro, e.UltimoT
 	if e.Ativas != nil {
 		r.ativas = e.Ativas
 	}

@@ -1,4 +1,4 @@
-package registro
+package replay
 
 import (
 	"encoding/json"
@@ -6,18 +6,21 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
+
+	"github.com/formigueiro/d6a/internal/historico"
+	"github.com/formigueiro/d6a/internal/registro"
 )
 
 // A replay restored from its state (through JSON, as the monitor keeps
 // it) goes on exactly as the one it was taken from: the same checks on
 // the records after.
 func TestEstadoReplayRestaurado(t *testing.T) {
-	h := HistoriaSintetica("estado", 300)
+	h := historico.HistoriaSintetica("estado", 300)
 	// The cut is at draw 100, after the records of the trigger before it
 	// (the hierarchy records of its first use, if any, come before it).
 	corte, vistas := 0, 0
 	for i, r := range h {
-		if _, ok := r.(Registro); ok {
+		if _, ok := r.(registro.Registro); ok {
 			if vistas == 100 {
 				corte = i
 				break
@@ -26,12 +29,12 @@ func TestEstadoReplayRestaurado(t *testing.T) {
 		}
 	}
 	for {
-		if _, ok := h[corte-1].(Hierarquia); !ok {
+		if _, ok := h[corte-1].(registro.Hierarquia); !ok {
 			break
 		}
 		corte--
 	}
-	inteiro, parcial := NovoReplay(uuid.Nil), NovoReplay(uuid.Nil)
+	inteiro, parcial := Novo(uuid.Nil), Novo(uuid.Nil)
 	for i, r := range h[:corte] {
 		inteiro.Aplicar(int64(i), r)
 		parcial.Aplicar(int64(i), r)
@@ -40,11 +43,11 @@ func TestEstadoReplayRestaurado(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var e EstadoReplay
+	var e Estado
 	if err := json.Unmarshal(b, &e); err != nil {
 		t.Fatal(err)
 	}
-	restaurado := RestaurarReplay(e)
+	restaurado := Restaurar(e)
 	if !reflect.DeepEqual(restaurado.Estado().Conselheiros, inteiro.Estado().Conselheiros) || len(restaurado.vistos) != len(inteiro.vistos) {
 		t.Fatalf("restored state differs")
 	}
@@ -59,13 +62,13 @@ func TestEstadoReplayRestaurado(t *testing.T) {
 	// same draw again, its winner now busy, listed.
 	sorteio := corte
 	for {
-		if _, ok := h[sorteio].(Registro); ok {
+		if _, ok := h[sorteio].(registro.Registro); ok {
 			break
 		}
 		sorteio++
 	}
-	x := RestaurarReplay(e)
-	y := NovoReplay(uuid.Nil)
+	x := Restaurar(e)
+	y := Novo(uuid.Nil)
 	for i, r := range h[:corte] {
 		y.Aplicar(int64(i), r)
 	}
