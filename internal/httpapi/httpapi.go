@@ -393,6 +393,10 @@ func (a *api) registrar(c *fiber.Ctx) error {
 
 	nivel := slog.LevelInfo
 	switch {
+	case c.Locals(foraDoOrcamento) != nil:
+		// The budget shedding a flood, counted by d6a_http_duracao_segundos
+		// with its 503: a line each would be the flood's cost again.
+		nivel = slog.LevelDebug
 	case status >= 500:
 		nivel = slog.LevelWarn
 	case rota == RotaHealthz || rota == RotaReadyz || rota == RotaMetrics:

@@ -18,6 +18,10 @@ const EsperaOrcamento = time.Second
 // is what costs d6a.
 const BytesPorVez = 64 << 10
 
+// foraDoOrcamento marks, in a request's Locals, an answer the budget
+// refused: registrar logs it at debug.
+const foraDoOrcamento = "d6a.fora_do_orcamento"
+
 // orcamentoPublico is the budget every public route (/readyz, /metrics,
 // the transparency routes, the tiles and the verifier page) shares,
 // whatever the client's address: porSegundo turns a second in all, an
@@ -40,6 +44,7 @@ func orcamentoPublico(porSegundo int, espera time.Duration) fiber.Handler {
 		return l.WaitN(ctx, min(n, rajada)) == nil
 	}
 	recusar := func(c *fiber.Ctx) error {
+		c.Locals(foraDoOrcamento, true)
 		c.Response().ResetBody()
 		c.Response().Header.Del(fiber.HeaderContentEncoding)
 		c.Response().Header.Del(fiber.HeaderETag)
