@@ -2,6 +2,7 @@ package colonia_test
 
 import (
 	"encoding/hex"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/formigueiro/d6a/internal/beacon"
 	"github.com/formigueiro/d6a/internal/registro"
 	"github.com/formigueiro/d6a/internal/sorteio"
+	"github.com/formigueiro/d6a/internal/verificar/banco"
 	"github.com/formigueiro/d6a/internal/verificar/log"
 )
 
@@ -125,4 +127,26 @@ func TestCompromissoTestemunhado(t *testing.T) {
 		sem = append(sem, r)
 	}
 	falhaEm("no cosigned checkpoints", sem, kSem, "registro.compromisso")
+
+	// 3. The database's own check (d6a verify --event-id) takes C from the
+	// log's records too: honest, it names C; with the audit row's C moved
+	// by a millisecond that keeps its round (so every other check holds),
+	// it fails on compromisso.
+	// The harness's clock is held (data_sorteio 2026-11-29) while T is the
+	// bus's: the assignment's time is set to T so the check reaches C.
+	tOrig, _ := sorteio.ParseTimestamp(orig.Timestamp)
+	_, err = c.pool.Exec(t.Context(), `UPDATE d6a.atribuicoes SET data_sorteio = $2 WHERE event_id_sorteio = $1`, orig.EventIDSorteio, tOrig)
+	must(t, err == nil, "aligning data_sorteio: %v", err)
+	rel, err := banco.Verificar(t.Context(), c.w.Store, orig.EventIDSorteio, banco.Opcoes{})
+	must(t, err == nil && strings.Contains(rel.String(), "compromisso: C="+orig.Compromisso), "verify --event-id, honest: %v\n%s", err, rel)
+	movido := cOrig.Add(time.Millisecond)
+	if registro.RodadaDevida(cadeia, movido, regras.Margem()) != uint64(*orig.Rodada) {
+		movido = cOrig.Add(-time.Millisecond)
+	}
+	must(t, registro.RodadaDevida(cadeia, movido, regras.Margem()) == uint64(*orig.Rodada), "no C a millisecond away owes round %d", *orig.Rodada)
+	_, err = c.pool.Exec(t.Context(), `UPDATE d6a.auditoria_sorteios SET compromisso = $2 WHERE event_id_sorteio = $1`, orig.EventIDSorteio, sorteio.FormatTimestamp(movido))
+	must(t, err == nil, "moving the audit row's C: %v", err)
+	_, err = banco.Verificar(t.Context(), c.w.Store, orig.EventIDSorteio, banco.Opcoes{})
+	var f *registro.Falha
+	must(t, errors.As(err, &f) && f.Campo == "compromisso", "verify --event-id with C moved by 1 ms: %v, want a failure on compromisso", err)
 }

@@ -56,6 +56,10 @@ type Banco interface {
 	SegueGatilho(ctx context.Context, eventIDSorteio uuid.UUID) (bool, error)
 	// RegrasDoSorteio reads the d6a.regras_sorteio record recorded last.
 	RegrasDoSorteio(ctx context.Context) (gatilhoDesde int64, registro []byte, err error)
+	// IndicesDoLog and FolhasDoLog read the log's records: a rule with
+	// witnesses has C checked against the cosignatures recorded there.
+	IndicesDoLog(ctx context.Context, ids []uuid.UUID) (map[uuid.UUID]int64, error)
+	FolhasDoLog(ctx context.Context, inicio, fim int64, limite int) ([]store.FolhaDoLog, error)
 }
 
 // FolgaPadrao is the clock skew allowed between D-6a's clock (T) and the
@@ -200,6 +204,12 @@ func Verificar(ctx context.Context, st *store.Store, eventID uuid.UUID, o Opcoes
 			return rel, err
 		}
 		rel.Rodada, rel.Cadeia = aud.Rodada, regras.NomeCadeia()
+		if regras.Quorum > 0 {
+			if err := conferirCompromisso(ctx, q, regras, aud, eventID); err != nil {
+				return rel, err
+			}
+			rel.Notas = append(rel.Notas, fmt.Sprintf("compromisso: C=%s, a %dª primeira cossinatura das testemunhas registrada no log", deref(aud.Compromisso), regras.Quorum))
+		}
 	}
 
 	// 3: the assignment row.
@@ -467,4 +477,69 @@ func deref(s *string) string {
 		return ""
 	}
 	return *s
+}
+
+// folhasPorLeitura is how many records conferirCompromisso reads at a time
+// between a trigger's commitment and its draw.
+const folhasPorLeitura = 1000
+
+// conferirCompromisso checks a draw's C under a rule with witnesses
+// against the log's own records, as the walks do (CONTRACT §4a): the
+// trigger's d6a.compromisso record at index i, and the quorum-th earliest
+// first cosignature covering it among the d6a.cossinaturas records before
+// the draw (registro.CompromissoTestemunhado).
+func conferirCompromisso(ctx context.Context, q Banco, regras registro.RegrasSorteio, aud store.AuditoriaDoSorteio, eventID uuid.UUID) error {
+	gatilho, err := uuid.Parse(aud.Base)
+	if err != nil {
+		return divergencia("base", aud.Base, "the trigger's event_id")
+	}
+	comp := registro.IDCompromisso(gatilho)
+	idx, err := q.IndicesDoLog(ctx, []uuid.UUID{comp, eventID})
+	if err != nil {
+		return fmt.Errorf("reading d6a.transparencia_registros: %w", err)
+	}
+	i, ok := idx[comp]
+	if !ok {
+		return divergencia("compromisso", "no "+registro.TipoCompromisso+" record of the trigger "+aud.Base, "the trigger's commitment record before the draw (the rule names witnesses)")
+	}
+	j, ok := idx[eventID]
+	if !ok || j <= i {
+		return divergencia("compromisso", fmt.Sprintf("the draw's record at %d, its commitment at %d", j, i), "the draw's record after its trigger's commitment record")
+	}
+	var cs []registro.CossinadaEm
+	for inicio := i + 1; inicio < j; {
+		folhas, err := q.FolhasDoLog(ctx, inicio, j, folhasPorLeitura)
+		if err != nil {
+			return fmt.Errorf("reading d6a.transparencia_registros: %w", err)
+		}
+		if len(folhas) == 0 {
+			break
+		}
+		for _, f := range folhas {
+			inicio = f.Indice + 1
+			lido, err := registro.LerRegistravel(f.Registro)
+			if err != nil {
+				continue // an eliminated record, or one the walks judge
+			}
+			r, ok := lido.(registro.CossinaturasRegistro)
+			if !ok || r.Tamanho > f.Indice {
+				continue
+			}
+			assinadas, err := r.Cossinadas(regras.Testemunhas)
+			if err != nil {
+				return fmt.Errorf("registro %d: %w", f.Indice, err)
+			}
+			for _, a := range assinadas {
+				cs = append(cs, registro.CossinadaEm{Chave: a.Chave, Tamanho: r.Tamanho, Em: a.Em})
+			}
+		}
+	}
+	c, ok := registro.CompromissoTestemunhado(i, int(regras.Quorum), regras.Testemunhas, cs)
+	if !ok {
+		return divergencia("compromisso", deref(aud.Compromisso), fmt.Sprintf("cosignatures by %d of the rule's witnesses of a checkpoint covering record %d, recorded before the draw", regras.Quorum, i))
+	}
+	if want := sorteio.FormatTimestamp(c); deref(aud.Compromisso) != want {
+		return divergencia("compromisso", deref(aud.Compromisso), want+fmt.Sprintf(" (the %d-th earliest witness cosignature covering record %d)", regras.Quorum, i))
+	}
+	return nil
 }
