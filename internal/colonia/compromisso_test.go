@@ -67,11 +67,9 @@ func TestCompromissoTestemunhado(t *testing.T) {
 		var cs []registro.CossinadaEm
 		for j := ic + 1; j < i; j++ {
 			if r, ok := regs[j].(registro.CossinaturasRegistro); ok {
-				ls, err := r.Cossinadas(regras.Testemunhas)
+				em, err := r.CossinadasEm(regras.Testemunhas)
 				must(t, err == nil, "record %d: %v", j, err)
-				for _, l := range ls {
-					cs = append(cs, registro.CossinadaEm{Chave: l.Chave, Tamanho: r.Tamanho, Em: l.Em})
-				}
+				cs = append(cs, em...)
 			}
 		}
 		want, ok := registro.CompromissoTestemunhado(int64(ic), 2, regras.Testemunhas, cs)

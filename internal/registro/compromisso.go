@@ -168,6 +168,20 @@ type CossinadaEm struct {
 	Em      time.Time
 }
 
+// CossinadasEm is what C is computed from (CompromissoTestemunhado): each
+// valid cosignature of the record's checkpoint, with its size.
+func (r CossinaturasRegistro) CossinadasEm(testemunhas []string) ([]CossinadaEm, error) {
+	cs, err := r.Cossinadas(testemunhas)
+	if err != nil {
+		return nil, err
+	}
+	em := make([]CossinadaEm, 0, len(cs))
+	for _, c := range cs {
+		em = append(em, CossinadaEm{Chave: c.Chave, Tamanho: r.Tamanho, Em: c.Em})
+	}
+	return em, nil
+}
+
 // PrimeirasCossinaturas gives, for each witness key in testemunhas, its
 // earliest cosignature among cs of a checkpoint covering record indice
 // (Tamanho > indice): the c_w of CONTRACT §4a, with the checkpoint that
@@ -257,13 +271,9 @@ func (v *RegrasEmVigor) Anotar(indice int64, f Registravel) error {
 		if v.Regras == nil || v.Regras.Quorum == 0 {
 			return nil // no rule uses them
 		}
-		cs, err := r.Cossinadas(v.Regras.Testemunhas)
+		em, err := r.CossinadasEm(v.Regras.Testemunhas)
 		if err != nil {
 			return err
-		}
-		em := make([]CossinadaEm, 0, len(cs))
-		for _, c := range cs {
-			em = append(em, CossinadaEm{Chave: c.Chave, Tamanho: r.Tamanho, Em: c.Em})
 		}
 		v.compromissos.cossinar(em)
 	}

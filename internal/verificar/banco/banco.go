@@ -525,13 +525,11 @@ func conferirCompromisso(ctx context.Context, q Banco, regras registro.RegrasSor
 			if !ok || r.Tamanho > f.Indice {
 				continue
 			}
-			assinadas, err := r.Cossinadas(regras.Testemunhas)
+			em, err := r.CossinadasEm(regras.Testemunhas)
 			if err != nil {
 				return fmt.Errorf("registro %d: %w", f.Indice, err)
 			}
-			for _, a := range assinadas {
-				cs = append(cs, registro.CossinadaEm{Chave: a.Chave, Tamanho: r.Tamanho, Em: a.Em})
-			}
+			cs = append(cs, em...)
 		}
 	}
 	c, ok := registro.CompromissoTestemunhado(i, int(regras.Quorum), regras.Testemunhas, cs)
