@@ -17,6 +17,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/formigueiro/d6a/internal/atribuicao"
+	"github.com/formigueiro/d6a/internal/decisao"
 	"github.com/formigueiro/d6a/internal/elegibilidade"
 	"github.com/formigueiro/d6a/internal/hierarquia"
 	"github.com/formigueiro/d6a/internal/registro"
@@ -396,20 +397,23 @@ func (s *Console) Inativar(ctx context.Context, a Acao, id uuid.UUID) (MudancaSt
 		if err != nil {
 			return err
 		}
-		if !elegibilidade.TransicaoAdministrativa(c.Status, elegibilidade.Inativo) {
-			switch c.Status {
-			case elegibilidade.Inativo:
-				return fmt.Errorf("%w: conselheiro %s já está inativo", ErrConflito, id)
-			case elegibilidade.Ocupado:
-				return fmt.Errorf("%w: conselheiro %s está ocupado; aplique o timeout da atribuição ativa antes", ErrConflito, id)
-			}
-			return fmt.Errorf("%w: conselheiro %s não pode ser inativado (status %s)", ErrConflito, id, c.Status)
-		}
-		_, ativa, err := banco(u).AtribuicaoAtivaDoConselheiro(ctx, id)
+		v := decisao.Visao{Conselheiro: &decisao.Conselheiro{Status: c.Status, Ate: c.SuspensaoAte}}
+		at, ativa, err := banco(u).AtribuicaoAtivaDoConselheiro(ctx, id)
 		if err != nil {
 			return err
 		} else if ativa {
-			return fmt.Errorf("%w: conselheiro %s tem atribuição ativa; aplique o timeout antes", ErrConflito, id)
+			v.Ativa = &at.DemandaID
+		}
+		if ef := decisao.Passo(v, decisao.Entrada{Tipo: decisao.Inativacao, Agora: u.Agora()}); ef.Proibida {
+			switch {
+			case c.Status == elegibilidade.Inativo:
+				return fmt.Errorf("%w: conselheiro %s já está inativo", ErrConflito, id)
+			case c.Status == elegibilidade.Ocupado:
+				return fmt.Errorf("%w: conselheiro %s está ocupado; aplique o timeout da atribuição ativa antes", ErrConflito, id)
+			case ativa:
+				return fmt.Errorf("%w: conselheiro %s tem atribuição ativa; aplique o timeout antes", ErrConflito, id)
+			}
+			return fmt.Errorf("%w: conselheiro %s não pode ser inativado (status %s)", ErrConflito, id, c.Status)
 		}
 		m = MudancaStatus{ConselheiroID: id, StatusAnterior: c.Status, Status: elegibilidade.Inativo, EventID: s.o.NovoID()}
 		if err := banco(u).MarcarInativo(ctx, id, m.EventID, u.Agora()); err != nil {
@@ -438,10 +442,12 @@ func (s *Console) Reativar(ctx context.Context, a Acao, id uuid.UUID) (MudancaSt
 		if err != nil {
 			return err
 		}
-		novo := elegibilidade.StatusReativado(c.SuspensaoAte, u.Agora())
-		if !elegibilidade.TransicaoAdministrativa(c.Status, novo) {
+		ef := decisao.Passo(decisao.Visao{Conselheiro: &decisao.Conselheiro{Status: c.Status, Ate: c.SuspensaoAte}},
+			decisao.Entrada{Tipo: decisao.Reativacao, Agora: u.Agora()})
+		if ef.Proibida {
 			return fmt.Errorf("%w: conselheiro %s não está inativo (status %s)", ErrConflito, id, c.Status)
 		}
+		novo := ef.Status
 		m = MudancaStatus{ConselheiroID: id, StatusAnterior: c.Status, Status: novo, EventID: s.o.NovoID()}
 		if err := banco(u).MudarStatus(ctx, id, novo, m.EventID, u.Agora()); err != nil {
 			return err

@@ -2,10 +2,8 @@ package elegibilidade
 
 import "time"
 
-// The counsellor state machine of spec 4.6 and the statuses each input
-// leads to (spec 3.10–3.12, 4.8), as pure functions: the executor's
-// handlers and the replay verifier (transparencia.Replay) both run these,
-// so a record whose status the rules do not give is a divergence.
+// The counsellor state machine of spec 4.6: which transitions are
+// allowed. What each input does with it is decisao.Passo.
 
 // Transicao reports whether spec 4.6 allows from → to on an input of the
 // bus. Forbidden: suspenso → ocupado, inativo → anything (only the console
@@ -52,25 +50,6 @@ func Permitido(from string, ate *time.Time, to string, t time.Time) bool {
 	return Transicao(from, to)
 }
 
-// StatusCadastro is a registration's status (spec 3.10): inativo when the
-// event says so, else disponivel.
-func StatusCadastro(doEvento string) string {
-	if doEvento == Inativo {
-		return Inativo
-	}
-	return Disponivel
-}
-
-// StatusAposCiclo is the status after a cycle end (spec 3.11): released to
-// disponivel where the machine allows it, unless the counsellor still
-// holds another assignment (ocupado iff an active assignment exists).
-func StatusAposCiclo(status string, ate *time.Time, outraAtiva bool, t time.Time) string {
-	if !outraAtiva && Permitido(status, ate, Disponivel, t) {
-		return Disponivel
-	}
-	return status
-}
-
 // StatusAposSorteio is the winner's status after a draw at t: ocupado
 // (spec 4.4 step 4). A winner still marked suspenso whose suspension has
 // ended is released by the draw first (CONTRACT §3, the executor publishes
@@ -81,26 +60,6 @@ func StatusAposCiclo(status string, ate *time.Time, outraAtiva bool, t time.Time
 func StatusAposSorteio(status string, ate *time.Time, t time.Time) (depois string, ok bool) {
 	de := StatusEfetivo(status, ate, t)
 	return Ocupado, de != Ocupado && Permitido(de, ate, Ocupado, t)
-}
-
-// StatusAposSuspensaoExpirada is the status after a suspension's end is
-// published (suspensao.expirada, spec 4.6): a suspenso one is disponivel,
-// any other keeps theirs.
-func StatusAposSuspensaoExpirada(status string) string {
-	if status == Suspenso {
-		return Disponivel
-	}
-	return status
-}
-
-// StatusAposRecusa is the refuser's status after a refusal (spec 3.12):
-// a busy one goes back to disponivel, any other keeps theirs (a suspended
-// one is not released).
-func StatusAposRecusa(status string) string {
-	if status == Ocupado {
-		return Disponivel
-	}
-	return status
 }
 
 // PodeSuspender reports whether a suspension applies to status (spec 3.12

@@ -5,8 +5,8 @@ import (
 	"time"
 )
 
-// The state machine of spec 4.6 and the status each input gives, as the
-// handlers and the replay run them.
+// The state machine of spec 4.6 (what each input does with it is
+// decisao.Passo, tested there).
 func TestMaquinaDeEstados(t *testing.T) {
 	agora := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
 	passou, falta := agora.Add(-time.Hour), agora.Add(time.Hour)
@@ -24,15 +24,6 @@ func TestMaquinaDeEstados(t *testing.T) {
 	casos := []struct {
 		nome, got, want string
 	}{
-		{"cycle end of a busy one", StatusAposCiclo(Ocupado, nil, false, agora), Disponivel},
-		{"cycle end while another assignment is active", StatusAposCiclo(Ocupado, nil, true, agora), Ocupado},
-		{"cycle end of a current suspension", StatusAposCiclo(Suspenso, &falta, false, agora), Suspenso},
-		{"cycle end of an ended suspension", StatusAposCiclo(Suspenso, &passou, false, agora), Disponivel},
-		{"cycle end of an inactive one", StatusAposCiclo(Inativo, nil, false, agora), Inativo},
-		{"refusal of a busy one", StatusAposRecusa(Ocupado), Disponivel},
-		{"refusal of a suspended one", StatusAposRecusa(Suspenso), Suspenso},
-		{"registration", StatusCadastro("qualquer"), Disponivel},
-		{"inactive registration", StatusCadastro(Inativo), Inativo},
 		{"reactivation, suspension pending", StatusReativado(&falta, agora), Suspenso},
 		{"reactivation, suspension ended", StatusReativado(&passou, agora), Disponivel},
 		{"reactivation, never suspended", StatusReativado(nil, agora), Disponivel},
@@ -95,8 +86,5 @@ func TestStatusAposSorteio(t *testing.T) {
 		if got, ok := StatusAposSorteio(c.status, c.ate, agora); got != Ocupado || ok != c.ok {
 			t.Errorf("StatusAposSorteio(%s, %v) = %s, %v; want ocupado, %v", c.status, c.ate, got, ok, c.ok)
 		}
-	}
-	if StatusAposSuspensaoExpirada(Suspenso) != Disponivel || StatusAposSuspensaoExpirada(Ocupado) != Ocupado {
-		t.Error("StatusAposSuspensaoExpirada")
 	}
 }

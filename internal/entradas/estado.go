@@ -8,48 +8,64 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/formigueiro/d6a/internal/atribuicao"
-	"github.com/formigueiro/d6a/internal/elegibilidade"
+	"github.com/formigueiro/d6a/internal/decisao"
 	"github.com/formigueiro/d6a/internal/registro"
 	"github.com/formigueiro/d6a/internal/store"
 )
 
-// transitar moves c to status `to` when spec 4.6 allows it, and logs the
-// refusal otherwise. Lifting a suspension is only allowed once its date has
-// passed.
-func (x *aplicacao) transitar(ctx context.Context, log *slog.Logger, c store.Conselheiro, to string, eventID uuid.UUID) error {
-	if !x.permitido(c, to) {
-		log.Warn("transição de status proibida (spec 4.6) — mantida", "conselheiro_id", c.ID, "de", c.Status, "para", to)
+// visao reads what a step about the counsellor id needs: their row and
+// their active assignment (at most one). c is the row and a the assignment
+// the effects are written to.
+func (x *aplicacao) visao(ctx context.Context, id uuid.UUID) (v decisao.Visao, c store.Conselheiro, a store.AtribuicaoVigente, err error) {
+	c, temConselheiro, err := x.b.ConselheiroParaAtualizar(ctx, id)
+	if err != nil {
+		return v, c, a, err
+	}
+	if temConselheiro {
+		v.Conselheiro = &decisao.Conselheiro{Status: c.Status, Ate: c.SuspensaoAte}
+	}
+	a, ativa, err := x.b.AtribuicaoAtivaDoConselheiro(ctx, id)
+	if ativa {
+		v.Ativa = &a.DemandaID
+	}
+	return v, c, a, err
+}
+
+// escreverStatus writes the status a step gave c, with the end of a
+// suspension it lifted, and logs a transition spec 4.6 forbade.
+func (x *aplicacao) escreverStatus(ctx context.Context, log *slog.Logger, c store.Conselheiro, ef decisao.Efeitos, eventID uuid.UUID) error {
+	if ef.Proibida {
+		log.Warn("transição de status proibida (spec 4.6) — mantida", "conselheiro_id", c.ID, "status", c.Status)
+	}
+	if !ef.Mudou {
 		return nil
 	}
-	if err := x.b.MudarStatus(ctx, c.ID, to, eventID, x.u.Agora()); err != nil {
+	if err := x.b.MudarStatus(ctx, c.ID, ef.Status, eventID, x.u.Agora()); err != nil {
 		return err
 	}
 	x.u.Alterou(c.Cidadao)
-	if c.Status == elegibilidade.Suspenso && to == elegibilidade.Disponivel && c.SuspensaoAte != nil {
-		return x.u.EncerrarSuspensao(ctx, log, c.ID, *c.SuspensaoAte, "transicao")
+	if ef.FimDaSuspensao != nil {
+		return x.u.EncerrarSuspensao(ctx, log, c.ID, *ef.FimDaSuspensao, "transicao")
 	}
 	return nil
 }
 
-// permitido reports whether c may move to status to now (spec 4.6).
-func (x *aplicacao) permitido(c store.Conselheiro, to string) bool {
-	return elegibilidade.Permitido(c.Status, c.SuspensaoAte, to, x.u.Agora())
-}
-
-// suspender applies spec 3.12 step 4: suspension for the T_SUSPENSAO_DIAS
-// of the parameters in force from now, rescheduled when already suspended
-// (spec 3.13), recorded in d6a.suspensoes with the version.
-func (x *aplicacao) suspender(ctx context.Context, log *slog.Logger, c store.Conselheiro, eventID uuid.UUID, consecutivas int64, par atribuicao.Parametros) error {
-	if !elegibilidade.PodeSuspender(c.Status) {
-		log.Warn("suspensão não aplicada: transição proibida (spec 4.6)", "conselheiro_id", c.ID, "status", c.Status)
+// suspender writes the suspension a refusal's step decided (spec 3.12
+// step 4): until ate, rescheduled when already suspended (spec 3.13),
+// recorded in d6a.suspensoes with the parameters' version.
+func (x *aplicacao) suspender(ctx context.Context, log *slog.Logger, c store.Conselheiro, eventID uuid.UUID, ef decisao.Efeitos, par atribuicao.Parametros) error {
+	if ef.SuspensaoProibida {
+		log.Warn("suspensão não aplicada: transição proibida (spec 4.6)", "conselheiro_id", c.ID, "status", ef.Status)
+	}
+	if ef.SuspensoAte == nil {
 		return nil
 	}
-	ate := x.u.Agora().Add(par.TSuspensao())
+	ate := *ef.SuspensoAte
 	if err := x.b.Suspender(ctx, c.ID, ate, eventID, x.u.Agora()); err != nil {
 		return err
 	}
 	if err := x.b.AnotarSuspensao(ctx, store.Suspensao{
-		Conselheiro: c.ID, EventoRecusa: eventID, Consecutivas: int32(consecutivas),
+		Conselheiro: c.ID, EventoRecusa: eventID, Consecutivas: int32(ef.Recusas),
 		Ate: ate, VersaoParametros: int32(par.Versao), Agora: x.u.Agora(),
 	}); err != nil {
 		return err
@@ -59,7 +75,7 @@ func (x *aplicacao) suspender(ctx context.Context, log *slog.Logger, c store.Con
 	// (the refusals' motives are not in it).
 	x.u.Registrar(registro.NovaSuspensao(eventID, x.u.SeqGatilho(), c.ID, ate))
 	log.Warn("Conselheiro suspenso por recusas consecutivas", "conselheiro_id", c.ID,
-		"recusas_consecutivas", consecutivas, "data_suspensao_ate", ate.Format(time.RFC3339),
+		"recusas_consecutivas", ef.Recusas, "data_suspensao_ate", ate.Format(time.RFC3339),
 		"n_recusas_suspensao", par.NRecusasSuspensao, "t_suspensao_dias", par.TSuspensaoDias)
 	return nil
 }

@@ -8,7 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/formigueiro/d6a/internal/atribuicao"
-	"github.com/formigueiro/d6a/internal/elegibilidade"
+	"github.com/formigueiro/d6a/internal/decisao"
 	"github.com/formigueiro/d6a/internal/evento"
 	"github.com/formigueiro/d6a/internal/fila"
 	"github.com/formigueiro/d6a/internal/registro"
@@ -88,30 +88,36 @@ func (x *aplicacao) onAgendaItemDisponivel(ctx context.Context, log *slog.Logger
 // onConselheiroCadastrado is spec 3.10.
 func (x *aplicacao) onConselheiroCadastrado(ctx context.Context, log *slog.Logger, ev evento.Evento, p evento.ConselheiroCadastradoPayload) error {
 	log = log.With("conselheiro_id", p.CidadaoID, "uc_id", p.UnidadeCivicaID)
-	// 1. idempotency by event_id_cadastro.
-	if achou, err := x.b.CadastroAplicado(ctx, ev.EventID); err != nil || achou {
-		if achou {
-			log.Info("conselheiro.cadastrado reentregue")
-		}
+	// 1. idempotency by event_id_cadastro; 3. id = cidadao_id, so any
+	// duplicate (same citizen, UC and level, or the same citizen at all)
+	// is found by id before inserting: a unique violation would abort the
+	// transaction.
+	var v decisao.Visao
+	var err error
+	if v.Aplicada, err = x.b.CadastroAplicado(ctx, ev.EventID); err != nil {
 		return err
 	}
-	// 3. persist with id = cidadao_id. Any duplicate (same citizen, UC and
-	// level, or the same citizen at all, since id = cidadao_id) is found by
-	// id before inserting: a unique violation would abort the transaction.
-	if _, achou, err := x.b.ConselheiroPorID(ctx, p.CidadaoID); err != nil || achou {
-		if achou {
-			log.Info("cadastro duplicado — ignorando", "nivel_atuacao", p.NivelAtuacao)
-		}
+	if _, achou, err := x.b.ConselheiroPorID(ctx, p.CidadaoID); err != nil {
 		return err
+	} else if achou {
+		v.Conselheiro = &decisao.Conselheiro{}
 	}
-	status := elegibilidade.StatusCadastro(p.Status)
+	ef := decisao.Passo(v, decisao.Entrada{Tipo: decisao.Cadastro, Status: p.Status})
+	switch {
+	case v.Aplicada:
+		log.Info("conselheiro.cadastrado reentregue")
+		return nil
+	case !ef.Cadastrar:
+		log.Info("cadastro duplicado — ignorando", "nivel_atuacao", p.NivelAtuacao)
+		return nil
+	}
 	capacitacao, err := x.capacitacaoNoCadastro(ctx, p.CidadaoID, p.CapacitacaoConcluida) // phase 2 (CONTRACT §8)
 	if err != nil {
 		return err
 	}
 	if err := x.b.Cadastrar(ctx, store.Cadastro{
 		Cidadao: p.CidadaoID, UC: p.UnidadeCivicaID, Nivel: int32(p.NivelAtuacao),
-		Status: status, Capacitacao: capacitacao, Agora: x.u.Agora(), EventID: ev.EventID,
+		Status: ef.Status, Capacitacao: capacitacao, Agora: x.u.Agora(), EventID: ev.EventID,
 	}); err != nil {
 		if c, ok := store.UniqueViolation(err); ok {
 			return fmt.Errorf("cadastro duplicado não detectado antes do insert (%s): %w", c, err)
@@ -119,8 +125,8 @@ func (x *aplicacao) onConselheiroCadastrado(ctx context.Context, log *slog.Logge
 		return err
 	}
 	x.u.Alterou(p.CidadaoID)
-	x.u.Registrar(registro.NovoCadastro(ev.EventID, x.u.SeqGatilho(), p.CidadaoID, p.UnidadeCivicaID, p.NivelAtuacao, status, p.CapacitacaoConcluida))
-	log.Info("Conselheiro cadastrado", "capacitacao_concluida", p.CapacitacaoConcluida, "status", status)
+	x.u.Registrar(registro.NovoCadastro(ev.EventID, x.u.SeqGatilho(), p.CidadaoID, p.UnidadeCivicaID, p.NivelAtuacao, ef.Status, p.CapacitacaoConcluida))
+	log.Info("Conselheiro cadastrado", "capacitacao_concluida", p.CapacitacaoConcluida, "status", ef.Status)
 	// 4. sweep the pending queue of the UC and its descendants.
 	return x.varrerFila(ctx, log, p.UnidadeCivicaID)
 }
@@ -128,19 +134,21 @@ func (x *aplicacao) onConselheiroCadastrado(ctx context.Context, log *slog.Logge
 // onConselheiroCicloConcluido is spec 3.11.
 func (x *aplicacao) onConselheiroCicloConcluido(ctx context.Context, log *slog.Logger, ev evento.Evento, p evento.ConselheiroCicloConcluidoPayload) error {
 	log = log.With("conselheiro_id", p.ConselheiroID, "demanda_id", p.DemandaID)
-	// 1. idempotency by event_id_encerramento.
-	if achou, err := x.b.EncerramentoAplicado(ctx, ev.EventID); err != nil || achou {
-		if achou {
+	// 1. idempotency by event_id_encerramento; 3. the counsellor and
+	// their active assignment.
+	aplicada, err := x.b.EncerramentoAplicado(ctx, ev.EventID)
+	if err != nil || aplicada {
+		if aplicada {
 			log.Info("conselheiro.ciclo_concluído reentregue")
 		}
 		return err
 	}
-	// 3. the counsellor.
-	c, achou, err := x.b.ConselheiroParaAtualizar(ctx, p.ConselheiroID)
+	v, c, a, err := x.visao(ctx, p.ConselheiroID)
 	if err != nil {
 		return err
 	}
-	if !achou {
+	ef := decisao.Passo(v, decisao.Entrada{Tipo: decisao.CicloConcluido, Demanda: p.DemandaID, Agora: x.u.Agora()})
+	if v.Conselheiro == nil {
 		log.Warn("ciclo concluído de conselheiro não cadastrado")
 		if p.UnidadeCivicaID == nil {
 			return nil
@@ -148,32 +156,22 @@ func (x *aplicacao) onConselheiroCicloConcluido(ctx context.Context, log *slog.L
 		return x.varrerFila(ctx, log, *p.UnidadeCivicaID)
 	}
 	// 4. close the assignment and release the counsellor.
-	a, achou, err := x.b.AtribuicaoAtivaDoPar(ctx, p.ConselheiroID, p.DemandaID)
-	if err != nil {
-		return err
-	} else if achou {
+	switch {
+	case ef.Encerrar:
 		if err := x.b.Encerrar(ctx, a.ID, atribuicao.AtribuicaoConcluida, ev.EventID); err != nil {
 			return err
 		}
 		x.u.Alterou(p.ConselheiroID)
 		log.Info("Atribuição concluída", "motivo_encerramento", p.MotivoEncerramento)
-	} else {
+	case ef.OutraAtiva:
+		log.Warn("ciclo concluído para outra demanda: conselheiro mantém a atribuição ativa e segue ocupado")
+	default:
 		log.Info("ciclo concluído sem atribuição ativa correspondente — conselheiro liberado mesmo assim")
 	}
-	// A cycle naming another demand than the one the counsellor holds must
-	// not make him disponivel while an assignment is still active
-	// (ocupado iff an active assignment exists).
-	_, outra, err := x.b.AtribuicaoAtivaDoConselheiro(ctx, c.ID)
-	if err != nil {
+	if err := x.escreverStatus(ctx, log, c, ef, ev.EventID); err != nil {
 		return err
 	}
-	depois := elegibilidade.StatusAposCiclo(c.Status, c.SuspensaoAte, outra, x.u.Agora())
-	if outra {
-		log.Warn("ciclo concluído para outra demanda: conselheiro mantém a atribuição ativa e segue ocupado")
-	} else if err := x.transitar(ctx, log, c, elegibilidade.Disponivel, ev.EventID); err != nil {
-		return err
-	}
-	x.u.Registrar(registro.NovoCicloConcluido(ev.EventID, x.u.SeqGatilho(), c.ID, p.DemandaID, depois))
+	x.u.Registrar(registro.NovoCicloConcluido(ev.EventID, x.u.SeqGatilho(), c.ID, p.DemandaID, ef.Status))
 	// 5. sweep the payload's UC, else the counsellor's.
 	uc := c.UC
 	if p.UnidadeCivicaID != nil {
@@ -187,24 +185,35 @@ func (x *aplicacao) onConselheiroAtribuicaoRecusada(ctx context.Context, log *sl
 	log = log.With("conselheiro_id", p.ConselheiroID, "demanda_id", p.DemandaID, "uc_id", p.UnidadeCivicaID, "motivo", string(p.Motivo))
 	// 1. idempotency by evento_id_recusa and event_id_encerramento (the
 	// spec's buscarRecusasPorEventoId, buscarAtribuicaoPorEventIdEncerramento).
-	if achou, err := x.b.RecusaAplicada(ctx, ev.EventID); err != nil || achou {
-		if achou {
-			log.Info("conselheiro.atribuicao_recusada reentregue")
+	for _, aplicada := range []func(context.Context, uuid.UUID) (bool, error){x.b.RecusaAplicada, x.b.EncerramentoAplicado} {
+		if achou, err := aplicada(ctx, ev.EventID); err != nil || achou {
+			if achou {
+				log.Info("conselheiro.atribuicao_recusada reentregue")
+			}
+			return err
 		}
-		return err
 	}
-	if achou, err := x.b.EncerramentoAplicado(ctx, ev.EventID); err != nil || achou {
-		if achou {
-			log.Info("conselheiro.atribuicao_recusada reentregue")
-		}
-		return err
-	}
-	// 3. the active assignment of the pair.
-	a, achou, err := x.b.AtribuicaoAtivaDoPar(ctx, p.ConselheiroID, p.DemandaID)
+	// 3. the counsellor, their active assignment and, unless the motive
+	// is personal risk, the refusals counted and the parameters in force
+	// (d6a.config: a new version applies from the next refusal on).
+	v, c, a, err := x.visao(ctx, p.ConselheiroID)
 	if err != nil {
 		return err
 	}
-	if !achou {
+	e := decisao.Entrada{Tipo: decisao.Recusa, Demanda: p.DemandaID, RiscoPessoal: p.Motivo == evento.RiscoPessoal, Agora: x.u.Agora()}
+	var par atribuicao.Parametros
+	if !e.RiscoPessoal && v.Ativa != nil {
+		if par, err = x.u.Parametros(ctx); err != nil {
+			return err
+		}
+		if v.Recusas, err = x.b.RecusasDesdeAceitacao(ctx, p.ConselheiroID); err != nil {
+			return err
+		}
+		e.Regras = &decisao.Regras{NRecusasSuspensao: par.NRecusasSuspensao, TSuspensao: par.TSuspensao()}
+		log = log.With("versao_parametros", par.Versao)
+	}
+	ef := decisao.Passo(v, e)
+	if !ef.Encerrar {
 		log.Warn("recusa sem atribuição ativa correspondente")
 		return x.varrerFila(ctx, log, p.UnidadeCivicaID)
 	}
@@ -213,49 +222,26 @@ func (x *aplicacao) onConselheiroAtribuicaoRecusada(ctx context.Context, log *sl
 		return err
 	}
 	x.u.Alterou(p.ConselheiroID)
-	c, temConselheiro, err := x.b.ConselheiroParaAtualizar(ctx, p.ConselheiroID)
-	if err != nil {
-		return err
-	}
-	// The refuser goes back to disponivel; a suspended one is not released.
-	if temConselheiro {
-		if depois := elegibilidade.StatusAposRecusa(c.Status); depois != c.Status {
-			if err := x.transitar(ctx, log, c, depois, ev.EventID); err != nil {
-				return err
-			}
-			c.Status = depois
+	if ef.Registrar {
+		if err := x.escreverStatus(ctx, log, c, ef, ev.EventID); err != nil {
+			return err
 		}
 		// No motive: a refusal for personal risk must not show (spec 3.12).
-		x.u.Registrar(registro.NovaRecusa(ev.EventID, x.u.SeqGatilho(), c.ID, a.DemandaID, c.Status))
+		x.u.Registrar(registro.NovaRecusa(ev.EventID, x.u.SeqGatilho(), c.ID, a.DemandaID, ef.Status))
 	}
-	motivo := string(p.Motivo)
-	x.u.RecusaObservada(motivo)
-	if p.Motivo == evento.RiscoPessoal {
+	x.u.RecusaObservada(string(p.Motivo))
+	if ef.Recusas == 0 {
 		log.Info("Recusa por risco pessoal: sem contador e sem suspensão")
 	} else {
-		// The parameters in force (d6a.config): a new version applies from
-		// the next refusal on.
-		par, err := x.u.Parametros(ctx)
-		if err != nil {
-			return err
-		}
-		log = log.With("versao_parametros", par.Versao)
-		recusas, err := x.b.RecusasDesdeAceitacao(ctx, p.ConselheiroID)
-		if err != nil {
-			return err
-		}
-		consecutivas := recusas + 1
 		if err := x.b.ContarRecusa(ctx, store.RecusaContada{
-			Conselheiro: p.ConselheiroID, Consecutivas: int32(consecutivas), Agora: x.u.Agora(),
+			Conselheiro: p.ConselheiroID, Consecutivas: int32(ef.Recusas), Agora: x.u.Agora(),
 			Demanda: p.DemandaID, EventoRecusa: ev.EventID,
 		}); err != nil {
 			return err
 		}
-		log.Info("Recusa registrada", "recusas_consecutivas", consecutivas)
-		if consecutivas > int64(par.NRecusasSuspensao) && temConselheiro {
-			if err := x.suspender(ctx, log, c, ev.EventID, consecutivas, par); err != nil {
-				return err
-			}
+		log.Info("Recusa registrada", "recusas_consecutivas", ef.Recusas)
+		if err := x.suspender(ctx, log, c, ev.EventID, ef, par); err != nil {
+			return err
 		}
 	}
 	// 5. re-draw the same demand from the assignment's snapshot, excluding

@@ -8,7 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/formigueiro/d6a/internal/atribuicao"
-	"github.com/formigueiro/d6a/internal/elegibilidade"
+	"github.com/formigueiro/d6a/internal/decisao"
 	"github.com/formigueiro/d6a/internal/store"
 )
 
@@ -37,7 +37,9 @@ func ReativarVencidos(ctx context.Context, e Executor, log *slog.Logger) (int, e
 		for _, v := range vencidas {
 			// The status after the end, by the rule the replay applies to
 			// its record.
-			status := elegibilidade.StatusAposSuspensaoExpirada(v.Status)
+			ate := v.Ate
+			status := decisao.Passo(decisao.Visao{Conselheiro: &decisao.Conselheiro{Status: v.Status, Ate: &ate}},
+				decisao.Entrada{Tipo: decisao.SuspensaoExpirada, Agora: u.Agora()}).Status
 			if err := tx.MudarStatus(ctx, v.Conselheiro, status, atribuicao.IDSuspensaoExpirada(v.Conselheiro, v.Ate), u.Agora()); err != nil {
 				return err
 			}

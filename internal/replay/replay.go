@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/formigueiro/d6a/internal/decisao"
 	"github.com/formigueiro/d6a/internal/elegibilidade"
 	"github.com/formigueiro/d6a/internal/registro"
 	"github.com/formigueiro/d6a/internal/sorteio"
@@ -369,6 +370,7 @@ func (r *Replay) entrada(indice int64, e registro.Entrada) {
 	}
 	id := *e.ConselheiroID
 	c := r.conselheiros[id]
+	ef := r.passo(indice, e, c)
 	if (e.Tipo == registro.TipoCicloConcluido || e.Tipo == registro.TipoRecusa) && e.DemandaID != nil && r.ativas[id] == *e.DemandaID {
 		delete(r.ativas, id)
 		if e.Tipo == registro.TipoRecusa {
@@ -384,7 +386,6 @@ func (r *Replay) entrada(indice int64, e registro.Entrada) {
 			delete(r.ucDemanda, *e.DemandaID)
 		}
 	}
-	r.conferirStatus(indice, e, c)
 	if e.Tipo == registro.TipoCadastro && c == nil || e.Tipo == registro.TipoCicloConcluido {
 		r.esperarVarredura(indice, e, c)
 	}
@@ -406,7 +407,7 @@ func (r *Replay) entrada(indice int64, e registro.Entrada) {
 		}
 	case registro.TipoSuspensaoExpirada:
 		if c != nil {
-			c.status = elegibilidade.StatusAposSuspensaoExpirada(c.status)
+			c.status = ef.Status
 		}
 	default: // cycle ends, refusals, the console: the status after them
 		if c != nil && e.Status != "" {
@@ -428,50 +429,52 @@ func (r *Replay) entrada(indice int64, e registro.Entrada) {
 	}
 }
 
-// conferirStatus checks the status an input record shows against the one
-// the state machine gives (elegibilidade, spec 4.6, run by the executor's
-// handlers too) from the counsellor's replayed state. Records carry no time
-// of their own, so where the outcome turns on whether a suspension had
-// ended (a cycle end or a reactivation of a suspended counsellor), either
-// outcome is accepted.
-func (r *Replay) conferirStatus(indice int64, e registro.Entrada, c *estadoConselheiro) {
+// tiposDecisao are the input records whose status decisao.Passo gives.
+var tiposDecisao = map[string]decisao.Tipo{
+	registro.TipoCadastro: decisao.Cadastro, registro.TipoCicloConcluido: decisao.CicloConcluido,
+	registro.TipoRecusa: decisao.Recusa, registro.TipoSuspensao: decisao.Suspensao,
+	registro.TipoSuspensaoExpirada: decisao.SuspensaoExpirada, registro.TipoInativacao: decisao.Inativacao,
+	registro.TipoReativacao: decisao.Reativacao, registro.TipoLiberacao: decisao.Liberacao,
+}
+
+// passo runs the executor's step (decisao.Passo) for an input record over
+// the replayed state, and checks the status the record shows against the
+// ones it gives. The refusals' motives are not in the log, so a refusal is
+// stepped without its count; the suspension it led to is its own record.
+func (r *Replay) passo(indice int64, e registro.Entrada, c *estadoConselheiro) decisao.Efeitos {
 	id := *e.ConselheiroID
-	var esperado []string
-	switch e.Tipo {
-	case registro.TipoCadastro:
-		esperado = []string{elegibilidade.StatusCadastro(e.Status)}
-	case registro.TipoInativacao:
-		esperado = []string{elegibilidade.Inativo}
-	case registro.TipoLiberacao:
-		esperado = []string{elegibilidade.Disponivel}
-	}
+	var v decisao.Visao
 	if c != nil {
-		_, outra := r.ativas[id]
-		switch e.Tipo {
-		case registro.TipoCicloConcluido:
-			esperado = []string{elegibilidade.StatusAposCiclo(c.status, c.ate, outra, r.ultimoT)}
-			if c.status == elegibilidade.Suspenso && !outra {
-				esperado = []string{elegibilidade.Suspenso, elegibilidade.Disponivel}
-			}
-		case registro.TipoRecusa:
-			esperado = []string{elegibilidade.StatusAposRecusa(c.status)}
-		case registro.TipoReativacao:
-			esperado = []string{elegibilidade.StatusReativado(c.ate, r.ultimoT)}
-			if c.ate != nil {
-				esperado = []string{elegibilidade.Suspenso, elegibilidade.Disponivel}
-			}
-		case registro.TipoSuspensao:
-			if !elegibilidade.PodeSuspender(c.status) {
-				r.divergir(indice, &id, "%s: conselheiro %s suspenso a partir de %s, que a máquina de estados (spec 4.6) não permite", e.Tipo, id, c.status)
-			}
-			return
+		v.Conselheiro = &decisao.Conselheiro{Status: c.status, Ate: c.ate}
+	}
+	if d, ok := r.ativas[id]; ok {
+		v.Ativa = &d
+	}
+	in := decisao.Entrada{Tipo: tiposDecisao[e.Tipo], Status: e.Status, Agora: r.ultimoT}
+	if e.DemandaID != nil {
+		in.Demanda = *e.DemandaID
+	}
+	if in.Tipo == decisao.Suspensao {
+		in.Ate, _ = sorteio.ParseTimestamp(e.DataSuspensaoAte)
+	}
+	ef := decisao.Passo(v, in)
+	de := "?"
+	if c != nil {
+		de = c.status
+	}
+	switch {
+	case in.Tipo == decisao.Cadastro && !ef.Cadastrar:
+		r.divergir(indice, &id, "%s: conselheiro %s já estava cadastrado: um cadastro duplicado não é aplicado", e.Tipo, id)
+	case c == nil && in.Tipo != decisao.Cadastro:
+		// An unknown counsellor's step is left out, never guessed.
+	case in.Tipo == decisao.Suspensao && ef.Proibida:
+		r.divergir(indice, &id, "%s: conselheiro %s suspenso a partir de %s, que a máquina de estados (spec 4.6) não permite", e.Tipo, id, de)
+	case in.Tipo == decisao.Suspensao || in.Tipo == decisao.SuspensaoExpirada:
+		// Their records show no status.
+	default:
+		if possiveis := decisao.Possiveis(v, in); !slices.Contains(possiveis, e.Status) {
+			r.divergir(indice, &id, "%s: conselheiro %s fica %s, mas de %s a máquina de estados (spec 4.6) dá %s", e.Tipo, id, e.Status, de, strings.Join(possiveis, " ou "))
 		}
 	}
-	if esperado != nil && !slices.Contains(esperado, e.Status) {
-		de := "?"
-		if c != nil {
-			de = c.status
-		}
-		r.divergir(indice, &id, "%s: conselheiro %s fica %s, mas de %s a máquina de estados (spec 4.6) dá %s", e.Tipo, id, e.Status, de, strings.Join(esperado, " ou "))
-	}
+	return ef
 }
