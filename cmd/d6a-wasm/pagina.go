@@ -106,6 +106,7 @@ func (p *replayPagina) aplicarTile(bundle, hashes []byte, k int64, w int) ([]byt
 				}
 			}
 			p.rp.Aplicar(primeiro+int64(i), f)
+			p.raizes.Ver(f)
 		}
 		p.fr.Adicionar(folhas[i])
 		p.raizes.Guardar(&p.fr)

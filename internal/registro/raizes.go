@@ -11,7 +11,11 @@ import (
 // thousand sizes a walk passed, so a d6a.cossinaturas record's checkpoint
 // (a size a little below the record's own index) is held to the log's own
 // tree as the walk goes (ConferirCossinado), keeping no hash per record.
+// The ring is allocated at the walk's first d6a.compromisso record (Ver):
+// cosigned checkpoints are recorded only under a rule with witnesses, whose
+// checkpoints cover that record, so a log without witnesses costs nothing.
 type RaizesRecentes struct {
+	n    int
 	anel []fronteiraFixa
 }
 
@@ -29,26 +33,41 @@ type fronteiraFixa struct {
 const RaizesNoAnel = 4096
 
 // NovasRaizes is a ring of the frontiers of the last n sizes
-// (RaizesNoAnel when n ≤ 0).
+// (RaizesNoAnel when n ≤ 0), allocated by Ver.
 func NovasRaizes(n int) *RaizesRecentes {
 	if n <= 0 {
 		n = RaizesNoAnel
 	}
-	r := &RaizesRecentes{anel: make([]fronteiraFixa, n)}
+	return &RaizesRecentes{n: n}
+}
+
+// Ver is told each record the walk reads, before its leaf is kept: the
+// first d6a.compromisso allocates the ring.
+func (r *RaizesRecentes) Ver(reg Registravel) {
+	if _, ok := reg.(Compromisso); !ok || r.anel != nil {
+		return
+	}
+	r.anel = make([]fronteiraFixa, r.n)
 	for i := range r.anel {
 		r.anel[i].n = -1
 	}
-	return r
 }
 
-// Guardar keeps fr's frontier, the tree of fr.N leaves.
+// Guardar keeps fr's frontier, the tree of fr.N leaves (once Ver has
+// allocated the ring).
 func (r *RaizesRecentes) Guardar(fr *Fronteira) {
+	if r.anel == nil {
+		return
+	}
 	f := &r.anel[fr.N%int64(len(r.anel))]
 	f.n, f.k = fr.N, copy(f.hashes[:], fr.Hashes)
 }
 
 // Raiz is the root of the tree of n leaves, if the ring still holds it.
 func (r *RaizesRecentes) Raiz(n int64) (tlog.Hash, bool) {
+	if r.anel == nil {
+		return tlog.Hash{}, false
+	}
 	f := &r.anel[n%int64(len(r.anel))]
 	if f.n != n {
 		return tlog.Hash{}, false

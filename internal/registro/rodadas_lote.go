@@ -49,16 +49,10 @@ type LoteRodadas struct {
 	rodadas  map[chaveRodada]*rodadaAdiada
 	lote     []*rodadaAdiada
 	esperam  int // draws waiting on lote
-	falhas   []FalhaRodada
+	falhas   []*Falha
 	emVoo    chan struct{}
 	wg       sync.WaitGroup
 	distinta int64
-}
-
-// FalhaRodada is a draw whose round signature did not verify.
-type FalhaRodada struct {
-	Indice int64
-	Err    error
 }
 
 type chaveRodada struct {
@@ -182,7 +176,7 @@ func (l *LoteRodadas) umaAUma(chave []byte, n uint64, sig []byte) error {
 	return r.err
 }
 
-func falhaRodada(n uint64, err error) error {
+func falhaRodada(n uint64, err error) *Falha {
 	return NovaFalha("registro.assinatura_rodada", UmaLinha(err.Error()), fmt.Sprintf("round %d signed by the chain of the d6a.regras_sorteio record", n))
 }
 
@@ -213,7 +207,9 @@ func (l *LoteRodadas) despachar() {
 			if errs[i] != nil {
 				r.estado, r.err = rodadaNaoConfere, falhaRodada(r.rodada.Numero, errs[i])
 				for _, i := range r.indices {
-					l.falhas = append(l.falhas, FalhaRodada{Indice: i, Err: r.err})
+					f := *r.err.(*Falha)
+					f.Indice = i
+					l.falhas = append(l.falhas, &f)
 				}
 			}
 			r.indices = nil
@@ -249,19 +245,20 @@ func conferirLote(chave []byte, rs []beacon.Rodada, errs []error) {
 	wg.Wait()
 }
 
-// Falhas is the failures judged so far and not yet taken, in log order.
-func (l *LoteRodadas) Falhas() []FalhaRodada {
+// Falhas is the failures judged so far and not yet taken, in log order:
+// each at its draw's Indice.
+func (l *LoteRodadas) Falhas() []*Falha {
 	l.mu.Lock()
 	f := l.falhas
 	l.falhas = nil
 	l.mu.Unlock()
-	slices.SortFunc(f, func(a, b FalhaRodada) int { return cmp.Compare(a.Indice, b.Indice) })
+	slices.SortFunc(f, func(a, b *Falha) int { return cmp.Compare(a.Indice, b.Indice) })
 	return f
 }
 
 // Fim verifies what is pending, waits for every batch, and returns the
 // failures not yet taken, in log order.
-func (l *LoteRodadas) Fim() []FalhaRodada {
+func (l *LoteRodadas) Fim() []*Falha {
 	if l.emVoo != nil {
 		l.despachar()
 	}

@@ -53,8 +53,8 @@ func TestLoteRodadasNomeiaCadaDraw(t *testing.T) {
 		for _, f := range l.Fim() {
 			achadas = append(achadas, f.Indice)
 			var fa *Falha
-			if !errors.As(f.Err, &fa) || fa.Campo != "registro.assinatura_rodada" {
-				t.Fatalf("tamanho %d, draw %d: %v, want a registro.assinatura_rodada failure", tamanho, f.Indice, f.Err)
+			if !errors.As(error(f), &fa) || fa.Campo != "registro.assinatura_rodada" {
+				t.Fatalf("tamanho %d, draw %d: %v, want a registro.assinatura_rodada failure", tamanho, f.Indice, f)
 			}
 		}
 		achadas = append(achadas, imediatas...)

@@ -245,6 +245,7 @@ func (c *Cliente) percorrer(ctx context.Context, cp registro.Checkpoint, fr *reg
 				return err
 			}
 			fr.Adicionar(h)
+			raizes.Ver(b.lidos[j])
 			raizes.Guardar(fr)
 		}
 		orc.liberar(b.reservado)

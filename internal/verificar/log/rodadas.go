@@ -45,7 +45,7 @@ func (g *regrasDoLog) rodadasAdiadas(res *Resumo) {
 		res.Falhas++
 		res.Verificados--
 		if res.Primeira == nil || f.Indice < res.primeiraEm {
-			res.Primeira, res.primeiraEm = fmt.Errorf("registro %d: %w", f.Indice, f.Err), f.Indice
+			res.Primeira, res.primeiraEm = fmt.Errorf("registro %d: %w", f.Indice, f), f.Indice
 		}
 	}
 }
