@@ -148,3 +148,59 @@ func TestCompromissoTestemunhado(t *testing.T) {
 	var f *registro.Falha
 	must(t, errors.As(err, &f) && f.Campo == "compromisso", "verify --event-id with C moved by 1 ms: %v, want a failure on compromisso", err)
 }
+
+// CONTRACT §4a: `d6a verify --event-id` checks a draw's round under the
+// rule in force when it was decided. A later start with another margin
+// records a new d6a.regras_sorteio; the older draw is still checked under
+// the rule before it (under the new margin its round is not the first
+// after C + margin), and a draw after the change under the new one.
+func TestVerifyEventIDSobARegraDoSorteio(t *testing.T) {
+	t.Parallel()
+	c := novaColonia(t, opcoes{})
+	c.iniciar()
+	bairro := c.novaUC()
+	for range 2 {
+		c.novoConselheiro(bairro)
+	}
+	// verificar checks the draw of demanda with verify --event-id's check.
+	verificar := func(demanda uuid.UUID) (banco.Relatorio, error) {
+		t.Helper()
+		c.esperarOutboxVazio()
+		var s uuid.UUID
+		for _, r := range c.registrosDoLog() {
+			if d, ok := r.(registro.Registro); ok && d.DemandaID == demanda {
+				// The harness's clock is held while T is the bus's: the
+				// assignment's time is set to T (TestCompromissoTestemunhado).
+				s = d.EventIDSorteio
+				tt, _ := sorteio.ParseTimestamp(d.Timestamp)
+				_, err := c.pool.Exec(t.Context(), `UPDATE d6a.atribuicoes SET data_sorteio = $2 WHERE event_id_sorteio = $1`, s, tt)
+				must(t, err == nil, "aligning data_sorteio: %v", err)
+			}
+		}
+		must(t, s != uuid.Nil, "no draw record of demand %s", demanda)
+		return banco.Verificar(t.Context(), c.w.Store, s, banco.Opcoes{})
+	}
+	antes, x := c.novaDemanda(bairro)
+	must(t, x != uuid.Nil, "no draw")
+	rel, err := verificar(antes)
+	must(t, err == nil && rel.Rodada != nil, "the draw under the first rule: %v\n%s", err, rel)
+
+	c.parar()
+	c.cfg.BeaconMargem = 5 * time.Second
+	c.iniciar()
+	var regras []registro.RegrasSorteio
+	for _, r := range c.registrosDoLog() {
+		if rs, ok := r.(registro.RegrasSorteio); ok {
+			regras = append(regras, rs)
+		}
+	}
+	must(t, len(regras) == 2 && regras[1].Margem() == 5*time.Second, "rule records %+v: want a second one with the new margin", regras)
+	rel, err = verificar(antes)
+	must(t, err == nil && rel.Rodada != nil, "the earlier draw after the rule changed: %v\n%s", err, rel)
+
+	c.novoConselheiro(bairro)
+	depois, y := c.novaDemanda(bairro)
+	must(t, y != uuid.Nil, "no draw after the change")
+	_, err = verificar(depois)
+	must(t, err == nil, "the draw under the new rule: %v", err)
+}

@@ -20,6 +20,16 @@ func (t Tx) RegrasDoSorteio(ctx context.Context) (gatilhoDesde int64, registro [
 	return r.GatilhoDesde, []byte(r.Registro), nil
 }
 
+// RegrasSorteioAntes reads the last d6a.regras_sorteio record before the
+// leaf antes (nil: none).
+func (t Tx) RegrasSorteioAntes(ctx context.Context, antes int64) ([]byte, error) {
+	r, err := t.q.RegrasSorteioAntes(ctx, antes)
+	if achou, err := Found(err); !achou || err != nil {
+		return nil, err
+	}
+	return r.Registro, nil
+}
+
 // GravarRegrasDoSorteio remembers the draw rule recorded at the log's size
 // desde.
 func (t Tx) GravarRegrasDoSorteio(ctx context.Context, desde int64, registro []byte) error {

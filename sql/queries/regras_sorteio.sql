@@ -19,3 +19,12 @@ ON CONFLICT (regra) DO UPDATE SET desde_indice = EXCLUDED.desde_indice, registro
 SELECT (r.indice >= g.desde_indice)::boolean AS segue
 FROM d6a.transparencia_registros r, d6a.transparencia_regras g
 WHERE r.event_id_sorteio = @event_id_sorteio AND g.regra = 'gatilho';
+
+-- name: RegrasSorteioAntes :one
+-- The last d6a.regras_sorteio record before leaf @antes: the rule a draw
+-- decided before the rule recorded last was under. Rule records are a few
+-- in a log's life; the scan walks back from @antes on the primary key.
+SELECT indice, registro FROM d6a.transparencia_registros
+WHERE indice < @antes AND registro IS NOT NULL
+  AND position('"tipo":"d6a.regras_sorteio"'::bytea IN registro) > 0
+ORDER BY indice DESC LIMIT 1;

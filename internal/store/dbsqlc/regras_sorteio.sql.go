@@ -49,6 +49,28 @@ func (q *Queries) RegrasDoSorteio(ctx context.Context) (RegrasDoSorteioRow, erro
 	return i, err
 }
 
+const regrasSorteioAntes = `-- name: RegrasSorteioAntes :one
+SELECT indice, registro FROM d6a.transparencia_registros
+WHERE indice < $1 AND registro IS NOT NULL
+  AND position('"tipo":"d6a.regras_sorteio"'::bytea IN registro) > 0
+ORDER BY indice DESC LIMIT 1
+`
+
+type RegrasSorteioAntesRow struct {
+	Indice   int64
+	Registro []byte
+}
+
+// The last d6a.regras_sorteio record before leaf @antes: the rule a draw
+// decided before the rule recorded last was under. Rule records are a few
+// in a log's life; the scan walks back from @antes on the primary key.
+func (q *Queries) RegrasSorteioAntes(ctx context.Context, antes int64) (RegrasSorteioAntesRow, error) {
+	row := q.db.QueryRow(ctx, regrasSorteioAntes, antes)
+	var i RegrasSorteioAntesRow
+	err := row.Scan(&i.Indice, &i.Registro)
+	return i, err
+}
+
 const sorteioSegueGatilho = `-- name: SorteioSegueGatilho :one
 SELECT (r.indice >= g.desde_indice)::boolean AS segue
 FROM d6a.transparencia_registros r, d6a.transparencia_regras g

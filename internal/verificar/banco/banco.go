@@ -54,8 +54,10 @@ type Banco interface {
 	// SegueGatilho: the draw's record was logged under the trigger's rule
 	// (CONTRACT §4).
 	SegueGatilho(ctx context.Context, eventIDSorteio uuid.UUID) (bool, error)
-	// RegrasDoSorteio reads the d6a.regras_sorteio record recorded last.
+	// RegrasDoSorteio reads the d6a.regras_sorteio record recorded last,
+	// RegrasSorteioAntes the last one before a leaf.
 	RegrasDoSorteio(ctx context.Context) (gatilhoDesde int64, registro []byte, err error)
+	RegrasSorteioAntes(ctx context.Context, antes int64) ([]byte, error)
 	// IndicesDoLog and FolhasDoLog read the log's records: a rule with
 	// witnesses has C checked against the cosignatures recorded there.
 	IndicesDoLog(ctx context.Context, ids []uuid.UUID) (map[uuid.UUID]int64, error)
@@ -187,16 +189,12 @@ func Verificar(ctx context.Context, st *store.Store, eventID uuid.UUID, o Opcoes
 	if err != nil {
 		return rel, err
 	}
-	// The beacon round (CONTRACT §4a), under the rule the log recorded.
+	// The beacon round (CONTRACT §4a), under the rule in force at the
+	// draw: the log's last d6a.regras_sorteio record before it.
 	if aud.Rodada != nil {
-		_, dados, err := q.RegrasDoSorteio(ctx)
+		regras, err := regrasEmVigor(ctx, q, eventID)
 		if err != nil {
-			return rel, fmt.Errorf("reading d6a.transparencia_regras: %w", err)
-		}
-		f, err := registro.LerRegistravel(dados)
-		regras, ok := f.(registro.RegrasSorteio)
-		if err != nil || !ok {
-			return rel, divergencia("regras_sorteio", "none recorded", "the d6a.regras_sorteio record the round follows")
+			return rel, err
 		}
 		r := registro.Registro{Timestamp: aud.TimestampSorteio, Rodada: aud.Rodada, AssinaturaRodada: deref(aud.AssinaturaRodada), Compromisso: deref(aud.Compromisso)}
 		var v registro.Rodadas
@@ -477,6 +475,39 @@ func deref(s *string) string {
 		return ""
 	}
 	return *s
+}
+
+// regrasEmVigor is the d6a.regras_sorteio record in force at the draw
+// eventID: the one recorded last, unless the draw's record precedes it
+// (a later start changed the rule), then the log's last one before the
+// draw.
+func regrasEmVigor(ctx context.Context, q Banco, eventID uuid.UUID) (registro.RegrasSorteio, error) {
+	nenhuma := divergencia("regras_sorteio", "none recorded before the draw", "the d6a.regras_sorteio record the round follows")
+	_, dados, err := q.RegrasDoSorteio(ctx)
+	if err != nil {
+		return registro.RegrasSorteio{}, fmt.Errorf("reading d6a.transparencia_regras: %w", err)
+	}
+	f, err := registro.LerRegistravel(dados)
+	regras, ok := f.(registro.RegrasSorteio)
+	if err != nil || !ok {
+		return regras, nenhuma
+	}
+	idx, err := q.IndicesDoLog(ctx, []uuid.UUID{regras.EventID, eventID})
+	if err != nil {
+		return regras, fmt.Errorf("reading d6a.transparencia_registros: %w", err)
+	}
+	j, temSorteio := idx[eventID]
+	if i, ok := idx[regras.EventID]; !temSorteio || !ok || i < j {
+		return regras, nil
+	}
+	if dados, err = q.RegrasSorteioAntes(ctx, j); err != nil {
+		return regras, fmt.Errorf("reading d6a.transparencia_registros: %w", err)
+	}
+	f, err = registro.LerRegistravel(dados)
+	if regras, ok = f.(registro.RegrasSorteio); err != nil || !ok {
+		return regras, nenhuma
+	}
+	return regras, nil
 }
 
 // folhasPorLeitura is how many records conferirCompromisso reads at a time
