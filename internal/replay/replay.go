@@ -409,6 +409,14 @@ func (r *Replay) entrada(indice int64, e registro.Entrada) {
 		if c != nil {
 			c.status = ef.Status
 		}
+	case registro.TipoLiberacao:
+		// The boot released him because no active assignment of his was
+		// left: the replay follows what was done, so a later inactivation
+		// is not judged against one.
+		delete(r.ativas, id)
+		if c != nil {
+			c.status = ef.Status
+		}
 	default: // cycle ends, refusals, the console: the status after them
 		if c != nil && e.Status != "" {
 			c.status = e.Status
