@@ -144,7 +144,7 @@ bench-quick: wasm
 	$(GO) run ./cmd/d6a-bench -quick
 	$(GO) run ./cmd/d6a-bench http -quick
 
-## bench-catchup: 100,000 agenda items waiting on the durable while d6a was down, drained with the beacon rule on and off in the same run (the colony in process, a fresh database each; about 15 minutes); rewrites the catchup block of docs/bench.md
+## bench-catchup: 100,000 agenda items waiting on the durable while d6a was down, drained with the beacon rule on and off in the same run (the colony in process, a fresh database each; about 4 minutes); rewrites the catchup block of docs/bench.md
 bench-catchup: wasm
 	$(GO) run ./cmd/d6a-bench catchup
 
