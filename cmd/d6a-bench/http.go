@@ -289,12 +289,17 @@ func (a *ambienteHTTP) iniciarServidor() error {
 	return a.lancar(chaveEnv, sonda, "server.log")
 }
 
+// emissorBench is the iss and aud of the bench's RS256 tokens: d6a asks
+// for both with a public key or a JWKS (D6A_JWT_ISSUER, D6A_JWT_AUDIENCE).
+const emissorBench = "d6a-bench"
+
 // assinadorRS256 signs 24 h tokens with k, under kid (if any).
 func assinadorRS256(k *rsa.PrivateKey, kid string) assinadorHTTP {
 	agora := time.Now()
 	return func(cid uuid.UUID) (string, error) {
 		t := jwt.NewWithClaims(jwt.SigningMethodRS256, jwt.RegisteredClaims{
 			Subject: cid.String(), IssuedAt: jwt.NewNumericDate(agora), ExpiresAt: jwt.NewNumericDate(agora.Add(24 * time.Hour)),
+			Issuer: emissorBench, Audience: jwt.ClaimStrings{emissorBench},
 		})
 		if kid != "" {
 			t.Header["kid"] = kid
@@ -333,6 +338,9 @@ func (a *ambienteHTTP) lancar(chaveEnv, sonda, nome string) error {
 	// Only what this run sets: no D6A_* of the caller's environment leaks in.
 	env := append(ambienteLimpo(), envPapel+"="+papelServidor, "D6A_DATABASE_URL="+a.url, chaveEnv, envSonda+"="+sonda,
 		"D6A_THROTTLE_POR_MINUTO=0", "D6A_LOG_LEVEL=info", "D6A_LOG_FORMAT=json", envPprof+"="+se(a.o.perfil != "", "1", ""))
+	if !strings.HasPrefix(chaveEnv, "D6A_JWT_SECRET=") {
+		env = append(env, "D6A_JWT_ISSUER="+emissorBench, "D6A_JWT_AUDIENCE="+emissorBench)
+	}
 	if a.servidor, err = childproc.Start("server process", filepath.Join(a.dir, nome), env, exe); err != nil {
 		return err
 	}
