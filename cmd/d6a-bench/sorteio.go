@@ -347,12 +347,14 @@ func (a *ambiente) medir(ctx context.Context, c cenario, rodada int) (r resultad
 		r.LevesP50 = append(r.LevesP50, r.Leve.Lat.P50)
 	}
 	if rodada == 1 {
+		esperarFold(ctx, conn)
 		if r.LacoAntes, err = a.lacoAoLado(ctx, c, "just before the burst"); err != nil {
 			return r, err
 		}
 		if err := passar(&r.Maxima, &r.PG, a.o.m, 0, "max load", true); err != nil {
 			return r, err
 		}
+		esperarFold(ctx, conn)
 		if r.LacoDepois, err = a.lacoAoLado(ctx, c, "just after the burst"); err != nil {
 			return r, err
 		}
@@ -640,6 +642,22 @@ func (a *ambiente) medirLacos(ctx context.Context) (l resultadoLacos, parar func
 	}
 	a.laco = func(ctx context.Context, oque string) (laco, error) { return medir(oque, a.o.laco, 256, 0) }
 	return l, parar, nil
+}
+
+// esperarFold waits, up to a minute, until d6a serve's fairness fold has
+// reached the signed log: it starts once the executor has been idle for a
+// second, so a bare loop run beside the burst right after it would share
+// PostgreSQL with the fold catching up (a yardstick read low).
+func esperarFold(ctx context.Context, conn *pgx.Conn) {
+	for fim := time.Now().Add(time.Minute); time.Now().Before(fim); time.Sleep(200 * time.Millisecond) {
+		var emDia bool
+		err := conn.QueryRow(ctx, `SELECT e.registros >= coalesce((SELECT max(tamanho) FROM d6a.transparencia_checkpoints), 0)
+			FROM d6a.transparencia_estatisticas_estado e`).Scan(&emDia)
+		if err != nil || emDia {
+			return
+		}
+	}
+	logf("the fairness fold had not reached the signed log after a minute; the bare loop runs beside it")
 }
 
 // sossegar waits for a quiet machine (-wait-quiet) and records a noisy

@@ -207,7 +207,7 @@ func (r *relatorio) markdown() string {
 	p("- per run: pgbench -T %d; light pass %s demands at %g/s; burst M = %s; paced pass M at %.0f%% of the burst's rate; the flat-cost runs' light pass %d more times (median of %d)\n",
 		o.pgbenchT, milhares(o.leve), o.taxaLeve, milhares(o.m), o.carga*100, rodadasLeves-1, rodadasLeves)
 	if len(r.lacos.Lacos) > 0 {
-		p("- bare loop: %s messages each; floors at the light pass's rate and at %.0f%% of its own maximum; the burst's yardstick (÷ bare loop) is the batched loop measured again just before and just after each burst (their mean), where it ran\n", milhares(o.laco), o.carga*100)
+		p("- bare loop: %s messages each; floors at the light pass's rate and at %.0f%% of its own maximum; the burst's yardstick (÷ bare loop) is the batched loop measured again just before and just after each burst (their mean), where it ran, each once d6a serve's fairness fold has reached the signed log\n", milhares(o.laco), o.carga*100)
 	}
 	bare := r.lacos.Lote()
 	p("\n| run | pgbench tps | burst draws/s | ÷ pgbench | ÷ bare loop (≤ %d) | burst: publish/s, p50 / p99 (ms), first result (ms) | CPU ms per draw, burst: d6a / PostgreSQL / nats-server | units per transaction, burst | light (%g/s) p50 / p99 (ms) | paced: offered/s, p50 / p99 (ms) | sorteado share | RSS end / peak (MB) |\n|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n", bare.Lote, o.taxaLeve)
