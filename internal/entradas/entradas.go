@@ -1,8 +1,9 @@
 // Package entradas holds the handlers of the consumed inputs (spec
 // 3.9–3.12, 3.6, 4.8, 4.9; CONTRACT §3, §8), thin over the decision core:
-// the state machine and eligibility (elegibilidade), the queue's order
-// (fila). The executor (internal/atribuicao) runs each inside one of its
-// units of work; a handler reads and writes the database through Banco and
+// what an input does to a counsellor (decisao.Passo, which the replay runs
+// too), eligibility (elegibilidade), the queue's order (fila). The executor
+// (internal/atribuicao) runs each inside one of its units of work; a
+// handler reads its view and writes the step's effects through Banco, and
 // asks the unit, through Unidade, for what the executor owns: the draw,
 // the log's records, the clock and the parameters in force.
 package entradas
