@@ -146,7 +146,7 @@ func TestCompromissoTestemunhado(t *testing.T) {
 	must(t, err == nil, "moving the audit row's C: %v", err)
 	_, err = banco.Verificar(t.Context(), c.w.Store, orig.EventIDSorteio, banco.Opcoes{})
 	var f *registro.Falha
-	must(t, errors.As(err, &f) && f.Campo == "compromisso", "verify --event-id with C moved by 1 ms: %v, want a failure on compromisso", err)
+	must(t, errors.As(err, &f) && f.Campo == "registro.compromisso", "verify --event-id with C moved by 1 ms: %v, want a failure on compromisso", err)
 }
 
 // CONTRACT §4a: `d6a verify --event-id` checks a draw's round under the

@@ -192,20 +192,15 @@ func Verificar(ctx context.Context, st *store.Store, eventID uuid.UUID, o Opcoes
 	// The beacon round (CONTRACT §4a), under the rule in force at the
 	// draw: the log's last d6a.regras_sorteio record before it.
 	if aud.Rodada != nil {
-		regras, err := regrasEmVigor(ctx, q, eventID)
+		regras, j, err := regrasEmVigor(ctx, q, eventID)
 		if err != nil {
 			return rel, err
 		}
-		r := registro.Registro{Timestamp: aud.TimestampSorteio, Rodada: aud.Rodada, AssinaturaRodada: deref(aud.AssinaturaRodada), Compromisso: deref(aud.Compromisso)}
-		var v registro.Rodadas
-		if err := registro.ConferirRodada(&regras, r, &v); err != nil {
+		if err := conferirRodada(ctx, q, regras, aud, j); err != nil {
 			return rel, err
 		}
 		rel.Rodada, rel.Cadeia = aud.Rodada, regras.NomeCadeia()
 		if regras.Quorum > 0 {
-			if err := conferirCompromisso(ctx, q, regras, aud, eventID); err != nil {
-				return rel, err
-			}
 			rel.Notas = append(rel.Notas, fmt.Sprintf("compromisso: C=%s, a %dª primeira cossinatura das testemunhas registrada no log", deref(aud.Compromisso), regras.Quorum))
 		}
 	}
@@ -480,95 +475,71 @@ func deref(s *string) string {
 // regrasEmVigor is the d6a.regras_sorteio record in force at the draw
 // eventID: the one recorded last, unless the draw's record precedes it
 // (a later start changed the rule), then the log's last one before the
-// draw.
-func regrasEmVigor(ctx context.Context, q Banco, eventID uuid.UUID) (registro.RegrasSorteio, error) {
+// draw. j is the draw's index in the log (0 when it has none).
+func regrasEmVigor(ctx context.Context, q Banco, eventID uuid.UUID) (regras registro.RegrasSorteio, j int64, err error) {
 	nenhuma := divergencia("regras_sorteio", "none recorded before the draw", "the d6a.regras_sorteio record the round follows")
 	_, dados, err := q.RegrasDoSorteio(ctx)
 	if err != nil {
-		return registro.RegrasSorteio{}, fmt.Errorf("reading d6a.transparencia_regras: %w", err)
+		return regras, 0, fmt.Errorf("reading d6a.transparencia_regras: %w", err)
 	}
 	f, err := registro.LerRegistravel(dados)
 	regras, ok := f.(registro.RegrasSorteio)
 	if err != nil || !ok {
-		return regras, nenhuma
+		return regras, 0, nenhuma
 	}
 	idx, err := q.IndicesDoLog(ctx, []uuid.UUID{regras.EventID, eventID})
 	if err != nil {
-		return regras, fmt.Errorf("reading d6a.transparencia_registros: %w", err)
+		return regras, 0, fmt.Errorf("reading d6a.transparencia_registros: %w", err)
 	}
 	j, temSorteio := idx[eventID]
 	if i, ok := idx[regras.EventID]; !temSorteio || !ok || i < j {
-		return regras, nil
+		return regras, j, nil
 	}
 	if dados, err = q.RegrasSorteioAntes(ctx, j); err != nil {
-		return regras, fmt.Errorf("reading d6a.transparencia_registros: %w", err)
+		return regras, j, fmt.Errorf("reading d6a.transparencia_registros: %w", err)
 	}
 	f, err = registro.LerRegistravel(dados)
 	if regras, ok = f.(registro.RegrasSorteio); err != nil || !ok {
-		return regras, nenhuma
+		return regras, j, nenhuma
 	}
-	return regras, nil
+	return regras, j, nil
 }
 
-// folhasPorLeitura is how many records conferirCompromisso reads at a time
+// folhasPorLeitura is how many records conferirRodada reads at a time
 // between a trigger's commitment and its draw.
 const folhasPorLeitura = 1000
 
-// conferirCompromisso checks a draw's C under a rule with witnesses
-// against the log's own records, as the walks do (CONTRACT §4a): the
-// trigger's d6a.compromisso record at index i, and the quorum-th earliest
-// first cosignature covering it among the d6a.cossinaturas records before
-// the draw (registro.CompromissoTestemunhado).
-func conferirCompromisso(ctx context.Context, q Banco, regras registro.RegrasSorteio, aud store.AuditoriaDoSorteio, eventID uuid.UUID) error {
-	gatilho, err := uuid.Parse(aud.Base)
-	if err != nil {
-		return divergencia("base", aud.Base, "the trigger's event_id")
-	}
-	comp := registro.IDCompromisso(gatilho)
-	idx, err := q.IndicesDoLog(ctx, []uuid.UUID{comp, eventID})
-	if err != nil {
-		return fmt.Errorf("reading d6a.transparencia_registros: %w", err)
-	}
-	i, ok := idx[comp]
-	if !ok {
-		return divergencia("compromisso", "no "+registro.TipoCompromisso+" record of the trigger "+aud.Base, "the trigger's commitment record before the draw (the rule names witnesses)")
-	}
-	j, ok := idx[eventID]
-	if !ok || j <= i {
-		return divergencia("compromisso", fmt.Sprintf("the draw's record at %d, its commitment at %d", j, i), "the draw's record after its trigger's commitment record")
-	}
-	var cs []registro.CossinadaEm
-	for inicio := i + 1; inicio < j; {
-		folhas, err := q.FolhasDoLog(ctx, inicio, j, folhasPorLeitura)
+// conferirRodada checks the audit row's round under regras by the walks'
+// own rule (registro.RegrasEmVigor.ConferirSorteio), and with witnesses its
+// C: the log's records from the trigger's d6a.compromisso record up to the
+// draw at index j are handed to that rule as a walk hands them.
+func conferirRodada(ctx context.Context, q Banco, regras registro.RegrasSorteio, aud store.AuditoriaDoSorteio, j int64) error {
+	v := registro.RegrasEmVigor{Regras: &regras}
+	if gatilho, err := uuid.Parse(aud.Base); err == nil && regras.Quorum > 0 {
+		comp := registro.IDCompromisso(gatilho)
+		idx, err := q.IndicesDoLog(ctx, []uuid.UUID{comp})
 		if err != nil {
 			return fmt.Errorf("reading d6a.transparencia_registros: %w", err)
 		}
-		if len(folhas) == 0 {
-			break
-		}
-		for _, f := range folhas {
-			inicio = f.Indice + 1
-			lido, err := registro.LerRegistravel(f.Registro)
+		i, ok := idx[comp]
+		for inicio := i; ok && inicio < j; {
+			folhas, err := q.FolhasDoLog(ctx, inicio, j, folhasPorLeitura)
 			if err != nil {
-				continue // an eliminated record, or one the walks judge
+				return fmt.Errorf("reading d6a.transparencia_registros: %w", err)
 			}
-			r, ok := lido.(registro.CossinaturasRegistro)
-			if !ok || r.Tamanho > f.Indice {
-				continue
+			if len(folhas) == 0 {
+				break
 			}
-			em, err := r.CossinadasEm(regras.Testemunhas)
-			if err != nil {
-				return fmt.Errorf("registro %d: %w", f.Indice, err)
+			for _, f := range folhas {
+				inicio = f.Indice + 1
+				if lido, err := registro.LerRegistravel(f.Registro); err == nil {
+					if err := v.Anotar(f.Indice, lido); err != nil {
+						return fmt.Errorf("registro %d: %w", f.Indice, err)
+					}
+				}
 			}
-			cs = append(cs, em...)
 		}
 	}
-	c, ok := registro.CompromissoTestemunhado(i, int(regras.Quorum), regras.Testemunhas, cs)
-	if !ok {
-		return divergencia("compromisso", deref(aud.Compromisso), fmt.Sprintf("cosignatures by %d of the rule's witnesses of a checkpoint covering record %d, recorded before the draw", regras.Quorum, i))
-	}
-	if want := sorteio.FormatTimestamp(c); deref(aud.Compromisso) != want {
-		return divergencia("compromisso", deref(aud.Compromisso), want+fmt.Sprintf(" (the %d-th earliest witness cosignature covering record %d)", regras.Quorum, i))
-	}
-	return nil
+	return v.ConferirSorteio(registro.Registro{Base: aud.Base, Timestamp: aud.TimestampSorteio, Rodada: aud.Rodada,
+		AssinaturaRodada: deref(aud.AssinaturaRodada), Compromisso: deref(aud.Compromisso)})
 }
