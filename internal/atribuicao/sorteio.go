@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/formigueiro/d6a/internal/decisao"
 	"github.com/formigueiro/d6a/internal/elegibilidade"
 	"github.com/formigueiro/d6a/internal/evento"
 	"github.com/formigueiro/d6a/internal/outbox"
@@ -45,7 +46,10 @@ type Pedido struct {
 
 // Resultado of a draw (spec 1.4 ResultadoSorteio).
 type Resultado struct {
-	Sucesso        bool
+	Sucesso bool
+	// SairDaFila: the drawn demand waited in the pending queue and leaves
+	// it (decisao.EfeitosSorteio).
+	SairDaFila     bool
 	Motivo         string
 	ConselheiroID  uuid.UUID
 	EventIDSorteio uuid.UUID
@@ -100,51 +104,47 @@ func (u *unidade) executarSorteio(ctx context.Context, p Pedido) (Resultado, err
 	}
 	log := s.log.With("demanda_id", p.DemandaID, "uc_id", p.UC, "correlacao_id", p.Dados.CorrelacaoID)
 
-	if len(filtro.Elegiveis) == 0 {
-		u.enfileirarPendente(p)
-		if err := u.publicarSemCandidatos(ctx, p, filtro, cadeia); err != nil {
+	// What the step reads beyond the filter: the seed when someone is
+	// eligible (it takes the trigger and its round), spec 5.4's guard when
+	// nobody is.
+	var (
+		base, t string
+		baseSeq int64
+		rod     *RodadaSorteio
+		sem     decisao.Semente
+	)
+	visao := decisao.VisaoSorteio{Filtro: filtro, NaFila: p.NaFila}
+	if len(filtro.Elegiveis) > 0 {
+		if base, baseSeq, t, rod, err = u.semente(ctx); err != nil {
+			return Resultado{}, err
+		}
+		sem = decisao.Semente{Base: base, Timestamp: t, Embaralhar: s.o.Embaralhar}
+		if rod != nil {
+			sem.Randomness = rod.Randomness
+		}
+	} else if visao.SemCandidatosPublicado, err = u.semCandidatosPublicado(ctx, p); err != nil {
+		return Resultado{}, err
+	}
+	ef, err := decisao.Sortear(visao, sem, u.agora)
+	if err != nil {
+		return Resultado{}, err
+	}
+	if !ef.Sorteado {
+		if ef.Enfileirar {
+			u.enfileirarPendente(p)
+		}
+		if err := u.publicarSemCandidatos(p, ef, filtro, cadeia); err != nil {
 			return Resultado{}, err
 		}
 		log.Info("Sorteio sem candidatos", "motivo", filtro.Motivo, "cadeia", cadeia)
 		u.depois = append(u.depois, func() { s.o.Observador.SemCandidatos(filtro.Motivo) })
 		return Resultado{Motivo: filtro.Motivo, Cadeia: cadeia}, nil
 	}
-
-	base, baseSeq, t, rod, err := u.semente(ctx)
-	if err != nil {
-		return Resultado{}, err
-	}
-	ids := make([]string, len(filtro.Elegiveis))
-	for i, id := range filtro.Elegiveis {
-		ids[i] = id.String()
-	}
-	var randomness string
-	if rod != nil {
-		randomness = rod.Randomness
-	}
-	res, err := s.o.Embaralhar(base, t, randomness, ids)
-	if err != nil {
-		return Resultado{}, fmt.Errorf("sorteio: %w", err)
-	}
-	selecionado, err := uuid.Parse(res.Selecionado)
-	if err != nil {
-		return Resultado{}, err
-	}
-	// The winner's state after the draw is the rules' (spec 4.6), as the
-	// replay applies it: eligible means disponivel, or suspenso with the
-	// suspension ended.
-	de, ate := elegibilidade.Disponivel, (*time.Time)(nil)
-	if a, ok := filtro.Vencidos[selecionado]; ok {
-		de, ate = elegibilidade.Suspenso, &a
-	}
-	status, permitido := elegibilidade.StatusAposSorteio(de, ate, u.agora)
-	if !permitido {
-		return Resultado{}, fmt.Errorf("sorteio: conselheiro %s de %s a %s, que a máquina de estados não permite", selecionado, de, status)
-	}
+	res, selecionado, n := ef.Resultado, ef.Vencedor, len(filtro.Elegiveis)
 	// A winner still marked suspenso: this draw ends the suspension, and
 	// its end goes out before the draw, in the same unit of work.
-	if ate != nil {
-		if err := u.encerrarSuspensao(ctx, log.With("conselheiro_id", selecionado), selecionado, *ate, "sorteio"); err != nil {
+	if ef.FimDaSuspensao != nil {
+		if err := u.encerrarSuspensao(ctx, log.With("conselheiro_id", selecionado), selecionado, *ef.FimDaSuspensao, "sorteio"); err != nil {
 			return Resultado{}, err
 		}
 	}
@@ -155,7 +155,7 @@ func (u *unidade) executarSorteio(ctx context.Context, p Pedido) (Resultado, err
 	envelope, err := outbox.Envelope(evento.ConselheiroSorteado, eventID, p.Dados.CorrelacaoID, t, outbox.Sorteado{
 		ConselheiroID: selecionado, DemandaID: p.DemandaID, UnidadeCivicaID: p.UC,
 		MetodoSorteio: sorteio.Metodo, SeedPublico: res.Seed, ListaElegiveisHash: res.ListaHash,
-		PosicaoSorteada: sorteio.PosicaoSorteada, TotalElegiveis: len(ids), Timestamp: t,
+		PosicaoSorteada: sorteio.PosicaoSorteada, TotalElegiveis: n, Timestamp: t,
 	})
 	if err != nil {
 		return Resultado{}, err
@@ -176,13 +176,13 @@ func (u *unidade) executarSorteio(ctx context.Context, p Pedido) (Resultado, err
 	u.lote.sorteio(linhaSorteio{
 		AtribuicaoID: u.novoID(), EventIDSorteio: eventID, ConselheiroID: selecionado,
 		DemandaID: p.DemandaID, UnidadeCivicaID: p.UC, Seed: res.Seed,
-		PosicaoSorteada: sorteio.PosicaoSorteada, TotalElegiveis: int32(len(ids)),
+		PosicaoSorteada: sorteio.PosicaoSorteada, TotalElegiveis: int32(n),
 		ListaElegiveisHash: res.ListaHash, DataSorteio: dataSorteio,
 		ScoreFinal: p.Dados.ScoreFinal, CategoriaID: p.Dados.CategoriaID,
 		NivelPrecedencia: p.Dados.NivelPrecedencia, GrupoID: p.Dados.GrupoID,
 		Base: base, BaseSequence: baseSeq, TimestampSorteio: t,
 		ElegiveisEntrada: res.Entrada, Ordenados: res.Ordenados, Degrau: filtro.Degrau,
-		Cadeia: cadeiaTxt, Excluido: p.Excluir, Agora: u.agora, Status: status,
+		Cadeia: cadeiaTxt, Excluido: p.Excluir, Agora: u.agora, Status: ef.Status,
 		Rodada: rodada, AssinaturaRodada: assinatura, Compromisso: compromisso,
 	}, linhaOutbox{
 		EventID: eventID, Tipo: string(evento.ConselheiroSorteado), Subject: saida.Subject,
@@ -202,13 +202,13 @@ func (u *unidade) executarSorteio(ctx context.Context, p Pedido) (Resultado, err
 	u.registros = append(u.registros, registro.Partir(reg)...)
 	u.alterou(selecionado)
 	u.saida = append(u.saida, saida)
-	log.Info("Sorteio concluído", "degrau", filtro.Degrau, "cadeia", cadeia, "total_elegiveis", len(ids),
+	log.Info("Sorteio concluído", "degrau", filtro.Degrau, "cadeia", cadeia, "total_elegiveis", n,
 		"conselheiro_id", selecionado, "event_id", eventID, "seed_publico", res.Seed)
 	dur := time.Since(inicio)
 	u.depois = append(u.depois, func() { s.o.Observador.Sorteio(dur) })
 	return Resultado{
-		Sucesso: true, ConselheiroID: selecionado, EventIDSorteio: eventID, Seed: res.Seed,
-		ListaHash: res.ListaHash, TotalElegiveis: len(ids), Degrau: filtro.Degrau, Cadeia: cadeia,
+		Sucesso: true, SairDaFila: ef.SairDaFila, ConselheiroID: selecionado, EventIDSorteio: eventID, Seed: res.Seed,
+		ListaHash: res.ListaHash, TotalElegiveis: n, Degrau: filtro.Degrau, Cadeia: cadeia,
 	}, nil
 }
 
@@ -286,12 +286,28 @@ func (u *unidade) enfileirarPendente(p Pedido) {
 	})
 }
 
-// publicarSemCandidatos is spec 5.4 publicarSorteioSemCandidatos, with its
-// guard (the spec's consultarEventos / jaPublicado): one
-// sorteio.sem_candidatos per correlacao_id. It queues an outbox row,
-// published after the commit.
-func (u *unidade) publicarSemCandidatos(ctx context.Context, p Pedido, filtro elegibilidade.Resultado, cadeia []uuid.UUID) error {
-	motivo := filtro.Motivo
+// semCandidatosPublicado is spec 5.4's guard (the spec's
+// consultarEventos / jaPublicado): a sorteio.sem_candidatos of this
+// correlacao_id published before. The batch's own rows count (not written
+// yet); outside the batch's run the guard was not read ahead.
+func (u *unidade) semCandidatosPublicado(ctx context.Context, p Pedido) (bool, error) {
+	if p.SemCandidatosPublicado || u.lote.correlacoes[p.Dados.CorrelacaoID] {
+		return true, nil
+	}
+	if u.corrida {
+		return false, nil
+	}
+	publicado, err := u.tx.SemCandidatosPublicado(ctx, string(evento.SorteioSemCandidatos), p.Dados.CorrelacaoID)
+	if err != nil {
+		return false, fmt.Errorf("outbox: %w", err)
+	}
+	return publicado, nil
+}
+
+// publicarSemCandidatos is spec 5.4 publicarSorteioSemCandidatos as the
+// step decided it (ef.Publicar, ef.Registrar): an outbox row, published
+// after the commit, and its record.
+func (u *unidade) publicarSemCandidatos(p Pedido, ef decisao.EfeitosSorteio, filtro elegibilidade.Resultado, cadeia []uuid.UUID) error {
 	tipo := evento.SorteioSemCandidatos
 	// A decision's time is its trigger's T, as a draw's (CONTRACT §4).
 	t := sorteio.FormatTimestamp(u.agora)
@@ -299,35 +315,26 @@ func (u *unidade) publicarSemCandidatos(ctx context.Context, p Pedido, filtro el
 		t = sorteio.FormatTimestamp(u.gatilho.Armazenado)
 	}
 	eventID := u.novoID()
-	data, err := outbox.Envelope(tipo, eventID, p.Dados.CorrelacaoID, t, outbox.SemCandidatos{
-		DemandaID: p.DemandaID, UnidadeCivicaID: p.UC, TotalElegiveis: 0, Motivo: motivo, Timestamp: t,
-	})
-	if err != nil {
-		return err
-	}
-	subject := tipo.Subject(u.servico.o.SubjectPrefix)
-	// The batch's own rows count (not written yet); outside the batch's
-	// run the guard was not read ahead.
-	publicado := p.SemCandidatosPublicado || u.lote.correlacoes[p.Dados.CorrelacaoID]
-	if !publicado && !u.corrida {
-		if publicado, err = u.tx.SemCandidatosPublicado(ctx, string(tipo), p.Dados.CorrelacaoID); err != nil {
-			return fmt.Errorf("outbox: %w", err)
-		}
-	}
-	if publicado {
+	if !ef.Publicar {
 		u.servico.log.Info("sorteio.sem_candidatos já publicado para a demanda — ignorando",
 			"demanda_id", p.DemandaID, "correlacao_id", p.Dados.CorrelacaoID)
-		if !p.NaFila {
-			u.registrarSemCandidatos(eventID, p, filtro, cadeia, t)
+	} else {
+		data, err := outbox.Envelope(tipo, eventID, p.Dados.CorrelacaoID, t, outbox.SemCandidatos{
+			DemandaID: p.DemandaID, UnidadeCivicaID: p.UC, TotalElegiveis: 0, Motivo: filtro.Motivo, Timestamp: t,
+		})
+		if err != nil {
+			return err
 		}
-		return nil
+		subject := tipo.Subject(u.servico.o.SubjectPrefix)
+		u.lote.semCandidatos(linhaOutbox{
+			EventID: eventID, Tipo: string(tipo), Subject: subject, CorrelacaoID: p.Dados.CorrelacaoID,
+			Envelope: data, CriadoEm: u.agora, EntradaSequence: u.entradaSeq(),
+		})
+		u.saida = append(u.saida, Saida{EventID: eventID, Subject: subject, Envelope: data})
 	}
-	u.lote.semCandidatos(linhaOutbox{
-		EventID: eventID, Tipo: string(tipo), Subject: subject, CorrelacaoID: p.Dados.CorrelacaoID,
-		Envelope: data, CriadoEm: u.agora, EntradaSequence: u.entradaSeq(),
-	})
-	u.saida = append(u.saida, Saida{EventID: eventID, Subject: subject, Envelope: data})
-	u.registrarSemCandidatos(eventID, p, filtro, cadeia, t)
+	if ef.Registrar {
+		u.registrarSemCandidatos(eventID, p, filtro, cadeia, t)
+	}
 	return nil
 }
 

@@ -1,16 +1,23 @@
-// Package decisao is what each input does to a counsellor (spec 3.10–3.12,
-// 4.6, 4.8, the console's inactivation and reactivation): one pure
-// function, Passo, from what a decision reads (Visao) and the input
-// (Entrada) to what it changes (Efeitos).
+// Package decisao is what each input decides, as pure functions from what
+// a decision reads to what it changes:
 //
-// The executor's handlers (internal/entradas, internal/console,
-// internal/manutencao) read the view from PostgreSQL, run Passo and write
-// its effects; the replay (internal/replay) builds the view from the log's
-// records, runs the same Passo and compares the status it gives with the
-// one each record shows. A change to one of these rules is one edit here.
+//   - Passo: what an input does to a counsellor (spec 3.10–3.12, 4.6, 4.8,
+//     the console's inactivation and reactivation), from Visao and Entrada
+//     to Efeitos;
+//   - Sortear: what a draw request does once spec 4.3 has answered (spec
+//     4.4, 5.4): the draw and its winner's state, or the pending queue and
+//     sorteio.sem_candidatos, from VisaoSorteio and Semente to
+//     EfeitosSorteio.
 //
-// The draw (who wins, spec 4.3–4.4) is elegibilidade.Filtrar and
-// internal/sorteio; the queue's order (spec 4.7) is internal/fila.
+// The executor (internal/atribuicao, internal/entradas, internal/console,
+// internal/manutencao) reads the view from PostgreSQL, runs the step and
+// writes its effects; the replay (internal/replay) builds the view from the
+// log's records, runs the same step, compares what it gives with what each
+// record shows and applies its effects. A change to one of these rules is
+// one edit here.
+//
+// Who is eligible (spec 4.3) is elegibilidade.Filtrar, the shuffle
+// internal/sorteio, the queue's order (spec 4.7) internal/fila.
 package decisao
 
 import (

@@ -330,8 +330,9 @@ func (x *aplicacao) registrarVarredura(uc, demanda *uuid.UUID, acao string) {
 	x.u.Registrar(registro.NovaVarredura(id, x.u.SeqGatilho(), uc, demanda, acao))
 }
 
-// sortearPendente draws a pending demand; the row leaves the queue on
-// success, and the draw (Unidade.Sortear) counts the failed attempt (T35).
+// sortearPendente draws a pending demand; the row leaves the queue when
+// the draw's step says so (decisao.Sortear: drawn), and the draw
+// (Unidade.Sortear) counts a failed attempt (T35).
 func (x *aplicacao) sortearPendente(ctx context.Context, log *slog.Logger, p store.Pendente) (bool, error) {
 	log = log.With("demanda_id", p.DemandaID, "pendente_uc_id", p.UC)
 	if _, achou, err := x.b.AtribuicaoAtivaDaDemanda(ctx, p.DemandaID); err != nil {
@@ -349,7 +350,7 @@ func (x *aplicacao) sortearPendente(ctx context.Context, log *slog.Logger, p sto
 		},
 		NaFila: true,
 	})
-	if err != nil || !r.Sucesso {
+	if err != nil || !r.SairDaFila {
 		return false, err
 	}
 	_, err = x.b.TirarDaFila(ctx, p.DemandaID)

@@ -247,14 +247,15 @@ conferir:
 			}
 		}
 	}
-	r.decidida(indice, s.EventIDSorteio, s.DemandaID, s.UnidadeCivicaID, s.BaseSequence, "sorteio "+s.EventIDSorteio.String(), true,
+	// What the draw does is the executor's step (decisao.Sortear) over
+	// what was done: the recorded list and shuffle (registro.Conferir
+	// checks that shuffle against the seed; a divergent list has been
+	// named above), so one divergence does not cascade.
+	ef := r.passoSorteio(&s, lista, esperado.Vencidos)
+	r.decidida(indice, s.EventIDSorteio, s.DemandaID, s.UnidadeCivicaID, s.BaseSequence, "sorteio "+s.EventIDSorteio.String(), ef,
 		fmt.Sprintf("sorteada para o conselheiro %s (sorteio %s, %s)", s.ConselheiroID, s.EventIDSorteio, s.Timestamp))
-	// The draw makes its winner busy, holding the demand, by the executor's
-	// rule (a draw the machine forbids has diverged above: the state
-	// follows what was done).
-	if c, ok := r.conselheiros[s.ConselheiroID]; ok {
-		T, _ := sorteio.ParseTimestamp(s.Timestamp)
-		c.status, _ = elegibilidade.StatusAposSorteio(c.status, c.ate, T)
+	if c, ok := r.conselheiros[s.ConselheiroID]; ok && ef.Sorteado {
+		c.status = ef.Status
 	}
 	r.ativas[s.ConselheiroID] = s.DemandaID
 	if s.ConselheiroID == r.alvo {
@@ -262,24 +263,55 @@ conferir:
 	}
 }
 
+// passoSorteio runs the executor's draw step over a decision record: s's
+// draw (nil: a sorteio.sem_candidatos), whose winner leaves the state
+// eligible by the replayed suspensions (vencidos, Filtrar's).
+func (r *Replay) passoSorteio(s *registro.Registro, lista []uuid.UUID, vencidos map[uuid.UUID]time.Time) decisao.EfeitosSorteio {
+	var v decisao.VisaoSorteio
+	var sem decisao.Semente
+	if s != nil {
+		_, v.NaFila = r.fila.por[s.DemandaID]
+		if len(lista) == 0 {
+			lista = []uuid.UUID{s.ConselheiroID} // a list eliminated: what was done
+		}
+		v.Filtro = elegibilidade.Resultado{Elegiveis: lista, Degrau: s.Degrau}
+		if ate, ok := vencidos[s.ConselheiroID]; ok {
+			v.Filtro.Vencidos = map[uuid.UUID]time.Time{s.ConselheiroID: ate}
+		}
+		sem = decisao.Semente{Base: s.Base, Timestamp: s.Timestamp, Embaralhar: func(string, string, string, []string) (sorteio.Resultado, error) {
+			return sorteio.Resultado{Seed: s.Seed, Entrada: s.ElegiveisEntrada, Ordenados: s.Ordenados, Selecionado: s.ConselheiroID.String(), ListaHash: s.ListaElegiveisHash}, nil
+		}}
+	}
+	T := r.ultimoT
+	ef, err := decisao.Sortear(v, sem, T)
+	if err != nil && s != nil {
+		// The machine forbids it (a list divergence said why): the winner
+		// is busy all the same.
+		ef = decisao.EfeitosSorteio{Sorteado: true, Vencedor: s.ConselheiroID, Status: elegibilidade.Ocupado, SairDaFila: v.NaFila}
+	}
+	return ef
+}
+
 // decidida is what a decision about demanda does to the queue: it is
-// checked against the open sweep, then a draw takes the demand out and a
-// sorteio.sem_candidatos puts it in (keeping its place if it waited).
-func (r *Replay) decidida(indice int64, evento, demanda, uc uuid.UUID, seq *int64, nome string, sorteada bool, texto string) {
+// checked against the open sweep, then the step's effects apply: a draw
+// takes the demand out, a sorteio.sem_candidatos puts it in (keeping its
+// place if it waited).
+func (r *Replay) decidida(indice int64, evento, demanda, uc uuid.UUID, seq *int64, nome string, ef decisao.EfeitosSorteio, texto string) {
 	r.servir(indice, evento, nome, demanda, seq)
 	r.ucDemanda[demanda] = uc
 	if demanda == r.AlvoDemanda {
-		if _, esperava := r.fila.por[demanda]; !esperava && !sorteada {
+		if _, esperava := r.fila.por[demanda]; !esperava && !ef.Sorteado {
 			texto += fmt.Sprintf(" desde o registro %d", indice)
 		}
-		r.LinhaDemanda = append(r.LinhaDemanda, Acontecimento{indice, uuid.Nil, map[bool]string{true: "sorteio", false: "sem_candidatos"}[sorteada], texto})
+		r.LinhaDemanda = append(r.LinhaDemanda, Acontecimento{indice, uuid.Nil, map[bool]string{true: "sorteio", false: "sem_candidatos"}[ef.Sorteado], texto})
 	}
-	if sorteada {
+	switch {
+	case ef.SairDaFila:
 		r.fila.sair(demanda)
-		return
+	case ef.Enfileirar:
+		cadeia, _ := r.cadeiaRegistrada(uc)
+		r.fila.entrar(demanda, uc, cadeia, indice)
 	}
-	cadeia, _ := r.cadeiaRegistrada(uc)
-	r.fila.entrar(demanda, uc, cadeia, indice)
 }
 
 func (r *Replay) temDesconhecido(lista []uuid.UUID) bool {
@@ -293,7 +325,7 @@ func (r *Replay) temDesconhecido(lista []uuid.UUID) bool {
 
 func (r *Replay) semCandidatos(indice int64, s registro.SemCandidatos) {
 	esperado, _, ok := r.recalcular(indice, "sem_candidatos "+s.EventID.String()+" (demanda "+s.DemandaID.String()+")", s.Timestamp, s.Cadeia, s.Excluido, nil)
-	r.decidida(indice, s.EventID, s.DemandaID, s.UnidadeCivicaID, s.GatilhoSequence, "sem_candidatos "+s.EventID.String(), false,
+	r.decidida(indice, s.EventID, s.DemandaID, s.UnidadeCivicaID, s.GatilhoSequence, "sem_candidatos "+s.EventID.String(), r.passoSorteio(nil, nil, nil),
 		fmt.Sprintf("sem candidatos (%s, %s): na fila de pendentes", s.Motivo, s.Timestamp))
 	if !ok {
 		return
