@@ -3,14 +3,22 @@ package registro
 // The canonical form without encoding/json's reflection (issue 39): at ten
 // million records, decoding each record and encoding it again to prove it
 // canonical was most of the verifier's CPU. lerRapido parses a record with
-// a scanner of the few shapes records have, encodes the value again with a
-// hand-written encoder (acrescentar*, equal to codificar: the differential
+// a scanner of the few shapes records have, encodes the value again with an
+// encoder of its own (acrescentar, equal to codificar: the differential
 // tests in canonico_test.go), and accepts the bytes only when they come
 // back identical, as lerCanonico does. Anything the fast path does not
 // know (an escape in a string, an unknown key, a value of another shape,
 // bytes that differ) goes to lerCanonico, which accepts or names the
 // failure exactly as before: the fast path never accepts what the slow
 // one refuses, it only answers sooner for the bytes it would accept.
+//
+// Each record kind's field switch (campo) and encoder (acrescentar) are
+// generated into canonico_gen.go from its struct, the same fields and json
+// tags encoding/json reads, so a field added to a record is in both paths
+// once go generate runs (TestCanonicoGeradoEmDia fails until it does).
+// This file keeps the scanner's and the encoder's building blocks.
+
+//go:generate go run ./gencanonico/cmd/gencanonico
 
 import (
 	"bytes"
@@ -238,6 +246,19 @@ func (s *scanner) inteiroOuNulo(dst **int64) bool {
 	return true
 }
 
+// booleano reads a plain bool, which has no null (see gencanonico.formas).
+func (s *scanner) booleano(dst *bool) bool {
+	switch {
+	case s.literal("true"):
+		*dst = true
+	case s.literal("false"):
+		*dst = false
+	default:
+		return false
+	}
+	return true
+}
+
 func (s *scanner) boolOuNulo(dst **bool) bool {
 	var v bool
 	switch {
@@ -285,137 +306,10 @@ func lista[T any](s *scanner, dst *[]T, elem func(*T) bool) bool {
 	return true
 }
 
-func (v *Registro) campo(s *scanner, k []byte) bool {
-	switch string(k) {
-	case "event_id_sorteio":
-		return s.id(&v.EventIDSorteio)
-	case "demanda_id":
-		return s.id(&v.DemandaID)
-	case "unidade_civica_id":
-		return s.id(&v.UnidadeCivicaID)
-	case "conselheiro_id":
-		return s.id(&v.ConselheiroID)
-	case "base":
-		return s.texto(&v.Base)
-	case "base_sequence":
-		return s.inteiroOuNulo(&v.BaseSequence)
-	case "timestamp":
-		return s.texto(&v.Timestamp)
-	case "rodada":
-		return s.inteiroOuNulo(&v.Rodada)
-	case "assinatura_rodada":
-		return s.texto(&v.AssinaturaRodada)
-	case "compromisso":
-		return s.texto(&v.Compromisso)
-	case "seed":
-		return s.texto(&v.Seed)
-	case "elegiveis_entrada":
-		return lista(s, &v.ElegiveisEntrada, s.texto)
-	case "ordenados":
-		return lista(s, &v.Ordenados, s.texto)
-	case "lista_elegiveis_hash":
-		return s.texto(&v.ListaElegiveisHash)
-	case "degrau":
-		return s.id(&v.Degrau)
-	case "cadeia":
-		return lista(s, &v.Cadeia, s.texto)
-	case "excluido":
-		return s.idOuNulo(&v.Excluido)
-	}
-	return false
-}
-
-func (v *SemCandidatos) campo(s *scanner, k []byte) bool {
-	switch string(k) {
-	case "tipo":
-		return s.texto(&v.Tipo)
-	case "event_id":
-		return s.id(&v.EventID)
-	case "demanda_id":
-		return s.id(&v.DemandaID)
-	case "unidade_civica_id":
-		return s.id(&v.UnidadeCivicaID)
-	case "gatilho_sequence":
-		return s.inteiroOuNulo(&v.GatilhoSequence)
-	case "timestamp":
-		return s.texto(&v.Timestamp)
-	case "motivo":
-		return s.texto(&v.Motivo)
-	case "cadeia":
-		return lista(s, &v.Cadeia, s.texto)
-	case "cadastrados":
-		return s.inteiro(&v.Cadastrados)
-	case "ocupados":
-		return s.inteiro(&v.Ocupados)
-	case "excluido":
-		return s.idOuNulo(&v.Excluido)
-	}
-	return false
-}
-
-func (v *Hierarquia) campo(s *scanner, k []byte) bool {
-	switch string(k) {
-	case "tipo":
-		return s.texto(&v.Tipo)
-	case "event_id":
-		return s.id(&v.EventID)
-	case "gatilho_sequence":
-		return s.inteiroOuNulo(&v.GatilhoSequence)
-	case "unidade_civica_id":
-		return s.id(&v.UnidadeCivicaID)
-	case "parent_uc_id":
-		return s.idOuNulo(&v.ParentUcID)
-	case "nivel":
-		return s.inteiro(&v.Nivel)
-	}
-	return false
-}
-
-func (v *Entrada) campo(s *scanner, k []byte) bool {
-	switch string(k) {
-	case "tipo":
-		return s.texto(&v.Tipo)
-	case "event_id":
-		return s.id(&v.EventID)
-	case "gatilho_sequence":
-		return s.inteiroOuNulo(&v.GatilhoSequence)
-	case "conselheiro_id":
-		return s.idOuNulo(&v.ConselheiroID)
-	case "unidade_civica_id":
-		return s.idOuNulo(&v.UnidadeCivicaID)
-	case "nivel_atuacao":
-		return s.inteiroOuNulo(&v.NivelAtuacao)
-	case "status":
-		return s.texto(&v.Status)
-	case "capacitacao_concluida":
-		return s.boolOuNulo(&v.CapacitacaoConcluida)
-	case "demanda_id":
-		return s.idOuNulo(&v.DemandaID)
-	case "removidas":
-		return lista(s, &v.Removidas, s.id)
-	case "data_suspensao_ate":
-		return s.texto(&v.DataSuspensaoAte)
-	case "conferivel_publicamente":
-		return s.boolOuNulo(&v.ConferivelPublicamente)
-	case "acao":
-		return s.texto(&v.Acao)
-	case "curso_id":
-		return s.texto(&v.CursoID)
-	case "valido":
-		return s.boolOuNulo(&v.Valido)
-	case "versao_parametros":
-		return s.texto(&v.VersaoParametros)
-	case "capacitacao_externa":
-		return s.boolOuNulo(&v.CapacitacaoExterna)
-	case "exigir_vinculo":
-		return s.boolOuNulo(&v.ExigirVinculo)
-	}
-	return false
-}
-
 // The encoder: what codificar writes, field by field in the struct's
-// order. ok false when a string holds what encoding/json escapes (a quote,
-// a backslash, a control character, invalid UTF-8, U+2028 or U+2029).
+// order (acrescentar, generated). ok false when a string holds what
+// encoding/json escapes (a quote, a backslash, a control character,
+// invalid UTF-8, U+2028 or U+2029).
 
 // enc appends a record's keys, keeping the first refusal.
 type enc struct {
@@ -514,12 +408,15 @@ func (e *enc) inteiroOuNulo(k string, n *int64) {
 	e.b = strconv.AppendInt(e.b, *n, 10)
 }
 
+func (e *enc) booleano(k string, v bool) {
+	e.chave(k)
+	e.b = strconv.AppendBool(e.b, v)
+}
+
+// textos and inteiros write a nil list as [], as Bytes does (see
+// gencanonico.formas).
 func (e *enc) textos(k string, vs []string) {
 	e.chave(k)
-	if vs == nil {
-		e.b = append(e.b, "null"...)
-		return
-	}
 	e.b = append(e.b, '[')
 	for i, v := range vs {
 		if i > 0 {
@@ -530,7 +427,19 @@ func (e *enc) textos(k string, vs []string) {
 	e.b = append(e.b, ']')
 }
 
-// The omitempty keys of Entrada.
+func (e *enc) inteiros(k string, ns []int64) {
+	e.chave(k)
+	e.b = append(e.b, '[')
+	for i, n := range ns {
+		if i > 0 {
+			e.b = append(e.b, ',')
+		}
+		e.b = strconv.AppendInt(e.b, n, 10)
+	}
+	e.b = append(e.b, ']')
+}
+
+// The omitempty keys: omitted when empty, as encoding/json does.
 func (e *enc) talvezTexto(k, v string) {
 	if v != "" {
 		e.texto(k, v)
@@ -551,279 +460,26 @@ func (e *enc) talvezInteiro(k string, n *int64) {
 
 func (e *enc) talvezBool(k string, v *bool) {
 	if v != nil {
-		e.chave(k)
-		e.b = strconv.AppendBool(e.b, *v)
+		e.booleano(k, *v)
 	}
+}
+
+func (e *enc) talvezIDs(k string, us []uuid.UUID) {
+	if len(us) == 0 {
+		return
+	}
+	e.chave(k)
+	e.b = append(e.b, '[')
+	for i, u := range us {
+		if i > 0 {
+			e.b = append(e.b, ',')
+		}
+		e.valorID(u)
+	}
+	e.b = append(e.b, ']')
 }
 
 func (e *enc) fim() ([]byte, bool) {
 	e.b = append(e.b, '}')
 	return e.b, e.ok
-}
-
-func (r Registro) acrescentar(b []byte) ([]byte, bool) {
-	vazia := func(v []string) []string {
-		if v == nil {
-			return []string{}
-		}
-		return v
-	}
-	e := novoEnc(b)
-	e.id("event_id_sorteio", r.EventIDSorteio)
-	e.id("demanda_id", r.DemandaID)
-	e.id("unidade_civica_id", r.UnidadeCivicaID)
-	e.id("conselheiro_id", r.ConselheiroID)
-	e.texto("base", r.Base)
-	e.inteiroOuNulo("base_sequence", r.BaseSequence)
-	e.texto("timestamp", r.Timestamp)
-	if r.Rodada != nil {
-		e.inteiro("rodada", *r.Rodada)
-	}
-	e.talvezTexto("assinatura_rodada", r.AssinaturaRodada)
-	e.talvezTexto("compromisso", r.Compromisso)
-	e.texto("seed", r.Seed)
-	e.textos("elegiveis_entrada", vazia(r.ElegiveisEntrada))
-	e.textos("ordenados", vazia(r.Ordenados))
-	e.texto("lista_elegiveis_hash", r.ListaElegiveisHash)
-	e.id("degrau", r.Degrau)
-	e.textos("cadeia", vazia(r.Cadeia))
-	e.idOuNulo("excluido", r.Excluido)
-	return e.fim()
-}
-
-func (r SemCandidatos) acrescentar(b []byte) ([]byte, bool) {
-	e := novoEnc(b)
-	e.texto("tipo", r.Tipo)
-	e.id("event_id", r.EventID)
-	e.id("demanda_id", r.DemandaID)
-	e.id("unidade_civica_id", r.UnidadeCivicaID)
-	e.inteiroOuNulo("gatilho_sequence", r.GatilhoSequence)
-	e.texto("timestamp", r.Timestamp)
-	e.texto("motivo", r.Motivo)
-	if r.Cadeia == nil {
-		r.Cadeia = []string{}
-	}
-	e.textos("cadeia", r.Cadeia)
-	e.inteiro("cadastrados", r.Cadastrados)
-	e.inteiro("ocupados", r.Ocupados)
-	e.idOuNulo("excluido", r.Excluido)
-	return e.fim()
-}
-
-func (r Hierarquia) acrescentar(b []byte) ([]byte, bool) {
-	e := novoEnc(b)
-	e.texto("tipo", r.Tipo)
-	e.id("event_id", r.EventID)
-	e.inteiroOuNulo("gatilho_sequence", r.GatilhoSequence)
-	e.id("unidade_civica_id", r.UnidadeCivicaID)
-	e.idOuNulo("parent_uc_id", r.ParentUcID)
-	e.inteiro("nivel", r.Nivel)
-	return e.fim()
-}
-
-func (r Entrada) acrescentar(b []byte) ([]byte, bool) {
-	e := novoEnc(b)
-	e.texto("tipo", r.Tipo)
-	e.id("event_id", r.EventID)
-	e.inteiroOuNulo("gatilho_sequence", r.GatilhoSequence)
-	e.talvezID("conselheiro_id", r.ConselheiroID)
-	e.talvezID("unidade_civica_id", r.UnidadeCivicaID)
-	e.talvezInteiro("nivel_atuacao", r.NivelAtuacao)
-	e.talvezTexto("status", r.Status)
-	e.talvezBool("capacitacao_concluida", r.CapacitacaoConcluida)
-	e.talvezID("demanda_id", r.DemandaID)
-	if len(r.Removidas) > 0 {
-		e.chave("removidas")
-		e.b = append(e.b, '[')
-		for i, u := range r.Removidas {
-			if i > 0 {
-				e.b = append(e.b, ',')
-			}
-			e.valorID(u)
-		}
-		e.b = append(e.b, ']')
-	}
-	e.talvezTexto("data_suspensao_ate", r.DataSuspensaoAte)
-	e.talvezBool("conferivel_publicamente", r.ConferivelPublicamente)
-	e.talvezTexto("acao", r.Acao)
-	e.talvezTexto("curso_id", r.CursoID)
-	e.talvezBool("valido", r.Valido)
-	e.talvezTexto("versao_parametros", r.VersaoParametros)
-	e.talvezBool("capacitacao_externa", r.CapacitacaoExterna)
-	e.talvezBool("exigir_vinculo", r.ExigirVinculo)
-	return e.fim()
-}
-
-func (v *RegrasSorteio) campo(s *scanner, k []byte) bool {
-	switch string(k) {
-	case "tipo":
-		return s.texto(&v.Tipo)
-	case "event_id":
-		return s.id(&v.EventID)
-	case "gatilho_desde":
-		return s.inteiro(&v.GatilhoDesde)
-	case "privado":
-		var b *bool
-		if !s.boolOuNulo(&b) || b == nil {
-			return false
-		}
-		v.Privado = *b
-		return true
-	case "cadeia":
-		return s.texto(&v.Cadeia)
-	case "chave_publica":
-		return s.texto(&v.ChavePublica)
-	case "periodo":
-		return s.inteiro(&v.Periodo)
-	case "genesis":
-		return s.inteiro(&v.Genesis)
-	case "margem_ms":
-		return s.inteiro(&v.MargemMs)
-	case "testemunhas":
-		return lista(s, &v.Testemunhas, s.texto)
-	case "quorum":
-		return s.inteiro(&v.Quorum)
-	}
-	return false
-}
-
-func (r RegrasSorteio) acrescentar(b []byte) ([]byte, bool) {
-	t := r.Testemunhas
-	if t == nil {
-		t = []string{}
-	}
-	e := novoEnc(b)
-	e.texto("tipo", r.Tipo)
-	e.id("event_id", r.EventID)
-	e.inteiro("gatilho_desde", r.GatilhoDesde)
-	e.chave("privado")
-	e.b = strconv.AppendBool(e.b, r.Privado)
-	e.texto("cadeia", r.Cadeia)
-	e.texto("chave_publica", r.ChavePublica)
-	e.inteiro("periodo", r.Periodo)
-	e.inteiro("genesis", r.Genesis)
-	e.inteiro("margem_ms", r.MargemMs)
-	e.textos("testemunhas", t)
-	e.inteiro("quorum", r.Quorum)
-	return e.fim()
-}
-
-func (v *Eliminacao) campo(s *scanner, k []byte) bool {
-	switch string(k) {
-	case "tipo":
-		return s.texto(&v.Tipo)
-	case "event_id":
-		return s.id(&v.EventID)
-	case "indices":
-		return lista(s, &v.Indices, s.inteiro)
-	}
-	return false
-}
-
-func (r Eliminacao) acrescentar(b []byte) ([]byte, bool) {
-	e := novoEnc(b)
-	e.texto("tipo", r.Tipo)
-	e.id("event_id", r.EventID)
-	e.chave("indices")
-	e.b = append(e.b, '[')
-	for i, x := range r.Indices {
-		if i > 0 {
-			e.b = append(e.b, ',')
-		}
-		e.b = strconv.AppendInt(e.b, x, 10)
-	}
-	e.b = append(e.b, ']')
-	return e.fim()
-}
-
-func (v *ListaSorteio) campo(s *scanner, k []byte) bool {
-	switch string(k) {
-	case "tipo":
-		return s.texto(&v.Tipo)
-	case "event_id":
-		return s.id(&v.EventID)
-	case "event_id_sorteio":
-		return s.id(&v.EventIDSorteio)
-	case "parte":
-		return s.inteiro(&v.Parte)
-	case "partes":
-		return s.inteiro(&v.Partes)
-	case "elegiveis":
-		return lista(s, &v.Elegiveis, s.texto)
-	}
-	return false
-}
-
-func (r ListaSorteio) acrescentar(b []byte) ([]byte, bool) {
-	l := r.Elegiveis
-	if l == nil {
-		l = []string{}
-	}
-	e := novoEnc(b)
-	e.texto("tipo", r.Tipo)
-	e.id("event_id", r.EventID)
-	e.id("event_id_sorteio", r.EventIDSorteio)
-	e.inteiro("parte", r.Parte)
-	e.inteiro("partes", r.Partes)
-	e.textos("elegiveis", l)
-	return e.fim()
-}
-
-func (v *Compromisso) campo(s *scanner, k []byte) bool {
-	switch string(k) {
-	case "tipo":
-		return s.texto(&v.Tipo)
-	case "event_id":
-		return s.id(&v.EventID)
-	case "gatilho":
-		return s.id(&v.Gatilho)
-	case "gatilho_sequence":
-		return s.inteiro(&v.GatilhoSequence)
-	case "timestamp":
-		return s.texto(&v.Timestamp)
-	}
-	return false
-}
-
-func (r Compromisso) acrescentar(b []byte) ([]byte, bool) {
-	e := novoEnc(b)
-	e.texto("tipo", r.Tipo)
-	e.id("event_id", r.EventID)
-	e.id("gatilho", r.Gatilho)
-	e.inteiro("gatilho_sequence", r.GatilhoSequence)
-	e.texto("timestamp", r.Timestamp)
-	return e.fim()
-}
-
-func (v *CossinaturasRegistro) campo(s *scanner, k []byte) bool {
-	switch string(k) {
-	case "tipo":
-		return s.texto(&v.Tipo)
-	case "event_id":
-		return s.id(&v.EventID)
-	case "origem":
-		return s.texto(&v.Origem)
-	case "tamanho":
-		return s.inteiro(&v.Tamanho)
-	case "hash":
-		return s.texto(&v.Hash)
-	case "assinaturas":
-		return lista(s, &v.Assinaturas, s.texto)
-	}
-	return false
-}
-
-func (r CossinaturasRegistro) acrescentar(b []byte) ([]byte, bool) {
-	a := r.Assinaturas
-	if a == nil {
-		a = []string{}
-	}
-	e := novoEnc(b)
-	e.texto("tipo", r.Tipo)
-	e.id("event_id", r.EventID)
-	e.texto("origem", r.Origem)
-	e.inteiro("tamanho", r.Tamanho)
-	e.texto("hash", r.Hash)
-	e.textos("assinaturas", a)
-	return e.fim()
 }
