@@ -94,16 +94,18 @@ WASM_DIR := internal/httpapi/verificador
 wasm:
 	GOOS=js GOARCH=wasm $(GO) build -trimpath -buildvcs=false -ldflags='-s -w -buildid=' -o $(WASM_DIR)/d6a.wasm ./cmd/d6a-wasm
 
-## generate: regenerate the sqlc code in internal/store/dbsqlc and copy the
+## generate: regenerate the sqlc code in internal/store/dbsqlc, the log
+## records' canonical codec (internal/registro/canonico_gen.go) and copy the
 ## Go toolchain's wasm_exec.js (the page's WebAssembly loader)
 generate: wasm
 	$(GO) tool sqlc generate
+	$(GO) generate ./internal/registro
 	cp "$$($(GO) env GOROOT)/lib/wasm/wasm_exec.js" $(WASM_DIR)/wasm_exec.js
 
 ## check-generated: fail when the committed generated code is stale
 check-generated: generate
-	git diff --exit-code -- internal/store/dbsqlc $(WASM_DIR)/wasm_exec.js
-	@untracked=$$(git ls-files --others --exclude-standard -- internal/store/dbsqlc $(WASM_DIR)/wasm_exec.js); \
+	git diff --exit-code -- internal/store/dbsqlc internal/registro/canonico_gen.go $(WASM_DIR)/wasm_exec.js
+	@untracked=$$(git ls-files --others --exclude-standard -- internal/store/dbsqlc internal/registro/canonico_gen.go $(WASM_DIR)/wasm_exec.js); \
 	if [ -n "$$untracked" ]; then echo "generated but not committed:"; echo "$$untracked"; exit 1; fi
 
 ## lint: gofmt must report nothing, then go vet
