@@ -201,6 +201,7 @@ func executar(ctx context.Context, o opcoes) (err error) {
 	a.base = a.lenta
 	rel := relatorio{a: a, rs: rs, lacos: lacos, dur: time.Since(inicio), data: time.Now().UTC()}
 	md := rel.markdown()
+	fmt.Print("\n" + rel.passes())
 	if err := publicar(a.raiz, md, o.escrever, map[string]func(string) error{
 		o.doc: func(p string) error { return reescrever(p, "draws", tituloSecao, md) },
 		o.svg: func(p string) error { return os.WriteFile(p, []byte(desenharSVG(rs, o.carga)), 0o644) },
