@@ -138,8 +138,9 @@ func TestRelatorioDourado(t *testing.T) {
 		r := goldenRelatorio(completo)
 		nome := se(completo, "relatorio-completo", "relatorio-sem-laco")
 		for ext, saida := range map[string]string{
-			".md":  maquinaLinha.ReplaceAllString(r.markdown(), "- machine: (host)"),
-			".svg": desenharSVG(r.rs, r.a.o.carga),
+			".md":        maquinaLinha.ReplaceAllString(r.markdown(), "- machine: (host)"),
+			".passes.md": r.passes(),
+			".svg":       desenharSVG(r.rs, r.a.o.carga),
 		} {
 			arquivo := filepath.Join("testdata", nome+ext)
 			if *atualizar {
