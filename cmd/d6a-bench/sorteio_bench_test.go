@@ -17,6 +17,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -33,6 +34,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/formigueiro/d6a/internal/atribuicao"
@@ -266,6 +268,99 @@ func BenchmarkHandleLote(b *testing.B) {
 	b.StopTimer()
 	relatarDraws(b, medidos, antes, dur)
 	parar()
+}
+
+// BenchmarkHandleLoteMisto is BenchmarkHandleLote with a steady state's
+// mix: in each batch of 256 units, an agenda item and the cycle end of an
+// assignment drawn in an earlier batch follow one another. A cycle end's
+// handler reads the database as it is, so the executor writes the batch's
+// decisions before it: this times what that costs beside the run of
+// agenda items alone (draws/s and units/s; compare with HandleLote in the
+// same run). b.N counts units.
+//
+//	go test -run '^$' -bench 'HandleLote' -benchtime 5120x ./cmd/d6a-bench
+func BenchmarkHandleLoteMisto(b *testing.B) {
+	preparar(b)
+	const lote = 256
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, bancada.pg.URL("d6a"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	rng := rand.New(rand.NewPCG(bancada.seq.Add(1), 44))
+	ds := gerarDemandas(rng, bancada.pais, b.N)
+	type ativa struct{ conselheiro, demanda uuid.UUID }
+	var ativas []ativa
+	ciclo := func(a ativa) evento.Evento {
+		dados, _ := json.Marshal(map[string]any{
+			"event_id": uuidDe(rng).String(), "tipo": string(evento.CicloConcluido), "origem": "D-7", "versao_schema": "1.0.0",
+			"correlacao_id": nil, "timestamp": time.Now().UTC().Format("2006-01-02T15:04:05.000Z"),
+			"payload": map[string]any{"conselheiro_id": a.conselheiro, "demanda_id": a.demanda, "motivo_encerramento": "demanda_concluida"},
+		})
+		ev, err := evento.Decodificar(evento.CicloConcluido, dados)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return ev
+	}
+	medidos := processosMedidos{pgDir: bancada.pg.Dir}
+	antes := amostrar(medidos)
+	b.ResetTimer()
+	inicio := time.Now()
+	unidades, ciclos, i := 0, 0, 0
+	for unidades < b.N {
+		var evs []evento.Evento
+		var demandas []uuid.UUID
+		for len(evs) < lote && unidades+len(evs) < b.N && i < len(ds) {
+			ev, err := evento.Decodificar(evento.AgendaItemDisponivel, ds[i].dados)
+			if err != nil {
+				b.Fatal(err)
+			}
+			evs, demandas = append(evs, ev), append(demandas, ds[i].id)
+			i++
+			if len(ativas) > 0 && len(evs) < lote && unidades+len(evs) < b.N {
+				evs = append(evs, ciclo(ativas[0]))
+				ativas = ativas[1:]
+				ciclos++
+			}
+		}
+		if len(evs) == 0 {
+			break
+		}
+		seqs := make([]uint64, len(evs))
+		for k := range seqs {
+			seqs[k] = bancada.seq.Add(1)
+		}
+		for _, err := range bancada.svc.HandleLote(ctx, evs, seqs) {
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+		unidades += len(evs)
+		// The assignments this batch drew end in the next one (not timed).
+		b.StopTimer()
+		rows, err := conn.Query(ctx, `SELECT conselheiro_id, demanda_id FROM d6a.atribuicoes WHERE status = 'ativa' AND demanda_id = ANY($1)`, demandas)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for rows.Next() {
+			var a ativa
+			if err := rows.Scan(&a.conselheiro, &a.demanda); err != nil {
+				b.Fatal(err)
+			}
+			ativas = append(ativas, a)
+		}
+		if rows.Close(); rows.Err() != nil {
+			b.Fatal(rows.Err())
+		}
+		b.StartTimer()
+	}
+	dur := time.Since(inicio)
+	b.StopTimer()
+	relatarDraws(b, medidos, antes, dur) // per unit: b.N counts units here
+	b.ReportMetric(float64(i)/dur.Seconds(), "agenda/s")
+	b.ReportMetric(float64(ciclos)/float64(max(unidades, 1)), "cycle-ends/unit")
 }
 
 // relatarDraws reports a timed loop of b.N draws that took dur: draws/s,
