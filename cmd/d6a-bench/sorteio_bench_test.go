@@ -304,6 +304,7 @@ func BenchmarkHandleLoteMisto(b *testing.B) {
 		}
 		return ev
 	}
+	bancada.tracer.zerar()
 	medidos := processosMedidos{pgDir: bancada.pg.Dir}
 	antes := amostrar(medidos)
 	b.ResetTimer()
@@ -361,6 +362,9 @@ func BenchmarkHandleLoteMisto(b *testing.B) {
 	relatarDraws(b, medidos, antes, dur) // per unit: b.N counts units here
 	b.ReportMetric(float64(i)/dur.Seconds(), "agenda/s")
 	b.ReportMetric(float64(ciclos)/float64(max(unidades, 1)), "cycle-ends/unit")
+	if b.N >= 100 {
+		fmt.Fprintf(os.Stderr, "\n%s (K=%d, %d units, %.3f ms per unit wall):\n%s", b.Name(), bancada.k, b.N, ms(dur)/float64(b.N), bancada.tracer.tabela(b.N, dur))
+	}
 }
 
 // relatarDraws reports a timed loop of b.N draws that took dur: draws/s,

@@ -27,20 +27,18 @@ type Banco interface {
 	CadastroAplicado(ctx context.Context, eventID uuid.UUID) (bool, error)
 	ConselheiroPorID(ctx context.Context, id uuid.UUID) (store.Conselheiro, bool, error)
 	ConselheiroParaAtualizar(ctx context.Context, id uuid.UUID) (store.Conselheiro, bool, error)
+	LerVisaoConselheiro(ctx context.Context, id, eventID uuid.UUID, aplicada ...func(store.Tx, context.Context, uuid.UUID) (bool, error)) (store.VisaoConselheiro, error)
 	Cadastrar(ctx context.Context, c store.Cadastro) error
 	MudarStatus(ctx context.Context, conselheiro uuid.UUID, status string, eventID uuid.UUID, agora time.Time) error
 	Suspender(ctx context.Context, conselheiro uuid.UUID, ate time.Time, eventID uuid.UUID, agora time.Time) error
 	AnotarSuspensao(ctx context.Context, s store.Suspensao) error
 
-	EncerramentoAplicado(ctx context.Context, eventID uuid.UUID) (bool, error)
 	AtribuicaoAtivaDoPar(ctx context.Context, conselheiro, demanda uuid.UUID) (store.AtribuicaoVigente, bool, error)
-	AtribuicaoAtivaDoConselheiro(ctx context.Context, conselheiro uuid.UUID) (store.AtribuicaoVigente, bool, error)
 	AtribuicaoAtivaDaDemanda(ctx context.Context, demanda uuid.UUID) (store.AtribuicaoVigente, bool, error)
 	UltimaAtribuicaoDoPar(ctx context.Context, conselheiro, demanda uuid.UUID) (store.AtribuicaoDoSorteio, bool, error)
 	Encerrar(ctx context.Context, atribuicao uuid.UUID, status string, eventID uuid.UUID) error
 	AnotarInicio(ctx context.Context, a store.AtribuicaoVigente, iniciadaEm time.Time, eventID uuid.UUID, agora time.Time) (bool, error)
 
-	RecusaAplicada(ctx context.Context, eventID uuid.UUID) (bool, error)
 	RecusasDesdeAceitacao(ctx context.Context, conselheiro uuid.UUID) (int64, error)
 	ContarRecusa(ctx context.Context, r store.RecusaContada) error
 

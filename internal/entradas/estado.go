@@ -13,22 +13,23 @@ import (
 	"github.com/formigueiro/d6a/internal/store"
 )
 
-// visao reads what a step about the counsellor id needs: their row and
-// their active assignment (at most one). c is the row and a the assignment
-// the effects are written to.
-func (x *aplicacao) visao(ctx context.Context, id uuid.UUID) (v decisao.Visao, c store.Conselheiro, a store.AtribuicaoVigente, err error) {
-	c, temConselheiro, err := x.b.ConselheiroParaAtualizar(ctx, id)
+// visao reads, in one round trip, what a step about the counsellor id
+// needs for the input eventID: whether one of aplicada says it was applied
+// before, the counsellor's row and their active assignment (at most one).
+// c is the row and a the assignment the effects are written to.
+func (x *aplicacao) visao(ctx context.Context, id, eventID uuid.UUID, aplicada ...func(store.Tx, context.Context, uuid.UUID) (bool, error)) (v decisao.Visao, c store.Conselheiro, a store.AtribuicaoVigente, err error) {
+	l, err := x.b.LerVisaoConselheiro(ctx, id, eventID, aplicada...)
 	if err != nil {
 		return v, c, a, err
 	}
-	if temConselheiro {
-		v.Conselheiro = &decisao.Conselheiro{Status: c.Status, Ate: c.SuspensaoAte}
+	v.Aplicada = l.Aplicada
+	if l.TemConselheiro {
+		v.Conselheiro = &decisao.Conselheiro{Status: l.Conselheiro.Status, Ate: l.Conselheiro.SuspensaoAte}
 	}
-	a, ativa, err := x.b.AtribuicaoAtivaDoConselheiro(ctx, id)
-	if ativa {
-		v.Ativa = &a.DemandaID
+	if l.TemAtiva {
+		v.Ativa = &l.Ativa.DemandaID
 	}
-	return v, c, a, err
+	return v, l.Conselheiro, l.Ativa, nil
 }
 
 // escreverStatus writes the status a step gave c, with the end of a

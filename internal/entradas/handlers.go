@@ -136,15 +136,11 @@ func (x *aplicacao) onConselheiroCicloConcluido(ctx context.Context, log *slog.L
 	log = log.With("conselheiro_id", p.ConselheiroID, "demanda_id", p.DemandaID)
 	// 1. idempotency by event_id_encerramento; 3. the counsellor and
 	// their active assignment.
-	aplicada, err := x.b.EncerramentoAplicado(ctx, ev.EventID)
-	if err != nil || aplicada {
-		if aplicada {
+	v, c, a, err := x.visao(ctx, p.ConselheiroID, ev.EventID, store.Tx.EncerramentoAplicado)
+	if err != nil || v.Aplicada {
+		if v.Aplicada {
 			log.Info("conselheiro.ciclo_concluído reentregue")
 		}
-		return err
-	}
-	v, c, a, err := x.visao(ctx, p.ConselheiroID)
-	if err != nil {
 		return err
 	}
 	ef := decisao.Passo(v, decisao.Entrada{Tipo: decisao.CicloConcluido, Demanda: p.DemandaID, Agora: x.u.Agora()})
@@ -185,19 +181,15 @@ func (x *aplicacao) onConselheiroAtribuicaoRecusada(ctx context.Context, log *sl
 	log = log.With("conselheiro_id", p.ConselheiroID, "demanda_id", p.DemandaID, "uc_id", p.UnidadeCivicaID, "motivo", string(p.Motivo))
 	// 1. idempotency by evento_id_recusa and event_id_encerramento (the
 	// spec's buscarRecusasPorEventoId, buscarAtribuicaoPorEventIdEncerramento).
-	for _, aplicada := range []func(context.Context, uuid.UUID) (bool, error){x.b.RecusaAplicada, x.b.EncerramentoAplicado} {
-		if achou, err := aplicada(ctx, ev.EventID); err != nil || achou {
-			if achou {
-				log.Info("conselheiro.atribuicao_recusada reentregue")
-			}
-			return err
+	// 3. the counsellor, their active assignment (read with 1) and,
+	// unless the motive is personal risk, the refusals counted and the
+	// parameters in force (d6a.config: a new version applies from the next
+	// refusal on).
+	v, c, a, err := x.visao(ctx, p.ConselheiroID, ev.EventID, store.Tx.RecusaAplicada, store.Tx.EncerramentoAplicado)
+	if err != nil || v.Aplicada {
+		if v.Aplicada {
+			log.Info("conselheiro.atribuicao_recusada reentregue")
 		}
-	}
-	// 3. the counsellor, their active assignment and, unless the motive
-	// is personal risk, the refusals counted and the parameters in force
-	// (d6a.config: a new version applies from the next refusal on).
-	v, c, a, err := x.visao(ctx, p.ConselheiroID)
-	if err != nil {
 		return err
 	}
 	e := decisao.Entrada{Tipo: decisao.Recusa, Demanda: p.DemandaID, RiscoPessoal: p.Motivo == evento.RiscoPessoal, Agora: x.u.Agora()}

@@ -288,3 +288,38 @@ func (t Tx) ContarRecusa(ctx context.Context, r RecusaContada) error {
 		Agora: r.Agora, DemandaIDRecusada: r.Demanda,
 	})
 }
+
+// VisaoConselheiro is what a step about one counsellor reads
+// (decisao.Visao): whether its input was applied before, the counsellor's
+// row (locked, as ConselheiroParaAtualizar) and their active assignment.
+type VisaoConselheiro struct {
+	Aplicada       bool
+	Conselheiro    Conselheiro
+	TemConselheiro bool
+	Ativa          AtribuicaoVigente
+	TemAtiva       bool
+}
+
+// LerVisaoConselheiro reads id's view for the input eventID in one round
+// trip (Leituras), instead of one per query; aplicada are the checks that
+// eventID was applied before (Tx.EncerramentoAplicado, Tx.RecusaAplicada).
+func (t Tx) LerVisaoConselheiro(ctx context.Context, id, eventID uuid.UUID, aplicada ...func(Tx, context.Context, uuid.UUID) (bool, error)) (VisaoConselheiro, error) {
+	var v VisaoConselheiro
+	var l Leituras
+	for _, f := range aplicada {
+		l.Ler(func(tx Tx) error {
+			achou, err := f(tx, ctx, eventID)
+			v.Aplicada = v.Aplicada || achou
+			return err
+		})
+	}
+	l.Ler(func(tx Tx) (err error) {
+		v.Conselheiro, v.TemConselheiro, err = tx.ConselheiroParaAtualizar(ctx, id)
+		return err
+	})
+	l.Ler(func(tx Tx) (err error) {
+		v.Ativa, v.TemAtiva, err = tx.AtribuicaoAtivaDoConselheiro(ctx, id)
+		return err
+	})
+	return v, l.Enviar(ctx, t)
+}
