@@ -143,7 +143,7 @@ func (r *relatorio) avaliar() (out []alvo) {
 	if l := r.lacos.Leve; o.leve > 0 && len(leves) > 0 {
 		q50, q99 := razao(p50, ms(l.Lat.P50)), razao(p99, ms(l.Lat.P99))
 		add(fmt.Sprintf("light load (%g events/s): publish → result p50 ≤ 1.5 ×, p99 ≤ 2 × the bare loop's", o.taxaLeve),
-			fmt.Sprintf("worst p50 %.1f ms = **%.2f×**, worst p99 %.1f ms = **%.2f×** (p50 / p99: %s; %s events each)%s; of a lone event, d6a's own processing (delivery + opening + decisions + writes and COMMIT, means) is %.2f ms at worst, the rest the beacon round's wait (CONTRACT §4a: the round after the trigger's time plus the margin)",
+			fmt.Sprintf("worst p50 %.1f ms = **%.2f×**, worst p99 %.1f ms = **%.2f×** (p50 / p99: %s; %s events each)%s; d6a's own processing of a lone event (means) is %.2f ms at worst, the rest the beacon round's wait (CONTRACT §4a)",
 				p50, q50, p99, q99, strings.Join(leves, ", "), milhares(o.leve), piso(l, "at the same rate, one commit per message"), proc), &l, q50, 1.5, true)
 		ok1, v1 := margem(q50, 1.5, true)
 		ok2, v2 := margem(q99, 2, true)
