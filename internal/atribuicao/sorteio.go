@@ -85,9 +85,11 @@ func (s *Servico) Sortear(ctx context.Context, p Pedido) (Resultado, error) {
 // executarSorteio is spec 4.4 executarSorteioInterno, inside the caller's
 // transaction: filter, then either assignment + occupied counsellor + audit +
 // conselheiro.sorteado (the spec's publicarConselheiroSorteado, an outbox
-// row), or pending row + sorteio.sem_candidatos. It decides in memory:
-// the rows wait in the batch's diferido, which the executor writes with
-// its set-based statements (GravarSorteios, EnfileirarPendentes,
+// row), or pending row + sorteio.sem_candidatos. It reads what the step
+// needs (the chain, the filter, the seed or spec 5.4's guard), runs the
+// step the replay runs too (decisao.Sortear) and writes its effects in
+// memory: the rows wait in the batch's diferido, which the executor writes
+// with its set-based statements (GravarSorteios, EnfileirarPendentes,
 // InserirOutboxLote).
 func (u *unidade) executarSorteio(ctx context.Context, p Pedido) (Resultado, error) {
 	s := u.servico

@@ -263,9 +263,10 @@ conferir:
 	}
 }
 
-// passoSorteio runs the executor's draw step over a decision record: s's
-// draw (nil: a sorteio.sem_candidatos), whose winner leaves the state
-// eligible by the replayed suspensions (vencidos, Filtrar's).
+// passoSorteio runs the executor's draw step (decisao.Sortear) over a
+// decision record: s's draw, or a sorteio.sem_candidatos when s is nil.
+// vencidos are the suspensions the replayed state says had ended
+// (Filtrar's): a winner among them has that suspension lifted.
 func (r *Replay) passoSorteio(s *registro.Registro, lista []uuid.UUID, vencidos map[uuid.UUID]time.Time) decisao.EfeitosSorteio {
 	var v decisao.VisaoSorteio
 	var sem decisao.Semente
