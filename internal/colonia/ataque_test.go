@@ -120,6 +120,47 @@ func TestAtaqueDoProdutor(t *testing.T) {
 			})
 			t.Logf("%s: the producer's favourite won %d of %d draws (chance %.2f, bound %d; T predicted within ±%v for %d, won %d of those; %d event_ids tried)",
 				caso.nome, vitorias, sorteios, media, limite, janela, acertos, vitoriasNosAcertos, buscas)
+			if caso.semBeacon && acertos < 5 {
+				// A loaded machine (CI under -race) missed most predictions:
+				// the control attacks again, one draw at a time on the same
+				// units, their busy counsellors left out of the list, until
+				// five predictions held (or 60 more draws).
+				ocupados := map[string]bool{}
+				for _, d := range demandas {
+					ocupados[c.ativa(d).String()] = true
+				}
+				for extra := 0; acertos < 5 && extra < 2*sorteios; extra++ {
+					i := extra % sorteios
+					var lista []string
+					for _, id := range listas[i] {
+						if !ocupados[id] {
+							lista = append(lista, id)
+						}
+					}
+					if len(lista) < 2 {
+						continue
+					}
+					fav, d := lista[extra%len(lista)], uuid.New()
+					envio := time.Now().Add(200 * time.Millisecond)
+					previsto := envio.Add(atraso)
+					id, _ := moer(lista, fav, previsto, janela)
+					time.Sleep(time.Until(envio) - 2*time.Millisecond)
+					for time.Now().Before(envio) {
+					}
+					seq := publicarComID(t, c, id, agenda(d, ucs[i]))
+					previu := armazenadoEm(t, c, seq).Sub(previsto).Abs() <= janela
+					var vencedor uuid.UUID
+					c.eventuallyEm(time.Minute, "the extra draw made", func() bool { vencedor = c.ativa(d); return vencedor != uuid.Nil })
+					ocupados[vencedor.String()] = true
+					if previu {
+						acertos++
+						if vencedor.String() == fav {
+							vitoriasNosAcertos++
+						}
+					}
+				}
+				t.Logf("%s, after the extra draws: T predicted for %d, won %d of those", caso.nome, acertos, vitoriasNosAcertos)
+			}
 			if caso.semBeacon {
 				// Wherever the prediction held, the grind chose the winner.
 				must(t, acertos >= 5 && vitoriasNosAcertos == acertos, "without the beacon the attack won %d of the %d draws whose T it predicted: it no longer shows the rule's reason", vitoriasNosAcertos, acertos)
