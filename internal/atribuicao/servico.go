@@ -390,6 +390,10 @@ func (s *Servico) transacao(lote []job) ([]*unidade, error) {
 		if err := s.hierarquia.atualizar(ctx, tx, arvore.Tamanho()); err != nil {
 			return err
 		}
+		// The units read and write on atras: the writes queued in p go
+		// out with their next statement (store.Tx.Apos), so a write costs
+		// no round trip of its own and every read sees it.
+		atras := tx.Apos(p)
 		var inbox []store.Processamento
 		for i, j := range lote {
 			if err := j.ctx.Err(); err != nil {
@@ -397,11 +401,8 @@ func (s *Servico) transacao(lote []job) ([]*unidade, error) {
 			}
 			if j.guarda == nil && !d.vazio() {
 				// It reads the database as it is: what the batch decided
-				// goes first.
+				// goes first, with its first statement.
 				if err := d.gravar(ctx, p.Tx()); err != nil {
-					return err
-				}
-				if err := p.Enviar(ctx, tx); err != nil {
 					return err
 				}
 			}
@@ -411,11 +412,11 @@ func (s *Servico) transacao(lote []job) ([]*unidade, error) {
 			if j.guarda != nil && d.guardas == nil {
 				var l store.Leituras
 				d.lerAdiante(ctx, &l, s.o.Hierarquia, lote[i:], s.o.Portoes)
-				if err := l.Enviar(ctx, tx); err != nil {
+				if err := l.Enviar(ctx, atras); err != nil {
 					return err
 				}
 			}
-			u := &unidade{tx: tx, agora: agora, servico: s, lote: d, corrida: j.guarda != nil, elos: elos, rodada: j.rodada, compromisso: j.compromisso}
+			u := &unidade{tx: atras, adiadas: p.Tx(), agora: agora, servico: s, lote: d, corrida: j.guarda != nil, elos: elos, rodada: j.rodada, compromisso: j.compromisso}
 			if j.inbox != nil {
 				u.entrada = j.inbox.Seq
 			}

@@ -20,8 +20,11 @@ import (
 // fixed clock reading, and what the unit decided, queued for the batch's
 // writer and for after the commit. The packages above see it as Unidade.
 type unidade struct {
-	tx    store.Tx
-	agora time.Time
+	// tx runs the unit's statements after the writes queued on adiadas,
+	// in the same round trip (store.Tx.Apos).
+	tx      store.Tx
+	adiadas store.Tx
+	agora   time.Time
 	// entrada is the stream sequence of the event this unit applies (0:
 	// none), recorded with every outbox row it queues.
 	entrada int64
@@ -114,6 +117,12 @@ func (s *Servico) Submeter(ctx context.Context, fn func(context.Context, Unidade
 // writes them later; Sorteados, GuardaAgenda and the ways of publishing
 // count them.
 func (x Unidade) Tx() store.Tx { return x.u.tx }
+
+// Adiadas queues the unit's writes whose outcome it does not read: they
+// go out with the unit's next statement on Tx, or with the batch's
+// writes and COMMIT, so each costs no round trip of its own. A write that
+// fails fails the batch, named by its query.
+func (x Unidade) Adiadas() store.Tx { return x.u.adiadas }
 
 // Agora is the unit's clock reading.
 func (x Unidade) Agora() time.Time { return x.u.agora }

@@ -52,12 +52,12 @@ func (x *aplicacao) despacharFase2(ctx context.Context, log *slog.Logger, ev eve
 // swept by their registration, which reads the record.
 func (x *aplicacao) onCapacitacaoConcluida(ctx context.Context, log *slog.Logger, ev evento.Evento, p evento.CapacitacaoConcluidaPayload) error {
 	log = log.With("conselheiro_id", p.ConselheiroID, "curso_id", p.CursoID)
-	if err := x.b.AnotarCapacitacao(ctx, store.Capacitacao{
+	if err := x.g.AnotarCapacitacao(ctx, store.Capacitacao{
 		Conselheiro: p.ConselheiroID, Curso: p.CursoID, ConcluidaEm: p.ConcluidaEm, EventID: ev.EventID, Agora: x.u.Agora(),
 	}); err != nil {
 		return err
 	}
-	if err := x.b.MarcarCapacitado(ctx, p.ConselheiroID, ev.EventID, x.u.Agora()); err != nil {
+	if err := x.g.MarcarCapacitado(ctx, p.ConselheiroID, ev.EventID, x.u.Agora()); err != nil {
 		return err
 	}
 	x.u.Alterou(p.ConselheiroID)
@@ -85,7 +85,7 @@ func (x *aplicacao) onVinculoValidado(ctx context.Context, log *slog.Logger, ev 
 	if p.ValidadoEm != "" {
 		em = &p.ValidadoEm
 	}
-	if err := x.b.AnotarVinculo(ctx, store.Vinculo{
+	if err := x.g.AnotarVinculo(ctx, store.Vinculo{
 		Conselheiro: p.ConselheiroID, UC: p.UnidadeCivicaID, Valido: p.Valido, Origem: origemVinculo,
 		ValidadoEm: em, EventID: ev.EventID, Agora: x.u.Agora(),
 	}); err != nil {
@@ -116,10 +116,10 @@ func (x *aplicacao) onProgressaoHabilitada(ctx context.Context, log *slog.Logger
 	// elegibilidade.AposProgressao: the new unit of action, and a valid
 	// link to it.
 	nova, depois := elegibilidade.AposProgressao(elegibilidade.Fase2{}, p.UnidadeCivicaID)
-	if err := x.b.Progredir(ctx, c.ID, nova, nivel, ev.EventID, x.u.Agora()); err != nil {
+	if err := x.g.Progredir(ctx, c.ID, nova, nivel, ev.EventID, x.u.Agora()); err != nil {
 		return err
 	}
-	if err := x.b.AnotarVinculo(ctx, store.Vinculo{
+	if err := x.g.AnotarVinculo(ctx, store.Vinculo{
 		Conselheiro: c.ID, UC: nova, Valido: depois.Vinculos[nova], Origem: origemProgressao,
 		EventID: ev.EventID, Agora: x.u.Agora(),
 	}); err != nil {
@@ -135,7 +135,7 @@ func (x *aplicacao) onProgressaoHabilitada(ctx context.Context, log *slog.Logger
 // the unit's criteria version is stored and recorded, and its queue swept.
 func (x *aplicacao) onElegibilidadeAtualizada(ctx context.Context, log *slog.Logger, ev evento.Evento, p evento.ConselheiroElegibilidadeAtualizadaPayload) error {
 	log = log.With("uc_id", p.UnidadeCivicaID, "versao_parametros", p.VersaoParametros)
-	if err := x.b.AnotarCriterios(ctx, p.UnidadeCivicaID, p.VersaoParametros, ev.EventID, x.u.Agora()); err != nil {
+	if err := x.g.AnotarCriterios(ctx, p.UnidadeCivicaID, p.VersaoParametros, ev.EventID, x.u.Agora()); err != nil {
 		return err
 	}
 	x.u.Registrar(registro.NovaElegibilidadeAtualizada(ev.EventID, x.u.SeqGatilho(), p.UnidadeCivicaID, p.VersaoParametros))

@@ -21,34 +21,41 @@ import (
 	"github.com/formigueiro/d6a/internal/store"
 )
 
-// Banco is what the handlers read and write (store.Tx, in the unit's
-// transaction).
+// Banco is what the handlers read, and the writes whose outcome they read
+// (store.Tx in the unit's transaction, after the writes it queued).
 type Banco interface {
 	CadastroAplicado(ctx context.Context, eventID uuid.UUID) (bool, error)
 	ConselheiroPorID(ctx context.Context, id uuid.UUID) (store.Conselheiro, bool, error)
 	ConselheiroParaAtualizar(ctx context.Context, id uuid.UUID) (store.Conselheiro, bool, error)
-	LerVisaoConselheiro(ctx context.Context, id, eventID uuid.UUID, aplicada ...func(store.Tx, context.Context, uuid.UUID) (bool, error)) (store.VisaoConselheiro, error)
+	// Cadastrar runs at once: a duplicate is named where it happens.
 	Cadastrar(ctx context.Context, c store.Cadastro) error
-	MudarStatus(ctx context.Context, conselheiro uuid.UUID, status string, eventID uuid.UUID, agora time.Time) error
-	Suspender(ctx context.Context, conselheiro uuid.UUID, ate time.Time, eventID uuid.UUID, agora time.Time) error
-	AnotarSuspensao(ctx context.Context, s store.Suspensao) error
+	LerVisaoConselheiro(ctx context.Context, id, eventID uuid.UUID, aplicada ...func(store.Tx, context.Context, uuid.UUID) (bool, error)) (store.VisaoConselheiro, error)
 
 	AtribuicaoAtivaDoPar(ctx context.Context, conselheiro, demanda uuid.UUID) (store.AtribuicaoVigente, bool, error)
 	AtribuicaoAtivaDaDemanda(ctx context.Context, demanda uuid.UUID) (store.AtribuicaoVigente, bool, error)
 	UltimaAtribuicaoDoPar(ctx context.Context, conselheiro, demanda uuid.UUID) (store.AtribuicaoDoSorteio, bool, error)
-	Encerrar(ctx context.Context, atribuicao uuid.UUID, status string, eventID uuid.UUID) error
 	AnotarInicio(ctx context.Context, a store.AtribuicaoVigente, iniciadaEm time.Time, eventID uuid.UUID, agora time.Time) (bool, error)
 
 	RecusasDesdeAceitacao(ctx context.Context, conselheiro uuid.UUID) (int64, error)
-	ContarRecusa(ctx context.Context, r store.RecusaContada) error
 
 	CabecasDaFila(ctx context.Context, ucs []uuid.UUID) ([]store.Pendente, error)
 	PendenteDaDemanda(ctx context.Context, demanda uuid.UUID) (store.Pendente, bool, error)
 	TirarDaFila(ctx context.Context, demanda uuid.UUID) (bool, error)
 
+	CapacitadoExternamente(ctx context.Context, conselheiro uuid.UUID) (bool, error)
+}
+
+// Escritas are the writes a handler makes whose outcome it does not read
+// (atribuicao.Unidade.Adiadas): they go out with its next read or with the
+// batch's COMMIT.
+type Escritas interface {
+	MudarStatus(ctx context.Context, conselheiro uuid.UUID, status string, eventID uuid.UUID, agora time.Time) error
+	Suspender(ctx context.Context, conselheiro uuid.UUID, ate time.Time, eventID uuid.UUID, agora time.Time) error
+	AnotarSuspensao(ctx context.Context, s store.Suspensao) error
+	Encerrar(ctx context.Context, atribuicao uuid.UUID, status string, eventID uuid.UUID) error
+	ContarRecusa(ctx context.Context, r store.RecusaContada) error
 	AnotarCapacitacao(ctx context.Context, c store.Capacitacao) error
 	MarcarCapacitado(ctx context.Context, conselheiro, eventID uuid.UUID, agora time.Time) error
-	CapacitadoExternamente(ctx context.Context, conselheiro uuid.UUID) (bool, error)
 	AnotarVinculo(ctx context.Context, v store.Vinculo) error
 	Progredir(ctx context.Context, conselheiro, uc uuid.UUID, nivel int32, eventID uuid.UUID, agora time.Time) error
 	AnotarCriterios(ctx context.Context, uc uuid.UUID, versao string, eventID uuid.UUID, agora time.Time) error
@@ -92,7 +99,7 @@ func New(h Hierarquia) *Entradas { return &Entradas{hier: h} }
 
 // Aplicar runs ev's handler inside the unit u.
 func (e *Entradas) Aplicar(ctx context.Context, u atribuicao.Unidade, log *slog.Logger, ev evento.Evento) error {
-	x := &aplicacao{b: u.Tx(), u: u, hier: e.hier, ev: ev}
+	x := &aplicacao{b: u.Tx(), g: u.Adiadas(), u: u, hier: e.hier, ev: ev}
 	return x.despachar(ctx, log)
 }
 
@@ -100,6 +107,7 @@ func (e *Entradas) Aplicar(ctx context.Context, u atribuicao.Unidade, log *slog.
 // input itself.
 type aplicacao struct {
 	b    Banco
+	g    Escritas
 	u    Unidade
 	hier Hierarquia
 	ev   evento.Evento

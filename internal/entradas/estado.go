@@ -41,7 +41,7 @@ func (x *aplicacao) escreverStatus(ctx context.Context, log *slog.Logger, c stor
 	if !ef.Mudou {
 		return nil
 	}
-	if err := x.b.MudarStatus(ctx, c.ID, ef.Status, eventID, x.u.Agora()); err != nil {
+	if err := x.g.MudarStatus(ctx, c.ID, ef.Status, eventID, x.u.Agora()); err != nil {
 		return err
 	}
 	x.u.Alterou(c.Cidadao)
@@ -62,10 +62,10 @@ func (x *aplicacao) suspender(ctx context.Context, log *slog.Logger, c store.Con
 		return nil
 	}
 	ate := *ef.SuspensoAte
-	if err := x.b.Suspender(ctx, c.ID, ate, eventID, x.u.Agora()); err != nil {
+	if err := x.g.Suspender(ctx, c.ID, ate, eventID, x.u.Agora()); err != nil {
 		return err
 	}
-	if err := x.b.AnotarSuspensao(ctx, store.Suspensao{
+	if err := x.g.AnotarSuspensao(ctx, store.Suspensao{
 		Conselheiro: c.ID, EventoRecusa: eventID, Consecutivas: int32(ef.Recusas),
 		Ate: ate, VersaoParametros: int32(par.Versao), Agora: x.u.Agora(),
 	}); err != nil {

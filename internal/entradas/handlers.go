@@ -154,7 +154,7 @@ func (x *aplicacao) onConselheiroCicloConcluido(ctx context.Context, log *slog.L
 	// 4. close the assignment and release the counsellor.
 	switch {
 	case ef.Encerrar:
-		if err := x.b.Encerrar(ctx, a.ID, atribuicao.AtribuicaoConcluida, ev.EventID); err != nil {
+		if err := x.g.Encerrar(ctx, a.ID, atribuicao.AtribuicaoConcluida, ev.EventID); err != nil {
 			return err
 		}
 		x.u.Alterou(p.ConselheiroID)
@@ -210,7 +210,7 @@ func (x *aplicacao) onConselheiroAtribuicaoRecusada(ctx context.Context, log *sl
 		return x.varrerFila(ctx, log, p.UnidadeCivicaID)
 	}
 	// 4. close it and record the refusal.
-	if err := x.b.Encerrar(ctx, a.ID, atribuicao.AtribuicaoRecusada, ev.EventID); err != nil {
+	if err := x.g.Encerrar(ctx, a.ID, atribuicao.AtribuicaoRecusada, ev.EventID); err != nil {
 		return err
 	}
 	x.u.Alterou(p.ConselheiroID)
@@ -225,7 +225,7 @@ func (x *aplicacao) onConselheiroAtribuicaoRecusada(ctx context.Context, log *sl
 	if ef.Recusas == 0 {
 		log.Info("Recusa por risco pessoal: sem contador e sem suspensão")
 	} else {
-		if err := x.b.ContarRecusa(ctx, store.RecusaContada{
+		if err := x.g.ContarRecusa(ctx, store.RecusaContada{
 			Conselheiro: p.ConselheiroID, Consecutivas: int32(ef.Recusas), Agora: x.u.Agora(),
 			Demanda: p.DemandaID, EventoRecusa: ev.EventID,
 		}); err != nil {

@@ -197,3 +197,62 @@ func TestInTxPipelined(t *testing.T) {
 		}
 	}
 }
+
+// A Tx behind a pipeline (Apos) sends the queued writes before each of its
+// statements, in the same round trip: a row read (QueryRow), rows
+// (Query), a batch of reads (Leituras) and a write each see what was
+// queued before them, and the pipeline is empty after; a queued write that
+// fails is reported, with its name, by the statement that carried it.
+func TestApos(t *testing.T) {
+	ctx, st, _ := open(t)
+	inbox := func(id uuid.UUID, seq int64) dbsqlc.RegistrarProcessamentosParams {
+		return dbsqlc.RegistrarProcessamentosParams{
+			EventIds: []uuid.UUID{id}, Tipos: []string{"agenda.item_disponível"}, Sequences: []int64{seq}, Agoras: []time.Time{at(0)},
+			OffsetTipos: []string{"agenda.item_disponível"}, OffsetSequences: []int64{seq}, OffsetAgoras: []time.Time{at(0)},
+		}
+	}
+	ids := []uuid.UUID{uuid.New(), uuid.New(), uuid.New(), uuid.New()}
+	err := st.InTx(ctx, func(tx store.Tx) error {
+		p := store.NewPipeline()
+		atras := tx.Apos(p)
+		// Query (many rows).
+		check(t, store.Consultas(p.Tx()).RegistrarProcessamentos(ctx, inbox(ids[0], 1)))
+		if ja := val(store.Consultas(atras).EventosJaProcessados(ctx, ids)).must(t); len(ja) != 1 {
+			t.Fatalf("Query after one queued write sees %d rows, want 1", len(ja))
+		}
+		// QueryRow, then a QueryRow with nothing queued and no row.
+		check(t, store.Consultas(p.Tx()).RegistrarProcessamentos(ctx, inbox(ids[1], 2)))
+		if ja := val(atras.Processado(ctx, ids[1])).must(t); !ja {
+			t.Fatal("QueryRow does not see the write queued before it")
+		}
+		if ja := val(atras.Processado(ctx, ids[3])).must(t); ja {
+			t.Fatal("an event never written reads as processed")
+		}
+		// Leituras (a batch of reads).
+		check(t, store.Consultas(p.Tx()).RegistrarProcessamentos(ctx, inbox(ids[2], 3)))
+		var l store.Leituras
+		var ja []uuid.UUID
+		l.Ler(func(tx store.Tx) (err error) {
+			ja, err = store.Consultas(tx).EventosJaProcessados(ctx, ids)
+			return err
+		})
+		check(t, l.Enviar(ctx, atras))
+		if len(ja) != 3 {
+			t.Fatalf("Leituras after three queued writes see %d rows, want 3", len(ja))
+		}
+		// Nothing is sent twice: the pipeline is empty once carried.
+		check(t, p.Enviar(ctx, tx))
+		// A queued write that fails (the same event again) is named by
+		// the read that carried it.
+		check(t, store.Consultas(p.Tx()).RegistrarProcessamentos(ctx, inbox(ids[0], 4)))
+		_, err := atras.Processado(ctx, ids[3])
+		var pg *pgconn.PgError
+		if !errors.As(err, &pg) || pg.Code != "23505" || !strings.HasPrefix(err.Error(), "RegistrarProcessamentos: ") {
+			t.Fatalf("the read after a failing write: %v, want a unique violation named RegistrarProcessamentos", err)
+		}
+		return err
+	})
+	if err == nil {
+		t.Fatal("the transaction committed after a failed write")
+	}
+}
