@@ -34,6 +34,10 @@ type Semente struct {
 	// Embaralhar replaces sorteio.SortearComRodada, for the fairness
 	// tests' biased lotteries only; nil is the real draw.
 	Embaralhar func(base, timestamp, randomness string, elegiveis []string) (sorteio.Resultado, error)
+	// Registrado is the shuffle a log record shows (the replay): the step
+	// takes it as it is, since registro.Conferir checks it against the
+	// seed on its own.
+	Registrado *sorteio.Resultado
 }
 
 // EfeitosSorteio is what a draw request changes.
@@ -78,11 +82,7 @@ func Sortear(v VisaoSorteio, s Semente, agora time.Time) (EfeitosSorteio, error)
 	for i, id := range f.Elegiveis {
 		ids[i] = id.String()
 	}
-	embaralhar := s.Embaralhar
-	if embaralhar == nil {
-		embaralhar = sorteio.SortearComRodada
-	}
-	res, err := embaralhar(s.Base, s.Timestamp, s.Randomness, ids)
+	res, err := s.embaralhar(ids)
 	if err != nil {
 		return EfeitosSorteio{}, fmt.Errorf("sorteio: %w", err)
 	}
@@ -103,4 +103,14 @@ func Sortear(v VisaoSorteio, s Semente, agora time.Time) (EfeitosSorteio, error)
 		Sorteado: true, Resultado: res, Vencedor: vencedor, Status: status,
 		FimDaSuspensao: ate, SairDaFila: v.NaFila,
 	}, nil
+}
+
+func (s Semente) embaralhar(ids []string) (sorteio.Resultado, error) {
+	switch {
+	case s.Registrado != nil:
+		return *s.Registrado, nil
+	case s.Embaralhar != nil:
+		return s.Embaralhar(s.Base, s.Timestamp, s.Randomness, ids)
+	}
+	return sorteio.SortearComRodada(s.Base, s.Timestamp, s.Randomness, ids)
 }

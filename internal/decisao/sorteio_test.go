@@ -110,3 +110,21 @@ func TestSortearSemCandidatos(t *testing.T) {
 		}
 	}
 }
+
+// TestSortearRegistrado: a recorded shuffle (the replay's) is taken as it
+// is, whatever the seed would give; one naming no counsellor is refused.
+func TestSortearRegistrado(t *testing.T) {
+	a, b, c := uuid.New(), uuid.New(), uuid.New()
+	v := VisaoSorteio{Filtro: elegibilidade.Resultado{Elegiveis: []uuid.UUID{a, b, c}}}
+	agora := time.Date(2026, 11, 29, 14, 3, 7, 0, time.UTC)
+	for _, vencedor := range []uuid.UUID{a, b, c} {
+		r := sorteio.Resultado{Seed: "s", Selecionado: vencedor.String()}
+		ef, err := Sortear(v, Semente{Base: "x", Timestamp: "y", Registrado: &r}, agora)
+		if err != nil || !ef.Sorteado || ef.Vencedor != vencedor || ef.Resultado.Seed != "s" || ef.Status != elegibilidade.Ocupado {
+			t.Fatalf("recorded winner %s: %+v, %v", vencedor, ef, err)
+		}
+	}
+	if _, err := Sortear(v, Semente{Registrado: &sorteio.Resultado{Selecionado: "ninguém"}}, agora); err == nil {
+		t.Fatal("a recorded shuffle naming no counsellor was accepted")
+	}
+}

@@ -415,26 +415,22 @@ func (e *enc) booleano(k string, v bool) {
 
 // textos and inteiros write a nil list as [], as Bytes does (see
 // gencanonico.formas).
-func (e *enc) textos(k string, vs []string) {
+func (e *enc) textos(k string, vs []string) { escreverLista(e, k, vs, (*enc).valorTexto) }
+
+func (e *enc) inteiros(k string, ns []int64) {
+	escreverLista(e, k, ns, func(e *enc, n int64) { e.b = strconv.AppendInt(e.b, n, 10) })
+}
+
+// escreverLista writes key k and the array vs, each element by valor
+// (lista reads it back).
+func escreverLista[T any](e *enc, k string, vs []T, valor func(*enc, T)) {
 	e.chave(k)
 	e.b = append(e.b, '[')
 	for i, v := range vs {
 		if i > 0 {
 			e.b = append(e.b, ',')
 		}
-		e.valorTexto(v)
-	}
-	e.b = append(e.b, ']')
-}
-
-func (e *enc) inteiros(k string, ns []int64) {
-	e.chave(k)
-	e.b = append(e.b, '[')
-	for i, n := range ns {
-		if i > 0 {
-			e.b = append(e.b, ',')
-		}
-		e.b = strconv.AppendInt(e.b, n, 10)
+		valor(e, v)
 	}
 	e.b = append(e.b, ']')
 }

@@ -279,8 +279,8 @@ func (r *Replay) passoSorteio(s *registro.Registro, lista []uuid.UUID, vencidos 
 		if ate, ok := vencidos[s.ConselheiroID]; ok {
 			v.Filtro.Vencidos = map[uuid.UUID]time.Time{s.ConselheiroID: ate}
 		}
-		sem = decisao.Semente{Base: s.Base, Timestamp: s.Timestamp, Embaralhar: func(string, string, string, []string) (sorteio.Resultado, error) {
-			return sorteio.Resultado{Seed: s.Seed, Entrada: s.ElegiveisEntrada, Ordenados: s.Ordenados, Selecionado: s.ConselheiroID.String(), ListaHash: s.ListaElegiveisHash}, nil
+		sem = decisao.Semente{Base: s.Base, Timestamp: s.Timestamp, Registrado: &sorteio.Resultado{
+			Seed: s.Seed, Entrada: s.ElegiveisEntrada, Ordenados: s.Ordenados, Selecionado: s.ConselheiroID.String(), ListaHash: s.ListaElegiveisHash,
 		}}
 	}
 	T := r.ultimoT
