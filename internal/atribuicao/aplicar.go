@@ -69,6 +69,9 @@ func (s *Servico) aplicacoes(evs []evento.Evento, seqs []uint64) []job {
 		if p, ok := ev.AgendaItemDisponivel(); ok {
 			js[i].guarda = &guardaAgenda{eventID: ev.EventID, demandaID: p.DemandaID, uc: p.UnidadeCivicaID, correlacao: ev.Correlacao(p.DemandaID)}
 		}
+		// A cycle end's handler reads one counsellor and the queues it
+		// sweeps after Unidade.Ver (entradas.onConselheiroCicloConcluido).
+		js[i].veLote = ev.Tipo == evento.CicloConcluido
 	}
 	return js
 }

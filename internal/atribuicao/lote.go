@@ -20,9 +20,10 @@ import (
 // transaction. The units' reads see it: the eligibility query leaves out
 // the counsellors drawn here, the guards look at the demands drawn or
 // queued and the outbox rows queued here. A unit outside the run of agenda
-// items (refusal, cycle, registration, boot, console, repair) also reads
-// the database as it is through its handlers, so the executor writes the
-// batch's decisions before it as well.
+// items (refusal, registration, boot, console, repair) also reads the
+// database as it is through its handlers, so the executor writes the
+// batch's decisions before it as well; a cycle end instead asks before
+// the reads they could change (Unidade.Ver).
 type diferido struct {
 	sorteios  []linhaSorteio
 	pendentes []linhaPendente
@@ -151,6 +152,16 @@ func (d *diferido) descartar(eventID uuid.UUID) bool {
 func (d *diferido) semCandidatos(o linhaOutbox) {
 	d.outbox = append(d.outbox, o)
 	d.correlacoes[o.CorrelacaoID] = true
+}
+
+// naFila reports whether a demand the batch queued waits in one of ucs.
+func (d *diferido) naFila(ucs []uuid.UUID) bool {
+	for _, l := range d.pendentes {
+		if slices.Contains(ucs, l.UnidadeCivicaID) {
+			return true
+		}
+	}
+	return false
 }
 
 // ocupadosLista is the counsellors drawn in the batch, as a query's array.

@@ -185,6 +185,10 @@ type job struct {
 	// of agenda items at once (nil: any other unit, which reads the
 	// database as it is; see diferido).
 	guarda *guardaAgenda
+	// veLote: the unit's handler shows itself what the batch decided
+	// before each read it could change (Unidade.Ver), so the executor does
+	// not write the batch before it.
+	veLote bool
 	// rodada is the beacon round the unit's decision mixes in, fetched and
 	// verified before the unit was handed over (nil: no beacon rule).
 	rodada *RodadaSorteio
@@ -399,7 +403,7 @@ func (s *Servico) transacao(lote []job) ([]*unidade, error) {
 			if err := j.ctx.Err(); err != nil {
 				return err
 			}
-			if j.guarda == nil && !d.vazio() {
+			if j.guarda == nil && !j.veLote && !d.vazio() {
 				// It reads the database as it is: what the batch decided
 				// goes first, with its first statement.
 				if err := d.gravar(ctx, p.Tx()); err != nil {
@@ -416,7 +420,10 @@ func (s *Servico) transacao(lote []job) ([]*unidade, error) {
 					return err
 				}
 			}
-			u := &unidade{tx: atras, adiadas: p.Tx(), agora: agora, servico: s, lote: d, corrida: j.guarda != nil, elos: elos, rodada: j.rodada, compromisso: j.compromisso}
+			u := &unidade{
+				tx: atras, adiadas: p.Tx(), agora: agora, servico: s, lote: d, corrida: j.guarda != nil, veLote: j.veLote,
+				elos: elos, rodada: j.rodada, compromisso: j.compromisso,
+			}
 			if j.inbox != nil {
 				u.entrada = j.inbox.Seq
 			}

@@ -55,6 +55,8 @@ type unidade struct {
 	// corrida: the unit is one of the batch's run of agenda items, whose
 	// guards and first steps the executor read ahead (lerAdiante).
 	corrida bool
+	// veLote: the batch was not written before the unit (job.veLote).
+	veLote bool
 	// elos are the links the batch's hierarquia.uc records state, written
 	// once before its commit.
 	elos *elosNovos
@@ -94,6 +96,24 @@ func (x Unidade) GuardaAgenda(ctx context.Context, a store.AgendaAGuardar) (stor
 	g.Pendente = g.Pendente || naFila
 	g.SemCandidatosPublicado = g.SemCandidatosPublicado || u.lote.correlacoes[a.Correlacao]
 	return g, nil
+}
+
+// Ver shows the reads that follow about counsellor conselheiro (nil:
+// none) and the pending queues of ucs what the batch decided and has not
+// written: when a decision touches them (the counsellor drawn, a demand
+// queued in one of ucs), the batch's writes are queued before the next
+// statement (store.Tx.Apos carries them). The other decisions stay in
+// memory, written with the batch's commit. It does nothing in a unit the
+// batch was written before (all but a cycle end, job.veLote).
+func (x Unidade) Ver(ctx context.Context, conselheiro *uuid.UUID, ucs []uuid.UUID) error {
+	u := x.u
+	if !u.veLote || u.lote.vazio() {
+		return nil
+	}
+	if (conselheiro != nil && u.lote.ocupados[*conselheiro]) || u.lote.naFila(ucs) {
+		return u.lote.gravar(ctx, u.adiadas)
+	}
+	return nil
 }
 
 // SeqGatilho is the stream sequence of the unit's trigger, which its

@@ -71,6 +71,9 @@ type Unidade interface {
 	// GuardaAgenda is spec 3.9's guards of an agenda item, with what the
 	// batch decided and has not written yet.
 	GuardaAgenda(ctx context.Context, a store.AgendaAGuardar) (store.GuardaAgenda, error)
+	// Ver shows the reads that follow about a counsellor and the queues
+	// of ucs what the batch decided and has not written.
+	Ver(ctx context.Context, conselheiro *uuid.UUID, ucs []uuid.UUID) error
 	// Sortear is spec 4.4's draw under the unit's trigger.
 	Sortear(ctx context.Context, p atribuicao.Pedido) (atribuicao.Resultado, error)
 	// EncerrarSuspensao queues the end of a suspension once.

@@ -18,6 +18,9 @@ import (
 // before, the counsellor's row and their active assignment (at most one).
 // c is the row and a the assignment the effects are written to.
 func (x *aplicacao) visao(ctx context.Context, id, eventID uuid.UUID, aplicada ...func(store.Tx, context.Context, uuid.UUID) (bool, error)) (v decisao.Visao, c store.Conselheiro, a store.AtribuicaoVigente, err error) {
+	if err := x.u.Ver(ctx, &id, nil); err != nil {
+		return v, c, a, err
+	}
 	l, err := x.b.LerVisaoConselheiro(ctx, id, eventID, aplicada...)
 	if err != nil {
 		return v, c, a, err

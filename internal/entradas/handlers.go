@@ -291,6 +291,9 @@ func (x *aplicacao) varrerFilaSemRegistro(ctx context.Context, log *slog.Logger,
 	}
 	// The rows are read, the rule (spec 4.7, FIFO) is fila.Devida, the
 	// replay's.
+	if err := x.u.Ver(ctx, nil, ucs); err != nil {
+		return err
+	}
 	cabecas, err := x.b.CabecasDaFila(ctx, ucs)
 	if err != nil {
 		return err
