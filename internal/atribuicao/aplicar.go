@@ -69,9 +69,11 @@ func (s *Servico) aplicacoes(evs []evento.Evento, seqs []uint64) []job {
 		if p, ok := ev.AgendaItemDisponivel(); ok {
 			js[i].guarda = &guardaAgenda{eventID: ev.EventID, demandaID: p.DemandaID, uc: p.UnidadeCivicaID, correlacao: ev.Correlacao(p.DemandaID)}
 		}
-		// A cycle end's handler reads one counsellor and the queues it
-		// sweeps after Unidade.Ver (entradas.onConselheiroCicloConcluido).
-		js[i].veLote = ev.Tipo == evento.CicloConcluido
+		// A cycle end's and a refusal's handlers read one counsellor and
+		// the queues they sweep after Unidade.Ver; their draws see the
+		// batch's in memory (entradas.onConselheiroCicloConcluido,
+		// onConselheiroAtribuicaoRecusada).
+		js[i].veLote = ev.Tipo == evento.CicloConcluido || ev.Tipo == evento.AtribuicaoRecusada
 	}
 	return js
 }

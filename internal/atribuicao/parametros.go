@@ -86,6 +86,13 @@ func (u *unidade) parametros(ctx context.Context) (Parametros, error) {
 	}
 	seed := u.servico.doAmbiente()
 	seed.Em = u.agora
+	if u.veLote && !u.lote.vazio() {
+		// A draw's audit row takes the version in force when it is written
+		// (d6a.auditoria_versao_parametros): the batch's go first.
+		if err := u.lote.gravar(ctx, u.adiadas); err != nil {
+			return Parametros{}, err
+		}
+	}
 	if err := u.tx.SemearVersaoInicial(ctx, seed); err != nil {
 		return Parametros{}, fmt.Errorf("semear d6a.config: %w", err)
 	}
