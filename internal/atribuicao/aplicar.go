@@ -70,10 +70,14 @@ func (s *Servico) aplicacoes(evs []evento.Evento, seqs []uint64) []job {
 			js[i].guarda = &guardaAgenda{eventID: ev.EventID, demandaID: p.DemandaID, uc: p.UnidadeCivicaID, correlacao: ev.Correlacao(p.DemandaID)}
 		}
 		// A cycle end's and a refusal's handlers read one counsellor and
-		// the queues they sweep after Unidade.Ver; their draws see the
-		// batch's in memory (entradas.onConselheiroCicloConcluido,
-		// onConselheiroAtribuicaoRecusada).
-		js[i].veLote = ev.Tipo == evento.CicloConcluido || ev.Tipo == evento.AtribuicaoRecusada
+		// the queues they sweep after Unidade.Ver, a registration those
+		// queues (a counsellor's existence is not the batch's); their draws
+		// see the batch's in memory (entradas.onConselheiroCicloConcluido,
+		// onConselheiroAtribuicaoRecusada, onConselheiroCadastrado).
+		switch ev.Tipo {
+		case evento.CicloConcluido, evento.AtribuicaoRecusada, evento.ConselheiroCadastrado:
+			js[i].veLote = true
+		}
 	}
 	return js
 }

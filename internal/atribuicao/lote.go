@@ -20,10 +20,10 @@ import (
 // transaction. The units' reads see it: the eligibility query leaves out
 // the counsellors drawn here, the guards look at the demands drawn or
 // queued and the outbox rows queued here. A unit outside the run of agenda
-// items (registration, boot, console, repair) also reads the database as
-// it is through its handlers, so the executor writes the batch's decisions
-// before it as well; a cycle end and a refusal instead ask before the
-// reads those could change (Unidade.Ver).
+// items (boot, console, repair, the rarer inputs) also reads the database
+// as it is through its handlers, so the executor writes the batch's
+// decisions before it as well; a cycle end, a refusal and a registration
+// instead ask before the reads those could change (Unidade.Ver).
 type diferido struct {
 	sorteios  []linhaSorteio
 	pendentes []linhaPendente
