@@ -69,13 +69,14 @@ func (s *Servico) aplicacoes(evs []evento.Evento, seqs []uint64) []job {
 		if p, ok := ev.AgendaItemDisponivel(); ok {
 			js[i].guarda = &guardaAgenda{eventID: ev.EventID, demandaID: p.DemandaID, uc: p.UnidadeCivicaID, correlacao: ev.Correlacao(p.DemandaID)}
 		}
-		// A cycle end's and a refusal's handlers read one counsellor and
-		// the queues they sweep after Unidade.Ver, a registration those
-		// queues (a counsellor's existence is not the batch's); their draws
-		// see the batch's in memory (entradas.onConselheiroCicloConcluido,
-		// onConselheiroAtribuicaoRecusada, onConselheiroCadastrado).
+		// A cycle end's, a refusal's and a start's handlers read one
+		// counsellor and the queues they sweep after Unidade.Ver, a
+		// registration those queues (a counsellor's existence is not the
+		// batch's); their draws see the batch's in memory
+		// (entradas.onConselheiroCicloConcluido, onConselheiroAtribuicaoRecusada,
+		// onDemandaIniciada, onConselheiroCadastrado).
 		switch ev.Tipo {
-		case evento.CicloConcluido, evento.AtribuicaoRecusada, evento.ConselheiroCadastrado:
+		case evento.CicloConcluido, evento.AtribuicaoRecusada, evento.DemandaIniciada, evento.ConselheiroCadastrado:
 			js[i].veLote = true
 		}
 	}

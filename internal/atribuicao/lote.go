@@ -22,8 +22,9 @@ import (
 // queued and the outbox rows queued here. A unit outside the run of agenda
 // items (boot, console, repair, the rarer inputs) also reads the database
 // as it is through its handlers, so the executor writes the batch's
-// decisions before it as well; a cycle end, a refusal and a registration
-// instead ask before the reads those could change (Unidade.Ver).
+// decisions before it as well; a cycle end, a refusal, a start and a
+// registration instead ask before the reads those could change
+// (Unidade.Ver).
 type diferido struct {
 	sorteios  []linhaSorteio
 	pendentes []linhaPendente

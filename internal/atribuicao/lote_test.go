@@ -22,7 +22,7 @@ import (
 )
 
 // The batch executor's outcome is exactly serial execution's (issue 11):
-// random sequences of all six consumed types, run one unit per transaction
+// random sequences of seven consumed types, run one unit per transaction
 // (batches of 1: the reference), then through batches of 7 and 256, where
 // a unit decides on what the units before it in the batch decided and did
 // not write yet, with a fixed clock (or one that moves on every reading,
@@ -194,6 +194,9 @@ func gerarEventos(r *rand.Rand, n int) []evento.Evento {
 				ConselheiroID: cidadao(), DemandaID: demanda(), UnidadeCivicaID: uc(), Motivo: motivo,
 				Timestamp: "2026-11-29T14:03:07.123Z",
 			}
+		case k < 92:
+			ev.Tipo = evento.DemandaIniciada
+			ev.Payload = evento.DemandaIniciadaPayload{ConselheiroID: cidadao(), DemandaID: demanda(), Timestamp: "2026-11-29T14:05:00Z"}
 		case k < 96:
 			membros := []uuid.UUID{demanda(), demanda(), demanda()}
 			ev.Tipo = evento.DuplicidadeAgregada
@@ -284,6 +287,8 @@ func rodarEmLotes(t *testing.T, evs []evento.Evento, lote int, passo time.Durati
 		`SELECT (to_jsonb(f) - 'id')::text FROM d6a.fila_pendentes f ORDER BY ordem_entrada`,
 		`SELECT (to_jsonb(r) - 'id')::text FROM d6a.contador_recusas r ORDER BY evento_id_recusa`,
 		`SELECT row_to_json(a)::text FROM d6a.auditoria_sorteios a ORDER BY event_id_sorteio`,
+		`SELECT row_to_json(i)::text FROM d6a.atribuicoes_iniciadas i ORDER BY atribuicao_id`,
+		`SELECT (to_jsonb(s) - 'id')::text FROM d6a.suspensoes s ORDER BY id`,
 		`SELECT row_to_json(o)::text FROM d6a.outbox o ORDER BY id`,
 		`SELECT row_to_json(e)::text FROM d6a.eventos_processados e ORDER BY event_id`,
 		`SELECT row_to_json(o)::text FROM d6a.consumer_offset o ORDER BY tipo_evento`,
@@ -314,4 +319,59 @@ func rodarEmLotes(t *testing.T, evs []evento.Evento, lote int, passo time.Durati
 		b.WriteByte('\n')
 	}
 	return b.String()
+}
+
+// TestLoteIgualAoSerialNoMesmoLote: inputs about draws the same batch made
+// and has not written (a start, a refusal and a cycle end of the winners,
+// a sweep of a demand queued in the batch) leave everything as one unit
+// per transaction does: the handlers that run with the batch unwritten
+// (Unidade.Ver) see it where it matters.
+func TestLoteIgualAoSerialNoMesmoLote(t *testing.T) {
+	t.Parallel()
+	uc := ucBairro(0, 0)
+	a, b := uuid.NewSHA1(uuid.NameSpaceOID, []byte("a")), uuid.NewSHA1(uuid.NameSpaceOID, []byte("b"))
+	d := func(i int) uuid.UUID { return uuid.NewSHA1(uuid.NameSpaceOID, fmt.Appendf(nil, "demanda-%d", i)) }
+	var evs []evento.Evento
+	add := func(tipo evento.Tipo, payload any) {
+		evs = append(evs, evento.Evento{Envelope: evento.Envelope{
+			EventID: uuid.NewSHA1(uuid.NameSpaceOID, fmt.Appendf(nil, "evento-%d", len(evs))), Tipo: tipo, Origem: "teste",
+			VersaoSchema: "1.0.0", Timestamp: "2026-11-29T14:03:07.123Z",
+		}, Payload: payload})
+	}
+	cadastro := func(c uuid.UUID) {
+		add(evento.ConselheiroCadastrado, evento.ConselheiroCadastradoPayload{
+			ConselheiroID: c, CidadaoID: c, UnidadeCivicaID: uc, NivelAtuacao: 1, Status: "disponivel", CapacitacaoConcluida: true,
+		})
+	}
+	agenda := func(i int) {
+		add(evento.AgendaItemDisponivel, evento.AgendaItemDisponivelPayload{
+			DemandaID: d(i), UnidadeCivicaID: uc, CategoriaID: "SAU", NivelPrecedencia: 1, ScoreFinal: float64(i),
+		})
+	}
+	paraAmbos := func(f func(c uuid.UUID)) { f(a); f(b) }
+	cadastro(a)
+	agenda(1) // a draws it: the only one registered
+	add(evento.DemandaIniciada, evento.DemandaIniciadaPayload{ConselheiroID: a, DemandaID: d(1), Timestamp: "2026-11-29T14:05:00Z"})
+	add(evento.AtribuicaoRecusada, evento.ConselheiroAtribuicaoRecusadaPayload{
+		ConselheiroID: a, DemandaID: d(1), UnidadeCivicaID: uc, Motivo: evento.RecusaExplicita, Timestamp: "2026-11-29T14:06:00Z",
+	}) // nobody else: d(1) waits in the queue
+	cadastro(b) // its sweep draws d(1) for b
+	agenda(2)   // a again
+	agenda(3)   // nobody free: queued
+	paraAmbos(func(c uuid.UUID) {
+		add(evento.CicloConcluido, evento.ConselheiroCicloConcluidoPayload{ConselheiroID: c, DemandaID: d(2), MotivoEncerramento: "resolvida"})
+	}) // a's frees a, whose sweep draws d(3)
+	paraAmbos(func(c uuid.UUID) {
+		add(evento.CicloConcluido, evento.ConselheiroCicloConcluidoPayload{ConselheiroID: c, DemandaID: d(1), MotivoEncerramento: "resolvida"})
+	})
+	agenda(4)
+	ref := rodarEmLotes(t, evs, 1, relogioParado)
+	for _, quer := range []string{d(1).String(), d(3).String(), `"iniciada_em":"2026-11-29T14:05:00`} {
+		if strings.Count(ref, quer) == 0 {
+			t.Fatalf("serial run never shows %s: the scene exercises too little:\n%s", quer, ref)
+		}
+	}
+	if got := rodarEmLotes(t, evs, 256, relogioParado); got != ref {
+		t.Fatalf("one batch differs from serial:\n%s", primeiraDiferenca(ref, got))
+	}
 }

@@ -104,8 +104,8 @@ func (x Unidade) GuardaAgenda(ctx context.Context, a store.AgendaAGuardar) (stor
 // queued in one of ucs), the batch's writes are queued before the next
 // statement (store.Tx.Apos carries them). The other decisions stay in
 // memory, written with the batch's commit. It does nothing in a unit the
-// batch was written before (all but a cycle end, a refusal and a
-// registration, job.veLote).
+// batch was written before (all but a cycle end, a refusal, a start and
+// a registration, job.veLote).
 func (x Unidade) Ver(ctx context.Context, conselheiro *uuid.UUID, ucs []uuid.UUID) error {
 	u := x.u
 	if !u.veLote || u.lote.vazio() {

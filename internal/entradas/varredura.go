@@ -51,6 +51,9 @@ func (x *aplicacao) onSuspensaoExpirada(ctx context.Context, log *slog.Logger, p
 // pair, else its latest one. The first start recorded wins.
 func (x *aplicacao) onDemandaIniciada(ctx context.Context, log *slog.Logger, ev evento.Evento, p evento.DemandaIniciadaPayload) error {
 	log = log.With("conselheiro_id", p.ConselheiroID, "demanda_id", p.DemandaID)
+	if err := x.u.Ver(ctx, &p.ConselheiroID, nil); err != nil {
+		return err
+	}
 	ativa, achou, err := x.b.AtribuicaoAtivaDoPar(ctx, p.ConselheiroID, p.DemandaID)
 	if err != nil {
 		return err
