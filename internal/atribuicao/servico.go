@@ -416,12 +416,12 @@ func (s *Servico) transacao(lote []job) ([]*unidade, error) {
 			if j.guarda != nil && d.guardas == nil {
 				var l store.Leituras
 				d.lerAdiante(ctx, &l, s.o.Hierarquia, lote[i:], s.o.Portoes)
-				if err := l.Enviar(ctx, atras); err != nil {
+				if err := l.Enviar(ctx, atras.Tx()); err != nil {
 					return err
 				}
 			}
 			u := &unidade{
-				tx: atras, adiadas: p.Tx(), agora: agora, servico: s, lote: d, corrida: j.guarda != nil, veLote: j.veLote,
+				tx: atras.Tx(), adiadas: p.Tx(), agora: agora, servico: s, lote: d, corrida: j.guarda != nil, veLote: j.veLote,
 				elos: elos, rodada: j.rodada, compromisso: j.compromisso,
 			}
 			if j.inbox != nil {
@@ -434,12 +434,24 @@ func (s *Servico) transacao(lote []job) ([]*unidade, error) {
 				}
 				processados[e.EventID] = true
 			}
+			if j.guarda == nil && i+1 < len(lote) && lote[i+1].guarda != nil {
+				// The next run's reads go with this unit's last round
+				// trip that carries writes; they stand if nothing follows
+				// it (store.Atras.Levada).
+				var l store.Leituras
+				d.lerAdiante(ctx, &l, s.o.Hierarquia, lote[i+1:], s.o.Portoes)
+				atras.Levar(&l)
+			}
 			if err := rodar(j.ctx, u, j.fn); err != nil {
 				return err
 			}
 			if j.guarda == nil {
-				// It wrote: the guards read before it are stale.
-				d.guardas = nil
+				// It wrote: the guards read before it are stale, unless
+				// the next run's went with its last round trip.
+				if !atras.Levada() {
+					d.guardas = nil
+				}
+				atras.Levar(nil)
 			}
 			if j.inbox != nil {
 				e := *j.inbox

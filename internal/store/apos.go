@@ -9,15 +9,40 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
-// Apos is t behind p: every statement run on the Tx it returns goes out
-// after the writes queued in p, in the same round trip, and empties p. A
-// reader therefore sees every write queued before it, as if each had run
-// when queued, and the writes cost no round trip of their own: they ride
-// with the next read, or with COMMIT (InTxPipelined). A queued write that
-// fails is reported by the statement that carried it, with its own name.
-func (t Tx) Apos(p *Pipeline) Tx {
-	a := &aposPipeline{db: t.db, p: p}
-	return On(a)
+// Apos is t behind p: every statement run on its Tx goes out after the
+// writes queued in p, in the same round trip, and empties p. A reader
+// therefore sees every write queued before it, as if each had run when
+// queued, and the writes cost no round trip of their own: they ride with
+// the next read, or with COMMIT (InTxPipelined). A queued write that fails
+// is reported by the statement that carried it, with its own name.
+func (t Tx) Apos(p *Pipeline) *Atras {
+	return &Atras{&aposPipeline{db: t.db, p: p, levadaEm: -1}}
+}
+
+// Atras is a Tx behind a Pipeline (Tx.Apos). Its owner may also hand it
+// reads of its own to carry (Levar): they go with every later round trip
+// that carries writes, after them, so the last such round trip answers
+// them as of everything written so far.
+type Atras struct{ a *aposPipeline }
+
+// Tx runs statements behind the pipeline.
+func (x *Atras) Tx() Tx { return On(x.a) }
+
+// Levar sets the reads to carry (nil: none): after the statements of each
+// later round trip that carries writes, their functions run on each
+// answer.
+func (x *Atras) Levar(l *Leituras) {
+	x.a.carona, x.a.levadaEm = nil, -1
+	if l != nil {
+		x.a.carona, l.fns = l.fns, nil
+	}
+}
+
+// Levada reports whether the reads set by Levar went with the last round
+// trip and nothing was queued after it: what their functions were given is
+// then what reading them now would give.
+func (x *Atras) Levada() bool {
+	return len(x.a.carona) > 0 && x.a.levadaEm == x.a.enviadas && x.a.p.b.Len() == 0
 }
 
 type aposPipeline struct {
@@ -27,6 +52,10 @@ type aposPipeline struct {
 		QueryRow(context.Context, string, ...any) pgx.Row
 	}
 	p *Pipeline
+	// carona are the reads Levar set; enviadas counts round trips,
+	// levadaEm is the one that last carried carona (-1: none).
+	carona             []func(Tx) error
+	enviadas, levadaEm int
 }
 
 // Conn is the connection's, for decoding a batch's rows (Leituras).
@@ -37,8 +66,9 @@ func (a *aposPipeline) Conn() *pgx.Conn {
 	return nil
 }
 
-// SendBatch sends p's writes, then b, in one round trip; the results it
-// returns are b's.
+// SendBatch sends p's writes, then b, then the reads to carry when there
+// were writes, in one round trip; the results it returns are b's, and the
+// carried reads are answered when they are closed.
 func (a *aposPipeline) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
 	envia, ok := a.db.(interface {
 		SendBatch(context.Context, *pgx.Batch) pgx.BatchResults
@@ -46,10 +76,19 @@ func (a *aposPipeline) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchRes
 	if !ok {
 		return loteFalho{fmt.Errorf("store: %T cannot send a batch", a.db)}
 	}
+	a.enviadas++
 	if a.p.b.Len() == 0 || b == &a.p.b {
 		return envia.SendBatch(ctx, b)
 	}
+	var carona leiturasGravadas
+	if len(a.carona) > 0 {
+		var err error
+		if carona, err = gravar(a.carona); err != nil {
+			return loteFalho{err}
+		}
+	}
 	junto := &pgx.Batch{QueuedQueries: append(a.p.b.QueuedQueries, b.QueuedQueries...)}
+	carona.enfileirar(junto)
 	nomes := a.p.nomes
 	a.p.b, a.p.nomes = pgx.Batch{}, nil
 	br := envia.SendBatch(ctx, junto)
@@ -59,11 +98,68 @@ func (a *aposPipeline) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchRes
 			return loteFalho{fmt.Errorf("%s: %w", nome, err)}
 		}
 	}
-	return br
+	if len(carona.gs) == 0 {
+		return br
+	}
+	return &comCarona{BatchResults: br, restam: b.Len(), a: a, carona: carona, envio: a.enviadas}
+}
+
+// comCarona are a batch's results whose carried reads follow the caller's
+// statements: Close skips what the caller left unread, answers them and
+// runs their functions.
+type comCarona struct {
+	pgx.BatchResults
+	restam  int
+	a       *aposPipeline
+	carona  leiturasGravadas
+	envio   int
+	fechado bool
+	err     error
+}
+
+func (c *comCarona) Exec() (pgconn.CommandTag, error) {
+	c.restam--
+	return c.BatchResults.Exec()
+}
+
+func (c *comCarona) Query() (pgx.Rows, error) {
+	c.restam--
+	return c.BatchResults.Query()
+}
+
+func (c *comCarona) QueryRow() pgx.Row {
+	c.restam--
+	return c.BatchResults.QueryRow()
+}
+
+func (c *comCarona) Close() error {
+	if c.fechado {
+		return c.err
+	}
+	c.fechado = true
+	c.err = func() error {
+		for ; c.restam > 0; c.restam-- {
+			if _, err := c.BatchResults.Exec(); err != nil {
+				return err
+			}
+		}
+		if err := c.carona.receber(c.BatchResults); err != nil {
+			return err
+		}
+		return c.carona.aplicar(c.a.Conn().TypeMap())
+	}()
+	if err := c.BatchResults.Close(); c.err == nil {
+		c.err = err
+	}
+	if c.err == nil {
+		c.a.levadaEm = c.envio
+	}
+	return c.err
 }
 
 func (a *aposPipeline) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
 	if a.p.b.Len() == 0 {
+		a.enviadas++
 		return a.db.Exec(ctx, sql, args...)
 	}
 	var b pgx.Batch
@@ -75,6 +171,7 @@ func (a *aposPipeline) Exec(ctx context.Context, sql string, args ...any) (pgcon
 
 func (a *aposPipeline) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
 	if a.p.b.Len() == 0 {
+		a.enviadas++
 		return a.db.Query(ctx, sql, args...)
 	}
 	var b pgx.Batch
@@ -89,6 +186,7 @@ func (a *aposPipeline) Query(ctx context.Context, sql string, args ...any) (pgx.
 
 func (a *aposPipeline) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
 	if a.p.b.Len() == 0 {
+		a.enviadas++
 		return a.db.QueryRow(ctx, sql, args...)
 	}
 	rows, err := a.Query(ctx, sql, args...)

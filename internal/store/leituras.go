@@ -58,21 +58,11 @@ func (l *Leituras) Enviar(ctx context.Context, db Tx, antes ...string) error {
 	if l != nil {
 		fns, l.fns = l.fns, nil
 	}
-	gs := make([]*gravada, 0, len(fns))
-	usadas := make([]func(Tx) error, 0, len(fns))
-	for _, fn := range fns {
-		r := &gravador{}
-		err := fn(On(r))
-		switch {
-		case r.g == nil && err == nil:
-			continue // nothing to read this time
-		case r.g == nil || r.extra || !errors.Is(err, errGravada):
-			return fmt.Errorf("%w (got %v)", ErrLeitura, err)
-		}
-		gs = append(gs, r.g)
-		usadas = append(usadas, fn)
+	r, err := gravar(fns)
+	if err != nil {
+		return err
 	}
-	if len(gs) == 0 && len(antes) == 0 {
+	if len(r.gs) == 0 && len(antes) == 0 {
 		return nil
 	}
 	conexao, ok := db.db.(interface{ Conn() *pgx.Conn })
@@ -83,9 +73,7 @@ func (l *Leituras) Enviar(ctx context.Context, db Tx, antes ...string) error {
 	for _, s := range antes {
 		b.Queue(s)
 	}
-	for _, g := range gs {
-		b.Queue(g.sql, g.args...)
-	}
+	r.enfileirar(&b)
 	br, err := enviarLote(ctx, db, &b)
 	if err != nil {
 		return err
@@ -96,12 +84,7 @@ func (l *Leituras) Enviar(ctx context.Context, db Tx, antes ...string) error {
 				return fmt.Errorf("%s: %w", s, err)
 			}
 		}
-		for _, g := range gs {
-			if err := g.receber(br); err != nil {
-				return fmt.Errorf("%s: %w", g.nome, err)
-			}
-		}
-		return nil
+		return r.receber(br)
 	}()
 	if err := br.Close(); falha == nil && err != nil {
 		falha = err
@@ -109,9 +92,58 @@ func (l *Leituras) Enviar(ctx context.Context, db Tx, antes ...string) error {
 	if falha != nil {
 		return falha
 	}
-	m := conexao.Conn().TypeMap()
-	for i, fn := range usadas {
-		if err := fn(On(&reprise{g: gs[i], m: m})); err != nil {
+	return r.aplicar(conexao.Conn().TypeMap())
+}
+
+// leiturasGravadas are queued reads with their statements recorded: what
+// goes in a batch (enfileirar), is read back from it (receber) and is then
+// handed to the functions (aplicar).
+type leiturasGravadas struct {
+	gs     []*gravada
+	usadas []func(Tx) error
+}
+
+// gravar records the statement of each function (ErrLeitura when one does
+// not run exactly one); a function that reads nothing this time is left
+// out.
+func gravar(fns []func(Tx) error) (leiturasGravadas, error) {
+	r := leiturasGravadas{gs: make([]*gravada, 0, len(fns)), usadas: make([]func(Tx) error, 0, len(fns))}
+	for _, fn := range fns {
+		g := &gravador{}
+		err := fn(On(g))
+		switch {
+		case g.g == nil && err == nil:
+			continue // nothing to read this time
+		case g.g == nil || g.extra || !errors.Is(err, errGravada):
+			return r, fmt.Errorf("%w (got %v)", ErrLeitura, err)
+		}
+		r.gs = append(r.gs, g.g)
+		r.usadas = append(r.usadas, fn)
+	}
+	return r, nil
+}
+
+func (r leiturasGravadas) enfileirar(b *pgx.Batch) {
+	for _, g := range r.gs {
+		b.Queue(g.sql, g.args...)
+	}
+}
+
+// receber reads the statements' results from br, in order; the first
+// failure is returned with its query's name.
+func (r leiturasGravadas) receber(br pgx.BatchResults) error {
+	for _, g := range r.gs {
+		if err := g.receber(br); err != nil {
+			return fmt.Errorf("%s: %w", g.nome, err)
+		}
+	}
+	return nil
+}
+
+// aplicar runs each function on its rows.
+func (r leiturasGravadas) aplicar(m *pgtype.Map) error {
+	for i, fn := range r.usadas {
+		if err := fn(On(&reprise{g: r.gs[i], m: m})); err != nil {
 			return err
 		}
 	}

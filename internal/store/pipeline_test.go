@@ -214,7 +214,7 @@ func TestApos(t *testing.T) {
 	ids := []uuid.UUID{uuid.New(), uuid.New(), uuid.New(), uuid.New()}
 	err := st.InTx(ctx, func(tx store.Tx) error {
 		p := store.NewPipeline()
-		atras := tx.Apos(p)
+		atras := tx.Apos(p).Tx()
 		// Query (many rows).
 		check(t, store.Consultas(p.Tx()).RegistrarProcessamentos(ctx, inbox(ids[0], 1)))
 		if ja := val(store.Consultas(atras).EventosJaProcessados(ctx, ids)).must(t); len(ja) != 1 {
@@ -255,4 +255,65 @@ func TestApos(t *testing.T) {
 	if err == nil {
 		t.Fatal("the transaction committed after a failed write")
 	}
+}
+
+// Reads carried by an Atras (Levar) go after the statements of a round
+// trip that carries writes and see them all, the writes queued before and
+// the statement itself; Levada holds only while that round trip is the
+// last one and nothing was queued after it.
+func TestAposLevar(t *testing.T) {
+	ctx, st, _ := open(t)
+	inbox := func(id uuid.UUID, seq int64) dbsqlc.RegistrarProcessamentosParams {
+		return dbsqlc.RegistrarProcessamentosParams{
+			EventIds: []uuid.UUID{id}, Tipos: []string{"agenda.item_disponível"}, Sequences: []int64{seq}, Agoras: []time.Time{at(0)},
+			OffsetTipos: []string{"agenda.item_disponível"}, OffsetSequences: []int64{seq}, OffsetAgoras: []time.Time{at(0)},
+		}
+	}
+	ids := []uuid.UUID{uuid.New(), uuid.New(), uuid.New()}
+	check(t, st.InTx(ctx, func(tx store.Tx) error {
+		p := store.NewPipeline()
+		atras := tx.Apos(p)
+		var vistos []int
+		levar := func() {
+			var l store.Leituras
+			l.Ler(func(tx store.Tx) error {
+				ja, err := store.Consultas(tx).EventosJaProcessados(ctx, ids)
+				if err == nil { // not the recording run (Leituras)
+					vistos = append(vistos, len(ja))
+				}
+				return err
+			})
+			atras.Levar(&l)
+		}
+		levar()
+		// Nothing queued: the read goes alone, carrying nothing.
+		check(t, val(atras.Tx().Processado(ctx, ids[0])).err)
+		if len(vistos) != 0 || atras.Levada() {
+			t.Fatalf("reads carried by a round trip without writes: %v, Levada %v", vistos, atras.Levada())
+		}
+		// A queued write, then a write of the caller's own: the carried
+		// read sees both.
+		check(t, store.Consultas(p.Tx()).RegistrarProcessamentos(ctx, inbox(ids[0], 1)))
+		check(t, store.Consultas(atras.Tx()).RegistrarProcessamentos(ctx, inbox(ids[1], 2)))
+		if len(vistos) != 1 || vistos[0] != 2 || !atras.Levada() {
+			t.Fatalf("carried read saw %v rows (want [2]), Levada %v", vistos, atras.Levada())
+		}
+		// A write queued after it: no longer what a read would give.
+		check(t, store.Consultas(p.Tx()).RegistrarProcessamentos(ctx, inbox(ids[2], 3)))
+		if atras.Levada() {
+			t.Fatal("Levada with a write queued after the carried read")
+		}
+		// Carried again with the next read, which sees all three.
+		check(t, val(atras.Tx().Processado(ctx, ids[2])).err)
+		if len(vistos) != 2 || vistos[1] != 3 || !atras.Levada() {
+			t.Fatalf("carried read saw %v rows (want [2 3]), Levada %v", vistos, atras.Levada())
+		}
+		// Another round trip after it, carrying nothing.
+		check(t, val(atras.Tx().Processado(ctx, ids[1])).err)
+		if atras.Levada() {
+			t.Fatal("Levada after a later round trip")
+		}
+		atras.Levar(nil)
+		return nil
+	}))
 }
