@@ -157,26 +157,37 @@ func (c *comCarona) Close() error {
 	return c.err
 }
 
-func (a *aposPipeline) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
-	if a.p.b.Len() == 0 {
-		a.enviadas++
-		return a.db.Exec(ctx, sql, args...)
+// direto reports that nothing is queued, so a statement goes alone on the
+// connection; it counts the round trip.
+func (a *aposPipeline) direto() bool {
+	if a.p.b.Len() > 0 {
+		return false
 	}
+	a.enviadas++
+	return true
+}
+
+// atras sends one statement behind the queued writes (SendBatch).
+func (a *aposPipeline) atras(ctx context.Context, sql string, args []any) pgx.BatchResults {
 	var b pgx.Batch
 	b.Queue(sql, args...)
-	br := a.SendBatch(ctx, &b)
+	return a.SendBatch(ctx, &b)
+}
+
+func (a *aposPipeline) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	if a.direto() {
+		return a.db.Exec(ctx, sql, args...)
+	}
+	br := a.atras(ctx, sql, args)
 	tag, err := br.Exec()
 	return tag, errors.Join(err, br.Close())
 }
 
 func (a *aposPipeline) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
-	if a.p.b.Len() == 0 {
-		a.enviadas++
+	if a.direto() {
 		return a.db.Query(ctx, sql, args...)
 	}
-	var b pgx.Batch
-	b.Queue(sql, args...)
-	br := a.SendBatch(ctx, &b)
+	br := a.atras(ctx, sql, args)
 	rows, err := br.Query()
 	if err != nil {
 		return nil, errors.Join(err, br.Close())
@@ -185,8 +196,7 @@ func (a *aposPipeline) Query(ctx context.Context, sql string, args ...any) (pgx.
 }
 
 func (a *aposPipeline) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
-	if a.p.b.Len() == 0 {
-		a.enviadas++
+	if a.direto() {
 		return a.db.QueryRow(ctx, sql, args...)
 	}
 	rows, err := a.Query(ctx, sql, args...)

@@ -20,12 +20,6 @@ import (
 func TestPipeline(t *testing.T) {
 	ctx, st, _ := open(t)
 	a, b := uuid.New(), uuid.New()
-	inbox := func(id uuid.UUID, seq int64) dbsqlc.RegistrarProcessamentosParams {
-		return dbsqlc.RegistrarProcessamentosParams{
-			EventIds: []uuid.UUID{id}, Tipos: []string{"agenda.item_disponível"}, Sequences: []int64{seq}, Agoras: []time.Time{at(0)},
-			OffsetTipos: []string{"agenda.item_disponível"}, OffsetSequences: []int64{seq}, OffsetAgoras: []time.Time{at(0)},
-		}
-	}
 	err := st.InTx(ctx, func(tx store.Tx) error {
 		p := store.NewPipeline()
 		check(t, store.Consultas(p.Tx()).RegistrarProcessamentos(ctx, inbox(a, 1)))
@@ -149,12 +143,6 @@ func TestLeituras(t *testing.T) {
 // nothing, and the pool's connection stays usable.
 func TestInTxPipelined(t *testing.T) {
 	ctx, st, _ := open(t)
-	inbox := func(id uuid.UUID, seq int64) dbsqlc.RegistrarProcessamentosParams {
-		return dbsqlc.RegistrarProcessamentosParams{
-			EventIds: []uuid.UUID{id}, Tipos: []string{"agenda.item_disponível"}, Sequences: []int64{seq}, Agoras: []time.Time{at(0)},
-			OffsetTipos: []string{"agenda.item_disponível"}, OffsetSequences: []int64{seq}, OffsetAgoras: []time.Time{at(0)},
-		}
-	}
 	txid := func(tx store.Tx) (n int64, err error) {
 		err = store.Conexao(tx).QueryRow(ctx, `SELECT txid_current()`).Scan(&n)
 		return n, err
@@ -205,12 +193,6 @@ func TestInTxPipelined(t *testing.T) {
 // fails is reported, with its name, by the statement that carried it.
 func TestApos(t *testing.T) {
 	ctx, st, _ := open(t)
-	inbox := func(id uuid.UUID, seq int64) dbsqlc.RegistrarProcessamentosParams {
-		return dbsqlc.RegistrarProcessamentosParams{
-			EventIds: []uuid.UUID{id}, Tipos: []string{"agenda.item_disponível"}, Sequences: []int64{seq}, Agoras: []time.Time{at(0)},
-			OffsetTipos: []string{"agenda.item_disponível"}, OffsetSequences: []int64{seq}, OffsetAgoras: []time.Time{at(0)},
-		}
-	}
 	ids := []uuid.UUID{uuid.New(), uuid.New(), uuid.New(), uuid.New()}
 	err := st.InTx(ctx, func(tx store.Tx) error {
 		p := store.NewPipeline()
@@ -263,12 +245,6 @@ func TestApos(t *testing.T) {
 // last one and nothing was queued after it.
 func TestAposLevar(t *testing.T) {
 	ctx, st, _ := open(t)
-	inbox := func(id uuid.UUID, seq int64) dbsqlc.RegistrarProcessamentosParams {
-		return dbsqlc.RegistrarProcessamentosParams{
-			EventIds: []uuid.UUID{id}, Tipos: []string{"agenda.item_disponível"}, Sequences: []int64{seq}, Agoras: []time.Time{at(0)},
-			OffsetTipos: []string{"agenda.item_disponível"}, OffsetSequences: []int64{seq}, OffsetAgoras: []time.Time{at(0)},
-		}
-	}
 	ids := []uuid.UUID{uuid.New(), uuid.New(), uuid.New()}
 	check(t, st.InTx(ctx, func(tx store.Tx) error {
 		p := store.NewPipeline()
@@ -316,4 +292,12 @@ func TestAposLevar(t *testing.T) {
 		atras.Levar(nil)
 		return nil
 	}))
+}
+
+// inbox is the inbox row of agenda item id at stream sequence seq.
+func inbox(id uuid.UUID, seq int64) dbsqlc.RegistrarProcessamentosParams {
+	return dbsqlc.RegistrarProcessamentosParams{
+		EventIds: []uuid.UUID{id}, Tipos: []string{"agenda.item_disponível"}, Sequences: []int64{seq}, Agoras: []time.Time{at(0)},
+		OffsetTipos: []string{"agenda.item_disponível"}, OffsetSequences: []int64{seq}, OffsetAgoras: []time.Time{at(0)},
+	}
 }
