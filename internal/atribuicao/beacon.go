@@ -111,7 +111,11 @@ func (b *Beacon) prontas(ctx context.Context, log *slog.Logger, evs []evento.Eve
 		c string
 	}
 	var pedidos []pedido
-	agora := time.Now()
+	// limite: a unit whose round is out by then joins. The head waits for
+	// its own round, so every unit of that round (or an earlier one) joins
+	// it: a round's batch is one transaction, not the head alone and then
+	// the rest.
+	limite := time.Now()
 	for k, ev := range evs {
 		if ev.Armazenado.IsZero() || !decide(ev.Tipo) {
 			// No round waited for ahead: it goes with the units before it,
@@ -128,14 +132,16 @@ func (b *Beacon) prontas(ctx context.Context, log *slog.Logger, evs []evento.Eve
 			t, c = compromisso(cw)
 		}
 		r := b.Rodada(c)
-		if k > 0 && b.Cadeia.PublicadaEm(r).After(agora) {
+		if em := b.Cadeia.PublicadaEm(r); k == 0 && em.After(limite) {
+			limite = em
+		} else if k > 0 && em.After(limite) {
 			break
 		}
 		pedidos = append(pedidos, pedido{k, r, t})
 	}
 	// The head's round may not be out yet: wait for it first.
 	rodadas := map[uint64]beacon.Rodada{}
-	if p := pedidos[0]; p.r > 0 && b.Cadeia.PublicadaEm(p.r).After(agora) {
+	if p := pedidos[0]; p.r > 0 && b.Cadeia.PublicadaEm(p.r).After(time.Now()) {
 		rod, err := b.esperar(ctx, log, pedidos[0].r)
 		if err != nil {
 			return 0, err
