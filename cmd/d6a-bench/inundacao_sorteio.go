@@ -201,7 +201,7 @@ func somaInundacao(rs []rajada, flood bool) float64 {
 	for _, r := range rs {
 		if r.Flood == flood && r.P.Recebidos > 1 {
 			n += float64(r.P.Recebidos - 1)
-			d += r.P.Duracao - r.P.Espera
+			d += r.P.Duracao - r.P.Espera - r.P.EsperaRodadas
 		}
 	}
 	return razao(n, d.Seconds())

@@ -10,6 +10,7 @@ package main
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -26,6 +27,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/schollz/progressbar/v3"
 
+	"github.com/formigueiro/d6a/internal/beacon"
 	"github.com/formigueiro/d6a/internal/childproc"
 	"github.com/formigueiro/d6a/internal/latency"
 	"github.com/formigueiro/d6a/internal/natslocal"
@@ -433,6 +435,9 @@ type execucao struct {
 	bus     *barramento
 	medidos processosMedidos
 	parado  bool // d6a serve stopped; its log stays readable
+	// rodadas is when each round of d6a serve's beacon is published (nil:
+	// not known).
+	rodadas func(uint64) time.Time
 }
 
 // subir starts the bus (unless -embedded-nats) and d6a serve (its log:
@@ -450,9 +455,28 @@ func (a *ambiente) subir(dir, url, log string) (e *execucao, err error) {
 		return e, err
 	}
 	e.medidos.d6a = e.srv.Pid()
+	e.rodadas = publicacaoDasRodadas(dir)
 	logf("d6a serve ready (pid %d, bus %s, log %s)", e.srv.Pid(), e.srv.nats, e.srv.Log)
 	e.bus, err = conectar(e.srv.nats, "")
 	return e, err
+}
+
+// publicacaoDasRodadas is when each round of the private beacon d6a serve
+// keeps in dir is published (internal/beacon.AbrirPrivado's file); nil
+// when it has none.
+func publicacaoDasRodadas(dir string) func(uint64) time.Time {
+	b, err := os.ReadFile(filepath.Join(dir, beacon.ArquivoPrivado))
+	if err != nil {
+		return nil
+	}
+	var c struct {
+		Genesis int64 `json:"genesis_time"`
+		Periodo int64 `json:"period"`
+	}
+	if json.Unmarshal(b, &c) != nil || c.Periodo <= 0 {
+		return nil
+	}
+	return beacon.Cadeia{Genesis: c.Genesis, Periodo: time.Duration(c.Periodo) * time.Second}.PublicadaEm
 }
 
 // parar stops d6a serve (its drain path), then the bus; it returns d6a
@@ -549,6 +573,7 @@ func (a *ambiente) passe(ctx context.Context, e *execucao, rng *rand.Rand, m int
 		return p, err
 	}
 	p = resumir(ds, taxa, pub)
+	p.EsperaRodadas = esperaDeRodadas(ds, e.rodadas)
 	p.CPU = calcularUso(antes, depois, p.Recebidos)
 	p.Quietas = latency.Summarize(quietas(ds, js, limiteQuieto))
 	p.Handler = quantis(mAntes, mDepois, "d6a_handler_duracao_segundos", "agenda", `"ok"`)

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,6 +18,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/formigueiro/d6a/internal/bus"
 	"github.com/formigueiro/d6a/internal/latency"
 )
 
@@ -43,6 +46,9 @@ type demanda struct {
 	pub     time.Time
 	recv    atomic.Int64 // arrival of the result, ns since relogioBase; 0 until then
 	tipo    atomic.Uint32
+	// rodada is the result's beacon round (header D6a-Beacon-Rodada; 0:
+	// none).
+	rodada atomic.Uint64
 }
 
 // relogioBase anchors arrival times to the monotonic clock.
@@ -102,6 +108,9 @@ func (b *barramento) resultado(m *nats.Msg, tipo uint32) {
 	b.mu.RUnlock()
 	if d != nil && d.recv.CompareAndSwap(0, agora) {
 		d.tipo.Store(tipo)
+		if r, err := strconv.ParseUint(m.Header.Get(bus.HeaderBeaconRodada), 10, 64); err == nil {
+			d.rodada.Store(r)
+		}
 		select {
 		case b.novo <- struct{}{}:
 		default:
@@ -238,7 +247,11 @@ type passe struct {
 	// Espera is first publish → first result: under the beacon rule
 	// (CONTRACT §4a) the wait for the round, latency rather than
 	// throughput.
-	Espera        time.Duration
+	Espera time.Duration
+	// EsperaRodadas is the time between the first result and the last
+	// during which every result still to come owed a beacon round not yet
+	// published: no service could decide anything then (esperaDeRodadas).
+	EsperaRodadas time.Duration
 	Recebidos     int
 	Sorteados     int
 	SemCandidatos int
@@ -273,13 +286,59 @@ func (f fases) Resto() time.Duration {
 }
 
 // Vazao is the draw rate: results per second from the first result to the
-// last (the beacon round's wait before the first is Espera, reported
-// beside it); first publish → last result when the results came at once.
+// last, the rounds' waits left out (the one before the first is Espera,
+// those after it EsperaRodadas, both reported beside it); first publish →
+// last result when the results came at once.
 func (p passe) Vazao() float64 {
-	if d := p.Duracao - p.Espera; p.Recebidos > 1 && d > 0 && p.Espera > 0 {
+	if d := p.Duracao - p.Espera - p.EsperaRodadas; p.Recebidos > 1 && d > 0 && p.Espera > 0 {
 		return razao(float64(p.Recebidos-1), d.Seconds())
 	}
 	return razao(float64(p.Recebidos), p.Duracao.Seconds())
+}
+
+// esperaDeRodadas is the time between the first result of ds and the last
+// during which every result still to come owed a beacon round that
+// publicadaEm says was not yet published (CONTRACT §4a): stream order
+// holds each decision until its round is out, so then nothing could be
+// decided, however fast the service. Zero without a chain (nil) or
+// rounds. The time from a round's publish to its results counts as work:
+// fetching and verifying the round is the service's.
+func esperaDeRodadas(ds []*demanda, publicadaEm func(uint64) time.Time) time.Duration {
+	if publicadaEm == nil {
+		return 0
+	}
+	type resultado struct{ em, pronto time.Time }
+	var rs []resultado
+	for _, d := range ds {
+		t := d.recv.Load()
+		if t == 0 {
+			continue
+		}
+		x := resultado{em: relogioBase.Add(time.Duration(t)).Round(0)}
+		if r := d.rodada.Load(); r > 0 {
+			x.pronto = publicadaEm(r)
+		}
+		rs = append(rs, x)
+	}
+	slices.SortFunc(rs, func(a, b resultado) int { return a.em.Compare(b.em) })
+	var espera time.Duration
+	var pronto time.Time // the earliest round among the results still to come
+	for k := len(rs) - 1; k >= 1; k-- {
+		if k == len(rs)-1 || rs[k].pronto.Before(pronto) {
+			pronto = rs[k].pronto
+		}
+		if fim := minTempo(pronto, rs[k].em); fim.After(rs[k-1].em) {
+			espera += fim.Sub(rs[k-1].em)
+		}
+	}
+	return espera
+}
+
+func minTempo(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
 }
 
 // resumir sums up a pass from its demands; ds[0] was published first.

@@ -213,12 +213,12 @@ func (r *relatorio) markdown() string {
 		p("- bare loop: %s messages each; floors at the light pass's rate and at %.0f%% of its own maximum; the burst's yardstick (÷ bare loop) is the batched loop measured again just before and just after each burst (their mean), where it ran, each once d6a serve's fairness fold has reached the signed log\n", milhares(o.laco), o.carga*100)
 	}
 	bare := r.lacos.Lote()
-	p("\n| run | pgbench tps | burst draws/s | ÷ pgbench | ÷ bare loop (≤ %d) | burst: publish/s, p50 / p99 (ms), first result (ms) | CPU ms per draw, burst: d6a / PostgreSQL / nats-server | units per transaction, burst | light (%g/s) p50 / p99 (ms) | paced: offered/s, p50 / p99 (ms) | sorteado share | RSS end / peak (MB) |\n|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n", bare.Lote, o.taxaLeve)
+	p("\n| run | pgbench tps | burst draws/s | ÷ pgbench | ÷ bare loop (≤ %d) | burst: publish/s, p50 / p99 (ms), first result / rounds' waits after it (ms) | CPU ms per draw, burst: d6a / PostgreSQL / nats-server | units per transaction, burst | light (%g/s) p50 / p99 (ms) | paced: offered/s, p50 / p99 (ms) | sorteado share | RSS end / peak (MB) |\n|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n", bare.Lote, o.taxaLeve)
 	for _, x := range r.rs {
 		mx, rt := x.Maxima, x.Ritmada
-		p("| %s | %.0f | **%.0f** | **%.2f×** | %.2f× | %.0f, %.0f / %.0f, %.0f | %s | %.1f | **%.1f / %.1f** | %.0f, **%.1f / %.1f** | %.0f%% | %.1f / **%.1f** |\n",
+		p("| %s | %.0f | **%.0f** | **%.2f×** | %.2f× | %.0f, %.0f / %.0f, %.0f / %.0f | %s | %.1f | **%.1f / %.1f** | %.0f, **%.1f / %.1f** | %.0f%% | %.1f / **%.1f** |\n",
 			x.cenario, x.PgbenchTPS, mx.Vazao(), razao(mx.Vazao(), x.PgbenchTPS), razao(mx.Vazao(), cmp.Or(x.lacoAdjacente(), bare.Vazao())),
-			float64(mx.M)/mx.Publicacao.Seconds(), ms(mx.Lat.P50), ms(mx.Lat.P99), ms(mx.Espera), cpuPorSorteio(mx.CPU), razao(mx.Lotes.Unidades, mx.Lotes.Transacoes),
+			float64(mx.M)/mx.Publicacao.Seconds(), ms(mx.Lat.P50), ms(mx.Lat.P99), ms(mx.Espera), ms(mx.EsperaRodadas), cpuPorSorteio(mx.CPU), razao(mx.Lotes.Unidades, mx.Lotes.Transacoes),
 			ms(x.Leve.Lat.P50), ms(x.Leve.Lat.P99), rt.TaxaOfertada, ms(rt.Lat.P50), ms(rt.Lat.P99),
 			100*razao(float64(mx.Sorteados+rt.Sorteados), float64(mx.Recebidos+rt.Recebidos)), mb(x.MemFim.RSS), mb(x.MemFim.HWM))
 	}
