@@ -23,6 +23,12 @@ func TestEsperaDeRodadas(t *testing.T) {
 	if got, want := esperaDeRodadas(ds, publicadaEm), 490*time.Millisecond; got != want {
 		t.Fatalf("wait %v, want %v", got, want)
 	}
+	// A sorteio.sem_candidatos carries no round: it takes the one of the
+	// result before it, so it does not hide the wait for round 2.
+	comSemCandidatos := append(ds, resultado(525, 0))
+	if got, want := esperaDeRodadas(comSemCandidatos, publicadaEm), 490*time.Millisecond; got != want {
+		t.Fatalf("with a result without a round: wait %v, want %v", got, want)
+	}
 	if got := esperaDeRodadas(ds, nil); got != 0 {
 		t.Fatalf("without a chain: wait %v, want 0", got)
 	}

@@ -302,7 +302,10 @@ func (p passe) Vazao() float64 {
 // holds each decision until its round is out, so then nothing could be
 // decided, however fast the service. Zero without a chain (nil) or
 // rounds. The time from a round's publish to its results counts as work:
-// fetching and verifying the round is the service's.
+// fetching and verifying the round is the service's. A result without the
+// header (sorteio.sem_candidatos) waited for its round too, which is no
+// earlier than the one of the result before it: it takes that one, so
+// the wait is never overstated.
 func esperaDeRodadas(ds []*demanda, publicadaEm func(uint64) time.Time) time.Duration {
 	if publicadaEm == nil {
 		return 0
@@ -320,7 +323,12 @@ func esperaDeRodadas(ds []*demanda, publicadaEm func(uint64) time.Time) time.Dur
 		}
 		rs = append(rs, x)
 	}
-	slices.SortFunc(rs, func(a, b resultado) int { return a.em.Compare(b.em) })
+	slices.SortStableFunc(rs, func(a, b resultado) int { return a.em.Compare(b.em) })
+	for k := 1; k < len(rs); k++ {
+		if rs[k].pronto.IsZero() {
+			rs[k].pronto = rs[k-1].pronto
+		}
+	}
 	var espera time.Duration
 	var pronto time.Time // the earliest round among the results still to come
 	for k := len(rs) - 1; k >= 1; k-- {
