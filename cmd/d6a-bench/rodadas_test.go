@@ -1,6 +1,7 @@
 package main
 
 import (
+	"slices"
 	"testing"
 	"time"
 )
@@ -39,5 +40,27 @@ func TestEsperaDeRodadas(t *testing.T) {
 	p := passe{Recebidos: 4, Espera: time.Second, Duracao: 2530 * time.Millisecond, EsperaRodadas: 490 * time.Millisecond}
 	if got, want := p.Vazao(), 3/1.04; got < want-1e-9 || got > want+1e-9 {
 		t.Fatalf("rate %v/s, want %v/s (3 results after the first in 1.53 s less 0.49 s of rounds' wait)", got, want)
+	}
+}
+
+// A result's latency after its round is counted from the round's publish,
+// or from its demand's when the round was out before it.
+func TestPosRodada(t *testing.T) {
+	base := relogioBase.Round(0)
+	publicadaEm := func(uint64) time.Time { return base.Add(500 * time.Millisecond) }
+	resultado := func(pub, recv int) *demanda {
+		d := &demanda{pub: base.Add(time.Duration(pub) * time.Millisecond)}
+		d.recv.Store(int64(time.Duration(recv) * time.Millisecond))
+		d.rodada.Store(2)
+		return d
+	}
+	semRodada := resultado(0, 700)
+	semRodada.rodada.Store(0)
+	got := posRodada([]*demanda{resultado(0, 520), resultado(600, 650), semRodada, {}}, publicadaEm)
+	if want := []time.Duration{20 * time.Millisecond, 50 * time.Millisecond}; !slices.Equal(got, want) {
+		t.Fatalf("after the round: %v, want %v", got, want)
+	}
+	if posRodada([]*demanda{resultado(0, 520)}, nil) != nil {
+		t.Fatal("without a chain: want none")
 	}
 }

@@ -574,6 +574,7 @@ func (a *ambiente) passe(ctx context.Context, e *execucao, rng *rand.Rand, m int
 	}
 	p = resumir(ds, taxa, pub)
 	p.EsperaRodadas = esperaDeRodadas(ds, e.rodadas)
+	p.AposRodada = latency.Summarize(posRodada(ds, e.rodadas))
 	p.CPU = calcularUso(antes, depois, p.Recebidos)
 	p.Quietas = latency.Summarize(quietas(ds, js, limiteQuieto))
 	p.Handler = quantis(mAntes, mDepois, "d6a_handler_duracao_segundos", "agenda", `"ok"`)

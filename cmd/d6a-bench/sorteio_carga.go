@@ -252,6 +252,10 @@ type passe struct {
 	// during which every result still to come owed a beacon round not yet
 	// published: no service could decide anything then (esperaDeRodadas).
 	EsperaRodadas time.Duration
+	// AposRodada: each drawn result's time from its demand's publish, or
+	// from its round's publish when later, to the result (posRodada): the
+	// latency the service adds to the beacon's (zero without rounds).
+	AposRodada    latency.Summary
 	Recebidos     int
 	Sorteados     int
 	SemCandidatos int
@@ -273,8 +277,8 @@ type passe struct {
 // decisions, writes with COMMIT (the bare loop: its INSERT with COMMIT),
 // the result's publish to its ack (the bare loop only: d6a's relay is not
 // timed apart), and publish → result on the bus. Means of d6a serve's
-// histograms (Δsum ÷ Δcount) or of the bare loop's timings; at light load
-// one transaction carries one event, so they add up.
+// histograms (Δsum ÷ Δcount: per transaction, which at light load carries
+// the events of one beacon round) or of the bare loop's timings.
 type fases struct {
 	Entrega, Abertura, Decisoes, Escrita, Publicacao, Total time.Duration
 }
@@ -340,6 +344,28 @@ func esperaDeRodadas(ds []*demanda, publicadaEm func(uint64) time.Time) time.Dur
 		}
 	}
 	return espera
+}
+
+// posRodada is, for each result of ds that names its round, the time
+// from the later of its demand's publish and its round's publish to its
+// arrival: publish → result with the beacon round's wait left out.
+func posRodada(ds []*demanda, publicadaEm func(uint64) time.Time) []time.Duration {
+	if publicadaEm == nil {
+		return nil
+	}
+	var out []time.Duration
+	for _, d := range ds {
+		t, r := d.recv.Load(), d.rodada.Load()
+		if t == 0 || r == 0 {
+			continue
+		}
+		desde := d.pub.Round(0)
+		if em := publicadaEm(r); em.After(desde) {
+			desde = em
+		}
+		out = append(out, relogioBase.Add(time.Duration(t)).Round(0).Sub(desde))
+	}
+	return out
 }
 
 func minTempo(a, b time.Time) time.Time {
