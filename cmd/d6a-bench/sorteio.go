@@ -10,7 +10,6 @@ package main
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -462,21 +461,13 @@ func (a *ambiente) subir(dir, url, log string) (e *execucao, err error) {
 }
 
 // publicacaoDasRodadas is when each round of the private beacon d6a serve
-// keeps in dir is published (internal/beacon.AbrirPrivado's file); nil
-// when it has none.
+// keeps in dir is published; nil when it has none.
 func publicacaoDasRodadas(dir string) func(uint64) time.Time {
-	b, err := os.ReadFile(filepath.Join(dir, beacon.ArquivoPrivado))
+	p, err := beacon.LerPrivado(dir)
 	if err != nil {
 		return nil
 	}
-	var c struct {
-		Genesis int64 `json:"genesis_time"`
-		Periodo int64 `json:"period"`
-	}
-	if json.Unmarshal(b, &c) != nil || c.Periodo <= 0 {
-		return nil
-	}
-	return beacon.Cadeia{Genesis: c.Genesis, Periodo: time.Duration(c.Periodo) * time.Second}.PublicadaEm
+	return p.Cadeia().PublicadaEm
 }
 
 // parar stops d6a serve (its drain path), then the bus; it returns d6a

@@ -132,9 +132,10 @@ func (b *Beacon) prontas(ctx context.Context, log *slog.Logger, evs []evento.Eve
 			t, c = compromisso(cw)
 		}
 		r := b.Rodada(c)
-		if em := b.Cadeia.PublicadaEm(r); k == 0 && em.After(limite) {
+		em := b.Cadeia.PublicadaEm(r)
+		if k == 0 && em.After(limite) {
 			limite = em
-		} else if k > 0 && em.After(limite) {
+		} else if em.After(limite) {
 			break
 		}
 		pedidos = append(pedidos, pedido{k, r, t})

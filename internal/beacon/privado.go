@@ -55,13 +55,24 @@ func AbrirPrivado(dir string, periodo time.Duration) (*Privado, error) {
 		return nil, fmt.Errorf("beacon: private beacon period %v is not a positive whole number of seconds", periodo)
 	}
 	caminho := filepath.Join(dir, ArquivoPrivado)
-	b, err := os.ReadFile(caminho)
-	if errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(caminho); errors.Is(err, os.ErrNotExist) {
 		if err := criarPrivado(dir, caminho, periodo); err != nil {
 			return nil, err
 		}
-		b, err = os.ReadFile(caminho)
 	}
+	return lerPrivado(caminho, periodo)
+}
+
+// LerPrivado opens the private beacon whose key is in
+// dir/beacon-privado.json at the period the file states, never creating
+// one: for whoever needs its rounds' times beside the service (the bench).
+func LerPrivado(dir string) (*Privado, error) {
+	return lerPrivado(filepath.Join(dir, ArquivoPrivado), 0)
+}
+
+// lerPrivado reads and checks a key file; periodo 0 takes the file's.
+func lerPrivado(caminho string, periodo time.Duration) (*Privado, error) {
+	b, err := os.ReadFile(caminho)
 	if err != nil {
 		return nil, fmt.Errorf("beacon: private beacon key: %w", err)
 	}
@@ -75,6 +86,9 @@ func AbrirPrivado(dir string, periodo time.Duration) (*Privado, error) {
 	}
 	if a.Esquema != Esquema {
 		return nil, fmt.Errorf("beacon: private beacon key %s: scheme %q, want %q", caminho, a.Esquema, Esquema)
+	}
+	if periodo == 0 && a.Periodo > 0 {
+		periodo = time.Duration(a.Periodo) * time.Second
 	}
 	if time.Duration(a.Periodo)*time.Second != periodo {
 		return nil, fmt.Errorf("beacon: private beacon key %s has period %ds, asked for %v (the period is fixed when the key is created)", caminho, a.Periodo, periodo)

@@ -215,3 +215,26 @@ func TestPrivadoHandler(t *testing.T) {
 		t.Fatalf("latest before genesis: %d", resp.StatusCode)
 	}
 }
+
+// LerPrivado reads the chain AbrirPrivado created, at the file's period,
+// and never creates a key where there is none.
+func TestLerPrivado(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := LerPrivado(dir); err == nil {
+		t.Fatal("LerPrivado on an empty dir: want an error")
+	}
+	if _, err := os.Stat(filepath.Join(dir, ArquivoPrivado)); err == nil {
+		t.Fatal("LerPrivado created a key")
+	}
+	a, err := AbrirPrivado(dir, 2*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := LerPrivado(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Cadeia().Genesis != a.Cadeia().Genesis || l.Cadeia().Periodo != 2*time.Second || l.Cadeia().Hash != a.Cadeia().Hash {
+		t.Fatalf("read %+v, created %+v", l.Cadeia(), a.Cadeia())
+	}
+}
